@@ -1,0 +1,3 @@
+from navi.cli import main
+
+main()

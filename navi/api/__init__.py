@@ -1,0 +1,1 @@
+"""The HTTP and WebSocket surface: app factory, routes per resource, the streaming protocol."""

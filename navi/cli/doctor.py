@@ -1,0 +1,112 @@
+"""`navi doctor`: check the model servers, the profiles' models and the database; print fixes."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import typer
+
+from navi.cli.main import settings_or_exit
+from navi.config import Settings
+from navi.llm.errors import LLMError
+
+
+@dataclass
+class Check:
+    ok: bool
+    what: str
+    fix: str = ""
+
+
+def _has_model(available: list[str], model: str) -> bool:
+    if model in available:
+        return True
+    if ":" not in model:
+        return f"{model}:latest" in available
+    return model.endswith(":latest") and model.removesuffix(":latest") in available
+
+
+async def run_checks(settings: Settings) -> list[Check]:
+    from navi.runtime import build_runtime
+    from navi.storage.database import check_database
+
+    checks = [Check(True, "configuration loads")]
+    runtime = await build_runtime(settings)
+    try:
+        used: dict[str, dict[str, list[str]]] = {}
+        for profile in runtime.profiles.all():
+            backend_name = runtime.profiles.backend_of(profile)
+            model = runtime.profiles.model_of(profile)
+            used.setdefault(backend_name, {}).setdefault(model, []).append(profile.id)
+        for backend_name, models in used.items():
+            try:
+                llm = runtime.backends.get(backend_name)
+            except LLMError as exc:
+                checks.append(
+                    Check(False, str(exc), "set DEFAULT_LLM_BACKEND to ollama, openai or anthropic")
+                )
+                continue
+            status = await llm.status()
+            if not status.ok:
+                checks.append(Check(False, status.detail, _server_fix(backend_name, settings)))
+                continue
+            checks.append(Check(True, status.detail))
+            try:
+                available = await llm.list_models()
+            except LLMError as exc:
+                checks.append(Check(False, f"cannot list models: {exc}", _server_fix(backend_name, settings)))
+                continue
+            for model, profile_ids in models.items():
+                users = ", ".join(profile_ids)
+                if not available or _has_model(available, model):
+                    checks.append(Check(True, f"model {model} is available ({users})"))
+                elif backend_name == "ollama":
+                    checks.append(
+                        Check(False, f"model {model} is not pulled ({users})", f"run `ollama pull {model}`")
+                    )
+                else:
+                    checks.append(
+                        Check(
+                            False,
+                            f"model {model} is not offered by the {backend_name} server ({users})",
+                            f"pick one of: {', '.join(available[:8])}",
+                        )
+                    )
+        ok, detail = await check_database(settings)
+        fix = (
+            "check DATABASE_URL and that PostgreSQL is running"
+            if settings.database_url
+            else "check DB_PATH points to a writable location"
+        )
+        checks.append(Check(ok, detail, "" if ok else fix))
+    finally:
+        await runtime.aclose()
+    return checks
+
+
+def _server_fix(backend: str, settings: Settings) -> str:
+    if backend == "ollama":
+        return f"start Ollama with `ollama serve` (or set OLLAMA_HOST; now {settings.ollama_host})"
+    if backend == "openai":
+        return "start the server or set OPENAI_BASE_URL / OPENAI_API_KEY"
+    return "set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if you use a proxy)"
+
+
+def doctor() -> None:
+    """Check that Navi can reach its model server, models and database."""
+    settings = settings_or_exit()
+    checks = asyncio.run(run_checks(settings))
+    for check in checks:
+        typer.echo(f"{'✓' if check.ok else '✗'} {check.what}")
+        if check.fix:
+            typer.echo(f"    fix: {check.fix}")
+    failed = sum(not c.ok for c in checks)
+    if failed:
+        typer.echo(f"{failed} problem{'s' if failed > 1 else ''} found.")
+        raise typer.Exit(1)
+    typer.echo("All good.")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(doctor)

@@ -1,0 +1,42 @@
+"""`navi` entry point: builds the Typer app from the command modules."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from navi.config import Settings, SettingsError, load_settings
+
+app = typer.Typer(
+    name="navi",
+    help="Navi — a self-hosted personal AI agent.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def settings_or_exit(**overrides: object) -> Settings:
+    """Load settings, or print which variable is wrong and exit 2."""
+    try:
+        return load_settings(**{k: v for k, v in overrides.items() if v is not None})
+    except SettingsError as exc:
+        typer.echo(f"navi: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _register() -> None:
+    from navi.cli import doctor, fake, serve
+
+    serve.register(app)
+    doctor.register(app)
+    fake.register(app)
+
+
+def main() -> None:
+    _register()
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

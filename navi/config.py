@@ -1,0 +1,191 @@
+"""Settings: every knob Navi reads from the environment or `.env`, in one typed object.
+
+The object is built by `load_settings()` inside the app factory or the CLI, never at import time,
+so tests and tools can build as many differently-configured instances as they need.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, computed_field, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+class SettingsError(Exception):
+    """A setting has a value Navi cannot use; the message names the variable."""
+
+
+def _split_list(raw: str) -> list[str]:
+    return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        case_sensitive=False,
+        validate_default=True,
+    )
+
+    # --- LLM -------------------------------------------------------------------------------------
+    ollama_host: str = "http://localhost:11434"
+    ollama_default_model: str = "gemma4:e2b-it-q8_0"
+    ollama_num_ctx: int = Field(65536, ge=512)
+    ollama_think: bool = True
+    openai_api_key: str = ""
+    openai_base_url: str = ""
+    openai_default_model: str = "gpt-4o-mini"
+    anthropic_api_key: str = ""
+    anthropic_base_url: str = ""
+    anthropic_default_model: str = "claude-sonnet-4-5"
+    anthropic_max_tokens: int = Field(8192, ge=1)
+    default_llm_backend: str = "ollama"
+    llm_timeout_seconds: float = Field(300.0, gt=0)
+    llm_connect_timeout_seconds: float = Field(5.0, gt=0)
+
+    # --- Security / sandboxing -------------------------------------------------------------------
+    fs_allowed_paths: str = "*"
+    terminal_allowed_commands: str = "*"
+    ssh_hosts_file: str = "ssh_hosts.json"
+
+    # --- Server ----------------------------------------------------------------------------------
+    navi_host: str = "127.0.0.1"
+    navi_port: int = Field(8000, ge=1, le=65535)
+    navi_api_token: str = ""
+    navi_allowed_hosts: str = ""
+    navi_allowed_origins: str = ""
+
+    # --- Database --------------------------------------------------------------------------------
+    db_path: str = "navi.db"
+    database_url: str = ""
+
+    # --- Logging ---------------------------------------------------------------------------------
+    log_level: LogLevel = "INFO"
+    log_format: Literal["console", "json"] = "console"
+
+    # --- Tools -----------------------------------------------------------------------------------
+    tools_dir: str = "tools"
+    manuals_dir: str = "manuals"
+
+    # --- Session files ---------------------------------------------------------------------------
+    session_files_dir: str = "session_files"
+    session_files_max_size_mb: int = Field(200, ge=1)
+    session_files_ttl_hours: int = Field(24, ge=1)
+
+    # --- Context compression ---------------------------------------------------------------------
+    context_compression_enabled: bool = True
+    context_compression_threshold: float = Field(0.80, gt=0.0, le=1.0)
+    context_keep_recent: int = Field(10, ge=1)
+    context_summary_temperature: float = Field(0.3, ge=0.0, le=2.0)
+    context_summary_max_input_chars: int = Field(12_000, ge=1_000)
+
+    # --- Memory ----------------------------------------------------------------------------------
+    memory_stale_minutes: int = Field(30, ge=1)
+
+    # --- Persona ---------------------------------------------------------------------------------
+    navi_persona: str = ""
+    navi_persona_file: str = ""
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("ollama_host", "openai_base_url", "anthropic_base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _pg_url(cls, value: str) -> str:
+        value = value.strip()
+        if value and not value.startswith(("postgresql://", "postgresql+asyncpg://", "postgres://")):
+            raise ValueError("must be a postgresql:// URL")
+        return value
+
+    @field_validator("default_llm_backend")
+    @classmethod
+    def _backend(cls, value: str) -> str:
+        if value not in ("ollama", "openai", "anthropic"):
+            raise ValueError("must be one of ollama, openai, anthropic")
+        return value
+
+    @model_validator(mode="after")
+    def _load_persona_from_file(self) -> Settings:
+        if not self.navi_persona and self.navi_persona_file:
+            path = Path(self.navi_persona_file).expanduser()
+            try:
+                self.navi_persona = path.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ValueError(f"NAVI_PERSONA_FILE: cannot read {path}: {exc.strerror or exc}") from None
+        return self
+
+    # --- Derived values --------------------------------------------------------------------------
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def fs_allowed_paths_list(self) -> list[str]:
+        return _split_list(self.fs_allowed_paths)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def terminal_allowed_commands_list(self) -> list[str]:
+        return _split_list(self.terminal_allowed_commands)
+
+    @property
+    def allowed_hosts_list(self) -> list[str]:
+        return _split_list(self.navi_allowed_hosts)
+
+    @property
+    def allowed_origins_list(self) -> list[str]:
+        return _split_list(self.navi_allowed_origins)
+
+    @property
+    def session_files_max_bytes(self) -> int:
+        return self.session_files_max_size_mb * 1024 * 1024
+
+    @property
+    def uses_postgres(self) -> bool:
+        return bool(self.database_url)
+
+    def listens_on_loopback(self, host: str | None = None) -> bool:
+        host = (host or self.navi_host).strip("[]")
+        if host in LOOPBACK_NAMES:
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+
+
+def _env_name(loc: tuple[int | str, ...]) -> str:
+    return str(loc[0]).upper() if loc else "settings"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings from the environment and `.env`; raise `SettingsError` naming the bad variable."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            name = _env_name(err["loc"])
+            msg = err["msg"].removeprefix("Value error, ")
+            if name == "SETTINGS" and ":" in msg:
+                name, _, msg = msg.partition(":")
+                msg = msg.strip()
+            value = err.get("input")
+            secret = any(word in name for word in ("KEY", "TOKEN", "PASSWORD"))
+            shown = f" (got {value!r})" if isinstance(value, str | int | float) and not secret else ""
+            problems.append(f"{name}: {msg}{shown}")
+        raise SettingsError("invalid configuration — " + "; ".join(problems)) from None

@@ -1,0 +1,305 @@
+"""Anthropic backend on the official `anthropic` SDK (SSE `/v1/messages`).
+
+Thinking is kept with its signature so the next turn can hand it back, as the Messages API requires
+while tools are in use. Navi's flat message list is folded into Anthropic's alternating turns:
+system text goes to `system`, consecutive tool results become one user turn of `tool_result` blocks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import anthropic
+import httpx2
+
+from navi.llm.base import CallOptions, LLMBackend, ModelInfo, ServerStatus
+from navi.llm.chunks import Chunk, FinishReason, StreamFinal, TextDelta, ThinkingDelta, ToolCallsChunk, Usage
+from navi.llm.errors import (
+    AuthenticationFailed,
+    BackendHTTPError,
+    BackendTimeout,
+    BackendUnreachable,
+    ContextOverflow,
+    LLMError,
+    ModelNotFound,
+    StreamInterrupted,
+    looks_like_overflow,
+)
+from navi.llm.messages import Message, ToolCall, ToolSpec, image_media_type, strip_data_uri
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+THINKING_BUDGET = 4096
+CONTEXT_WINDOW = 200_000
+
+
+def _user_blocks(msg: Message) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for img in msg.images:
+        b64 = strip_data_uri(img)
+        blocks.append(
+            {"type": "image", "source": {"type": "base64", "media_type": image_media_type(b64), "data": b64}}
+        )
+    if msg.content or not blocks:
+        blocks.append({"type": "text", "text": msg.content or "(empty)"})
+    return blocks
+
+
+def _assistant_blocks(msg: Message) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if msg.thinking and msg.thinking_signature:
+        blocks.append({"type": "thinking", "thinking": msg.thinking, "signature": msg.thinking_signature})
+    if msg.content:
+        blocks.append({"type": "text", "text": msg.content})
+    for call in msg.tool_calls:
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments})
+    if not blocks:
+        blocks.append({"type": "text", "text": "(no reply)"})
+    return blocks
+
+
+def to_anthropic(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """Return (system text, alternating turns)."""
+    system_parts: list[str] = []
+    turns: list[dict[str, Any]] = []
+
+    def push(role: str, blocks: list[dict[str, Any]]) -> None:
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": list(blocks)})
+
+    for msg in messages:
+        if msg.role == "system":
+            system_parts.append(msg.content or "")
+        elif msg.role == "user":
+            push("user", _user_blocks(msg))
+        elif msg.role == "assistant":
+            push("assistant", _assistant_blocks(msg))
+        else:
+            result: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": msg.tool_call_id or "",
+                "content": msg.content or "",
+            }
+            if msg.metadata.get("status") == "error":
+                result["is_error"] = True
+            push("user", [result])
+    if not turns or turns[0]["role"] != "user":
+        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": "(conversation continues)"}]})
+    if turns[-1]["role"] == "assistant":
+        # A trailing assistant turn would be taken as a prefill; ask the model to carry on instead.
+        turns.append({"role": "user", "content": [{"type": "text", "text": "Continue."}]})
+    return "\n\n".join(p for p in system_parts if p), turns
+
+
+def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+
+
+class AnthropicBackend(LLMBackend):
+    name = "anthropic"
+
+    def __init__(
+        self,
+        api_key: str = "",
+        base_url: str = "",
+        *,
+        max_tokens: int = 8192,
+        timeout: float = 300.0,
+        connect_timeout: float = 5.0,
+    ) -> None:
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.max_tokens = max_tokens
+        self._timeout = timeout
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key or "missing",
+            base_url=self.base_url,
+            timeout=anthropic.Timeout(timeout, connect=connect_timeout),
+            max_retries=0,
+        )
+        self._has_key = bool(api_key)
+
+    def _unreachable(self) -> BackendUnreachable:
+        return BackendUnreachable(
+            f"cannot reach Anthropic at {self.base_url} — check the network or ANTHROPIC_BASE_URL",
+            backend=self.name,
+        )
+
+    def _translate(self, exc: BaseException, model: str, *, streaming: bool = False) -> LLMError:
+        if isinstance(exc, LLMError):
+            return exc
+        if isinstance(exc, anthropic.APITimeoutError):
+            return BackendTimeout(
+                f"Anthropic did not answer within {self._timeout:.0f}s", backend=self.name, model=model
+            )
+        if isinstance(exc, anthropic.APIConnectionError):
+            if streaming:
+                return StreamInterrupted(
+                    "the connection to Anthropic dropped mid-stream", backend=self.name, model=model
+                )
+            return self._unreachable()
+        if isinstance(exc, anthropic.AuthenticationError):
+            return AuthenticationFailed(
+                "Anthropic refused the API key — set ANTHROPIC_API_KEY", backend=self.name, model=model
+            )
+        if isinstance(exc, anthropic.APIStatusError):
+            text = _error_text(exc)
+            if streaming and exc.status_code == 200:
+                return StreamInterrupted(f"Anthropic reported an error mid-stream: {text}", backend=self.name)
+            if exc.status_code == 404:
+                return ModelNotFound(
+                    f"Anthropic has no model '{model}': {text}", backend=self.name, model=model
+                )
+            if looks_like_overflow(text):
+                return ContextOverflow(
+                    f"the conversation no longer fits {model}'s context: {text}", backend=self.name
+                )
+            return BackendHTTPError(
+                f"Anthropic answered HTTP {exc.status_code}: {text}",
+                status=exc.status_code,
+                backend=self.name,
+            )
+        if isinstance(exc, httpx2.TimeoutException):
+            return BackendTimeout(
+                f"Anthropic stopped answering for {self._timeout:.0f}s", backend=self.name, model=model
+            )
+        if isinstance(exc, httpx2.TransportError):
+            return StreamInterrupted(
+                f"the connection to Anthropic dropped mid-stream: {exc}", backend=self.name, model=model
+            )
+        if isinstance(exc, anthropic.APIError | json.JSONDecodeError):
+            return StreamInterrupted(f"Anthropic stream failed: {exc}", backend=self.name, model=model)
+        return LLMError(f"Anthropic call failed: {exc}", backend=self.name, model=model)
+
+    async def stream_complete(
+        self,
+        messages: Sequence[Message],
+        options: CallOptions,
+        tools: Sequence[ToolSpec] | None = None,
+    ) -> AsyncIterator[Chunk]:
+        model = options.model
+        system, turns = to_anthropic(messages)
+        max_tokens = options.max_tokens or self.max_tokens
+        kwargs: dict[str, Any] = {"model": model, "messages": turns, "max_tokens": max_tokens, "stream": True}
+        if system:
+            kwargs["system"] = system
+        if tools:
+            kwargs["tools"] = to_anthropic_tools(tools)
+        if options.think and max_tokens > THINKING_BUDGET + 1024:
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": THINKING_BUDGET}
+        stream: Any = None
+        blocks: dict[int, dict[str, Any]] = {}
+        input_tokens = output_tokens = 0
+        stop_reason: str | None = None
+        served_model = model
+        finished = False
+        try:
+            stream = await self._client.messages.create(**kwargs)
+            async for event in stream:
+                kind = event.type
+                if kind == "message_start":
+                    served_model = event.message.model or model
+                    usage = event.message.usage
+                    input_tokens = (usage.input_tokens or 0) + (
+                        getattr(usage, "cache_read_input_tokens", 0) or 0
+                    )
+                    input_tokens += getattr(usage, "cache_creation_input_tokens", 0) or 0
+                    output_tokens = usage.output_tokens or 0
+                elif kind == "content_block_start":
+                    block = event.content_block
+                    state: dict[str, Any] = {"type": block.type, "text": "", "json": "", "signature": ""}
+                    if block.type == "tool_use":
+                        state.update(id=block.id, name=block.name)
+                    blocks[event.index] = state
+                elif kind == "content_block_delta":
+                    state = blocks.setdefault(
+                        event.index, {"type": "text", "text": "", "json": "", "signature": ""}
+                    )
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        state["text"] += delta.text
+                        yield TextDelta(text=delta.text)
+                    elif delta.type == "thinking_delta":
+                        state["text"] += delta.thinking
+                        yield ThinkingDelta(text=delta.thinking)
+                    elif delta.type == "signature_delta":
+                        state["signature"] += delta.signature
+                    elif delta.type == "input_json_delta":
+                        state["json"] += delta.partial_json
+                elif kind == "message_delta":
+                    stop_reason = event.delta.stop_reason or stop_reason
+                    if event.usage is not None and event.usage.output_tokens is not None:
+                        output_tokens = event.usage.output_tokens
+                elif kind == "message_stop":
+                    finished = True
+            if not finished:
+                raise StreamInterrupted(
+                    "the stream from Anthropic ended before the reply was finished",
+                    backend=self.name,
+                    model=model,
+                )
+        except Exception as exc:
+            raise self._translate(exc, model, streaming=stream is not None) from None
+        finally:
+            if stream is not None:
+                await stream.close()
+        ordered = [blocks[i] for i in sorted(blocks)]
+        calls = [
+            ToolCall.from_raw(b["name"], b["json"] or "{}", call_id=b["id"])
+            for b in ordered
+            if b["type"] == "tool_use"
+        ]
+        thinking_blocks = [b for b in ordered if b["type"] == "thinking"]
+        signature = thinking_blocks[0]["signature"] if len(thinking_blocks) == 1 else None
+        if calls:
+            yield ToolCallsChunk(tool_calls=calls)
+        reason: FinishReason = (
+            "tool_calls" if calls else ("length" if stop_reason == "max_tokens" else "stop")
+        )
+        yield StreamFinal(
+            finish_reason=reason,
+            usage=Usage(prompt_tokens=input_tokens, completion_tokens=output_tokens),
+            model=served_model,
+            thinking_signature=signature or None,
+        )
+
+    async def model_info(self, model: str) -> ModelInfo:
+        return ModelInfo(
+            name=model,
+            context_length=CONTEXT_WINDOW,
+            capabilities=("completion", "tools", "vision", "thinking"),
+        )
+
+    async def list_models(self) -> list[str]:
+        try:
+            page = await self._client.models.list()
+        except Exception as exc:
+            raise self._translate(exc, "") from None
+        return [m.id for m in page.data]
+
+    async def status(self) -> ServerStatus:
+        if not self._has_key:
+            return ServerStatus(ok=False, detail="ANTHROPIC_API_KEY is not set")
+        try:
+            await self._client.models.list()
+        except anthropic.AuthenticationError:
+            return ServerStatus(ok=False, detail="Anthropic refused the API key — set ANTHROPIC_API_KEY")
+        except anthropic.APIStatusError as exc:
+            return ServerStatus(ok=True, detail=f"Anthropic answers (HTTP {exc.status_code} on /v1/models)")
+        except anthropic.APIError:
+            return ServerStatus(ok=False, detail=str(self._unreachable()))
+        return ServerStatus(ok=True, detail=f"Anthropic at {self.base_url}")
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _error_text(exc: anthropic.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            return str(inner.get("message") or inner)
+    return exc.message

@@ -1,0 +1,43 @@
+"""What a profile is: an identity, a tool set and model settings for one domain."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+BASE_TOOLS: tuple[str, ...] = (
+    "todo",
+    "scratchpad",
+    "switch_profile",
+    "web_search",
+    "web_view",
+    "http_request",
+    "filesystem",
+    "code_exec",
+    "terminal",
+    "ssh_exec",
+    "image_view",
+    "memory_search",
+    "memory_forget",
+    "reload_tools",
+    "write_tool",
+    "list_tools",
+    "tool_manual",
+    "spawn_agent",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentProfile:
+    """A profile. `model`/`llm_backend` left empty mean "the configured default"."""
+
+    id: str
+    name: str
+    description: str
+    system_prompt: str
+    enabled_tools: list[str] = field(default_factory=lambda: list(BASE_TOOLS))
+    model: str = ""
+    temperature: float = 0.7
+    max_iterations: int = 50
+    planning_enabled: bool = False
+    llm_backend: str = ""
+    scratchpad_sections: tuple[str, ...] = ()

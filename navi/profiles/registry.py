@@ -1,0 +1,118 @@
+"""Profiles by id, and how a profile's backend and model are resolved from settings."""
+
+from __future__ import annotations
+
+import dataclasses
+from importlib import resources
+
+from navi.config import Settings
+from navi.profiles.base import BASE_TOOLS, AgentProfile
+
+
+class UnknownProfile(KeyError):
+    def __init__(self, profile_id: str, known: list[str]) -> None:
+        super().__init__(profile_id)
+        self.profile_id = profile_id
+        self.known = known
+
+    def __str__(self) -> str:
+        return f"no profile '{self.profile_id}' (known: {', '.join(self.known)})"
+
+
+class ProfileRegistry:
+    def __init__(self, default_backend: str = "ollama", default_models: dict[str, str] | None = None) -> None:
+        self._profiles: dict[str, AgentProfile] = {}
+        self.default_backend = default_backend
+        self.default_models = default_models or {}
+
+    def register(self, profile: AgentProfile) -> None:
+        self._profiles[profile.id] = profile
+
+    def unregister(self, profile_id: str) -> None:
+        self._profiles.pop(profile_id, None)
+
+    def get(self, profile_id: str) -> AgentProfile:
+        try:
+            return self._profiles[profile_id]
+        except KeyError:
+            raise UnknownProfile(profile_id, self.ids()) from None
+
+    def __contains__(self, profile_id: object) -> bool:
+        return profile_id in self._profiles
+
+    def ids(self) -> list[str]:
+        return list(self._profiles)
+
+    def all(self) -> list[AgentProfile]:
+        return list(self._profiles.values())
+
+    @property
+    def default_id(self) -> str:
+        return next(iter(self._profiles))
+
+    def backend_of(self, profile: AgentProfile) -> str:
+        return profile.llm_backend or self.default_backend
+
+    def model_of(self, profile: AgentProfile) -> str:
+        return profile.model or self.default_models.get(self.backend_of(profile), "")
+
+
+def _prompt(name: str) -> str:
+    return (
+        resources.files("navi.profiles").joinpath("prompts", f"{name}.md").read_text(encoding="utf-8").strip()
+    )
+
+
+def builtin_profiles() -> list[AgentProfile]:
+    return [
+        AgentProfile(
+            id="secretary",
+            name="Personal Secretary",
+            description="Research, writing, planning and everyday errands.",
+            system_prompt=_prompt("secretary"),
+            temperature=0.7,
+            planning_enabled=True,
+            scratchpad_sections=("findings", "sources", "drafts"),
+        ),
+        AgentProfile(
+            id="server_admin",
+            name="Server Administrator",
+            description="Remote machines, services, logs and deployments over SSH and the terminal.",
+            system_prompt=_prompt("server_admin"),
+            temperature=0.2,
+            planning_enabled=True,
+            scratchpad_sections=("status", "logs", "errors", "plan"),
+        ),
+        AgentProfile(
+            id="smart_home",
+            name="Smart Home Assistant",
+            description="Lights, climate, sensors and automations through the home's HTTP APIs.",
+            system_prompt=_prompt("smart_home"),
+            temperature=0.3,
+            planning_enabled=True,
+            scratchpad_sections=("state", "config", "errors"),
+        ),
+    ]
+
+
+def build_profiles(settings: Settings, default_models: dict[str, str]) -> ProfileRegistry:
+    registry = ProfileRegistry(settings.default_llm_backend, default_models)
+    for profile in builtin_profiles():
+        registry.register(profile)
+    return registry
+
+
+def with_tools(profile: AgentProfile, extra: list[str]) -> AgentProfile:
+    """A copy of `profile` whose tool list also holds `extra` (user tools from enabled.json)."""
+    merged = list(dict.fromkeys([*profile.enabled_tools, *extra]))
+    return dataclasses.replace(profile, enabled_tools=merged)
+
+
+__all__ = [
+    "BASE_TOOLS",
+    "AgentProfile",
+    "ProfileRegistry",
+    "UnknownProfile",
+    "build_profiles",
+    "builtin_profiles",
+]

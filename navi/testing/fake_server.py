@@ -1,0 +1,439 @@
+"""A fake model server on a real port, speaking Ollama's, OpenAI's and Anthropic's wire formats.
+
+The real backends (and the official clients under them) talk to it over HTTP exactly as they would
+to a model server, so tests exercise request building, stream parsing, errors and early closes for
+real. Turns come from a `Script`. Runs in a background thread (`start()`/`stop()` or `with`), or in
+the foreground through `navi fake-model` for trying Navi by hand without a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import math
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from navi.llm.messages import Message
+from navi.llm.tokens import estimate_messages_tokens, estimate_tokens
+from navi.testing import wire
+from navi.testing.script import Reply, Script, ScriptRequest
+
+ALL_CAPS = ("completion", "tools", "thinking", "vision")
+
+
+@dataclass(frozen=True)
+class FakeModel:
+    name: str
+    context_length: int = 131072
+    capabilities: tuple[str, ...] = ALL_CAPS
+    family: str = "gemma3"
+
+
+DEFAULT_MODELS = (
+    FakeModel("gemma4:e2b-it-q8_0"),
+    FakeModel("gemma4:26b-a4b-it-q4_K_M"),
+    FakeModel("plain:1b", context_length=8192, capabilities=("completion",), family="llama"),
+)
+
+
+class _DroppedStream(Exception):
+    """Raised inside a streaming body to cut the connection mid-response."""
+
+
+class _QuietDrops(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        while exc is not None:
+            if isinstance(exc, _DroppedStream):
+                return False
+            exc = exc.__cause__ or exc.__context__
+        return True
+
+
+def fake_embedding(text: str, dims: int = 64) -> list[float]:
+    """A deterministic bag-of-words vector: texts sharing words point the same way."""
+    vec = [0.0] * dims
+    for word in text.lower().split():
+        digest = hashlib.sha256(word.strip(".,!?;:").encode()).digest()
+        vec[digest[0] % dims] += 1.0 if digest[1] % 2 else -1.0
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
+
+
+class FakeModelServer:
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        models: tuple[FakeModel, ...] | list[FakeModel] = DEFAULT_MODELS,
+        api_key: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        version: str = "0.13.0",
+    ) -> None:
+        self.script = script or Script()
+        self.models = {m.name: m for m in models}
+        self.api_key = api_key
+        self.host = host
+        self.port = port
+        self.version = version
+        self.completed_streams = 0
+        self.aborted_streams = 0
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.app = self._build_app()
+
+    # --- lifecycle -------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def requests(self) -> list[ScriptRequest]:
+        return self.script.requests
+
+    def enqueue(self, *replies: Reply | str) -> FakeModelServer:
+        self.script.enqueue(*replies)
+        return self
+
+    def _config(self) -> uvicorn.Config:
+        logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+        return uvicorn.Config(
+            self.app,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            ws="none",
+            http="h11",
+            loop="asyncio",
+            timeout_graceful_shutdown=1,
+        )
+
+    def start(self) -> FakeModelServer:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        self.port = sock.getsockname()[1]
+        self._server = uvicorn.Server(self._config())
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name="fake-model-server", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("fake model server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._server = self._thread = None
+
+    def serve_forever(self) -> None:
+        """Run in the foreground (for `navi fake-model`)."""
+        config = self._config()
+        config.host, config.port = self.host, self.port
+        uvicorn.Server(config).run()
+
+    def __enter__(self) -> FakeModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def wait_for(self, predicate: Any, timeout: float = 5.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            time.sleep(0.01)
+        return bool(predicate())
+
+    # --- helpers ---------------------------------------------------------------------------------
+    def _authorised(self, request: Request, api: str) -> bool:
+        if self.api_key is None:
+            return True
+        if api == "anthropic":
+            return request.headers.get("x-api-key") == self.api_key
+        return request.headers.get("authorization") == f"Bearer {self.api_key}"
+
+    def _counts(self, reply: Reply, messages: list[Message]) -> tuple[int, int]:
+        prompt = (
+            reply.prompt_tokens if reply.prompt_tokens is not None else estimate_messages_tokens(messages)
+        )
+        args = "".join(str(c.arguments) for c in reply.tool_calls)
+        completion = (
+            reply.completion_tokens
+            if reply.completion_tokens is not None
+            else estimate_tokens(reply.thinking + reply.text + args)
+        )
+        return prompt, completion
+
+    async def _tracked(self, request: ScriptRequest, body: AsyncIterator[str]) -> AsyncIterator[str]:
+        finished = False
+        try:
+            async for part in body:
+                yield part
+            finished = True
+        finally:
+            request.outcome = "completed" if finished else "aborted"
+            if finished:
+                self.completed_streams += 1
+            else:
+                self.aborted_streams += 1
+
+    async def _paced(self, reply: Reply, items: Iterator[str], error_line: str) -> AsyncIterator[str]:
+        for i, item in enumerate(items):
+            if reply.error_after is not None and i == reply.error_after:
+                yield error_line
+                return
+            if reply.drop_after is not None and i == reply.drop_after:
+                raise _DroppedStream()
+            if reply.delay and i:
+                await asyncio.sleep(reply.delay)
+            yield item
+
+    async def _prepare(self, request: Request, api: str) -> tuple[dict[str, Any], Response | None]:
+        try:
+            body = await request.json()
+        except ValueError:
+            return {}, self._error(api, 400, "request body is not JSON")
+        if not self._authorised(request, api):
+            return body, self._error(api, 401, "invalid API key")
+        model = body.get("model", "")
+        if model not in self.models:
+            text = {
+                "ollama": f"model '{model}' not found",
+                "openai": f"The model `{model}` does not exist or you do not have access to it.",
+                "anthropic": f"model: {model}",
+            }[api]
+            return body, self._error(api, 404, text)
+        return body, None
+
+    def _error(self, api: str, status: int, message: str) -> JSONResponse:
+        if api == "openai":
+            return JSONResponse(wire.openai_error(message, status), status_code=status)
+        if api == "anthropic":
+            return JSONResponse(wire.anthropic_error(message, status), status_code=status)
+        return JSONResponse({"error": message}, status_code=status)
+
+    # --- routes ----------------------------------------------------------------------------------
+    def _build_app(self) -> Starlette:
+        return Starlette(
+            routes=[
+                Route("/api/version", self.ollama_version),
+                Route("/api/tags", self.ollama_tags),
+                Route("/api/show", self.ollama_show, methods=["POST"]),
+                Route("/api/chat", self.ollama_chat, methods=["POST"]),
+                Route("/api/embed", self.ollama_embed, methods=["POST"]),
+                Route("/v1/models", self.v1_models),
+                Route("/v1/chat/completions", self.openai_chat, methods=["POST"]),
+                Route("/v1/messages", self.anthropic_messages, methods=["POST"]),
+            ]
+        )
+
+    async def ollama_version(self, request: Request) -> Response:
+        return JSONResponse({"version": self.version})
+
+    async def ollama_tags(self, request: Request) -> Response:
+        models = [
+            {
+                "name": m.name,
+                "model": m.name,
+                "modified_at": "2026-11-01T00:00:00Z",
+                "size": 1_000_000,
+                "digest": hashlib.sha256(m.name.encode()).hexdigest(),
+                "details": {
+                    "format": "gguf",
+                    "family": m.family,
+                    "families": [m.family],
+                    "parameter_size": "1B",
+                    "quantization_level": "Q8_0",
+                },
+            }
+            for m in self.models.values()
+        ]
+        return JSONResponse({"models": models})
+
+    async def ollama_show(self, request: Request) -> Response:
+        body = await request.json()
+        name = body.get("model") or body.get("name") or ""
+        model = self.models.get(name)
+        if model is None:
+            return JSONResponse({"error": f"model '{name}' not found"}, status_code=404)
+        return JSONResponse(
+            {
+                "modelfile": "",
+                "parameters": "",
+                "template": "",
+                "details": {"format": "gguf", "family": model.family, "families": [model.family]},
+                "model_info": {
+                    "general.architecture": model.family,
+                    f"{model.family}.context_length": model.context_length,
+                },
+                "capabilities": list(model.capabilities),
+                "modified_at": "2026-11-01T00:00:00Z",
+            }
+        )
+
+    async def ollama_chat(self, request: Request) -> Response:
+        body, error = await self._prepare(request, "ollama")
+        if error is not None:
+            return error
+        model = self.models[body["model"]]
+        if body.get("think") and "thinking" not in model.capabilities:
+            return JSONResponse({"error": f'"{model.name}" does not support thinking'}, status_code=400)
+        messages = wire.parse_ollama(body.get("messages") or [])
+        stream = body.get("stream", True) is not False
+        sreq = ScriptRequest(
+            api="ollama",
+            model=model.name,
+            messages=messages,
+            tools=[t["function"]["name"] for t in body.get("tools") or []],
+            stream=stream,
+            options={**(body.get("options") or {}), "think": body.get("think")},
+            raw=body,
+        )
+        reply = self.script.next_reply(sreq)
+        if reply.first_delay:
+            await asyncio.sleep(reply.first_delay)
+        if reply.status:
+            return JSONResponse({"error": reply.error or "scripted failure"}, status_code=reply.status)
+        prompt, completion = self._counts(reply, messages)
+        if not stream:
+            return JSONResponse(wire.ollama_whole(reply, model.name, prompt, completion))
+        lines = (json.dumps(obj) + "\n" for obj in wire.ollama_lines(reply, model.name, prompt, completion))
+        error_line = json.dumps({"error": reply.error or "scripted mid-stream error"}) + "\n"
+        return StreamingResponse(
+            self._tracked(sreq, self._paced(reply, lines, error_line)), media_type="application/x-ndjson"
+        )
+
+    async def ollama_embed(self, request: Request) -> Response:
+        body = await request.json()
+        if body.get("model") not in self.models:
+            return JSONResponse({"error": f"model '{body.get('model')}' not found"}, status_code=404)
+        inputs = body.get("input")
+        texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+        return JSONResponse({"model": body["model"], "embeddings": [fake_embedding(t) for t in texts]})
+
+    async def v1_models(self, request: Request) -> Response:
+        if not self._authorised(request, "anthropic" if "x-api-key" in request.headers else "openai"):
+            return self._error("openai", 401, "invalid API key")
+        data = [
+            {
+                "id": m.name,
+                "object": "model",
+                "created": 0,
+                "owned_by": "navi-fake",
+                "max_model_len": m.context_length,
+                "type": "model",
+                "display_name": m.name,
+                "created_at": "2026-11-01T00:00:00Z",
+            }
+            for m in self.models.values()
+        ]
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": data,
+                "has_more": False,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None,
+            }
+        )
+
+    async def openai_chat(self, request: Request) -> Response:
+        body, error = await self._prepare(request, "openai")
+        if error is not None:
+            return error
+        messages = wire.parse_openai(body.get("messages") or [])
+        stream = bool(body.get("stream"))
+        sreq = ScriptRequest(
+            api="openai",
+            model=body["model"],
+            messages=messages,
+            tools=[t["function"]["name"] for t in body.get("tools") or []],
+            stream=stream,
+            options={k: body[k] for k in ("temperature", "max_tokens", "stream_options") if k in body},
+            raw=body,
+        )
+        reply = self.script.next_reply(sreq)
+        if reply.first_delay:
+            await asyncio.sleep(reply.first_delay)
+        if reply.status:
+            return self._error("openai", reply.status, reply.error or "scripted failure")
+        prompt, completion = self._counts(reply, messages)
+        if not stream:
+            return JSONResponse(wire.openai_whole(reply, body["model"], prompt, completion))
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        events = (
+            f"data: {json.dumps(c)}\n\n"
+            for c in wire.openai_chunks(reply, body["model"], prompt, completion, include_usage)
+        )
+        done = iter(["data: [DONE]\n\n"])
+        error_line = (
+            f"data: {json.dumps(wire.openai_error(reply.error or 'scripted mid-stream error', 500))}\n\n"
+        )
+        return StreamingResponse(
+            self._tracked(sreq, self._paced(reply, _chain(events, done), error_line)),
+            media_type="text/event-stream",
+        )
+
+    async def anthropic_messages(self, request: Request) -> Response:
+        body, error = await self._prepare(request, "anthropic")
+        if error is not None:
+            return error
+        messages = wire.parse_anthropic(body.get("system"), body.get("messages") or [])
+        stream = bool(body.get("stream"))
+        sreq = ScriptRequest(
+            api="anthropic",
+            model=body["model"],
+            messages=messages,
+            tools=[t["name"] for t in body.get("tools") or []],
+            stream=stream,
+            options={k: body[k] for k in ("max_tokens", "thinking", "temperature") if k in body},
+            raw=body,
+        )
+        reply = self.script.next_reply(sreq)
+        if reply.first_delay:
+            await asyncio.sleep(reply.first_delay)
+        if reply.status:
+            return self._error("anthropic", reply.status, reply.error or "scripted failure")
+        prompt, completion = self._counts(reply, messages)
+        if not stream:
+            return JSONResponse(wire.anthropic_whole(reply, body["model"], prompt, completion))
+        events = (
+            f"event: {name}\ndata: {json.dumps(data)}\n\n"
+            for name, data in wire.anthropic_events(reply, body["model"], prompt, completion)
+        )
+        err = {"type": "error", "error": {"type": "overloaded_error", "message": reply.error or "Overloaded"}}
+        error_line = f"event: error\ndata: {json.dumps(err)}\n\n"
+        return StreamingResponse(
+            self._tracked(sreq, self._paced(reply, events, error_line)), media_type="text/event-stream"
+        )
+
+
+def _chain(*parts: Iterator[str]) -> Iterator[str]:
+    for part in parts:
+        yield from part

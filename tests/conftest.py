@@ -1,0 +1,71 @@
+"""Shared fixtures: an isolated working directory, settings, the fake model server."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from navi.config import Settings, load_settings
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Script
+
+_NAVI_ENV_PREFIXES = (
+    "OLLAMA_",
+    "OPENAI_",
+    "ANTHROPIC_",
+    "NAVI_",
+    "DB_PATH",
+    "DATABASE_URL",
+    "LOG_",
+    "TOOLS_DIR",
+    "MANUALS_DIR",
+    "SESSION_FILES_",
+    "CONTEXT_",
+    "FS_ALLOWED",
+    "TERMINAL_ALLOWED",
+    "SSH_HOSTS",
+    "MEMORY_",
+    "DEFAULT_LLM",
+    "LLM_",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test runs in its own directory with no Navi variables inherited from the shell."""
+    for name in list(os.environ):
+        if name.startswith(_NAVI_ENV_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path):
+    def make(**overrides: object) -> Settings:
+        base: dict[str, object] = {"db_path": str(tmp_path / "navi.db")}
+        base.update(overrides)
+        return load_settings(**base)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def fake_server_session() -> Iterator[FakeModelServer]:
+    server = FakeModelServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake_server(fake_server_session: FakeModelServer) -> Iterator[FakeModelServer]:
+    """The shared fake model server with a fresh script for this test."""
+    fake_server_session.script = Script()
+    fake_server_session.api_key = None
+    yield fake_server_session
+    fake_server_session.script = Script()

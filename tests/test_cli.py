@@ -1,0 +1,116 @@
+"""The `navi` command: serve and doctor, run the way a user runs them."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from navi.cli.main import _register, app
+from navi.testing.fake_server import FakeModelServer
+
+_register()
+runner = CliRunner()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_doctor_without_model_server_prints_the_fix(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    result = runner.invoke(app, ["doctor"], env={"OLLAMA_HOST": url, "DB_PATH": str(tmp_path / "n.db")})
+    assert result.exit_code == 1
+    assert f"cannot reach Ollama at {url} — is `ollama serve` running?" in result.output
+    assert "fix: start Ollama with `ollama serve`" in result.output
+    assert "✓ SQLite at" in result.output
+
+
+def test_doctor_against_the_fake_passes(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["doctor"], env={"OLLAMA_HOST": fake_server.url, "DB_PATH": str(tmp_path / "n.db")}
+    )
+    assert result.exit_code == 0, result.output
+    assert "✓ model gemma4:e2b-it-q8_0 is available (secretary, server_admin, smart_home)" in result.output
+    assert result.output.strip().endswith("All good.")
+
+
+def test_doctor_names_the_model_to_pull(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    env = {
+        "OLLAMA_HOST": fake_server.url,
+        "OLLAMA_DEFAULT_MODEL": "qwen3:8b",
+        "DB_PATH": str(tmp_path / "n.db"),
+    }
+    result = runner.invoke(app, ["doctor"], env=env)
+    assert result.exit_code == 1
+    assert "✗ model qwen3:8b is not pulled" in result.output
+    assert "fix: run `ollama pull qwen3:8b`" in result.output
+
+
+def test_doctor_reports_an_unopenable_database(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    env = {"OLLAMA_HOST": fake_server.url, "DB_PATH": str(blocker / "navi.db")}
+    result = runner.invoke(app, ["doctor"], env=env)
+    assert result.exit_code == 1
+    assert "✗ cannot open SQLite at" in result.output
+    assert "DB_PATH" in result.output
+
+
+def test_bad_setting_stops_with_its_name() -> None:
+    result = runner.invoke(app, ["doctor"], env={"CONTEXT_KEEP_RECENT": "-3"})
+    assert result.exit_code == 2
+    assert "CONTEXT_KEEP_RECENT" in result.output
+
+
+def _serve(args: list[str], tmp_path: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "DB_PATH": str(tmp_path / "navi.db"), "OLLAMA_HOST": "http://127.0.0.1:9"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "navi", "serve", *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def test_serve_answers_health_on_loopback(tmp_path: Path) -> None:
+    port = free_port()
+    proc = _serve(["--port", str(port)], tmp_path)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                resp = httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+                break
+            except httpx.TransportError as exc:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise AssertionError(
+                        f"navi serve did not come up: {proc.stdout.read() if proc.stdout else ''}"
+                    ) from exc
+                time.sleep(0.1)
+        assert resp.status_code == 200
+        assert resp.json() == {"status": "ok"}
+        assert resp.headers["x-request-id"]
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20"])
+def test_serve_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Path, host: str) -> None:
+    proc = _serve(["--host", host, "--port", str(free_port())], tmp_path)
+    out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 2
+    assert f"refusing to listen on {host} without an access token" in out
+    assert "NAVI_API_TOKEN" in out

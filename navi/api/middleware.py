@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+log = structlog.stdlib.get_logger("navi.http")
+
 
 class RequestContext:
-    """Binds a request id (from `X-Request-Id` or fresh) to the log context and echoes it back."""
+    """Binds a request id (from `X-Request-Id` or fresh) to the log context, echoes it back, and
+    writes one access-log line per HTTP request. Query strings are left out: they may hold tokens."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -20,12 +24,24 @@ class RequestContext:
             return
         headers = dict(scope.get("headers") or [])
         request_id = headers.get(b"x-request-id", b"").decode("latin-1")[:64] or uuid.uuid4().hex[:16]
+        status = 0
+        started = time.perf_counter()
 
         async def send_with_id(message: Message) -> None:
+            nonlocal status
             if message["type"] == "http.response.start":
-                message.setdefault("headers", [])
-                message["headers"] = [*message["headers"], (b"x-request-id", request_id.encode("latin-1"))]
+                status = message["status"]
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode("latin-1"))]
             await send(message)
 
         with structlog.contextvars.bound_contextvars(request_id=request_id, path=scope.get("path", "")):
-            await self.app(scope, receive, send_with_id)
+            try:
+                await self.app(scope, receive, send_with_id)
+            finally:
+                if scope["type"] == "http":
+                    log.info(
+                        "http.request",
+                        method=scope.get("method"),
+                        status=status,
+                        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+                    )

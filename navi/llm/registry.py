@@ -57,34 +57,35 @@ class BackendRegistry:
 
 
 def build_backends(settings: Settings) -> BackendRegistry:
-    """The three built-in backends, configured from settings; clients are made on first use."""
-    from navi.llm.anthropic_backend import AnthropicBackend
-    from navi.llm.ollama_backend import OllamaBackend
-    from navi.llm.openai_backend import OpenAIBackend
+    """The three built-in backends, configured from settings.
 
-    timeouts = {
-        "timeout": settings.llm_timeout_seconds,
-        "connect_timeout": settings.llm_connect_timeout_seconds,
-    }
-    registry = BackendRegistry()
-    registry.register(
-        "ollama",
-        lambda: OllamaBackend(settings.ollama_host, **timeouts),
-        default_model=settings.ollama_default_model,
-    )
-    registry.register(
-        "openai",
-        lambda: OpenAIBackend(settings.openai_base_url, settings.openai_api_key, **timeouts),
-        default_model=settings.openai_default_model,
-    )
-    registry.register(
-        "anthropic",
-        lambda: AnthropicBackend(
+    Each SDK is imported and its client made on first use, so an Ollama-only install never pays
+    for loading the OpenAI and Anthropic SDKs.
+    """
+    timeouts = {"timeout": settings.llm_timeout_seconds, "connect_timeout": settings.llm_connect_timeout_seconds}
+
+    def ollama() -> LLMBackend:
+        from navi.llm.ollama_backend import OllamaBackend
+
+        return OllamaBackend(settings.ollama_host, **timeouts)
+
+    def openai() -> LLMBackend:
+        from navi.llm.openai_backend import OpenAIBackend
+
+        return OpenAIBackend(settings.openai_base_url, settings.openai_api_key, **timeouts)
+
+    def anthropic() -> LLMBackend:
+        from navi.llm.anthropic_backend import AnthropicBackend
+
+        return AnthropicBackend(
             settings.anthropic_api_key,
             settings.anthropic_base_url,
             max_tokens=settings.anthropic_max_tokens,
             **timeouts,
-        ),
-        default_model=settings.anthropic_default_model,
-    )
+        )
+
+    registry = BackendRegistry()
+    registry.register("ollama", ollama, default_model=settings.ollama_default_model)
+    registry.register("openai", openai, default_model=settings.openai_default_model)
+    registry.register("anthropic", anthropic, default_model=settings.anthropic_default_model)
     return registry

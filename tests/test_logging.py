@@ -22,7 +22,9 @@ def test_request_lines_carry_the_request_id(make_settings, capsys: pytest.Captur
         assert access[0]["status"] == 200 and access[0]["path"] == "/health"
         assert any(line.get("event") == "navi.started" for line in lines)
     finally:
-        logging.getLogger().handlers = [h for h in logging.getLogger().handlers if not getattr(h, "_navi", False)]
+        logging.getLogger().handlers = [
+            h for h in logging.getLogger().handlers if not getattr(h, "_navi", False)
+        ]
 
 
 def test_level_filters_lines(make_settings, capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,4 +34,6 @@ def test_level_filters_lines(make_settings, capsys: pytest.CaptureFixture[str]) 
             client.get("/health")
         assert "http.request" not in capsys.readouterr().err
     finally:
-        logging.getLogger().handlers = [h for h in logging.getLogger().handlers if not getattr(h, "_navi", False)]
+        logging.getLogger().handlers = [
+            h for h in logging.getLogger().handlers if not getattr(h, "_navi", False)
+        ]

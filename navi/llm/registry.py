@@ -62,7 +62,10 @@ def build_backends(settings: Settings) -> BackendRegistry:
     Each SDK is imported and its client made on first use, so an Ollama-only install never pays
     for loading the OpenAI and Anthropic SDKs.
     """
-    timeouts = {"timeout": settings.llm_timeout_seconds, "connect_timeout": settings.llm_connect_timeout_seconds}
+    timeouts = {
+        "timeout": settings.llm_timeout_seconds,
+        "connect_timeout": settings.llm_connect_timeout_seconds,
+    }
 
     def ollama() -> LLMBackend:
         from navi.llm.ollama_backend import OllamaBackend

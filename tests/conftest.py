@@ -10,6 +10,7 @@ import pytest
 
 from navi.config import Settings, load_settings
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.postgres import PostgresCluster
 from navi.testing.script import Script
 
 _NAVI_ENV_PREFIXES = (
@@ -69,3 +70,23 @@ def fake_server(fake_server_session: FakeModelServer) -> Iterator[FakeModelServe
     fake_server_session.api_key = None
     yield fake_server_session
     fake_server_session.script = Script()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PostgresCluster]:
+    """One throwaway PostgreSQL cluster for the whole run (each test gets its own database)."""
+    cluster = PostgresCluster().start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PostgresCluster) -> Iterator[str]:
+    """A fresh, empty database on the shared cluster."""
+    url = pg_cluster.create_database()
+    try:
+        yield url
+    finally:
+        pg_cluster.drop_database(url)

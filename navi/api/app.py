@@ -9,7 +9,7 @@ from fastapi import FastAPI
 
 from navi import __version__
 from navi.api.middleware import RequestContext
-from navi.api.routes import health
+from navi.api.routes import health, sessions
 from navi.config import Settings, load_settings
 from navi.logging import get_logger
 from navi.runtime import Runtime, build_runtime
@@ -41,4 +41,5 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     app = FastAPI(title="Navi", version=__version__, lifespan=lifespan)
     app.add_middleware(RequestContext)
     app.include_router(health.router)
+    app.include_router(sessions.router)
     return app

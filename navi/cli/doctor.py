@@ -28,20 +28,23 @@ def _has_model(available: list[str], model: str) -> bool:
 
 
 async def run_checks(settings: Settings) -> list[Check]:
-    from navi.runtime import build_runtime
+    from navi.llm.registry import build_backends
+    from navi.profiles.registry import build_profiles
+    from navi.runtime import default_models
     from navi.storage.database import check_database
 
     checks = [Check(True, "configuration loads")]
-    runtime = await build_runtime(settings)
+    backends = build_backends(settings)
+    profiles = build_profiles(settings, default_models(backends))
     try:
         used: dict[str, dict[str, list[str]]] = {}
-        for profile in runtime.profiles.all():
-            backend_name = runtime.profiles.backend_of(profile)
-            model = runtime.profiles.model_of(profile)
+        for profile in profiles.all():
+            backend_name = profiles.backend_of(profile)
+            model = profiles.model_of(profile)
             used.setdefault(backend_name, {}).setdefault(model, []).append(profile.id)
         for backend_name, models in used.items():
             try:
-                llm = runtime.backends.get(backend_name)
+                llm = backends.get(backend_name)
             except LLMError as exc:
                 checks.append(
                     Check(False, str(exc), "set DEFAULT_LLM_BACKEND to ollama, openai or anthropic")
@@ -81,7 +84,7 @@ async def run_checks(settings: Settings) -> list[Check]:
         )
         checks.append(Check(ok, detail, "" if ok else fix))
     finally:
-        await runtime.aclose()
+        await backends.aclose()
     return checks
 
 

@@ -27,10 +27,11 @@ def settings_or_exit(**overrides: object) -> Settings:
 
 
 def _register() -> None:
-    from navi.cli import doctor, fake, serve
+    from navi.cli import doctor, fake, serve, sessions
 
     serve.register(app)
     doctor.register(app)
+    sessions.register(app)
     fake.register(app)
 
 

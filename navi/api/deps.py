@@ -1,0 +1,28 @@
+"""Typed dependencies for route functions."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+
+from navi.runtime import Runtime
+from navi.sessions.models import Session
+
+
+def get_runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+
+
+async def get_session(session_id: str, runtime: RuntimeDep) -> Session:
+    session = await runtime.sessions.get(session_id)
+    if session is None:
+        raise HTTPException(status_code=404, detail=f"no session '{session_id}'")
+    return session
+
+
+SessionDep = Annotated[Session, Depends(get_session)]

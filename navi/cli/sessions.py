@@ -1,0 +1,104 @@
+"""`navi sessions list|export|import`, straight against the configured database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from navi.cli.main import settings_or_exit
+
+T = TypeVar("T")
+app = typer.Typer(help="List, export and import sessions.", no_args_is_help=True)
+
+
+def with_runtime(work: Callable[[Any], Awaitable[T]]) -> T:
+    from navi.runtime import build_runtime
+
+    settings = settings_or_exit()
+
+    async def run() -> T:
+        runtime = await build_runtime(settings)
+        try:
+            return await work(runtime)
+        finally:
+            await runtime.aclose()
+
+    return asyncio.run(run())
+
+
+@app.command("list")
+def list_sessions(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Sessions, pinned first, then most recently active."""
+    infos = with_runtime(lambda rt: rt.sessions.list())
+    if as_json:
+        typer.echo(json.dumps([i.model_dump(mode="json") for i in infos], indent=2))
+        return
+    if not infos:
+        typer.echo("No sessions yet.")
+        return
+    for info in infos:
+        pin = "*" if info.pinned else " "
+        when = info.last_active.strftime("%Y-%m-%d %H:%M")
+        typer.echo(
+            f"{pin} {info.id}  {when}  {info.message_count:>5} msgs  {info.profile_id:<13} {info.name or ''}"
+        )
+
+
+@app.command("export")
+def export(
+    session_id: str,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="File to write (default stdout).")
+    ] = None,
+) -> None:
+    """Write a session as session-archive/v1 JSON."""
+
+    async def work(rt: Any) -> dict[str, Any] | None:
+        session = await rt.sessions.get(session_id)
+        return None if session is None else rt.export_archive(session)
+
+    data = with_runtime(work)
+    if data is None:
+        typer.echo(f"navi: no session '{session_id}'", err=True)
+        raise typer.Exit(1)
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    if output is None:
+        typer.echo(text)
+    else:
+        output.write_text(text + "\n", encoding="utf-8")
+        typer.echo(f"wrote {output} ({len(data['messages'])} messages)")
+
+
+@app.command("import")
+def import_(source: Annotated[str, typer.Argument(help="Archive file, or - for standard input.")]) -> None:
+    """Read a session-archive/v1 file into a new session and print its id."""
+    from navi.sessions.archive import ArchiveError, import_archive
+
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        session = import_archive(json.loads(text))
+    except OSError as exc:
+        typer.echo(f"navi: cannot read {source}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(1) from None
+    except json.JSONDecodeError as exc:
+        typer.echo(f"navi: {source} is not JSON: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except ArchiveError as exc:
+        typer.echo(f"navi: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+    async def work(rt: Any) -> None:
+        await rt.sessions.insert(session)
+
+    with_runtime(work)
+    typer.echo(f"imported {session.id} ({len(session.messages)} messages)")
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="sessions")

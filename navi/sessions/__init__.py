@@ -1,0 +1,25 @@
+"""Sessions: the two-buffer model, the store interface and its three implementations, archives, windows."""
+
+from __future__ import annotations
+
+from navi.config import Settings
+from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo
+from navi.sessions.store import SessionNotFound, SessionStore
+
+
+def build_session_store(settings: Settings) -> SessionStore:
+    """The SQL store on SQLite (`DB_PATH`) or PostgreSQL (`DATABASE_URL`). Call `open()` before use."""
+    from navi.sessions.sql_store import SqlSessionStore
+    from navi.storage.database import create_engine
+
+    return SqlSessionStore(create_engine(settings), settings.session_files_dir)
+
+
+__all__ = [
+    "DEFAULT_OWNER",
+    "Session",
+    "SessionInfo",
+    "SessionNotFound",
+    "SessionStore",
+    "build_session_store",
+]

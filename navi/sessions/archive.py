@@ -1,0 +1,226 @@
+"""Session archives: a whole session as versioned JSON (`session-archive/v1`).
+
+Export writes the session's metadata (profile, model, system prompt, settings, the latest summary),
+the display history and the model context. Context entries that are also in the display history are
+written as `{"ref": id}` so nothing is stored twice. Tool calls are linked to their results by call
+id, and each result carries its status and duration. Import validates against the JSON Schema
+shipped next to this module, rebuilds both buffers exactly, and gives the session a new id.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+from navi import __version__
+from navi.llm.messages import Message, ToolCall, utcnow
+from navi.sessions.models import Session, new_session_id
+
+SCHEMA_VERSION = "session-archive/v1"
+_FLAGS = ("is_summary", "is_plan", "is_compression", "stopped")
+_OWN_KEYS = {"status", "duration_ms"}
+
+
+class ArchiveError(ValueError):
+    """The archive is not a valid `session-archive/v1` document; the message says where."""
+
+
+@cache
+def archive_schema() -> dict[str, Any]:
+    text = (
+        resources.files("navi.sessions")
+        .joinpath("session-archive-v1.schema.json")
+        .read_text(encoding="utf-8")
+    )
+    return dict(json.loads(text))
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def _message_out(msg: Message, calls: dict[str, ToolCall]) -> dict[str, Any]:
+    meta: dict[str, Any] = {}
+    if msg.name is not None:
+        meta["name"] = msg.name
+    if msg.images:
+        meta["images"] = list(msg.images)
+    if msg.thinking is not None:
+        meta["thinking"] = msg.thinking
+    if msg.thinking_signature is not None:
+        meta["thinking_signature"] = msg.thinking_signature
+    for flag in _FLAGS:
+        if getattr(msg, flag):
+            meta[flag] = True
+    if msg.tool_calls:
+        meta["requested_tool_calls"] = [
+            {
+                "call_id": c.id,
+                "name": c.name,
+                "arguments": c.arguments,
+                **({"raw_arguments": c.raw_arguments} if c.raw_arguments is not None else {}),
+                **({"arguments_error": c.arguments_error} if c.arguments_error is not None else {}),
+            }
+            for c in msg.tool_calls
+        ]
+    if msg.role == "tool":
+        call = calls.get(msg.tool_call_id or "")
+        meta["call_id"] = msg.tool_call_id or ""
+        meta["arguments"] = call.arguments if call else {}
+        meta["status"] = msg.metadata.get("status", "ok")
+        meta["duration_ms"] = msg.metadata.get("duration_ms")
+    extra = {k: v for k, v in msg.metadata.items() if k not in _OWN_KEYS}
+    if extra:
+        meta["extra"] = extra
+    return {
+        "id": msg.id,
+        "role": msg.role,
+        "timestamp": _iso(msg.created_at),
+        "content": msg.content,
+        "metadata": meta,
+    }
+
+
+def _when(value: str, where: str) -> datetime:
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ArchiveError(f"invalid archive at {where}: {value!r} is not an ISO 8601 date-time") from None
+    if parsed.tzinfo is None:
+        raise ArchiveError(f"invalid archive at {where}: {value!r} has no time zone")
+    return parsed
+
+
+def _message_in(data: dict[str, Any], where: str) -> Message:
+    meta = data["metadata"]
+    metadata = dict(meta.get("extra") or {})
+    if data["role"] == "tool":
+        metadata["status"] = meta.get("status", "ok")
+        if meta.get("duration_ms") is not None:
+            metadata["duration_ms"] = meta["duration_ms"]
+    return Message(
+        id=data["id"],
+        role=data["role"],
+        content=data["content"],
+        created_at=_when(data["timestamp"], f"{where}/timestamp"),
+        name=meta.get("name"),
+        images=list(meta.get("images") or []),
+        thinking=meta.get("thinking"),
+        thinking_signature=meta.get("thinking_signature"),
+        tool_call_id=meta.get("call_id") if data["role"] == "tool" else None,
+        tool_calls=[
+            ToolCall(
+                id=c["call_id"],
+                name=c["name"],
+                arguments=c["arguments"],
+                raw_arguments=c.get("raw_arguments"),
+                arguments_error=c.get("arguments_error"),
+            )
+            for c in meta.get("requested_tool_calls") or []
+        ],
+        metadata=metadata,
+        **{flag: bool(meta.get(flag)) for flag in _FLAGS},
+    )
+
+
+def export_session(
+    session: Session,
+    *,
+    provider: str = "",
+    model: str = "",
+    model_params: dict[str, Any] | None = None,
+    system_prompt: str = "",
+    tools: list[dict[str, Any]] | None = None,
+    settings: dict[str, Any] | None = None,
+    keep_recent: int | None = None,
+) -> dict[str, Any]:
+    calls = {c.id: c for m in [*session.messages, *session.context] for c in m.tool_calls}
+    display_ids = {m.id for m in session.messages}
+    by_id = {m.id: m for m in session.messages}
+    meta: dict[str, Any] = {
+        "id": session.id,
+        "name": session.name,
+        "created_at": _iso(session.created_at),
+        "last_active": _iso(session.last_active),
+        "pinned": session.pinned,
+        "profile_id": session.profile_id,
+        "provider": provider,
+        "model": model,
+        "model_params": model_params or {},
+        "system_prompt": system_prompt,
+        "settings": settings or {},
+        "context_token_count": session.context_token_count,
+        "planning_logs": session.planning_logs,
+    }
+    if tools is not None:
+        meta["tool_registry"] = tools
+    summary = session.summary_message
+    if summary is not None:
+        meta["summary"] = {
+            "created_at": _iso(summary.created_at),
+            "text": summary.content or "",
+            **({"preserve_recent": keep_recent} if keep_recent is not None else {}),
+            "metrics": {k: v for k, v in summary.metadata.items() if isinstance(v, int | float)},
+        }
+    context: list[dict[str, Any]] = []
+    for msg in session.context:
+        same = msg.id in display_ids and by_id[msg.id] == msg
+        context.append({"ref": msg.id} if same else _message_out(msg, calls))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "exported_at": _iso(utcnow()),
+        "generator": f"navi {__version__}",
+        "session": meta,
+        "messages": [_message_out(m, calls) for m in session.messages],
+        "context": context,
+    }
+
+
+def validate_archive(data: Any) -> None:
+    if not isinstance(data, dict):
+        raise ArchiveError("an archive must be a JSON object")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ArchiveError(f"unsupported schema_version {version!r}; this Navi reads {SCHEMA_VERSION!r}")
+    validator = jsonschema.Draft202012Validator(archive_schema(), format_checker=jsonschema.FormatChecker())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise ArchiveError(f"invalid archive at {where}: {error.message}")
+
+
+def import_archive(data: Any, *, owner: str | None = None) -> Session:
+    """Rebuild a session from an archive, under a new id. Raises `ArchiveError` on bad input."""
+    validate_archive(data)
+    meta = data["session"]
+    messages = [_message_in(m, f"messages/{i}") for i, m in enumerate(data["messages"])]
+    by_id = {m.id: m for m in messages}
+    context: list[Message] = []
+    for i, entry in enumerate(data["context"]):
+        if "ref" in entry:
+            if entry["ref"] not in by_id:
+                raise ArchiveError(f"context refers to message {entry['ref']!r}, which is not in messages")
+            context.append(by_id[entry["ref"]].model_copy(deep=True))
+        else:
+            context.append(_message_in(entry, f"context/{i}"))
+    created = _when(meta["created_at"], "session/created_at")
+    last_active = meta.get("last_active")
+    return Session(
+        id=new_session_id(),
+        owner=owner or "local",
+        profile_id=meta["profile_id"],
+        name=meta.get("name"),
+        pinned=bool(meta.get("pinned", False)),
+        context_token_count=int(meta.get("context_token_count", 0)),
+        created_at=created,
+        last_active=_when(last_active, "session/last_active") if last_active else created,
+        messages=messages,
+        context=context,
+        planning_logs=list(meta.get("planning_logs") or []),
+        message_count=len(messages),
+    )

@@ -1,0 +1,115 @@
+"""A dict-backed store for tests. Copies on the way in and out, like a database would."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from navi.llm.messages import Message, utcnow
+from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, new_session_id
+from navi.sessions.store import SessionNotFound, SessionStore
+
+
+class InMemorySessionStore(SessionStore):
+    def __init__(self, files_dir: str | None = None) -> None:
+        super().__init__(files_dir)
+        self._sessions: dict[str, Session] = {}
+        self._lock = asyncio.Lock()
+
+    def _find(self, session_id: str, owner: str | None) -> Session | None:
+        session = self._sessions.get(session_id)
+        if session is None or (owner is not None and session.owner != owner):
+            return None
+        return session
+
+    def _require(self, session_id: str) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionNotFound(session_id)
+        return session
+
+    async def create(
+        self, profile_id: str, *, owner: str = DEFAULT_OWNER, name: str | None = None
+    ) -> Session:
+        session = Session(id=new_session_id(), profile_id=profile_id, owner=owner, name=name)
+        self._sessions[session.id] = session
+        return session.model_copy(deep=True)
+
+    async def get(self, session_id: str, *, owner: str | None = None, display: bool = True) -> Session | None:
+        session = self._find(session_id, owner)
+        if session is None:
+            return None
+        copy = session.model_copy(deep=True)
+        copy.message_count = len(session.messages)
+        if not display:
+            copy.messages = []
+        return copy
+
+    async def list(self, *, owner: str | None = None) -> list[SessionInfo]:
+        found = [s for s in self._sessions.values() if owner is None or s.owner == owner]
+        found.sort(key=lambda s: (not s.pinned, -s.last_active.timestamp()))
+        infos = []
+        for s in found:
+            info = s.info()
+            info.message_count = len(s.messages)
+            infos.append(info)
+        return infos
+
+    async def _delete(self, session_id: str, owner: str | None) -> bool:
+        if self._find(session_id, owner) is None:
+            return False
+        del self._sessions[session_id]
+        return True
+
+    async def set_pinned(self, session_id: str, pinned: bool, *, owner: str | None = None) -> bool:
+        session = self._find(session_id, owner)
+        if session is not None:
+            session.pinned = pinned
+        return session is not None
+
+    async def set_name(self, session_id: str, name: str | None, *, owner: str | None = None) -> bool:
+        session = self._find(session_id, owner)
+        if session is not None:
+            session.name = name
+        return session is not None
+
+    async def set_profile(self, session_id: str, profile_id: str) -> bool:
+        session = self._find(session_id, None)
+        if session is not None:
+            session.profile_id = profile_id
+        return session is not None
+
+    async def append(
+        self,
+        session_id: str,
+        *,
+        display: Sequence[Message] = (),
+        context: Sequence[Message] = (),
+        context_token_count: int | None = None,
+    ) -> None:
+        async with self._lock:
+            session = self._require(session_id)
+            session.messages.extend(m.model_copy(deep=True) for m in display)
+            session.context.extend(m.model_copy(deep=True) for m in context)
+            if context_token_count is not None:
+                session.context_token_count = context_token_count
+            session.last_active = utcnow()
+
+    async def replace_context(
+        self, session_id: str, context: Sequence[Message], *, context_token_count: int
+    ) -> None:
+        session = self._require(session_id)
+        session.context = [m.model_copy(deep=True) for m in context]
+        session.context_token_count = context_token_count
+
+    async def set_context_tokens(self, session_id: str, count: int) -> None:
+        self._require(session_id).context_token_count = count
+
+    async def add_planning_log(self, session_id: str, entry: dict[str, Any]) -> None:
+        self._require(session_id).planning_logs.append(dict(entry))
+
+    async def insert(self, session: Session) -> None:
+        if session.id in self._sessions:
+            raise ValueError(f"session '{session.id}' already exists")
+        self._sessions[session.id] = session.model_copy(deep=True)

@@ -1,0 +1,64 @@
+"""The session: two message buffers and the facts about them.
+
+`messages` is the display history, complete and never compressed. `context` is what the model sees;
+compression replaces part of it with a summary. System prompts live in neither: they are built
+fresh on every model call from the current profile.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from navi.llm.messages import Message, utcnow
+
+DEFAULT_OWNER = "local"
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def new_session_id() -> str:
+    return str(uuid.uuid4())
+
+
+def is_session_id(value: str) -> bool:
+    """Session ids are lowercase UUIDs; anything else is refused before it reaches a path or query."""
+    return bool(_UUID.match(value))
+
+
+def as_utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class SessionInfo(BaseModel):
+    """A session without its buffers: what a sidebar lists."""
+
+    id: str
+    owner: str = DEFAULT_OWNER
+    profile_id: str
+    name: str | None = None
+    pinned: bool = False
+    context_token_count: int = 0
+    message_count: int = 0
+    created_at: datetime = Field(default_factory=utcnow)
+    last_active: datetime = Field(default_factory=utcnow)
+
+
+class Session(SessionInfo):
+    messages: list[Message] = Field(default_factory=list)
+    context: list[Message] = Field(default_factory=list)
+    planning_logs: list[dict[str, Any]] = Field(default_factory=list)
+
+    def info(self) -> SessionInfo:
+        return SessionInfo(**self.model_dump(include=set(SessionInfo.model_fields)))
+
+    @property
+    def summary_message(self) -> Message | None:
+        """The newest compression summary in the context, if any."""
+        for msg in reversed(self.context):
+            if msg.is_summary:
+                return msg
+        return None

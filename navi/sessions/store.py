@@ -1,0 +1,104 @@
+"""The session store interface. Writes are incremental: a turn appends rows, never rewrites a session.
+
+All stores (in-memory, SQLite, PostgreSQL) implement this and pass one contract test suite.
+`owner=None` means "any owner"; passing an owner restricts every call to that owner's sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from navi.llm.messages import Message
+from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, is_session_id
+
+
+class SessionNotFound(LookupError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id)
+        self.session_id = session_id
+
+    def __str__(self) -> str:
+        return f"no session '{self.session_id}'"
+
+
+class SessionStore(ABC):
+    def __init__(self, files_dir: str | Path | None = None) -> None:
+        self.files_dir = Path(files_dir) if files_dir else None
+
+    # --- lifecycle -------------------------------------------------------------------------------
+    async def open(self) -> None:  # noqa: B027 - optional hook
+        """Prepare storage (migrations, pools). Called once before use."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release connections."""
+
+    # --- sessions --------------------------------------------------------------------------------
+    @abstractmethod
+    async def create(
+        self, profile_id: str, *, owner: str = DEFAULT_OWNER, name: str | None = None
+    ) -> Session: ...
+
+    @abstractmethod
+    async def get(self, session_id: str, *, owner: str | None = None, display: bool = True) -> Session | None:
+        """The whole session. `display=False` skips the display buffer (the agent needs only context)."""
+
+    @abstractmethod
+    async def list(self, *, owner: str | None = None) -> list[SessionInfo]:
+        """Pinned sessions first, then most recently active first."""
+
+    @abstractmethod
+    async def _delete(self, session_id: str, owner: str | None) -> bool: ...
+
+    async def delete(self, session_id: str, *, owner: str | None = None) -> bool:
+        """Delete a session, its messages and its uploaded files."""
+        if not is_session_id(session_id):
+            return False
+        deleted = await self._delete(session_id, owner)
+        if deleted and self.files_dir is not None:
+            await asyncio.to_thread(shutil.rmtree, self.files_dir / session_id, True)
+        return deleted
+
+    @abstractmethod
+    async def set_pinned(self, session_id: str, pinned: bool, *, owner: str | None = None) -> bool: ...
+
+    @abstractmethod
+    async def set_name(self, session_id: str, name: str | None, *, owner: str | None = None) -> bool: ...
+
+    @abstractmethod
+    async def set_profile(self, session_id: str, profile_id: str) -> bool: ...
+
+    # --- incremental writes ----------------------------------------------------------------------
+    @abstractmethod
+    async def append(
+        self,
+        session_id: str,
+        *,
+        display: Sequence[Message] = (),
+        context: Sequence[Message] = (),
+        context_token_count: int | None = None,
+    ) -> None:
+        """Append to either or both buffers in one transaction and mark the session active.
+
+        Raises `SessionNotFound`. Only the new rows are written.
+        """
+
+    @abstractmethod
+    async def replace_context(
+        self, session_id: str, context: Sequence[Message], *, context_token_count: int
+    ) -> None:
+        """Swap the whole context buffer (compression). The display buffer is untouched."""
+
+    @abstractmethod
+    async def set_context_tokens(self, session_id: str, count: int) -> None: ...
+
+    @abstractmethod
+    async def add_planning_log(self, session_id: str, entry: dict[str, Any]) -> None: ...
+
+    @abstractmethod
+    async def insert(self, session: Session) -> None:
+        """Store a complete session as it is (archive import). Its id must be new."""

@@ -1,0 +1,64 @@
+"""The relational schema, in SQLAlchemy Core, shared by SQLite and PostgreSQL.
+
+Each buffer is its own table of (session, position) rows holding one message as JSON text, so a
+turn inserts rows and compression replaces only `session_context` rows. Migrations under
+`migrations/versions` create these tables; this module is what the code queries.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("owner", String(128), nullable=False, index=True),
+    Column("profile_id", String(64), nullable=False),
+    Column("name", Text, nullable=True),
+    Column("pinned", Boolean, nullable=False, default=False),
+    Column("context_token_count", Integer, nullable=False, default=0),
+    Column("display_count", Integer, nullable=False, default=0),
+    Column("context_count", Integer, nullable=False, default=0),
+    Column("planning_count", Integer, nullable=False, default=0),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("last_active", DateTime(timezone=True), nullable=False),
+)
+
+
+def _buffer(name: str) -> Table:
+    return Table(
+        name,
+        metadata,
+        Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
+        Column("position", Integer, primary_key=True),
+        Column("message_id", String(64), nullable=False),
+        Column("role", String(16), nullable=False),
+        Column("created_at", DateTime(timezone=True), nullable=False),
+        Column("data", Text, nullable=False),
+    )
+
+
+session_messages = _buffer("session_messages")
+session_context = _buffer("session_context")
+
+session_planning_logs = Table(
+    "session_planning_logs",
+    metadata,
+    Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("data", Text, nullable=False),
+)

@@ -1,0 +1,93 @@
+"""Archives through REST and the `navi sessions` command."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from navi.api.app import create_app
+from navi.cli.main import _register, app
+from navi.llm.messages import Message, ToolCall
+from navi.runtime import build_runtime
+
+_register()
+runner = CliRunner()
+
+
+async def seed(settings) -> str:
+    rt = await build_runtime(settings)
+    try:
+        s = await rt.sessions.create("server_admin", name="Disk check")
+        call = ToolCall(name="ssh_exec", arguments={"host": "nas", "command": "df -h"})
+        msgs = [
+            Message.user("Is the NAS full?"),
+            Message.assistant("", tool_calls=[call]),
+            Message.tool(
+                "/dev/sda1 91%",
+                tool_call_id=call.id,
+                name="ssh_exec",
+                metadata={"status": "ok", "duration_ms": 240},
+            ),
+            Message.assistant("It is 91% full."),
+        ]
+        await rt.sessions.append(s.id, display=msgs, context=msgs, context_token_count=88)
+        return s.id
+    finally:
+        await rt.aclose()
+
+
+async def test_rest_export_then_import(make_settings) -> None:
+    settings = make_settings()
+    sid = await seed(settings)
+    with TestClient(create_app(settings)) as client:
+        resp = client.get(f"/sessions/{sid}/export")
+        assert resp.status_code == 200
+        archive = resp.json()
+        assert archive["session"]["profile_id"] == "server_admin"
+        assert "Mode: server administrator" in archive["session"]["system_prompt"]
+        assert archive["session"]["model"] == settings.ollama_default_model
+        created = client.post("/sessions/import", json=archive)
+        assert created.status_code == 201
+        new_id = created.json()["session_id"]
+        assert new_id != sid and created.json()["messages"] == 4
+        again = client.get(f"/sessions/{new_id}/export").json()
+        assert again["messages"] == archive["messages"]
+        assert again["context"] == archive["context"]
+        assert client.get("/sessions/00000000-0000-4000-8000-000000000000/export").status_code == 404
+        bad = client.post("/sessions/import", json={"schema_version": "session-archive/v1", "session": {}})
+        assert bad.status_code == 422
+        assert "required property" in bad.json()["detail"]
+        assert (
+            client.post(
+                "/sessions/import", content=b"{not json", headers={"content-type": "application/json"}
+            ).status_code
+            == 422
+        )
+
+
+def test_cli_list_export_import(make_settings, tmp_path: Path, monkeypatch) -> None:
+    settings = make_settings()
+    monkeypatch.setenv("DB_PATH", settings.db_path)
+    sid = asyncio.run(seed(settings))
+    listed = runner.invoke(app, ["sessions", "list"])
+    assert listed.exit_code == 0 and sid in listed.output and "Disk check" in listed.output
+    out = tmp_path / "disk.json"
+    exported = runner.invoke(app, ["sessions", "export", sid, "-o", str(out)])
+    assert exported.exit_code == 0, exported.output
+    assert json.loads(out.read_text())["session"]["name"] == "Disk check"
+    imported = runner.invoke(app, ["sessions", "import", str(out)])
+    assert imported.exit_code == 0, imported.output
+    new_id = imported.output.split()[1]
+    as_json = json.loads(runner.invoke(app, ["sessions", "list", "--json"]).output)
+    assert {s["id"] for s in as_json} == {sid, new_id}
+    assert all(s["message_count"] == 4 for s in as_json)
+    missing = runner.invoke(app, ["sessions", "export", "00000000-0000-4000-8000-000000000000"])
+    assert missing.exit_code == 1 and "no session" in missing.output
+    (tmp_path / "junk.json").write_text("[1, 2]")
+    junk = runner.invoke(app, ["sessions", "import", str(tmp_path / "junk.json")])
+    assert junk.exit_code == 1 and "JSON object" in junk.output
+    assert runner.invoke(app, ["sessions", "import", str(tmp_path / "absent.json")]).exit_code == 1

@@ -14,7 +14,7 @@ from navi.sessions.archive import ArchiveError, export_session, import_archive
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.models import Session
 from navi.sessions.sql_store import SqlSessionStore
-from navi.storage.database import engine_for_url, sqlite_url
+from navi.storage.database import Database, sqlite_url
 
 SCHEMA_FILE = Path(__file__).parents[1] / "navi" / "sessions" / "session-archive-v1.schema.json"
 
@@ -161,7 +161,7 @@ async def test_imported_session_survives_a_store(kind: str, tmp_path: Path) -> N
     store = (
         InMemorySessionStore()
         if kind == "memory"
-        else SqlSessionStore(engine_for_url(sqlite_url(tmp_path / "a.db")))
+        else SqlSessionStore(Database(sqlite_url(tmp_path / "a.db")))
     )
     await store.open()
     try:

@@ -15,7 +15,7 @@ from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.models import Session
 from navi.sessions.sql_store import SqlSessionStore
 from navi.sessions.store import SessionNotFound, SessionStore
-from navi.storage.database import engine_for_url, postgres_url, sqlite_url
+from navi.storage.database import Database, postgres_url, sqlite_url
 
 STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -27,9 +27,9 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     if kind == "memory":
         s: SessionStore = InMemorySessionStore(files_dir=str(files))
     elif kind == "sqlite":
-        s = SqlSessionStore(engine_for_url(sqlite_url(tmp_path / "navi.db")), str(files))
+        s = SqlSessionStore(Database(sqlite_url(tmp_path / "navi.db")), str(files))
     else:
-        s = SqlSessionStore(engine_for_url(postgres_url(request.getfixturevalue("pg_url"))), str(files))
+        s = SqlSessionStore(Database(postgres_url(request.getfixturevalue("pg_url"))), str(files))
     await s.open()
     try:
         yield s
@@ -247,7 +247,7 @@ async def test_a_turn_writes_only_new_rows(kind: str, tmp_path: Path, request: p
     url = (
         sqlite_url(tmp_path / "n.db") if kind == "sqlite" else postgres_url(request.getfixturevalue("pg_url"))
     )
-    store = SqlSessionStore(engine_for_url(url))
+    store = SqlSessionStore(Database(url))
     await store.open()
     try:
         s = await store.create("secretary")
@@ -259,11 +259,11 @@ async def test_a_turn_writes_only_new_rows(kind: str, tmp_path: Path, request: p
             rows = len(parameters) if executemany and isinstance(parameters, list | tuple) else 1
             statements.append((statement.split()[0].upper(), rows))
 
-        event.listen(store.engine.sync_engine, "before_cursor_execute", record)
+        event.listen(store.db.sync_engine, "before_cursor_execute", record)
         await store.append(
             s.id, display=[Message.user("new"), Message.assistant("reply")], context=[Message.user("new")]
         )
-        event.remove(store.engine.sync_engine, "before_cursor_execute", record)
+        event.remove(store.db.sync_engine, "before_cursor_execute", record)
         inserted = sum(rows for verb, rows in statements if verb == "INSERT")
         updated = sum(rows for verb, rows in statements if verb == "UPDATE")
         deleted = [verb for verb, _ in statements if verb == "DELETE"]

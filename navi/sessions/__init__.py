@@ -10,9 +10,9 @@ from navi.sessions.store import SessionNotFound, SessionStore
 def build_session_store(settings: Settings) -> SessionStore:
     """The SQL store on SQLite (`DB_PATH`) or PostgreSQL (`DATABASE_URL`). Call `open()` before use."""
     from navi.sessions.sql_store import SqlSessionStore
-    from navi.storage.database import create_engine
+    from navi.storage.database import open_database
 
-    return SqlSessionStore(create_engine(settings), settings.session_files_dir)
+    return SqlSessionStore(open_database(settings), settings.session_files_dir)
 
 
 __all__ = [

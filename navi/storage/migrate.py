@@ -6,27 +6,23 @@ from importlib import resources
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Connection
+
+from navi.storage.database import Database
 
 
-def _config(connection: Connection) -> Config:
+def _config(connection: Connection, revision: str) -> None:
     config = Config()
     config.set_main_option("script_location", str(resources.files("navi.storage").joinpath("migrations")))
     config.attributes["connection"] = connection
-    return config
+    command.upgrade(config, revision)
 
 
-async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
-    """Bring the schema to `revision` (idempotent; safe to call on every start)."""
-    async with engine.begin() as conn:
-        await conn.run_sync(lambda sync_conn: command.upgrade(_config(sync_conn), revision))
+async def upgrade(db: Database, revision: str = "head") -> None:
+    """Bring the schema to `revision` (idempotent; safe on every start, and from several processes)."""
+    await db.write(lambda conn: _config(conn, revision))
 
 
-async def current_revision(engine: AsyncEngine) -> str | None:
-    from alembic.runtime.migration import MigrationContext
-
-    async with engine.connect() as conn:
-        return await conn.run_sync(
-            lambda sync_conn: MigrationContext.configure(sync_conn).get_current_revision()
-        )
+async def current_revision(db: Database) -> str | None:
+    return await db.read(lambda conn: MigrationContext.configure(conn).get_current_revision())

@@ -1,7 +1,8 @@
 """The relational schema, in SQLAlchemy Core, shared by SQLite and PostgreSQL.
 
 Each buffer is its own table of (session, position) rows holding one message as JSON text, so a
-turn inserts rows and compression replaces only `session_context` rows. Migrations under
+turn inserts rows and compression replaces only `session_context` rows. On SQLite the row tables
+are WITHOUT ROWID: the primary key is the table, so an insert touches one b-tree, not two. Migrations under
 `migrations/versions` create these tables; this module is what the code queries.
 """
 
@@ -48,6 +49,7 @@ def _buffer(name: str) -> Table:
         Column("role", String(16), nullable=False),
         Column("created_at", DateTime(timezone=True), nullable=False),
         Column("data", Text, nullable=False),
+        sqlite_with_rowid=False,
     )
 
 
@@ -61,4 +63,5 @@ session_planning_logs = Table(
     Column("position", Integer, primary_key=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("data", Text, nullable=False),
+    sqlite_with_rowid=False,
 )

@@ -27,6 +27,7 @@ def _buffer(name: str) -> None:
         sa.Column("role", sa.String(16), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("data", sa.Text, nullable=False),
+        sqlite_with_rowid=False,
     )
 
 
@@ -57,6 +58,7 @@ def upgrade() -> None:
         sa.Column("position", sa.Integer, primary_key=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("data", sa.Text, nullable=False),
+        sqlite_with_rowid=False,
     )
 
 

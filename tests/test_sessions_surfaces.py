@@ -91,3 +91,25 @@ def test_cli_list_export_import(make_settings, tmp_path: Path, monkeypatch) -> N
     junk = runner.invoke(app, ["sessions", "import", str(tmp_path / "junk.json")])
     assert junk.exit_code == 1 and "JSON object" in junk.output
     assert runner.invoke(app, ["sessions", "import", str(tmp_path / "absent.json")]).exit_code == 1
+
+
+async def test_rest_history_windows(make_settings) -> None:  # noqa: ANN001
+    settings = make_settings()
+    sid = await seed(settings)
+    rt = await build_runtime(settings)
+    try:
+        await rt.sessions.replace_context(
+            sid, [Message.user("Summary: NAS disk check", is_summary=True)], context_token_count=10
+        )
+    finally:
+        await rt.aclose()
+    with TestClient(create_app(settings)) as client:
+        last = client.get(f"/sessions/{sid}/messages", params={"last": 1}).json()
+        assert [m["content"] for m in last["messages"]] == ["It is 91% full."] and last["total"] == 4
+        budget = client.get(f"/sessions/{sid}/messages", params={"token_budget": 40}).json()
+        assert budget["summary_prepended"] is True
+        assert budget["messages"][0]["content"] == "Summary: NAS disk check"
+        everything = client.get(f"/sessions/{sid}/messages").json()
+        assert len(everything["messages"]) == 4 and everything["summary_prepended"] is False
+        assert client.get(f"/sessions/{sid}/messages", params={"last": -1}).status_code == 422
+        assert client.get(f"/sessions/{sid}/messages", params={"since": "not-a-date"}).status_code == 422

@@ -93,7 +93,7 @@ def test_cli_list_export_import(make_settings, tmp_path: Path, monkeypatch) -> N
     assert runner.invoke(app, ["sessions", "import", str(tmp_path / "absent.json")]).exit_code == 1
 
 
-async def test_rest_history_windows(make_settings) -> None:  # noqa: ANN001
+async def test_rest_history_windows(make_settings) -> None:
     settings = make_settings()
     sid = await seed(settings)
     rt = await build_runtime(settings)

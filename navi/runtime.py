@@ -1,7 +1,8 @@
 """The composition root: everything Navi runs on, built from one `Settings` object.
 
-`build_runtime()` is called by the FastAPI lifespan and by CLI commands that need the same parts
-(doctor, sessions, memory). Nothing here runs at import time.
+`build_runtime()` is called by the FastAPI lifespan and by CLI commands that need the same parts.
+Nothing here runs at import time. Built-in tools register through the same `register()` a user
+tool would use; the spawn tool gets the agent after the agent exists.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from navi.agent.engine import Agent, AgentConfig
+from navi.agent.workers import CompressionSettings, CompressionWorker, ContextCompressor, NamingWorker
 from navi.config import Settings
 from navi.llm.registry import BackendRegistry, build_backends
 from navi.profiles.persona import system_prompt
@@ -16,6 +19,12 @@ from navi.profiles.registry import ProfileRegistry, UnknownProfile, build_profil
 from navi.sessions import SessionStore, build_session_store
 from navi.sessions.archive import export_session
 from navi.sessions.models import Session
+from navi.tools.builtin.agents import SpawnAgentTool, SwitchProfileTool
+from navi.tools.builtin.recall import RecallTool
+from navi.tools.builtin.scratchpad import ScratchpadTool
+from navi.tools.builtin.todo import TodoTool
+from navi.tools.registry import ToolRegistry
+from navi.tools.session_state import SessionState
 
 
 @dataclass
@@ -24,6 +33,9 @@ class Runtime:
     backends: BackendRegistry
     profiles: ProfileRegistry
     sessions: SessionStore
+    tools: ToolRegistry
+    state: SessionState
+    agent: Agent
 
     async def aclose(self) -> None:
         await self.sessions.aclose()
@@ -46,6 +58,7 @@ class Runtime:
                 "think": s.ollama_think,
             },
             system_prompt=system_prompt(s.navi_persona, profile),
+            tools=[spec.model_dump() for spec in self.agent.tool_specs(profile)],
             settings={
                 "context_compression_enabled": s.context_compression_enabled,
                 "context_compression_threshold": s.context_compression_threshold,
@@ -61,6 +74,37 @@ def default_models(backends: BackendRegistry) -> dict[str, str]:
     return {name: backends.default_model(name) for name in backends.names()}
 
 
+def agent_config(settings: Settings) -> AgentConfig:
+    return AgentConfig(
+        persona=settings.navi_persona, num_ctx=settings.ollama_num_ctx, think=settings.ollama_think
+    )
+
+
+def compression_settings(settings: Settings) -> CompressionSettings:
+    return CompressionSettings(
+        enabled=settings.context_compression_enabled,
+        threshold=settings.context_compression_threshold,
+        keep_recent=settings.context_keep_recent,
+        temperature=settings.context_summary_temperature,
+        max_input_chars=settings.context_summary_max_input_chars,
+    )
+
+
+def register_builtin_tools(
+    tools: ToolRegistry, *, state: SessionState, profiles: ProfileRegistry, sessions: SessionStore
+) -> SpawnAgentTool:
+    spawn = SpawnAgentTool(profiles)
+    for tool in (
+        TodoTool(state),
+        ScratchpadTool(state),
+        SwitchProfileTool(profiles, sessions),
+        spawn,
+        RecallTool(sessions),
+    ):
+        tools.register(tool, builtin=True)
+    return spawn
+
+
 async def build_runtime(
     settings: Settings,
     *,
@@ -71,4 +115,27 @@ async def build_runtime(
     profiles = build_profiles(settings, default_models(backends))
     sessions = sessions or build_session_store(settings)
     await sessions.open()
-    return Runtime(settings=settings, backends=backends, profiles=profiles, sessions=sessions)
+    state = SessionState()
+    tools = ToolRegistry()
+    spawn = register_builtin_tools(tools, state=state, profiles=profiles, sessions=sessions)
+    compressor = ContextCompressor(compression_settings(settings), sessions)
+    agent = Agent(
+        agent_config(settings),
+        backends=backends,
+        profiles=profiles,
+        tools=tools,
+        sessions=sessions,
+        compressor=compressor,
+        workers=[CompressionWorker(compressor), NamingWorker(sessions)],
+        on_session_end=[state.forget],
+    )
+    spawn.spawner = agent.run_ephemeral
+    return Runtime(
+        settings=settings,
+        backends=backends,
+        profiles=profiles,
+        sessions=sessions,
+        tools=tools,
+        state=state,
+        agent=agent,
+    )

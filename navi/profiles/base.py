@@ -23,6 +23,7 @@ BASE_TOOLS: tuple[str, ...] = (
     "list_tools",
     "tool_manual",
     "spawn_agent",
+    "recall",
 )
 
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from functools import cache
-from importlib import resources
-
+from navi import prompts
 from navi.profiles.base import AgentProfile
 
 
-@cache
 def default_persona() -> str:
     """Navi's built-in persona, used when neither NAVI_PERSONA nor NAVI_PERSONA_FILE is set."""
-    return resources.files("navi.prompts").joinpath("persona.md").read_text(encoding="utf-8").strip()
+    return prompts.load("persona")
 
 
 def system_prompt(persona: str, profile: AgentProfile) -> str:

@@ -1,0 +1,683 @@
+"""The agent loop: one async generator over plan → model call → tools → … → answer.
+
+`run_stream()` drives a persistent session and yields `AgentEvent`s; `run()` is the same loop
+without planning, returning the answer; `run_ephemeral()` is a subagent with no persistence whose
+events reach the parent run through its event sink, flagged `is_subagent`.
+
+Every message is written as soon as it is complete (user message, plan, each assistant turn, each
+tool result), so a crash loses at most the one in flight. Stop is cooperative: the stop event is
+checked before every model call, raced against every streamed chunk (closing the model stream and
+its HTTP request), and watched while tools run; a run is never cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from navi import runctx
+from navi.agent.context import build_context
+from navi.agent.events import (
+    AgentEvent,
+    ErrorEvent,
+    PlanReady,
+    StreamEnd,
+    StreamStopped,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingEnd,
+    ToolEvent,
+    ToolStarted,
+    TurnThinking,
+)
+from navi.agent.planning import run_planning
+from navi.agent.workers import ContextCompressor, Worker, WorkerContext
+from navi.llm.base import CallOptions, LLMBackend
+from navi.llm.chunks import Chunk, CompletionBuilder
+from navi.llm.chunks import TextDelta as TextChunk
+from navi.llm.chunks import ThinkingDelta as ThinkingChunk
+from navi.llm.errors import LLMError
+from navi.llm.messages import Message, ToolCall, ToolSpec, strip_data_uri
+from navi.llm.registry import BackendRegistry
+from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens
+from navi.profiles.base import AgentProfile
+from navi.profiles.registry import ProfileRegistry, UnknownProfile
+from navi.sessions.store import SessionNotFound, SessionStore
+from navi.tools.base import ToolResult
+from navi.tools.registry import ToolRegistry, ToolView
+
+log = structlog.stdlib.get_logger(__name__)
+
+FAILURE_NOTE = (
+    "Several tool calls in a row have failed. Do not call tools now: answer the user with what you "
+    "have, and say plainly what failed."
+)
+LIMIT_NOTE = (
+    "You have reached the step limit for this request. Do not call tools: tell the user what was "
+    "done, what the results are, and what remains."
+)
+
+
+EVENT_RESULT_MAX = 20_000
+
+
+class AgentRunError(Exception):
+    """A non-streaming run ended with an error (the message is meant for the user)."""
+
+
+class _Stopped(Exception):
+    pass
+
+
+@dataclass
+class AgentConfig:
+    persona: str = ""
+    num_ctx: int = 65536
+    think: bool = True
+    tool_result_max_chars: int = 16_000
+    max_consecutive_tool_failures: int = 3
+    stop_grace_seconds: float = 5.0
+
+
+@dataclass
+class _Run:
+    ctx: runctx.RunContext
+    profile: AgentProfile
+    llm: LLMBackend
+    model: str
+    window: int
+    tools: ToolView
+    context: list[Message]
+    persistent: bool
+    stream: bool
+    memory: str | None = None
+    tokens: int = 0  # the backend's count for the context as of the last model call
+    pending: int = 0  # estimated tokens of messages added since that count
+    final_text: str = ""
+    failures: int = 0
+
+    @property
+    def is_subagent(self) -> bool:
+        return self.ctx.is_subagent
+
+    @property
+    def size(self) -> int:
+        return self.tokens + self.pending
+
+
+class Agent:
+    def __init__(
+        self,
+        config: AgentConfig,
+        *,
+        backends: BackendRegistry,
+        profiles: ProfileRegistry,
+        tools: ToolRegistry,
+        sessions: SessionStore,
+        compressor: ContextCompressor,
+        workers: Sequence[Worker] = (),
+        memory_summary: Callable[[], Awaitable[str | None]] | None = None,
+        user_tools: Callable[[], list[str]] | None = None,
+        on_session_end: Sequence[Callable[[str], Awaitable[None] | None]] = (),
+    ) -> None:
+        self.config = config
+        self.backends = backends
+        self.profiles = profiles
+        self.tools = tools
+        self.sessions = sessions
+        self.compressor = compressor
+        self.workers = list(workers)
+        self.memory_summary = memory_summary
+        self.user_tools = user_tools or (lambda: [])
+        self.on_session_end = list(on_session_end)
+        self._windows: dict[tuple[str, str], int] = {}
+
+    # --- set-up helpers --------------------------------------------------------------------------
+    def _tool_view(self, profile: AgentProfile) -> ToolView:
+        return self.tools.view([*profile.enabled_tools, *self.user_tools()])
+
+    def tool_specs(self, profile: AgentProfile) -> list[ToolSpec]:
+        """The tools a profile's model is offered (its list plus user tools enabled for all)."""
+        return self._tool_view(profile).specs()
+
+    async def _window(self, llm: LLMBackend, model: str) -> int:
+        key = (llm.name, model)
+        if key not in self._windows:
+            try:
+                length = (await llm.model_info(model)).context_length
+            except LLMError:
+                return self.config.num_ctx  # not cached: the server may come back with a real answer
+            self._windows[key] = min(self.config.num_ctx, length) if length else self.config.num_ctx
+        return self._windows[key]
+
+    async def _bind(self, run: _Run, profile: AgentProfile) -> None:
+        run.profile = profile
+        run.llm = self.backends.get(self.profiles.backend_of(profile))
+        run.model = self.profiles.model_of(profile)
+        run.window = await self._window(run.llm, run.model)
+        run.tools = self._tool_view(profile)
+        run.ctx.profile_id = profile.id
+
+    async def _new_run(
+        self,
+        ctx: runctx.RunContext,
+        profile: AgentProfile,
+        context: list[Message],
+        *,
+        persistent: bool,
+        stream: bool,
+    ) -> _Run:
+        memory = await self.memory_summary() if self.memory_summary else None
+        run = _Run(
+            ctx=ctx,
+            profile=profile,
+            llm=self.backends.get(self.profiles.backend_of(profile)),
+            model="",
+            window=self.config.num_ctx,
+            tools=ToolView([]),
+            context=context,
+            persistent=persistent,
+            stream=stream,
+            memory=memory,
+        )
+        await self._bind(run, profile)
+        return run
+
+    def _overhead(self, run: _Run) -> int:
+        """Tokens of what every call adds to the stored context: system prompt, memory, tool schemas."""
+        head = build_context(self.config.persona, run.profile, [], run.memory)
+        schema_chars = sum(len(str(s.parameters)) + len(s.description) for s in run.tools.specs())
+        return estimate_messages_tokens(head) + schema_chars // 4
+
+    def _options(self, run: _Run) -> CallOptions:
+        return CallOptions(
+            model=run.model,
+            temperature=run.profile.temperature,
+            think=self.config.think,
+            num_ctx=self.config.num_ctx,
+        )
+
+    # --- persistence -----------------------------------------------------------------------------
+    async def _save(
+        self,
+        run: _Run,
+        *,
+        display: Sequence[Message] = (),
+        context: Sequence[Message] = (),
+        tokens: int | None = None,
+    ) -> None:
+        run.context.extend(context)
+        if run.persistent:
+            await self.sessions.append(
+                run.ctx.session_id, display=display, context=context, context_token_count=tokens
+            )
+
+    # --- public entry points ---------------------------------------------------------------------
+    async def run_stream(
+        self,
+        session_id: str,
+        message: str,
+        images: Sequence[str] | None = None,
+        files: Sequence[dict[str, str]] | None = None,
+        *,
+        stop_event: asyncio.Event | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """Run one turn of a stored session, yielding events as they happen."""
+        async for event in self._session_turn(session_id, message, images, files, stop_event, planning=True):
+            yield event
+
+    async def run(
+        self,
+        session_id: str,
+        message: str,
+        images: Sequence[str] | None = None,
+        files: Sequence[dict[str, str]] | None = None,
+        *,
+        stop_event: asyncio.Event | None = None,
+    ) -> str:
+        """One turn without streaming or planning; returns the answer or raises `AgentRunError`."""
+        answer = ""
+        async for event in self._session_turn(session_id, message, images, files, stop_event, planning=False):
+            if isinstance(event, ErrorEvent):
+                raise AgentRunError(event.message)
+            if isinstance(event, StreamEnd):
+                answer = event.content
+        return answer
+
+    async def run_ephemeral(self, message: str, profile_id: str) -> str:
+        """A subagent: fresh context, no persistence, its own session id; returns its answer."""
+        parent = runctx.current()
+        sub_id = f"subagent_{uuid.uuid4().hex[:12]}"
+        ctx = runctx.RunContext(
+            session_id=sub_id,
+            profile_id=profile_id,
+            stop_event=parent.stop_event if parent else asyncio.Event(),
+            is_subagent=True,
+            depth=(parent.depth + 1) if parent else 1,
+            persistent=False,
+        )
+        run = await self._new_run(
+            ctx, self.profiles.get(profile_id), [Message.user(message)], persistent=False, stream=False
+        )
+        run.pending = estimate_messages_tokens(run.context) + self._overhead(run)
+        try:
+            with runctx.using(ctx):
+                async for event in self._loop(run):
+                    if isinstance(event, TurnThinking | ToolStarted | ToolEvent) and parent is not None:
+                        parent.emit(event)
+                    elif isinstance(event, ErrorEvent):
+                        return f"The subagent failed: {event.message}"
+                    elif isinstance(event, StreamStopped):
+                        return "The subagent was stopped before it finished."
+            return run.final_text
+        finally:
+            await self.end_session(sub_id)
+
+    async def end_session(self, session_id: str) -> None:
+        """Release per-session resources (scratchpads, SSH connections…) of a finished session."""
+        for hook in self.on_session_end:
+            try:
+                result = hook(session_id)
+                if result is not None:
+                    await result
+            except Exception as exc:  # one hook failing must not keep the others from running
+                log.warning("session_end.hook_failed", session_id=session_id, error=str(exc))
+
+    # --- a turn of a stored session --------------------------------------------------------------
+    async def _session_turn(
+        self,
+        session_id: str,
+        message: str,
+        images: Sequence[str] | None,
+        files: Sequence[dict[str, str]] | None,
+        stop_event: asyncio.Event | None,
+        *,
+        planning: bool,
+    ) -> AsyncIterator[AgentEvent]:
+        session = await self.sessions.get(session_id, display=False)
+        if session is None:
+            raise SessionNotFound(session_id)
+        try:
+            profile = self.profiles.get(session.profile_id)
+        except UnknownProfile:
+            profile = self.profiles.get(self.profiles.default_id)
+        ctx = runctx.RunContext(
+            session_id=session_id, profile_id=profile.id, stop_event=stop_event or asyncio.Event()
+        )
+        with structlog.contextvars.bound_contextvars(session_id=session_id), runctx.using(ctx):
+            try:
+                run = await self._new_run(ctx, profile, list(session.context), persistent=True, stream=True)
+            except LLMError as exc:
+                yield ErrorEvent(message=str(exc))
+                return
+            first_exchange = session.name is None and session.message_count == 0
+            content = with_files(message, files)
+            user = Message.user(content, images=[strip_data_uri(i) for i in images or ()])
+            await self._save(run, display=[user], context=[user])
+            run.tokens = session.context_token_count or (
+                self._overhead(run) + estimate_messages_tokens(run.context)
+            )
+            run.pending = estimate_message_tokens(user) if session.context_token_count else 0
+
+            async for event in self._compress_if_needed(run):
+                yield event
+            if planning and run.profile.planning_enabled and not ctx.stopped:
+                async for event in self._plan(run):
+                    yield event
+            finished = False
+            async for event in self._loop(run):
+                finished = finished or isinstance(event, StreamEnd)
+                yield event
+            if finished:
+                async for event in self._after_turn(run, first_exchange, content):
+                    yield event
+
+    async def _plan(self, run: _Run) -> AsyncIterator[AgentEvent]:
+        outcome = await run_planning(run.llm, run.model, run.context, run.tools.names)
+        await self.sessions.add_planning_log(run.ctx.session_id, outcome.log_entry(run.model))
+        if outcome.plan:
+            plan = Message.assistant(outcome.plan, is_plan=True)
+            await self._save(run, display=[plan], context=[plan])
+            run.pending += estimate_message_tokens(plan)
+            yield PlanReady(plan=outcome.plan)
+        elif outcome.error:
+            log.warning("planning.failed", error=outcome.error)
+
+    async def _after_turn(self, run: _Run, first_exchange: bool, user_text: str) -> AsyncIterator[AgentEvent]:
+        wctx = WorkerContext(
+            session_id=run.ctx.session_id,
+            llm=run.llm,
+            model=run.model,
+            window=run.window,
+            context=run.context,
+            context_tokens=run.size,
+            overhead_tokens=self._overhead(run),
+            persistent=run.persistent,
+            first_exchange=first_exchange,
+            user_text=user_text,
+            answer=run.final_text,
+        )
+        for worker in self.workers:
+            try:
+                result = await worker.run(wctx)
+            except Exception as exc:  # post-turn work is best effort; the turn is saved
+                log.warning("worker.failed", worker=worker.name, error=str(exc))
+                continue
+            if result.context is not None:
+                wctx.context = run.context = result.context
+            if result.context_tokens is not None:
+                wctx.context_tokens = result.context_tokens
+            for event in result.events:
+                yield event
+
+    async def _compress_if_needed(self, run: _Run) -> AsyncIterator[AgentEvent]:
+        if not self.compressor.needed(run.size, run.window):
+            return
+        for keep in dict.fromkeys([self.compressor.settings.keep_recent, 1]):
+            done = await self.compressor.compress(
+                run.ctx.session_id,
+                run.context,
+                run.llm,
+                run.model,
+                overhead_tokens=self._overhead(run),
+                persistent=run.persistent,
+                keep_recent=keep,
+            )
+            if done is not None:
+                run.context, run.tokens, run.pending = done.context, done.tokens, 0
+                yield done.event
+            if run.size < run.window:
+                return
+
+    # --- the loop --------------------------------------------------------------------------------
+    async def _loop(self, run: _Run) -> AsyncIterator[AgentEvent]:
+        limit = max(1, run.profile.max_iterations)
+        for step in range(limit + 1):
+            last_step = step == limit
+            if run.ctx.stopped:
+                yield StreamStopped()
+                return
+            async for event in self._compress_if_needed(run):
+                yield event
+            if run.size > run.window:
+                yield ErrorEvent(
+                    message=f"the conversation ({run.size} tokens) no longer fits the model's context window "
+                    f"({run.window} tokens), even after compression"
+                )
+                return
+            note = None
+            tools = run.tools
+            if last_step:
+                note, tools = LIMIT_NOTE, ToolView([])
+            elif run.failures >= self.config.max_consecutive_tool_failures:
+                note, tools = FAILURE_NOTE, ToolView([])
+            builder = CompletionBuilder()
+            try:
+                async for event in self._model_turn(run, builder, tools, note):
+                    yield event
+            except _Stopped:
+                await self._save_partial(run, builder, stopped=True)
+                yield StreamStopped()
+                return
+            except LLMError as exc:
+                await self._save_partial(run, builder, error=str(exc))
+                yield ErrorEvent(message=str(exc))
+                return
+            completion = builder.build()
+            final = builder.final
+            assert final is not None
+            run.tokens, run.pending = final.usage.total_tokens, 0
+            reply = completion.message
+            reply.metadata["usage"] = {
+                "prompt_tokens": final.usage.prompt_tokens,
+                "completion_tokens": final.usage.completion_tokens,
+                "estimated": final.usage.estimated,
+            }
+            if not reply.tool_calls:
+                await self._save(run, display=[reply], context=[reply], tokens=run.size)
+                run.final_text = reply.content or ""
+                yield StreamEnd(
+                    content=run.final_text, context_tokens=run.size, max_context_tokens=run.window
+                )
+                return
+            await self._save(run, display=[reply], context=[reply], tokens=run.size)
+            async for event in self._tool_batch(run, reply.tool_calls):
+                yield event
+            if run.ctx.switched_profile:
+                await self._bind(run, self.profiles.get(run.ctx.switched_profile))
+                run.ctx.switched_profile = None
+        yield ErrorEvent(message="the run ended without an answer")  # unreachable: the last step has no tools
+
+    async def _model_turn(
+        self, run: _Run, builder: CompletionBuilder, tools: ToolView, note: str | None
+    ) -> AsyncIterator[AgentEvent]:
+        messages = build_context(self.config.persona, run.profile, run.context, run.memory)
+        if note:
+            messages.append(Message.system(note))
+        stream = run.llm.stream_complete(messages, self._options(run), tools.specs() or None)
+        thinking_open = False
+        async for chunk in _until_stopped(stream, run.ctx.stop_event):
+            builder.add(chunk)
+            if isinstance(chunk, ThinkingChunk):
+                if run.stream:
+                    thinking_open = True
+                    yield ThinkingDelta(delta=chunk.text)
+                continue
+            if thinking_open:
+                thinking_open = False
+                yield ThinkingEnd()
+            if isinstance(chunk, TextChunk) and run.stream:
+                yield TextDelta(delta=chunk.text)
+        if not run.stream and builder.thinking:
+            yield TurnThinking(thinking="".join(builder.thinking), is_subagent=run.is_subagent)
+
+    async def _save_partial(
+        self, run: _Run, builder: CompletionBuilder, *, stopped: bool = False, error: str | None = None
+    ) -> None:
+        text, thinking = "".join(builder.text), "".join(builder.thinking)
+        if not text and not thinking:
+            return
+        partial = Message.assistant(text, thinking=thinking or None, stopped=stopped)
+        if error:
+            partial.metadata["interrupted"] = error
+        run.pending += estimate_message_tokens(partial)
+        await self._save(run, display=[partial], context=[partial])
+
+    # --- tools -----------------------------------------------------------------------------------
+    async def _tool_batch(self, run: _Run, calls: list[ToolCall]) -> AsyncIterator[AgentEvent]:
+        images: list[Message] = []
+        for call in calls:
+            outcome: dict[str, Any] = {}
+            async for event in self._tool_call(run, call, outcome):
+                yield event
+            result: ToolResult = outcome["result"]
+            display, context = self._result_messages(run, call, result, outcome["duration_ms"])
+            await self._save(run, display=[display], context=[context])
+            run.pending += estimate_message_tokens(context)
+            run.failures = 0 if result.success else run.failures + 1
+            if result.success and result.metadata.get("is_image") and result.metadata.get("base64"):
+                images.append(
+                    Message.user(
+                        f"[Image from {call.name}: {result.output[:200]}]",
+                        images=[strip_data_uri(str(result.metadata["base64"]))],
+                        metadata={"synthetic": "image", "tool_call_id": call.id},
+                    )
+                )
+        if images:  # after all results: a user message between results would break tool pairing
+            await self._save(run, context=images)
+            run.pending += estimate_messages_tokens(images)
+
+    def _result_messages(
+        self, run: _Run, call: ToolCall, result: ToolResult, duration_ms: float
+    ) -> tuple[Message, Message]:
+        status = "ok" if result.success else ("stopped" if result.metadata.get("stopped") else "error")
+        content = result.to_message_content()
+        display = Message.tool(
+            content,
+            tool_call_id=call.id,
+            name=call.name,
+            metadata={"status": status, "duration_ms": duration_ms},
+        )
+        limit = self.config.tool_result_max_chars
+        if len(content) <= limit:
+            return display, display
+        run.ctx.full_texts[display.id] = content
+        head, tail = content[: int(limit * 0.6)], content[-int(limit * 0.3) :]
+        omitted = len(content) - len(head) - len(tail)
+        clipped = (
+            f"{head}\n\n[… {omitted} characters omitted. The full text is kept: call recall with "
+            f'key "{display.id}" (and optionally offset/length) to read it …]\n\n{tail}'
+        )
+        context = display.model_copy(update={"content": clipped})
+        context.metadata = {**display.metadata, "truncated_from": len(content), "recall_key": display.id}
+        return display, context
+
+    async def _tool_call(
+        self, run: _Run, call: ToolCall, outcome: dict[str, Any]
+    ) -> AsyncIterator[AgentEvent]:
+        args = call.arguments if call.raw_arguments is None else {"_raw": call.raw_arguments}
+        yield ToolStarted(tool=call.name, args=args, is_subagent=run.is_subagent, call_id=call.id)
+        started = time.perf_counter()
+        tool = run.tools.get(call.name)
+        if run.ctx.stopped:
+            result = ToolResult.fail("not run: the user stopped the agent", stopped=True)
+        elif tool is None:
+            available = ", ".join(run.tools.names) or "none"
+            result = ToolResult.fail(f"there is no tool named '{call.name}'. Available tools: {available}")
+        elif call.arguments_error:
+            result = ToolResult.fail(
+                f"{call.arguments_error}. The call was not run. Call {call.name} again with the arguments "
+                f"as one JSON object that matches its schema. You sent: {(call.raw_arguments or '')[:500]}"
+            )
+        elif problem := self.tools.validation_error(tool, call.arguments):
+            result = ToolResult.fail(f"{problem}. The call was not run; fix the arguments and try again.")
+        else:
+            sink: asyncio.Queue[Any] = asyncio.Queue()
+            run.ctx.event_sink = sink
+            task = asyncio.create_task(_invoke(tool, call.arguments))
+            async for event in self._drain(task, sink, run.ctx.stop_event):
+                yield event
+            run.ctx.event_sink = None
+            if task.cancelled():
+                result = ToolResult.fail("stopped by the user while running", stopped=True)
+            else:
+                result = task.result()
+                if not result.success and run.ctx.stopped:
+                    result.metadata["stopped"] = True
+        outcome["result"] = result
+        outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        shown = result.to_message_content()
+        if len(shown) > EVENT_RESULT_MAX:
+            extra = len(shown) - EVENT_RESULT_MAX
+            shown = f"{shown[:EVENT_RESULT_MAX]}\n… ({extra} more characters in the history)"
+        yield ToolEvent(
+            tool=call.name,
+            args=args,
+            result=shown,
+            success=result.success,
+            is_subagent=run.is_subagent,
+            call_id=call.id,
+        )
+
+    async def _drain(
+        self, task: asyncio.Task[ToolResult], sink: asyncio.Queue[Any], stop: asyncio.Event
+    ) -> AsyncIterator[Any]:
+        """Yield events the tool (or a subagent inside it) emits while it runs; watch for stop."""
+        stop_wait = asyncio.ensure_future(stop.wait())
+        try:
+            while not task.done():
+                getter = asyncio.ensure_future(sink.get())
+                done, _ = await asyncio.wait({task, getter, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    yield getter.result()
+                else:
+                    getter.cancel()
+                if stop_wait in done and not task.done():
+                    # Tools watch the stop event themselves (killing their processes); give them a moment.
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(task), self.config.stop_grace_seconds)
+                    if not task.done():
+                        task.cancel()  # a tool task, never the run
+                        with contextlib.suppress(asyncio.CancelledError, Exception):
+                            await task
+                    break
+            while not sink.empty():
+                yield sink.get_nowait()
+        finally:
+            stop_wait.cancel()
+
+
+async def _invoke(tool: Any, args: dict[str, Any]) -> ToolResult:
+    try:
+        result = await asyncio.wait_for(tool.execute(args), timeout=tool.timeout)
+    except TimeoutError:
+        return ToolResult.fail(f"{tool.name} timed out after {tool.timeout:g} s")
+    except Exception as exc:  # a tool's failure becomes a failed result the model sees, never a crash
+        return ToolResult.fail(f"{type(exc).__name__}: {exc}")
+    if isinstance(result, ToolResult):
+        return result
+    return ToolResult.ok(str(result))
+
+
+async def _until_stopped(stream: AsyncIterator[Chunk], stop: asyncio.Event) -> AsyncIterator[Chunk]:
+    """Iterate a model stream, racing it against `stop`; on stop, close the stream and raise.
+
+    The stream is consumed by one pump task (HTTP clients want a response read and closed in the
+    task that opened it); cancelling that pump on stop closes the model's HTTP request.
+    """
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+    async def pump() -> None:
+        try:
+            async for chunk in stream:
+                queue.put_nowait(("chunk", chunk))
+            queue.put_nowait(("end", None))
+        except Exception as exc:
+            queue.put_nowait(("error", exc))
+        finally:
+            with contextlib.suppress(Exception):
+                await stream.aclose()  # type: ignore[attr-defined]
+
+    reader = asyncio.create_task(pump())
+    stop_wait: asyncio.Future[Any] | None = None
+    try:
+        while True:
+            if stop.is_set():
+                raise _Stopped
+            if queue.empty():
+                stop_wait = stop_wait or asyncio.ensure_future(stop.wait())
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    getter.cancel()
+                    raise _Stopped
+                kind, item = getter.result()
+            else:
+                kind, item = queue.get_nowait()
+            if kind == "error":
+                raise item
+            if kind == "end":
+                return
+            yield item
+    finally:
+        if stop_wait is not None:
+            stop_wait.cancel()
+        if not reader.done():
+            reader.cancel()  # the pump task, never the run: closes the model stream
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+
+
+def with_files(message: str, files: Sequence[dict[str, str]] | None) -> str:
+    """Append uploaded files' paths to the user's text, as the reference shows."""
+    if not files:
+        return message
+    lines = "\n".join(f"- {f.get('name', '')} → {f.get('path', '')}" for f in files)
+    return f"{message}\n\n[Uploaded files on disk:\n{lines}]"

@@ -1,0 +1,114 @@
+"""Agent events: one small model per WebSocket frame, in one discriminated union.
+
+An event serialises (`model_dump()`) to exactly the frame the protocol names: the `type` tag and
+the reference's fields. `call_id` on tool events is additive: it pairs `tool_started` with its
+`tool_call` when one turn calls the same tool twice. The engine never imports FastAPI; the
+WebSocket layer only forwards these.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    def frame(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class ThinkingDelta(_Event):
+    type: Literal["thinking_delta"] = "thinking_delta"
+    delta: str
+
+
+class ThinkingEnd(_Event):
+    type: Literal["thinking_end"] = "thinking_end"
+
+
+class TurnThinking(_Event):
+    type: Literal["turn_thinking"] = "turn_thinking"
+    thinking: str
+    is_subagent: bool = False
+
+
+class PlanReady(_Event):
+    type: Literal["plan_ready"] = "plan_ready"
+    plan: str
+
+
+class ToolStarted(_Event):
+    type: Literal["tool_started"] = "tool_started"
+    tool: str
+    args: dict[str, Any]
+    is_subagent: bool = False
+    call_id: str = ""
+
+
+class ToolEvent(_Event):
+    type: Literal["tool_call"] = "tool_call"
+    tool: str
+    args: dict[str, Any]
+    result: str
+    success: bool
+    is_subagent: bool = False
+    call_id: str = ""
+
+
+class TextDelta(_Event):
+    type: Literal["stream_delta"] = "stream_delta"
+    delta: str
+
+
+class StreamEnd(_Event):
+    type: Literal["stream_end"] = "stream_end"
+    content: str
+    context_tokens: int
+    max_context_tokens: int
+
+
+class StreamStopped(_Event):
+    type: Literal["stream_stopped"] = "stream_stopped"
+
+
+class ContextCompressed(_Event):
+    type: Literal["context_compressed"] = "context_compressed"
+    messages_before: int
+    messages_after: int
+
+
+class ProfileSwitched(_Event):
+    type: Literal["profile_switched"] = "profile_switched"
+    profile_id: str
+    profile_name: str
+
+
+class ErrorEvent(_Event):
+    type: Literal["error"] = "error"
+    message: str
+
+
+AgentEvent = Annotated[
+    ThinkingDelta
+    | ThinkingEnd
+    | TurnThinking
+    | PlanReady
+    | ToolStarted
+    | ToolEvent
+    | TextDelta
+    | StreamEnd
+    | StreamStopped
+    | ContextCompressed
+    | ProfileSwitched
+    | ErrorEvent,
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+
+
+def parse_event(frame: dict[str, Any]) -> AgentEvent:
+    return EVENT_ADAPTER.validate_python(frame)

@@ -1,0 +1,156 @@
+"""Post-turn workers and the compressor they share with the loop.
+
+Workers run one after another once a turn has ended (`stream_end` already sent). Each gets a
+`WorkerContext` and returns events to send. A failing worker is logged and skipped: the turn is
+already safe in the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from navi.agent.compression import compress_context
+from navi.agent.events import AgentEvent, ContextCompressed
+from navi.agent.naming import name_session
+from navi.llm.base import LLMBackend
+from navi.llm.messages import Message
+from navi.llm.tokens import estimate_messages_tokens
+from navi.logging import get_logger
+from navi.sessions.store import SessionStore
+
+log = get_logger(__name__)
+
+
+@dataclass
+class CompressionSettings:
+    enabled: bool = True
+    threshold: float = 0.8
+    keep_recent: int = 10
+    temperature: float = 0.3
+    max_input_chars: int = 12_000
+
+
+@dataclass
+class Compressed:
+    context: list[Message]
+    tokens: int
+    event: ContextCompressed
+
+
+class ContextCompressor:
+    """Decides when to compress and does it: summary in, marker in the display, counts reset."""
+
+    def __init__(self, settings: CompressionSettings, sessions: SessionStore) -> None:
+        self.settings = settings
+        self.sessions = sessions
+
+    def needed(self, tokens: int, window: int) -> bool:
+        return self.settings.enabled and tokens >= self.settings.threshold * window
+
+    async def compress(
+        self,
+        session_id: str,
+        context: Sequence[Message],
+        llm: LLMBackend,
+        model: str,
+        *,
+        overhead_tokens: int,
+        persistent: bool,
+        keep_recent: int | None = None,
+    ) -> Compressed | None:
+        """Compress; None when there was nothing to summarise or the summary failed (logged)."""
+        keep = keep_recent or self.settings.keep_recent
+        try:
+            result = await compress_context(
+                context,
+                llm,
+                model,
+                keep_recent=keep,
+                temperature=self.settings.temperature,
+                max_input_chars=self.settings.max_input_chars,
+            )
+        except Exception as exc:  # the model or the network failed: keep the old context
+            log.warning("compression.failed", session_id=session_id, error=str(exc))
+            return None
+        if result is None:
+            return None
+        # Until the next model call reports a real count, the context size is an estimate.
+        tokens = overhead_tokens + estimate_messages_tokens(result.context)
+        result.summary.metadata["tokens_after"] = estimate_messages_tokens([result.summary])
+        event = ContextCompressed(messages_before=len(context), messages_after=len(result.context))
+        if persistent:
+            marker = Message.assistant(
+                f"Context compressed: {result.summarized} earlier messages were summarised; "
+                f"{result.kept} recent messages are kept as they were.",
+                is_compression=True,
+                metadata={"messages_before": event.messages_before, "messages_after": event.messages_after},
+            )
+            await self.sessions.replace_context(session_id, result.context, context_token_count=tokens)
+            await self.sessions.append(session_id, display=[marker])
+        log.info("compression.done", session_id=session_id, before=len(context), after=len(result.context))
+        return Compressed(context=result.context, tokens=tokens, event=event)
+
+
+@dataclass
+class WorkerContext:
+    session_id: str
+    llm: LLMBackend
+    model: str
+    window: int
+    context: list[Message]
+    context_tokens: int
+    overhead_tokens: int
+    persistent: bool
+    first_exchange: bool = False
+    user_text: str = ""
+    answer: str = ""
+
+
+@dataclass
+class WorkerResult:
+    events: list[AgentEvent] = field(default_factory=list)
+    context: list[Message] | None = None
+    context_tokens: int | None = None
+
+
+class Worker(Protocol):
+    name: str
+
+    async def run(self, wctx: WorkerContext) -> WorkerResult: ...
+
+
+class CompressionWorker:
+    name = "compression"
+
+    def __init__(self, compressor: ContextCompressor) -> None:
+        self.compressor = compressor
+
+    async def run(self, wctx: WorkerContext) -> WorkerResult:
+        if not self.compressor.needed(wctx.context_tokens, wctx.window):
+            return WorkerResult()
+        done = await self.compressor.compress(
+            wctx.session_id,
+            wctx.context,
+            wctx.llm,
+            wctx.model,
+            overhead_tokens=wctx.overhead_tokens,
+            persistent=wctx.persistent,
+        )
+        if done is None:
+            return WorkerResult()
+        return WorkerResult(events=[done.event], context=done.context, context_tokens=done.tokens)
+
+
+class NamingWorker:
+    name = "naming"
+
+    def __init__(self, sessions: SessionStore) -> None:
+        self.sessions = sessions
+
+    async def run(self, wctx: WorkerContext) -> WorkerResult:
+        if wctx.first_exchange and wctx.persistent:
+            title = await name_session(wctx.llm, wctx.model, wctx.user_text, wctx.answer)
+            await self.sessions.set_name(wctx.session_id, title)
+        return WorkerResult()

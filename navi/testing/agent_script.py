@@ -1,0 +1,74 @@
+"""A script for whole agent runs: planning, summary and naming calls are answered separately.
+
+Tests queue the turns that matter (`turns`), and optionally plans and summaries; everything else
+gets a sensible default, so a test reads as the conversation it checks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+
+from navi.testing.script import Reply, Script, ScriptRequest
+
+PLANNING_MARK = "You are the planning step"
+SUMMARY_MARK = "You are compressing the earlier part"
+NAMING_MARK = "Give this conversation a short title"
+
+
+def kind_of(request: ScriptRequest) -> str:
+    system = request.system_text
+    if system.startswith(PLANNING_MARK):
+        return "planning"
+    if system.startswith(SUMMARY_MARK):
+        return "summary"
+    if system.startswith(NAMING_MARK):
+        return "naming"
+    return "turn"
+
+
+def echo_facts_summary(request: ScriptRequest) -> Reply:
+    """Default summariser: keeps every line of the input that holds a digit (the 'key facts')."""
+    text = request.last_user_text
+    facts = [line.strip() for line in text.splitlines() if re.search(r"\d", line)]
+    return Reply(
+        text="## Key facts\n" + "\n".join(f"- {f}" for f in facts[:40])
+        if facts
+        else "## Current goal\n- chat"
+    )
+
+
+class AgentScript(Script):
+    def __init__(self) -> None:
+        super().__init__(responder=self._respond)
+        self.turns: deque[Reply] = deque()
+        self.plans: deque[Reply] = deque()
+        self.summaries: deque[Reply] = deque()
+        self.title = "Scripted title"
+
+    def turn(self, *replies: Reply | str) -> AgentScript:
+        self.turns.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
+        return self
+
+    def plan(self, *replies: Reply | str) -> AgentScript:
+        self.plans.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
+        return self
+
+    def summary(self, *replies: Reply | str) -> AgentScript:
+        self.summaries.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
+        return self
+
+    def of_kind(self, kind: str) -> list[ScriptRequest]:
+        return [r for r in self.requests if kind_of(r) == kind]
+
+    def _respond(self, request: ScriptRequest) -> Reply:
+        kind = kind_of(request)
+        if kind == "planning":
+            return self.plans.popleft() if self.plans else Reply(text="DIRECT")
+        if kind == "summary":
+            return self.summaries.popleft() if self.summaries else echo_facts_summary(request)
+        if kind == "naming":
+            return Reply(text=self.title)
+        if self.turns:
+            return self.turns.popleft()
+        return Reply(text="(the script has no more turns)")

@@ -1,0 +1,51 @@
+"""What a tool is, and what it returns.
+
+A tool has a name, a description the model reads, JSON-schema `parameters`, a timeout, and an async
+`execute(params)`. Arguments are validated against the schema before `execute` is called, so a tool
+only ever sees arguments of the right shape. A tool reports failure by returning
+`ToolResult(success=False, error=…)` or by raising; either way the model sees a failed result.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from navi.llm.messages import ToolSpec
+
+
+@dataclass
+class ToolResult:
+    success: bool
+    output: str = ""
+    error: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def ok(cls, output: str, **metadata: Any) -> ToolResult:
+        return cls(success=True, output=output, metadata=metadata)
+
+    @classmethod
+    def fail(cls, error: str, output: str = "", **metadata: Any) -> ToolResult:
+        return cls(success=False, output=output, error=error, metadata=metadata)
+
+    def to_message_content(self) -> str:
+        """The text the model sees for this result."""
+        if self.success:
+            return self.output
+        text = f"Error: {self.error or 'the tool failed'}"
+        return f"{text}\n{self.output}" if self.output else text
+
+
+class Tool(ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+    timeout: ClassVar[float] = 120.0
+
+    @abstractmethod
+    async def execute(self, params: dict[str, Any]) -> ToolResult: ...
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)

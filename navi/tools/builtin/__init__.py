@@ -1,0 +1,1 @@
+"""Navi's built-in tools. Each registers through `ToolRegistry.register(..., builtin=True)`."""

@@ -1,0 +1,61 @@
+"""`todo`: a per-session checklist for multi-step work."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from navi import runctx
+from navi.tools.base import Tool, ToolResult
+from navi.tools.session_state import SessionState
+
+STATUSES = ("pending", "in_progress", "done", "failed", "skipped")
+MARKS = {"pending": "[ ]", "in_progress": "[~]", "done": "[x]", "failed": "[!]", "skipped": "[-]"}
+MAX_TASKS = 50
+
+
+def render(tasks: list[dict[str, str]]) -> str:
+    if not tasks:
+        return "The task list is empty."
+    lines = [f"{i}. {MARKS[t['status']]} {t['title']}" for i, t in enumerate(tasks, 1)]
+    done = sum(t["status"] == "done" for t in tasks)
+    return "\n".join([*lines, f"({done}/{len(tasks)} done)"])
+
+
+class TodoTool(Tool):
+    name = "todo"
+    description = (
+        "Keep a checklist for work with several steps. `set` replaces the list with `tasks`; "
+        "`update` sets the `status` of task number `index` (1-based); `read` shows the list. "
+        "Statuses: pending, in_progress, done, failed, skipped."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": ["set", "update", "read"]},
+            "tasks": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": MAX_TASKS},
+            "index": {"type": "integer", "minimum": 1},
+            "status": {"type": "string", "enum": list(STATUSES)},
+        },
+        "required": ["action"],
+        "additionalProperties": False,
+    }
+    timeout = 5.0
+
+    def __init__(self, state: SessionState) -> None:
+        self.state = state
+
+    async def execute(self, params: dict[str, Any]) -> ToolResult:
+        tasks: list[dict[str, str]] = self.state.bucket(runctx.require().session_id, "todo", [])
+        action = params["action"]
+        if action == "set":
+            if "tasks" not in params:
+                return ToolResult.fail("`set` needs `tasks`, the list of task titles")
+            tasks[:] = [{"title": t.strip(), "status": "pending"} for t in params["tasks"]]
+        elif action == "update":
+            index, status = params.get("index"), params.get("status")
+            if index is None or status is None:
+                return ToolResult.fail("`update` needs `index` and `status`")
+            if index > len(tasks):
+                return ToolResult.fail(f"there is no task {index}; the list has {len(tasks)}", render(tasks))
+            tasks[index - 1]["status"] = status
+        return ToolResult.ok(render(tasks), tasks=[dict(t) for t in tasks])

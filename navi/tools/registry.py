@@ -1,0 +1,91 @@
+"""The tool registry: every tool by name, built-ins marked so reloads never drop them.
+
+A profile never reaches into the registry directly: it gets a `ToolView`, the subset of tools named
+by its tool list (plus the user tools enabled for all profiles). Arguments are validated against a
+tool's schema here, before the tool runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import jsonschema
+
+from navi.llm.messages import ToolSpec
+from navi.tools.base import Tool
+
+
+class ToolView:
+    """The tools one profile may use, in a stable order."""
+
+    def __init__(self, tools: list[Tool]) -> None:
+        self._tools = {t.name: t for t in tools}
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def specs(self) -> list[ToolSpec]:
+        return [t.spec() for t in self._tools.values()]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._builtin: set[str] = set()
+        self._validators: dict[str, jsonschema.protocols.Validator] = {}
+
+    def register(self, tool: Tool, *, builtin: bool = False) -> None:
+        self._tools[tool.name] = tool
+        self._validators.pop(tool.name, None)
+        if builtin:
+            self._builtin.add(tool.name)
+
+    def unregister(self, name: str) -> None:
+        self._tools.pop(name, None)
+        self._validators.pop(name, None)
+        self._builtin.discard(name)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    @property
+    def builtin_names(self) -> set[str]:
+        return set(self._builtin)
+
+    def is_builtin(self, name: str) -> bool:
+        return name in self._builtin
+
+    def user_tools(self) -> list[Tool]:
+        return [t for n, t in self._tools.items() if n not in self._builtin]
+
+    def view(self, names: Iterable[str]) -> ToolView:
+        return ToolView([self._tools[n] for n in dict.fromkeys(names) if n in self._tools])
+
+    def validation_error(self, tool: Tool, args: dict[str, Any]) -> str | None:
+        """None when `args` fit the tool's schema, else a sentence saying what is wrong."""
+        validator = self._validators.get(tool.name)
+        if validator is None:
+            cls = jsonschema.validators.validator_for(
+                tool.parameters, default=jsonschema.Draft202012Validator
+            )
+            validator = cls(tool.parameters)
+            self._validators[tool.name] = validator
+        error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+        if error is None:
+            return None
+        where = "/".join(str(p) for p in error.absolute_path)
+        return f"invalid arguments for {tool.name}{f' at {where}' if where else ''}: {error.message}"

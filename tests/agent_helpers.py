@@ -1,0 +1,50 @@
+"""Building a real runtime around the scripted backend, and collecting a run's events."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from navi.agent.events import AgentEvent
+from navi.config import load_settings
+from navi.llm.registry import BackendRegistry
+from navi.runtime import Runtime, build_runtime
+from navi.sessions.memory_store import InMemorySessionStore
+from navi.testing.agent_script import AgentScript
+from navi.testing.scripted import ScriptedBackend
+
+MODEL = "gemma4:e2b-it-q8_0"
+
+
+async def scripted_runtime(
+    tmp_path: Path, script: AgentScript | None = None, *, sql: bool = False, **settings: Any
+) -> tuple[Runtime, ScriptedBackend, AgentScript]:
+    script = script or AgentScript()
+    backend = ScriptedBackend(script, context_length=settings.pop("context_length", 131072))
+    registry = BackendRegistry()
+    registry.register_instance("ollama", backend, default_model=MODEL)
+    base: dict[str, Any] = {
+        "db_path": str(tmp_path / "navi.db"),
+        "session_files_dir": str(tmp_path / "files"),
+        "tools_dir": str(tmp_path / "tools"),
+    }
+    base.update(settings)
+    rt = await build_runtime(
+        load_settings(**base), backends=registry, sessions=None if sql else InMemorySessionStore()
+    )
+    return rt, backend, script
+
+
+async def collect(stream: Any) -> list[AgentEvent]:
+    return [event async for event in stream]
+
+
+def types(events: Sequence[AgentEvent]) -> list[str]:
+    """Event types with runs of the same delta type collapsed to one entry."""
+    out: list[str] = []
+    for e in events:
+        if e.type in ("thinking_delta", "stream_delta") and out and out[-1] == e.type:
+            continue
+        out.append(e.type)
+    return out

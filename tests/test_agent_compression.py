@@ -1,0 +1,170 @@
+"""Context compression: before and after a turn, chunked, failing, and the partition rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from navi.agent.compression import SUMMARY_PREFIX, format_messages, partition, split_turns, take_chunk
+from navi.agent.events import ContextCompressed
+from navi.llm.errors import BackendUnreachable
+from navi.llm.messages import Message, ToolCall
+from navi.testing.script import Reply
+from tests.agent_helpers import collect, scripted_runtime, types
+
+
+def history(turns: int, first_fact: str = "My locker code is 4711.") -> list[Message]:
+    msgs: list[Message] = []
+    for i in range(turns):
+        text = first_fact if i == 0 else f"Question number {i}: what about topic {i}?"
+        msgs.append(Message.user(text))
+        if i == 1:
+            call = ToolCall(name="web_search", arguments={"query": f"topic {i}"})
+            msgs.append(Message.assistant("", tool_calls=[call]))
+            msgs.append(
+                Message.tool(
+                    f"result for topic {i}",
+                    tool_call_id=call.id,
+                    name="web_search",
+                    metadata={"status": "ok"},
+                )
+            )
+        msgs.append(Message.assistant(f"Answer {i}."))
+    return msgs
+
+
+async def seeded(tmp_path: Path, turns: int, tokens: int, **settings: object):
+    rt, backend, script = await scripted_runtime(
+        tmp_path, sql=True, ollama_num_ctx=4096, context_keep_recent=2, **settings
+    )
+    session = await rt.sessions.create("secretary")
+    old = history(turns)
+    await rt.sessions.append(session.id, display=old, context=old, context_token_count=tokens)
+    return rt, backend, script, session.id, old
+
+
+async def test_compression_before_a_turn(tmp_path: Path) -> None:
+    rt, backend, script, sid, old = await seeded(tmp_path, turns=8, tokens=3500)
+    script.turn(Reply(text="Your locker code is 4711."))
+    events = await collect(rt.agent.run_stream(sid, "What is my locker code?"))
+    assert types(events)[0] == "context_compressed"
+    compressed = events[0]
+    assert isinstance(compressed, ContextCompressed)
+    # everything but the last 2 turns and the new question was summarised
+    # the last 2 turns are kept: the previous exchange and the new question
+    assert compressed.messages_before == len(old) + 1 and compressed.messages_after == 1 + 2 + 1
+    (summary_request,) = script.of_kind("summary")
+    assert "My locker code is 4711." in summary_request.last_user_text
+    assert "→ web_search(" in summary_request.last_user_text  # tool calls as compact previews
+    stored = await rt.sessions.get(sid)
+    assert stored is not None
+    summary = stored.context[0]
+    assert summary.is_summary and summary.role == "user" and "4711" in (summary.content or "")
+    assert summary.content.startswith(SUMMARY_PREFIX)
+    # The display history is whole: every old message, a compression marker, then the new turn.
+    assert stored.messages[: len(old)] == old
+    marker = stored.messages[len(old) + 1]
+    assert marker.is_compression and "summarised" in (marker.content or "")
+    assert [m.content for m in stored.context[1:3]] == ["Question number 7: what about topic 7?", "Answer 7."]
+    assert stored.context[3].content == "What is my locker code?"  # the latest instruction, verbatim
+    # The model call after compression carries the summary, not the old turns.
+    turn = script.of_kind("turn")[0]
+    assert any(m.is_summary or "4711" in (m.content or "") for m in turn.messages if m.role == "user")
+    assert not any(m.content == "Answer 3." for m in turn.messages)
+    assert stored.context_token_count < 3500
+    await rt.aclose()
+
+
+async def test_compression_after_a_turn(tmp_path: Path) -> None:
+    rt, backend, script, sid, old = await seeded(tmp_path, turns=6, tokens=600)
+    script.turn(Reply(text="Noted.", prompt_tokens=3500, completion_tokens=10))
+    events = await collect(rt.agent.run_stream(sid, "Remember that my bike is blue."))
+    assert types(events)[-2:] == ["stream_end", "context_compressed"]
+    assert events[-2].context_tokens == 3510
+    stored = await rt.sessions.get(sid)
+    assert stored is not None
+    assert stored.context[0].is_summary and "4711" in (stored.context[0].content or "")
+    assert stored.context[-1].content == "Noted."
+    assert stored.messages[-1].is_compression and stored.messages[-2].content == "Noted."
+    assert stored.context_token_count < 3510  # reset to the estimate of the compressed context
+    await rt.aclose()
+
+
+async def test_a_failed_summary_leaves_the_context_alone(tmp_path: Path) -> None:
+    rt, backend, script, sid, old = await seeded(tmp_path, turns=8, tokens=3500)
+    script.summary(Reply(exception=BackendUnreachable("cannot reach Ollama")))
+    script.summary(Reply(exception=BackendUnreachable("cannot reach Ollama")))
+    script.turn("Answer without compression.")
+    events = await collect(rt.agent.run_stream(sid, "Carry on"))
+    assert "context_compressed" not in types(events)
+    assert events[-1].type == "stream_end"
+    stored = await rt.sessions.get(sid)
+    assert stored is not None
+    assert stored.context[: len(old)] == old  # untouched, and no placeholder summary
+    assert not any(m.is_summary or m.is_compression for m in stored.messages + stored.context)
+    await rt.aclose()
+
+
+async def test_long_histories_are_summarised_in_chunks_not_cut(tmp_path: Path) -> None:
+    rt, backend, script, sid, old = await seeded(
+        tmp_path, turns=40, tokens=3500, context_summary_max_input_chars=1000
+    )
+    script.turn("ok")
+    await collect(rt.agent.run_stream(sid, "continue"))
+    requests = script.of_kind("summary")
+    assert len(requests) >= 3
+    for request in requests:
+        head, _, chunk = request.last_user_text.partition("Conversation to summarise:\n\n")
+        assert len(chunk) <= 1000
+        assert len(head) + len(chunk) <= max(1000, len(head) + 500)
+    assert all("Summary so far" in r.last_user_text for r in requests[1:])
+    seen = "\n".join(r.last_user_text for r in requests)
+    for i in range(1, 38):  # every summarised turn reached the summariser
+        assert f"Question number {i}:" in seen
+    stored = await rt.sessions.get(sid)
+    assert stored is not None and "4711" in (stored.context[0].content or "")  # folded through every chunk
+    await rt.aclose()
+
+
+def test_partition_keeps_tool_groups_and_folds_summaries() -> None:
+    call = ToolCall(name="todo")
+    earlier = Message.user("summary of before", is_summary=True)
+    ctx = [
+        earlier,
+        Message.user("u1"),
+        Message.assistant("a1"),
+        Message.user("u2"),
+        Message.assistant("", tool_calls=[call]),
+        Message.tool("[]", tool_call_id=call.id, name="todo"),
+        Message.user("[image]", images=["x"], metadata={"synthetic": "image"}),
+        Message.assistant("a2"),
+    ]
+    assert [len(t) for t in split_turns(ctx)] == [1, 2, 5]
+    to_summarize, to_keep = partition(ctx, keep_recent=1)
+    assert [m.content for m in to_summarize] == ["summary of before", "u1", "a1"]
+    assert to_keep[0].content == "u2" and to_keep[-1].content == "a2" and len(to_keep) == 5
+    lines = format_messages(to_summarize)
+    assert lines[0].startswith("Earlier summary:")
+    assert partition(ctx, keep_recent=5)[0] == [earlier]  # only the old summary is left to fold
+
+
+def test_previews_are_compact() -> None:
+    call = ToolCall(name="http_request", arguments={"url": "http://x/" + "a" * 500})
+    lines = format_messages(
+        [
+            Message.assistant("", tool_calls=[call]),
+            Message.tool("b" * 5000, tool_call_id=call.id, name="http_request"),
+        ]
+    )
+    assert len(lines[0]) < 160 and lines[0].endswith("…)")
+    assert len(lines[1]) < 340
+
+
+def test_chunks_never_drop_text() -> None:
+    lines = ["x" * 2500, "short", "y" * 10]
+    rebuilt = []
+    remaining = lines
+    while remaining:
+        chunk, remaining = take_chunk(remaining, 1000)
+        assert len(chunk) <= 1000
+        rebuilt.append(chunk)
+    assert "".join(rebuilt).replace("\n", "") == "".join(lines)

@@ -168,3 +168,48 @@ def test_chunks_never_drop_text() -> None:
         assert len(chunk) <= 1000
         rebuilt.append(chunk)
     assert "".join(rebuilt).replace("\n", "") == "".join(lines)
+
+
+def test_last_resort_keeps_the_instruction_and_the_newest_results() -> None:
+    calls = [ToolCall(name="web_view") for _ in range(3)]
+    ctx = [
+        Message.user("old question"),
+        Message.assistant("old answer"),
+        Message.user("Research X thoroughly"),
+    ]
+    for i, call in enumerate(calls):
+        ctx += [
+            Message.assistant("", tool_calls=[call]),
+            Message.tool(f"page {i}", tool_call_id=call.id, name="web_view"),
+        ]
+    to_summarize, to_keep = partition(ctx, keep_recent=0)
+    assert [m.content for m in to_keep] == ["Research X thoroughly", "", "page 2"]
+    assert [m.content for m in to_summarize][:2] == ["old question", "old answer"]
+    assert "page 0" in [m.content for m in to_summarize] and "page 1" in [m.content for m in to_summarize]
+
+
+async def test_a_turn_that_outgrows_the_window_is_compressed_inside(tmp_path: Path) -> None:
+    from navi.testing.script import ScriptedCall
+
+    rt, backend, script = await scripted_runtime(tmp_path, ollama_num_ctx=4096, context_keep_recent=1)
+    session = await rt.sessions.create("secretary")
+    big = "x" * 3000
+    script.turn(
+        Reply(
+            tool_calls=[ScriptedCall("scratchpad", {"action": "write", "section": "a", "content": big})],
+            prompt_tokens=1500,
+            completion_tokens=900,
+        ),
+        Reply(
+            tool_calls=[ScriptedCall("scratchpad", {"action": "read", "section": "a"})],
+            prompt_tokens=2500,
+            completion_tokens=900,
+        ),
+        Reply(text="Done with the research.", prompt_tokens=1200, completion_tokens=10),
+    )
+    events = await collect(rt.agent.run_stream(session.id, "Research X thoroughly"))
+    assert "context_compressed" in types(events) and events[-1].type in ("stream_end", "context_compressed")
+    last_turn = script.of_kind("turn")[-1]
+    users = [m for m in last_turn.messages if m.role == "user"]
+    assert users[0].is_summary and users[1].content == "Research X thoroughly"
+    await rt.aclose()

@@ -58,12 +58,33 @@ def split_turns(context: Sequence[Message]) -> list[list[Message]]:
     return turns
 
 
+def _split_current(turns: list[list[Message]]) -> tuple[list[Message], list[Message]]:
+    """Inside the latest turn: keep the user's instruction and the newest tool group only."""
+    current = turns[-1]
+    groups: list[list[Message]] = []
+    for msg in current[1:]:
+        if msg.role == "assistant" or not groups:
+            groups.append([msg])
+        else:
+            groups[-1].append(msg)
+    last = groups[-1] if groups else []
+    middle = [m for group in groups[:-1] for m in group]
+    to_summarize = [m for turn in turns[:-1] for m in turn] + middle
+    return to_summarize, [current[0], *last]
+
+
 def partition(context: Sequence[Message], keep_recent: int) -> tuple[list[Message], list[Message]]:
     """(to_summarize, to_keep): the last `keep_recent` real turns are kept whole.
 
     A turn that is only an earlier summary never counts as a kept turn: it is folded in.
+    `keep_recent=0` is the last resort when the current turn alone is too big: its instruction
+    and its newest tool group stay verbatim, the work in between is summarised.
     """
     turns = split_turns(context)
+    if keep_recent == 0:
+        if not turns or not _starts_turn(turns[-1][0]):
+            return [], list(context)
+        return _split_current(turns)
     kept_turns: list[list[Message]] = []
     for turn in reversed(turns):
         if len(kept_turns) >= keep_recent or (len(turn) == 1 and turn[0].is_summary):

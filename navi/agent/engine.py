@@ -380,7 +380,9 @@ class Agent:
     async def _compress_if_needed(self, run: _Run) -> AsyncIterator[AgentEvent]:
         if not self.compressor.needed(run.size, run.window):
             return
-        for keep in dict.fromkeys([self.compressor.settings.keep_recent, 1]):
+        # Keep the configured number of turns; if that is still too much, one turn; in the end only
+        # the latest instruction and its newest tool results.
+        for keep in dict.fromkeys([self.compressor.settings.keep_recent, 1, 0]):
             done = await self.compressor.compress(
                 run.ctx.session_id,
                 run.context,

@@ -61,7 +61,7 @@ class ContextCompressor:
         keep_recent: int | None = None,
     ) -> Compressed | None:
         """Compress; None when there was nothing to summarise or the summary failed (logged)."""
-        keep = keep_recent or self.settings.keep_recent
+        keep = self.settings.keep_recent if keep_recent is None else keep_recent
         try:
             result = await compress_context(
                 context,

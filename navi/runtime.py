@@ -38,6 +38,7 @@ class Runtime:
     agent: Agent
 
     async def aclose(self) -> None:
+        await self.agent.settle()
         await self.sessions.aclose()
         await self.backends.aclose()
 

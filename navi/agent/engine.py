@@ -138,6 +138,24 @@ class Agent:
         self.user_tools = user_tools or (lambda: [])
         self.on_session_end = list(on_session_end)
         self._windows: dict[tuple[str, str], int] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+
+    def _spawn_background(self, coro: Any) -> None:
+        task = asyncio.create_task(self._guarded(coro))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    @staticmethod
+    async def _guarded(coro: Any) -> None:
+        try:
+            await coro
+        except Exception as exc:  # background work is best effort
+            log.warning("background.failed", error=str(exc))
+
+    async def settle(self) -> None:
+        """Wait for background work (session naming) to finish: for shutdown and tests."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
 
     # --- set-up helpers --------------------------------------------------------------------------
     def _tool_view(self, profile: AgentProfile) -> ToolView:
@@ -363,6 +381,7 @@ class Agent:
             first_exchange=first_exchange,
             user_text=user_text,
             answer=run.final_text,
+            background=self._spawn_background,
         )
         for worker in self.workers:
             try:

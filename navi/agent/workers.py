@@ -7,9 +7,9 @@ already safe in the database.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from navi.agent.compression import compress_context
 from navi.agent.events import AgentEvent, ContextCompressed
@@ -106,6 +106,8 @@ class WorkerContext:
     first_exchange: bool = False
     user_text: str = ""
     answer: str = ""
+    # Schedule work that must not hold the run open (the run ends when the workers return).
+    background: Callable[[Coroutine[Any, Any, Any]], None] = lambda coro: coro.close()
 
 
 @dataclass
@@ -150,7 +152,13 @@ class NamingWorker:
         self.sessions = sessions
 
     async def run(self, wctx: WorkerContext) -> WorkerResult:
+        """Names the session in the background: the user can send the next message meanwhile."""
         if wctx.first_exchange and wctx.persistent:
-            title = await name_session(wctx.llm, wctx.model, wctx.user_text, wctx.answer)
-            await self.sessions.set_name(wctx.session_id, title)
+            wctx.background(self._name(wctx))
         return WorkerResult()
+
+    async def _name(self, wctx: WorkerContext) -> None:
+        title = await name_session(wctx.llm, wctx.model, wctx.user_text, wctx.answer)
+        current = await self.sessions.get(wctx.session_id, display=False)
+        if current is not None and current.name is None:  # the user may have named it meanwhile
+            await self.sessions.set_name(wctx.session_id, title)

@@ -20,6 +20,7 @@ from typing import Any
 class RunContext:
     session_id: str
     profile_id: str = ""
+    owner: str = "local"
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
     event_sink: asyncio.Queue[Any] | None = None
     is_subagent: bool = False

@@ -276,6 +276,7 @@ class Agent:
         ctx = runctx.RunContext(
             session_id=sub_id,
             profile_id=profile_id,
+            owner=parent.owner if parent else "local",
             stop_event=parent.stop_event if parent else asyncio.Event(),
             is_subagent=True,
             depth=(parent.depth + 1) if parent else 1,
@@ -327,7 +328,10 @@ class Agent:
         except UnknownProfile:
             profile = self.profiles.get(self.profiles.default_id)
         ctx = runctx.RunContext(
-            session_id=session_id, profile_id=profile.id, stop_event=stop_event or asyncio.Event()
+            session_id=session_id,
+            profile_id=profile.id,
+            owner=session.owner,
+            stop_event=stop_event or asyncio.Event(),
         )
         with structlog.contextvars.bound_contextvars(session_id=session_id), runctx.using(ctx):
             try:

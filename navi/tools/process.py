@@ -1,0 +1,136 @@
+"""Running a child process for a tool: its own process group, a timeout, an output cap, and stop.
+
+The child starts a new session (so it and everything it spawns share one process group). On
+timeout, on the run's stop event, or if the tool itself is cancelled, the whole group gets SIGTERM
+and, a moment later, SIGKILL. Output beyond the cap is read and thrown away (so the child never
+blocks on a full pipe) and the result says how much was dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+KILL_GRACE = 1.0
+
+
+@dataclass
+class ProcessResult:
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    stopped: bool = False
+    dropped_bytes: int = 0
+    duration: float = 0.0
+
+    def render(self) -> str:
+        """What the model sees: both streams, how it ended, and whether output was cut."""
+        parts = []
+        if self.stdout:
+            parts.append(self.stdout.rstrip("\n"))
+        if self.stderr:
+            parts.append(f"[stderr]\n{self.stderr.rstrip()}")
+        if self.dropped_bytes:
+            parts.append(f"[output truncated: {self.dropped_bytes} more bytes were not kept]")
+        if self.timed_out:
+            parts.append(f"[killed: timed out after {self.duration:.1f} s]")
+        elif self.stopped:
+            parts.append("[killed: stopped by the user]")
+        else:
+            parts.append(f"[exit code {self.returncode}]")
+        return "\n".join(parts)
+
+
+class _Capped:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.dropped = 0
+
+    async def pump(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            room = self.limit - len(self.data)
+            if room > 0:
+                self.data += chunk[:room]
+            self.dropped += max(0, len(chunk) - max(room, 0))
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+def _kill_group(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+async def _terminate(proc: asyncio.subprocess.Process) -> None:
+    _kill_group(proc.pid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), KILL_GRACE)
+    except TimeoutError:
+        pass
+    _kill_group(proc.pid, signal.SIGKILL)  # also reaps grandchildren that ignored SIGTERM
+    with contextlib.suppress(ProcessLookupError):
+        await proc.wait()
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    max_output: int = 20_000,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    stop_event: asyncio.Event | None = None,
+    stdin: bytes | None = None,
+) -> ProcessResult:
+    started = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env) if env is not None else None,
+        start_new_session=True,
+    )
+    out, err = _Capped(max_output), _Capped(max_output // 2)
+    assert proc.stdout is not None and proc.stderr is not None
+    readers = [asyncio.ensure_future(out.pump(proc.stdout)), asyncio.ensure_future(err.pump(proc.stderr))]
+    if stdin is not None and proc.stdin is not None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            proc.stdin.write(stdin)
+            await proc.stdin.drain()
+        proc.stdin.close()
+    waiter = asyncio.ensure_future(proc.wait())
+    stopper = asyncio.ensure_future(stop_event.wait()) if stop_event is not None else None
+    timed_out = stopped = False
+    try:
+        waits = {waiter} | ({stopper} if stopper else set())
+        done, _ = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if waiter not in done:
+            stopped = stopper is not None and stopper in done
+            timed_out = not stopped
+            await _terminate(proc)
+        await asyncio.wait(readers, timeout=KILL_GRACE)
+    except asyncio.CancelledError:
+        await _terminate(proc)
+        raise
+    finally:
+        for task in (*readers, waiter, *(t for t in [stopper] if t)):
+            task.cancel()
+    return ProcessResult(
+        returncode=proc.returncode,
+        stdout=out.text(),
+        stderr=err.text(),
+        timed_out=timed_out,
+        stopped=stopped,
+        dropped_bytes=out.dropped + err.dropped,
+        duration=time.monotonic() - started,
+    )

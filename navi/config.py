@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     fs_allowed_paths: str = "*"
     terminal_allowed_commands: str = "*"
     ssh_hosts_file: str = "ssh_hosts.json"
+    code_exec_memory_mb: int = Field(512, ge=64)
+    code_exec_timeout_seconds: int = Field(30, ge=1, le=300)
+    terminal_timeout_seconds: int = Field(60, ge=1, le=600)
 
     # --- Server ----------------------------------------------------------------------------------
     navi_host: str = "127.0.0.1"

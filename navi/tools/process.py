@@ -83,7 +83,7 @@ async def _terminate(proc: asyncio.subprocess.Process) -> None:
 async def run_process(
     argv: Sequence[str],
     *,
-    timeout: float,
+    time_limit: float,
     max_output: int = 20_000,
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
@@ -113,7 +113,7 @@ async def run_process(
     timed_out = stopped = False
     try:
         waits = {waiter} | ({stopper} if stopper else set())
-        done, _ = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(waits, timeout=time_limit, return_when=asyncio.FIRST_COMPLETED)
         if waiter not in done:
             stopped = stopper is not None and stopper in done
             timed_out = not stopped

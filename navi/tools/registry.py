@@ -7,6 +7,7 @@ tool's schema here, before the tool runs.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -14,6 +15,7 @@ import jsonschema
 
 from navi.llm.messages import ToolSpec
 from navi.tools.base import Tool
+from navi.tools.loader import LoadResult, load_tools_from_dir
 
 
 class ToolView:
@@ -71,6 +73,19 @@ class ToolRegistry:
 
     def user_tools(self) -> list[Tool]:
         return [t for n, t in self._tools.items() if n not in self._builtin]
+
+    def reload_user_tools(self, tools_dir: str | os.PathLike[str]) -> LoadResult:
+        """Replace every user tool with what `tools_dir` holds now; built-ins always stay.
+
+        Loading happens before anything is dropped, so the registry is never seen half-reloaded. A
+        user tool named like a built-in is a load error, never a replacement.
+        """
+        result = load_tools_from_dir(tools_dir, reserved=self._builtin)
+        for tool in self.user_tools():
+            self.unregister(tool.name)
+        for tool in result.loaded:
+            self.register(tool)
+        return result
 
     def view(self, names: Iterable[str]) -> ToolView:
         return ToolView([self._tools[n] for n in dict.fromkeys(names) if n in self._tools])

@@ -1,0 +1,80 @@
+"""`code_exec`: run Python in a child process with time, memory and CPU limits.
+
+The code runs in a fresh temporary directory (deleted afterwards) under a small bootstrap that
+sets resource limits inside the child before running it — `preexec_fn` would be unsafe in a
+process with threads. The child is a process-group leader, so a timeout or the user's stop kills
+it and everything it started. This bounds resources; it is not a jail for files: the code can read
+what the user running Navi can read.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from navi import runctx
+from navi.tools.base import Tool, ToolResult
+from navi.tools.process import run_process
+
+MAX_TIMEOUT = 300
+MAX_OUTPUT = 20_000
+
+
+class CodeExecTool(Tool):
+    name = "code_exec"
+    description = (
+        "Run a Python 3 program and get its printed output. Use it for calculations, data processing, "
+        "parsing files and anything that needs exact results. Print what you need to see. The program "
+        "runs in an empty temporary folder with limited time and memory; use absolute paths for files."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "minLength": 1},
+            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT},
+        },
+        "required": ["code"],
+        "additionalProperties": False,
+    }
+    timeout = MAX_TIMEOUT + 10.0
+
+    def __init__(self, *, memory_mb: int = 512, default_timeout: int = 30) -> None:
+        self.memory_mb = memory_mb
+        self.default_timeout = default_timeout
+
+    async def execute(self, params: dict[str, Any]) -> ToolResult:
+        ctx = runctx.current()
+        limit = params.get("timeout", self.default_timeout)
+        bootstrap = resources.files("navi.tools").joinpath("sandbox_bootstrap.py")
+        with tempfile.TemporaryDirectory(prefix="navi-code-") as tmp, resources.as_file(bootstrap) as boot:
+            script = Path(tmp) / "main.py"
+            script.write_text(params["code"], encoding="utf-8")
+            env = {
+                "PATH": "/usr/local/bin:/usr/bin:/bin",
+                "HOME": tmp,
+                "LANG": "C.UTF-8",
+                "PYTHONIOENCODING": "utf-8",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "MPLBACKEND": "Agg",
+                "NAVI_MEMORY_BYTES": str(self.memory_mb * 1024 * 1024),
+                "NAVI_CPU_SECONDS": str(limit + 1),
+            }
+            result = await run_process(
+                [sys.executable, "-I", str(boot), str(script)],
+                time_limit=limit,
+                max_output=MAX_OUTPUT,
+                cwd=tmp,
+                env=env,
+                stop_event=ctx.stop_event if ctx else None,
+            )
+        text = result.render()
+        if result.stopped:
+            return ToolResult.fail("stopped by the user", text, stopped=True)
+        if result.timed_out:
+            return ToolResult.fail(f"the program ran longer than {limit} s and was killed", text)
+        if result.returncode != 0:
+            return ToolResult.fail(f"the program exited with code {result.returncode}", text)
+        return ToolResult.ok(text, exit_code=0)

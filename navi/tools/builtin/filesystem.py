@@ -1,0 +1,279 @@
+"""`filesystem`: read, write and manage local files inside `FS_ALLOWED_PATHS`.
+
+Every path goes through `PathPolicy.resolve` (real paths, `is_relative_to`, symlinks followed), and
+the I/O uses the resolved path. Text files are read in pages of lines, so a large log never lands
+in the context whole; binary files are described, not dumped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import itertools
+import mimetypes
+import os
+import shutil
+import stat
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from navi.tools.base import Tool, ToolResult
+from navi.tools.paths import PathDenied, PathPolicy
+
+PAGE_LINES = 400
+MAX_PAGE_CHARS = 40_000
+MAX_WRITE_CHARS = 2_000_000
+MAX_ENTRIES = 500
+SNIFF_BYTES = 8192
+
+
+def _is_binary(path: Path) -> bool:
+    with path.open("rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+    if b"\x00" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(head) - 4  # a multi-byte character cut at the sniff boundary is fine
+    return False
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _entry(path: Path, shown: str) -> str:
+    try:
+        st = path.lstat()
+    except OSError:
+        return f"?    {shown}"
+    if stat.S_ISLNK(st.st_mode):
+        return f"link {shown} -> {os.readlink(path)}"
+    if stat.S_ISDIR(st.st_mode):
+        return f"dir  {shown}/"
+    return f"file {shown}  ({_size(st.st_size)}, {_when(st.st_mtime)})"
+
+
+class FilesystemTool(Tool):
+    name = "filesystem"
+    description = (
+        "Work with local files. Actions: `read` (text, in pages of lines: `offset` is the first line, "
+        "1-based; `limit` lines), `write` (replace or create a file with `content`), `append`, `list` "
+        "(a directory; `recursive` for subfolders), `find` (files matching glob `pattern` under `path`), "
+        "`info`, `mkdir`, `move` and `copy` (to `destination`), `delete` (files; folders only when empty "
+        "or with `recursive`). Only paths inside the allowed folders can be used."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "action": {
+                "type": "string",
+                "enum": [
+                    "read",
+                    "write",
+                    "append",
+                    "list",
+                    "find",
+                    "info",
+                    "mkdir",
+                    "move",
+                    "copy",
+                    "delete",
+                ],
+            },
+            "path": {"type": "string", "minLength": 1},
+            "content": {"type": "string"},
+            "destination": {"type": "string", "minLength": 1},
+            "offset": {"type": "integer", "minimum": 1},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 2000},
+            "pattern": {"type": "string", "minLength": 1},
+            "recursive": {"type": "boolean"},
+        },
+        "required": ["action", "path"],
+        "additionalProperties": False,
+    }
+    timeout = 60.0
+
+    def __init__(self, policy: PathPolicy) -> None:
+        self.policy = policy
+
+    async def execute(self, params: dict[str, Any]) -> ToolResult:
+        try:
+            return await asyncio.to_thread(self._dispatch, params)
+        except PathDenied as exc:
+            return ToolResult.fail(str(exc))
+        except FileNotFoundError:
+            return ToolResult.fail(f"{params['path']} does not exist")
+        except IsADirectoryError:
+            return ToolResult.fail(f"{params['path']} is a directory (use action `list`)")
+        except NotADirectoryError:
+            return ToolResult.fail(f"{params['path']} is not a directory")
+        except PermissionError as exc:
+            return ToolResult.fail(f"permission denied: {exc.filename or params['path']}")
+        except OSError as exc:
+            return ToolResult.fail(f"{exc.strerror or exc}: {exc.filename or params['path']}")
+
+    def _dispatch(self, p: dict[str, Any]) -> ToolResult:
+        action = p["action"]
+        # Deleting or moving a symlink acts on the link, not on what it points to.
+        path = self.policy.resolve(p["path"], follow_last=action not in ("delete", "move"))
+        handler = getattr(self, f"_{action}")
+        return handler(path, p)
+
+    # --- reading ---------------------------------------------------------------------------------
+    def _read(self, path: Path, p: dict[str, Any]) -> ToolResult:
+        if path.is_dir():
+            raise IsADirectoryError(path)
+        size = path.stat().st_size
+        if _is_binary(path):
+            kind = mimetypes.guess_type(path.name)[0] or "unknown type"
+            hint = (
+                "use image_view to look at it" if kind.startswith("image/") else "use code_exec to process it"
+            )
+            return ToolResult.ok(f"{p['path']} is a binary file ({kind}, {_size(size)}); not shown — {hint}.")
+        offset, limit = p.get("offset", 1), p.get("limit", PAGE_LINES)
+        lines: list[str] = []
+        chars = 0
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for line in itertools.islice(fh, offset - 1, offset - 1 + limit):
+                if chars + len(line) > MAX_PAGE_CHARS and lines:
+                    break
+                lines.append(line)
+                chars += len(line)
+            more = fh.readline() != ""
+        if not lines and offset > 1:
+            return ToolResult.fail(f"{p['path']} has fewer than {offset} lines")
+        last = offset + len(lines) - 1
+        header = f"[{p['path']}: lines {offset}–{last}, {_size(size)}]"
+        footer = f"\n[more: continue with offset {last + 1}]" if more else "\n[end of file]"
+        return ToolResult.ok(header + "\n" + "".join(lines).rstrip("\n") + footer)
+
+    def _info(self, path: Path, p: dict[str, Any]) -> ToolResult:
+        st = path.stat()
+        kind = "directory" if stat.S_ISDIR(st.st_mode) else "file"
+        return ToolResult.ok(
+            f"{p['path']} → {path}\n{kind}, {_size(st.st_size)}, modified {_when(st.st_mtime)}, "
+            f"mode {stat.filemode(st.st_mode)}"
+        )
+
+    def _list(self, path: Path, p: dict[str, Any]) -> ToolResult:
+        if not path.is_dir():
+            raise NotADirectoryError(path)
+        entries: list[str] = []
+        if p.get("recursive"):
+            for root, dirs, files in os.walk(path, followlinks=False):
+                dirs.sort()
+                for name in sorted(dirs) + sorted(files):
+                    full = Path(root) / name
+                    entries.append(_entry(full, str(full.relative_to(path))))
+                if len(entries) >= MAX_ENTRIES:
+                    break
+        else:
+            entries = [_entry(child, child.name) for child in sorted(path.iterdir())]
+        shown = entries[:MAX_ENTRIES]
+        note = (
+            f"\n[{len(entries) - MAX_ENTRIES} more entries not shown]" if len(entries) > MAX_ENTRIES else ""
+        )
+        return ToolResult.ok(
+            f"[{p['path']}: {len(shown)} entries]\n" + "\n".join(shown) + note
+            if shown
+            else f"{p['path']} is empty."
+        )
+
+    def _find(self, path: Path, p: dict[str, Any]) -> ToolResult:
+        pattern = p.get("pattern")
+        if not pattern:
+            return ToolResult.fail("`find` needs `pattern`, e.g. *.pdf")
+        found: list[str] = []
+        for root, dirs, files in os.walk(path, followlinks=False):
+            dirs.sort()
+            for name in sorted(files):
+                if fnmatch.fnmatch(name, pattern):
+                    found.append(str((Path(root) / name).relative_to(path)))
+            if len(found) >= MAX_ENTRIES:
+                break
+        if not found:
+            return ToolResult.ok(f"No files matching {pattern} under {p['path']}.")
+        return ToolResult.ok(f"[{len(found)} files matching {pattern}]\n" + "\n".join(found[:MAX_ENTRIES]))
+
+    # --- writing ---------------------------------------------------------------------------------
+    def _write(self, path: Path, p: dict[str, Any], *, append: bool = False) -> ToolResult:
+        if "content" not in p:
+            return ToolResult.fail(f"`{p['action']}` needs `content`")
+        content: str = p["content"]
+        if len(content) > MAX_WRITE_CHARS:
+            return ToolResult.fail(
+                f"content is too large ({len(content)} characters; at most {MAX_WRITE_CHARS})"
+            )
+        if path.is_dir():
+            raise IsADirectoryError(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if append:
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(content)
+        else:
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(content)
+                if path.exists():
+                    shutil.copymode(path, tmp)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        verb = "Appended" if append else "Wrote"
+        return ToolResult.ok(
+            f"{verb} {len(content)} characters to {p['path']} ({_size(path.stat().st_size)})."
+        )
+
+    def _append(self, path: Path, p: dict[str, Any]) -> ToolResult:
+        return self._write(path, p, append=True)
+
+    def _mkdir(self, path: Path, p: dict[str, Any]) -> ToolResult:
+        path.mkdir(parents=True, exist_ok=True)
+        return ToolResult.ok(f"Folder {p['path']} exists.")
+
+    def _delete(self, path: Path, p: dict[str, Any]) -> ToolResult:
+        if path.is_dir() and not path.is_symlink():
+            if p.get("recursive"):
+                shutil.rmtree(path)
+            else:
+                try:
+                    path.rmdir()
+                except OSError:
+                    return ToolResult.fail(f"{p['path']} is a folder that is not empty; pass recursive=true")
+        else:
+            path.unlink()
+        return ToolResult.ok(f"Deleted {p['path']}.")
+
+    def _target(self, p: dict[str, Any]) -> Path:
+        if not p.get("destination"):
+            raise PathDenied(f"`{p['action']}` needs `destination`")
+        return self.policy.resolve(p["destination"])
+
+    def _move(self, path: Path, p: dict[str, Any]) -> ToolResult:
+        target = self._target(p)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(path, target)
+        return ToolResult.ok(f"Moved {p['path']} to {p['destination']}.")
+
+    def _copy(self, path: Path, p: dict[str, Any]) -> ToolResult:
+        target = self._target(p)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            shutil.copytree(path, target, symlinks=True)
+        else:
+            shutil.copy2(path, target, follow_symlinks=True)
+        return ToolResult.ok(f"Copied {p['path']} to {p['destination']}.")

@@ -14,17 +14,23 @@ from navi.agent.engine import Agent, AgentConfig
 from navi.agent.workers import CompressionSettings, CompressionWorker, ContextCompressor, NamingWorker
 from navi.config import Settings
 from navi.llm.registry import BackendRegistry, build_backends
+from navi.logging import get_logger
+from navi.memory.base import MemoryStore
+from navi.memory.in_memory import InMemoryMemoryStore
 from navi.profiles.persona import system_prompt
 from navi.profiles.registry import ProfileRegistry, UnknownProfile, build_profiles
 from navi.sessions import SessionStore, build_session_store
 from navi.sessions.archive import export_session
 from navi.sessions.models import Session
-from navi.tools.builtin.agents import SpawnAgentTool, SwitchProfileTool
-from navi.tools.builtin.recall import RecallTool
-from navi.tools.builtin.scratchpad import ScratchpadTool
-from navi.tools.builtin.todo import TodoTool
+from navi.tools.builtin import register_builtins
+from navi.tools.builtin.agents import SpawnAgentTool
+from navi.tools.builtin.ssh import SshExecTool
 from navi.tools.registry import ToolRegistry
+from navi.tools.seeding import ensure_tools_dir
 from navi.tools.session_state import SessionState
+from navi.tools.user_config import EnabledTools
+
+log = get_logger(__name__)
 
 
 @dataclass
@@ -35,10 +41,14 @@ class Runtime:
     sessions: SessionStore
     tools: ToolRegistry
     state: SessionState
+    memory: MemoryStore
     agent: Agent
+    ssh: SshExecTool
 
     async def aclose(self) -> None:
         await self.agent.settle()
+        await self.ssh.pool.aclose()
+        await self.memory.aclose()
         await self.sessions.aclose()
         await self.backends.aclose()
 
@@ -91,34 +101,30 @@ def compression_settings(settings: Settings) -> CompressionSettings:
     )
 
 
-def register_builtin_tools(
-    tools: ToolRegistry, *, state: SessionState, profiles: ProfileRegistry, sessions: SessionStore
-) -> SpawnAgentTool:
-    spawn = SpawnAgentTool(profiles)
-    for tool in (
-        TodoTool(state),
-        ScratchpadTool(state),
-        SwitchProfileTool(profiles, sessions),
-        spawn,
-        RecallTool(sessions),
-    ):
-        tools.register(tool, builtin=True)
-    return spawn
-
-
 async def build_runtime(
     settings: Settings,
     *,
     backends: BackendRegistry | None = None,
     sessions: SessionStore | None = None,
+    memory: MemoryStore | None = None,
 ) -> Runtime:
     backends = backends or build_backends(settings)
     profiles = build_profiles(settings, default_models(backends))
     sessions = sessions or build_session_store(settings)
     await sessions.open()
+    memory = memory or InMemoryMemoryStore()
+    await memory.open()
     state = SessionState()
     tools = ToolRegistry()
-    spawn = register_builtin_tools(tools, state=state, profiles=profiles, sessions=sessions)
+    handles = register_builtins(
+        tools, settings, state=state, profiles=profiles, sessions=sessions, memory=memory
+    )
+    if ensure_tools_dir(settings.tools_dir):
+        log.info("tools.seeded", tools_dir=settings.tools_dir)
+    loaded = tools.reload_user_tools(settings.tools_dir)
+    for error in loaded.errors:
+        log.warning("tools.load_error", file=error.file, error=error.message)
+    assert isinstance(handles.spawn, SpawnAgentTool) and isinstance(handles.ssh, SshExecTool)
     compressor = ContextCompressor(compression_settings(settings), sessions)
     agent = Agent(
         agent_config(settings),
@@ -128,9 +134,11 @@ async def build_runtime(
         sessions=sessions,
         compressor=compressor,
         workers=[CompressionWorker(compressor), NamingWorker(sessions)],
-        on_session_end=[state.forget],
+        memory_summary=lambda owner: memory.get_summary(owner=owner),
+        user_tools=EnabledTools(settings.tools_dir),
+        on_session_end=[state.forget, handles.ssh.pool.close_session],
     )
-    spawn.spawner = agent.run_ephemeral
+    handles.spawn.spawner = agent.run_ephemeral
     return Runtime(
         settings=settings,
         backends=backends,
@@ -138,5 +146,7 @@ async def build_runtime(
         sessions=sessions,
         tools=tools,
         state=state,
+        memory=memory,
         agent=agent,
+        ssh=handles.ssh,
     )

@@ -232,7 +232,8 @@ async def test_model_not_pulled_is_a_clear_error(tmp_path: Path) -> None:
 async def test_memory_summary_and_files_reach_the_model(tmp_path: Path) -> None:
     rt, backend, script, tool, sid = await runtime_with_echo(tmp_path)
 
-    async def memory() -> str:
+    async def memory(owner: str) -> str:
+        assert owner == "local"
         return "The user lives in Oslo and has a cat named Miso."
 
     rt.agent.memory_summary = memory

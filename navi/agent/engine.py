@@ -38,7 +38,7 @@ from navi.agent.events import (
     TurnThinking,
 )
 from navi.agent.planning import run_planning
-from navi.agent.workers import ContextCompressor, Worker, WorkerContext
+from navi.agent.workers import CompressionFailed, ContextCompressor, Worker, WorkerContext
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.chunks import Chunk, CompletionBuilder
 from navi.llm.chunks import TextDelta as TextChunk
@@ -102,6 +102,7 @@ class _Run:
     pending: int = 0  # estimated tokens of messages added since that count
     final_text: str = ""
     failures: int = 0
+    compression_failed: bool = False  # don't retry a failing summary on every step of this run
 
     @property
     def is_subagent(self) -> bool:
@@ -123,7 +124,7 @@ class Agent:
         sessions: SessionStore,
         compressor: ContextCompressor,
         workers: Sequence[Worker] = (),
-        memory_summary: Callable[[], Awaitable[str | None]] | None = None,
+        memory_summary: Callable[[str], Awaitable[str | None]] | None = None,
         user_tools: Callable[[], list[str]] | None = None,
         on_session_end: Sequence[Callable[[str], Awaitable[None] | None]] = (),
     ) -> None:
@@ -192,7 +193,7 @@ class Agent:
         persistent: bool,
         stream: bool,
     ) -> _Run:
-        memory = await self.memory_summary() if self.memory_summary else None
+        memory = await self.memory_summary(ctx.owner) if self.memory_summary else None
         run = _Run(
             ctx=ctx,
             profile=profile,
@@ -401,24 +402,28 @@ class Agent:
                 yield event
 
     async def _compress_if_needed(self, run: _Run) -> AsyncIterator[AgentEvent]:
-        if not self.compressor.needed(run.size, run.window):
+        if run.compression_failed or not self.compressor.needed(run.size, run.window):
             return
         # Keep the configured number of turns; if that is still too much, one turn; in the end only
         # the latest instruction and its newest tool results.
         for keep in dict.fromkeys([self.compressor.settings.keep_recent, 1, 0]):
-            done = await self.compressor.compress(
-                run.ctx.session_id,
-                run.context,
-                run.llm,
-                run.model,
-                overhead_tokens=self._overhead(run),
-                persistent=run.persistent,
-                keep_recent=keep,
-            )
+            try:
+                done = await self.compressor.compress(
+                    run.ctx.session_id,
+                    run.context,
+                    run.llm,
+                    run.model,
+                    overhead_tokens=self._overhead(run),
+                    persistent=run.persistent,
+                    keep_recent=keep,
+                )
+            except CompressionFailed:
+                run.compression_failed = True  # carry on with the context as it is
+                return
             if done is not None:
                 run.context, run.tokens, run.pending = done.context, done.tokens, 0
                 yield done.event
-            if run.size < run.window:
+            if not self.compressor.needed(run.size, run.window):
                 return
 
     # --- the loop --------------------------------------------------------------------------------

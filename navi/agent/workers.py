@@ -32,6 +32,10 @@ class CompressionSettings:
     max_input_chars: int = 12_000
 
 
+class CompressionFailed(Exception):
+    """The summary call failed; the context was left as it was (already logged)."""
+
+
 @dataclass
 class Compressed:
     context: list[Message]
@@ -60,7 +64,7 @@ class ContextCompressor:
         persistent: bool,
         keep_recent: int | None = None,
     ) -> Compressed | None:
-        """Compress; None when there was nothing to summarise or the summary failed (logged)."""
+        """Compress; None when there was nothing to summarise. Raises `CompressionFailed` (logged)."""
         keep = self.settings.keep_recent if keep_recent is None else keep_recent
         try:
             result = await compress_context(
@@ -73,7 +77,7 @@ class ContextCompressor:
             )
         except Exception as exc:  # the model or the network failed: keep the old context
             log.warning("compression.failed", session_id=session_id, error=str(exc))
-            return None
+            raise CompressionFailed(str(exc)) from exc
         if result is None:
             return None
         # Until the next model call reports a real count, the context size is an estimate.
@@ -132,14 +136,17 @@ class CompressionWorker:
     async def run(self, wctx: WorkerContext) -> WorkerResult:
         if not self.compressor.needed(wctx.context_tokens, wctx.window):
             return WorkerResult()
-        done = await self.compressor.compress(
-            wctx.session_id,
-            wctx.context,
-            wctx.llm,
-            wctx.model,
-            overhead_tokens=wctx.overhead_tokens,
-            persistent=wctx.persistent,
-        )
+        try:
+            done = await self.compressor.compress(
+                wctx.session_id,
+                wctx.context,
+                wctx.llm,
+                wctx.model,
+                overhead_tokens=wctx.overhead_tokens,
+                persistent=wctx.persistent,
+            )
+        except CompressionFailed:
+            return WorkerResult()
         if done is None:
             return WorkerResult()
         return WorkerResult(events=[done.event], context=done.context, context_tokens=done.tokens)

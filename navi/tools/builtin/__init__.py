@@ -1,1 +1,76 @@
-"""Navi's built-in tools. Each registers through `ToolRegistry.register(..., builtin=True)`."""
+"""Navi's built-in tools, registered through the same `ToolRegistry.register` a user tool uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from navi.config import Settings
+from navi.memory.base import MemoryStore
+from navi.profiles.registry import ProfileRegistry
+from navi.sessions.store import SessionStore
+from navi.tools.paths import PathPolicy
+from navi.tools.registry import ToolRegistry
+from navi.tools.session_state import SessionState
+
+
+@dataclass
+class BuiltinHandles:
+    """Built-ins the composition root must finish wiring (the spawner) or close (SSH pool)."""
+
+    spawn: object
+    ssh: object
+
+
+def register_builtins(
+    registry: ToolRegistry,
+    settings: Settings,
+    *,
+    state: SessionState,
+    profiles: ProfileRegistry,
+    sessions: SessionStore,
+    memory: MemoryStore,
+) -> BuiltinHandles:
+    from navi.tools.builtin.agents import SpawnAgentTool, SwitchProfileTool
+    from navi.tools.builtin.code_exec import CodeExecTool
+    from navi.tools.builtin.filesystem import FilesystemTool
+    from navi.tools.builtin.http import HttpRequestTool
+    from navi.tools.builtin.image import ImageViewTool
+    from navi.tools.builtin.memory import MemoryForgetTool, MemorySearchTool
+    from navi.tools.builtin.meta import ListToolsTool, ReloadToolsTool, ToolManualTool, WriteToolTool
+    from navi.tools.builtin.recall import RecallTool
+    from navi.tools.builtin.scratchpad import ScratchpadTool
+    from navi.tools.builtin.ssh import SshExecTool
+    from navi.tools.builtin.terminal import TerminalTool
+    from navi.tools.builtin.todo import TodoTool
+    from navi.tools.builtin.web import WebSearchTool, WebViewTool
+
+    policy = PathPolicy(settings.fs_allowed_paths_list)
+    spawn = SpawnAgentTool(profiles)
+    ssh = SshExecTool(settings.ssh_hosts_file)
+    for tool in (
+        TodoTool(state),
+        ScratchpadTool(state),
+        SwitchProfileTool(profiles, sessions),
+        WebSearchTool(),
+        WebViewTool(),
+        HttpRequestTool(),
+        FilesystemTool(policy),
+        CodeExecTool(
+            memory_mb=settings.code_exec_memory_mb, default_timeout=settings.code_exec_timeout_seconds
+        ),
+        TerminalTool(
+            settings.terminal_allowed_commands_list, policy, default_timeout=settings.terminal_timeout_seconds
+        ),
+        ssh,
+        ImageViewTool(policy),
+        MemorySearchTool(memory),
+        MemoryForgetTool(memory),
+        ReloadToolsTool(registry, settings.tools_dir),
+        WriteToolTool(registry, settings.tools_dir),
+        ListToolsTool(registry),
+        ToolManualTool(registry, settings.manuals_dir),
+        spawn,
+        RecallTool(sessions),
+    ):
+        registry.register(tool, builtin=True)
+    return BuiltinHandles(spawn=spawn, ssh=ssh)

@@ -105,8 +105,10 @@ class TerminalTool(Tool):
             return ToolResult.fail(f"cannot split the command: {exc}")
         if not argv:
             return ToolResult.fail("the command is empty")
+        # Without a cwd, run in the working directory, or in the first allowed folder when restricted.
+        default_cwd = "." if self.policy.unrestricted else str(self.policy.roots[0])
         try:
-            cwd = self.policy.resolve(params.get("cwd", "."))
+            cwd = self.policy.resolve(params.get("cwd", default_cwd))
         except PathDenied as exc:
             return ToolResult.fail(str(exc))
         if not cwd.is_dir():

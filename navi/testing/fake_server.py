@@ -13,14 +13,11 @@ import hashlib
 import json
 import logging
 import math
-import socket
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -30,6 +27,7 @@ from navi.llm.messages import Message
 from navi.llm.tokens import estimate_messages_tokens, estimate_tokens
 from navi.testing import wire
 from navi.testing.script import Reply, Script, ScriptRequest
+from navi.testing.threaded import ThreadedServer
 
 ALL_CAPS = ("completion", "tools", "thinking", "vision")
 
@@ -92,8 +90,7 @@ class FakeModelServer:
         self.version = version
         self.completed_streams = 0
         self.aborted_streams = 0
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._runner: ThreadedServer | None = None
         self.app = self._build_app()
 
     # --- lifecycle -------------------------------------------------------------------------------
@@ -113,48 +110,21 @@ class FakeModelServer:
         self.script.enqueue(*replies)
         return self
 
-    def _config(self) -> uvicorn.Config:
-        logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
-        return uvicorn.Config(
-            self.app,
-            log_config=None,
-            access_log=False,
-            lifespan="off",
-            ws="none",
-            http="h11",
-            loop="asyncio",
-            timeout_graceful_shutdown=1,
-        )
-
     def start(self) -> FakeModelServer:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
-        self.port = sock.getsockname()[1]
-        self._server = uvicorn.Server(self._config())
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, name="fake-model-server", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("fake model server did not start")
-            time.sleep(0.01)
+        logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+        self._runner = ThreadedServer(self.app, host=self.host, port=self.port, name="fake-model-server")
+        self.port = self._runner.start()
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = self._thread = None
+        if self._runner is not None:
+            self._runner.stop()
+        self._runner = None
 
     def serve_forever(self) -> None:
         """Run in the foreground (for `navi fake-model`)."""
-        config = self._config()
-        config.host, config.port = self.host, self.port
-        uvicorn.Server(config).run()
+        logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+        ThreadedServer(self.app, host=self.host, port=self.port).serve_forever()
 
     def __enter__(self) -> FakeModelServer:
         return self.start()

@@ -16,6 +16,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from navi.tools.base import ToolResult
+
 KILL_GRACE = 1.0
 
 
@@ -28,6 +30,17 @@ class ProcessResult:
     stopped: bool = False
     dropped_bytes: int = 0
     duration: float = 0.0
+
+    def to_tool_result(self, what: str, time_limit: float) -> ToolResult:
+        """A failed result unless the child exited 0 by itself; the output is always included."""
+        text = self.render()
+        if self.stopped:
+            return ToolResult.fail("stopped by the user", text, stopped=True)
+        if self.timed_out:
+            return ToolResult.fail(f"the {what} ran longer than {time_limit:g} s and was killed", text)
+        if self.returncode != 0:
+            return ToolResult.fail(f"the {what} exited with code {self.returncode}", text)
+        return ToolResult.ok(text, exit_code=0)
 
     def render(self) -> str:
         """What the model sees: both streams, how it ended, and whether output was cut."""

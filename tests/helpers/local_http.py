@@ -11,16 +11,16 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import threading
 import time
 from collections.abc import AsyncIterator
 from io import BytesIO
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from navi.testing.threaded import ThreadedServer
 
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
@@ -99,8 +99,7 @@ class LocalHttpServer:
         self.port = 0
         self.files: dict[str, tuple[bytes, str]] = {}
         self.image = png_bytes()
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._runner: ThreadedServer | None = None
         self.app = Starlette(routes=self._routes())
 
     # --- lifecycle -------------------------------------------------------------------------------
@@ -118,38 +117,14 @@ class LocalHttpServer:
         return self(f"/files/{name}")
 
     def start(self) -> LocalHttpServer:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, 0))
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self.app,
-            log_config=None,
-            access_log=False,
-            lifespan="off",
-            ws="none",
-            http="h11",
-            loop="asyncio",
-            timeout_graceful_shutdown=1,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, name="local-http-server", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("local HTTP server did not start")
-            time.sleep(0.01)
+        self._runner = ThreadedServer(self.app, host=self.host, name="local-http-server")
+        self.port = self._runner.start()
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = self._thread = None
+        if self._runner is not None:
+            self._runner.stop()
+        self._runner = None
 
     def __enter__(self) -> LocalHttpServer:
         return self.start()

@@ -132,11 +132,4 @@ class TerminalTool(Tool):
             env=env,
             stop_event=ctx.stop_event if ctx else None,
         )
-        text = result.render()
-        if result.stopped:
-            return ToolResult.fail("stopped by the user", text, stopped=True)
-        if result.timed_out:
-            return ToolResult.fail(f"the command ran longer than {limit} s and was killed", text)
-        if result.returncode != 0:
-            return ToolResult.fail(f"the command exited with code {result.returncode}", text)
-        return ToolResult.ok(text, exit_code=0)
+        return result.to_tool_result("command", limit)

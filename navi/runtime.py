@@ -7,7 +7,8 @@ tool would use; the spawn tool gets the agent after the agent exists.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import Any
 
 from navi.agent.engine import Agent, AgentConfig
@@ -44,6 +45,12 @@ class Runtime:
     memory: MemoryStore
     agent: Agent
     ssh: SshExecTool
+    # Called (in the background) with the new session's id after POST /sessions — memory extraction.
+    session_created_hooks: list[Callable[[str], Coroutine[Any, Any, None]]] = field(default_factory=list)
+
+    def background(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run `coro` without holding up the caller; failures are logged."""
+        self.agent.spawn_background(coro)
 
     async def aclose(self) -> None:
         await self.agent.settle()

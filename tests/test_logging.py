@@ -13,7 +13,7 @@ from navi.logging import configure_logging
 def test_request_lines_carry_the_request_id(make_settings, capsys: pytest.CaptureFixture[str]) -> None:
     configure_logging("INFO", "json")
     try:
-        with TestClient(create_app(make_settings())) as client:
+        with TestClient(create_app(make_settings()), base_url="http://localhost") as client:
             resp = client.get("/health", headers={"X-Request-Id": "req-abc123"})
         assert resp.headers["x-request-id"] == "req-abc123"
         lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
@@ -30,7 +30,7 @@ def test_request_lines_carry_the_request_id(make_settings, capsys: pytest.Captur
 def test_level_filters_lines(make_settings, capsys: pytest.CaptureFixture[str]) -> None:
     configure_logging("WARNING", "json")
     try:
-        with TestClient(create_app(make_settings())) as client:
+        with TestClient(create_app(make_settings()), base_url="http://localhost") as client:
             client.get("/health")
         assert "http.request" not in capsys.readouterr().err
     finally:

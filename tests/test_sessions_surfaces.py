@@ -43,7 +43,7 @@ async def seed(settings) -> str:
 async def test_rest_export_then_import(make_settings) -> None:
     settings = make_settings()
     sid = await seed(settings)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
         resp = client.get(f"/sessions/{sid}/export")
         assert resp.status_code == 200
         archive = resp.json()
@@ -103,7 +103,7 @@ async def test_rest_history_windows(make_settings) -> None:
         )
     finally:
         await rt.aclose()
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
         last = client.get(f"/sessions/{sid}/messages", params={"last": 1}).json()
         assert [m["content"] for m in last["messages"]] == ["It is 91% full."] and last["total"] == 4
         budget = client.get(f"/sessions/{sid}/messages", params={"token_budget": 40}).json()

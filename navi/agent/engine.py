@@ -141,7 +141,7 @@ class Agent:
         self._windows: dict[tuple[str, str], int] = {}
         self._background: set[asyncio.Task[Any]] = set()
 
-    def _spawn_background(self, coro: Any) -> None:
+    def spawn_background(self, coro: Any) -> None:
         task = asyncio.create_task(self._guarded(coro))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -247,9 +247,15 @@ class Agent:
         files: Sequence[dict[str, str]] | None = None,
         *,
         stop_event: asyncio.Event | None = None,
+        planning: bool = True,
     ) -> AsyncIterator[AgentEvent]:
-        """Run one turn of a stored session, yielding events as they happen."""
-        async for event in self._session_turn(session_id, message, images, files, stop_event, planning=True):
+        """Run one turn of a stored session, yielding events as they happen.
+
+        `planning=False` skips the planning phase (the REST endpoint's non-streaming turns).
+        """
+        async for event in self._session_turn(
+            session_id, message, images, files, stop_event, planning=planning
+        ):
             yield event
 
     async def run(
@@ -386,7 +392,7 @@ class Agent:
             first_exchange=first_exchange,
             user_text=user_text,
             answer=run.final_text,
-            background=self._spawn_background,
+            background=self.spawn_background,
         )
         for worker in self.workers:
             try:

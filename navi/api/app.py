@@ -1,15 +1,26 @@
-"""The app factory. The lifespan builds the runtime once and stores it on `app.state.runtime`."""
+"""The app factory. The lifespan builds the runtime once (`app.state.runtime`), the run manager
+(`app.state.runs`) and the background upload clean-up, and tears them down in order."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
 
 from navi import __version__
 from navi.api.middleware import RequestContext
-from navi.api.routes import health, sessions
+from navi.api.routes import agents, auth, files, health, messages, sessions
+from navi.api.runs import RunManager
+from navi.api.security import AccessControl, AccessPolicy
+from navi.api.uploads import cleanup_loop
+from navi.api.websocket import router as websocket_router
 from navi.config import Settings, load_settings
 from navi.logging import get_logger
 from navi.runtime import Runtime, build_runtime
@@ -19,12 +30,18 @@ log = get_logger(__name__)
 
 def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
     settings = settings or (runtime.settings if runtime else load_settings())
+    policy = AccessPolicy(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = runtime is None
         rt = runtime or await build_runtime(settings)
+        runs = RunManager(rt.agent)
         app.state.runtime = rt
+        app.state.runs = runs
+        sweeper = asyncio.create_task(
+            cleanup_loop(Path(settings.session_files_dir), settings.session_files_ttl_hours)
+        )
         log.info(
             "navi.started",
             host=settings.navi_host,
@@ -34,12 +51,41 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         try:
             yield
         finally:
+            await runs.shutdown()
+            sweeper.cancel()  # a background sweep loop, not a run
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
             if owned:
                 await rt.aclose()
             log.info("navi.stopped")
 
     app = FastAPI(title="Navi", version=__version__, lifespan=lifespan)
+    app.state.access = policy
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+            problems.append(f"{where}: {err.get('msg', 'invalid')}")
+        return JSONResponse({"detail": "; ".join(problems) or "invalid request"}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("request.failed", path=request.url.path)
+        return JSONResponse({"detail": f"internal error: {type(exc).__name__}"}, status_code=500)
+
+    if settings.allowed_origins_list:  # explicit origins only; never a wildcard
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.allowed_origins_list,
+            allow_credentials=True,
+            allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
+    app.add_middleware(AccessControl, policy=policy)
     app.add_middleware(RequestContext)
-    app.include_router(health.router)
-    app.include_router(sessions.router)
+    for module in (health, auth, agents, sessions, messages, files):
+        app.include_router(module.router)
+    app.include_router(websocket_router)
     return app

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
+from navi.api.runs import RunManager
 from navi.runtime import Runtime
 from navi.sessions.models import Session
 
@@ -15,7 +16,13 @@ def get_runtime(request: Request) -> Runtime:
     return runtime
 
 
+def get_runs(request: Request) -> RunManager:
+    runs: RunManager = request.app.state.runs
+    return runs
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+RunsDep = Annotated[RunManager, Depends(get_runs)]
 
 
 async def get_session(session_id: str, runtime: RuntimeDep) -> Session:

@@ -1,24 +1,173 @@
-"""Session resources: archives (export / import)."""
+"""Session resources: create, list, read, rename, pin, delete, context, planning, archives, windows."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException, Query
-from pydantic import BaseModel
+from fastapi import APIRouter, Body, HTTPException, Query, Request
+from pydantic import BaseModel, Field
 
-from navi.api.deps import RuntimeDep, SessionDep
+from navi.agent.context import build_context
+from navi.api.deps import RunsDep, RuntimeDep, SessionDep
 from navi.llm.messages import Message
+from navi.profiles.registry import UnknownProfile
 from navi.sessions.archive import ArchiveError, import_archive
+from navi.sessions.models import SessionInfo
 from navi.sessions.windows import window
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
 
 
+class CreateSession(BaseModel):
+    profile_id: str | None = Field(
+        default=None, description="Profile to start in (default: the first profile)"
+    )
+    name: str | None = Field(default=None, max_length=200)
+
+
+class Created(BaseModel):
+    session_id: str
+    profile_id: str
+    created_at: datetime
+    name: str | None = None
+
+
+class SessionListItem(SessionInfo):
+    active: bool = False
+
+
+class SessionDetail(SessionListItem):
+    messages: list[Message]
+    max_context_tokens: int
+
+
+class ContextView(BaseModel):
+    system_prompt: str
+    memory: str | None
+    messages: list[Message]
+    context_token_count: int
+
+
+class Pin(BaseModel):
+    pinned: bool
+
+
+class Update(BaseModel):
+    name: str | None = Field(None, max_length=200, description="New name; empty or null clears it")
+    profile_id: str | None = None
+
+
+class Ok(BaseModel):
+    ok: bool = True
+
+
 class Imported(BaseModel):
     session_id: str
     messages: int
+
+
+class Window(BaseModel):
+    messages: list[Message]
+    total: int
+    summary_prepended: bool
+
+
+@router.post("", status_code=201, response_model=Created, summary="Create a session")
+async def create_session(
+    request: Request, runtime: RuntimeDep, body: Annotated[CreateSession | None, Body()] = None
+) -> Created:
+    body = body or CreateSession()
+    profile_id = body.profile_id or runtime.profiles.default_id
+    if profile_id not in runtime.profiles:
+        raise HTTPException(422, detail=str(UnknownProfile(profile_id, runtime.profiles.ids())))
+    session = await runtime.sessions.create(profile_id, name=body.name or None)
+    for hook in runtime.session_created_hooks:
+        runtime.background(hook(session.id))
+    return Created(
+        session_id=session.id, profile_id=profile_id, created_at=session.created_at, name=session.name
+    )
+
+
+@router.get("", response_model=list[SessionListItem], summary="List sessions, pinned first")
+async def list_sessions(runtime: RuntimeDep, runs: RunsDep) -> list[SessionListItem]:
+    active = set(runs.active())
+    return [
+        SessionListItem(**info.model_dump(), active=info.id in active)
+        for info in await runtime.sessions.list()
+    ]
+
+
+@router.get("/{session_id}", response_model=SessionDetail, summary="A session with its display history")
+async def get_session(session: SessionDep, runtime: RuntimeDep, runs: RunsDep) -> SessionDetail:
+    return SessionDetail(
+        **session.info().model_dump(exclude={"message_count"}),
+        message_count=len(session.messages),
+        active=runs.get(session.id) is not None,
+        messages=session.messages,
+        max_context_tokens=runtime.settings.ollama_num_ctx,
+    )
+
+
+@router.get("/{session_id}/context", response_model=ContextView, summary="What the model sees")
+async def get_context(session: SessionDep, runtime: RuntimeDep) -> ContextView:
+    try:
+        profile = runtime.profiles.get(session.profile_id)
+    except UnknownProfile:
+        profile = runtime.profiles.get(runtime.profiles.default_id)
+    memory = await runtime.memory.get_summary(owner=session.owner)
+    built = build_context(runtime.settings.navi_persona, profile, session.context, memory)
+    return ContextView(
+        system_prompt=built[0].content or "",
+        memory=memory,
+        messages=session.context,
+        context_token_count=session.context_token_count,
+    )
+
+
+@router.get("/{session_id}/planning", summary="Raw planning-phase outputs, per turn")
+async def get_planning(session: SessionDep) -> list[dict[str, Any]]:
+    return session.planning_logs
+
+
+@router.patch("/{session_id}/pin", response_model=Pin, summary="Pin or unpin a session")
+async def pin_session(session_id: str, body: Pin, runtime: RuntimeDep) -> Pin:
+    if not await runtime.sessions.set_pinned(session_id, body.pinned):
+        raise HTTPException(404, detail=f"no session '{session_id}'")
+    return body
+
+
+@router.patch(
+    "/{session_id}", response_model=SessionListItem, summary="Rename a session or change its profile"
+)
+async def update_session(
+    session_id: str, body: Update, runtime: RuntimeDep, runs: RunsDep
+) -> SessionListItem:
+    if "name" not in body.model_fields_set and body.profile_id is None:
+        raise HTTPException(422, detail="send `name` and/or `profile_id`")
+    if body.profile_id is not None and body.profile_id not in runtime.profiles:
+        raise HTTPException(422, detail=str(UnknownProfile(body.profile_id, runtime.profiles.ids())))
+    if "name" in body.model_fields_set:
+        name = (body.name or "").strip() or None
+        if not await runtime.sessions.set_name(session_id, name):
+            raise HTTPException(404, detail=f"no session '{session_id}'")
+    if body.profile_id is not None and not await runtime.sessions.set_profile(session_id, body.profile_id):
+        raise HTTPException(404, detail=f"no session '{session_id}'")
+    session = await runtime.sessions.get(session_id, display=False)
+    if session is None:
+        raise HTTPException(404, detail=f"no session '{session_id}'")
+    return SessionListItem(**session.info().model_dump(), active=runs.get(session_id) is not None)
+
+
+@router.delete("/{session_id}", response_model=Ok, summary="Delete a session and its uploaded files")
+async def delete_session(session_id: str, runtime: RuntimeDep, runs: RunsDep) -> Ok:
+    if runs.stop(session_id):
+        await runs.wait(session_id, limit=15)
+    if not await runtime.sessions.delete(session_id):
+        raise HTTPException(404, detail=f"no session '{session_id}'")
+    await runtime.agent.end_session(session_id)
+    return Ok()
 
 
 @router.get("/{session_id}/export", summary="Export a session as session-archive/v1 JSON")
@@ -29,19 +178,13 @@ async def export_session(session: SessionDep, runtime: RuntimeDep) -> dict[str, 
 @router.post(
     "/import", status_code=201, response_model=Imported, summary="Import a session-archive/v1 document"
 )
-async def import_session(runtime: RuntimeDep, archive: dict[str, Any] = Body(...)) -> Imported:
+async def import_session(runtime: RuntimeDep, archive: Annotated[dict[str, Any], Body()]) -> Imported:
     try:
         session = import_archive(archive)
     except ArchiveError as exc:
         raise HTTPException(status_code=422, detail=str(exc)) from None
     await runtime.sessions.insert(session)
     return Imported(session_id=session.id, messages=len(session.messages))
-
-
-class Window(BaseModel):
-    messages: list[Message]
-    total: int
-    summary_prepended: bool
 
 
 @router.get("/{session_id}/messages", response_model=Window, summary="A window of the display history")
@@ -55,8 +198,14 @@ async def history_window(
     ] = None,
 ) -> Window:
     summary = session.summary_message
-    chosen = window(
-        session.messages, last_n=last, since=since, until=until, token_budget=token_budget, summary=summary
+    chosen = await asyncio.to_thread(
+        window,
+        session.messages,
+        last_n=last,
+        since=since,
+        until=until,
+        token_budget=token_budget,
+        summary=summary,
     )
     prepended = bool(chosen) and summary is not None and chosen[0] is summary
     return Window(messages=chosen, total=len(session.messages), summary_prepended=prepended)

@@ -1,0 +1,63 @@
+"""What the agent can be: profiles and tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel
+
+from navi.api.deps import RuntimeDep
+
+router = APIRouter(prefix="/agents", tags=["agents"])
+
+
+class ProfileOut(BaseModel):
+    id: str
+    name: str
+    description: str
+    model: str
+    llm_backend: str
+    temperature: float
+    max_iterations: int
+    planning_enabled: bool
+    tools: list[str]
+    scratchpad_sections: list[str]
+
+
+class ToolOut(BaseModel):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    builtin: bool
+
+
+@router.get("/profiles", response_model=list[ProfileOut], summary="All profiles")
+async def profiles(runtime: RuntimeDep) -> list[ProfileOut]:
+    out = []
+    for p in runtime.profiles.all():
+        out.append(
+            ProfileOut(
+                id=p.id,
+                name=p.name,
+                description=p.description,
+                model=runtime.profiles.model_of(p),
+                llm_backend=runtime.profiles.backend_of(p),
+                temperature=p.temperature,
+                max_iterations=p.max_iterations,
+                planning_enabled=p.planning_enabled,
+                tools=[s.name for s in runtime.agent.tool_specs(p)],
+                scratchpad_sections=list(p.scratchpad_sections),
+            )
+        )
+    return out
+
+
+@router.get("/tools", response_model=list[ToolOut], summary="All registered tools, built-in and user")
+async def tools(runtime: RuntimeDep) -> list[ToolOut]:
+    registry = runtime.tools
+    return [
+        ToolOut(name=n, description=t.description, parameters=t.parameters, builtin=registry.is_builtin(n))
+        for n in registry.names()
+        if (t := registry.get(n)) is not None
+    ]

@@ -1,0 +1,83 @@
+"""The login page: exchanges the API token for an HttpOnly, SameSite=Strict cookie."""
+
+from __future__ import annotations
+
+import html
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from navi.api.security import COOKIE, COOKIE_MAX_AGE, AccessPolicy
+
+router = APIRouter(tags=["auth"])
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Navi — sign in</title>
+<style>
+body{{font-family:system-ui,sans-serif;background:#0f1419;color:#e6e6e6;display:grid;place-items:center;
+min-height:100vh;margin:0}}
+form{{background:#1a2029;padding:2rem;border-radius:12px;width:min(22rem,90vw);display:grid;gap:.8rem}}
+h1{{margin:0;font-size:1.4rem}} label{{font-size:.9rem}}
+input{{padding:.6rem;border-radius:8px;border:1px solid #3a4452;background:#0f1419;color:#fff;font-size:1rem}}
+button{{padding:.6rem;border:0;border-radius:8px;background:#4f8cff;color:#fff;font-size:1rem;cursor:pointer}}
+button:focus-visible,input:focus-visible{{outline:3px solid #9cc0ff;outline-offset:2px}}
+.error{{color:#ff9b9b;margin:0}}
+</style></head>
+<body><form method="post" action="/login">
+<h1>Navi</h1>
+<label for="token">Access token</label>
+<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+{error}
+<button type="submit">Sign in</button>
+</form></body></html>"""
+
+
+def _policy(request: Request) -> AccessPolicy:
+    policy: AccessPolicy = request.app.state.access
+    return policy
+
+
+def _page(error: str = "", status: int = 200) -> HTMLResponse:
+    shown = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
+    return HTMLResponse(PAGE.format(error=shown), status_code=status)
+
+
+@router.get("/login", response_class=HTMLResponse, include_in_schema=False)
+async def login_page(request: Request) -> Response:
+    if not _policy(request).token:
+        return RedirectResponse("/", status_code=303)
+    return _page()
+
+
+@router.post("/login", include_in_schema=False)
+async def login(request: Request, token: Annotated[str, Form()] = "") -> Response:
+    policy = _policy(request)
+    if not policy.token:
+        return RedirectResponse("/", status_code=303)
+    client = request.client.host if request.client else "unknown"
+    if not policy.login_allowed(client):
+        return _page("Too many attempts. Wait a few minutes and try again.", status=429)
+    if not policy.token_matches(token.strip()):
+        policy.login_failed(client)
+        return _page("That token is not right.", status=401)
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(
+        COOKIE,
+        policy.cookie_value,
+        max_age=COOKIE_MAX_AGE,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/",
+    )
+    return response
+
+
+@router.post("/logout", include_in_schema=False)
+async def logout() -> Response:
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(COOKIE, path="/")
+    return response

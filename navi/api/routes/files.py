@@ -1,0 +1,62 @@
+"""Uploads: `POST /sessions/{id}/files` (multipart), streamed to `SESSION_FILES_DIR/{id}/`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter, HTTPException, Request
+from pydantic import BaseModel
+
+from navi.api.deps import RuntimeDep
+from navi.api.uploads import UploadError, receive_upload
+from navi.sessions.models import is_session_id
+
+router = APIRouter(prefix="/sessions", tags=["files"])
+
+
+class FileOut(BaseModel):
+    name: str
+    path: str
+    size: int
+    media_type: str
+
+
+class UploadResult(FileOut):
+    files: list[FileOut]
+
+
+@router.post(
+    "/{session_id}/files",
+    status_code=201,
+    response_model=UploadResult,
+    summary="Upload files (multipart/form-data); the response gives their paths for the message",
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {"file": {"type": "string", "format": "binary"}},
+                    }
+                }
+            },
+            "required": True,
+        }
+    },
+)
+async def upload(session_id: str, request: Request, runtime: RuntimeDep) -> UploadResult:
+    if not is_session_id(session_id) or await runtime.sessions.get(session_id, display=False) is None:
+        raise HTTPException(404, detail=f"no session '{session_id}'")
+    root = Path(runtime.settings.session_files_dir)
+    try:
+        stored = await receive_upload(
+            dict(request.headers),
+            request.stream(),
+            root / session_id,
+            max_bytes=runtime.settings.session_files_max_bytes,
+            public_prefix=root / session_id,
+        )
+    except UploadError as exc:
+        raise HTTPException(exc.status, detail=exc.detail) from None
+    files = [FileOut(name=f.name, path=f.path, size=f.size, media_type=f.media_type) for f in stored]
+    return UploadResult(**files[0].model_dump(), files=files)

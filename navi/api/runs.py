@@ -1,0 +1,168 @@
+"""Runs: at most one agent run per session, broadcast to every connected client.
+
+A run publishes frames (`stream_start`, the agent's events) with a sequence number. Each frame is
+kept until the run ends, so a client that connects mid-run — a reloaded page — first receives the
+turn's frames so far and then the live ones. A run does not depend on any client: it goes on when
+all of them leave, and its messages are saved as they complete. Stop is the run's stop event; a
+run task is never cancelled. When a run ends it is removed, with its frames.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from navi.agent.engine import Agent
+from navi.agent.events import ErrorEvent, StreamEnd
+from navi.llm.errors import LLMError
+from navi.sessions.store import SessionNotFound
+
+log = structlog.stdlib.get_logger(__name__)
+
+MAX_BACKLOG = 20_000  # frames queued for one slow client before it is dropped
+
+
+class RunActive(RuntimeError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"a run is already in progress in session {session_id}; wait for it or stop it")
+
+
+@dataclass(eq=False)
+class Subscriber:
+    queue: asyncio.Queue[dict[str, Any] | None] = field(default_factory=asyncio.Queue)
+    dropped: bool = False
+
+    def put(self, frame: dict[str, Any] | None) -> None:
+        if self.dropped:
+            return
+        if self.queue.qsize() >= MAX_BACKLOG:
+            self.dropped = True
+            self.queue.put_nowait(None)  # tells the reader to give up on this client
+            return
+        self.queue.put_nowait(frame)
+
+
+@dataclass(eq=False)
+class AgentRun:
+    session_id: str
+    stop_event: asyncio.Event = field(default_factory=asyncio.Event)
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    subscribers: set[Subscriber] = field(default_factory=set)
+    task: asyncio.Task[None] | None = None
+    result: dict[str, Any] | None = None
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def publish(self, frame: dict[str, Any]) -> None:
+        frame["seq"] = len(self.frames) + 1
+        self.frames.append(frame)
+        for sub in list(self.subscribers):
+            sub.put(frame)
+
+    def subscribe(self, since: int = 0) -> Subscriber:
+        sub = Subscriber()
+        for frame in self.frames[since:]:
+            sub.put(frame)
+        if self.finished.is_set():
+            sub.put(None)
+        else:
+            self.subscribers.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        self.subscribers.discard(sub)
+
+
+class RunManager:
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self._runs: dict[str, AgentRun] = {}
+        self._watchers: dict[str, set[Callable[[AgentRun], None]]] = {}
+
+    def watch(self, session_id: str, callback: Callable[[AgentRun], None]) -> None:
+        """Call `callback(run)` whenever a run starts in this session (each connected client)."""
+        self._watchers.setdefault(session_id, set()).add(callback)
+
+    def unwatch(self, session_id: str, callback: Callable[[AgentRun], None]) -> None:
+        watchers = self._watchers.get(session_id)
+        if watchers is not None:
+            watchers.discard(callback)
+            if not watchers:
+                del self._watchers[session_id]
+
+    def get(self, session_id: str) -> AgentRun | None:
+        return self._runs.get(session_id)
+
+    def active(self) -> list[str]:
+        return list(self._runs)
+
+    def start(
+        self,
+        session_id: str,
+        content: str,
+        images: Sequence[str] = (),
+        files: Sequence[dict[str, str]] = (),
+        *,
+        planning: bool = True,
+    ) -> AgentRun:
+        """Start a run (raises `RunActive` if the session has one). Returns immediately."""
+        if session_id in self._runs:
+            raise RunActive(session_id)
+        run = AgentRun(session_id=session_id)
+        self._runs[session_id] = run
+        run.publish({"type": "stream_start"})
+        run.task = asyncio.create_task(self._drive(run, content, list(images), list(files), planning))
+        for callback in list(self._watchers.get(session_id, ())):
+            callback(run)
+        return run
+
+    def stop(self, session_id: str) -> bool:
+        run = self._runs.get(session_id)
+        if run is None:
+            return False
+        run.stop_event.set()
+        return True
+
+    async def _drive(
+        self, run: AgentRun, content: str, images: list[str], files: list[dict[str, str]], planning: bool
+    ) -> None:
+        try:
+            stream = self.agent.run_stream(
+                run.session_id, content, images, files, stop_event=run.stop_event, planning=planning
+            )
+            async for event in stream:
+                frame = event.frame()
+                if isinstance(event, StreamEnd) or (isinstance(event, ErrorEvent) and run.result is None):
+                    run.result = frame
+                run.publish(frame)
+        except SessionNotFound:
+            run.publish(ErrorEvent(message=f"session {run.session_id} no longer exists").frame())
+        except LLMError as exc:
+            run.publish(ErrorEvent(message=str(exc)).frame())
+        except Exception as exc:  # the run must always end with a frame and free its slot
+            log.exception("run.crashed", session_id=run.session_id)
+            run.publish(ErrorEvent(message=f"internal error: {type(exc).__name__}: {exc}").frame())
+        finally:
+            self._runs.pop(run.session_id, None)
+            run.finished.set()
+            for sub in list(run.subscribers):
+                sub.put(None)
+            run.subscribers.clear()
+
+    async def wait(self, session_id: str, limit: float | None = None) -> None:
+        run = self._runs.get(session_id)
+        if run is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run.finished.wait(), limit)
+
+    async def shutdown(self, grace: float = 10.0) -> None:
+        """Stop every run cooperatively and wait for them to save what they have."""
+        for run in list(self._runs.values()):
+            run.stop_event.set()
+        tasks = [r.task for r in self._runs.values() if r.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace)

@@ -1,0 +1,315 @@
+"""File uploads: streamed to disk, capped while reading, executables refused, names made safe.
+
+The multipart body is parsed as it arrives (`python-multipart`'s streaming parser), so a file is
+never held in memory and an oversized one is answered with 413 as soon as it passes the cap. Each
+part is written to a hidden temporary file in the session's folder and only renamed into place when
+it is complete and has passed the checks; anything else is deleted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import time
+import unicodedata
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import structlog
+from python_multipart import MultipartParser
+from python_multipart.multipart import parse_options_header
+
+log = structlog.stdlib.get_logger(__name__)
+
+MAX_FILES = 20
+EXECUTABLE_EXTENSIONS = {
+    ".sh",
+    ".bash",
+    ".zsh",
+    ".csh",
+    ".ksh",
+    ".fish",
+    ".command",
+    ".py",
+    ".pyc",
+    ".pyw",
+    ".pl",
+    ".rb",
+    ".php",
+    ".cgi",
+    ".exe",
+    ".com",
+    ".bat",
+    ".cmd",
+    ".msi",
+    ".msp",
+    ".scr",
+    ".pif",
+    ".cpl",
+    ".dll",
+    ".so",
+    ".dylib",
+    ".bin",
+    ".run",
+    ".elf",
+    ".app",
+    ".apk",
+    ".deb",
+    ".rpm",
+    ".dmg",
+    ".pkg",
+    ".jar",
+    ".ps1",
+    ".psm1",
+    ".vbs",
+    ".vbe",
+    ".js",
+    ".jse",
+    ".wsf",
+    ".wsh",
+    ".hta",
+    ".lnk",
+    ".reg",
+    ".appimage",
+    ".out",
+}
+EXECUTABLE_MAGIC = {
+    b"\x7fELF": "an ELF executable",
+    b"MZ": "a Windows executable",
+    b"#!": "a script with an interpreter line",
+    b"\xfe\xed\xfa\xce": "a Mach-O executable",
+    b"\xfe\xed\xfa\xcf": "a Mach-O executable",
+    b"\xce\xfa\xed\xfe": "a Mach-O executable",
+    b"\xcf\xfa\xed\xfe": "a Mach-O executable",
+    b"\xca\xfe\xba\xbe": "a Mach-O universal binary or Java class",
+}
+
+
+class UploadError(Exception):
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+@dataclass
+class StoredFile:
+    name: str
+    path: str
+    size: int
+    media_type: str
+
+
+def safe_filename(raw: str) -> str:
+    """A name with no directory part, no NUL or control characters, no leading dots, ≤ 150 chars."""
+    name = raw.replace("\\", "/").rsplit("/", 1)[-1]
+    name = unicodedata.normalize("NFC", name)
+    name = "".join(ch for ch in name if ch.isprintable() and ch not in '<>:"|?*\x00')
+    name = re.sub(r"\s+", " ", name).strip(" .")
+    if not name or name in (".", ".."):
+        name = "upload"
+    stem, dot, ext = name.rpartition(".")
+    if dot and stem:
+        ext = ext[:16]
+        name = f"{stem[: 150 - len(ext) - 1]}.{ext}"
+    return name[:150]
+
+
+def executable_reason(name: str, head: bytes) -> str | None:
+    suffixes = [s.lower() for s in Path(name).suffixes]
+    for suffix in suffixes:
+        if suffix in EXECUTABLE_EXTENSIONS:
+            return f"files of type {suffix} are not accepted (executables and scripts are refused)"
+    for magic, what in EXECUTABLE_MAGIC.items():
+        if head.startswith(magic):
+            return f"{name} is {what}; executables and scripts are refused"
+    return None
+
+
+def _claim(folder: Path, name: str) -> Path:
+    """Reserve a free name in `folder`, adding " (1)", " (2)"… before the extension when taken."""
+    stem, dot, ext = name.rpartition(".")
+    if not dot or not stem:
+        stem, ext = name, ""
+    for n in range(10_000):
+        candidate = folder / (name if n == 0 else f"{stem} ({n}){'.' + ext if ext else ''}")
+        try:
+            fd = os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return candidate
+    raise UploadError(409, f"too many files named {name}")
+
+
+@dataclass
+class _Part:
+    headers: dict[str, bytes] = field(default_factory=dict)
+    filename: str | None = None
+    content_type: str = "application/octet-stream"
+    temp: Path | None = None
+    handle: IO[bytes] | None = None
+    size: int = 0
+    head: bytes = b""
+
+
+class _Receiver:
+    """Callbacks for the streaming parser; writes parts to temporary files as they arrive."""
+
+    def __init__(self, folder: Path, max_bytes: int) -> None:
+        self.folder = folder
+        self.max_bytes = max_bytes
+        self.part: _Part | None = None
+        self.done: list[_Part] = []
+        self._field = b""
+        self._value = b""
+
+    def callbacks(self) -> dict[str, Any]:
+        return {
+            "on_part_begin": self._begin,
+            "on_header_field": lambda data, start, end: self._append("_field", data[start:end]),
+            "on_header_value": lambda data, start, end: self._append("_value", data[start:end]),
+            "on_header_end": self._header_end,
+            "on_headers_finished": self._headers_finished,
+            "on_part_data": self._data,
+            "on_part_end": self._end,
+        }
+
+    def _append(self, attr: str, data: bytes) -> None:
+        setattr(self, attr, getattr(self, attr) + data)
+
+    def _begin(self) -> None:
+        if len(self.done) >= MAX_FILES:
+            raise UploadError(413, f"at most {MAX_FILES} files per upload")
+        self.part = _Part()
+
+    def _header_end(self) -> None:
+        assert self.part is not None
+        self.part.headers[self._field.decode("latin-1").lower()] = self._value
+        self._field = self._value = b""
+
+    def _headers_finished(self) -> None:
+        part = self.part
+        assert part is not None
+        _, options = parse_options_header(part.headers.get("content-disposition", b""))
+        raw = options.get(b"filename")
+        if raw is not None:
+            part.filename = raw.decode("utf-8", errors="replace")
+            part.content_type = part.headers.get("content-type", b"application/octet-stream").decode(
+                "latin-1"
+            )
+            part.temp = self.folder / f".upload-{uuid.uuid4().hex}.part"
+            part.handle = part.temp.open("wb")
+
+    def _data(self, data: bytes, start: int, end: int) -> None:
+        part = self.part
+        if part is None or part.handle is None:
+            return  # a plain form field: ignored
+        chunk = data[start:end]
+        if len(part.head) < 8:
+            part.head += chunk[: 8 - len(part.head)]
+            reason = executable_reason(part.filename or "", part.head) if len(part.head) >= 2 else None
+            if reason:
+                raise UploadError(415, reason)
+        part.size += len(chunk)
+        if part.size > self.max_bytes:
+            raise UploadError(
+                413, f"{part.filename} is larger than the {self.max_bytes // (1024 * 1024)} MB limit"
+            )
+        part.handle.write(chunk)
+
+    def _end(self) -> None:
+        part = self.part
+        if part is not None and part.handle is not None:
+            part.handle.close()
+            self.done.append(part)
+        self.part = None
+
+    def discard(self) -> None:
+        for part in [*self.done, *([self.part] if self.part else [])]:
+            if part.handle is not None and not part.handle.closed:
+                part.handle.close()
+            if part.temp is not None:
+                part.temp.unlink(missing_ok=True)
+
+
+async def receive_upload(
+    headers: dict[str, str], body: AsyncIterator[bytes], folder: Path, *, max_bytes: int, public_prefix: Path
+) -> list[StoredFile]:
+    """Parse a multipart body into `folder`; returns the stored files. Raises `UploadError`."""
+    ctype, options = parse_options_header(headers.get("content-type", ""))
+    boundary = options.get(b"boundary")
+    if ctype != b"multipart/form-data" or not boundary:
+        raise UploadError(415, "send the file as multipart/form-data")
+    declared = headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > max_bytes * MAX_FILES + 1024 * 1024:
+        raise UploadError(413, f"the upload is larger than the {max_bytes // (1024 * 1024)} MB limit")
+    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+    receiver = _Receiver(folder, max_bytes)
+    parser = MultipartParser(boundary, receiver.callbacks())  # type: ignore[arg-type]
+    try:
+        async for chunk in body:
+            parser.write(chunk)
+        parser.finalize()
+        stored = []
+        for part in receiver.done:
+            if part.size == 0 and not part.filename:
+                continue
+            name = safe_filename(part.filename or "upload")
+            reason = executable_reason(name, part.head)
+            if reason:
+                raise UploadError(415, reason)
+            target = _claim(folder, name)
+            assert part.temp is not None
+            os.replace(part.temp, target)
+            stored.append(
+                StoredFile(target.name, str(public_prefix / target.name), part.size, part.content_type)
+            )
+    except UploadError:
+        receiver.discard()
+        raise
+    except Exception as exc:  # the multipart parser's own errors: a malformed body
+        receiver.discard()
+        raise UploadError(400, f"malformed upload: {exc}") from None
+    if not stored:
+        raise UploadError(400, "no file in the upload (send it in a form field with a filename)")
+    return stored
+
+
+def _sweep(root: Path, ttl_seconds: float) -> list[str]:
+    removed: list[str] = []
+    now = time.time()
+    if not root.is_dir():
+        return removed
+    for folder in root.iterdir():
+        if not folder.is_dir():
+            continue
+        try:
+            newest = max((p.stat().st_mtime for p in folder.rglob("*")), default=folder.stat().st_mtime)
+        except OSError:
+            continue
+        if now - newest > ttl_seconds:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder.name)
+        else:
+            for temp in folder.glob(".upload-*.part"):  # left by a crash mid-upload
+                if now - temp.stat().st_mtime > 3600:
+                    temp.unlink(missing_ok=True)
+    return removed
+
+
+async def cleanup_loop(root: Path, ttl_hours: float, interval: float = 600.0) -> None:
+    """Delete session upload folders untouched for `ttl_hours`, every `interval` seconds."""
+    while True:
+        try:
+            removed = await asyncio.to_thread(_sweep, root, ttl_hours * 3600)
+            if removed:
+                log.info("uploads.expired", folders=len(removed))
+        except Exception as exc:  # keep sweeping next time
+            log.warning("uploads.cleanup_failed", error=str(exc))
+        await asyncio.sleep(interval)

@@ -1,0 +1,186 @@
+"""The streaming protocol: `ws://host/ws/sessions/{id}`.
+
+One task per connection receives client frames; one sends everything the client gets (run frames
+and error frames) from a single outbox, so sends never interleave. A bad frame gets an `error`
+frame and the socket stays open. Connecting while a run is going replays that turn's frames so far,
+then continues live (`?since=N` skips frames the client already has).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+import structlog
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+
+from navi.api.runs import AgentRun, RunActive, RunManager, Subscriber
+from navi.llm.messages import strip_data_uri
+from navi.runtime import Runtime
+from navi.sessions.models import is_session_id
+
+log = structlog.stdlib.get_logger(__name__)
+router = APIRouter()
+
+MAX_FRAME_BYTES = 16 * 1024 * 1024
+MAX_IMAGES = 10
+MAX_IMAGE_BYTES = 15 * 1024 * 1024
+IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"RIFF", b"BM")
+CLOSE_UNKNOWN_SESSION = 4004
+
+
+class FrameError(ValueError):
+    pass
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"type": "error", "message": message}
+
+
+def parse_frame(text: str, session_id: str, files_root: Path) -> tuple[str, list[str], list[dict[str, str]]]:
+    """Validate a client frame; return (content, images, files) or raise `FrameError`."""
+    if len(text.encode()) > MAX_FRAME_BYTES:
+        raise FrameError(f"frame too large (limit {MAX_FRAME_BYTES // (1024 * 1024)} MB)")
+    try:
+        frame = json.loads(text)
+    except ValueError:
+        raise FrameError("frame is not valid JSON") from None
+    if not isinstance(frame, dict):
+        raise FrameError("frame must be a JSON object")
+    if frame.get("type") != "message":
+        raise FrameError(
+            f'unknown frame type {frame.get("type")!r}; send {{"type": "message", "content": …}}'
+        )
+    content = frame.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise FrameError("content is required and must be non-empty text")
+    images = _images(frame.get("images"))
+    files = _files(frame.get("files"), files_root / session_id)
+    return content, images, files
+
+
+def _images(raw: Any) -> list[str]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or len(raw) > MAX_IMAGES:
+        raise FrameError(f"images must be a list of at most {MAX_IMAGES} base64 strings")
+    images = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, str):
+            raise FrameError(f"images[{i}] must be a base64 string")
+        data = strip_data_uri(item).strip()
+        try:
+            decoded = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise FrameError(f"images[{i}] is not valid base64") from None
+        if len(decoded) > MAX_IMAGE_BYTES:
+            raise FrameError(f"images[{i}] is larger than {MAX_IMAGE_BYTES // (1024 * 1024)} MB")
+        if not decoded.startswith(IMAGE_MAGIC):
+            raise FrameError(f"images[{i}] is not a PNG, JPEG, GIF, WebP or BMP image")
+        images.append(data)
+    return images
+
+
+def _files(raw: Any, folder: Path) -> list[dict[str, str]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise FrameError("files must be a list of {name, path} objects")
+    root = folder.resolve()
+    files = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+            raise FrameError(f"files[{i}] must be an object with a path")
+        path = Path(item["path"])
+        real = path.resolve()
+        if not real.is_relative_to(root) or not real.is_file():
+            raise FrameError(f"files[{i}] is not a file uploaded to this session")
+        files.append({"name": str(item.get("name") or path.name), "path": item["path"]})
+    return files
+
+
+async def _sender(websocket: WebSocket, outbox: asyncio.Queue[dict[str, Any] | None]) -> None:
+    while True:
+        frame = await outbox.get()
+        if frame is None:
+            continue  # end of a run's stream; the connection stays open
+        await websocket.send_text(json.dumps(frame))
+
+
+async def _pump(
+    sub: Subscriber, outbox: asyncio.Queue[dict[str, Any] | None], runs: RunManager, sid: str
+) -> None:
+    """Copy one run's frames into the connection's outbox until the run ends."""
+    while True:
+        frame = await sub.queue.get()
+        if frame is None:
+            if sub.dropped:
+                outbox.put_nowait(_error("this connection fell too far behind; reconnect to resume"))
+            return
+        outbox.put_nowait(frame)
+
+
+@router.websocket("/ws/sessions/{session_id}")
+async def session_socket(websocket: WebSocket, session_id: str) -> None:
+    runtime: Runtime = websocket.app.state.runtime
+    runs: RunManager = websocket.app.state.runs
+    await websocket.accept()
+    if not is_session_id(session_id) or await runtime.sessions.get(session_id, display=False) is None:
+        await websocket.close(code=CLOSE_UNKNOWN_SESSION, reason="session not found")
+        return
+    outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+    sender = asyncio.create_task(_sender(websocket, outbox))
+    pumps: set[asyncio.Task[None]] = set()
+    subs: list[tuple[Any, Subscriber]] = []
+
+    def follow(run: AgentRun, since: int = 0) -> None:
+        sub = run.subscribe(since)
+        subs.append((run, sub))
+        task = asyncio.create_task(_pump(sub, outbox, runs, session_id))
+        pumps.add(task)
+        task.add_done_callback(pumps.discard)
+
+    runs.watch(session_id, follow)
+    current = runs.get(session_id)
+    if current is not None:
+        since = websocket.query_params.get("since", "0")
+        follow(current, int(since) if since.isdigit() else 0)
+    files_root = Path(runtime.settings.session_files_dir)
+    try:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            text = message.get("text")
+            if text is None:
+                data = message.get("bytes") or b""
+                text = (
+                    data.decode("utf-8", errors="replace")
+                    if len(data) <= MAX_FRAME_BYTES
+                    else "x" * (MAX_FRAME_BYTES + 1)
+                )
+            try:
+                content, images, files = parse_frame(text, session_id, files_root)
+            except FrameError as exc:
+                outbox.put_nowait(_error(str(exc)))
+                continue
+            try:
+                runs.start(session_id, content, images, files)  # every watcher (this one too) follows it
+            except RunActive as exc:
+                outbox.put_nowait(_error(str(exc)))
+    except WebSocketDisconnect:
+        pass
+    finally:
+        runs.unwatch(session_id, follow)
+        for run, sub in subs:
+            run.unsubscribe(sub)
+        for task in list(pumps):
+            task.cancel()  # connection-level copy tasks, never the run
+        sender.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await sender

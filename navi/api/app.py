@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -28,14 +28,21 @@ from navi.runtime import Runtime, build_runtime
 log = get_logger(__name__)
 
 
-def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None,
+    *,
+    runtime: Runtime | None = None,
+    runtime_factory: Callable[[Settings], Awaitable[Runtime]] | None = None,
+) -> FastAPI:
+    """The Navi app. Pass `runtime` to share one you built, or `runtime_factory` to have the
+    lifespan build it (inside the server's event loop) some other way than `build_runtime`."""
     settings = settings or (runtime.settings if runtime else load_settings())
     policy = AccessPolicy(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = runtime is None
-        rt = runtime or await build_runtime(settings)
+        rt = runtime or await (runtime_factory or build_runtime)(settings)
         runs = RunManager(rt.agent)
         app.state.runtime = rt
         app.state.runs = runs

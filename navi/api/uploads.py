@@ -256,6 +256,8 @@ async def receive_upload(
         async for chunk in body:
             parser.write(chunk)
         parser.finalize()
+        if receiver.part is not None:
+            raise UploadError(400, "the upload ended before the file was complete")
         stored = []
         for part in receiver.done:
             if part.size == 0 and not part.filename:
@@ -277,6 +279,7 @@ async def receive_upload(
         receiver.discard()
         raise UploadError(400, f"malformed upload: {exc}") from None
     if not stored:
+        receiver.discard()
         raise UploadError(400, "no file in the upload (send it in a form field with a filename)")
     return stored
 

@@ -37,7 +37,8 @@ def serve(
         port=settings.navi_port,
         log_config=None,
         access_log=False,
-        ws_max_size=16 * 1024 * 1024,
+        ws="websockets-sansio",
+        ws_max_size=64 * 1024 * 1024,  # the app refuses frames over 16 MB itself, with an error frame
     )
 
 

@@ -15,11 +15,22 @@ import uvicorn
 
 
 class ThreadedServer:
-    def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int = 0, name: str = "server") -> None:
+    def __init__(
+        self,
+        app: Any,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        name: str = "server",
+        websockets: bool = False,
+        lifespan: bool = False,
+    ) -> None:
         self.app = app
         self.host = host
         self.port = port
         self.name = name
+        self.websockets = websockets
+        self.lifespan = lifespan
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -34,8 +45,9 @@ class ThreadedServer:
             port=self.port,
             log_config=None,
             access_log=False,
-            lifespan="off",
-            ws="none",
+            lifespan="on" if self.lifespan else "off",
+            ws="websockets-sansio" if self.websockets else "none",
+            ws_max_size=64 * 1024 * 1024,
             http="h11",
             loop="asyncio",
             timeout_graceful_shutdown=1,
@@ -52,7 +64,7 @@ class ThreadedServer:
             target=self._server.run, kwargs={"sockets": [sock]}, name=self.name, daemon=True
         )
         self._thread.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while not self._server.started:
             if time.monotonic() > deadline or not self._thread.is_alive():
                 raise RuntimeError(f"{self.name} did not start")

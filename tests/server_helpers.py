@@ -1,0 +1,99 @@
+"""A live Navi server (uvicorn in a thread, real TCP) in front of the fake model server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from websockets.asyncio.client import ClientConnection, connect
+
+from navi.api.app import create_app
+from navi.config import Settings, load_settings
+from navi.testing.agent_script import AgentScript
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.threaded import ThreadedServer
+
+
+class LiveNavi:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.app = create_app(settings)
+        self.server = ThreadedServer(self.app, name="navi", websockets=True, lifespan=True)
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def ws_base(self) -> str:
+        return self.url.replace("http://", "ws://")
+
+    @property
+    def runtime(self) -> Any:
+        return self.app.state.runtime
+
+    @property
+    def runs(self) -> Any:
+        return self.app.state.runs
+
+    def client(self, **kw: Any) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=30, **kw)
+
+    def new_session(self, profile_id: str | None = None, **kw: Any) -> str:
+        with self.client(**kw) as http:
+            resp = http.post("/sessions", json={"profile_id": profile_id} if profile_id else None)
+            assert resp.status_code == 201, resp.text
+            return str(resp.json()["session_id"])
+
+    @asynccontextmanager
+    async def socket(self, session_id: str, query: str = "", **kw: Any) -> AsyncIterator[ClientConnection]:
+        async with connect(f"{self.ws_base}/ws/sessions/{session_id}{query}", open_timeout=10, **kw) as ws:
+            yield ws
+
+
+@contextmanager
+def live_navi(tmp_path: Path, fake: FakeModelServer, **overrides: Any) -> Iterator[LiveNavi]:
+    base: dict[str, Any] = {
+        "db_path": str(tmp_path / "navi.db"),
+        "session_files_dir": str(tmp_path / "session_files"),
+        "tools_dir": str(tmp_path / "tools"),
+        "ollama_host": fake.url,
+        "log_level": "WARNING",
+    }
+    base.update(overrides)
+    navi = LiveNavi(load_settings(**base))
+    navi.server.start()
+    try:
+        yield navi
+    finally:
+        navi.server.stop()
+
+
+async def frames_until(ws: ClientConnection, *types: str, limit: int = 2000) -> list[dict[str, Any]]:
+    """Receive frames until one of `types` arrives (inclusive)."""
+    got: list[dict[str, Any]] = []
+    for _ in range(limit):
+        frame = json.loads(await ws.recv())
+        got.append(frame)
+        if frame["type"] in types:
+            return got
+    raise AssertionError(f"no {types} within {limit} frames: {[f['type'] for f in got][-20:]}")
+
+
+def kinds(frames: list[dict[str, Any]]) -> list[str]:
+    out: list[str] = []
+    for f in frames:
+        if f["type"] in ("thinking_delta", "stream_delta") and out and out[-1] == f["type"]:
+            continue
+        out.append(f["type"])
+    return out
+
+
+def use_script(fake: FakeModelServer) -> AgentScript:
+    script = AgentScript()
+    fake.script = script
+    return script

@@ -1,0 +1,151 @@
+"""Access control over real HTTP and WebSocket: tokens, the login cookie, Origin and Host checks."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from websockets.exceptions import InvalidStatus
+
+from navi.api.security import COOKIE
+from navi.testing.fake_server import FakeModelServer
+from tests.server_helpers import LiveNavi, frames_until, live_navi, use_script
+
+TOKEN = "correct-horse-battery-staple-42"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def navi(tmp_path: Path, fake_server: FakeModelServer) -> Iterator[LiveNavi]:
+    with live_navi(tmp_path, fake_server, navi_api_token=TOKEN) as server:
+        yield server
+
+
+def raw_status(navi: LiveNavi, request: str) -> int:
+    host, port = navi.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request.encode())
+        line = sock.recv(4096).split(b"\r\n", 1)[0]
+    return int(line.split()[1])
+
+
+def test_rest_needs_the_token(navi: LiveNavi) -> None:
+    with navi.client() as http:
+        assert http.get("/health").status_code == 200  # public
+        missing = http.get("/sessions")
+        assert missing.status_code == 401 and missing.headers["www-authenticate"] == "Bearer"
+        assert http.get("/sessions", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert (
+            http.get("/sessions", headers={"Authorization": TOKEN}).status_code == 401
+        )  # not a bearer header
+        assert http.get("/sessions", headers={"Authorization": f"Bearer {TOKEN}x"}).status_code == 401
+        assert http.get("/sessions", headers=AUTH).status_code == 200
+        assert http.post("/sessions", headers=AUTH).status_code == 201
+        assert http.get("/agents/tools").status_code == 401
+        assert http.get("/openapi.json").status_code == 401
+        page = http.get("/", follow_redirects=False)
+        assert page.status_code == 303 and page.headers["location"] == "/login"
+
+
+def test_login_sets_a_strict_httponly_cookie(navi: LiveNavi) -> None:
+    with navi.client() as http:
+        form = http.get("/login")
+        assert form.status_code == 200 and 'name="token"' in form.text
+        wrong = http.post("/login", data={"token": "nope"}, follow_redirects=False)
+        assert (
+            wrong.status_code == 401
+            and "not right" in wrong.text
+            and COOKIE not in wrong.headers.get("set-cookie", "")
+        )
+        ok = http.post("/login", data={"token": TOKEN}, follow_redirects=False)
+        assert ok.status_code == 303
+        cookie = ok.headers["set-cookie"]
+        assert cookie.startswith(f"{COOKIE}=") and "HttpOnly" in cookie and "SameSite=strict" in cookie
+        assert TOKEN not in cookie  # the cookie is derived from the token, not the token
+        value = cookie.split(";", 1)[0].split("=", 1)[1]
+    with navi.client(cookies={COOKIE: value}) as http:
+        assert http.get("/sessions").status_code == 200
+    with navi.client(cookies={COOKIE: value[:-1] + "0"}) as http:
+        assert http.get("/sessions").status_code == 401
+
+
+def test_login_attempts_are_throttled(navi: LiveNavi) -> None:
+    with navi.client() as http:
+        codes = [http.post("/login", data={"token": f"guess-{i}"}).status_code for i in range(12)]
+        assert codes[:10] == [401] * 10 and codes[10:] == [429, 429]
+        assert http.post("/login", data={"token": TOKEN}).status_code == 429  # even the right one, for now
+
+
+async def test_websocket_needs_the_cookie_or_the_token(navi: LiveNavi, fake_server: FakeModelServer) -> None:
+    use_script(fake_server).turn("authenticated hello")
+    sid = navi.new_session(headers=AUTH)
+    with pytest.raises(InvalidStatus) as denied:
+        async with navi.socket(sid):
+            pass
+    assert denied.value.response.status_code == 403
+    with pytest.raises(InvalidStatus):
+        async with navi.socket(sid, additional_headers={"Authorization": "Bearer wrong"}):
+            pass
+    async with navi.socket(sid, additional_headers=AUTH) as ws:
+        await ws.send(json.dumps({"type": "message", "content": "hi"}))
+        assert (await frames_until(ws, "stream_end"))[-1]["content"] == "authenticated hello"
+    cookie = navi.app.state.access.cookie_value
+    async with navi.socket(sid, additional_headers={"Cookie": f"{COOKIE}={cookie}"}, origin=navi.url) as ws:
+        await ws.send(json.dumps({"type": "ping"}))
+        assert json.loads(await ws.recv())["type"] == "error"
+
+
+async def test_foreign_origins_are_refused(navi: LiveNavi) -> None:
+    sid = navi.new_session(headers=AUTH)
+    for origin in ("http://evil.example", "null", "http://127.0.0.1:1"):
+        with pytest.raises(InvalidStatus) as denied:
+            async with navi.socket(sid, additional_headers=AUTH, origin=origin):  # type: ignore[arg-type]
+                pass
+        assert denied.value.response.status_code == 403
+    async with navi.socket(sid, additional_headers=AUTH, origin=navi.url):  # type: ignore[arg-type]
+        pass  # same origin is fine
+    with navi.client() as http:
+        evil = http.post("/sessions", headers={**AUTH, "Origin": "http://evil.example"})
+        assert evil.status_code == 403 and "Origin" in evil.json()["detail"]
+        site = http.delete(f"/sessions/{sid}", headers={**AUTH, "Sec-Fetch-Site": "cross-site"})
+        assert site.status_code == 403
+        assert http.post("/sessions", headers={**AUTH, "Origin": navi.url}).status_code == 201
+        assert (
+            http.get("/sessions", headers={**AUTH, "Origin": "http://evil.example"}).status_code == 200
+        )  # reads
+        preflight = http.options(
+            "/sessions", headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"}
+        )
+        assert "access-control-allow-origin" not in preflight.headers  # no wildcard CORS
+
+
+def test_foreign_host_headers_are_refused(navi: LiveNavi) -> None:
+    port = navi.url.rsplit(":", 1)[1]
+    for host in ("evil.example", f"evil.example:{port}", "rebind.attacker.net"):
+        assert raw_status(navi, f"GET /health HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n") == 421
+        assert (
+            raw_status(
+                navi,
+                f"GET /ws/sessions/x HTTP/1.1\r\nHost: {host}\r\n"
+                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+            )
+            == 403
+        )
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", "192.168.1.20", "[::1]"):
+        assert raw_status(navi, f"GET /health HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n") == 200
+
+
+def test_without_a_token_loopback_is_open_but_origin_and_host_still_checked(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    with live_navi(tmp_path, fake_server) as navi, navi.client() as http:
+        assert http.get("/sessions").status_code == 200
+        assert http.post("/sessions", headers={"Origin": "http://evil.example"}).status_code == 403
+        assert (
+            raw_status(navi, "GET /sessions HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+            == 421
+        )

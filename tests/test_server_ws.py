@@ -1,0 +1,273 @@
+"""The WebSocket protocol over real TCP: Navi under uvicorn, Ollama backend, fake model server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply, ScriptedCall
+from tests.server_helpers import frames_until, kinds, live_navi, use_script
+
+
+async def test_simple_answer_sequence(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    script.turn(
+        Reply(thinking="Easy one.", text="Hello there, friend!", prompt_tokens=300, completion_tokens=8)
+    )
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "Hi"}))
+            frames = await frames_until(ws, "stream_end")
+    assert kinds(frames) == ["stream_start", "thinking_delta", "thinking_end", "stream_delta", "stream_end"]
+    assert [f["seq"] for f in frames] == list(range(1, len(frames) + 1))
+    end = frames[-1]
+    assert end["content"] == "Hello there, friend!" and end["context_tokens"] == 308
+    assert end["max_context_tokens"] == 65536
+    assert "".join(f["delta"] for f in frames if f["type"] == "stream_delta") == end["content"]
+    assert set(frames[1]) == {"type", "delta", "seq"}  # exactly the reference's fields (+ seq)
+
+
+async def test_planning_tools_subagent_and_profile_switch_sequences(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.plan("1. Make a list\n2. Answer")
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["a"]})]),
+        Reply(tool_calls=[ScriptedCall("spawn_agent", {"task": "Check the facts."})]),
+        Reply(tool_calls=[ScriptedCall("scratchpad", {"action": "write", "section": "s", "content": "x"})]),
+        Reply(text="Facts checked."),
+        Reply(tool_calls=[ScriptedCall("switch_profile", {"profile_id": "smart_home"})]),
+        Reply(text="All done."),
+    )
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "Do it all"}))
+            frames = await frames_until(ws, "stream_end")
+    assert kinds(frames) == [
+        "stream_start",
+        "plan_ready",
+        "tool_started",
+        "tool_call",  # todo
+        "tool_started",  # spawn_agent
+        "tool_started",
+        "tool_call",  # the subagent's scratchpad
+        "tool_call",  # spawn_agent done
+        "tool_started",
+        "profile_switched",
+        "tool_call",  # switch_profile
+        "stream_delta",
+        "stream_end",
+    ]
+    by_type = [f for f in frames if f["type"] in ("tool_started", "tool_call")]
+    assert [(f["tool"], f["is_subagent"]) for f in by_type] == [
+        ("todo", False),
+        ("todo", False),
+        ("spawn_agent", False),
+        ("scratchpad", True),
+        ("scratchpad", True),
+        ("spawn_agent", False),
+        ("switch_profile", False),
+        ("switch_profile", False),
+    ]
+    switched = next(f for f in frames if f["type"] == "profile_switched")
+    assert switched == {
+        "type": "profile_switched",
+        "profile_id": "smart_home",
+        "profile_name": "Smart Home Assistant",
+        "seq": switched["seq"],
+    }
+
+
+async def test_unknown_session_closes_with_4004(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    with live_navi(tmp_path, fake_server) as navi:
+        for sid in ("00000000-0000-4000-8000-000000000000", "not-a-session"):
+            async with navi.socket(sid) as ws:
+                with pytest.raises(ConnectionClosed) as closed:
+                    await ws.recv()
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4004
+
+
+@pytest.mark.parametrize(
+    ("frame", "expected"),
+    [
+        ("this is not json", "not valid JSON"),
+        ("[1, 2]", "must be a JSON object"),
+        ('{"type": "ping"}', "unknown frame type 'ping'"),
+        ('{"type": "message", "content": "   "}', "content is required"),
+        ('{"type": "message"}', "content is required"),
+        ('{"type": "message", "content": "hi", "images": ["%%%"]}', "not valid base64"),
+        ('{"type": "message", "content": "hi", "images": ["aGVsbG8="]}', "is not a PNG"),
+        (
+            '{"type": "message", "content": "hi", "files": [{"name": "p", "path": "/etc/passwd"}]}',
+            "not a file uploaded to this session",
+        ),
+    ],
+)
+async def test_bad_frames_get_an_error_and_the_socket_stays_usable(
+    tmp_path: Path, fake_server: FakeModelServer, frame: str, expected: str
+) -> None:
+    script = use_script(fake_server)
+    script.turn("Still here.")
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws:
+            await ws.send(frame)
+            error = json.loads(await ws.recv())
+            assert error["type"] == "error" and expected in error["message"]
+            await ws.send(json.dumps({"type": "message", "content": "hello?"}))
+            frames = await frames_until(ws, "stream_end")
+            assert frames[-1]["content"] == "Still here."
+
+
+async def test_oversized_frame(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid, max_size=None) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "x" * (17 * 1024 * 1024)}))
+            error = json.loads(await ws.recv())
+            assert error["type"] == "error" and "too large" in error["message"]
+            await ws.send(json.dumps({"type": "ping"}))
+            assert "unknown frame type" in json.loads(await ws.recv())["message"]
+
+
+async def test_second_message_during_a_run_is_refused(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    script.turn(Reply(text="slow " * 40, chunk_chars=5, delay=0.03))
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "first"}))
+            await frames_until(ws, "stream_delta")
+            await ws.send(json.dumps({"type": "message", "content": "second"}))
+            frames = await frames_until(ws, "error")
+            assert "already in progress" in frames[-1]["message"]
+            assert "seq" not in frames[-1]  # connection-level errors are not part of the turn
+            rest = await frames_until(ws, "stream_end")
+            assert rest[-1]["content"] == ("slow " * 40)
+
+
+async def test_two_clients_see_the_same_turn(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    script.turn(Reply(thinking="hmm", text="Shared answer for both tabs.", delay=0.01))
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as first, navi.socket(sid) as second:
+            await first.send(json.dumps({"type": "message", "content": "hello both"}))
+            a, b = await asyncio.gather(frames_until(first, "stream_end"), frames_until(second, "stream_end"))
+    assert a == b
+    assert a[0]["type"] == "stream_start" and a[-1]["content"] == "Shared answer for both tabs."
+
+
+async def test_reconnect_mid_stream_rebuilds_the_whole_reply(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    answer = "This answer streams slowly so that the page can be reloaded half way through it."
+    script.turn(Reply(thinking="Reasoning first.", text=answer, chunk_chars=4, delay=0.03))
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "go"}))
+            before = await frames_until(ws, "stream_delta")
+            before += [json.loads(await ws.recv()) for _ in range(3)]
+        # the page is reloaded: a new connection, mid-run
+        async with navi.socket(sid) as ws:
+            replay = await frames_until(ws, "stream_end")
+        assert replay[0]["type"] == "stream_start" and replay[0]["seq"] == 1
+        assert [f["seq"] for f in replay] == list(range(1, len(replay) + 1))
+        assert replay[: len(before)] == before
+        assert "".join(f["delta"] for f in replay if f["type"] == "stream_delta") == answer
+        assert "".join(f["delta"] for f in replay if f["type"] == "thinking_delta") == "Reasoning first."
+        # ?since=N resumes without repeating frames the client already has
+        script.turn(Reply(text="second answer", chunk_chars=3, delay=0.03))
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "again"}))
+            head = await frames_until(ws, "stream_delta")
+        async with navi.socket(sid, query=f"?since={head[-1]['seq']}") as ws:
+            tail = await frames_until(ws, "stream_end")
+        assert tail[0]["seq"] == head[-1]["seq"] + 1
+        assert "".join(f["delta"] for f in head + tail if f["type"] == "stream_delta") == "second answer"
+
+
+async def test_stop_mid_stream_keeps_the_socket(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    script.turn(Reply(text="word " * 300, chunk_chars=5, delay=0.03), "After the stop.")
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "ramble"}))
+            await frames_until(ws, "stream_delta")
+            with navi.client() as http:
+                assert http.post(f"/sessions/{sid}/stop").json() == {"ok": True, "reason": None}
+            frames = await frames_until(ws, "stream_stopped")
+            assert frames[-1]["type"] == "stream_stopped"
+            await ws.send(json.dumps({"type": "message", "content": "are you there?"}))
+            after = await frames_until(ws, "stream_end")
+            assert after[-1]["content"] == "After the stop."
+        request = script.of_kind("turn")[0]
+        assert fake_server.wait_for(lambda: request.outcome == "aborted")
+        with navi.client() as http:
+            assert http.post(f"/sessions/{sid}/stop").json() == {"ok": False, "reason": "no active run"}
+            messages = http.get(f"/sessions/{sid}").json()["messages"]
+        partial = messages[1]
+        assert partial["stopped"] is True and partial["content"].startswith("word")
+
+
+async def test_a_run_goes_on_when_every_client_leaves(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    script.turn(Reply(text="Saved even though nobody watched.", chunk_chars=4, delay=0.02))
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "go and leave"}))
+            await frames_until(ws, "stream_start")
+        for _ in range(200):
+            if not navi.runs.active():
+                break
+            await asyncio.sleep(0.05)
+        assert navi.runs.active() == []  # finished runs leave nothing behind
+        with navi.client() as http:
+            detail = http.get(f"/sessions/{sid}").json()
+        assert detail["messages"][-1]["content"] == "Saved even though nobody watched."
+        assert detail["active"] is False
+
+
+async def test_uploaded_files_reach_the_model(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    script.turn("I see the report.")
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        with navi.client() as http:
+            up = http.post(
+                f"/sessions/{sid}/files", files={"file": ("report.txt", b"quarterly numbers", "text/plain")}
+            )
+        assert up.status_code == 201
+        path = up.json()["path"]
+        async with navi.socket(sid) as ws:
+            await ws.send(
+                json.dumps(
+                    {"type": "message", "content": "Read it", "files": [{"name": "report.txt", "path": path}]}
+                )
+            )
+            await frames_until(ws, "stream_end")
+    assert (
+        script.of_kind("turn")[0].last_user_text
+        == f"Read it\n\n[Uploaded files on disk:\n- report.txt → {path}]"
+    )
+
+
+async def test_handshake_rejections_are_plain_http(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        with pytest.raises(InvalidStatus) as rejected:
+            async with navi.socket(sid, origin="http://evil.example"):
+                pass
+        assert rejected.value.response.status_code == 403

@@ -82,6 +82,10 @@ class Settings(BaseSettings):
     session_files_max_size_mb: int = Field(200, ge=1)
     session_files_ttl_hours: int = Field(24, ge=1)
 
+    # --- Agent ---------------------------------------------------------------------------------------
+    planning_enabled: bool = True
+    navi_loop_monitor: bool = False
+
     # --- Context compression ---------------------------------------------------------------------
     context_compression_enabled: bool = True
     context_compression_threshold: float = Field(0.80, gt=0.0, le=1.0)

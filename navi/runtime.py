@@ -94,7 +94,10 @@ def default_models(backends: BackendRegistry) -> dict[str, str]:
 
 def agent_config(settings: Settings) -> AgentConfig:
     return AgentConfig(
-        persona=settings.navi_persona, num_ctx=settings.ollama_num_ctx, think=settings.ollama_think
+        persona=settings.navi_persona,
+        num_ctx=settings.ollama_num_ctx,
+        think=settings.ollama_think,
+        planning=settings.planning_enabled,
     )
 
 

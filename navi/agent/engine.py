@@ -82,6 +82,7 @@ class AgentConfig:
     num_ctx: int = 65536
     think: bool = True
     tool_result_max_chars: int = 16_000
+    planning: bool = True
     max_consecutive_tool_failures: int = 3
     stop_grace_seconds: float = 5.0
 
@@ -357,7 +358,7 @@ class Agent:
 
             async for event in self._compress_if_needed(run):
                 yield event
-            if planning and run.profile.planning_enabled and not ctx.stopped:
+            if planning and self.config.planning and run.profile.planning_enabled and not ctx.stopped:
                 async for event in self._plan(run):
                     yield event
             finished = False

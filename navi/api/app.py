@@ -15,6 +15,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from navi import __version__
+from navi.api.loopmon import LoopMonitor
 from navi.api.middleware import RequestContext
 from navi.api.routes import agents, auth, files, health, messages, sessions
 from navi.api.runs import RunManager
@@ -49,6 +50,9 @@ def create_app(
         sweeper = asyncio.create_task(
             cleanup_loop(Path(settings.session_files_dir), settings.session_files_ttl_hours)
         )
+        monitor = LoopMonitor()
+        app.state.loop_monitor = monitor
+        watcher = asyncio.create_task(monitor.run()) if settings.navi_loop_monitor else None
         log.info(
             "navi.started",
             host=settings.navi_host,
@@ -59,9 +63,11 @@ def create_app(
             yield
         finally:
             await runs.shutdown()
-            sweeper.cancel()  # a background sweep loop, not a run
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
+            for task in (sweeper, watcher):  # background loops, not runs
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             if owned:
                 await rt.aclose()
             log.info("navi.stopped")
@@ -94,5 +100,15 @@ def create_app(
     app.add_middleware(RequestContext)
     for module in (health, auth, agents, sessions, messages, files):
         app.include_router(module.router)
+    if settings.navi_loop_monitor:
+
+        @app.get("/debug/loop", include_in_schema=False)
+        async def loop_stats(request: Request, reset: bool = False) -> dict[str, object]:
+            monitor: LoopMonitor = request.app.state.loop_monitor
+            stats = monitor.snapshot()
+            if reset:
+                monitor.reset()
+            return stats
+
     app.include_router(websocket_router)
     return app

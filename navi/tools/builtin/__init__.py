@@ -44,7 +44,10 @@ def register_builtins(
     from navi.tools.builtin.todo import TodoTool
     from navi.tools.builtin.web import WebSearchTool, WebViewTool
 
-    policy = PathPolicy(settings.fs_allowed_paths_list)
+    allowed = settings.fs_allowed_paths_list
+    if allowed and "*" not in allowed:
+        allowed = [*allowed, settings.session_files_dir]  # the agent must be able to read uploads
+    policy = PathPolicy(allowed)
     spawn = SpawnAgentTool(profiles)
     ssh = SshExecTool(settings.ssh_hosts_file)
     for tool in (

@@ -271,3 +271,35 @@ async def test_a_turn_writes_only_new_rows(kind: str, tmp_path: Path, request: p
         assert updated == 1 and not deleted, statements
     finally:
         await store.aclose()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def test_cached_contexts_stay_correct(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    url = sqlite_url(tmp_path / "c.db") if kind == "sqlite" else postgres_url(request.getfixturevalue("pg_url"))
+    first, second = SqlSessionStore(Database(url)), SqlSessionStore(Database(url))
+    await first.open()
+    await second.open()
+    try:
+        s = await first.create("secretary")
+        await first.append(s.id, display=[Message.user("a")], context=[Message.user("a")])
+        assert [m.content for m in (await first.get(s.id, display=False)).context] == ["a"]
+        reads: list[str] = []
+
+        def record(conn, cursor, statement, parameters, context, executemany) -> None:  # noqa: ANN001
+            reads.append(statement)
+
+        event.listen(first.db.sync_engine, "before_cursor_execute", record)
+        again = await first.get(s.id, display=False)
+        assert [m.content for m in again.context] == ["a"]
+        assert not any("session_context" in r for r in reads)  # served from the cache
+        # Another writer (another process, say) changes the context: the revision gives it away.
+        await second.append(s.id, context=[Message.user("b")])
+        assert [m.content for m in (await first.get(s.id, display=False)).context] == ["a", "b"]
+        await second.replace_context(s.id, [Message.user("summary", is_summary=True)], context_token_count=1)
+        assert [m.content for m in (await first.get(s.id, display=False)).context] == ["summary"]
+        await first.append(s.id, display=[Message.user("display only")])
+        assert [m.content for m in (await first.get(s.id)).context] == ["summary"]
+        event.remove(first.db.sync_engine, "before_cursor_execute", record)
+    finally:
+        await first.aclose()
+        await second.aclose()

@@ -4,11 +4,19 @@ Each operation is one transaction, written as a synchronous function of a connec
 inserts only its new rows and updates the session's own row (counters, `last_active`). The session
 row is locked first (`FOR UPDATE` on PostgreSQL; SQLite's `BEGIN IMMEDIATE` already serialises
 writers), so concurrent appends get distinct, gap-free positions.
+
+Contexts of recently used sessions are cached, tagged with the row's `context_rev`, which every
+change to the context buffer bumps. A read checks the revision in the session row it loads anyway
+and reuses the cached messages when it matches — so a turn in a 5,000-message session does not
+re-parse 5,000 messages, and a write by another process is still seen. Cached messages are shared:
+callers must not mutate messages they get from the store (the agent never does).
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -65,7 +73,45 @@ def _lock(conn: Connection, session_id: str) -> Any:
     return row
 
 
-def _load(conn: Connection, session_id: str, owner: str | None, display: bool) -> Session | None:
+class _ContextCache:
+    """LRU of (context_rev, messages) per session; used from worker threads, hence the lock."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._items: OrderedDict[str, tuple[int, list[Message]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, session_id: str, rev: int) -> list[Message] | None:
+        with self._lock:
+            hit = self._items.get(session_id)
+            if hit is None or hit[0] != rev:
+                return None
+            self._items.move_to_end(session_id)
+            return list(hit[1])
+
+    def put(self, session_id: str, rev: int, messages: list[Message]) -> None:
+        with self._lock:
+            self._items[session_id] = (rev, list(messages))
+            self._items.move_to_end(session_id)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def extend(self, session_id: str, old_rev: int, new_rev: int, added: Sequence[Message]) -> None:
+        with self._lock:
+            hit = self._items.get(session_id)
+            if hit is not None and hit[0] == old_rev:
+                self._items[session_id] = (new_rev, [*hit[1], *added])
+            else:
+                self._items.pop(session_id, None)
+
+    def drop(self, session_id: str) -> None:
+        with self._lock:
+            self._items.pop(session_id, None)
+
+
+def _load(
+    conn: Connection, session_id: str, owner: str | None, display: bool, cache: _ContextCache
+) -> Session | None:
     row = conn.execute(_owned(select(sessions).where(sessions.c.id == session_id), owner)).first()
     if row is None:
         return None
@@ -79,10 +125,14 @@ def _load(conn: Connection, session_id: str, owner: str | None, display: bool) -
         .where(session_planning_logs.c.session_id == session_id)
         .order_by(session_planning_logs.c.position)
     )
+    context = cache.get(session_id, row.context_rev)
+    if context is None:
+        context = buffer(session_context)
+        cache.put(session_id, row.context_rev, context)
     return Session(
         **_info(row).model_dump(),
         messages=buffer(session_messages) if display else [],
-        context=buffer(session_context),
+        context=context,
         planning_logs=[json.loads(r.data) for r in logs],
     )
 
@@ -95,9 +145,10 @@ _RESERVE = (
     .values(
         display_count=sessions.c.display_count + bindparam("n_display"),
         context_count=sessions.c.context_count + bindparam("n_context"),
+        context_rev=sessions.c.context_rev + bindparam("rev_step"),
         last_active=bindparam("now"),
     )
-    .returning(sessions.c.display_count, sessions.c.context_count)
+    .returning(sessions.c.display_count, sessions.c.context_count, sessions.c.context_rev)
 )
 _RESERVE_WITH_TOKENS = _RESERVE.values(context_token_count=bindparam("tokens"))
 _INSERT_DISPLAY = insert(session_messages)
@@ -110,11 +161,13 @@ def _append(
     display: Sequence[Message],
     context: Sequence[Message],
     context_token_count: int | None,
-) -> None:
+) -> int:
+    """Returns the new context revision."""
     params: dict[str, Any] = {
         "sid": session_id,
         "n_display": len(display),
         "n_context": len(context),
+        "rev_step": 1 if context else 0,
         "now": utcnow(),
     }
     if context_token_count is None:
@@ -127,18 +180,24 @@ def _append(
         conn.execute(_INSERT_DISPLAY, _rows(session_id, row.display_count - len(display), display))
     if context:
         conn.execute(_INSERT_CONTEXT, _rows(session_id, row.context_count - len(context), context))
+    return int(row.context_rev)
 
 
-def _replace_context(conn: Connection, session_id: str, context: Sequence[Message], tokens: int) -> None:
+def _replace_context(conn: Connection, session_id: str, context: Sequence[Message], tokens: int) -> int:
     _lock(conn, session_id)
     conn.execute(delete(session_context).where(session_context.c.session_id == session_id))
     if context:
         conn.execute(insert(session_context), _rows(session_id, 0, context))
-    conn.execute(
+    row = conn.execute(
         update(sessions)
         .where(sessions.c.id == session_id)
-        .values(context_count=len(context), context_token_count=tokens)
-    )
+        .values(
+            context_count=len(context), context_token_count=tokens, context_rev=sessions.c.context_rev + 1
+        )
+        .returning(sessions.c.context_rev)
+    ).first()
+    assert row is not None
+    return int(row.context_rev)
 
 
 def _add_planning_log(conn: Connection, session_id: str, entry: dict[str, Any]) -> None:
@@ -197,6 +256,7 @@ class SqlSessionStore(SessionStore):
         super().__init__(files_dir)
         self.db = db
         self._run_migrations = run_migrations
+        self._cache = _ContextCache()
 
     async def open(self) -> None:
         if self._run_migrations:
@@ -230,7 +290,7 @@ class SqlSessionStore(SessionStore):
     async def get(self, session_id: str, *, owner: str | None = None, display: bool = True) -> Session | None:
         if not is_session_id(session_id):
             return None
-        return await self.db.read(lambda conn: _load(conn, session_id, owner, display))
+        return await self.db.read(lambda conn: _load(conn, session_id, owner, display, self._cache))
 
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:
         query = _owned(select(sessions), owner).order_by(
@@ -240,6 +300,7 @@ class SqlSessionStore(SessionStore):
 
     async def _delete(self, session_id: str, owner: str | None) -> bool:
         query = _owned(delete(sessions).where(sessions.c.id == session_id), owner)
+        self._cache.drop(session_id)
         return bool(await self.db.write(lambda conn: conn.execute(query).rowcount))
 
     async def set_pinned(self, session_id: str, pinned: bool, *, owner: str | None = None) -> bool:
@@ -262,14 +323,21 @@ class SqlSessionStore(SessionStore):
     ) -> None:
         if not is_session_id(session_id):
             raise SessionNotFound(session_id)
-        await self.db.write(lambda conn: _append(conn, session_id, display, context, context_token_count))
+        rev = await self.db.write(
+            lambda conn: _append(conn, session_id, display, context, context_token_count)
+        )
+        if context:
+            self._cache.extend(session_id, rev - 1, rev, context)
 
     async def replace_context(
         self, session_id: str, context: Sequence[Message], *, context_token_count: int
     ) -> None:
         if not is_session_id(session_id):
             raise SessionNotFound(session_id)
-        await self.db.write(lambda conn: _replace_context(conn, session_id, context, context_token_count))
+        rev = await self.db.write(
+            lambda conn: _replace_context(conn, session_id, context, context_token_count)
+        )
+        self._cache.put(session_id, rev, list(context))
 
     async def set_context_tokens(self, session_id: str, count: int) -> None:
         if not await self._update(session_id, None, context_token_count=count):

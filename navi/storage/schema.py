@@ -34,6 +34,7 @@ sessions = Table(
     Column("display_count", Integer, nullable=False, default=0),
     Column("context_count", Integer, nullable=False, default=0),
     Column("planning_count", Integer, nullable=False, default=0),
+    Column("context_rev", Integer, nullable=False, default=0),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("last_active", DateTime(timezone=True), nullable=False),
 )

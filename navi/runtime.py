@@ -120,6 +120,9 @@ async def build_runtime(
 ) -> Runtime:
     backends = backends or build_backends(settings)
     profiles = build_profiles(settings, default_models(backends))
+    for name in {profiles.backend_of(p) for p in profiles.all()}:
+        if name in backends:
+            backends.get(name)  # import the SDK and build its client now, not during someone's first turn
     sessions = sessions or build_session_store(settings)
     await sessions.open()
     memory = memory or InMemoryMemoryStore()

@@ -25,34 +25,36 @@ def memory_message(summary: str | None) -> Message | None:
 
 
 def repair(context: Sequence[Message]) -> list[Message]:
-    """Drop system messages; give every tool call a result; drop results whose call is gone."""
+    """Drop system messages; give every tool call a result; drop results whose call is gone.
+
+    Runs on every model call over the whole context, so it is kept to one cheap pass.
+    """
     out: list[Message] = []
-    open_calls: dict[str, Message] = {}
-
-    def close_open() -> None:
-        for call_id, owner in open_calls.items():
-            name = next(c.name for c in owner.tool_calls if c.id == call_id)
-            out.append(
-                Message.tool(INTERRUPTED, tool_call_id=call_id, name=name, metadata={"status": "error"})
-            )
-        open_calls.clear()
-
+    append = out.append
+    open_calls: dict[str, str] = {}
     for msg in context:
-        if msg.role == "system":
-            continue
-        if msg.role == "tool":
+        role = msg.role
+        if role == "tool":
             if msg.tool_call_id in open_calls:
-                open_calls.pop(msg.tool_call_id)
-                out.append(msg)
+                del open_calls[msg.tool_call_id]
+                append(msg)
             continue
-        if msg.metadata.get("synthetic") and msg.role == "user":
-            out.append(msg)  # an image injected after a tool result belongs to the tool group
+        if role == "system":
             continue
-        close_open()
-        out.append(msg)
-        if msg.role == "assistant":
-            open_calls = {c.id: msg for c in msg.tool_calls}
-    close_open()
+        if open_calls:
+            if role == "user" and msg.metadata.get("synthetic"):
+                append(msg)  # an image injected after a tool result belongs to the tool group
+                continue
+            for call_id, name in open_calls.items():
+                append(
+                    Message.tool(INTERRUPTED, tool_call_id=call_id, name=name, metadata={"status": "error"})
+                )
+            open_calls = {}
+        append(msg)
+        if role == "assistant" and msg.tool_calls:
+            open_calls = {c.id: c.name for c in msg.tool_calls}
+    for call_id, name in open_calls.items():
+        append(Message.tool(INTERRUPTED, tool_call_id=call_id, name=name, metadata={"status": "error"}))
     return out
 
 

@@ -104,6 +104,7 @@ class _Run:
     final_text: str = ""
     failures: int = 0
     compression_failed: bool = False  # don't retry a failing summary on every step of this run
+    write: asyncio.Task[None] | None = None  # a save still in flight; every later write waits for it
 
     @property
     def is_subagent(self) -> bool:
@@ -232,9 +233,22 @@ class Agent:
         display: Sequence[Message] = (),
         context: Sequence[Message] = (),
         tokens: int | None = None,
+        behind: bool = False,
     ) -> None:
+        """Save messages to the run's context and (for stored sessions) the database, in order.
+
+        `behind=True` lets the write finish while the caller goes on (the user's message is saved
+        while the model request is being made); the next save, or the end of the run, waits for it.
+        """
         run.context.extend(context)
-        if run.persistent:
+        await self._flush(run)
+        if run.persistent and behind:
+            run.write = asyncio.create_task(
+                self.sessions.append(
+                    run.ctx.session_id, display=display, context=context, context_token_count=tokens
+                )
+            )
+        elif run.persistent:
             await self.sessions.append(
                 run.ctx.session_id, display=display, context=context, context_token_count=tokens
             )
@@ -350,7 +364,7 @@ class Agent:
             first_exchange = session.name is None and session.message_count == 0
             content = with_files(message, files)
             user = Message.user(content, images=[strip_data_uri(i) for i in images or ()])
-            await self._save(run, display=[user], context=[user])
+            await self._save(run, display=[user], context=[user], behind=True)
             run.tokens = session.context_token_count or (
                 self._overhead(run) + estimate_messages_tokens(run.context)
             )
@@ -362,15 +376,19 @@ class Agent:
                 async for event in self._plan(run):
                     yield event
             finished = False
-            async for event in self._loop(run):
-                finished = finished or isinstance(event, StreamEnd)
-                yield event
+            try:
+                async for event in self._loop(run):
+                    finished = finished or isinstance(event, StreamEnd)
+                    yield event
+            finally:
+                await self._flush(run)  # the user's message is saved even if the turn ends early
             if finished:
                 async for event in self._after_turn(run, first_exchange, content):
                     yield event
 
     async def _plan(self, run: _Run) -> AsyncIterator[AgentEvent]:
         outcome = await run_planning(run.llm, run.model, run.context, run.tools.names)
+        await self._flush(run)
         await self.sessions.add_planning_log(run.ctx.session_id, outcome.log_entry(run.model))
         if outcome.plan:
             plan = Message.assistant(outcome.plan, is_plan=True)
@@ -411,6 +429,7 @@ class Agent:
     async def _compress_if_needed(self, run: _Run) -> AsyncIterator[AgentEvent]:
         if run.compression_failed or not self.compressor.needed(run.size, run.window):
             return
+        await self._flush(run)  # compression rewrites stored rows: earlier writes must be in
         # Keep the configured number of turns; if that is still too much, one turn; in the end only
         # the latest instruction and its newest tool results.
         for keep in dict.fromkeys([self.compressor.settings.keep_recent, 1, 0]):
@@ -514,6 +533,12 @@ class Agent:
                 yield TextDelta(delta=chunk.text)
         if not run.stream and builder.thinking:
             yield TurnThinking(thinking="".join(builder.thinking), is_subagent=run.is_subagent)
+
+    @staticmethod
+    async def _flush(run: _Run) -> None:
+        if run.write is not None:
+            write, run.write = run.write, None
+            await write
 
     async def _save_partial(
         self, run: _Run, builder: CompletionBuilder, *, stopped: bool = False, error: str | None = None
@@ -664,10 +689,12 @@ async def _invoke(tool: Any, args: dict[str, Any]) -> ToolResult:
 
 
 async def _until_stopped(stream: AsyncIterator[Chunk], stop: asyncio.Event) -> AsyncIterator[Chunk]:
-    """Iterate a model stream, racing it against `stop`; on stop, close the stream and raise.
+    """Iterate a model stream until it ends or `stop` is set; on stop, close the stream and raise.
 
-    The stream is consumed by one pump task (HTTP clients want a response read and closed in the
-    task that opened it); cancelling that pump on stop closes the model's HTTP request.
+    One pump task reads the stream (HTTP clients want a response read and closed in the task that
+    opened it) into a queue; a stop puts a marker in the same queue and cancels the pump, which
+    closes the model's HTTP request. The reader only ever awaits the queue: no per-chunk waiting on
+    two things at once, which mattered with hundreds of streams.
     """
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -682,32 +709,27 @@ async def _until_stopped(stream: AsyncIterator[Chunk], stop: asyncio.Event) -> A
             with contextlib.suppress(Exception):
                 await stream.aclose()  # type: ignore[attr-defined]
 
+    async def watch() -> None:
+        await stop.wait()
+        queue.put_nowait(("stop", None))
+
     reader = asyncio.create_task(pump())
-    stop_wait: asyncio.Future[Any] | None = None
+    watcher = asyncio.create_task(watch())
     try:
         while True:
-            if stop.is_set():
-                raise _Stopped
-            if queue.empty():
-                stop_wait = stop_wait or asyncio.ensure_future(stop.wait())
-                getter = asyncio.ensure_future(queue.get())
-                done, _ = await asyncio.wait({getter, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
-                if getter not in done:
-                    getter.cancel()
-                    raise _Stopped
-                kind, item = getter.result()
-            else:
-                kind, item = queue.get_nowait()
-            if kind == "error":
-                raise item
-            if kind == "end":
+            kind, item = await queue.get()
+            if kind == "chunk":
+                yield item
+            elif kind == "end":
                 return
-            yield item
+            elif kind == "error":
+                raise item
+            else:
+                raise _Stopped
     finally:
-        if stop_wait is not None:
-            stop_wait.cancel()
+        watcher.cancel()  # helper tasks of this stream, never the run
         if not reader.done():
-            reader.cancel()  # the pump task, never the run: closes the model stream
+            reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
 

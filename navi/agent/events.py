@@ -24,6 +24,9 @@ class ThinkingDelta(_Event):
     type: Literal["thinking_delta"] = "thinking_delta"
     delta: str
 
+    def frame(self) -> dict[str, Any]:  # the most frequent frames: skip the serializer
+        return {"type": "thinking_delta", "delta": self.delta}
+
 
 class ThinkingEnd(_Event):
     type: Literal["thinking_end"] = "thinking_end"
@@ -61,6 +64,9 @@ class ToolEvent(_Event):
 class TextDelta(_Event):
     type: Literal["stream_delta"] = "stream_delta"
     delta: str
+
+    def frame(self) -> dict[str, Any]:
+        return {"type": "stream_delta", "delta": self.delta}
 
 
 class StreamEnd(_Event):

@@ -1,49 +1,102 @@
-"""Event-loop stall monitor (`NAVI_LOOP_MONITOR=true`): how late the loop wakes a 1 ms timer.
+"""Event-loop monitor (`NAVI_LOOP_MONITOR=true`), for benchmarks and diagnosis.
 
-A stall is the time a synchronous step kept the loop from running anything else. The monitor
-keeps the worst stall and a histogram; `GET /debug/loop` returns them (and resets with ?reset=1).
+Two measures, served at `GET /debug/loop` (`?reset=1` starts afresh):
+- **steps**: how long each callback the loop runs holds it (the asyncio loop's `Handle._run` is
+  timed, so Navi then runs on the plain asyncio loop rather than uvloop). A step over 5 ms is
+  counted and attributed to the coroutine or function that ran.
+- **lateness**: how late a 1 ms timer fires — the backlog a request would see.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 INTERVAL = 0.001
+SLOW_STEP = 0.005
+
+
+def _describe(handle: Any) -> str:
+    callback = getattr(handle, "_callback", None)
+    owner = getattr(callback, "__self__", None)
+    if isinstance(owner, asyncio.Task):
+        coro = owner.get_coro()
+        return getattr(coro, "__qualname__", repr(coro))
+    return getattr(callback, "__qualname__", repr(callback))
 
 
 @dataclass
 class LoopMonitor:
-    samples: int = 0
-    worst_ms: float = 0.0
-    over_5ms: int = 0
-    buckets: dict[str, int] = field(default_factory=lambda: {"<1ms": 0, "1-5ms": 0, "5-20ms": 0, ">20ms": 0})
+    steps: int = 0
+    worst_step_ms: float = 0.0
+    slow_steps: int = 0
+    slow_by: Counter[str] = field(default_factory=Counter)
+    late_samples: int = 0
+    worst_late_ms: float = 0.0
+    gc_runs: int = 0
+    worst_gc_ms: float = 0.0
+    worst_gc_generation: int = -1
+    _gc_start: float = 0.0
 
-    def record(self, lag: float) -> None:
-        ms = lag * 1000
-        self.samples += 1
-        self.worst_ms = max(self.worst_ms, ms)
-        key = "<1ms" if ms < 1 else "1-5ms" if ms < 5 else "5-20ms" if ms < 20 else ">20ms"
-        self.buckets[key] += 1
-        if ms > 5:
-            self.over_5ms += 1
+    def record_step(self, seconds: float, handle: Any) -> None:
+        self.steps += 1
+        if seconds * 1000 > self.worst_step_ms:
+            self.worst_step_ms = seconds * 1000
+        if seconds > SLOW_STEP:
+            self.slow_steps += 1
+            self.slow_by[_describe(handle)] += 1
 
     def snapshot(self) -> dict[str, Any]:
         return {
-            "samples": self.samples,
-            "worst_ms": round(self.worst_ms, 3),
-            "over_5ms": self.over_5ms,
-            "buckets": dict(self.buckets),
+            "steps": self.steps,
+            "worst_step_ms": round(self.worst_step_ms, 3),
+            "steps_over_5ms": self.slow_steps,
+            "slow_steps_by": dict(self.slow_by.most_common(10)),
+            "late_samples": self.late_samples,
+            "worst_late_ms": round(self.worst_late_ms, 3),
+            "gc_runs": self.gc_runs,
+            "worst_gc_ms": round(self.worst_gc_ms, 3),
+            "worst_gc_generation": self.worst_gc_generation,
+            "tracked_objects": len(gc.get_objects()),
+            "frozen_objects": gc.get_freeze_count(),
         }
 
     def reset(self) -> None:
-        self.samples, self.worst_ms, self.over_5ms = 0, 0.0, 0
-        self.buckets = dict.fromkeys(self.buckets, 0)
+        self.steps, self.worst_step_ms, self.slow_steps = 0, 0.0, 0
+        self.slow_by.clear()
+        self.late_samples, self.worst_late_ms = 0, 0.0
+        self.gc_runs, self.worst_gc_ms = 0, 0.0
+
+    def install(self) -> None:
+        """Time every callback of the asyncio event loop (not available on uvloop)."""
+        original = asyncio.events.Handle._run
+        monitor = self
+
+        def timed_run(handle: asyncio.events.Handle) -> None:
+            start = time.perf_counter()
+            original(handle)
+            monitor.record_step(time.perf_counter() - start, handle)
+
+        asyncio.events.Handle._run = timed_run  # type: ignore[method-assign,assignment]
+        gc.callbacks.append(self._gc)
+
+    def _gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_start = time.perf_counter()
+        else:
+            self.gc_runs += 1
+            took = (time.perf_counter() - self._gc_start) * 1000
+            if took > self.worst_gc_ms:
+                self.worst_gc_ms, self.worst_gc_generation = took, int(info.get("generation", -1))
 
     async def run(self) -> None:
         while True:
             start = time.perf_counter()
             await asyncio.sleep(INTERVAL)
-            self.record(max(0.0, time.perf_counter() - start - INTERVAL))
+            late = max(0.0, time.perf_counter() - start - INTERVAL) * 1000
+            self.late_samples += 1
+            self.worst_late_ms = max(self.worst_late_ms, late)

@@ -38,6 +38,9 @@ class RequestContext:
             await send(message)
 
         with structlog.contextvars.bound_contextvars(request_id=request_id, path=scope.get("path", "")):
+            if scope["type"] == "websocket":  # no response headers to add: don't wrap every frame's send
+                await self.app(scope, receive, send)
+                return
             try:
                 await self.app(scope, receive, send_with_id)
             finally:

@@ -34,6 +34,12 @@ class RunActive(RuntimeError):
 
 @dataclass(eq=False)
 class Subscriber:
+    """Where a run delivers frames for one client: straight into that client's outbox.
+
+    `None` marks the end of a run's frames. A client that falls `MAX_BACKLOG` frames behind is
+    dropped (`dropped` is set and the marker sent) rather than letting its queue grow without end.
+    """
+
     queue: asyncio.Queue[dict[str, Any] | None] = field(default_factory=asyncio.Queue)
     dropped: bool = False
 
@@ -42,7 +48,7 @@ class Subscriber:
             return
         if self.queue.qsize() >= MAX_BACKLOG:
             self.dropped = True
-            self.queue.put_nowait(None)  # tells the reader to give up on this client
+            self.queue.put_nowait(None)
             return
         self.queue.put_nowait(frame)
 
@@ -63,8 +69,10 @@ class AgentRun:
         for sub in list(self.subscribers):
             sub.put(frame)
 
-    def subscribe(self, since: int = 0) -> Subscriber:
-        sub = Subscriber()
+    def subscribe(
+        self, since: int = 0, queue: asyncio.Queue[dict[str, Any] | None] | None = None
+    ) -> Subscriber:
+        sub = Subscriber(queue) if queue is not None else Subscriber()
         for frame in self.frames[since:]:
             sub.put(frame)
         if self.finished.is_set():

@@ -104,25 +104,23 @@ def _files(raw: Any, folder: Path) -> list[dict[str, str]]:
     return files
 
 
-async def _sender(websocket: WebSocket, outbox: asyncio.Queue[dict[str, Any] | None]) -> None:
+async def _sender(
+    websocket: WebSocket,
+    outbox: asyncio.Queue[dict[str, Any] | None],
+    subs: list[tuple[AgentRun, Subscriber]],
+) -> None:
+    """The only task that writes to the socket: run frames and error frames, in order."""
     while True:
         frame = await outbox.get()
-        if frame is None:
-            continue  # end of a run's stream; the connection stays open
+        if frame is None:  # the end of a run's frames; the connection stays open
+            if any(sub.dropped for _, sub in subs):
+                await websocket.send_text(
+                    json.dumps(_error("this connection fell too far behind; reconnect"))
+                )
+                await websocket.close(code=1013)
+                return
+            continue
         await websocket.send_text(json.dumps(frame))
-
-
-async def _pump(
-    sub: Subscriber, outbox: asyncio.Queue[dict[str, Any] | None], runs: RunManager, sid: str
-) -> None:
-    """Copy one run's frames into the connection's outbox until the run ends."""
-    while True:
-        frame = await sub.queue.get()
-        if frame is None:
-            if sub.dropped:
-                outbox.put_nowait(_error("this connection fell too far behind; reconnect to resume"))
-            return
-        outbox.put_nowait(frame)
 
 
 @router.websocket("/ws/sessions/{session_id}")
@@ -134,16 +132,11 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
         await websocket.close(code=CLOSE_UNKNOWN_SESSION, reason="session not found")
         return
     outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-    sender = asyncio.create_task(_sender(websocket, outbox))
-    pumps: set[asyncio.Task[None]] = set()
-    subs: list[tuple[Any, Subscriber]] = []
+    subs: list[tuple[AgentRun, Subscriber]] = []
+    sender = asyncio.create_task(_sender(websocket, outbox, subs))
 
     def follow(run: AgentRun, since: int = 0) -> None:
-        sub = run.subscribe(since)
-        subs.append((run, sub))
-        task = asyncio.create_task(_pump(sub, outbox, runs, session_id))
-        pumps.add(task)
-        task.add_done_callback(pumps.discard)
+        subs.append((run, run.subscribe(since, outbox)))
 
     runs.watch(session_id, follow)
     current = runs.get(session_id)
@@ -179,8 +172,6 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
         runs.unwatch(session_id, follow)
         for run, sub in subs:
             run.unsubscribe(sub)
-        for task in list(pumps):
-            task.cancel()  # connection-level copy tasks, never the run
-        sender.cancel()
+        sender.cancel()  # this connection's writer, never the run
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await sender

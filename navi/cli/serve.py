@@ -32,12 +32,14 @@ def serve(
         )
         raise typer.Exit(2)
     uvicorn.run(
-        create_app(settings),
+        create_app(settings, tune_gc=True),
         host=settings.navi_host,
         port=settings.navi_port,
         log_config=None,
         access_log=False,
         ws="websockets-sansio",
+        ws_per_message_deflate=False,  # frames are small JSON: compressing each costs more than it saves
+        loop="asyncio" if settings.navi_loop_monitor else "auto",  # the monitor times asyncio's own loop
         ws_max_size=64 * 1024 * 1024,  # the app refuses frames over 16 MB itself, with an error frame
     )
 

@@ -77,6 +77,9 @@ class ToolCall(BaseModel):
 
 
 class Message(BaseModel):
+    # Weak-referenceable, so per-message wire encodings can be cached by identity (see the Ollama
+    # backend) and forgotten when the message is.
+    __slots__ = ("__weakref__",)
     model_config = ConfigDict(extra="ignore")
 
     id: str = Field(default_factory=new_id)

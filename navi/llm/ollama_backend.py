@@ -1,5 +1,9 @@
 """Ollama backend on the official `ollama` client (NDJSON `/api/chat`).
 
+Chat requests go through the client's own transport (`_request`: its HTTP client, error types and
+`ChatResponse` parsing) with a request body Navi encodes itself, message by message, caching each
+message's JSON; a test checks the body equals what the client's `chat()` sends.
+
 `num_ctx` and temperature are always sent (Ollama's own defaults are far smaller than Navi's window);
 `think` is sent only to models whose `/api/show` capabilities include thinking, because Ollama
 rejects it for the others. Ollama gives tool calls no ids, so each gets one of ours.
@@ -7,8 +11,10 @@ rejects it for the others. Ollama gives tool calls no ids, so each gets one of o
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+import weakref
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import httpx
@@ -29,21 +35,91 @@ from navi.llm.errors import (
 from navi.llm.messages import Message, ToolCall, ToolSpec, strip_data_uri
 from navi.llm.tokens import estimate_messages_tokens, estimate_tokens
 
+POOL_SHARDS = 8
+
+
+def wire_message(msg: Message) -> dict[str, Any]:
+    """One message as Ollama's `/api/chat` takes it (empty fields left out, as the official client does)."""
+    item: dict[str, Any] = {"role": msg.role}
+    if msg.content:
+        item["content"] = msg.content
+    if msg.images:
+        item["images"] = [strip_data_uri(img) for img in msg.images]
+    if msg.role == "assistant" and msg.tool_calls:
+        item["tool_calls"] = [
+            {"function": {"name": c.name, "arguments": c.arguments}} for c in msg.tool_calls
+        ]
+    if msg.role == "tool" and msg.name:
+        item["tool_name"] = msg.name
+    return item
+
 
 def to_ollama_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for msg in messages:
-        item: dict[str, Any] = {"role": msg.role, "content": msg.content or ""}
-        if msg.images:
-            item["images"] = [strip_data_uri(img) for img in msg.images]
-        if msg.role == "assistant" and msg.tool_calls:
-            item["tool_calls"] = [
-                {"function": {"name": call.name, "arguments": call.arguments}} for call in msg.tool_calls
-            ]
-        if msg.role == "tool":
-            item["tool_name"] = msg.name or ""
-        out.append(item)
-    return out
+    return [wire_message(m) for m in messages]
+
+
+class _EncodedMessages:
+    """Each message's JSON, encoded once and reused while the message lives.
+
+    A long conversation resends the same messages on every call; with 5,000 of them, encoding (or
+    letting the client re-validate) them all again took ~50 ms of event-loop time per call.
+    Messages are not changed after they are created, so identity is a safe key; the entry goes when
+    the message is garbage-collected.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[weakref.ref[Message], bytes]] = {}
+
+    def _forget(self, key: int) -> Callable[[weakref.ref[Message]], None]:
+        def forget(_ref: weakref.ref[Message]) -> None:
+            self._items.pop(key, None)
+
+        return forget
+
+    def get(self, msg: Message) -> bytes:
+        key = id(msg)
+        hit = self._items.get(key)
+        if hit is not None and hit[0]() is msg:
+            return hit[1]
+        data = json.dumps(wire_message(msg)).encode()
+        self._items[key] = (weakref.ref(msg, self._forget(key)), data)
+        return data
+
+
+_ENCODED = _EncodedMessages()
+
+
+_TOOLS_JSON: dict[tuple[int, ...], tuple[Sequence[ToolSpec], bytes]] = {}
+
+
+def _tools_json(tools: Sequence[ToolSpec]) -> bytes:
+    """Tool schemas change only when a profile's tools do; encode each set once."""
+    key = tuple(id(t) for t in tools)
+    hit = _TOOLS_JSON.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], tools, strict=True)):
+        return hit[1]
+    data = json.dumps(to_ollama_tools(tools)).encode()
+    if len(_TOOLS_JSON) > 64:
+        _TOOLS_JSON.clear()
+    _TOOLS_JSON[key] = (list(tools), data)
+    return data
+
+
+def chat_body(
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec] | None,
+    think: bool | None,
+    options: dict[str, Any],
+) -> bytes:
+    """The `/api/chat` request body, equal to what `ollama.AsyncClient.chat(stream=True)` sends."""
+    parts = [b'{"model":', json.dumps(model).encode(), b',"messages":[']
+    parts.append(b",".join(_ENCODED.get(m) for m in messages))
+    parts += [b'],"tools":', _tools_json(tools or ()), b',"stream":true']
+    if think is not None:
+        parts.append(b',"think":' + json.dumps(think).encode())
+    parts += [b',"options":', json.dumps(options).encode(), b"}"]
+    return b"".join(parts)
 
 
 def to_ollama_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -62,8 +138,18 @@ class OllamaBackend(LLMBackend):
     def __init__(self, host: str, *, timeout: float = 300.0, connect_timeout: float = 5.0) -> None:
         self.host = host.rstrip("/")
         self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
-        self._client = ollama.AsyncClient(host=self.host, timeout=self._timeout)
+        # Hundreds of sessions may stream at once, one HTTP/1.1 connection each. httpcore scans every
+        # connection of its pool on each request and release, so streams are spread over several
+        # clients with small pools instead of one client with hundreds of connections.
+        limits = httpx.Limits(max_connections=1000 // POOL_SHARDS, max_keepalive_connections=16)
+        self._streams = [
+            ollama.AsyncClient(host=self.host, timeout=self._timeout, limits=limits)
+            for _ in range(POOL_SHARDS)
+        ]
+        self._next_shard = 0
+        self._client = self._streams[0]
         self._info_cache: dict[str, ModelInfo] = {}
+        self._info_pending: dict[str, asyncio.Future[ModelInfo]] = {}
 
     # --- errors ----------------------------------------------------------------------------------
     def _unreachable(self) -> BackendUnreachable:
@@ -135,13 +221,12 @@ class OllamaBackend(LLMBackend):
         stream: Any = None
         try:
             think = await self._think_param(options)
-            stream = await self._client.chat(
-                model=model,
-                messages=to_ollama_messages(messages),
-                tools=to_ollama_tools(tools) if tools else None,
-                stream=True,
-                think=think,
-                options=model_options,
+            # The official client's transport, errors and response types, with a body we encode
+            # ourselves: `chat()` would re-validate every message on every call (see _EncodedMessages).
+            body = chat_body(model, messages, tools, think, model_options)
+            self._next_shard = (self._next_shard + 1) % POOL_SHARDS
+            stream = await self._streams[self._next_shard]._request(
+                ollama.ChatResponse, "POST", "/api/chat", content=body, stream=True
             )
             calls: list[ToolCall] = []
             text_chars = 0
@@ -184,8 +269,27 @@ class OllamaBackend(LLMBackend):
 
     # --- model information ------------------------------------------------------------------------
     async def model_info(self, model: str) -> ModelInfo:
+        """Cached; concurrent first lookups of one model share a single /api/show request."""
         if model in self._info_cache:
             return self._info_cache[model]
+        pending = self._info_pending.get(model)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[ModelInfo] = asyncio.get_running_loop().create_future()
+        self._info_pending[model] = future
+        try:
+            info = await self._show(model)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # marks it retrieved when nobody else was waiting
+            raise
+        else:
+            future.set_result(info)
+            return info
+        finally:
+            self._info_pending.pop(model, None)
+
+    async def _show(self, model: str) -> ModelInfo:
         try:
             shown = await self._client.show(model)
         except Exception as exc:
@@ -226,4 +330,5 @@ class OllamaBackend(LLMBackend):
         return ServerStatus(ok=True, detail=f"Ollama {version} at {self.host}", version=version)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        for client in self._streams:
+            await client.close()

@@ -44,6 +44,7 @@ class InMemorySessionStore(SessionStore):
         copy.message_count = len(session.messages)
         if not display:
             copy.messages = []
+            copy.planning_logs = []
         return copy
 
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:

@@ -120,10 +120,14 @@ def _load(
         query = select(table.c.data).where(table.c.session_id == session_id).order_by(table.c.position)
         return [Message.model_validate_json(r.data) for r in conn.execute(query)]
 
-    logs = conn.execute(
-        select(session_planning_logs.c.data)
-        .where(session_planning_logs.c.session_id == session_id)
-        .order_by(session_planning_logs.c.position)
+    logs: Any = (
+        conn.execute(
+            select(session_planning_logs.c.data)
+            .where(session_planning_logs.c.session_id == session_id)
+            .order_by(session_planning_logs.c.position)
+        )
+        if display
+        else []
     )
     context = cache.get(session_id, row.context_rev)
     if context is None:

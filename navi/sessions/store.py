@@ -45,7 +45,8 @@ class SessionStore(ABC):
 
     @abstractmethod
     async def get(self, session_id: str, *, owner: str | None = None, display: bool = True) -> Session | None:
-        """The whole session. `display=False` skips the display buffer (the agent needs only context)."""
+        """The whole session. `display=False` skips the display buffer and planning logs (the agent
+        needs only the context), which keeps a turn's read small however long the session."""
 
     @abstractmethod
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:

@@ -174,15 +174,20 @@ class FakeModelServer:
                 self.aborted_streams += 1
 
     async def _paced(self, reply: Reply, items: Iterator[str], error_line: str) -> AsyncIterator[str]:
-        for i, item in enumerate(items):
+        i = 0
+        while True:
+            if reply.delay and i:
+                await asyncio.sleep(reply.delay)  # before rendering: a stamped chunk carries its send time
             if reply.error_after is not None and i == reply.error_after:
                 yield error_line
                 return
             if reply.drop_after is not None and i == reply.drop_after:
                 raise _DroppedStream()
-            if reply.delay and i:
-                await asyncio.sleep(reply.delay)
+            item = next(items, None)
+            if item is None:
+                return
             yield item
+            i += 1
 
     async def _prepare(self, request: Request, api: str) -> tuple[dict[str, Any], Response | None]:
         try:

@@ -44,6 +44,9 @@ class Reply:
     error_after: int | None = None
     drop_after: int | None = None
     exception: LLMError | None = None
+    # Replace each streamed text piece by the server's clock when it is sent (`<unix time>|`), so a
+    # client can measure the delay each chunk picked up (the streaming benchmark).
+    stamp: bool = False
     # In-process only: wait on this event once `wait_after` pieces were yielded.
     wait_for: asyncio.Event | None = None
     wait_after: int = 0
@@ -97,10 +100,17 @@ def echo(request: ScriptRequest) -> Reply:
 class Script:
     """A thread-safe queue of replies plus a fallback responder, recording every request."""
 
-    def __init__(self, replies: list[Reply | str] | None = None, responder: Responder | None = None) -> None:
+    def __init__(
+        self,
+        replies: list[Reply | str] | None = None,
+        responder: Responder | None = None,
+        *,
+        record: bool = True,
+    ) -> None:
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         self.responder: Responder = responder or echo
+        self.record = record  # off for long-running servers (benchmarks), where requests would pile up
         self.requests: list[ScriptRequest] = []
         for reply in replies or []:
             self.enqueue(reply)
@@ -122,7 +132,8 @@ class Script:
 
     def next_reply(self, request: ScriptRequest) -> Reply:
         with self._lock:
-            self.requests.append(request)
+            if self.record:
+                self.requests.append(request)
             reply: Reply | str | None = self._queue.popleft() if self._queue else None
         if reply is None:
             reply = self.responder(request)

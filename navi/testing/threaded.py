@@ -48,6 +48,7 @@ class ThreadedServer:
             lifespan="on" if self.lifespan else "off",
             ws="websockets-sansio" if self.websockets else "none",
             ws_max_size=64 * 1024 * 1024,
+            ws_per_message_deflate=False,
             http="h11",
             loop="asyncio",
             timeout_graceful_shutdown=1,

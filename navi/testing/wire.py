@@ -22,6 +22,10 @@ def _now_iso() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
+def _piece_text(reply: Reply, text: str) -> str:
+    return f"{time.time():.6f}|" if reply.stamp else text
+
+
 def _args_obj(arguments: dict[str, Any] | str) -> Any:
     if isinstance(arguments, dict):
         return arguments
@@ -140,7 +144,9 @@ def ollama_lines(
     """Yield the JSON objects of an Ollama `/api/chat` stream, final `done` object included."""
     for kind, text in reply.pieces():
         msg: dict[str, Any] = {"role": "assistant", "content": ""}
-        msg["thinking" if kind == "thinking" else "content"] = text
+        msg["thinking" if kind == "thinking" else "content"] = (
+            _piece_text(reply, text) if kind == "text" else text
+        )
         yield {"model": model, "created_at": _now_iso(), "message": msg, "done": False}
     if reply.tool_calls:
         calls = [
@@ -201,7 +207,9 @@ def openai_chunks(
 
     yield chunk({"role": "assistant", "content": ""})
     for kind, text in reply.pieces():
-        yield chunk({"reasoning_content": text} if kind == "thinking" else {"content": text})
+        yield chunk(
+            {"reasoning_content": text} if kind == "thinking" else {"content": _piece_text(reply, text)}
+        )
     for i, call in enumerate(reply.tool_calls):
         call_id = call.id or f"call_{uuid.uuid4().hex[:12]}"
         yield chunk(

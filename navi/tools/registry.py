@@ -23,6 +23,7 @@ class ToolView:
 
     def __init__(self, tools: list[Tool]) -> None:
         self._tools = {t.name: t for t in tools}
+        self._specs: list[ToolSpec] | None = None
 
     @property
     def names(self) -> list[str]:
@@ -32,7 +33,9 @@ class ToolView:
         return self._tools.get(name)
 
     def specs(self) -> list[ToolSpec]:
-        return [t.spec() for t in self._tools.values()]
+        if self._specs is None:
+            self._specs = [t.spec() for t in self._tools.values()]
+        return self._specs
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools

@@ -22,8 +22,14 @@ def responder(request: ScriptRequest) -> Reply:
     if len(words) == 3 and words[0] == "stream":
         count, rate = int(words[1]), float(words[2])
         delay = 1.0 / rate if rate > 0 else 0.0
-        return Reply(text="x" * count, chunk_chars=1, delay=delay, stamp=True, prompt_tokens=100,
-                     completion_tokens=count)
+        return Reply(
+            text="x" * count,
+            chunk_chars=1,
+            delay=delay,
+            stamp=True,
+            prompt_tokens=100,
+            completion_tokens=count,
+        )
     return Reply(text="ok", chunk_chars=1, stamp=True, prompt_tokens=100, completion_tokens=2)
 
 
@@ -31,7 +37,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
-    FakeModelServer(Script(responder=responder, record=False), models=(MODEL,), port=args.port).serve_forever()
+    FakeModelServer(
+        Script(responder=responder, record=False), models=(MODEL,), port=args.port
+    ).serve_forever()
 
 
 if __name__ == "__main__":

@@ -72,7 +72,9 @@ class Processes:
             self.procs.append(
                 subprocess.Popen(
                     [sys.executable, str(ROOT / "bench" / "fake_model.py"), "--port", str(self.fake_port)],
-                    cwd=self.tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    cwd=self.tmp,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
                 )
             )
         data = self.tmp / ("monitored" if self.monitored else "plain")
@@ -92,8 +94,13 @@ class Processes:
             "LOG_LEVEL": "WARNING",
         }
         self.procs.append(
-            subprocess.Popen([sys.executable, "-m", "navi", "serve", "--port", str(self.navi_port)], cwd=data,
-                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.Popen(
+                [sys.executable, "-m", "navi", "serve", "--port", str(self.navi_port)],
+                cwd=data,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
         )
         deadline = time.monotonic() + 60
         for url in (f"http://127.0.0.1:{self.fake_port}/api/version", f"{self.navi}/health"):
@@ -128,8 +135,14 @@ def seeded_session(http: httpx.Client, size: int) -> str:
         for i in range(size)
     ]
     now = utcnow()
-    session = Session(id=new_session_id(), profile_id="secretary", created_at=now, last_active=now,
-                      messages=messages, context=messages)
+    session = Session(
+        id=new_session_id(),
+        profile_id="secretary",
+        created_at=now,
+        last_active=now,
+        messages=messages,
+        context=messages,
+    )
     resp = http.post("/sessions/import", json=export_session(session))
     resp.raise_for_status()
     return str(resp.json()["session_id"])
@@ -138,11 +151,17 @@ def seeded_session(http: httpx.Client, size: int) -> str:
 def direct_payload(http: httpx.Client, session_id: str, text: str) -> tuple[list[dict[str, Any]], list[Any]]:
     """Exactly what Navi sends the model for this session: system prompt, history, new message, tools."""
     view = http.get(f"/sessions/{session_id}/context").json()
-    messages = [Message.system(view["system_prompt"]), *[Message(**m) for m in view["messages"]], Message.user(text)]
+    messages = [
+        Message.system(view["system_prompt"]),
+        *[Message(**m) for m in view["messages"]],
+        Message.user(text),
+    ]
     profile = next(p for p in http.get("/agents/profiles").json() if p["id"] == "secretary")
     tools = {t["name"]: t for t in http.get("/agents/tools").json()}
-    specs = [ToolSpec(name=n, description=tools[n]["description"], parameters=tools[n]["parameters"])
-             for n in profile["tools"]]
+    specs = [
+        ToolSpec(name=n, description=tools[n]["description"], parameters=tools[n]["parameters"])
+        for n in profile["tools"]
+    ]
     return to_ollama_messages(messages), to_ollama_tools(specs)
 
 
@@ -164,8 +183,13 @@ async def navi_ttft(ws: Any, text: str) -> float:
 async def direct_ttft(client: ollama.AsyncClient, messages: list[dict[str, Any]], tools: list[Any]) -> float:
     start = time.perf_counter()
     first = None
-    async for part in await client.chat(model=MODEL, messages=messages, tools=tools, stream=True,
-                                        options={"num_ctx": 1000000, "temperature": 0.7}):
+    async for part in await client.chat(
+        model=MODEL,
+        messages=messages,
+        tools=tools,
+        stream=True,
+        options={"num_ctx": 1000000, "temperature": 0.7},
+    ):
         if part.message.content and first is None:
             first = time.perf_counter() - start
     assert first is not None
@@ -185,9 +209,10 @@ async def phase_ttft(procs: Processes, size: int, runs: int) -> dict[str, Any]:
     client = ollama.AsyncClient(host=procs.fake)
     navi_times: list[float] = []
     direct_times: list[float] = []
-    async with httpx.AsyncClient(base_url=procs.navi, timeout=60) as http, connect(
-        f"ws://127.0.0.1:{procs.navi_port}/ws/sessions/{sid}", max_size=None
-    ) as ws:
+    async with (
+        httpx.AsyncClient(base_url=procs.navi, timeout=60) as http,
+        connect(f"ws://127.0.0.1:{procs.navi_port}/ws/sessions/{sid}", max_size=None) as ws,
+    ):
         for i in range(3):  # warm up both paths
             await navi_ttft(ws, f"warm-up {i}")
         with httpx.Client(base_url=procs.navi, timeout=60) as sync_http:
@@ -201,7 +226,9 @@ async def phase_ttft(procs: Processes, size: int, runs: int) -> dict[str, Any]:
             navi_times.append(await navi_ttft(ws, f"question {i}"))
             # the same growing history Navi keeps, built locally so no measurement waits on Navi
             history += [{"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": "ok"}]
-            direct_times.append(await direct_ttft(client, [*history, {"role": "user", "content": f"q{i}"}], tools))
+            direct_times.append(
+                await direct_ttft(client, [*history, {"role": "user", "content": f"q{i}"}], tools)
+            )
         stalls = await loop_stats(http)
     await client._client.aclose()
     added = sorted(n - d for n, d in zip(navi_times, direct_times, strict=True))
@@ -218,8 +245,8 @@ async def phase_ttft(procs: Processes, size: int, runs: int) -> dict[str, Any]:
 
 
 async def phase_fps(procs: Processes, chunks: int) -> dict[str, float]:
-    with httpx.Client(base_url=procs.navi, timeout=60) as http:
-        sid = http.post("/sessions").json()["session_id"]
+    async with httpx.AsyncClient(base_url=procs.navi, timeout=60) as http:
+        sid = (await http.post("/sessions")).json()["session_id"]
     async with connect(f"ws://127.0.0.1:{procs.navi_port}/ws/sessions/{sid}", max_size=None) as ws:
         await ws.send(json.dumps({"type": "message", "content": f"stream {chunks} 0"}))
         count, first, last = 0, 0.0, 0.0
@@ -234,8 +261,9 @@ async def phase_fps(procs: Processes, chunks: int) -> dict[str, float]:
     navi_fps = (count - 1) / (last - first)
     client = ollama.AsyncClient(host=procs.fake)
     count, first, last = 0, 0.0, 0.0
-    async for part in await client.chat(model=MODEL, messages=[{"role": "user", "content": f"stream {chunks} 0"}],
-                                        stream=True):
+    async for part in await client.chat(
+        model=MODEL, messages=[{"role": "user", "content": f"stream {chunks} 0"}], stream=True
+    ):
         if part.message.content:
             count += 1
             last = time.perf_counter()
@@ -262,9 +290,13 @@ async def navi_stream(port: int, sid: str, text: str, delays: list[float], error
         errors.append(f"{type(exc).__name__}: {exc}")
 
 
-async def direct_stream(client: ollama.AsyncClient, text: str, delays: list[float], errors: list[str]) -> None:
+async def direct_stream(
+    client: ollama.AsyncClient, text: str, delays: list[float], errors: list[str]
+) -> None:
     try:
-        async for part in await client.chat(model=MODEL, messages=[{"role": "user", "content": text}], stream=True):
+        async for part in await client.chat(
+            model=MODEL, messages=[{"role": "user", "content": text}], stream=True
+        ):
             if part.message.content:
                 delays.append(time.time() - float(part.message.content.split("|", 1)[0]))
     except Exception as exc:
@@ -288,7 +320,9 @@ async def phase_load(procs: Processes, sessions: int, seconds: float, rate: floa
     client = ollama.AsyncClient(host=procs.fake, timeout=120)
     direct_delays: list[float] = []
     direct_errors: list[str] = []
-    await asyncio.gather(*(direct_stream(client, text, direct_delays, direct_errors) for _ in range(sessions)))
+    await asyncio.gather(
+        *(direct_stream(client, text, direct_delays, direct_errors) for _ in range(sessions))
+    )
     await client._client.aclose()
     expected = sessions * int(seconds * rate)
     return {
@@ -328,19 +362,27 @@ async def run(args: argparse.Namespace) -> None:
     print("| history | Navi TTFT p50 ms | direct TTFT p50 ms | added p50 ms | added p95 ms |")
     print("|---:|---:|---:|---:|---:|")
     for r in ttft:
-        print(f"| {r['size']:,} | {r['navi_p50']:.2f} | {r['direct_p50']:.2f} | {r['added_p50']:.2f} | "
-              f"{r['added_p95']:.2f} |")
+        print(
+            f"| {r['size']:,} | {r['navi_p50']:.2f} | {r['direct_p50']:.2f} | {r['added_p50']:.2f} | "
+            f"{r['added_p95']:.2f} |"
+        )
     print()
-    print(f"Frames per second through one socket: {fps['navi_fps']:,.0f} (the fake server read directly: "
-          f"{fps['direct_fps']:,.0f})")
+    print(
+        f"Frames per second through one socket: {fps['navi_fps']:,.0f} (the fake server read directly: "
+        f"{fps['direct_fps']:,.0f})"
+    )
     print()
-    print("| sessions at 30 tok/s | frames | errors | Navi delay p50 / p99 ms | direct p50 / p99 ms | "
-          "added p50 / p99 ms |")
+    print(
+        "| sessions at 30 tok/s | frames | errors | Navi delay p50 / p99 ms | direct p50 / p99 ms | "
+        "added p50 / p99 ms |"
+    )
     print("|---:|---:|---:|---:|---:|---:|")
     for r in load:
-        print(f"| {r['sessions']} | {r['frames']:,} / {r['expected']:,} | {r['errors']} | "
-              f"{r['navi_p50']:.2f} / {r['navi_p99']:.2f} | {r['direct_p50']:.2f} / {r['direct_p99']:.2f} | "
-              f"{r['navi_p50'] - r['direct_p50']:.2f} / {r['navi_p99'] - r['direct_p99']:.2f} |")
+        print(
+            f"| {r['sessions']} | {r['frames']:,} / {r['expected']:,} | {r['errors']} | "
+            f"{r['navi_p50']:.2f} / {r['navi_p99']:.2f} | {r['direct_p50']:.2f} / {r['direct_p99']:.2f} | "
+            f"{r['navi_p50'] - r['direct_p50']:.2f} / {r['navi_p99'] - r['direct_p99']:.2f} |"
+        )
         if r["first_error"]:
             print(f"  first error: {r['first_error']}")
     print()

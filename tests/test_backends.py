@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import base64
-import json
 import contextlib
+import json
 import socket
 
 import pytest
@@ -356,7 +356,9 @@ async def test_ollama_request_body_equals_the_official_clients(fake_server: Fake
         Message.assistant("Empty next:"),
         Message.user(""),
     ]
-    tools = [ToolSpec(name="web_search", description="Search", parameters={"type": "object", "properties": {}})]
+    tools = [
+        ToolSpec(name="web_search", description="Search", parameters={"type": "object", "properties": {}})
+    ]
     fake_server.enqueue("a", "b")
     be = OllamaBackend(fake_server.url)
     try:
@@ -365,16 +367,22 @@ async def test_ollama_request_body_equals_the_official_clients(fake_server: Fake
         ours = fake_server.requests[-1].raw
         async with ollama.AsyncClient(host=fake_server.url) as client:
             async for _ in await client.chat(
-                model=MODEL, messages=to_ollama_messages(messages), tools=to_ollama_tools(tools), stream=True,
-                think=True, options={"num_ctx": 4096, "temperature": 0.4},
+                model=MODEL,
+                messages=to_ollama_messages(messages),
+                tools=to_ollama_tools(tools),
+                stream=True,
+                think=True,
+                options={"num_ctx": 4096, "temperature": 0.4},
             ):
                 pass
         official = fake_server.requests[-1].raw
     finally:
         await be.aclose()
     assert ours == official
-    assert ours["messages"][2] == {"role": "assistant", "tool_calls": [{"function": {"name": "web_search",
-                                   "arguments": {"query": "ünïcode ✓", "n": 2}}}]}  # no empty content, no thinking
+    assert ours["messages"][2] == {
+        "role": "assistant",
+        "tool_calls": [{"function": {"name": "web_search", "arguments": {"query": "ünïcode ✓", "n": 2}}}],
+    }  # no empty content, no thinking
 
 
 async def test_ollama_bodies_match_with_the_same_tools(fake_server: FakeModelServer) -> None:
@@ -383,13 +391,26 @@ async def test_ollama_bodies_match_with_the_same_tools(fake_server: FakeModelSer
     from navi.llm.ollama_backend import chat_body, to_ollama_messages, to_ollama_tools
 
     messages = [Message.user("hi"), Message.assistant("hello"), Message.user("more", images=[PNG])]
-    tools = [ToolSpec(name="todo", description="Task list", parameters={"type": "object", "properties": {
-        "action": {"type": "string", "enum": ["read"]}}, "required": ["action"]})]
+    tools = [
+        ToolSpec(
+            name="todo",
+            description="Task list",
+            parameters={
+                "type": "object",
+                "properties": {"action": {"type": "string", "enum": ["read"]}},
+                "required": ["action"],
+            },
+        )
+    ]
     ours = json.loads(chat_body(MODEL, messages, tools, None, {"num_ctx": 8192, "temperature": 0.7}))
     fake_server.enqueue("x")
     async with ollama.AsyncClient(host=fake_server.url) as client:
-        async for _ in await client.chat(model=MODEL, messages=to_ollama_messages(messages),
-                                         tools=to_ollama_tools(tools), stream=True,
-                                         options={"num_ctx": 8192, "temperature": 0.7}):
+        async for _ in await client.chat(
+            model=MODEL,
+            messages=to_ollama_messages(messages),
+            tools=to_ollama_tools(tools),
+            stream=True,
+            options={"num_ctx": 8192, "temperature": 0.7},
+        ):
             pass
     assert ours == fake_server.requests[-1].raw

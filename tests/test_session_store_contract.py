@@ -274,8 +274,12 @@ async def test_a_turn_writes_only_new_rows(kind: str, tmp_path: Path, request: p
 
 
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def test_cached_contexts_stay_correct(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    url = sqlite_url(tmp_path / "c.db") if kind == "sqlite" else postgres_url(request.getfixturevalue("pg_url"))
+async def test_cached_contexts_stay_correct(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    url = (
+        sqlite_url(tmp_path / "c.db") if kind == "sqlite" else postgres_url(request.getfixturevalue("pg_url"))
+    )
     first, second = SqlSessionStore(Database(url)), SqlSessionStore(Database(url))
     await first.open()
     await second.open()
@@ -285,7 +289,7 @@ async def test_cached_contexts_stay_correct(kind: str, tmp_path: Path, request: 
         assert [m.content for m in (await first.get(s.id, display=False)).context] == ["a"]
         reads: list[str] = []
 
-        def record(conn, cursor, statement, parameters, context, executemany) -> None:  # noqa: ANN001
+        def record(conn, cursor, statement, parameters, context, executemany) -> None:
             reads.append(statement)
 
         event.listen(first.db.sync_engine, "before_cursor_execute", record)

@@ -61,7 +61,6 @@ class LoopMonitor:
             "gc_runs": self.gc_runs,
             "worst_gc_ms": round(self.worst_gc_ms, 3),
             "worst_gc_generation": self.worst_gc_generation,
-            "tracked_objects": len(gc.get_objects()),
             "frozen_objects": gc.get_freeze_count(),
         }
 

@@ -26,6 +26,8 @@ class InMemoryMemoryStore(MemoryStore):
         session_id: str | None = None,
     ) -> tuple[Fact, UpsertOutcome]:
         category, key, value = normalise(category), normalise(key), value.strip()
+        if not category or not key or not value:
+            raise ValueError("a fact needs a category, a key and a value")
         for fact in self._facts.values():
             if (fact.owner, fact.category, fact.key) == (owner, category, key):
                 fact.updated_at = utcnow()
@@ -50,7 +52,8 @@ class InMemoryMemoryStore(MemoryStore):
             if fact.owner != owner:
                 continue
             haystack = terms(f"{fact.category} {fact.key} {fact.value}")
-            score = sum(haystack.count(t) for t in wanted)
+            # Prefix matching both ways stands in for the SQL stores' prefix queries and stemming.
+            score = sum(1 for t in wanted for h in haystack if h.startswith(t) or (len(h) >= 3 and t.startswith(h)))
             if score:
                 scored.append(fact.model_copy(update={"score": float(score)}))
         scored.sort(key=lambda f: (-f.score, -f.updated_at.timestamp()))

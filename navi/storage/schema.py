@@ -66,3 +66,33 @@ session_planning_logs = Table(
     Column("data", Text, nullable=False),
     sqlite_with_rowid=False,
 )
+
+memory_facts = Table(
+    "memory_facts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("owner", String(128), nullable=False),
+    Column("category", String(64), nullable=False),
+    Column("key", String(128), nullable=False),
+    Column("value", Text, nullable=False),
+    Column("session_id", String(64), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("confirmations", Integer, nullable=False, default=1),
+    Column("embedding", Text, nullable=True),
+)
+
+memory_summary = Table(
+    "memory_summary",
+    metadata,
+    Column("owner", String(128), primary_key=True),
+    Column("content", Text, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+session_memory_state = Table(
+    "session_memory_state",
+    metadata,
+    Column("session_id", String(64), primary_key=True),
+    Column("extracted_at", DateTime(timezone=True), nullable=False),
+)

@@ -1,0 +1,246 @@
+"""The memory store on SQLite (FTS5) or PostgreSQL (tsvector + GIN), through `Database`.
+
+Search is the database's ranked full-text search: any query term may match (prefixes count),
+best matches first (BM25 on SQLite, `ts_rank_cd` on PostgreSQL). When an embedding function is
+given (Ollama's `/api/embed`), facts carry an embedding and a search blends vector similarity
+into the ranking of the full-text candidates, and tops them up with the closest facts by vector
+when the words alone found too few.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, DateTime, Float, delete, insert, select, text, update
+
+from navi.llm.messages import utcnow
+from navi.logging import get_logger
+from navi.memory.base import Fact, MemoryStore, UpsertOutcome, normalise, terms
+from navi.sessions.models import DEFAULT_OWNER, as_utc
+from navi.storage import migrate
+from navi.storage.database import Database
+from navi.storage.schema import memory_facts, memory_summary, session_memory_state
+
+log = get_logger(__name__)
+
+Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
+VECTOR_WEIGHT = 0.4
+VECTOR_SCAN_LIMIT = 5000
+CANDIDATES = 30
+
+SQLITE_SEARCH = text(
+    """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at, f.updated_at,
+              f.confirmations, f.embedding, bm25(memory_facts_fts, 0.5, 1.0, 2.0) AS rank
+       FROM memory_facts_fts JOIN memory_facts f ON f.id = memory_facts_fts.rowid
+       WHERE memory_facts_fts MATCH :query AND f.owner = :owner
+       ORDER BY rank LIMIT :limit"""
+).columns(created_at=DateTime(timezone=True), updated_at=DateTime(timezone=True), rank=Float)
+POSTGRES_SEARCH = text(
+    """SELECT id, owner, category, key, value, session_id, created_at, updated_at, confirmations, embedding,
+              ts_rank_cd(search, q) AS rank
+       FROM memory_facts, to_tsquery('english', :query) q
+       WHERE owner = :owner AND search @@ q
+       ORDER BY rank DESC LIMIT :limit"""
+).columns(created_at=DateTime(timezone=True), updated_at=DateTime(timezone=True), rank=Float)
+
+
+def _fact(row: Any, score: float = 0.0) -> Fact:
+    return Fact(
+        id=row.id,
+        owner=row.owner,
+        category=row.category,
+        key=row.key,
+        value=row.value,
+        session_id=row.session_id,
+        created_at=as_utc(row.created_at),
+        updated_at=as_utc(row.updated_at),
+        confirmations=row.confirmations,
+        score=score,
+    )
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+def _upsert(
+    conn: Connection, owner: str, category: str, key: str, value: str, session_id: str | None
+) -> tuple[Fact, UpsertOutcome]:
+    now = utcnow()
+    where = (memory_facts.c.owner == owner) & (memory_facts.c.category == category) & (memory_facts.c.key == key)
+    row = conn.execute(select(memory_facts).where(where).with_for_update()).first()
+    if row is None:
+        new_id = conn.execute(
+            insert(memory_facts)
+            .values(owner=owner, category=category, key=key, value=value, session_id=session_id,
+                    created_at=now, updated_at=now, confirmations=1)
+            .returning(memory_facts.c.id)
+        ).scalar_one()
+        fresh = conn.execute(select(memory_facts).where(memory_facts.c.id == new_id)).one()
+        return _fact(fresh), "created"
+    same = row.value == value
+    conn.execute(
+        update(memory_facts)
+        .where(memory_facts.c.id == row.id)
+        .values(
+            value=value,
+            updated_at=now,
+            session_id=session_id or row.session_id,
+            confirmations=row.confirmations + 1 if same else 1,
+            embedding=row.embedding if same else None,
+        )
+    )
+    fresh = conn.execute(select(memory_facts).where(memory_facts.c.id == row.id)).one()
+    return _fact(fresh), "confirmed" if same else "updated"
+
+
+class SqlMemoryStore(MemoryStore):
+    def __init__(self, db: Database, *, embed: Embed | None = None, run_migrations: bool = True) -> None:
+        self.db = db
+        self.embed = embed
+        self._run_migrations = run_migrations
+
+    async def open(self) -> None:
+        if self._run_migrations:
+            await migrate.upgrade(self.db)
+
+    async def aclose(self) -> None:
+        await self.db.dispose()
+
+    async def upsert_fact(
+        self, category: str, key: str, value: str, *, owner: str = DEFAULT_OWNER, session_id: str | None = None
+    ) -> tuple[Fact, UpsertOutcome]:
+        category, key, value = normalise(category), normalise(key), value.strip()
+        if not category or not key or not value:
+            raise ValueError("a fact needs a category, a key and a value")
+        fact, outcome = await self.db.write(lambda conn: _upsert(conn, owner, category, key, value, session_id))
+        if self.embed is not None and outcome != "confirmed":
+            await self._store_embedding(fact)
+        return fact, outcome
+
+    async def _store_embedding(self, fact: Fact) -> None:
+        assert self.embed is not None
+        try:
+            (vector,) = await self.embed([fact.line()])
+        except Exception as exc:  # full-text search still works without it
+            log.warning("memory.embed_failed", error=str(exc))
+            return
+        stmt = update(memory_facts).where(memory_facts.c.id == fact.id).values(embedding=json.dumps(vector))
+        await self.db.write(lambda conn: conn.execute(stmt))
+
+    async def search_facts(self, query: str, *, owner: str = DEFAULT_OWNER, limit: int = 15) -> list[Fact]:
+        words = terms(query)
+        if not words:
+            return []
+        if self.db.is_sqlite:
+            statement, fts_query = SQLITE_SEARCH, " OR ".join(f'"{w}"*' for w in words)
+        else:
+            statement, fts_query = POSTGRES_SEARCH, " | ".join(f"{w}:*" for w in words)
+        want = max(limit, CANDIDATES) if self.embed else limit
+        params = {"query": fts_query, "owner": owner, "limit": want}
+        rows = await self.db.read(lambda conn: conn.execute(statement, params).all())
+        # Normalise text relevance to 0..1, best = 1 (BM25 is lower-is-better, ts_rank higher-is-better).
+        ranks = [float(r.rank) for r in rows]
+        if self.db.is_sqlite:
+            ranks = [-r for r in ranks]
+        top = max(ranks, default=1.0) or 1.0
+        found = {r.id: (_fact(r, rank / top if top > 0 else 1.0), r.embedding) for r, rank in zip(rows, ranks, strict=True)}
+        if self.embed is None:
+            return [fact for fact, _ in found.values()][:limit]
+        return await self._blend(query, owner, found, limit)
+
+    async def _blend(
+        self, query: str, owner: str, found: dict[int, tuple[Fact, str | None]], limit: int
+    ) -> list[Fact]:
+        assert self.embed is not None
+        try:
+            (qvec,) = await self.embed([query])
+        except Exception as exc:
+            log.warning("memory.embed_failed", error=str(exc))
+            return sorted((f for f, _ in found.values()), key=lambda f: -f.score)[:limit]
+        if len(found) < limit:  # the words found too few: look for neighbours by meaning
+            recent = (
+                select(memory_facts)
+                .where((memory_facts.c.owner == owner) & memory_facts.c.embedding.is_not(None))
+                .order_by(memory_facts.c.updated_at.desc())
+                .limit(VECTOR_SCAN_LIMIT)
+            )
+            rows = await self.db.read(lambda conn: conn.execute(recent).all())
+            scored = sorted(rows, key=lambda r: -_cosine(qvec, json.loads(r.embedding)))
+            for row in scored[: limit * 2]:
+                found.setdefault(row.id, (_fact(row, 0.0), row.embedding))
+        blended = []
+        for fact, raw in found.values():
+            similarity = _cosine(qvec, json.loads(raw)) if raw else 0.0
+            fact.score = (1 - VECTOR_WEIGHT) * fact.score + VECTOR_WEIGHT * max(similarity, 0.0)
+            blended.append(fact)
+        blended.sort(key=lambda f: -f.score)
+        return blended[:limit]
+
+    async def get_all_facts(self, *, owner: str = DEFAULT_OWNER, limit: int | None = None) -> list[Fact]:
+        query = (
+            select(memory_facts)
+            .where(memory_facts.c.owner == owner)
+            .order_by(memory_facts.c.category, memory_facts.c.updated_at.desc())
+            .limit(limit)
+        )
+        return await self.db.read(lambda conn: [_fact(r) for r in conn.execute(query)])
+
+    async def get_fact(self, fact_id: int, *, owner: str | None = None) -> Fact | None:
+        query = select(memory_facts).where(memory_facts.c.id == fact_id)
+        if owner is not None:
+            query = query.where(memory_facts.c.owner == owner)
+        row = await self.db.read(lambda conn: conn.execute(query).first())
+        return _fact(row) if row is not None else None
+
+    async def delete_fact_by_id(self, fact_id: int, *, owner: str | None = None) -> bool:
+        stmt = delete(memory_facts).where(memory_facts.c.id == fact_id)
+        if owner is not None:
+            stmt = stmt.where(memory_facts.c.owner == owner)
+        return bool(await self.db.write(lambda conn: conn.execute(stmt).rowcount))
+
+    async def delete_fact(self, key: str, category: str | None = None, *, owner: str = DEFAULT_OWNER) -> int:
+        stmt = delete(memory_facts).where((memory_facts.c.owner == owner) & (memory_facts.c.key == normalise(key)))
+        if category:
+            stmt = stmt.where(memory_facts.c.category == normalise(category))
+        return int(await self.db.write(lambda conn: conn.execute(stmt).rowcount))
+
+    async def get_summary(self, *, owner: str = DEFAULT_OWNER) -> str | None:
+        query = select(memory_summary.c.content).where(memory_summary.c.owner == owner)
+        return await self.db.read(lambda conn: conn.execute(query).scalar())
+
+    async def set_summary(self, content: str, *, owner: str = DEFAULT_OWNER) -> None:
+        def write(conn: Connection) -> None:
+            now = utcnow()
+            changed = conn.execute(
+                update(memory_summary).where(memory_summary.c.owner == owner).values(content=content, updated_at=now)
+            ).rowcount
+            if not changed:
+                conn.execute(insert(memory_summary).values(owner=owner, content=content, updated_at=now))
+
+        await self.db.write(write)
+
+    async def mark_session_extracted(self, session_id: str, at: datetime | None = None) -> None:
+        when = at or utcnow()
+
+        def write(conn: Connection) -> None:
+            changed = conn.execute(
+                update(session_memory_state)
+                .where(session_memory_state.c.session_id == session_id)
+                .values(extracted_at=when)
+            ).rowcount
+            if not changed:
+                conn.execute(insert(session_memory_state).values(session_id=session_id, extracted_at=when))
+
+        await self.db.write(write)
+
+    async def get_extracted_at(self, session_id: str) -> datetime | None:
+        query = select(session_memory_state.c.extracted_at).where(session_memory_state.c.session_id == session_id)
+        value = await self.db.read(lambda conn: conn.execute(query).scalar())
+        return as_utc(value) if value is not None else None

@@ -95,6 +95,8 @@ class Settings(BaseSettings):
 
     # --- Memory ----------------------------------------------------------------------------------
     memory_stale_minutes: int = Field(30, ge=1)
+    memory_extract_interval_minutes: int = Field(5, ge=1)
+    memory_embed_model: str = ""
 
     # --- Persona ---------------------------------------------------------------------------------
     navi_persona: str = ""

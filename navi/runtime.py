@@ -17,12 +17,14 @@ from navi.config import Settings
 from navi.llm.registry import BackendRegistry, build_backends
 from navi.logging import get_logger
 from navi.memory.base import MemoryStore
-from navi.memory.in_memory import InMemoryMemoryStore
+from navi.memory.extractor import MemoryExtractor
+from navi.memory.sql_store import SqlMemoryStore
 from navi.profiles.persona import system_prompt
 from navi.profiles.registry import ProfileRegistry, UnknownProfile, build_profiles
 from navi.sessions import SessionStore, build_session_store
 from navi.sessions.archive import export_session
 from navi.sessions.models import Session
+from navi.storage.database import open_database
 from navi.tools.builtin import register_builtins
 from navi.tools.builtin.agents import SpawnAgentTool
 from navi.tools.builtin.ssh import SshExecTool
@@ -45,6 +47,7 @@ class Runtime:
     memory: MemoryStore
     agent: Agent
     ssh: SshExecTool
+    extractor: MemoryExtractor
     # Called (in the background) with the new session's id after POST /sessions — memory extraction.
     session_created_hooks: list[Callable[[str], Coroutine[Any, Any, None]]] = field(default_factory=list)
 
@@ -88,6 +91,17 @@ class Runtime:
         )
 
 
+def _embedder(settings: Settings, backends: BackendRegistry) -> Any:
+    """Memory's embedding function when `MEMORY_EMBED_MODEL` is set, on the default backend."""
+    if not settings.memory_embed_model:
+        return None
+
+    async def embed(texts: list[str]) -> list[list[float]]:
+        return await backends.get(settings.default_llm_backend).embed(texts, settings.memory_embed_model)
+
+    return embed
+
+
 def default_models(backends: BackendRegistry) -> dict[str, str]:
     return {name: backends.default_model(name) for name in backends.names()}
 
@@ -123,9 +137,10 @@ async def build_runtime(
     for name in {profiles.backend_of(p) for p in profiles.all()}:
         if name in backends:
             backends.get(name)  # import the SDK and build its client now, not during someone's first turn
-    sessions = sessions or build_session_store(settings)
+    db = open_database(settings) if sessions is None or memory is None else None
+    sessions = sessions or build_session_store(settings, db)
     await sessions.open()
-    memory = memory or InMemoryMemoryStore()
+    memory = memory or SqlMemoryStore(db or open_database(settings), embed=_embedder(settings, backends))
     await memory.open()
     state = SessionState()
     tools = ToolRegistry()
@@ -152,6 +167,17 @@ async def build_runtime(
         on_session_end=[state.forget, handles.ssh.pool.close_session],
     )
     handles.spawn.spawner = agent.run_ephemeral
+    extractor = MemoryExtractor(
+        sessions=sessions,
+        memory=memory,
+        backends=backends,
+        profiles=profiles,
+        stale_minutes=settings.memory_stale_minutes,
+    )
+
+    async def extract_after_new_session(_session_id: str) -> None:
+        await extractor.run_pending()
+
     return Runtime(
         settings=settings,
         backends=backends,
@@ -162,4 +188,6 @@ async def build_runtime(
         memory=memory,
         agent=agent,
         ssh=handles.ssh,
+        extractor=extractor,
+        session_created_hooks=[extract_after_new_session],
     )

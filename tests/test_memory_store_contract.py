@@ -35,13 +35,19 @@ async def test_upsert_creates_updates_and_confirms(store: MemoryStore) -> None:
     fact, outcome = await store.upsert_fact("Location", "Home City", " Oslo ", session_id="s1")
     assert outcome == "created"
     assert (fact.category, fact.key, fact.value, fact.confirmations, fact.session_id) == (
-        "location", "home_city", "Oslo", 1, "s1"
+        "location",
+        "home_city",
+        "Oslo",
+        1,
+        "s1",
     )
     again, outcome = await store.upsert_fact("location", "home city", "Oslo", session_id="s2")
     assert outcome == "confirmed" and again.id == fact.id and again.confirmations == 2
     assert again.session_id == "s2" and again.updated_at >= fact.updated_at
     moved, outcome = await store.upsert_fact("location", "home_city", "Bergen")
-    assert outcome == "updated" and moved.id == fact.id and moved.value == "Bergen" and moved.confirmations == 1
+    assert (
+        outcome == "updated" and moved.id == fact.id and moved.value == "Bergen" and moved.confirmations == 1
+    )
     assert [f.value for f in await store.get_all_facts()] == ["Bergen"]
 
 
@@ -74,12 +80,16 @@ async def test_search_ranks_and_matches_any_term(store: MemoryStore) -> None:
     assert {f.key for f in either} == {"coffee", "nas"}
     cat = await store.search_facts("tabby cat")
     assert cat[0].key == "cat"  # the fact matching both words ranks first
-    assert await store.search_facts("cats") and (await store.search_facts("cats"))[0].key == "cat"  # prefix/stem
+    assert (
+        await store.search_facts("cats") and (await store.search_facts("cats"))[0].key == "cat"
+    )  # prefix/stem
     assert await store.search_facts("bicycle") == []
     assert len(await store.search_facts("oslo", limit=1)) == 1
 
 
-@pytest.mark.parametrize("query", ['"', "cat AND", "NEAR(a b)", "*", "-cat", "cat OR", "x:y", "()", "'; DROP", ""])
+@pytest.mark.parametrize(
+    "query", ['"', "cat AND", "NEAR(a b)", "*", "-cat", "cat OR", "x:y", "()", "'; DROP", ""]
+)
 async def test_odd_queries_never_break_search(store: MemoryStore, query: str) -> None:
     await store.upsert_fact("pets", "cat", "Miso")
     found = await store.search_facts(query)
@@ -94,8 +104,12 @@ async def test_delete_and_listing(store: MemoryStore) -> None:
     await store.upsert_fact("a_category", "z", "3")
     await store.upsert_fact("other", "x", "4")
     listed = await store.get_all_facts()
-    assert [(f.category, f.key) for f in listed] == [("a_category", "z"), ("a_category", "y"), ("b_category", "x"),
-                                                     ("other", "x")]
+    assert [(f.category, f.key) for f in listed] == [
+        ("a_category", "z"),
+        ("a_category", "y"),
+        ("b_category", "x"),
+        ("other", "x"),
+    ]
     assert await store.delete_fact("x", category="b category") == 1
     assert await store.delete_fact("x") == 1
     assert await store.delete_fact("x") == 0
@@ -139,14 +153,19 @@ async def concept_embed(texts: list[str]) -> list[list[float]]:
     out = []
     for text_ in texts:
         words = text_.lower().replace(",", " ").split()
-        out.append([1.0 if any(w.startswith(s) for w in words for s in syn) else 0.0 for syn in CONCEPTS.values()])
+        out.append(
+            [1.0 if any(w.startswith(s) for w in words for s in syn) else 0.0 for syn in CONCEPTS.values()]
+        )
     return out
 
 
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def test_vectors_blend_in_when_an_embedder_is_set(kind: str, tmp_path: Path,
-                                                        request: pytest.FixtureRequest) -> None:
-    url = sqlite_url(tmp_path / "v.db") if kind == "sqlite" else postgres_url(request.getfixturevalue("pg_url"))
+async def test_vectors_blend_in_when_an_embedder_is_set(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    url = (
+        sqlite_url(tmp_path / "v.db") if kind == "sqlite" else postgres_url(request.getfixturevalue("pg_url"))
+    )
     store = SqlMemoryStore(Database(url), embed=concept_embed)
     await store.open()
     try:

@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from navi import __version__
 from navi.api.loopmon import LoopMonitor
 from navi.api.middleware import RequestContext
-from navi.api.routes import agents, auth, files, health, messages, sessions
+from navi.api.routes import agents, auth, files, health, memory, messages, sessions
 from navi.api.runs import RunManager
 from navi.api.security import AccessControl, AccessPolicy
 from navi.api.uploads import cleanup_loop
@@ -57,6 +57,7 @@ def create_app(
         sweeper = asyncio.create_task(
             cleanup_loop(Path(settings.session_files_dir), settings.session_files_ttl_hours)
         )
+        extraction = asyncio.create_task(rt.extractor.periodic(settings.memory_extract_interval_minutes))
         monitor = LoopMonitor()
         app.state.loop_monitor = monitor
         watcher = None
@@ -77,7 +78,7 @@ def create_app(
             yield
         finally:
             await runs.shutdown()
-            for task in (sweeper, watcher):  # background loops, not runs
+            for task in (sweeper, extraction, watcher):  # background loops, not runs
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -112,7 +113,7 @@ def create_app(
         )
     app.add_middleware(AccessControl, policy=policy)
     app.add_middleware(RequestContext)
-    for module in (health, auth, agents, sessions, messages, files):
+    for module in (health, auth, agents, sessions, messages, files, memory):
         app.include_router(module.router)
     if settings.navi_loop_monitor:
 

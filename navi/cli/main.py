@@ -27,11 +27,12 @@ def settings_or_exit(**overrides: object) -> Settings:
 
 
 def _register() -> None:
-    from navi.cli import doctor, fake, serve, sessions
+    from navi.cli import doctor, fake, memory, serve, sessions
 
     serve.register(app)
     doctor.register(app)
     sessions.register(app)
+    memory.register(app)
     fake.register(app)
 
 

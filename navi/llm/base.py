@@ -71,6 +71,12 @@ class LLMBackend(ABC):
                 builder.add(chunk)
         return builder.build()
 
+    async def embed(self, texts: Sequence[str], model: str) -> list[list[float]]:
+        """Embedding vectors for `texts` (used by long-term memory search when configured)."""
+        from navi.llm.errors import LLMError
+
+        raise LLMError(f"the {self.name} backend does not compute embeddings", backend=self.name)
+
     async def model_info(self, model: str) -> ModelInfo:
         """Context length and capabilities of a model, as far as the server tells."""
         return ModelInfo(name=model)

@@ -312,6 +312,13 @@ class OllamaBackend(LLMBackend):
         self._info_cache[model] = info
         return info
 
+    async def embed(self, texts: Sequence[str], model: str) -> list[list[float]]:
+        try:
+            result = await self._client.embed(model=model, input=list(texts))
+        except Exception as exc:
+            raise self._translate(exc, model) from None
+        return [list(vector) for vector in result.embeddings]
+
     async def list_models(self) -> list[str]:
         try:
             listed = await self._client.list()

@@ -252,6 +252,13 @@ class OpenAIBackend(LLMBackend):
         reason: FinishReason = "tool_calls" if calls else ("length" if finish == "length" else "stop")
         yield StreamFinal(finish_reason=reason, usage=counted, model=served_model)
 
+    async def embed(self, texts: Sequence[str], model: str) -> list[list[float]]:
+        try:
+            result = await self._client.embeddings.create(model=model, input=list(texts))
+        except Exception as exc:
+            raise self._translate(exc, model) from None
+        return [list(item.embedding) for item in result.data]
+
     async def list_models(self) -> list[str]:
         try:
             page = await self._client.models.list()

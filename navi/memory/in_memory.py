@@ -53,7 +53,9 @@ class InMemoryMemoryStore(MemoryStore):
                 continue
             haystack = terms(f"{fact.category} {fact.key} {fact.value}")
             # Prefix matching both ways stands in for the SQL stores' prefix queries and stemming.
-            score = sum(1 for t in wanted for h in haystack if h.startswith(t) or (len(h) >= 3 and t.startswith(h)))
+            score = sum(
+                1 for t in wanted for h in haystack if h.startswith(t) or (len(h) >= 3 and t.startswith(h))
+            )
             if score:
                 scored.append(fact.model_copy(update={"score": float(score)}))
         scored.sort(key=lambda f: (-f.score, -f.updated_at.timestamp()))

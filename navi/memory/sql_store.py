@@ -73,13 +73,23 @@ def _upsert(
     conn: Connection, owner: str, category: str, key: str, value: str, session_id: str | None
 ) -> tuple[Fact, UpsertOutcome]:
     now = utcnow()
-    where = (memory_facts.c.owner == owner) & (memory_facts.c.category == category) & (memory_facts.c.key == key)
+    where = (
+        (memory_facts.c.owner == owner) & (memory_facts.c.category == category) & (memory_facts.c.key == key)
+    )
     row = conn.execute(select(memory_facts).where(where).with_for_update()).first()
     if row is None:
         new_id = conn.execute(
             insert(memory_facts)
-            .values(owner=owner, category=category, key=key, value=value, session_id=session_id,
-                    created_at=now, updated_at=now, confirmations=1)
+            .values(
+                owner=owner,
+                category=category,
+                key=key,
+                value=value,
+                session_id=session_id,
+                created_at=now,
+                updated_at=now,
+                confirmations=1,
+            )
             .returning(memory_facts.c.id)
         ).scalar_one()
         fresh = conn.execute(select(memory_facts).where(memory_facts.c.id == new_id)).one()
@@ -114,12 +124,20 @@ class SqlMemoryStore(MemoryStore):
         await self.db.dispose()
 
     async def upsert_fact(
-        self, category: str, key: str, value: str, *, owner: str = DEFAULT_OWNER, session_id: str | None = None
+        self,
+        category: str,
+        key: str,
+        value: str,
+        *,
+        owner: str = DEFAULT_OWNER,
+        session_id: str | None = None,
     ) -> tuple[Fact, UpsertOutcome]:
         category, key, value = normalise(category), normalise(key), value.strip()
         if not category or not key or not value:
             raise ValueError("a fact needs a category, a key and a value")
-        fact, outcome = await self.db.write(lambda conn: _upsert(conn, owner, category, key, value, session_id))
+        fact, outcome = await self.db.write(
+            lambda conn: _upsert(conn, owner, category, key, value, session_id)
+        )
         if self.embed is not None and outcome != "confirmed":
             await self._store_embedding(fact)
         return fact, outcome
@@ -150,7 +168,10 @@ class SqlMemoryStore(MemoryStore):
         if self.db.is_sqlite:
             ranks = [-r for r in ranks]
         top = max(ranks, default=1.0) or 1.0
-        found = {r.id: (_fact(r, rank / top if top > 0 else 1.0), r.embedding) for r, rank in zip(rows, ranks, strict=True)}
+        found = {
+            r.id: (_fact(r, rank / top if top > 0 else 1.0), r.embedding)
+            for r, rank in zip(rows, ranks, strict=True)
+        }
         if self.embed is None:
             return [fact for fact, _ in found.values()][:limit]
         return await self._blend(query, owner, found, limit)
@@ -206,7 +227,9 @@ class SqlMemoryStore(MemoryStore):
         return bool(await self.db.write(lambda conn: conn.execute(stmt).rowcount))
 
     async def delete_fact(self, key: str, category: str | None = None, *, owner: str = DEFAULT_OWNER) -> int:
-        stmt = delete(memory_facts).where((memory_facts.c.owner == owner) & (memory_facts.c.key == normalise(key)))
+        stmt = delete(memory_facts).where(
+            (memory_facts.c.owner == owner) & (memory_facts.c.key == normalise(key))
+        )
         if category:
             stmt = stmt.where(memory_facts.c.category == normalise(category))
         return int(await self.db.write(lambda conn: conn.execute(stmt).rowcount))
@@ -219,7 +242,9 @@ class SqlMemoryStore(MemoryStore):
         def write(conn: Connection) -> None:
             now = utcnow()
             changed = conn.execute(
-                update(memory_summary).where(memory_summary.c.owner == owner).values(content=content, updated_at=now)
+                update(memory_summary)
+                .where(memory_summary.c.owner == owner)
+                .values(content=content, updated_at=now)
             ).rowcount
             if not changed:
                 conn.execute(insert(memory_summary).values(owner=owner, content=content, updated_at=now))
@@ -241,6 +266,8 @@ class SqlMemoryStore(MemoryStore):
         await self.db.write(write)
 
     async def get_extracted_at(self, session_id: str) -> datetime | None:
-        query = select(session_memory_state.c.extracted_at).where(session_memory_state.c.session_id == session_id)
+        query = select(session_memory_state.c.extracted_at).where(
+            session_memory_state.c.session_id == session_id
+        )
         value = await self.db.read(lambda conn: conn.execute(query).scalar())
         return as_utc(value) if value is not None else None

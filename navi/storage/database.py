@@ -125,6 +125,7 @@ class Database:
         return await self._run(fn, write=False)
 
     async def dispose(self) -> None:
+        """Close connections and worker threads. Safe to call more than once (stores share it)."""
         if self._sync is not None:
             self._sync.dispose()
         if self._executor is not None:

@@ -14,6 +14,8 @@ from navi.testing.script import Reply, Script, ScriptRequest
 PLANNING_MARK = "You are the planning step"
 SUMMARY_MARK = "You are compressing the earlier part"
 NAMING_MARK = "Give this conversation a short title"
+EXTRACT_MARK = "You read a conversation between a person"
+PROFILE_MARK = "Write a short profile of the person"
 
 
 def kind_of(request: ScriptRequest) -> str:
@@ -24,6 +26,10 @@ def kind_of(request: ScriptRequest) -> str:
         return "summary"
     if system.startswith(NAMING_MARK):
         return "naming"
+    if system.startswith(EXTRACT_MARK):
+        return "extract"
+    if system.startswith(PROFILE_MARK):
+        return "profile"
     return "turn"
 
 
@@ -44,6 +50,8 @@ class AgentScript(Script):
         self.turns: deque[Reply] = deque()
         self.plans: deque[Reply] = deque()
         self.summaries: deque[Reply] = deque()
+        self.extractions: deque[Reply] = deque()
+        self.profiles: deque[Reply] = deque()
         self.title = "Scripted title"
 
     def turn(self, *replies: Reply | str) -> AgentScript:
@@ -58,6 +66,14 @@ class AgentScript(Script):
         self.summaries.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
         return self
 
+    def extract(self, *replies: Reply | str) -> AgentScript:
+        self.extractions.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
+        return self
+
+    def profile(self, *replies: Reply | str) -> AgentScript:
+        self.profiles.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
+        return self
+
     def of_kind(self, kind: str) -> list[ScriptRequest]:
         return [r for r in self.requests if kind_of(r) == kind]
 
@@ -69,6 +85,13 @@ class AgentScript(Script):
             return self.summaries.popleft() if self.summaries else echo_facts_summary(request)
         if kind == "naming":
             return Reply(text=self.title)
+        if kind == "extract":
+            return self.extractions.popleft() if self.extractions else Reply(text="NONE")
+        if kind == "profile":
+            if self.profiles:
+                return self.profiles.popleft()
+            facts = request.last_user_text.splitlines()
+            return Reply(text="They are known for: " + "; ".join(facts))
         if self.turns:
             return self.turns.popleft()
         return Reply(text="(the script has no more turns)")

@@ -1,0 +1,54 @@
+"""Long-term memory: facts (list, search, forget), the summary, and running extraction now."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query
+from pydantic import BaseModel
+
+from navi.api.deps import RuntimeDep
+from navi.memory.base import Fact
+from navi.sessions.models import DEFAULT_OWNER
+
+router = APIRouter(prefix="/memory", tags=["memory"])
+
+
+class Summary(BaseModel):
+    summary: str | None
+
+
+class Extraction(BaseModel):
+    sessions: int
+    facts: int
+    failed: list[str]
+
+
+@router.get("/facts", response_model=list[Fact], summary="Remembered facts, or those matching ?q=")
+async def facts(
+    runtime: RuntimeDep,
+    q: Annotated[str | None, Query(max_length=500, description="Search words (any may match)")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> list[Fact]:
+    if q:
+        return await runtime.memory.search_facts(q, owner=DEFAULT_OWNER, limit=limit)
+    return await runtime.memory.get_all_facts(owner=DEFAULT_OWNER, limit=limit)
+
+
+@router.delete("/facts/{fact_id}", summary="Forget one fact")
+async def forget(fact_id: int, runtime: RuntimeDep) -> dict[str, bool]:
+    if not await runtime.memory.delete_fact_by_id(fact_id, owner=DEFAULT_OWNER):
+        raise HTTPException(404, detail=f"no fact {fact_id}")
+    await runtime.extractor.refresh_summary(DEFAULT_OWNER)
+    return {"ok": True}
+
+
+@router.get("/summary", response_model=Summary, summary="The summary injected into every conversation")
+async def summary(runtime: RuntimeDep) -> Summary:
+    return Summary(summary=await runtime.memory.get_summary(owner=DEFAULT_OWNER))
+
+
+@router.post("/extract", response_model=Extraction, summary="Read idle sessions for facts now")
+async def extract(runtime: RuntimeDep) -> Extraction:
+    report = await runtime.extractor.run_pending()
+    return Extraction(sessions=report.sessions, facts=report.facts, failed=report.failed)

@@ -1,0 +1,73 @@
+"""`navi memory list|search|forget`: what Navi remembers about you, straight from the database."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from navi.cli.sessions import with_runtime
+
+app = typer.Typer(help="What Navi remembers about you.", no_args_is_help=True)
+
+
+def _print(facts: list[Any]) -> None:
+    if not facts:
+        typer.echo("Nothing remembered.")
+        return
+    for fact in facts:
+        typer.echo(f"{fact.id:>6}  {fact.category}: {fact.key} = {fact.value}  ({fact.updated_at:%Y-%m-%d})")
+
+
+@app.command("list")
+def list_facts(
+    summary: Annotated[bool, typer.Option("--summary", help="Also print the summary.")] = False,
+) -> None:
+    """Every remembered fact, by category."""
+
+    async def work(rt: Any) -> tuple[list[Any], str | None]:
+        return await rt.memory.get_all_facts(), await rt.memory.get_summary()
+
+    facts, text = with_runtime(work)
+    _print(facts)
+    if summary:
+        typer.echo(f"\nSummary:\n{text or '(none yet)'}")
+
+
+@app.command()
+def search(query: str, limit: Annotated[int, typer.Option(help="At most this many.")] = 15) -> None:
+    """Facts matching any of the words, best first."""
+    _print(with_runtime(lambda rt: rt.memory.search_facts(query, limit=limit)))
+
+
+@app.command()
+def forget(
+    key: Annotated[str, typer.Argument(help="The fact's key (e.g. home_city), or its id with --id.")],
+    category: Annotated[str | None, typer.Option(help="Only in this category.")] = None,
+    by_id: Annotated[bool, typer.Option("--id", help="KEY is a fact id.")] = False,
+) -> None:
+    """Forget facts by key (optionally within a category), or one fact by id."""
+
+    async def work(rt: Any) -> int:
+        if by_id:
+            if not key.isdigit():
+                return -1
+            count = int(await rt.memory.delete_fact_by_id(int(key)))
+        else:
+            count = await rt.memory.delete_fact(key, category)
+        if count > 0:
+            await rt.extractor.refresh_summary("local")
+        return int(count)
+
+    count = with_runtime(work)
+    if count < 0:
+        typer.echo("navi: --id needs a number", err=True)
+        raise typer.Exit(2)
+    if count == 0:
+        typer.echo(f"navi: nothing remembered under '{key}'", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"Forgot {count} fact{'s' if count > 1 else ''}.")
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="memory")

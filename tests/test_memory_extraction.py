@@ -1,0 +1,227 @@
+"""Long-term memory end to end, with the scripted model: state facts, go idle, get remembered."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from navi.agent.events import ToolEvent
+from navi.api.app import create_app
+from navi.cli.main import _register, app
+from navi.llm.errors import BackendUnreachable
+from navi.llm.messages import utcnow
+from navi.memory.extractor import fallback_summary, parse_facts
+from navi.sessions.sql_store import SqlSessionStore
+from navi.storage.schema import sessions as sessions_table
+from navi.testing.script import Reply, ScriptedCall
+from tests.agent_helpers import collect, scripted_runtime
+
+_register()
+runner = CliRunner()
+
+FACTS_REPLY = """Here is what I found:
+- location: home_city = Oslo
+- pets: cat = Miso, a grey tabby
+- devices: nas = Synology DS920+ at 192.168.1.10
+this line is junk
+- work: employer = unknown"""
+
+
+async def backdate(rt: Any, session_id: str, minutes: int = 45) -> None:
+    """Pretend the session has been idle for a while."""
+    store = rt.sessions
+    assert isinstance(store, SqlSessionStore)
+    when = utcnow() - timedelta(minutes=minutes)
+    stmt = sessions_table.update().where(sessions_table.c.id == session_id).values(last_active=when)
+    await store.db.write(lambda conn: conn.execute(stmt))
+
+
+async def chat(rt: Any) -> str:
+    script = rt.backends.get("ollama").script
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("web_search", {"query": "weather Paris"})]),
+        "It is sunny in Paris. Noted about Oslo and Miso!",
+    )
+    rt.tools.get("web_search").client_factory = lambda: FakeSearch()
+    session = await rt.sessions.create("secretary")
+    await collect(
+        rt.agent.run_stream(session.id, "I live in Oslo and my cat is called Miso. Weather in Paris?")
+    )
+    await rt.agent.settle()
+    return session.id
+
+
+class FakeSearch:
+    def text(self, query: str, **kw: Any) -> list[dict[str, str]]:
+        return [{"title": "Paris weather", "href": "https://example.org", "body": "Home: Paris, sunny, 25°C"}]
+
+
+async def test_facts_are_extracted_remembered_searched_and_forgotten(tmp_path: Path) -> None:
+    rt, backend, script = await scripted_runtime(tmp_path, sql=True)
+    sid = await chat(rt)
+    # Not idle yet: nothing happens.
+    assert (await rt.extractor.run_pending()).sessions == 0
+    assert script.of_kind("extract") == []
+    await backdate(rt, sid)
+    script.extract(FACTS_REPLY)
+    report = await rt.extractor.run_pending()
+    assert (report.sessions, report.facts, report.failed) == (1, 3, [])
+    # Only the conversation was read: no system prompt, no memory message, no tool output.
+    (request,) = script.of_kind("extract")
+    read = request.last_user_text
+    assert "I live in Oslo and my cat is called Miso." in read
+    assert "It is sunny in Paris. Noted about Oslo and Miso!" in read
+    assert "Home: Paris" not in read and "You are Navi" not in read and "Mode: personal secretary" not in read
+    facts = {(f.category, f.key): f for f in await rt.memory.get_all_facts()}
+    assert set(facts) == {("location", "home_city"), ("pets", "cat"), ("devices", "nas")}
+    assert facts[("pets", "cat")].value == "Miso, a grey tabby" and facts[("pets", "cat")].session_id == sid
+    summary = await rt.memory.get_summary()
+    assert summary is not None and "home_city = Oslo" in summary
+    assert await rt.memory.get_extracted_at(sid) is not None
+    assert (await rt.extractor.run_pending()).sessions == 0  # nothing new since
+    # The next session's model call carries the summary.
+    script.turn(Reply(tool_calls=[ScriptedCall("memory_search", {"query": "cat"})]), "Your cat is Miso.")
+    second = await rt.sessions.create("secretary")
+    events = await collect(rt.agent.run_stream(second.id, "What is my cat called?"))
+    request = script.of_kind("turn")[-2]
+    assert request.messages[1].role == "system"
+    assert request.messages[1].content.startswith("## What I remember about the user")
+    assert "Oslo" in request.messages[1].content
+    found = next(e for e in events if isinstance(e, ToolEvent))
+    assert found.success and "pets: cat = Miso, a grey tabby" in found.result
+    # Forgetting removes it.
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("memory_forget", {"key": "cat", "category": "pets"})]), "Forgotten."
+    )
+    await collect(rt.agent.run_stream(second.id, "Forget my cat."))
+    assert ("pets", "cat") not in {(f.category, f.key) for f in await rt.memory.get_all_facts()}
+    assert await rt.memory.search_facts("Miso") == []
+    await rt.aclose()
+
+
+async def test_a_repeated_fact_is_a_confirmation_and_a_changed_one_replaces(tmp_path: Path) -> None:
+    rt, backend, script = await scripted_runtime(tmp_path, sql=True)
+    first = await chat(rt)
+    await backdate(rt, first)
+    script.extract("location: home_city = Oslo")
+    await rt.extractor.run_pending()
+    second = await chat(rt)
+    await backdate(rt, second)
+    script.extract("location: home_city = Oslo")
+    await rt.extractor.run_pending()
+    (fact,) = await rt.memory.get_all_facts()
+    assert fact.confirmations == 2
+    third = await chat(rt)
+    await backdate(rt, third)
+    script.extract("Location: Home City = Bergen")
+    await rt.extractor.run_pending()
+    (fact,) = await rt.memory.get_all_facts()
+    assert (fact.value, fact.confirmations) == ("Bergen", 1)
+    known = script.of_kind("extract")[-1].last_user_text
+    assert "location: home_city = Oslo" in known  # the model was told what was already known
+    await rt.aclose()
+
+
+async def test_junk_output_and_a_failing_model_leave_the_store_consistent(tmp_path: Path) -> None:
+    rt, backend, script = await scripted_runtime(tmp_path, sql=True)
+    sid = await chat(rt)
+    await backdate(rt, sid)
+    await rt.memory.upsert_fact("pets", "dog", "Rex")
+    await rt.memory.set_summary("They have a dog called Rex.")
+    script.extract(Reply(exception=BackendUnreachable("cannot reach Ollama")))
+    report = await rt.extractor.run_pending()
+    assert report.failed == [sid] and report.sessions == 0
+    assert await rt.memory.get_extracted_at(sid) is None  # tried again next time
+    assert [f.key for f in await rt.memory.get_all_facts()] == ["dog"]
+    assert await rt.memory.get_summary() == "They have a dog called Rex."
+    script.extract("I could not find anything useful, sorry!\n:::\n= = =\nnope: = \n")
+    report = await rt.extractor.run_pending()
+    assert (report.sessions, report.facts) == (1, 0)
+    assert await rt.memory.get_extracted_at(sid) is not None
+    assert [f.key for f in await rt.memory.get_all_facts()] == ["dog"]
+    assert await rt.memory.get_summary() == "They have a dog called Rex."
+    # A failing summary falls back to the plain list of facts, never to nothing.
+    other = await chat(rt)
+    await backdate(rt, other)
+    script.extract("pets: cat = Miso")
+    script.profile(Reply(exception=BackendUnreachable("cannot reach Ollama")))
+    await rt.extractor.run_pending()
+    summary = await rt.memory.get_summary()
+    assert summary == fallback_summary(await rt.memory.get_all_facts())
+    assert "cat = Miso" in summary and "dog = Rex" in summary
+    await rt.aclose()
+
+
+def test_new_sessions_trigger_extraction(tmp_path: Path) -> None:
+    async def prepare() -> tuple[Any, Any]:
+        rt, backend, script = await scripted_runtime(tmp_path, sql=True)
+        sid = await chat(rt)
+        await backdate(rt, sid)
+        script.extract("pets: cat = Miso")
+        return rt, script
+
+    rt, script = asyncio.run(prepare())
+    with TestClient(create_app(runtime=rt), base_url="http://localhost") as client:
+        assert client.post("/sessions").status_code == 201
+        for _ in range(100):
+            if client.get("/memory/facts").json():
+                break
+            time.sleep(0.02)
+        facts = client.get("/memory/facts").json()
+        assert [(f["category"], f["key"], f["value"]) for f in facts] == [("pets", "cat", "Miso")]
+        assert [f["key"] for f in client.get("/memory/facts", params={"q": "miso"}).json()] == ["cat"]
+        assert client.get("/memory/facts", params={"q": "bicycle"}).json() == []
+        assert "cat = Miso" in client.get("/memory/summary").json()["summary"]
+        assert client.delete(f"/memory/facts/{facts[0]['id']}").json() == {"ok": True}
+        assert client.delete(f"/memory/facts/{facts[0]['id']}").status_code == 404
+        assert client.get("/memory/facts").json() == []
+        assert client.post("/memory/extract").json() == {"sessions": 0, "facts": 0, "failed": []}
+    asyncio.run(rt.aclose())
+
+
+def test_memory_command(make_settings, monkeypatch) -> None:
+    settings = make_settings()
+    monkeypatch.setenv("DB_PATH", settings.db_path)
+
+    async def seed() -> None:
+        from navi.runtime import build_runtime
+
+        rt = await build_runtime(settings)
+        await rt.memory.upsert_fact("location", "home_city", "Oslo")
+        await rt.memory.upsert_fact("pets", "cat", "Miso")
+        await rt.aclose()
+
+    asyncio.run(seed())
+    listed = runner.invoke(app, ["memory", "list"])
+    assert (
+        listed.exit_code == 0
+        and "location: home_city = Oslo" in listed.output
+        and "pets: cat = Miso" in listed.output
+    )
+    found = runner.invoke(app, ["memory", "search", "oslo"])
+    assert found.exit_code == 0 and "home_city" in found.output and "Miso" not in found.output
+    gone = runner.invoke(app, ["memory", "forget", "home_city", "--category", "location"])
+    assert gone.exit_code == 0 and "Forgot 1 fact" in gone.output
+    assert runner.invoke(app, ["memory", "forget", "home_city"]).exit_code == 1
+    assert runner.invoke(app, ["memory", "forget", "abc", "--id"]).exit_code == 2
+    assert "home_city" not in runner.invoke(app, ["memory", "list"]).output
+
+
+def test_parsing_is_robust() -> None:
+    parsed = parse_facts(FACTS_REPLY + "\n**Family**: sister = Ada.\n1) routines: gym = Mondays\nNONE")
+    assert parsed == [
+        ("location", "home_city", "Oslo"),
+        ("pets", "cat", "Miso, a grey tabby"),
+        ("devices", "nas", "Synology DS920+ at 192.168.1.10"),
+        ("family", "sister", "Ada"),
+        ("routines", "gym", "Mondays"),
+    ]
+    assert parse_facts("NONE") == [] and parse_facts("") == []
+    assert json.dumps(parse_facts("a: b = " + "x" * 400)) == "[]"  # absurdly long values are dropped

@@ -23,6 +23,7 @@ from navi.api.runs import RunManager
 from navi.api.security import AccessControl, AccessPolicy
 from navi.api.uploads import cleanup_loop
 from navi.api.websocket import router as websocket_router
+from navi import web
 from navi.config import Settings, load_settings
 from navi.logging import get_logger
 from navi.runtime import Runtime, build_runtime
@@ -126,4 +127,6 @@ def create_app(
             return stats
 
     app.include_router(websocket_router)
+    app.include_router(web.router)
+    app.mount("/static", web.static_files(), name="static")
     return app

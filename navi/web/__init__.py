@@ -1,0 +1,42 @@
+"""The browser UI: static files shipped in the package, served by Navi itself (no build step, no CDN)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from fastapi import APIRouter
+from fastapi.responses import FileResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+STATIC = Path(str(resources.files("navi.web").joinpath("static")))
+
+# Everything the pages load comes from Navi itself; model output rendered into the page cannot run
+# scripts even if it slipped past the sanitiser.
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/")
+async def index() -> Response:
+    return FileResponse(STATIC / "index.html", headers=HEADERS)
+
+
+@router.get("/debug")
+async def debug() -> Response:
+    return FileResponse(STATIC / "debug.html", headers=HEADERS)
+
+
+def static_files() -> StaticFiles:
+    return StaticFiles(directory=STATIC)

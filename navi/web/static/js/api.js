@@ -1,0 +1,53 @@
+// REST calls to Navi. Same origin, cookie credentials; errors become exceptions with Navi's message.
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function request(method, path, body, { raw = false } = {}) {
+  const options = { method, credentials: "same-origin", headers: {} };
+  if (body instanceof FormData) {
+    options.body = body;
+  } else if (body !== undefined) {
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, options);
+  if (response.status === 401) {
+    window.location.assign("/login");
+    throw new ApiError(401, "Please sign in.");
+  }
+  if (!response.ok) {
+    let detail = response.statusText;
+    try {
+      detail = (await response.json()).detail || detail;
+    } catch { /* not JSON */ }
+    throw new ApiError(response.status, detail);
+  }
+  return raw ? response : response.json();
+}
+
+export const api = {
+  profiles: () => request("GET", "/agents/profiles"),
+  tools: () => request("GET", "/agents/tools"),
+  sessions: () => request("GET", "/sessions"),
+  session: (id) => request("GET", `/sessions/${id}`),
+  context: (id) => request("GET", `/sessions/${id}/context`),
+  planning: (id) => request("GET", `/sessions/${id}/planning`),
+  create: (profileId) => request("POST", "/sessions", { profile_id: profileId }),
+  rename: (id, name) => request("PATCH", `/sessions/${id}`, { name }),
+  pin: (id, pinned) => request("PATCH", `/sessions/${id}/pin`, { pinned }),
+  remove: (id) => request("DELETE", `/sessions/${id}`),
+  exportRaw: (id) => request("GET", `/sessions/${id}/export`, undefined, { raw: true }),
+  stop: (id) => request("POST", `/sessions/${id}/stop`),
+  upload: (id, file) => {
+    const form = new FormData();
+    form.append("file", file, file.name);
+    return request("POST", `/sessions/${id}/files`, form);
+  },
+  facts: () => request("GET", "/memory/facts"),
+  summary: () => request("GET", "/memory/summary"),
+};

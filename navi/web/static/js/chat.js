@@ -1,0 +1,300 @@
+// The conversation pane: past messages from the display history, and the live turn built from
+// WebSocket frames. Both paths end in the same blocks (thinking, plan, tool cards, text), so a turn
+// looks the same while it streams, after a reload mid-run, and when read back later.
+
+import { el, formatJson, imageSrc } from "/static/js/dom.js";
+import { icon } from "/static/js/icons.js";
+import { fillMarkdown } from "/static/js/markdown.js";
+
+const SPAWN = "spawn_agent";
+// Navi appends uploaded files' paths to the user's text for the model; the page shows them as chips.
+const FILES_SUFFIX = /\n\n\[Uploaded files on disk:\n[\s\S]*\]$/;
+
+function thinkingBlock(text, { open = false, label = "Thought" } = {}) {
+  const body = el("div", { class: "thinking-text" }, text || "");
+  const details = el("details", { class: "thinking", open }, el("summary", { text: label }), body);
+  return { details, body };
+}
+
+function planCard(text, open) {
+  const body = el("div", { class: "markdown" });
+  fillMarkdown(body, text);
+  return el("details", { class: "plan", open }, el("summary", {}, icon("plan"), " Plan"), body);
+}
+
+function notice(text, kind) {
+  return el("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : undefined }, text);
+}
+
+export function compressionNotice(before, after) {
+  const detail = before !== undefined ? ` (${before} → ${after} messages)` : "";
+  return el("div", { class: "msg" }, notice(`Context compressed${detail}; earlier messages were summarised.`, "compressed"));
+}
+
+// One tool call. Pending until its result; subagent calls of a spawn_agent nest in `.subcalls`.
+class ToolCard {
+  constructor(tool, args, callId) {
+    this.tool = tool;
+    this.callId = callId || "";
+    this.status = el("span", { class: "status", text: "running" });
+    this.args = el("pre", { class: "tool-args" }, formatJson(args ?? {}));
+    this.result = el("pre", { class: "tool-result" });
+    this.resultLabel = el("div", { class: "tool-label", text: "Result", hidden: true });
+    this.result.hidden = true;
+    this.subcalls = el("div", { class: "subcalls", hidden: true });
+    this.node = el(
+      "details",
+      { class: "tool pending", dataset: { callId: this.callId, tool } },
+      el("summary", {}, icon("tool"), " ", el("strong", { text: tool }), " · ", this.status),
+      el("div", { class: "tool-body" },
+        el("div", { class: "tool-label", text: "Arguments" }), this.args, this.resultLabel, this.result, this.subcalls),
+    );
+  }
+
+  nest(node) {
+    this.subcalls.hidden = false;
+    this.subcalls.append(node);
+  }
+
+  complete(args, result, success) {
+    if (args !== undefined) this.args.textContent = formatJson(args);
+    this.result.textContent = result ?? "";
+    this.result.hidden = false;
+    this.resultLabel.hidden = false;
+    this.node.classList.remove("pending");
+    this.node.classList.add(success ? "ok" : "failed");
+    this.status.textContent = success ? "done" : "failed";
+  }
+}
+
+// A streamed text segment, re-rendered at most once per animation frame.
+class TextSegment {
+  constructor() {
+    this.text = "";
+    this.node = el("div", { class: "markdown text" });
+    this.scheduled = false;
+  }
+
+  append(delta) {
+    this.text += delta;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    requestAnimationFrame(() => {
+      this.scheduled = false;
+      fillMarkdown(this.node, this.text);
+    });
+  }
+
+  flush() {
+    fillMarkdown(this.node, this.text);
+  }
+}
+
+// An assistant turn: an ordered list of blocks.
+export class Turn {
+  constructor({ live = false } = {}) {
+    this.node = el("article", { class: "msg turn", "aria-busy": live ? "true" : undefined });
+    this.cards = new Map();
+    this.spawns = []; // running spawn_agent cards, innermost last
+    this.thinking = null;
+    this.segment = null;
+    this.texts = [];
+  }
+
+  get text() {
+    return this.texts.map((s) => s.text).join("");
+  }
+
+  add(node) {
+    this.segment = null; // text after any other block starts a new segment
+    this.node.append(node);
+  }
+
+  // Where a subagent's blocks go: inside the running spawn_agent card when there is one.
+  place(node, isSubagent) {
+    const parent = isSubagent ? this.spawns[this.spawns.length - 1] : null;
+    if (parent) parent.nest(node);
+    else this.add(node);
+  }
+
+  thinkingDelta(delta) {
+    if (!this.thinking) {
+      this.thinking = thinkingBlock("", { open: true, label: "Thinking…" });
+      this.add(this.thinking.details);
+    }
+    this.thinking.body.textContent += delta;
+  }
+
+  thinkingEnd() {
+    if (!this.thinking) return;
+    this.thinking.details.open = false;
+    this.thinking.details.querySelector("summary").textContent = "Thought";
+    this.thinking = null;
+  }
+
+  turnThinking(text, isSubagent) {
+    if (!text) return;
+    const { details } = thinkingBlock(text, { label: isSubagent ? "Subagent thought" : "Thought" });
+    this.place(details, isSubagent);
+  }
+
+  plan(text, open = true) {
+    this.add(planCard(text, open));
+  }
+
+  toolStarted(tool, args, callId, isSubagent) {
+    this.thinkingEnd();
+    const card = new ToolCard(tool, args, callId);
+    if (callId) this.cards.set(callId, card);
+    this.place(card.node, isSubagent);
+    if (tool === SPAWN && !isSubagent) this.spawns.push(card);
+    return card;
+  }
+
+  toolCall(tool, args, result, success, callId, isSubagent) {
+    let card = callId ? this.cards.get(callId) : null;
+    if (!card) card = this.toolStarted(tool, args, callId, isSubagent);
+    card.complete(args, result, success);
+    const at = this.spawns.indexOf(card);
+    if (at >= 0) this.spawns.splice(at, 1);
+  }
+
+  textDelta(delta) {
+    this.thinkingEnd();
+    if (!this.segment) {
+      this.segment = new TextSegment();
+      this.texts.push(this.segment);
+      this.node.append(this.segment.node);
+    }
+    this.segment.append(delta);
+  }
+
+  setText(text) {
+    const segment = new TextSegment();
+    segment.text = text;
+    segment.flush();
+    this.texts.push(segment);
+    this.add(segment.node);
+  }
+
+  finish(content) {
+    this.thinkingEnd();
+    for (const segment of this.texts) segment.flush();
+    if (content && !this.text) this.setText(content);
+    this.node.removeAttribute("aria-busy");
+  }
+
+  stopped() {
+    this.finish();
+    this.add(notice("Stopped.", "stopped"));
+  }
+
+  error(message) {
+    this.thinkingEnd();
+    this.add(notice(`Error: ${message}`, "error"));
+    this.node.removeAttribute("aria-busy");
+  }
+}
+
+function userMessage(content, images = [], files = []) {
+  const node = el("article", { class: "msg user" }, el("div", { class: "bubble" }, content));
+  if (images.length) {
+    node.append(el("div", { class: "images" },
+      images.map((data, i) => el("img", { src: imageSrc(data), alt: `Attached image ${i + 1}` }))));
+  }
+  if (files.length) {
+    node.append(el("div", { class: "files" }, files.map((f) => el("span", { class: "chip" }, icon("file"), f.name))));
+  }
+  return node;
+}
+
+function storedUserMessage(m) {
+  const files = m.metadata?.files || [];
+  const text = files.length ? (m.content || "").replace(FILES_SUFFIX, "") : m.content || "";
+  return userMessage(text, m.images || [], files);
+}
+
+export class Conversation {
+  constructor(container) {
+    this.container = container;
+  }
+
+  clear() {
+    this.container.replaceChildren();
+  }
+
+  nearBottom() {
+    const c = this.container;
+    return c.scrollHeight - c.scrollTop - c.clientHeight < 120;
+  }
+
+  scrollToEnd(force = false) {
+    if (force || this.nearBottom()) this.container.scrollTop = this.container.scrollHeight;
+  }
+
+  append(node, before = null) {
+    const stick = this.nearBottom();
+    if (before) this.container.insertBefore(node, before);
+    else this.container.append(node);
+    if (stick) this.scrollToEnd(true);
+    return node;
+  }
+
+  addUser(content, images, files, before = null) {
+    return this.append(userMessage(content, images, files), before);
+  }
+
+  addStoredUser(message, before = null) {
+    return this.append(storedUserMessage(message), before);
+  }
+
+  startTurn() {
+    const turn = new Turn({ live: true });
+    this.append(turn.node);
+    return turn;
+  }
+
+  addNotice(text, kind) {
+    return this.append(el("div", { class: "msg" }, notice(text, kind)));
+  }
+
+  addCompression(before, after) {
+    return this.append(compressionNotice(before, after));
+  }
+
+  // Stored display history → blocks. Assistant messages and tool results between two user messages
+  // form one turn; tool results fill the cards of the calls they answer.
+  renderHistory(messages) {
+    this.clear();
+    let turn = null;
+    const ensureTurn = () => {
+      if (!turn) {
+        turn = new Turn();
+        this.container.append(turn.node);
+      }
+      return turn;
+    };
+    for (const m of messages) {
+      if (m.role === "user") {
+        turn = null;
+        this.container.append(storedUserMessage(m));
+      } else if (m.role === "assistant" && m.is_compression) {
+        turn = null;
+        this.container.append(compressionNotice(m.metadata?.messages_before, m.metadata?.messages_after));
+      } else if (m.role === "assistant" && m.is_plan) {
+        ensureTurn().plan(m.content || "", false);
+      } else if (m.role === "assistant") {
+        const t = ensureTurn();
+        if (m.thinking) t.turnThinking(m.thinking, false);
+        if (m.content) t.setText(m.content);
+        for (const call of m.tool_calls || []) t.toolStarted(call.name, call.arguments, call.id, false);
+        if (m.stopped) t.add(notice("Stopped.", "stopped"));
+      } else if (m.role === "tool") {
+        const t = ensureTurn();
+        const status = m.metadata?.status;
+        t.toolCall(m.name || "tool", undefined, m.content || "", status === "ok" || status === undefined, m.tool_call_id);
+      }
+    }
+    this.scrollToEnd(true);
+  }
+}

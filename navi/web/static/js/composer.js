@@ -1,0 +1,182 @@
+// The message box: Enter sends, Shift+Enter starts a line, Escape stops a run. Files are uploaded as
+// soon as they are chosen or dropped; images (chosen, dropped or pasted) travel inline with the message.
+
+import { api } from "/static/js/api.js";
+import { el, toast } from "/static/js/dom.js";
+import { icon } from "/static/js/icons.js";
+
+const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+function readDataUrl(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(reader.result);
+    reader.onerror = () => reject(reader.error || new Error("could not read the file"));
+    reader.readAsDataURL(file);
+  });
+}
+
+export class Composer {
+  constructor({ form, input, send, stop, fileInput, attachments, dropZone, ensureSession, onSend, onStop }) {
+    Object.assign(this, { form, input, send, stop, fileInput, attachments, ensureSession, onSend, onStop });
+    this.images = []; // {name, dataUrl}
+    this.files = []; // {name, path} once uploaded
+    this.uploads = 0;
+    this.running = false;
+
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.submit();
+    });
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.submit();
+      }
+    });
+    input.addEventListener("input", () => {
+      this.grow();
+      this.updateSend();
+    });
+    input.addEventListener("paste", (event) => {
+      const files = [...(event.clipboardData?.files || [])];
+      if (files.length) {
+        event.preventDefault();
+        this.add(files);
+      }
+    });
+    stop.addEventListener("click", () => this.onStop());
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && this.running) {
+        event.preventDefault();
+        this.onStop();
+      }
+    });
+    fileInput.addEventListener("change", () => {
+      this.add([...fileInput.files]);
+      fileInput.value = "";
+    });
+    dropZone.addEventListener("dragover", (event) => {
+      if (![...event.dataTransfer.types].includes("Files")) return;
+      event.preventDefault();
+      form.classList.add("dragging");
+    });
+    dropZone.addEventListener("dragleave", (event) => {
+      if (!dropZone.contains(event.relatedTarget)) form.classList.remove("dragging");
+    });
+    dropZone.addEventListener("drop", (event) => {
+      form.classList.remove("dragging");
+      const files = [...(event.dataTransfer?.files || [])];
+      if (!files.length) return;
+      event.preventDefault();
+      this.add(files);
+    });
+  }
+
+  grow() {
+    this.input.style.height = "auto";
+    this.input.style.height = `${Math.min(this.input.scrollHeight, window.innerHeight * 0.4)}px`;
+  }
+
+  setRunning(running) {
+    this.running = running;
+    this.input.disabled = running;
+    this.send.hidden = running;
+    this.stop.hidden = !running;
+    this.fileInput.disabled = running;
+    this.updateSend();
+    if (!running) this.input.focus();
+  }
+
+  updateSend() {
+    const empty = !this.input.value.trim() && !this.images.length && !this.files.length;
+    this.send.disabled = this.running || this.uploads > 0 || empty;
+  }
+
+  async add(files) {
+    for (const file of files) {
+      if (IMAGE_TYPES.has(file.type)) await this.addImage(file);
+      else await this.upload(file);
+    }
+  }
+
+  async addImage(file) {
+    if (file.size > MAX_IMAGE_BYTES) {
+      toast(`${file.name} is larger than 10 MB; images are sent with the message, so keep them smaller.`);
+      return;
+    }
+    try {
+      this.images.push({ name: file.name || "pasted image", dataUrl: await readDataUrl(file) });
+    } catch (error) {
+      toast(`Could not read ${file.name}: ${error.message}`);
+    }
+    this.renderChips();
+  }
+
+  async upload(file) {
+    let sessionId;
+    try {
+      sessionId = await this.ensureSession();
+    } catch (error) {
+      toast(`Could not start a conversation: ${error.message}`);
+      return;
+    }
+    const pending = { name: file.name, uploading: true };
+    this.files.push(pending);
+    this.uploads += 1;
+    this.renderChips();
+    try {
+      const stored = await api.upload(sessionId, file);
+      Object.assign(pending, { name: stored.name, path: stored.path, uploading: false });
+    } catch (error) {
+      this.files.splice(this.files.indexOf(pending), 1);
+      toast(`${file.name} was not uploaded: ${error.message}`);
+    } finally {
+      this.uploads -= 1;
+      this.renderChips();
+    }
+  }
+
+  renderChips() {
+    const chip = (label, onRemove, thumb) =>
+      el("span", { class: "chip" }, thumb, label,
+        el("button", { class: "icon-button", type: "button", "aria-label": `Remove ${label}`, onclick: onRemove }, icon("close")));
+    this.attachments.replaceChildren(
+      ...this.images.map((img, i) => chip(img.name, () => { this.images.splice(i, 1); this.renderChips(); },
+        el("img", { src: img.dataUrl, alt: "" }))),
+      ...this.files.map((f, i) => chip(f.uploading ? `${f.name} (uploading…)` : f.name,
+        () => { this.files.splice(i, 1); this.renderChips(); }, icon("file"))),
+    );
+    this.updateSend();
+  }
+
+  message() {
+    const files = this.files.filter((f) => f.path).map((f) => ({ name: f.name, path: f.path }));
+    const images = this.images.map((img) => img.dataUrl);
+    let content = this.input.value.trim();
+    if (!content && (files.length || images.length)) content = "Please look at what I attached.";
+    return { content, images, files };
+  }
+
+  async submit() {
+    if (this.running || this.uploads > 0) return;
+    const message = this.message();
+    if (!message.content) return;
+    await this.onSend(message);
+  }
+
+  dropUploads() {
+    if (!this.files.length) return;
+    this.files = [];
+    this.renderChips();
+  }
+
+  clear() {
+    this.input.value = "";
+    this.images = [];
+    this.files = [];
+    this.renderChips();
+    this.grow();
+  }
+}

@@ -1,0 +1,86 @@
+// The debug panel: one session's display history beside the context the model sees (with the system
+// prompt and memory), its planning logs, and the profiles, tools and memory Navi has.
+
+import { api } from "/static/js/api.js";
+import { el, formatJson, toast } from "/static/js/dom.js";
+
+const $ = (id) => document.getElementById(id);
+
+function flags(m) {
+  const names = ["is_summary", "is_plan", "is_compression", "stopped"].filter((f) => m[f]);
+  if (m.images?.length) names.push(`${m.images.length} image(s)`);
+  return names.length ? el("span", { class: "flags", text: names.join(" · ") }) : null;
+}
+
+function messageEntry(m) {
+  const parts = [];
+  if (m.thinking) parts.push(el("details", {}, el("summary", { text: "thinking" }), el("pre", { text: m.thinking })));
+  if (m.content) parts.push(el("pre", { text: m.content }));
+  if (m.tool_calls?.length) {
+    parts.push(el("pre", { class: "calls", text: m.tool_calls.map((c) => `${c.name}(${formatJson(c.arguments)})`).join("\n") }));
+  }
+  const who = m.role === "tool" ? `tool · ${m.name}` : m.role;
+  return el("div", { class: "entry", dataset: { role: m.role } },
+    el("span", { class: "role", text: who }), flags(m),
+    el("span", { class: "muted", text: ` ${new Date(m.created_at).toLocaleString()}` }), ...parts);
+}
+
+function list(container, items, render, empty) {
+  container.replaceChildren(...(items.length ? items.map(render) : [el("p", { class: "muted", text: empty })]));
+}
+
+async function showSession(id) {
+  if (!id) return;
+  try {
+    const [detail, context, planning] = await Promise.all([api.session(id), api.context(id), api.planning(id)]);
+    $("session-facts").textContent =
+      `${detail.messages.length} messages · ${context.messages.length} in context · ` +
+      `${context.context_token_count.toLocaleString()} of ${detail.max_context_tokens.toLocaleString()} tokens · ` +
+      `profile ${detail.profile_id}${detail.active ? " · running" : ""}`;
+    list($("debug-messages"), detail.messages, messageEntry, "No messages yet.");
+    list($("debug-context"), context.messages, messageEntry, "The context is empty.");
+    $("debug-system").textContent = context.system_prompt;
+    $("debug-memory").textContent = context.memory || "(nothing remembered yet)";
+    list($("debug-planning"), planning, (entry) => el("div", { class: "entry" }, el("pre", { text: formatJson(entry) })),
+      "No planning logs for this session.");
+  } catch (error) {
+    toast(`Could not load the session: ${error.message}`);
+  }
+}
+
+async function showStatic() {
+  const [profiles, tools, facts, summary] = await Promise.all([
+    api.profiles(), api.tools(), api.facts(), api.summary(),
+  ]);
+  list($("debug-profiles"), profiles, (p) => el("div", { class: "entry" },
+    el("strong", { text: p.name }), el("span", { class: "muted", text: ` ${p.id} · ${p.llm_backend} · ${p.model}` }),
+    el("p", { text: p.description }),
+    el("p", { class: "muted", text: `tools: ${p.tools.join(", ") || "(all)"} · planning ${p.planning_enabled ? "on" : "off"}` })),
+  "No profiles.");
+  list($("debug-tools"), tools, (t) => el("details", { class: "entry" },
+    el("summary", {}, el("strong", { text: t.name }), el("span", { class: "muted", text: t.builtin ? " built-in" : " user" })),
+    el("p", { text: t.description }), el("pre", { text: formatJson(t.parameters) })), "No tools.");
+  $("debug-summary").textContent = summary.summary || "(no summary yet)";
+  list($("debug-facts"), facts, (f) => el("div", { class: "entry" },
+    el("span", { class: "role", text: f.category }), ` ${f.key} = ${f.value}`,
+    el("span", { class: "muted", text: ` · confirmed ${f.confirmations}× · ${new Date(f.updated_at).toLocaleString()}` })),
+  "No facts remembered yet.");
+}
+
+async function start() {
+  const picker = $("debug-session");
+  try {
+    const sessions = await api.sessions();
+    picker.replaceChildren(...sessions.map((s) => el("option", { value: s.id, text: `${s.name || "New conversation"} · ${s.id.slice(0, 8)}` })));
+    const wanted = new URLSearchParams(location.search).get("session");
+    if (wanted && sessions.some((s) => s.id === wanted)) picker.value = wanted;
+    picker.addEventListener("change", () => showSession(picker.value));
+    $("debug-reload").addEventListener("click", () => { showSession(picker.value); showStatic(); });
+    await Promise.all([showSession(picker.value), showStatic()]);
+  } catch (error) {
+    toast(`Navi is not answering: ${error.message}`);
+  }
+  document.body.dataset.ready = "true";
+}
+
+start();

@@ -1,0 +1,32 @@
+// Small stroke icons drawn inline (no icon font, no emoji font needed). 24×24 grid, currentColor.
+
+const PATHS = {
+  pin: "M9 3h6l-1 6 4 4H6l4-4-1-6zM12 13v8",
+  unpin: "M9 3h6l-1 6 4 4H6l4-4-1-6zM12 13v8M4 4l16 16",
+  edit: "M4 20h4L19 9l-4-4L4 16v4zM13 7l4 4",
+  download: "M12 4v11M7 10l5 5 5-5M5 20h14",
+  trash: "M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13M10 11v6M14 11v6",
+  clip: "M20 11l-8 8a5 5 0 0 1-7-7l9-9a3.5 3.5 0 0 1 5 5l-9 9a2 2 0 0 1-3-3l8-8",
+  file: "M6 3h8l4 4v14H6zM14 3v4h4",
+  tool: "M14 6a4 4 0 0 0 5 5l-9 9a2 2 0 0 1-3-3l9-9a4 4 0 0 0-2-2zM14 6l3-3",
+  plan: "M4 6l5-2 6 2 5-2v14l-5 2-6-2-5 2zM9 4v14M15 6v14",
+  menu: "M4 7h16M4 12h16M4 17h16",
+  close: "M6 6l12 12M18 6L6 18",
+};
+
+export function icon(name, label = "") {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("class", `icon icon-${name}`);
+  svg.setAttribute("aria-hidden", label ? "false" : "true");
+  if (label) svg.setAttribute("aria-label", label);
+  const path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+  path.setAttribute("d", PATHS[name]);
+  svg.append(path);
+  return svg;
+}
+
+// Static pages mark icons with <span data-icon="name">; fill them in.
+export function fillIcons(root = document) {
+  for (const slot of root.querySelectorAll("[data-icon]")) slot.replaceChildren(icon(slot.dataset.icon));
+}

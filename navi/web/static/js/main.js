@@ -1,0 +1,375 @@
+// The chat page: wires the sidebar, the conversation, the composer and the session's WebSocket.
+// The selected session lives in the URL (#/s/<id>), so a reload comes back to it — mid-run included:
+// the history is drawn up to the user's last message and the server replays the running turn.
+
+import { api } from "/static/js/api.js";
+import { Conversation } from "/static/js/chat.js";
+import { Composer } from "/static/js/composer.js";
+import { toast } from "/static/js/dom.js";
+import { fillIcons } from "/static/js/icons.js";
+import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
+import { SessionSocket } from "/static/js/socket.js";
+
+const $ = (id) => document.getElementById(id);
+const BUSY = "a run is already in progress";
+
+const state = {
+  session: null, // the open session (GET /sessions/{id} without its messages)
+  socket: null,
+  turn: null, // the live Turn while a run streams
+  pending: null, // the message sent, until its stream_start (or its error)
+  replaying: false, // opened mid-run: the next stream_start is the replay of that run
+  retryTimer: 0,
+};
+
+const conversation = new Conversation($("messages"));
+
+const sidebar = new Sidebar({
+  list: $("sessions"),
+  picker: $("profile-picker"),
+  onOpen: (id) => navigate(id),
+  onDeleted: (id) => { if (state.session?.id === id) navigate(null); },
+  onRenamed: (updated) => { if (state.session?.id === updated.id) setHeader({ ...state.session, ...updated }); },
+});
+
+const composer = new Composer({
+  form: $("composer"),
+  input: $("input"),
+  send: $("send"),
+  stop: $("stop"),
+  fileInput: $("file-input"),
+  attachments: $("attachments"),
+  dropZone: document.querySelector(".main"),
+  ensureSession,
+  onSend: send,
+  onStop: stop,
+});
+
+// ---- header -------------------------------------------------------------------------------------
+
+function setHeader(session) {
+  state.session = session;
+  const title = session ? sessionTitle(session) : "Navi";
+  $("session-title").textContent = title;
+  document.title = session ? `${title} · Navi` : "Navi";
+  $("profile-name").textContent = session ? sidebar.profileName(session.profile_id) : "";
+  document.querySelector(".debug-link").href = session ? `/debug?session=${session.id}` : "/debug";
+}
+
+function setMeter(tokens, max) {
+  const meter = $("context-meter");
+  if (!max) {
+    meter.hidden = true;
+    return;
+  }
+  const share = Math.min(1, tokens / max);
+  meter.hidden = false;
+  meter.setAttribute("aria-valuenow", String(tokens));
+  meter.setAttribute("aria-valuemax", String(max));
+  $("context-fill").style.width = `${(share * 100).toFixed(1)}%`;
+  $("context-fill").classList.toggle("high", share > 0.75);
+  $("context-text").textContent = `${tokens.toLocaleString()} / ${max.toLocaleString()} tokens`;
+}
+
+function setConnection(status) {
+  const badge = $("connection");
+  badge.hidden = status === "open";
+  badge.textContent = status === "reconnecting" ? "Reconnecting…" : "";
+}
+
+// ---- sessions -----------------------------------------------------------------------------------
+
+function navigate(id) {
+  const hash = id ? `#/s/${id}` : "#/";
+  if (location.hash !== hash) location.hash = hash;
+  else route();
+}
+
+function currentRouteId() {
+  const match = location.hash.match(/^#\/s\/([\w-]+)$/);
+  return match ? match[1] : null;
+}
+
+async function ensureSession() {
+  if (state.session) return state.session.id;
+  const created = await api.create($("profile-picker").value || undefined);
+  await openSession(created.session_id, { fresh: true });
+  history.replaceState(null, "", `#/s/${created.session_id}`);
+  sidebar.refresh();
+  return created.session_id;
+}
+
+function closeSession() {
+  state.socket?.close();
+  Object.assign(state, { socket: null, turn: null, pending: null, replaying: false, session: null });
+  clearTimeout(state.retryTimer);
+  composer.setRunning(false);
+  setConnection("open");
+}
+
+async function openSession(id, { fresh = false } = {}) {
+  closeSession();
+  if (!fresh) composer.dropUploads(); // uploaded files belong to the session they were sent to
+  let detail;
+  try {
+    detail = await api.session(id);
+  } catch (error) {
+    toast(error.status === 404 ? "That conversation no longer exists." : `Could not open it: ${error.message}`);
+    navigate(null);
+    return;
+  }
+  const { messages, ...session } = detail;
+  setHeader(session);
+  sidebar.select(id);
+  $("empty-state").hidden = true;
+  $("messages").hidden = false;
+  setMeter(session.context_token_count, session.max_context_tokens);
+  if (session.active) {
+    // Draw up to the user's last message; the replay of the running turn draws the rest.
+    const last = messages.map((m) => m.role).lastIndexOf("user");
+    conversation.renderHistory(last >= 0 ? messages.slice(0, last + 1) : messages);
+    state.replaying = true;
+    composer.setRunning(true);
+  } else {
+    conversation.renderHistory(messages);
+  }
+  state.socket = new SessionSocket(id, {
+    onFrame: handleFrame,
+    onOpen: ({ reconnected }) => resync(id, reconnected),
+    onStatus: setConnection,
+    onGone: () => {
+      toast("This conversation was deleted.");
+      navigate(null);
+    },
+  });
+  if (!fresh) closeDrawer();
+}
+
+// After (re)connecting, a run we believed was going may have ended unseen: then reload the history.
+function resync(id, reconnected) {
+  if (!state.replaying && !(reconnected && state.turn)) return;
+  setTimeout(async () => {
+    if (state.session?.id !== id || (!state.replaying && !state.turn)) return;
+    const detail = await api.session(id).catch(() => null);
+    if (!detail || detail.active || state.session?.id !== id) return;
+    conversation.renderHistory(detail.messages);
+    setMeter(detail.context_token_count, detail.max_context_tokens);
+    Object.assign(state, { replaying: false, turn: null });
+    composer.setRunning(false);
+  }, reconnected ? 0 : 1500);
+}
+
+async function route() {
+  const id = currentRouteId();
+  if (id && id === state.session?.id) return;
+  if (id) {
+    await openSession(id);
+  } else {
+    closeSession();
+    setHeader(null);
+    setMeter(0, 0);
+    conversation.clear();
+    $("messages").hidden = true;
+    $("empty-state").hidden = false;
+    sidebar.select(null);
+  }
+}
+
+// ---- sending and stopping -----------------------------------------------------------------------
+
+async function send(message) {
+  try {
+    await ensureSession();
+    state.pending = message;
+    composer.setRunning(true);
+    await state.socket.whenOpen();
+    state.socket.send({ type: "message", ...message });
+  } catch (error) {
+    state.pending = null;
+    composer.setRunning(false);
+    toast(error.message);
+  }
+}
+
+async function stop() {
+  if (!state.session) return;
+  try {
+    await api.stop(state.session.id);
+  } catch (error) {
+    toast(`Could not stop: ${error.message}`);
+  }
+}
+
+// ---- frames -------------------------------------------------------------------------------------
+
+function liveTurn() {
+  if (!state.turn) state.turn = conversation.startTurn();
+  return state.turn;
+}
+
+function endTurn() {
+  state.turn = null;
+  state.replaying = false;
+  composer.setRunning(false);
+}
+
+function refreshListSoon() {
+  // The conversation's name is chosen after the answer; look again shortly.
+  sidebar.refresh();
+  for (const delay of [1500, 5000]) {
+    setTimeout(async () => {
+      await sidebar.refresh();
+      const mine = sidebar.sessions.find((s) => s.id === state.session?.id);
+      if (mine && mine.name !== state.session?.name) setHeader({ ...state.session, name: mine.name });
+    }, delay);
+  }
+}
+
+function handleFrame(frame) {
+  const turn = () => liveTurn();
+  switch (frame.type) {
+    case "stream_start":
+      if (state.pending) {
+        const { content, images, files } = state.pending;
+        conversation.addUser(content, images, files);
+        state.pending = null;
+        composer.clear();
+        state.turn = conversation.startTurn();
+      } else {
+        state.turn = conversation.startTurn();
+        if (!state.replaying) showOthersMessage(state.turn.node); // another window of this session sent it
+      }
+      state.replaying = false;
+      composer.setRunning(true);
+      conversation.scrollToEnd(true);
+      break;
+    case "thinking_delta":
+      turn().thinkingDelta(frame.delta);
+      break;
+    case "thinking_end":
+      turn().thinkingEnd();
+      break;
+    case "turn_thinking":
+      turn().turnThinking(frame.thinking, frame.is_subagent);
+      break;
+    case "plan_ready":
+      turn().plan(frame.plan);
+      break;
+    case "tool_started":
+      turn().toolStarted(frame.tool, frame.args, frame.call_id, frame.is_subagent);
+      break;
+    case "tool_call":
+      turn().toolCall(frame.tool, frame.args, frame.result, frame.success, frame.call_id, frame.is_subagent);
+      break;
+    case "stream_delta":
+      turn().textDelta(frame.delta);
+      break;
+    case "stream_end":
+      turn().finish(frame.content);
+      setMeter(frame.context_tokens, frame.max_context_tokens);
+      endTurn();
+      refreshListSoon();
+      break;
+    case "stream_stopped":
+      turn().stopped();
+      endTurn();
+      sidebar.refresh();
+      break;
+    case "context_compressed":
+      conversation.addCompression(frame.messages_before, frame.messages_after);
+      break;
+    case "profile_switched":
+      if (state.session) setHeader({ ...state.session, profile_id: frame.profile_id });
+      $("profile-name").textContent = frame.profile_name || frame.profile_id;
+      break;
+    case "error":
+      handleError(frame);
+      break;
+    default:
+      break; // newer server, older page: ignore what we do not know
+  }
+  conversation.scrollToEnd();
+}
+
+function handleError(frame) {
+  if (frame.seq !== undefined) { // the run failed
+    turnError(frame.message);
+    return;
+  }
+  // A refused message: the previous run may still be finishing its post-turn work; try again.
+  if (state.pending && frame.message.startsWith(BUSY) && !state.turn) {
+    state.pending.retries = (state.pending.retries || 0) + 1;
+    if (state.pending.retries <= 40) {
+      const { retries, ...message } = state.pending;
+      state.retryTimer = setTimeout(() => {
+        try {
+          state.socket?.send({ type: "message", ...message });
+        } catch (error) {
+          toast(error.message);
+        }
+      }, 500);
+      return;
+    }
+  }
+  if (state.pending) {
+    state.pending = null;
+    composer.setRunning(false); // the text stays in the box: nothing is lost
+  }
+  toast(frame.message);
+}
+
+function turnError(message) {
+  if (state.turn) state.turn.error(message);
+  else conversation.addNotice(`Error: ${message}`, "error");
+  if (state.pending) state.pending = null;
+  endTurn();
+}
+
+async function showOthersMessage(turnNode) {
+  const detail = await api.session(state.session.id).catch(() => null);
+  const user = detail?.messages.filter((m) => m.role === "user").at(-1);
+  if (user && turnNode.isConnected) conversation.addStoredUser(user, turnNode);
+}
+
+// ---- layout -------------------------------------------------------------------------------------
+
+function closeDrawer() {
+  $("sidebar").classList.remove("open");
+}
+
+$("open-sidebar").addEventListener("click", () => {
+  $("sidebar").classList.add("open");
+  $("sessions").querySelector("button")?.focus();
+});
+$("close-sidebar").addEventListener("click", () => {
+  closeDrawer();
+  $("open-sidebar").focus();
+});
+$("new-session").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    const created = await api.create($("profile-picker").value || undefined);
+    await sidebar.refresh();
+    navigate(created.session_id);
+    $("input").focus();
+  } catch (error) {
+    toast(`Could not start a conversation: ${error.message}`);
+  }
+});
+window.addEventListener("hashchange", route);
+
+async function start() {
+  fillIcons();
+  try {
+    sidebar.setProfiles(await api.profiles());
+  } catch (error) {
+    toast(`Navi is not answering: ${error.message}`);
+  }
+  await sidebar.refresh();
+  $("composer").hidden = false;
+  composer.setRunning(false);
+  await route();
+  document.body.dataset.ready = "true";
+}
+
+start();

@@ -1,0 +1,125 @@
+// The session list: pinned first (the server's order), with open, pin, rename, delete and export.
+
+import { api } from "/static/js/api.js";
+import { el, relativeTime, toast } from "/static/js/dom.js";
+import { icon } from "/static/js/icons.js";
+
+export function sessionTitle(session) {
+  return session?.name || "New conversation";
+}
+
+function download(filename, blob) {
+  const url = URL.createObjectURL(blob);
+  const link = el("a", { href: url, download: filename });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+export class Sidebar {
+  constructor({ list, picker, onOpen, onDeleted, onRenamed }) {
+    this.list = list;
+    this.picker = picker;
+    this.onOpen = onOpen;
+    this.onDeleted = onDeleted;
+    this.onRenamed = onRenamed;
+    this.sessions = [];
+    this.profiles = [];
+    this.currentId = null;
+  }
+
+  setProfiles(profiles) {
+    this.profiles = profiles;
+    this.picker.replaceChildren(...profiles.map((p) => el("option", { value: p.id, text: p.name })));
+  }
+
+  profileName(id) {
+    return this.profiles.find((p) => p.id === id)?.name || id;
+  }
+
+  select(id) {
+    this.currentId = id;
+    for (const item of this.list.children) {
+      const current = item.dataset.id === id;
+      item.classList.toggle("current", current);
+      item.querySelector(".session-open")?.setAttribute("aria-current", current ? "page" : "false");
+    }
+  }
+
+  async refresh() {
+    try {
+      this.sessions = await api.sessions();
+    } catch (error) {
+      toast(`Could not load the conversations: ${error.message}`);
+      return;
+    }
+    this.render();
+  }
+
+  render() {
+    this.list.replaceChildren(...this.sessions.map((s) => this.item(s)));
+    this.select(this.currentId);
+  }
+
+  item(session) {
+    const title = sessionTitle(session);
+    const meta = [this.profileName(session.profile_id), relativeTime(session.last_active)];
+    if (session.active) meta.push("● running");
+    const action = (label, icon, handler) =>
+      el("button", { class: "icon-button", type: "button", title: label, "aria-label": `${label}: ${title}`,
+        onclick: (event) => { event.stopPropagation(); handler(session); } }, icon);
+    return el("li", { class: "session", dataset: { id: session.id } },
+      el("button", { class: "session-open", type: "button", onclick: () => this.onOpen(session.id) },
+        el("span", { class: "session-name" }, session.pinned ? el("span", { class: "pinned-mark", title: "Pinned" }, icon("pin", "pinned")) : null, title),
+        el("span", { class: "session-meta", text: meta.join(" · ") })),
+      el("span", { class: "session-actions" },
+        action(session.pinned ? "Unpin" : "Pin", icon(session.pinned ? "unpin" : "pin"), (s) => this.pin(s)),
+        action("Rename", icon("edit"), (s) => this.rename(s)),
+        action("Export", icon("download"), (s) => this.export(s)),
+        action("Delete", icon("trash"), (s) => this.remove(s))));
+  }
+
+  async pin(session) {
+    try {
+      await api.pin(session.id, !session.pinned);
+    } catch (error) {
+      toast(`Could not pin: ${error.message}`);
+    }
+    await this.refresh();
+  }
+
+  async rename(session) {
+    const name = window.prompt("Name this conversation (leave empty to let Navi name it):", session.name || "");
+    if (name === null) return;
+    try {
+      const updated = await api.rename(session.id, name.trim());
+      this.onRenamed?.(updated);
+    } catch (error) {
+      toast(`Could not rename: ${error.message}`);
+    }
+    await this.refresh();
+  }
+
+  async remove(session) {
+    if (!window.confirm(`Delete “${sessionTitle(session)}” and its uploaded files? This cannot be undone.`)) return;
+    try {
+      await api.remove(session.id);
+      this.onDeleted?.(session.id);
+    } catch (error) {
+      toast(`Could not delete: ${error.message}`);
+    }
+    await this.refresh();
+  }
+
+  async export(session) {
+    try {
+      const response = await api.exportRaw(session.id);
+      const safe = sessionTitle(session).replace(/[^\w.-]+/g, "-").slice(0, 60) || "session";
+      download(`navi-${safe}-${session.id.slice(0, 8)}.json`, await response.blob());
+      toast("Exported.", "info");
+    } catch (error) {
+      toast(`Could not export: ${error.message}`);
+    }
+  }
+}

@@ -1,0 +1,82 @@
+"""Helpers for driving Navi's page in Debian's Chromium: contexts that watch the page, and actions.
+
+The page is used as a person would: typing, clicking, keys, files. Every context records requests to
+any host other than Navi's and errors thrown by the page's scripts; the fixtures fail a test on either.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+
+from tests.server_helpers import LiveNavi
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+]
+DESKTOP = {"width": 1280, "height": 820}
+PHONE = {"width": 390, "height": 844}
+SESSION_URL = re.compile(r".*#/s/[\w-]+$")
+
+expect.set_options(timeout=15_000)
+
+
+@dataclass
+class Watched:
+    """What a page did that it must not: talk to other hosts, throw, or open dialogs unasked."""
+
+    origin: str
+    foreign: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def attach(self, page: Page) -> None:
+        page.on("request", self._request)
+        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+
+    def _request(self, request: Any) -> None:
+        url = request.url
+        if not (url.startswith(self.origin) or url.startswith(("data:", "blob:", "about:"))):
+            self.foreign.append(url)
+
+
+def open_context(browser: Browser, navi: LiveNavi, **options: Any) -> tuple[BrowserContext, Watched]:
+    options.setdefault("viewport", DESKTOP)
+    context = browser.new_context(base_url=navi.url, accept_downloads=True, **options)
+    context.set_default_timeout(15_000)
+    watched = Watched(origin=navi.url)
+    context.on("page", watched.attach)
+    return context, watched
+
+
+def open_app(page: Page, path: str = "/") -> Page:
+    page.goto(path)
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    return page
+
+
+def send(page: Page, text: str) -> None:
+    box = page.locator("#input")
+    expect(box).to_be_enabled()
+    box.fill(text)
+    box.press("Enter")
+
+
+def wait_idle(page: Page) -> None:
+    """The run is over: the composer is unlocked again."""
+    expect(page.locator("#stop")).to_be_hidden()
+    expect(page.locator("#input")).to_be_enabled()
+
+
+def session_id(page: Page) -> str:
+    page.wait_for_url(SESSION_URL)
+    return page.url.rsplit("/", 1)[-1]

@@ -1,0 +1,44 @@
+"""Fixtures for the browser tests: one Chromium per test run, a live Navi and a watched page per test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+
+from navi.testing.fake_server import FakeModelServer
+from tests.server_helpers import LiveNavi, live_navi
+from tests.ui.browser import CHROMIUM, CHROMIUM_ARGS, open_context
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as pw:
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    yield instance
+    instance.close()
+
+
+@pytest.fixture
+def navi(request: pytest.FixtureRequest, tmp_path: Path, fake_server: FakeModelServer) -> Iterator[LiveNavi]:
+    """A live Navi; `@pytest.mark.navi(setting=value, ...)` changes its settings."""
+    marker = request.node.get_closest_marker("navi")
+    with live_navi(tmp_path, fake_server, **(marker.kwargs if marker else {})) as server:
+        yield server
+
+
+@pytest.fixture
+def page(browser: Browser, navi: LiveNavi) -> Iterator[Page]:
+    context, watched = open_context(browser, navi)
+    page = context.new_page()
+    yield page
+    context.close()
+    assert watched.foreign == [], f"the page contacted other hosts: {watched.foreign}"
+    assert watched.errors == [], f"the page threw: {watched.errors}"

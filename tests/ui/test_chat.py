@@ -1,0 +1,203 @@
+"""The chat page in Chromium against a live Navi and the fake model server: a whole turn, reload, stop."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply, ScriptedCall
+from tests.server_helpers import LiveNavi, use_script
+from tests.ui.browser import open_app, send, session_id, wait_idle
+
+pytestmark = pytest.mark.browser
+
+FINAL = (
+    "## Your checklist\n\nEverything is **ready**.\n\n```python\ndef greet(name):\n"
+    '    return f"hello {name}"\n```\n\nSee [the docs](https://example.org/docs).'
+)
+
+
+def test_a_turn_with_thinking_plan_tools_and_a_subagent(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.plan("1. Write the checklist\n2. Have a helper check it")
+    script.turn(
+        Reply(thinking="A checklist first.", tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["Pack"]})]),
+        Reply(tool_calls=[ScriptedCall("spawn_agent", {"task": "Check the checklist."})]),
+        # the subagent: thinks, uses a tool, answers
+        Reply(
+            thinking="Helper reasoning.",
+            tool_calls=[ScriptedCall("scratchpad", {"action": "write", "section": "notes", "content": "ok"})],
+        ),
+        Reply(text="The checklist is fine."),
+        # back in the main agent: the answer, thinking slowly enough to be seen open
+        Reply(
+            thinking="Now I can answer the person properly. " * 4,
+            text=FINAL,
+            prompt_tokens=1500,
+            completion_tokens=40,
+            chunk_chars=6,
+            delay=0.05,
+        ),
+    )
+    open_app(page)
+    expect(page.locator("#empty-state")).to_be_visible()
+    send(page, "Make me a travel checklist")
+    sid = session_id(page)
+
+    # While it runs: the input is locked and Stop is offered; the final thinking streams open.
+    expect(page.locator("#stop")).to_be_visible()
+    expect(page.locator("#input")).to_be_disabled()
+    expect(page.locator("#send")).to_be_hidden()
+    streaming = page.locator("details.thinking", has_text="Now I can answer")
+    expect(streaming).to_have_attribute("open", "")
+    expect(streaming.locator("summary")).to_have_text("Thinking…")
+    wait_idle(page)
+    expect(streaming).not_to_have_attribute("open", "")  # collapsed at thinking_end
+    expect(streaming.locator("summary")).to_have_text("Thought")
+
+    turn = page.locator("article.turn")
+    expect(page.locator("article.msg.user .bubble")).to_have_text("Make me a travel checklist")
+    plan = turn.locator("details.plan")
+    expect(plan).to_contain_text("Write the checklist")
+    expect(plan.locator("ol li")).to_have_count(2)
+    # turn thinking of the tool-calling step, collapsed
+    expect(turn.locator("> details.thinking", has_text="A checklist first.")).not_to_have_attribute("open", "")
+
+    todo = turn.locator('details.tool[data-tool="todo"]')
+    expect(todo).to_have_class("tool ok")
+    expect(todo.locator(".status")).to_have_text("done")
+    expect(todo.locator(".tool-args")).to_contain_text('"tasks"')
+    expect(todo.locator(".tool-result")).to_contain_text("Pack")
+
+    spawn = turn.locator('> details.tool[data-tool="spawn_agent"]')
+    expect(spawn).to_have_class("tool ok")
+    expect(spawn.locator("> .tool-body > .tool-result")).to_contain_text("The checklist is fine.")
+    nested = spawn.locator('.subcalls details.tool[data-tool="scratchpad"]')
+    expect(nested).to_have_class("tool ok")
+    expect(spawn.locator(".subcalls details.thinking")).to_contain_text("Helper reasoning.")
+    expect(turn.locator('> details.tool[data-tool="scratchpad"]')).to_have_count(0)  # not at top level
+
+    # Markdown rendered and code highlighted.
+    answer = turn.locator(".markdown.text").last
+    expect(answer.locator("h2")).to_have_text("Your checklist")
+    expect(answer.locator("strong")).to_have_text("ready")
+    expect(answer.locator("pre code.hljs .hljs-keyword").first).to_have_text("def")
+    link = answer.locator("a", has_text="the docs")
+    expect(link).to_have_attribute("target", "_blank")
+    expect(link).to_have_attribute("rel", "noopener noreferrer nofollow")
+
+    # The context meter from stream_end, and the session in the sidebar with its new name.
+    expect(page.locator("#context-text")).to_have_text("1,540 / 65,536 tokens")
+    item = page.locator(f'#sessions li[data-id="{sid}"]')
+    expect(item).to_have_class("session current")
+    expect(item.locator(".session-name")).not_to_have_text("New conversation")
+    expect(page.locator("#session-title")).to_have_text(item.locator(".session-name").inner_text())
+
+    # Read back after a reload: the same blocks from the stored history.
+    page.reload()
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    turn = page.locator("article.turn")
+    expect(turn.locator("details.plan")).to_contain_text("Have a helper check it")
+    expect(turn.locator('details.tool[data-tool="todo"].ok .tool-result')).to_contain_text("Pack")
+    expect(turn.locator('details.tool[data-tool="spawn_agent"].ok')).to_have_count(1)
+    expect(turn.locator(".markdown.text h2")).to_have_text("Your checklist")
+    expect(page.locator("#context-text")).to_have_text("1,540 / 65,536 tokens")
+
+
+def test_reload_mid_stream_shows_the_turn_so_far_and_carries_on(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    words = " ".join(f"word{i}" for i in range(120))
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["Listen"]})]),
+        Reply(text=words, chunk_chars=6, delay=0.04),
+    )
+    open_app(page)
+    send(page, "Tell me a long story")
+    session_id(page)
+    answer = page.locator("article.turn .markdown.text")
+    expect(answer).to_contain_text("word10")
+    page.reload()
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    # Everything so far is back — the user's message once, the tool card, the text — and it goes on.
+    expect(page.locator("#stop")).to_be_visible()
+    expect(page.locator("#input")).to_be_disabled()
+    expect(page.locator("article.msg.user")).to_have_count(1)
+    expect(page.locator('details.tool[data-tool="todo"].ok')).to_have_count(1)
+    expect(answer).to_contain_text("word0 word1 word2")
+    expect(answer).to_contain_text("word119")
+    wait_idle(page)
+    assert answer.inner_text().strip() == words
+    expect(page.locator("article.turn")).to_have_count(1)
+
+
+def test_stop_button_and_escape_stop_a_run(page: Page, navi: LiveNavi, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    long = "slowly " * 200
+    script.turn(Reply(text=long, chunk_chars=7, delay=0.05), Reply(text=long, chunk_chars=7, delay=0.05))
+    open_app(page)
+    send(page, "Go on and on")
+    sid = session_id(page)
+    answer = page.locator("article.turn .markdown.text").first
+    expect(answer).to_contain_text("slowly slowly slowly")
+    page.locator("#stop").click()
+    expect(page.locator("article.turn .notice.stopped")).to_have_text("Stopped.")
+    wait_idle(page)
+    shown = answer.inner_text()
+    assert 0 < len(shown) < len(long)
+
+    send(page, "Again")
+    expect(page.locator("article.turn").nth(1).locator(".markdown.text")).to_contain_text("slowly slowly")
+    page.keyboard.press("Escape")
+    expect(page.locator("article.turn").nth(1).locator(".notice.stopped")).to_be_visible()
+    wait_idle(page)
+
+    # The partial answers were saved as stopped and read back as such.
+    with navi.client() as http:
+        stored = http.get(f"/sessions/{sid}").json()["messages"]
+    assert [m["stopped"] for m in stored if m["role"] == "assistant"] == [True, True]
+    page.reload()
+    expect(page.locator("article.turn .notice.stopped")).to_have_count(2)
+
+
+@pytest.mark.navi(ollama_num_ctx=16384, context_keep_recent=1)
+def test_profile_switch_error_and_compression_are_shown(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    with navi.client() as http:
+        profiles = {p["id"]: p["name"] for p in http.get("/agents/profiles").json()}
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("switch_profile", {"profile_id": "smart_home"})]),
+        Reply(text="I switched.", prompt_tokens=800),
+        Reply(status=500, error="model exploded"),
+        Reply(text="Short answer.", prompt_tokens=800),
+        Reply(text="Long conversation now.", prompt_tokens=14_500, completion_tokens=10),
+    )
+    script.summary("Summary: the person switched to the home profile.")
+    open_app(page)
+    first = page.locator("#profile-picker option").first.inner_text()
+    send(page, "Switch to the home profile")
+    wait_idle(page)
+    expect(page.locator("#profile-name")).to_have_text(profiles["smart_home"])
+    assert profiles["smart_home"] != first
+
+    send(page, "This one fails")
+    error = page.locator("article.turn .notice.error")
+    expect(error).to_contain_text("model exploded")
+    wait_idle(page)
+    expect(page.locator("#input")).to_have_value("")  # it was sent; the failure is on the model's side
+
+    send(page, "Third")
+    wait_idle(page)
+    send(page, "Fourth, a big one")
+    marker = page.locator(".notice.compressed")
+    expect(marker).to_contain_text("Context compressed")
+    page.reload()
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    expect(page.locator(".notice.compressed")).to_have_count(1)
+    expect(page.locator("#profile-name")).to_have_text(profiles["smart_home"])

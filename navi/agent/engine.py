@@ -365,7 +365,9 @@ class Agent:
             content = with_files(message, files)
             user = Message.user(content, images=[strip_data_uri(i) for i in images or ()])
             if files:  # so a client can show them as attachments rather than as text
-                user.metadata["files"] = [{"name": f.get("name", ""), "path": f.get("path", "")} for f in files]
+                user.metadata["files"] = [
+                    {"name": f.get("name", ""), "path": f.get("path", "")} for f in files
+                ]
             await self._save(run, display=[user], context=[user], behind=True)
             run.tokens = session.context_token_count or (
                 self._overhead(run) + estimate_messages_tokens(run.context)

@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
-from navi import __version__
+from navi import __version__, web
 from navi.api.loopmon import LoopMonitor
 from navi.api.middleware import RequestContext
 from navi.api.routes import agents, auth, files, health, memory, messages, sessions
@@ -23,7 +23,6 @@ from navi.api.runs import RunManager
 from navi.api.security import AccessControl, AccessPolicy
 from navi.api.uploads import cleanup_loop
 from navi.api.websocket import router as websocket_router
-from navi import web
 from navi.config import Settings, load_settings
 from navi.logging import get_logger
 from navi.runtime import Runtime, build_runtime

@@ -23,20 +23,24 @@ def png(color: str, size: tuple[int, int] = (24, 16)) -> bytes:
     return out.getvalue()
 
 
-def put_files(page: Page, event: str, target: str, name: str, data: bytes, media_type: str) -> None:
-    """Paste (`paste`) or drop (`drop`) a file on an element, as the browser would deliver it."""
+def put_files(
+    page: Page, event: str, target: str, name: str, data: bytes, media_type: str, pad: int = 0
+) -> None:
+    """Paste (`paste`) or drop (`drop`) a file on an element, as the browser would deliver it.
+
+    `pad` appends that many zero bytes inside the page (cheap big files)."""
     page.evaluate(
-        """([event, target, name, b64, type]) => {
+        """([event, target, name, b64, type, pad]) => {
             const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
             const transfer = new DataTransfer();
-            transfer.items.add(new File([bytes], name, { type }));
+            transfer.items.add(new File([bytes, new Uint8Array(pad)], name, { type }));
             const init = { bubbles: true, cancelable: true };
             const fired = event === "paste"
               ? new ClipboardEvent("paste", { ...init, clipboardData: transfer })
               : new DragEvent("drop", { ...init, dataTransfer: transfer });
             document.querySelector(target).dispatchEvent(fired);
         }""",
-        [event, target, name, base64.b64encode(data).decode(), media_type],
+        [event, target, name, base64.b64encode(data).decode(), media_type, pad],
     )
 
 
@@ -112,8 +116,7 @@ def test_refused_uploads_are_explained_and_nothing_is_lost(
     assert not (Path(navi.settings.session_files_dir) / sid / "install.sh").exists()
 
     # An image too large to send inline is refused before anything is sent.
-    big = png("white", (3000, 3000)) + b"\0" * (11 * 1024 * 1024)
-    put_files(page, "paste", "#input", "huge.png", big, "image/png")
+    put_files(page, "paste", "#input", "huge.png", png("white"), "image/png", pad=11 * 1024 * 1024)
     expect(toast).to_contain_text("larger than 10 MB")
     expect(page.locator("#attachments .chip")).to_have_count(0)
     send(page, "Keep this text")

@@ -24,7 +24,10 @@ def test_a_turn_with_thinking_plan_tools_and_a_subagent(
     script = use_script(fake_server)
     script.plan("1. Write the checklist\n2. Have a helper check it")
     script.turn(
-        Reply(thinking="A checklist first.", tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["Pack"]})]),
+        Reply(
+            thinking="A checklist first.",
+            tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["Pack"]})],
+        ),
         Reply(tool_calls=[ScriptedCall("spawn_agent", {"task": "Check the checklist."})]),
         # the subagent: thinks, uses a tool, answers
         Reply(
@@ -64,7 +67,9 @@ def test_a_turn_with_thinking_plan_tools_and_a_subagent(
     expect(plan).to_contain_text("Write the checklist")
     expect(plan.locator("ol li")).to_have_count(2)
     # turn thinking of the tool-calling step, collapsed
-    expect(turn.locator("> details.thinking", has_text="A checklist first.")).not_to_have_attribute("open", "")
+    expect(turn.locator("> details.thinking", has_text="A checklist first.")).not_to_have_attribute(
+        "open", ""
+    )
 
     todo = turn.locator('details.tool[data-tool="todo"]')
     expect(todo).to_have_class("tool ok")

@@ -59,7 +59,10 @@ def test_model_output_with_scripts_and_handlers_is_inert(
     script = use_script(fake_server)
     script.plan(f"1. Step one {HOSTILE}")
     script.turn(
-        Reply(thinking=f"thinking {HOSTILE}", tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": [HOSTILE]})]),
+        Reply(
+            thinking=f"thinking {HOSTILE}",
+            tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": [HOSTILE]})],
+        ),
         Reply(thinking=f"more {HOSTILE}", text=PAYLOAD),
     )
     open_app(page)
@@ -79,7 +82,9 @@ def test_model_output_with_scripts_and_handlers_is_inert(
     assert handlers == []
     hrefs = messages.locator("a").evaluate_all("(links) => links.map((a) => a.getAttribute('href'))")
     assert all(h is None or h.startswith(("https:", "/", "#")) for h in hrefs), hrefs
-    expect(messages.locator('a[href="https://example.org/ok"]')).to_have_attribute("rel", "noopener noreferrer nofollow")
+    expect(messages.locator('a[href="https://example.org/ok"]')).to_have_attribute(
+        "rel", "noopener noreferrer nofollow"
+    )
 
     # Clicking what looked like links and buttons does nothing.
     for text in ("raw link", "markdown link", "data link", "click me"):

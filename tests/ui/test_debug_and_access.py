@@ -127,6 +127,10 @@ def test_phone_sized_screen(browser: Browser, navi: LiveNavi, fake_server: FakeM
     expect(drawer).to_have_class(re.compile(r"\bopen\b"))
     page.wait_for_timeout(300)  # the slide-in
     assert drawer.bounding_box()["x"] == 0
+    page.touchscreen.tap(PHONE["width"] - 20, PHONE["height"] // 2)  # beside the drawer: it closes
+    expect(drawer).not_to_have_class(re.compile(r"\bopen\b"))
+    page.get_by_role("button", name="Show conversations").click()
+    expect(drawer).to_have_class(re.compile(r"\bopen\b"))
     page.locator(f'#sessions li[data-id="{sid}"] .session-open').tap()
     expect(drawer).not_to_have_class(re.compile(r"\bopen\b"))
     expect(page.locator("#session-title")).to_have_text("On the go")

@@ -215,8 +215,14 @@ function storedUserMessage(m) {
 }
 
 export class Conversation {
+  // Follows the end of the conversation while the reader is there (new blocks, streamed text, images
+  // that finish loading); scrolling up to read stops that until they scroll back down.
   constructor(container) {
     this.container = container;
+    this.stick = true;
+    container.addEventListener("scroll", () => { this.stick = this.nearBottom(); });
+    container.addEventListener("load", () => this.follow(), true); // images, once they have a size
+    new MutationObserver(() => this.follow()).observe(container, { childList: true, subtree: true, characterData: true });
   }
 
   clear() {
@@ -228,15 +234,18 @@ export class Conversation {
     return c.scrollHeight - c.scrollTop - c.clientHeight < 120;
   }
 
+  follow() {
+    if (this.stick) this.container.scrollTop = this.container.scrollHeight;
+  }
+
   scrollToEnd(force = false) {
-    if (force || this.nearBottom()) this.container.scrollTop = this.container.scrollHeight;
+    if (force) this.stick = true;
+    this.follow();
   }
 
   append(node, before = null) {
-    const stick = this.nearBottom();
     if (before) this.container.insertBefore(node, before);
     else this.container.append(node);
-    if (stick) this.scrollToEnd(true);
     return node;
   }
 

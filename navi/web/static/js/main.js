@@ -58,7 +58,7 @@ function setHeader(session) {
 
 function setMeter(tokens, max) {
   const meter = $("context-meter");
-  if (!max) {
+  if (!max || !tokens) {
     meter.hidden = true;
     return;
   }
@@ -69,6 +69,7 @@ function setMeter(tokens, max) {
   $("context-fill").style.width = `${(share * 100).toFixed(1)}%`;
   $("context-fill").classList.toggle("high", share > 0.75);
   $("context-text").textContent = `${tokens.toLocaleString()} / ${max.toLocaleString()} tokens`;
+  $("context-short").textContent = `${Math.round(share * 100)}%`;
 }
 
 function setConnection(status) {
@@ -288,7 +289,6 @@ function handleFrame(frame) {
     default:
       break; // newer server, older page: ignore what we do not know
   }
-  conversation.scrollToEnd();
 }
 
 function handleError(frame) {
@@ -340,6 +340,13 @@ function closeDrawer() {
 $("open-sidebar").addEventListener("click", () => {
   $("sidebar").classList.add("open");
   $("sessions").querySelector("button")?.focus();
+});
+// On a phone the list is a drawer over the chat: a tap beside it or Escape closes it.
+document.querySelector(".main").addEventListener("click", (event) => {
+  if ($("sidebar").classList.contains("open") && !event.target.closest("#open-sidebar")) closeDrawer();
+});
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && $("sidebar").classList.contains("open")) closeDrawer();
 });
 $("close-sidebar").addEventListener("click", () => {
   closeDrawer();

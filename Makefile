@@ -6,7 +6,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.installed
 DEV    := $(VENV)/.installed-dev
 
-.PHONY: run test lint format lock clean
+.PHONY: run test lint format lock clean screenshots
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,7 +26,12 @@ test: $(DEV)
 	@./scripts/test-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-CODE := navi tests $(wildcard bench)
+## Retake the README's screenshots (docs/screenshots/) from a live Navi on the fake model.
+screenshots: $(DEV)
+	@./scripts/test-deps
+	$(BIN)/python scripts/screenshots.py --out docs/screenshots
+
+CODE := navi tests $(wildcard bench) scripts/screenshots.py
 
 lint: $(DEV)
 	$(BIN)/ruff check $(CODE)

@@ -99,7 +99,6 @@ def take(out: Path) -> None:
                 page = desktop.new_page()
                 page.goto("/")
                 ready(page)
-                shoot(page, out, "empty")
 
                 page.locator("#input").fill("Write me a script that checks my backups every morning")
                 page.locator("#input").press("Enter")

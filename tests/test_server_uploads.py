@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import os
 import socket
 import time
@@ -99,6 +100,12 @@ def test_executables_are_refused_by_extension_and_content(
     assert not folder.exists() or list(folder.iterdir()) == []
 
 
+def _complete(reply: bytes) -> bool:
+    head, sep, body = reply.partition(b"\r\n\r\n")
+    length = re.search(rb"content-length: (\d+)", head, re.I)
+    return bool(sep) and length is not None and len(body) >= int(length.group(1))
+
+
 def test_oversized_uploads_are_refused_while_streaming(navi: LiveNavi, tmp_path: Path) -> None:
     """Send 2 MB of an announced-as-endless chunked upload, then stop: the 413 must already be there."""
     sid = navi.new_session()
@@ -126,7 +133,12 @@ def test_oversized_uploads_are_refused_while_streaming(navi: LiveNavi, tmp_path:
                 sent += 65536
         except (BrokenPipeError, ConnectionResetError):
             pass  # the server may already have answered and closed
-        reply = sock.recv(65536)
+        reply = b""
+        while not _complete(reply):  # head and body may arrive in separate reads
+            part = sock.recv(65536)
+            if not part:
+                break
+            reply += part
     assert reply.startswith(b"HTTP/1.1 413"), reply[:200]
     assert b"1 MB limit" in reply
     assert sent <= 2 * 1024 * 1024

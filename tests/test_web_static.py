@@ -1,0 +1,62 @@
+"""The UI's files as served: security headers, and every reference resolving inside Navi itself."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from navi.api.app import create_app
+from navi.config import Settings
+from navi.web import STATIC
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def client(settings: Settings) -> TestClient:
+    return TestClient(create_app(settings), base_url="http://localhost")
+
+
+def test_pages_are_served_with_a_strict_policy(make_settings) -> None:
+    with client(make_settings()) as http:
+        for path in ("/", "/debug"):
+            page = http.get(path)
+            assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+            csp = page.headers["content-security-policy"]
+            assert "script-src 'self';" in csp and "unsafe-eval" not in csp and "object-src 'none'" in csp
+            assert "frame-ancestors 'none'" in csp
+            assert page.headers["x-content-type-options"] == "nosniff"
+        assert (
+            http.get("/static/js/main.js")
+            .headers["content-type"]
+            .startswith(("text/javascript", "application/javascript"))
+        )
+        assert http.get("/static/../config.py").status_code == 404
+        assert http.get("/static/nothing.js").status_code == 404
+
+
+def test_every_reference_is_local_and_resolves(make_settings) -> None:
+    refs: set[str] = set()
+    for html in STATIC.glob("*.html"):
+        text = html.read_text()
+        assert "<script>" not in text and not re.search(r"<[^>]*\son\w+=", text)  # no inline code
+        refs.update(re.findall(r'(?:src|href)="([^"]+)"', text))
+    for module in (STATIC / "js").glob("*.js"):
+        refs.update(re.findall(r'from "([^"]+)"', module.read_text()))
+    links = {r for r in refs if r.startswith("/static/")}
+    assert {"/static/js/main.js", "/static/js/debug.js", "/static/vendor/marked.esm.js"} <= links
+    assert all(r.startswith(("/", "#", "data:")) for r in refs), sorted(refs)
+    with client(make_settings()) as http:
+        for link in sorted(links):
+            assert http.get(link).status_code == 200, link
+
+
+def test_vendored_versions_match_the_pins() -> None:
+    pins = dict(re.findall(r"^(\w+)=([\d.]+)$", (ROOT / "scripts" / "vendor-web").read_text(), re.M))
+    shipped = (STATIC / "vendor" / "VERSIONS.txt").read_text()
+    assert f"marked {pins['MARKED']}" in shipped
+    assert f"dompurify {pins['DOMPURIFY']}" in shipped
+    assert f"@highlightjs/cdn-assets {pins['HIGHLIGHT']}" in shipped
+    assert f"DOMPurify {pins['DOMPURIFY']}" in (STATIC / "vendor" / "purify.es.mjs").read_text()[:200]
+    assert "sourceMappingURL" not in (STATIC / "vendor" / "marked.esm.js").read_text()

@@ -25,6 +25,14 @@ def normalise(label: str) -> str:
     return re.sub(r"[\s-]+", "_", label).strip("_")
 
 
+def clean_fact(category: str, key: str, value: str) -> tuple[str, str, str]:
+    """A fact's parts as every store keeps them; ValueError when one is empty."""
+    category, key, value = normalise(category), normalise(key), value.strip()
+    if not category or not key or not value:
+        raise ValueError("a fact needs a category, a key and a value")
+    return category, key, value
+
+
 def terms(query: str) -> list[str]:
     return [t for t in re.findall(r"[^\W_]+", query.lower()) if len(t) > 1 or t.isdigit()]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from navi.llm.messages import utcnow
-from navi.memory.base import Fact, MemoryStore, UpsertOutcome, normalise, terms
+from navi.memory.base import Fact, MemoryStore, UpsertOutcome, clean_fact, normalise, terms
 from navi.sessions.models import DEFAULT_OWNER
 
 
@@ -25,9 +25,7 @@ class InMemoryMemoryStore(MemoryStore):
         owner: str = DEFAULT_OWNER,
         session_id: str | None = None,
     ) -> tuple[Fact, UpsertOutcome]:
-        category, key, value = normalise(category), normalise(key), value.strip()
-        if not category or not key or not value:
-            raise ValueError("a fact needs a category, a key and a value")
+        category, key, value = clean_fact(category, key, value)
         for fact in self._facts.values():
             if (fact.owner, fact.category, fact.key) == (owner, category, key):
                 fact.updated_at = utcnow()

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, DateTime, Float, delete, insert, select, text
 
 from navi.llm.messages import utcnow
 from navi.logging import get_logger
-from navi.memory.base import Fact, MemoryStore, UpsertOutcome, normalise, terms
+from navi.memory.base import Fact, MemoryStore, UpsertOutcome, clean_fact, normalise, terms
 from navi.sessions.models import DEFAULT_OWNER, as_utc
 from navi.storage import migrate
 from navi.storage.database import Database
@@ -147,9 +147,7 @@ class SqlMemoryStore(MemoryStore):
         owner: str = DEFAULT_OWNER,
         session_id: str | None = None,
     ) -> tuple[Fact, UpsertOutcome]:
-        category, key, value = normalise(category), normalise(key), value.strip()
-        if not category or not key or not value:
-            raise ValueError("a fact needs a category, a key and a value")
+        category, key, value = clean_fact(category, key, value)
         fact, outcome = await self.db.write(
             lambda conn: _upsert(conn, owner, category, key, value, session_id)
         )

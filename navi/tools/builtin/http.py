@@ -37,6 +37,16 @@ API_USER_AGENT = "Navi/0.1 (http_request)"
 MAX_REDIRECTS = 10
 SNIFF_BYTES = 4096
 
+
+def web_client(
+    timeout: float, headers: dict[str, str] | None = None, *, follow: bool = True
+) -> httpx.AsyncClient:
+    """The client every web-facing tool fetches with: redirects capped, one timeout for each step."""
+    return httpx.AsyncClient(
+        follow_redirects=follow, max_redirects=MAX_REDIRECTS, timeout=timeout, headers=headers
+    )
+
+
 _TEXT_APPLICATION_TYPES = {
     "application/javascript",
     "application/ecmascript",
@@ -346,9 +356,7 @@ class HttpRequestTool(Tool):
         try:
             async with (
                 asyncio.timeout(timeout),
-                httpx.AsyncClient(
-                    follow_redirects=follow, max_redirects=MAX_REDIRECTS, timeout=timeout
-                ) as client,
+                web_client(timeout, follow=follow) as client,
                 client.stream(
                     method,
                     url,

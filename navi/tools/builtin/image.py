@@ -22,7 +22,6 @@ import httpx
 from navi.tools.base import Tool, ToolResult
 from navi.tools.builtin.http import (
     BROWSER_USER_AGENT,
-    MAX_REDIRECTS,
     SNIFF_BYTES,
     check_url,
     declared_length,
@@ -31,6 +30,7 @@ from navi.tools.builtin.http import (
     looks_binary,
     media_type,
     read_capped,
+    web_client,
 )
 from navi.tools.paths import PathDenied, PathPolicy
 
@@ -208,12 +208,7 @@ class ImageViewTool(Tool):
         try:
             async with (
                 asyncio.timeout(self.fetch_timeout),
-                httpx.AsyncClient(
-                    follow_redirects=True,
-                    max_redirects=MAX_REDIRECTS,
-                    timeout=self.fetch_timeout,
-                    headers=headers,
-                ) as client,
+                web_client(self.fetch_timeout, headers) as client,
                 client.stream("GET", url) as response,
             ):
                 if response.status_code >= 400:

@@ -19,7 +19,6 @@ import httpx
 from navi.tools.base import Tool, ToolResult
 from navi.tools.builtin.http import (
     BROWSER_USER_AGENT,
-    MAX_REDIRECTS,
     SNIFF_BYTES,
     check_url,
     classify,
@@ -31,6 +30,7 @@ from navi.tools.builtin.http import (
     pretty_json,
     read_capped,
     response_charset,
+    web_client,
 )
 
 MAX_SNIPPET_CHARS = 300
@@ -269,12 +269,7 @@ class WebViewTool(Tool):
         try:
             async with (
                 asyncio.timeout(self.fetch_timeout),
-                httpx.AsyncClient(
-                    follow_redirects=True,
-                    max_redirects=MAX_REDIRECTS,
-                    timeout=self.fetch_timeout,
-                    headers=headers,
-                ) as client,
+                web_client(self.fetch_timeout, headers) as client,
                 client.stream("GET", url) as response,
             ):
                 final_url = str(response.url)

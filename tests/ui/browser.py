@@ -58,10 +58,20 @@ def open_context(browser: Browser, navi: LiveNavi, **options: Any) -> tuple[Brow
     return context, watched
 
 
-def open_app(page: Page, path: str = "/") -> Page:
-    page.goto(path)
+def wait_ready(page: Page) -> Page:
+    """The page's script has loaded its data (it marks <body data-ready>)."""
     expect(page.locator("body")).to_have_attribute("data-ready", "true")
     return page
+
+
+def open_app(page: Page, path: str = "/") -> Page:
+    page.goto(path)
+    return wait_ready(page)
+
+
+def reload(page: Page) -> Page:
+    page.reload()
+    return wait_ready(page)
 
 
 def send(page: Page, text: str) -> None:

@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 
 from navi.testing.fake_server import FakeModelServer
 from tests.server_helpers import LiveNavi, use_script
-from tests.ui.browser import open_app, send, session_id, wait_idle
+from tests.ui.browser import open_app, reload, send, session_id, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -87,8 +87,7 @@ def test_upload_a_file_and_send_images(
     assert asked.images == [base64.b64encode(pasted).decode(), base64.b64encode(dropped).decode()]
 
     # Read back: the same bubble, with the images and the file, not the appended path text.
-    page.reload()
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    reload(page)
     bubble = page.locator("article.msg.user")
     expect(bubble.locator(".bubble")).to_have_text("What do you make of these?")
     expect(bubble.locator(".files .chip")).to_have_text("trip notes.txt")

@@ -8,7 +8,7 @@ from playwright.sync_api import Page, expect
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.server_helpers import LiveNavi, use_script
-from tests.ui.browser import open_app, send, session_id, wait_idle
+from tests.ui.browser import open_app, reload, send, session_id, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -102,8 +102,7 @@ def test_a_turn_with_thinking_plan_tools_and_a_subagent(
     expect(page.locator("#session-title")).to_have_text(item.locator(".session-name").inner_text())
 
     # Read back after a reload: the same blocks from the stored history.
-    page.reload()
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    reload(page)
     turn = page.locator("article.turn")
     expect(turn.locator("details.plan")).to_contain_text("Have a helper check it")
     expect(turn.locator('details.tool[data-tool="todo"].ok .tool-result')).to_contain_text("Pack")
@@ -126,8 +125,7 @@ def test_reload_mid_stream_shows_the_turn_so_far_and_carries_on(
     session_id(page)
     answer = page.locator("article.turn .markdown.text")
     expect(answer).to_contain_text("word10")
-    page.reload()
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    reload(page)
     # Everything so far is back — the user's message once, the tool card, the text — and it goes on.
     expect(page.locator("#stop")).to_be_visible()
     expect(page.locator("#input")).to_be_disabled()
@@ -202,7 +200,6 @@ def test_profile_switch_error_and_compression_are_shown(
     send(page, "Fourth, a big one")
     marker = page.locator(".notice.compressed")
     expect(marker).to_contain_text("Context compressed")
-    page.reload()
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    reload(page)
     expect(page.locator(".notice.compressed")).to_have_count(1)
     expect(page.locator("#profile-name")).to_have_text(profiles["smart_home"])

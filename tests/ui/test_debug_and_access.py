@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, Page, expect
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.server_helpers import LiveNavi, live_navi, use_script
-from tests.ui.browser import PHONE, open_app, open_context, send, session_id, wait_idle
+from tests.ui.browser import PHONE, open_app, open_context, send, session_id, wait_idle, wait_ready
 
 pytestmark = pytest.mark.browser
 
@@ -52,7 +52,7 @@ def test_debug_panel_shows_context_beside_messages(
     assert extracted["facts"] == 1
 
     page.goto(f"/debug?session={sid}")
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    wait_ready(page)
     expect(page.locator("#debug-session")).to_have_value(sid)
     messages, context = page.locator("#debug-messages"), page.locator("#debug-context")
     expect(messages.locator(".entry")).to_have_count(5)  # user, plan, tool call, tool result, answer
@@ -103,13 +103,13 @@ def test_login_page_when_a_token_is_configured(
     page.get_by_label("Access token").fill(TOKEN)
     page.get_by_role("button", name="Sign in").click()
     expect(page).to_have_url(re.compile(r"/$"))
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    wait_ready(page)
     send(page, "hello")  # REST and the WebSocket both pass with the cookie
     expect(page.locator("article.turn .markdown.text")).to_have_text("Signed in and answering.")
     cookie = next(c for c in context.cookies() if c["name"].startswith("navi"))
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and TOKEN not in cookie["value"]
     page.goto("/debug")
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    wait_ready(page)
     context.close()
     assert watched.errors == [] and watched.foreign == []
 

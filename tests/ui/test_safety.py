@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, Page, expect
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.server_helpers import LiveNavi, use_script
-from tests.ui.browser import open_app, open_context, send, wait_idle
+from tests.ui.browser import open_app, open_context, reload, send, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -102,8 +102,7 @@ def test_model_output_with_scripts_and_handlers_is_inert(
     assert pwned(page) is None
 
     # Stored and drawn again from history: still inert.
-    page.reload()
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    reload(page)
     expect(page.locator("article.turn .markdown.text").last).to_contain_text("Here is the result.")
     page.wait_for_timeout(300)
     assert page.locator("#messages").locator("script, iframe, form, svg:not(.icon)").count() == 0

@@ -26,7 +26,7 @@ function notice(text, kind) {
   return el("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : undefined }, text);
 }
 
-export function compressionNotice(before, after) {
+function compressionNotice(before, after) {
   const detail = before !== undefined ? ` (${before} → ${after} messages)` : "";
   return el("div", { class: "msg" }, notice(`Context compressed${detail}; earlier messages were summarised.`, "compressed"));
 }
@@ -34,7 +34,6 @@ export function compressionNotice(before, after) {
 // One tool call. Pending until its result; subagent calls of a spawn_agent nest in `.subcalls`.
 class ToolCard {
   constructor(tool, args, callId) {
-    this.tool = tool;
     this.callId = callId || "";
     this.status = el("span", { class: "status", text: "running" });
     this.args = el("pre", { class: "tool-args" }, formatJson(args ?? {}));
@@ -69,23 +68,23 @@ class ToolCard {
 
 // A streamed text segment, re-rendered at most once per animation frame.
 class TextSegment {
-  constructor() {
-    this.text = "";
+  constructor(text = "") {
+    this.text = text;
     this.node = el("div", { class: "markdown text" });
-    this.scheduled = false;
+    this.rendered = null; // the text the node shows
+    this.frame = 0;
   }
 
   append(delta) {
     this.text += delta;
-    if (this.scheduled) return;
-    this.scheduled = true;
-    requestAnimationFrame(() => {
-      this.scheduled = false;
-      fillMarkdown(this.node, this.text);
-    });
+    this.frame ||= requestAnimationFrame(() => this.flush());
   }
 
   flush() {
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    if (this.rendered === this.text) return;
+    this.rendered = this.text;
     fillMarkdown(this.node, this.text);
   }
 }
@@ -122,7 +121,7 @@ export class Turn {
       this.thinking = thinkingBlock("", { open: true, label: "Thinking…" });
       this.add(this.thinking.details);
     }
-    this.thinking.body.textContent += delta;
+    this.thinking.body.append(delta); // a new text node: no copy of what is already there
   }
 
   thinkingEnd() {
@@ -170,8 +169,7 @@ export class Turn {
   }
 
   setText(text) {
-    const segment = new TextSegment();
-    segment.text = text;
+    const segment = new TextSegment(text);
     segment.flush();
     this.texts.push(segment);
     this.add(segment.node);
@@ -186,6 +184,10 @@ export class Turn {
 
   stopped() {
     this.finish();
+    this.markStopped();
+  }
+
+  markStopped() {
     this.add(notice("Stopped.", "stopped"));
   }
 
@@ -216,13 +218,15 @@ function storedUserMessage(m) {
 
 export class Conversation {
   // Follows the end of the conversation while the reader is there (new blocks, streamed text, images
-  // that finish loading); scrolling up to read stops that until they scroll back down.
+  // that finish loading); scrolling up to read stops that until they scroll back down. Following
+  // happens at most once per animation frame, however many changes arrive.
   constructor(container) {
     this.container = container;
     this.stick = true;
+    this.frame = 0;
     container.addEventListener("scroll", () => { this.stick = this.nearBottom(); });
     container.addEventListener("load", () => this.follow(), true); // images, once they have a size
-    new MutationObserver(() => this.follow()).observe(container, { childList: true, subtree: true, characterData: true });
+    new MutationObserver(() => this.follow()).observe(container, { childList: true, subtree: true });
   }
 
   clear() {
@@ -235,11 +239,15 @@ export class Conversation {
   }
 
   follow() {
-    if (this.stick) this.container.scrollTop = this.container.scrollHeight;
+    this.frame ||= requestAnimationFrame(() => {
+      this.frame = 0;
+      if (this.stick) this.container.scrollTop = this.container.scrollHeight;
+    });
   }
 
-  scrollToEnd(force = false) {
-    if (force) this.stick = true;
+  // Back to the end, and keep following.
+  scrollToEnd() {
+    this.stick = true;
     this.follow();
   }
 
@@ -249,8 +257,8 @@ export class Conversation {
     return node;
   }
 
-  addUser(content, images, files, before = null) {
-    return this.append(userMessage(content, images, files), before);
+  addUser(content, images, files) {
+    return this.append(userMessage(content, images, files));
   }
 
   addStoredUser(message, before = null) {
@@ -297,13 +305,13 @@ export class Conversation {
         if (m.thinking) t.turnThinking(m.thinking, false);
         if (m.content) t.setText(m.content);
         for (const call of m.tool_calls || []) t.toolStarted(call.name, call.arguments, call.id, false);
-        if (m.stopped) t.add(notice("Stopped.", "stopped"));
+        if (m.stopped) t.markStopped();
       } else if (m.role === "tool") {
         const t = ensureTurn();
         const status = m.metadata?.status;
         t.toolCall(m.name || "tool", undefined, m.content || "", status === "ok" || status === undefined, m.tool_call_id);
       }
     }
-    this.scrollToEnd(true);
+    this.scrollToEnd();
   }
 }

@@ -130,7 +130,8 @@ export class Composer {
       const stored = await api.upload(sessionId, file);
       Object.assign(pending, { name: stored.name, path: stored.path, uploading: false });
     } catch (error) {
-      this.files.splice(this.files.indexOf(pending), 1);
+      const at = this.files.indexOf(pending); // it may have been removed meanwhile
+      if (at >= 0) this.files.splice(at, 1);
       toast(`${file.name} was not uploaded: ${error.message}`);
     } finally {
       this.uploads -= 1;

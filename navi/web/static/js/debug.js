@@ -3,6 +3,7 @@
 
 import { api } from "/static/js/api.js";
 import { el, formatJson, toast } from "/static/js/dom.js";
+import { sessionTitle } from "/static/js/sidebar.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -49,9 +50,13 @@ async function showSession(id) {
 }
 
 async function showStatic() {
-  const [profiles, tools, facts, summary] = await Promise.all([
-    api.profiles(), api.tools(), api.facts(), api.summary(),
-  ]);
+  let profiles, tools, facts, summary;
+  try {
+    [profiles, tools, facts, summary] = await Promise.all([api.profiles(), api.tools(), api.facts(), api.summary()]);
+  } catch (error) {
+    toast(`Could not load profiles, tools and memory: ${error.message}`);
+    return;
+  }
   list($("debug-profiles"), profiles, (p) => el("div", { class: "entry" },
     el("strong", { text: p.name }), el("span", { class: "muted", text: ` ${p.id} · ${p.llm_backend} · ${p.model}` }),
     el("p", { text: p.description }),
@@ -71,7 +76,7 @@ async function start() {
   const picker = $("debug-session");
   try {
     const sessions = await api.sessions();
-    picker.replaceChildren(...sessions.map((s) => el("option", { value: s.id, text: `${s.name || "New conversation"} · ${s.id.slice(0, 8)}` })));
+    picker.replaceChildren(...sessions.map((s) => el("option", { value: s.id, text: `${sessionTitle(s)} · ${s.id.slice(0, 8)}` })));
     const wanted = new URLSearchParams(location.search).get("session");
     if (wanted && sessions.some((s) => s.id === wanted)) picker.value = wanted;
     picker.addEventListener("change", () => showSession(picker.value));

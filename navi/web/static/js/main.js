@@ -19,7 +19,10 @@ const state = {
   turn: null, // the live Turn while a run streams
   pending: null, // the message sent, until its stream_start (or its error)
   replaying: false, // opened mid-run: the next stream_start is the replay of that run
+  othersTurn: null, // a turn another window started: its user message is shown once it is saved
   retryTimer: 0,
+  opening: 0, // which openSession call is the latest (an older one finishing late must not win)
+  creating: null, // the session being created for a first message or upload
 };
 
 const conversation = new Conversation($("messages"));
@@ -91,34 +94,46 @@ function currentRouteId() {
   return match ? match[1] : null;
 }
 
-async function ensureSession() {
-  if (state.session) return state.session.id;
+async function createSession() {
   const created = await api.create($("profile-picker").value || undefined);
-  await openSession(created.session_id, { fresh: true });
-  history.replaceState(null, "", `#/s/${created.session_id}`);
-  sidebar.refresh();
+  await sidebar.refresh();
   return created.session_id;
+}
+
+// The open session's id, creating one (once, however many callers ask at the same time) if none is open.
+function ensureSession() {
+  if (state.session) return Promise.resolve(state.session.id);
+  state.creating ??= (async () => {
+    const id = await createSession();
+    await openSession(id, { fresh: true });
+    history.replaceState(null, "", `#/s/${id}`);
+    return id;
+  })().finally(() => { state.creating = null; });
+  return state.creating;
 }
 
 function closeSession() {
   state.socket?.close();
-  Object.assign(state, { socket: null, turn: null, pending: null, replaying: false, session: null });
   clearTimeout(state.retryTimer);
-  composer.setRunning(false);
+  Object.assign(state, { socket: null, pending: null, othersTurn: null, session: null });
+  endTurn();
   setConnection("open");
 }
 
 async function openSession(id, { fresh = false } = {}) {
   closeSession();
   if (!fresh) composer.dropUploads(); // uploaded files belong to the session they were sent to
+  const ticket = ++state.opening;
   let detail;
   try {
     detail = await api.session(id);
   } catch (error) {
+    if (ticket !== state.opening) return;
     toast(error.status === 404 ? "That conversation no longer exists." : `Could not open it: ${error.message}`);
     navigate(null);
     return;
   }
+  if (ticket !== state.opening) return; // another session was opened meanwhile
   const { messages, ...session } = detail;
   setHeader(session);
   sidebar.select(id);
@@ -155,8 +170,7 @@ function resync(id, reconnected) {
     if (!detail || detail.active || state.session?.id !== id) return;
     conversation.renderHistory(detail.messages);
     setMeter(detail.context_token_count, detail.max_context_tokens);
-    Object.assign(state, { replaying: false, turn: null });
-    composer.setRunning(false);
+    endTurn();
   }, reconnected ? 0 : 1500);
 }
 
@@ -166,6 +180,7 @@ async function route() {
   if (id) {
     await openSession(id);
   } else {
+    state.opening += 1; // an open still under way is void
     closeSession();
     setHeader(null);
     setMeter(0, 0);
@@ -209,8 +224,8 @@ function liveTurn() {
 }
 
 function endTurn() {
-  state.turn = null;
-  state.replaying = false;
+  if (state.othersTurn) showOthersMessage(state.othersTurn);
+  Object.assign(state, { turn: null, replaying: false, othersTurn: null });
   composer.setRunning(false);
 }
 
@@ -227,52 +242,52 @@ function refreshListSoon() {
 }
 
 function handleFrame(frame) {
-  const turn = () => liveTurn();
   switch (frame.type) {
-    case "stream_start":
+    case "stream_start": {
+      clearTimeout(state.retryTimer);
+      const fromElsewhere = !state.pending && !state.replaying; // another window of this session sent it
       if (state.pending) {
         const { content, images, files } = state.pending;
         conversation.addUser(content, images, files);
         state.pending = null;
         composer.clear();
-        state.turn = conversation.startTurn();
-      } else {
-        state.turn = conversation.startTurn();
-        if (!state.replaying) showOthersMessage(state.turn.node); // another window of this session sent it
       }
+      state.turn = conversation.startTurn();
+      if (fromElsewhere) state.othersTurn = state.turn.node;
       state.replaying = false;
       composer.setRunning(true);
-      conversation.scrollToEnd(true);
+      conversation.scrollToEnd();
       break;
+    }
     case "thinking_delta":
-      turn().thinkingDelta(frame.delta);
+      liveTurn().thinkingDelta(frame.delta);
       break;
     case "thinking_end":
-      turn().thinkingEnd();
+      liveTurn().thinkingEnd();
       break;
     case "turn_thinking":
-      turn().turnThinking(frame.thinking, frame.is_subagent);
+      liveTurn().turnThinking(frame.thinking, frame.is_subagent);
       break;
     case "plan_ready":
-      turn().plan(frame.plan);
+      liveTurn().plan(frame.plan);
       break;
     case "tool_started":
-      turn().toolStarted(frame.tool, frame.args, frame.call_id, frame.is_subagent);
+      liveTurn().toolStarted(frame.tool, frame.args, frame.call_id, frame.is_subagent);
       break;
     case "tool_call":
-      turn().toolCall(frame.tool, frame.args, frame.result, frame.success, frame.call_id, frame.is_subagent);
+      liveTurn().toolCall(frame.tool, frame.args, frame.result, frame.success, frame.call_id, frame.is_subagent);
       break;
     case "stream_delta":
-      turn().textDelta(frame.delta);
+      liveTurn().textDelta(frame.delta);
       break;
     case "stream_end":
-      turn().finish(frame.content);
+      liveTurn().finish(frame.content);
       setMeter(frame.context_tokens, frame.max_context_tokens);
       endTurn();
       refreshListSoon();
       break;
     case "stream_stopped":
-      turn().stopped();
+      liveTurn().stopped();
       endTurn();
       sidebar.refresh();
       break;
@@ -281,7 +296,6 @@ function handleFrame(frame) {
       break;
     case "profile_switched":
       if (state.session) setHeader({ ...state.session, profile_id: frame.profile_id });
-      $("profile-name").textContent = frame.profile_name || frame.profile_id;
       break;
     case "error":
       handleError(frame);
@@ -321,11 +335,13 @@ function handleError(frame) {
 function turnError(message) {
   if (state.turn) state.turn.error(message);
   else conversation.addNotice(`Error: ${message}`, "error");
-  if (state.pending) state.pending = null;
+  state.pending = null;
   endTurn();
 }
 
+// Once its turn has ended the message is stored: fetch it and put it above the turn.
 async function showOthersMessage(turnNode) {
+  if (!state.session) return;
   const detail = await api.session(state.session.id).catch(() => null);
   const user = detail?.messages.filter((m) => m.role === "user").at(-1);
   if (user && turnNode.isConnected) conversation.addStoredUser(user, turnNode);
@@ -355,9 +371,7 @@ $("close-sidebar").addEventListener("click", () => {
 $("new-session").addEventListener("submit", async (event) => {
   event.preventDefault();
   try {
-    const created = await api.create($("profile-picker").value || undefined);
-    await sidebar.refresh();
-    navigate(created.session_id);
+    navigate(await createSession());
     $("input").focus();
   } catch (error) {
     toast(`Could not start a conversation: ${error.message}`);

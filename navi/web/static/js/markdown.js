@@ -20,7 +20,7 @@ const PURIFY = {
   FORBID_ATTR: ["style"],
 };
 
-export function renderMarkdown(text) {
+function renderMarkdown(text) {
   const html = marked.parse(text || "");
   return DOMPurify.sanitize(html, PURIFY);
 }
@@ -30,10 +30,4 @@ export function fillMarkdown(element, text) {
   for (const block of element.querySelectorAll("pre code")) {
     hljs.highlightElement(block);
   }
-}
-
-export function escapeText(text) {
-  const div = document.createElement("div");
-  div.textContent = text;
-  return div.innerHTML;
 }

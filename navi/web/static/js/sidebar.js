@@ -80,36 +80,32 @@ export class Sidebar {
         action("Delete", icon("trash"), (s) => this.remove(s))));
   }
 
-  async pin(session) {
+  // Run one change, say what went wrong if it failed, and show the list as it is now.
+  async change(what, action) {
     try {
-      await api.pin(session.id, !session.pinned);
+      await action();
     } catch (error) {
-      toast(`Could not pin: ${error.message}`);
+      toast(`Could not ${what}: ${error.message}`);
     }
     await this.refresh();
   }
 
-  async rename(session) {
+  pin(session) {
+    return this.change("pin", () => api.pin(session.id, !session.pinned));
+  }
+
+  rename(session) {
     const name = window.prompt("Name this conversation (leave empty to let Navi name it):", session.name || "");
-    if (name === null) return;
-    try {
-      const updated = await api.rename(session.id, name.trim());
-      this.onRenamed?.(updated);
-    } catch (error) {
-      toast(`Could not rename: ${error.message}`);
-    }
-    await this.refresh();
+    if (name === null) return undefined;
+    return this.change("rename", async () => this.onRenamed?.(await api.rename(session.id, name.trim())));
   }
 
-  async remove(session) {
-    if (!window.confirm(`Delete “${sessionTitle(session)}” and its uploaded files? This cannot be undone.`)) return;
-    try {
+  remove(session) {
+    if (!window.confirm(`Delete “${sessionTitle(session)}” and its uploaded files? This cannot be undone.`)) return undefined;
+    return this.change("delete", async () => {
       await api.remove(session.id);
       this.onDeleted?.(session.id);
-    } catch (error) {
-      toast(`Could not delete: ${error.message}`);
-    }
-    await this.refresh();
+    });
   }
 
   async export(session) {

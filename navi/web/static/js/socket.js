@@ -10,16 +10,16 @@ export class SessionSocket {
     this.onGone = onGone;
     this.ws = null;
     this.closed = false;
-    this.lastSeq = 0;
-    this.inTurn = false;
+    this.lastSeq = 0; // of the latest run seen; kept after its end, as the run may still send frames
     this.retries = 0;
     this.timer = 0;
+    this.waiters = [];
     this.connect();
   }
 
   url() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const since = this.inTurn && this.lastSeq ? `?since=${this.lastSeq}` : "";
+    const since = this.lastSeq ? `?since=${this.lastSeq}` : "";
     return `${scheme}://${location.host}/ws/sessions/${encodeURIComponent(this.sessionId)}${since}`;
   }
 
@@ -29,6 +29,7 @@ export class SessionSocket {
     ws.onopen = () => {
       const reconnected = this.retries > 0;
       this.retries = 0;
+      for (const { resolve } of this.waiters.splice(0)) resolve();
       this.onStatus?.("open");
       this.onOpen?.({ reconnected });
     };
@@ -39,20 +40,17 @@ export class SessionSocket {
       } catch {
         return;
       }
+      // A run's frames are numbered from 1 (its stream_start); skip any seen before a reconnect.
       if (frame.seq !== undefined) {
-        if (frame.type === "stream_start") this.inTurn = true;
-        else if (frame.seq <= this.lastSeq && this.inTurn) return; // already seen
+        if (frame.type !== "stream_start" && frame.seq <= this.lastSeq) return;
         this.lastSeq = frame.seq;
-      }
-      if (["stream_end", "stream_stopped"].includes(frame.type) || (frame.type === "error" && frame.seq)) {
-        this.inTurn = false;
-        this.lastSeq = 0;
       }
       this.onFrame(frame);
     };
     ws.onclose = (event) => {
       if (this.ws !== ws || this.closed) return;
       if (event.code === 4004) {
+        this.fail(new Error("This conversation no longer exists."));
         this.onGone?.();
         return;
       }
@@ -62,18 +60,20 @@ export class SessionSocket {
     };
   }
 
-  // Resolves once the socket is open (at once when it is), fails after `ms`.
+  // Resolves once the socket is open (at once when it is), fails after `ms` or when it is closed.
   whenOpen(ms = 8000) {
     if (this.ready) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const started = Date.now();
-      const poll = () => {
-        if (this.ready) resolve();
-        else if (this.closed || Date.now() - started > ms) reject(new Error("Could not reach Navi; check that it is running."));
-        else setTimeout(poll, 50);
-      };
-      poll();
+      const timer = setTimeout(() => reject(new Error("Could not reach Navi; check that it is running.")), ms);
+      this.waiters.push({
+        resolve: () => { clearTimeout(timer); resolve(); },
+        reject: (error) => { clearTimeout(timer); reject(error); },
+      });
     });
+  }
+
+  fail(error) {
+    for (const { reject } of this.waiters.splice(0)) reject(error);
   }
 
   get ready() {
@@ -87,6 +87,7 @@ export class SessionSocket {
 
   close() {
     this.closed = true;
+    this.fail(new Error("The conversation was closed."));
     clearTimeout(this.timer);
     this.ws?.close();
   }

@@ -47,8 +47,17 @@ class Settings(BaseSettings):
     anthropic_default_model: str = "claude-sonnet-4-5"
     anthropic_max_tokens: int = Field(8192, ge=1)
     default_llm_backend: str = "ollama"
-    llm_timeout_seconds: float = Field(300.0, gt=0)
     llm_connect_timeout_seconds: float = Field(5.0, gt=0)
+    # A model call fails when the first token takes longer than this (model load + reading the
+    # prompt), or when the stream then goes quiet for longer than the idle timeout.
+    llm_first_token_timeout_seconds: float = Field(300.0, gt=0)
+    llm_idle_timeout_seconds: float = Field(60.0, gt=0)
+    # Token caps, one per kind of model call: nothing a model does can run until the window is full.
+    llm_max_tokens_answer: int = Field(2048, ge=16)
+    llm_max_tokens_planning: int = Field(256, ge=16)
+    llm_max_tokens_summary: int = Field(768, ge=64)
+    llm_max_tokens_extraction: int = Field(384, ge=32)
+    llm_max_tokens_naming: int = Field(24, ge=4)
 
     # --- Security / sandboxing -------------------------------------------------------------------
     fs_allowed_paths: str = "*"
@@ -91,7 +100,7 @@ class Settings(BaseSettings):
     context_compression_threshold: float = Field(0.80, gt=0.0, le=1.0)
     context_keep_recent: int = Field(10, ge=1)
     context_summary_temperature: float = Field(0.3, ge=0.0, le=2.0)
-    context_summary_max_input_chars: int = Field(12_000, ge=1_000)
+    context_summary_max_input_tokens: int = Field(3_000, ge=256)
 
     # --- Memory ----------------------------------------------------------------------------------
     memory_stale_minutes: int = Field(30, ge=1)

@@ -63,7 +63,9 @@ def build_backends(settings: Settings) -> BackendRegistry:
     for loading the OpenAI and Anthropic SDKs.
     """
     timeouts = {
-        "timeout": settings.llm_timeout_seconds,
+        # The HTTP read timeout is only a backstop: the agent enforces the first-token and idle
+        # timeouts itself (navi/llm/calls.py), and stop closes the request at any moment.
+        "timeout": max(settings.llm_first_token_timeout_seconds, settings.llm_idle_timeout_seconds),
         "connect_timeout": settings.llm_connect_timeout_seconds,
     }
 

@@ -14,6 +14,7 @@ from typing import Any
 from navi.agent.engine import Agent, AgentConfig
 from navi.agent.workers import CompressionSettings, CompressionWorker, ContextCompressor, NamingWorker
 from navi.config import Settings
+from navi.llm.calls import CallLimits
 from navi.llm.registry import BackendRegistry, build_backends
 from navi.logging import get_logger
 from navi.memory.base import MemoryStore
@@ -112,6 +113,13 @@ def agent_config(settings: Settings) -> AgentConfig:
         num_ctx=settings.ollama_num_ctx,
         think=settings.ollama_think,
         planning=settings.planning_enabled,
+        limits=CallLimits(
+            first_token=settings.llm_first_token_timeout_seconds,
+            idle=settings.llm_idle_timeout_seconds,
+        ),
+        max_tokens_answer=settings.llm_max_tokens_answer,
+        max_tokens_planning=settings.llm_max_tokens_planning,
+        max_tokens_naming=settings.llm_max_tokens_naming,
     )
 
 
@@ -121,7 +129,8 @@ def compression_settings(settings: Settings) -> CompressionSettings:
         threshold=settings.context_compression_threshold,
         keep_recent=settings.context_keep_recent,
         temperature=settings.context_summary_temperature,
-        max_input_chars=settings.context_summary_max_input_chars,
+        max_input_tokens=settings.context_summary_max_input_tokens,
+        max_tokens=settings.llm_max_tokens_summary,
     )
 
 
@@ -161,7 +170,7 @@ async def build_runtime(
         tools=tools,
         sessions=sessions,
         compressor=compressor,
-        workers=[CompressionWorker(compressor), NamingWorker(sessions)],
+        workers=[CompressionWorker(compressor), NamingWorker(sessions, settings.llm_max_tokens_naming)],
         memory_summary=lambda owner: memory.get_summary(owner=owner),
         user_tools=EnabledTools(settings.tools_dir),
         on_session_end=[state.forget, handles.ssh.pool.close_session],

@@ -40,10 +40,16 @@ async def collect(stream: Any) -> list[AgentEvent]:
     return [event async for event in stream]
 
 
-def types(events: Sequence[AgentEvent]) -> list[str]:
-    """Event types with runs of the same delta type collapsed to one entry."""
+def types(events: Sequence[AgentEvent], *, status: bool = False) -> list[str]:
+    """Event types with runs of the same delta type collapsed to one entry.
+
+    `status` events (what Navi is doing while no token flows) are left out unless asked for, so
+    the reference sequences read as the reference writes them.
+    """
     out: list[str] = []
     for e in events:
+        if e.type == "status" and not status:
+            continue
         if e.type in ("thinking_delta", "stream_delta") and out and out[-1] == e.type:
             continue
         out.append(e.type)

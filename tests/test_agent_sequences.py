@@ -79,7 +79,8 @@ async def test_planning_with_tools(tmp_path: Path) -> None:
         "stream_delta",
         "stream_end",
     ]
-    assert events[0].plan == plan  # the preamble before step 1 is dropped
+    plan_event = next(e for e in events if e.type == "plan_ready")
+    assert plan_event.plan == plan  # the preamble before step 1 is dropped
     calls = [e for e in events if isinstance(e, ToolEvent)]
     assert [c.tool for c in calls] == ["todo", "scratchpad"] and all(c.success for c in calls)
     assert "1. [ ] compare" in calls[0].result
@@ -100,7 +101,9 @@ async def test_planning_with_tools(tmp_path: Path) -> None:
     assert stored.planning_logs[0]["decision"] == "plan"
     assert stored.planning_logs[0]["raw"].startswith("Here is my plan:")
     second = script.of_kind("turn")[1].messages
-    assert any(m.role == "assistant" and m.content == plan for m in second)  # the plan is in the context
+    # The plan reaches the model in its one system message, never as a (prefill) assistant message.
+    assert [m.role for m in second].count("system") == 1 and plan in (second[0].content or "")
+    assert not any(m.role == "assistant" and m.content == plan for m in second)
     assert [m.content for m in second if m.role == "tool"][1].startswith("Section 'findings'")
     await rt.aclose()
 

@@ -118,7 +118,9 @@ async def test_repeated_failures_are_bounded(tmp_path: Path) -> None:
     turns = script.of_kind("turn")
     assert len(turns) == 4
     assert all(t.tools for t in turns[:3])
-    assert turns[3].tools == [] and turns[3].messages[-1].content == FAILURE_NOTE
+    assert turns[3].tools == [] and FAILURE_NOTE in (turns[3].messages[0].content or "")
+    assert [m.role for m in turns[3].messages].count("system") == 1  # the note is in the one system message
+    assert turns[3].messages[-1].role == "tool"
     await rt.aclose()
 
 
@@ -188,7 +190,8 @@ async def test_step_limit_forces_an_answer(tmp_path: Path) -> None:
     events = await collect(rt.agent.run_stream(sid, "loop"))
     assert events[-1].type == "stream_end" and events[-1].content == "Out of steps."
     final = script.of_kind("turn")[-1]
-    assert final.tools == [] and final.messages[-1].content == LIMIT_NOTE
+    assert final.tools == [] and LIMIT_NOTE in (final.messages[0].content or "")
+    assert [m.role for m in final.messages].count("system") == 1
     assert script.of_kind("planning") == []  # the tiny profile does not plan
     await rt.aclose()
 
@@ -240,8 +243,8 @@ async def test_memory_summary_and_files_reach_the_model(tmp_path: Path) -> None:
     script.turn("Noted.")
     await collect(rt.agent.run_stream(sid, "Summarise this", files=[{"name": "a.pdf", "path": "/f/a.pdf"}]))
     request = script.of_kind("turn")[0]
-    assert request.messages[1].role == "system"
-    assert request.messages[1].content == (
+    assert [m.role for m in request.messages].count("system") == 1  # memory is merged into it
+    assert (request.messages[0].content or "").endswith(
         "## What I remember about the user\n\nThe user lives in Oslo and has a cat named Miso."
     )
     assert request.last_user_text == "Summarise this\n\n[Uploaded files on disk:\n- a.pdf → /f/a.pdf]"

@@ -1,7 +1,11 @@
-"""What a model call sees: the system prompt, the memory summary, then the stored context.
+"""What a model call sees: one system message, then the stored conversation.
 
-Built fresh for every call, so a profile switch or a new persona applies at once. The stored context
-is also checked for consistency here: every tool call an assistant message made gets a result (a
+Built fresh for every call, so a profile switch or a new persona applies at once. The one system
+message holds the persona and profile prompt, the memory summary, the plan of the current request
+and any note for this call (step limit, failing tools): chat templates that insist on a single
+system message first and strictly alternating turns accept it. Plans are never sent as assistant
+messages — as the last message they would be a prefill the model continues. The stored context is
+also checked for consistency here: every tool call an assistant message made gets a result (a
 crash between a call and its result would otherwise make the next request invalid for APIs that
 insist on pairs), and stored system messages are left out.
 """
@@ -15,13 +19,24 @@ from navi.profiles.base import AgentProfile
 from navi.profiles.persona import system_prompt
 
 MEMORY_HEADING = "## What I remember about the user"
+PLAN_HEADING = "## Your plan for the current request (carry it out step by step)"
 INTERRUPTED = "(no result: the run was interrupted before this tool finished)"
 
 
-def memory_message(summary: str | None) -> Message | None:
+def memory_section(summary: str | None) -> str | None:
     if not summary or not summary.strip():
         return None
-    return Message.system(f"{MEMORY_HEADING}\n\n{summary.strip()}")
+    return f"{MEMORY_HEADING}\n\n{summary.strip()}"
+
+
+def current_plan(context: Sequence[Message]) -> str | None:
+    """The plan made for the latest request, if any (plans of earlier requests are history)."""
+    for msg in reversed(context):
+        if msg.is_plan:
+            return msg.content or None
+        if msg.role == "user" and not msg.is_summary and not msg.metadata.get("synthetic"):
+            return None
+    return None
 
 
 def repair(context: Sequence[Message]) -> list[Message]:
@@ -39,7 +54,7 @@ def repair(context: Sequence[Message]) -> list[Message]:
                 del open_calls[msg.tool_call_id]
                 append(msg)
             continue
-        if role == "system":
+        if role == "system" or msg.is_plan:
             continue
         if open_calls:
             if role == "user" and msg.metadata.get("synthetic"):
@@ -58,15 +73,29 @@ def repair(context: Sequence[Message]) -> list[Message]:
     return out
 
 
+def system_text(
+    persona: str,
+    profile: AgentProfile,
+    memory_summary: str | None = None,
+    *,
+    plan: str | None = None,
+    note: str | None = None,
+) -> str:
+    parts = [system_prompt(persona, profile), memory_section(memory_summary)]
+    if plan:
+        parts.append(f"{PLAN_HEADING}\n\n{plan.strip()}")
+    if note:
+        parts.append(f"## Note\n\n{note.strip()}")
+    return "\n\n".join(p for p in parts if p)
+
+
 def build_context(
     persona: str,
     profile: AgentProfile,
     context: Sequence[Message],
     memory_summary: str | None = None,
+    *,
+    note: str | None = None,
 ) -> list[Message]:
-    messages = [Message.system(system_prompt(persona, profile))]
-    memory = memory_message(memory_summary)
-    if memory is not None:
-        messages.append(memory)
-    messages.extend(repair(context))
-    return messages
+    system = system_text(persona, profile, memory_summary, plan=current_plan(context), note=note)
+    return [Message.system(system), *repair(context)]

@@ -5,29 +5,35 @@ without planning, returning the answer; `run_ephemeral()` is a subagent with no 
 events reach the parent run through its event sink, flagged `is_subagent`.
 
 Every message is written as soon as it is complete (user message, plan, each assistant turn, each
-tool result), so a crash loses at most the one in flight. Stop is cooperative: the stop event is
-checked before every model call, raced against every streamed chunk (closing the model stream and
-its HTTP request), and watched while tools run; a run is never cancelled.
+tool result), so a crash loses at most the one in flight. Stop is cooperative and reaches every
+phase: every model call and lookup goes through a `GuardedBackend` bound to the run's stop event
+(closing the stream and its HTTP request), and tools are watched while they run; a run is never
+cancelled. Every model call is bounded: a token cap per kind of call, and first-token and idle
+timeouts. While no token flows, `status` events say what Navi is doing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import math
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
 from navi import runctx
-from navi.agent.context import build_context
+from navi.agent.context import build_context, system_text
 from navi.agent.events import (
     AgentEvent,
     ErrorEvent,
+    Notice,
     PlanReady,
+    Status,
     StreamEnd,
     StreamStopped,
     TextDelta,
@@ -38,17 +44,19 @@ from navi.agent.events import (
     TurnThinking,
 )
 from navi.agent.planning import run_planning
-from navi.agent.workers import CompressionFailed, ContextCompressor, Worker, WorkerContext
+from navi.agent.workers import CompressionFailed, ContextCompressor, Worker, WorkerContext, summary_failed
 from navi.llm.base import CallOptions, LLMBackend
-from navi.llm.chunks import Chunk, CompletionBuilder
+from navi.llm.calls import CallLimits, CallStopped, GuardedBackend
+from navi.llm.chunks import CompletionBuilder
 from navi.llm.chunks import TextDelta as TextChunk
 from navi.llm.chunks import ThinkingDelta as ThinkingChunk
-from navi.llm.errors import LLMError
+from navi.llm.errors import ContextOverflow, LLMError
 from navi.llm.messages import Message, ToolCall, ToolSpec, strip_data_uri
 from navi.llm.registry import BackendRegistry
-from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens
+from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens, estimate_tokens
 from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
+from navi.sessions.models import Session
 from navi.sessions.store import SessionNotFound, SessionStore
 from navi.tools.base import ToolResult
 from navi.tools.registry import ToolRegistry, ToolView
@@ -72,10 +80,6 @@ class AgentRunError(Exception):
     """A non-streaming run ended with an error (the message is meant for the user)."""
 
 
-class _Stopped(Exception):
-    pass
-
-
 @dataclass
 class AgentConfig:
     persona: str = ""
@@ -85,6 +89,10 @@ class AgentConfig:
     planning: bool = True
     max_consecutive_tool_failures: int = 3
     stop_grace_seconds: float = 5.0
+    limits: CallLimits = field(default_factory=CallLimits)
+    max_tokens_answer: int = 2048
+    max_tokens_planning: int = 256
+    max_tokens_naming: int = 24
 
 
 @dataclass
@@ -101,10 +109,13 @@ class _Run:
     memory: str | None = None
     tokens: int = 0  # the backend's count for the context as of the last model call
     pending: int = 0  # estimated tokens of messages added since that count
+    fixed: int = 0  # of `tokens`, what the system prompt and tool schemas took
     final_text: str = ""
     failures: int = 0
     compression_failed: bool = False  # don't retry a failing summary on every step of this run
     write: asyncio.Task[None] | None = None  # a save still in flight; every later write waits for it
+    trimmed: tuple[str, ...] = ()  # tools left out because the window cannot hold their schemas
+    sent: list[Message] = field(default_factory=list)  # the messages of the latest model call
 
     @property
     def is_subagent(self) -> bool:
@@ -141,7 +152,11 @@ class Agent:
         self.user_tools = user_tools or (lambda: [])
         self.on_session_end = list(on_session_end)
         self._windows: dict[tuple[str, str], int] = {}
+        # Measured ÷ estimated tokens of the fixed prompt (system + tool schemas), per model:
+        # learnt from the server's own prompt counts, so budgeting stops guessing after one call.
+        self._calibration: dict[tuple[str, str], float] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self.active: set[str] = set()  # sessions with a turn in progress (memory extraction skips them)
 
     def spawn_background(self, coro: Any) -> None:
         task = asyncio.create_task(self._guarded(coro))
@@ -178,13 +193,17 @@ class Agent:
             self._windows[key] = min(self.config.num_ctx, length) if length else self.config.num_ctx
         return self._windows[key]
 
+    def _guard(self, backend: LLMBackend, stop: asyncio.Event | None) -> LLMBackend:
+        return GuardedBackend(backend, self.config.limits, stop)
+
     async def _bind(self, run: _Run, profile: AgentProfile) -> None:
         run.profile = profile
-        run.llm = self.backends.get(self.profiles.backend_of(profile))
+        run.llm = self._guard(self.backends.get(self.profiles.backend_of(profile)), run.ctx.stop_event)
         run.model = self.profiles.model_of(profile)
         run.window = await self._window(run.llm, run.model)
         run.tools = self._tool_view(profile)
         run.ctx.profile_id = profile.id
+        run.fixed = self._overhead(run)
 
     async def _new_run(
         self,
@@ -199,7 +218,7 @@ class Agent:
         run = _Run(
             ctx=ctx,
             profile=profile,
-            llm=self.backends.get(self.profiles.backend_of(profile)),
+            llm=self._guard(self.backends.get(self.profiles.backend_of(profile)), ctx.stop_event),
             model="",
             window=self.config.num_ctx,
             tools=ToolView([]),
@@ -211,18 +230,82 @@ class Agent:
         await self._bind(run, profile)
         return run
 
-    def _overhead(self, run: _Run) -> int:
-        """Tokens of what every call adds to the stored context: system prompt, memory, tool schemas."""
-        head = build_context(self.config.persona, run.profile, [], run.memory)
-        schema_chars = sum(len(str(s.parameters)) + len(s.description) for s in run.tools.specs())
-        return estimate_messages_tokens(head) + schema_chars // 4
+    # --- token accounting --------------------------------------------------------------------------
+    def _raw_fixed(self, system: str, specs: Sequence[ToolSpec]) -> int:
+        """Estimated tokens of a system prompt plus tool schemas, before calibration."""
+        return estimate_message_tokens(Message.system(system)) + sum(_tool_tokens(s) for s in specs)
 
-    def _options(self, run: _Run) -> CallOptions:
+    def _ratio(self, run: _Run) -> float:
+        return self._calibration.get((run.llm.name, run.model), 1.0)
+
+    def _overhead(self, run: _Run, specs: Sequence[ToolSpec] | None = None) -> int:
+        """Tokens every call adds to the stored context: system prompt, memory, tool schemas."""
+        system = system_text(self.config.persona, run.profile, run.memory)
+        specs = run.tools.specs() if specs is None else specs
+        return math.ceil(self._raw_fixed(system, specs) * self._ratio(run))
+
+    def _calibrate(self, run: _Run, sent: Sequence[Message], specs: Sequence[ToolSpec], prompt: int) -> None:
+        """Learn the real cost of the fixed prompt from the server's count of a prompt it read.
+
+        Only while the conversation is small next to the fixed part, so estimation errors in the
+        conversation cannot swamp the measurement.
+        """
+        fixed = self._raw_fixed(sent[0].content or "", specs)
+        conversation = estimate_messages_tokens(sent[1:])
+        if fixed <= 0 or conversation > fixed or prompt <= conversation:
+            return
+        ratio = min(3.0, max(0.2, (prompt - conversation) / fixed))
+        self._calibration[(run.llm.name, run.model)] = ratio
+
+    def _reserve(self, run: _Run) -> int:
+        """Room kept free in the window for the reply."""
+        return min(self.config.max_tokens_answer, max(64, run.window // 8))
+
+    def _fit_tools(self, run: _Run, specs: list[ToolSpec]) -> tuple[list[ToolSpec], int]:
+        """The tools whose schemas fit the window with the conversation, and the prompt size then.
+
+        When the window cannot hold every schema, the costliest are left out first: a smaller set
+        of tools beats refusing the message.
+        """
+        conversation = max(0, run.size - run.fixed)
+        kept = list(specs)
+        need = conversation + self._overhead(run, kept)
+        budget = run.window - self._reserve(run)
+        ratio = self._ratio(run)
+        while kept and need > budget:
+            drop = max(kept, key=_tool_tokens)
+            kept.remove(drop)
+            need -= math.ceil(_tool_tokens(drop) * ratio)
+        return kept, need
+
+    def _too_small(self, run: _Run, need: int) -> str:
+        """Why the prompt cannot fit, naming the real cause and the smallest window that works."""
+        fixed_bare = self._overhead(run, [])
+        fixed_all = self._overhead(run)
+        latest = next((m for m in reversed(run.context) if m.role == "user"), None)
+        latest_tokens = estimate_message_tokens(latest) if latest is not None else 0
+        reserve = self._reserve(run)
+        if fixed_bare + latest_tokens + reserve > run.window:
+            minimum = fixed_all + latest_tokens + reserve
+            return (
+                f"the model's context window ({run.window} tokens) is too small for Navi: its "
+                f"instructions alone take about {fixed_bare} tokens, your message {latest_tokens}, and "
+                f"{reserve} are kept for the reply. Give the model a window of at least {minimum} tokens "
+                f"(OLLAMA_NUM_CTX, and the server's own context size)"
+            )
+        return (
+            f"the conversation ({need} tokens with Navi's instructions) no longer fits the model's "
+            f"context window ({run.window} tokens), even after compression and without tools; "
+            "start a new session or give the model a larger window (OLLAMA_NUM_CTX)"
+        )
+
+    def _options(self, run: _Run, max_tokens: int | None = None) -> CallOptions:
         return CallOptions(
             model=run.model,
             temperature=run.profile.temperature,
             think=self.config.think,
             num_ctx=self.config.num_ctx,
+            max_tokens=max_tokens or self.config.max_tokens_answer,
         )
 
     # --- persistence -----------------------------------------------------------------------------
@@ -304,10 +387,15 @@ class Agent:
             depth=(parent.depth + 1) if parent else 1,
             persistent=False,
         )
-        run = await self._new_run(
-            ctx, self.profiles.get(profile_id), [Message.user(message)], persistent=False, stream=False
-        )
-        run.pending = estimate_messages_tokens(run.context) + self._overhead(run)
+        try:
+            run = await self._new_run(
+                ctx, self.profiles.get(profile_id), [Message.user(message)], persistent=False, stream=False
+            )
+        except CallStopped:
+            return "The subagent was stopped before it started."
+        except LLMError as exc:
+            return f"The subagent failed: {exc}"
+        run.pending = estimate_messages_tokens(run.context) + run.fixed
         try:
             with runctx.using(ctx):
                 async for event in self._loop(run):
@@ -356,70 +444,114 @@ class Agent:
             stop_event=stop_event or asyncio.Event(),
         )
         with structlog.contextvars.bound_contextvars(session_id=session_id), runctx.using(ctx):
+            self.active.add(session_id)
             try:
-                run = await self._new_run(ctx, profile, list(session.context), persistent=True, stream=True)
-            except LLMError as exc:
-                yield ErrorEvent(message=str(exc))
-                return
-            first_exchange = session.name is None and session.message_count == 0
-            content = with_files(message, files)
-            user = Message.user(content, images=[strip_data_uri(i) for i in images or ()])
-            if files:  # so a client can show them as attachments rather than as text
-                user.metadata["files"] = [
-                    {"name": f.get("name", ""), "path": f.get("path", "")} for f in files
-                ]
-            await self._save(run, display=[user], context=[user], behind=True)
-            run.tokens = session.context_token_count or (
-                self._overhead(run) + estimate_messages_tokens(run.context)
-            )
-            run.pending = estimate_message_tokens(user) if session.context_token_count else 0
-
-            async for event in self._compress_if_needed(run):
-                yield event
-            if planning and self.config.planning and run.profile.planning_enabled and not ctx.stopped:
-                async for event in self._plan(run):
-                    yield event
-            finished = False
-            try:
-                async for event in self._loop(run):
-                    finished = finished or isinstance(event, StreamEnd)
+                async for event in self._turn(session, profile, ctx, message, images, files, planning):
                     yield event
             finally:
-                await self._flush(run)  # the user's message is saved even if the turn ends early
-            if finished:
-                async for event in self._after_turn(run, first_exchange, content):
+                self.active.discard(session_id)
+
+    def _knows_window(self, profile: AgentProfile) -> bool:
+        name = self.profiles.backend_of(profile)
+        if name not in self.backends:
+            return True
+        return (self.backends.get(name).name, self.profiles.model_of(profile)) in self._windows
+
+    async def _turn(
+        self,
+        session: Session,
+        profile: AgentProfile,
+        ctx: runctx.RunContext,
+        message: str,
+        images: Sequence[str] | None,
+        files: Sequence[dict[str, str]] | None,
+        planning: bool,
+    ) -> AsyncIterator[AgentEvent]:
+        content = with_files(message, files)
+        user = Message.user(content, images=[strip_data_uri(i) for i in images or ()])
+        if files:  # so a client can show them as attachments rather than as text
+            user.metadata["files"] = [{"name": f.get("name", ""), "path": f.get("path", "")} for f in files]
+        # The user's message is written while Navi prepares the call: whatever happens next, it is kept.
+        write = asyncio.create_task(self.sessions.append(session.id, display=[user], context=[user]))
+        try:
+            if not self._knows_window(profile):
+                yield Status(phase="preparing", detail="asking the model server about the model")
+            run = await self._new_run(ctx, profile, list(session.context), persistent=True, stream=True)
+        except (CallStopped, LLMError) as exc:
+            await write
+            yield StreamStopped() if isinstance(exc, CallStopped) else ErrorEvent(message=str(exc))
+            return
+        run.context.append(user)
+        run.write = write
+        run.tokens = session.context_token_count or (run.fixed + estimate_messages_tokens(run.context))
+        run.pending = estimate_message_tokens(user) if session.context_token_count else 0
+        finished = False
+        try:
+            try:
+                async for event in self._compress_if_needed(run):
                     yield event
+                if planning and self.config.planning and run.profile.planning_enabled and not ctx.stopped:
+                    async for event in self._plan(run):
+                        yield event
+            except CallStopped:
+                yield StreamStopped()
+                return
+            async for event in self._loop(run):
+                finished = finished or isinstance(event, StreamEnd)
+                yield event
+        finally:
+            await self._flush(run)  # the user's message is saved even if the turn ends early
+        if finished:
+            async for event in self._after_turn(run, session.name is None, content):
+                yield event
 
     async def _plan(self, run: _Run) -> AsyncIterator[AgentEvent]:
-        outcome = await run_planning(run.llm, run.model, run.context, run.tools.names)
+        yield Status(phase="planning", detail="deciding whether the request needs a plan")
+        outcome = await run_planning(
+            run.llm,
+            run.model,
+            run.context,
+            run.tools.names,
+            max_tokens=self.config.max_tokens_planning,
+            num_ctx=self.config.num_ctx,
+        )
         await self._flush(run)
         await self.sessions.add_planning_log(run.ctx.session_id, outcome.log_entry(run.model))
         if outcome.plan:
             plan = Message.assistant(outcome.plan, is_plan=True)
             await self._save(run, display=[plan], context=[plan])
-            run.pending += estimate_message_tokens(plan)
+            run.pending += estimate_tokens(outcome.plan)  # it goes into the system message
             yield PlanReady(plan=outcome.plan)
         elif outcome.error:
             log.warning("planning.failed", error=outcome.error)
 
-    async def _after_turn(self, run: _Run, first_exchange: bool, user_text: str) -> AsyncIterator[AgentEvent]:
+    async def _after_turn(self, run: _Run, needs_name: bool, user_text: str) -> AsyncIterator[AgentEvent]:
+        """Post-turn work (compression, naming). `stream_end` is already out; a new message from
+        the user stops the run, which abandons this work at once (see RunManager.start)."""
         wctx = WorkerContext(
             session_id=run.ctx.session_id,
             llm=run.llm,
+            detached_llm=self._guard(self.backends.get(self.profiles.backend_of(run.profile)), None),
             model=run.model,
             window=run.window,
             context=run.context,
             context_tokens=run.size,
             overhead_tokens=self._overhead(run),
             persistent=run.persistent,
-            first_exchange=first_exchange,
+            needs_name=needs_name,
             user_text=user_text,
             answer=run.final_text,
             background=self.spawn_background,
         )
         for worker in self.workers:
+            if run.ctx.stopped:
+                log.info("worker.skipped", worker=worker.name, reason="stopped")
+                continue
             try:
                 result = await worker.run(wctx)
+            except CallStopped:
+                log.info("worker.abandoned", worker=worker.name)
+                continue
             except Exception as exc:  # post-turn work is best effort; the turn is saved
                 log.warning("worker.failed", worker=worker.name, error=str(exc))
                 continue
@@ -431,8 +563,10 @@ class Agent:
                 yield event
 
     async def _compress_if_needed(self, run: _Run) -> AsyncIterator[AgentEvent]:
+        """Compress when the context passed the threshold. Raises `CallStopped` on stop."""
         if run.compression_failed or not self.compressor.needed(run.size, run.window):
             return
+        yield Status(phase="compressing", detail="summarising the earlier conversation")
         await self._flush(run)  # compression rewrites stored rows: earlier writes must be in
         # Keep the configured number of turns; if that is still too much, one turn; in the end only
         # the latest instruction and its newest tool results.
@@ -447,11 +581,13 @@ class Agent:
                     persistent=run.persistent,
                     keep_recent=keep,
                 )
-            except CompressionFailed:
+            except CompressionFailed as exc:
                 run.compression_failed = True  # carry on with the context as it is
+                yield summary_failed(exc)
                 return
             if done is not None:
                 run.context, run.tokens, run.pending = done.context, done.tokens, 0
+                run.fixed = self._overhead(run)
                 yield done.event
             if not self.compressor.needed(run.size, run.window):
                 return
@@ -464,13 +600,11 @@ class Agent:
             if run.ctx.stopped:
                 yield StreamStopped()
                 return
-            async for event in self._compress_if_needed(run):
-                yield event
-            if run.size > run.window:
-                yield ErrorEvent(
-                    message=f"the conversation ({run.size} tokens) no longer fits the model's context window "
-                    f"({run.window} tokens), even after compression"
-                )
+            try:
+                async for event in self._compress_if_needed(run):
+                    yield event
+            except CallStopped:
+                yield StreamStopped()
                 return
             note = None
             tools = run.tools
@@ -478,33 +612,56 @@ class Agent:
                 note, tools = LIMIT_NOTE, ToolView([])
             elif run.failures >= self.config.max_consecutive_tool_failures:
                 note, tools = FAILURE_NOTE, ToolView([])
+            offered = tools.specs()
+            specs, need = self._fit_tools(run, offered)
+            if need + self._reserve(run) > run.window:
+                yield ErrorEvent(message=self._too_small(run, need))
+                return
+            left_out = tuple(s.name for s in offered if s not in specs)
+            if left_out and left_out != run.trimmed:
+                run.trimmed = left_out
+                log.info("tools.trimmed", window=run.window, left_out=left_out)
+                yield Notice(
+                    message=f"The model's context window ({run.window} tokens) cannot hold every tool; "
+                    f"left out for now: {', '.join(left_out)}."
+                )
             builder = CompletionBuilder()
             try:
-                async for event in self._model_turn(run, builder, tools, note):
+                async for event in self._model_turn(run, builder, specs, note, need):
                     yield event
-            except _Stopped:
+            except CallStopped:
                 await self._save_partial(run, builder, stopped=True)
                 yield StreamStopped()
                 return
             except LLMError as exc:
+                if isinstance(exc, ContextOverflow):  # the server knows better: compress next time
+                    run.tokens, run.pending = max(run.size, run.window), 0
                 await self._save_partial(run, builder, error=str(exc))
                 yield ErrorEvent(message=str(exc))
                 return
             completion = builder.build()
             final = builder.final
             assert final is not None
+            if not final.usage.estimated and run.sent:
+                self._calibrate(run, run.sent, specs, final.usage.prompt_tokens)
             run.tokens, run.pending = final.usage.total_tokens, 0
+            run.fixed = math.ceil(self._raw_fixed(run.sent[0].content or "", specs) * self._ratio(run))
             reply = completion.message
             reply.metadata["usage"] = {
                 "prompt_tokens": final.usage.prompt_tokens,
                 "completion_tokens": final.usage.completion_tokens,
                 "estimated": final.usage.estimated,
             }
+            if completion.finish_reason == "length":
+                reply.metadata["finish_reason"] = "length"
             if not reply.tool_calls:
                 await self._save(run, display=[reply], context=[reply], tokens=run.size)
                 run.final_text = reply.content or ""
                 yield StreamEnd(
-                    content=run.final_text, context_tokens=run.size, max_context_tokens=run.window
+                    content=run.final_text,
+                    context_tokens=run.size,
+                    max_context_tokens=run.window,
+                    finish_reason="length" if completion.finish_reason == "length" else "stop",
                 )
                 return
             await self._save(run, display=[reply], context=[reply], tokens=run.size)
@@ -516,25 +673,29 @@ class Agent:
         yield ErrorEvent(message="the run ended without an answer")  # unreachable: the last step has no tools
 
     async def _model_turn(
-        self, run: _Run, builder: CompletionBuilder, tools: ToolView, note: str | None
+        self, run: _Run, builder: CompletionBuilder, specs: list[ToolSpec], note: str | None, need: int
     ) -> AsyncIterator[AgentEvent]:
-        messages = build_context(self.config.persona, run.profile, run.context, run.memory)
-        if note:
-            messages.append(Message.system(note))
-        stream = run.llm.stream_complete(messages, self._options(run), tools.specs() or None)
+        messages = build_context(self.config.persona, run.profile, run.context, run.memory, note=note)
+        run.sent = messages
+        # Never ask for more than the window has left: a reply cannot push the context past it.
+        room = max(self._reserve(run), run.window - need)
+        options = self._options(run, min(self.config.max_tokens_answer, room))
+        yield Status(phase="waiting", detail=f"the model is reading about {need} tokens")
+        stream = run.llm.stream_complete(messages, options, specs or None)
         thinking_open = False
-        async for chunk in _until_stopped(stream, run.ctx.stop_event):
-            builder.add(chunk)
-            if isinstance(chunk, ThinkingChunk):
-                if run.stream:
-                    thinking_open = True
-                    yield ThinkingDelta(delta=chunk.text)
-                continue
-            if thinking_open:
-                thinking_open = False
-                yield ThinkingEnd()
-            if isinstance(chunk, TextChunk) and run.stream:
-                yield TextDelta(delta=chunk.text)
+        async with contextlib.aclosing(stream):  # type: ignore[type-var]
+            async for chunk in stream:
+                builder.add(chunk)
+                if isinstance(chunk, ThinkingChunk):
+                    if run.stream:
+                        thinking_open = True
+                        yield ThinkingDelta(delta=chunk.text)
+                    continue
+                if thinking_open:
+                    thinking_open = False
+                    yield ThinkingEnd()
+                if isinstance(chunk, TextChunk) and run.stream:
+                    yield TextDelta(delta=chunk.text)
         if not run.stream and builder.thinking:
             yield TurnThinking(thinking="".join(builder.thinking), is_subagent=run.is_subagent)
 
@@ -547,14 +708,22 @@ class Agent:
     async def _save_partial(
         self, run: _Run, builder: CompletionBuilder, *, stopped: bool = False, error: str | None = None
     ) -> None:
+        """Keep what a stopped or failed call produced, and the token count it reached.
+
+        The count matters: a long broken answer that is not counted leaves compression asleep and
+        the next prompt overflowing.
+        """
         text, thinking = "".join(builder.text), "".join(builder.thinking)
         if not text and not thinking:
+            await self._flush(run)
+            if run.persistent:
+                await self.sessions.set_context_tokens(run.ctx.session_id, run.size)
             return
         partial = Message.assistant(text, thinking=thinking or None, stopped=stopped)
         if error:
             partial.metadata["interrupted"] = error
         run.pending += estimate_message_tokens(partial)
-        await self._save(run, display=[partial], context=[partial])
+        await self._save(run, display=[partial], context=[partial], tokens=run.size)
 
     # --- tools -----------------------------------------------------------------------------------
     async def _tool_batch(self, run: _Run, calls: list[ToolCall]) -> AsyncIterator[AgentEvent]:
@@ -692,50 +861,9 @@ async def _invoke(tool: Any, args: dict[str, Any]) -> ToolResult:
     return ToolResult.ok(str(result))
 
 
-async def _until_stopped(stream: AsyncIterator[Chunk], stop: asyncio.Event) -> AsyncIterator[Chunk]:
-    """Iterate a model stream until it ends or `stop` is set; on stop, close the stream and raise.
-
-    One pump task reads the stream (HTTP clients want a response read and closed in the task that
-    opened it) into a queue; a stop puts a marker in the same queue and cancels the pump, which
-    closes the model's HTTP request. The reader only ever awaits the queue: no per-chunk waiting on
-    two things at once, which mattered with hundreds of streams.
-    """
-    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-
-    async def pump() -> None:
-        try:
-            async for chunk in stream:
-                queue.put_nowait(("chunk", chunk))
-            queue.put_nowait(("end", None))
-        except Exception as exc:
-            queue.put_nowait(("error", exc))
-        finally:
-            with contextlib.suppress(Exception):
-                await stream.aclose()  # type: ignore[attr-defined]
-
-    async def watch() -> None:
-        await stop.wait()
-        queue.put_nowait(("stop", None))
-
-    reader = asyncio.create_task(pump())
-    watcher = asyncio.create_task(watch())
-    try:
-        while True:
-            kind, item = await queue.get()
-            if kind == "chunk":
-                yield item
-            elif kind == "end":
-                return
-            elif kind == "error":
-                raise item
-            else:
-                raise _Stopped
-    finally:
-        watcher.cancel()  # helper tasks of this stream, never the run
-        if not reader.done():
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
+def _tool_tokens(spec: ToolSpec) -> int:
+    """Estimated tokens of one tool's schema as a template lays it out (JSON, like most do)."""
+    return estimate_tokens(json.dumps(spec.model_dump(), ensure_ascii=False))
 
 
 def with_files(message: str, files: Sequence[dict[str, str]] | None) -> str:

@@ -74,6 +74,8 @@ class StreamEnd(_Event):
     content: str
     context_tokens: int
     max_context_tokens: int
+    # Additive: "stop" (the model finished) or "length" (cut off by LLM_MAX_TOKENS_ANSWER).
+    finish_reason: Literal["stop", "length"] = "stop"
 
 
 class StreamStopped(_Event):
@@ -90,6 +92,24 @@ class ProfileSwitched(_Event):
     type: Literal["profile_switched"] = "profile_switched"
     profile_id: str
     profile_name: str
+
+
+Phase = Literal["preparing", "compressing", "planning", "waiting"]
+
+
+class Status(_Event):
+    """Additive: what Navi is doing while no token is flowing (lookup, summary, plan, prompt read)."""
+
+    type: Literal["status"] = "status"
+    phase: Phase
+    detail: str = ""
+
+
+class Notice(_Event):
+    """Additive: something the user should know that did not end the turn."""
+
+    type: Literal["notice"] = "notice"
+    message: str
 
 
 class ErrorEvent(_Event):
@@ -109,6 +129,8 @@ AgentEvent = Annotated[
     | StreamStopped
     | ContextCompressed
     | ProfileSwitched
+    | Status
+    | Notice
     | ErrorEvent,
     Field(discriminator="type"),
 ]

@@ -1,8 +1,11 @@
 """The planning phase: one quick model call that answers DIRECT or a numbered plan.
 
-Runs before the tool loop when the profile enables it: no tools, no thinking, low temperature.
-The raw answer always goes to the session's planning logs; a plan with numbered steps is injected
-into the context as an assistant message (the model then continues from its own plan).
+Runs before the tool loop when the profile enables it: no tools, no thinking, low temperature, a
+small token cap. The model gets the planning instructions and one user message holding the recent
+conversation as plain text, so the call is valid for any chat template whatever the conversation
+holds (tool calls, images, summaries). The raw answer always goes to the session's planning logs;
+a plan with numbered steps is stored as a plan message and shown to the model in its system
+message while it carries out the request.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from navi.llm.errors import LLMError
 from navi.llm.messages import Message, utcnow
 
 PLANNING_TEMPERATURE = 0.3
+RECENT_CHARS = 4_000  # of earlier conversation shown to the planner; the latest request is whole
 STEP = re.compile(r"^\s*\d+[.)]\s+\S", re.MULTILINE)
 
 Decision = Literal["direct", "plan", "malformed", "error"]
@@ -52,18 +56,53 @@ def classify(raw: str) -> PlanOutcome:
     return PlanOutcome("plan", raw, plan=text[steps[0].start() :].strip())
 
 
+def planning_input(context: Sequence[Message]) -> str:
+    """The latest request, with as much of the conversation before it as fits `RECENT_CHARS`."""
+    lines: list[str] = []
+    for msg in context:
+        text = (msg.content or "").strip()
+        if msg.role == "user" and not msg.metadata.get("synthetic") and text:
+            lines.append(f"{'Summary' if msg.is_summary else 'User'}: {text}")
+        elif msg.role == "assistant" and text and not msg.is_plan and not msg.is_compression:
+            lines.append(f"Assistant: {text}")
+        elif msg.role == "assistant" and msg.tool_calls:
+            lines.append("Assistant used tools: " + ", ".join(c.name for c in msg.tool_calls))
+    if not lines:
+        return "Latest request: (empty)"
+    latest, earlier = lines[-1], lines[:-1]
+    kept: list[str] = []
+    size = 0
+    for line in reversed(earlier):
+        line = line if len(line) <= 600 else line[:600] + "…"
+        if size + len(line) > RECENT_CHARS:
+            break
+        kept.insert(0, line)
+        size += len(line)
+    head = "Conversation so far:\n" + "\n".join(kept) + "\n\n" if kept else ""
+    return f"{head}Latest request — {latest}"
+
+
 async def run_planning(
     llm: LLMBackend,
     model: str,
     context: Sequence[Message],
     tool_names: Sequence[str],
+    *,
+    max_tokens: int = 256,
+    num_ctx: int | None = None,
 ) -> PlanOutcome:
+    """Ask for DIRECT or a plan. Model failures become an "error" outcome; a stop propagates."""
     system = prompts.load("planning").replace("{tools}", ", ".join(tool_names) or "none")
-    messages = [Message.system(system), *[m for m in context if m.role != "system"]]
+    messages = [Message.system(system), Message.user(planning_input(context))]
+    options = CallOptions(
+        model=model, temperature=PLANNING_TEMPERATURE, think=False, max_tokens=max_tokens, num_ctx=num_ctx
+    )
     try:
-        result = await llm.complete(
-            messages, CallOptions(model=model, temperature=PLANNING_TEMPERATURE, think=False)
-        )
+        result = await llm.complete(messages, options)
     except LLMError as exc:
         return PlanOutcome("error", "", error=str(exc))
-    return classify(result.text)
+    outcome = classify(result.text)
+    if result.finish_reason == "length" and outcome.decision != "direct":
+        # A plan that ran into the cap is not trusted (small models loop); the log keeps it.
+        return PlanOutcome("malformed", result.text, error=f"cut off at {max_tokens} tokens")
+    return outcome

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from navi.agent.compression import compress_context
-from navi.agent.events import AgentEvent, ContextCompressed
+from navi.agent.events import AgentEvent, ContextCompressed, Notice
 from navi.agent.naming import name_session
 from navi.llm.base import LLMBackend
+from navi.llm.calls import CallStopped
 from navi.llm.messages import Message
 from navi.llm.tokens import estimate_messages_tokens
 from navi.logging import get_logger
@@ -29,11 +30,17 @@ class CompressionSettings:
     threshold: float = 0.8
     keep_recent: int = 10
     temperature: float = 0.3
-    max_input_chars: int = 12_000
+    max_input_tokens: int = 3_000
+    max_tokens: int = 768  # the cap of each summary call
 
 
 class CompressionFailed(Exception):
     """The summary call failed; the context was left as it was (already logged)."""
+
+
+def summary_failed(exc: Exception) -> Notice:
+    """What the user is told when the earlier conversation could not be summarised."""
+    return Notice(message=f"The earlier conversation could not be summarised ({exc}); it is kept as it was.")
 
 
 @dataclass
@@ -73,9 +80,12 @@ class ContextCompressor:
                 model,
                 keep_recent=keep,
                 temperature=self.settings.temperature,
-                max_input_chars=self.settings.max_input_chars,
+                max_input_tokens=self.settings.max_input_tokens,
+                max_tokens=self.settings.max_tokens,
             )
-        except Exception as exc:  # the model or the network failed: keep the old context
+        except CallStopped:
+            raise  # the user stopped: not a failure, and nothing was changed
+        except Exception as exc:  # the model or the network failed, or the summary was unusable
             log.warning("compression.failed", session_id=session_id, error=str(exc))
             raise CompressionFailed(str(exc)) from exc
         if result is None:
@@ -100,14 +110,15 @@ class ContextCompressor:
 @dataclass
 class WorkerContext:
     session_id: str
-    llm: LLMBackend
+    llm: LLMBackend  # bound to the run: stopping the run abandons calls made through it
+    detached_llm: LLMBackend  # for work that outlives the run (naming in the background)
     model: str
     window: int
     context: list[Message]
     context_tokens: int
     overhead_tokens: int
     persistent: bool
-    first_exchange: bool = False
+    needs_name: bool = False  # the session has no name yet (its first turn, or earlier ones failed)
     user_text: str = ""
     answer: str = ""
     # Schedule work that must not hold the run open (the run ends when the workers return).
@@ -145,8 +156,8 @@ class CompressionWorker:
                 overhead_tokens=wctx.overhead_tokens,
                 persistent=wctx.persistent,
             )
-        except CompressionFailed:
-            return WorkerResult()
+        except CompressionFailed as exc:
+            return WorkerResult(events=[summary_failed(exc)])
         if done is None:
             return WorkerResult()
         return WorkerResult(events=[done.event], context=done.context, context_tokens=done.tokens)
@@ -155,17 +166,24 @@ class CompressionWorker:
 class NamingWorker:
     name = "naming"
 
-    def __init__(self, sessions: SessionStore) -> None:
+    def __init__(self, sessions: SessionStore, max_tokens: int = 24) -> None:
         self.sessions = sessions
+        self.max_tokens = max_tokens
 
     async def run(self, wctx: WorkerContext) -> WorkerResult:
-        """Names the session in the background: the user can send the next message meanwhile."""
-        if wctx.first_exchange and wctx.persistent:
+        """Names the session in the background: the user can send the next message meanwhile.
+
+        Runs after every successful turn of a session that has no name yet, so a session whose
+        first turn failed is named after the first one that worked.
+        """
+        if wctx.needs_name and wctx.persistent:
             wctx.background(self._name(wctx))
         return WorkerResult()
 
     async def _name(self, wctx: WorkerContext) -> None:
-        title = await name_session(wctx.llm, wctx.model, wctx.user_text, wctx.answer)
+        title = await name_session(
+            wctx.detached_llm, wctx.model, wctx.user_text, wctx.answer, max_tokens=self.max_tokens
+        )
         current = await self.sessions.get(wctx.session_id, display=False)
         if current is not None and current.name is None:  # the user may have named it meanwhile
             await self.sessions.set_name(wctx.session_id, title)

@@ -5,6 +5,10 @@ kept until the run ends, so a client that connects mid-run â€” a reloaded page â
 turn's frames so far and then the live ones. A run does not depend on any client: it goes on when
 all of them leave, and its messages are saved as they complete. Stop is the run's stop event; a
 run task is never cancelled. When a run ends it is removed, with its frames.
+
+Once a run has answered (`stream_end`), what is left is post-turn work (a summary, naming). A new
+message does not wait for it: starting the next run stops the answered one, whose post-turn work
+is abandoned at once, and the new run begins when the old one has let go of the session.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ class AgentRun:
     task: asyncio.Task[None] | None = None
     result: dict[str, Any] | None = None
     finished: asyncio.Event = field(default_factory=asyncio.Event)
+    answered: bool = False  # stream_end is out: only post-turn work is left
 
     def publish(self, frame: dict[str, Any]) -> None:
         frame["seq"] = len(self.frames) + 1
@@ -117,13 +122,22 @@ class RunManager:
         *,
         planning: bool = True,
     ) -> AgentRun:
-        """Start a run (raises `RunActive` if the session has one). Returns immediately."""
-        if session_id in self._runs:
+        """Start a run (raises `RunActive` if the session has one). Returns immediately.
+
+        A run that has already answered does not count as busy: it is stopped, and the new run
+        starts once it has finished.
+        """
+        previous = self._runs.get(session_id)
+        if previous is not None and not previous.answered:
             raise RunActive(session_id)
+        if previous is not None:
+            previous.stop_event.set()
         run = AgentRun(session_id=session_id)
         self._runs[session_id] = run
         run.publish({"type": "stream_start"})
-        run.task = asyncio.create_task(self._drive(run, content, list(images), list(files), planning))
+        run.task = asyncio.create_task(
+            self._drive(run, content, list(images), list(files), planning, previous)
+        )
         for callback in list(self._watchers.get(session_id, ())):
             callback(run)
         return run
@@ -136,9 +150,17 @@ class RunManager:
         return True
 
     async def _drive(
-        self, run: AgentRun, content: str, images: list[str], files: list[dict[str, str]], planning: bool
+        self,
+        run: AgentRun,
+        content: str,
+        images: list[str],
+        files: list[dict[str, str]],
+        planning: bool,
+        previous: AgentRun | None = None,
     ) -> None:
         try:
+            if previous is not None:
+                await previous.finished.wait()
             stream = self.agent.run_stream(
                 run.session_id, content, images, files, stop_event=run.stop_event, planning=planning
             )
@@ -147,6 +169,8 @@ class RunManager:
                 if isinstance(event, StreamEnd) or (isinstance(event, ErrorEvent) and run.result is None):
                     run.result = frame
                 run.publish(frame)
+                if isinstance(event, StreamEnd):
+                    run.answered = True
         except SessionNotFound:
             run.publish(ErrorEvent(message=f"session {run.session_id} no longer exists").frame())
         except LLMError as exc:
@@ -155,7 +179,8 @@ class RunManager:
             log.exception("run.crashed", session_id=run.session_id)
             run.publish(ErrorEvent(message=f"internal error: {type(exc).__name__}: {exc}").frame())
         finally:
-            self._runs.pop(run.session_id, None)
+            if self._runs.get(run.session_id) is run:
+                del self._runs[run.session_id]
             run.finished.set()
             for sub in list(run.subscribers):
                 sub.put(None)

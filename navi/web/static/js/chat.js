@@ -26,6 +26,15 @@ function notice(text, kind) {
   return el("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : undefined }, text);
 }
 
+// What Navi is doing while no token flows (status frames); replaced by the next one, gone with the
+// first thinking, text or tool block.
+const STATUS_LABELS = {
+  preparing: "Preparing",
+  compressing: "Summarising earlier messages",
+  planning: "Planning",
+  waiting: "Waiting for the model",
+};
+
 function compressionNotice(before, after) {
   const detail = before !== undefined ? ` (${before} → ${after} messages)` : "";
   return el("div", { class: "msg" }, notice(`Context compressed${detail}; earlier messages were summarised.`, "compressed"));
@@ -98,6 +107,7 @@ export class Turn {
     this.thinking = null;
     this.segment = null;
     this.texts = [];
+    this.statusNode = null;
   }
 
   get text() {
@@ -105,8 +115,25 @@ export class Turn {
   }
 
   add(node) {
+    this.clearStatus();
     this.segment = null; // text after any other block starts a new segment
     this.node.append(node);
+  }
+
+  status(phase, detail) {
+    if (!this.statusNode) this.statusNode = el("div", { class: "status-line", role: "status" });
+    const label = STATUS_LABELS[phase] || "Working";
+    this.statusNode.textContent = detail ? `${label}: ${detail}…` : `${label}…`;
+    this.node.append(this.statusNode); // always the last line of the turn
+  }
+
+  clearStatus() {
+    this.statusNode?.remove();
+    this.statusNode = null;
+  }
+
+  info(message) {
+    this.add(notice(message, "info"));
   }
 
   // Where a subagent's blocks go: inside the running spawn_agent card when there is one.
@@ -117,6 +144,7 @@ export class Turn {
   }
 
   thinkingDelta(delta) {
+    this.clearStatus();
     if (!this.thinking) {
       this.thinking = thinkingBlock("", { open: true, label: "Thinking…" });
       this.add(this.thinking.details);
@@ -159,6 +187,7 @@ export class Turn {
   }
 
   textDelta(delta) {
+    this.clearStatus();
     this.thinkingEnd();
     if (!this.segment) {
       this.segment = new TextSegment();
@@ -175,10 +204,12 @@ export class Turn {
     this.add(segment.node);
   }
 
-  finish(content) {
+  finish(content, finishReason) {
+    this.clearStatus();
     this.thinkingEnd();
     for (const segment of this.texts) segment.flush();
     if (content && !this.text) this.setText(content);
+    if (finishReason === "length") this.add(notice("The reply was cut off at its length limit.", "cut"));
     this.node.removeAttribute("aria-busy");
   }
 
@@ -192,6 +223,7 @@ export class Turn {
   }
 
   error(message) {
+    this.clearStatus();
     this.thinkingEnd();
     this.add(notice(`Error: ${message}`, "error"));
     this.node.removeAttribute("aria-busy");

@@ -281,7 +281,7 @@ function handleFrame(frame) {
       liveTurn().textDelta(frame.delta);
       break;
     case "stream_end":
-      liveTurn().finish(frame.content);
+      liveTurn().finish(frame.content, frame.finish_reason);
       setMeter(frame.context_tokens, frame.max_context_tokens);
       endTurn();
       refreshListSoon();
@@ -290,6 +290,12 @@ function handleFrame(frame) {
       liveTurn().stopped();
       endTurn();
       sidebar.refresh();
+      break;
+    case "status":
+      liveTurn().status(frame.phase, frame.detail);
+      break;
+    case "notice":
+      liveTurn().info(frame.message);
       break;
     case "context_compressed":
       conversation.addCompression(frame.messages_before, frame.messages_after);

@@ -1,0 +1,303 @@
+"""Every model call bounded and stoppable; status while nothing streams; honest token accounting."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from navi.agent.events import AgentEvent, ErrorEvent, Notice, Status, StreamEnd, StreamStopped
+from navi.api.runs import RunManager
+from navi.config import load_settings
+from navi.llm.base import ModelInfo
+from navi.llm.errors import ContextOverflow, StreamInterrupted
+from navi.llm.ollama_backend import OllamaBackend
+from navi.llm.registry import BackendRegistry
+from navi.runtime import Runtime, build_runtime
+from navi.sessions.memory_store import InMemorySessionStore
+from navi.testing.agent_script import AgentScript
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply
+from navi.testing.scripted import ScriptedBackend
+from tests.agent_helpers import MODEL, collect, scripted_runtime, types
+
+
+def phases(events: list[AgentEvent]) -> list[str]:
+    return [e.phase for e in events if isinstance(e, Status)]
+
+
+async def http_runtime(tmp_path: Path, server: FakeModelServer, **settings: Any) -> Runtime:
+    registry = BackendRegistry()
+    registry.register_instance("ollama", OllamaBackend(server.url), default_model=MODEL)
+    base: dict[str, Any] = {"db_path": str(tmp_path / "n.db"), "tools_dir": str(tmp_path / "tools")}
+    return await build_runtime(
+        load_settings(**{**base, **settings}), backends=registry, sessions=InMemorySessionStore()
+    )
+
+
+async def stop_when(stream: Any, stop: asyncio.Event, predicate: Any) -> tuple[list[AgentEvent], float]:
+    """Collect a run's events, setting `stop` at the first event matching; return the stop latency."""
+    events: list[AgentEvent] = []
+    stopped_at = 0.0
+    async for event in stream:
+        events.append(event)
+        if not stop.is_set() and predicate(event):
+            stop.set()
+            stopped_at = time.perf_counter()
+    return events, time.perf_counter() - stopped_at
+
+
+async def test_status_events_tell_what_navi_is_doing(tmp_path: Path) -> None:
+    rt, _, script = await scripted_runtime(tmp_path)
+    script.plan("DIRECT", "DIRECT")
+    script.turn("Hello.", "Again.")
+    session = await rt.sessions.create("secretary")
+    first = await collect(rt.agent.run_stream(session.id, "Hi"))
+    assert phases(first) == ["preparing", "planning", "waiting"]
+    waiting = next(e for e in first if isinstance(e, Status) and e.phase == "waiting")
+    assert "tokens" in waiting.detail
+    assert first.index(waiting) < next(i for i, e in enumerate(first) if e.type == "stream_delta")
+    second = await collect(rt.agent.run_stream(session.id, "Hi again"))
+    assert phases(second) == ["planning", "waiting"]  # the model is known now: no lookup
+    await rt.aclose()
+
+
+async def test_stop_during_planning_is_immediate_and_closes_the_request(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    script = AgentScript()
+    fake_server.script = script
+    script.plan(Reply(text="DIRECT", first_delay=30))
+    rt = await http_runtime(tmp_path, fake_server)
+    session = await rt.sessions.create("secretary")
+    stop = asyncio.Event()
+    events, latency = await stop_when(
+        rt.agent.run_stream(session.id, "Hello", stop_event=stop),
+        stop,
+        lambda e: isinstance(e, Status) and e.phase == "planning",
+    )
+    assert latency < 1.0
+    assert isinstance(events[-1], StreamStopped)
+    assert script.of_kind("turn") == []  # no answer call after the stop
+    stored = await rt.sessions.get(session.id)
+    assert stored is not None and [m.content for m in stored.messages] == ["Hello"]
+    await rt.aclose()
+
+
+class SlowInfoBackend(ScriptedBackend):
+    """A server that accepts the model-information request and never answers it."""
+
+    async def model_info(self, model: str) -> ModelInfo:
+        await asyncio.sleep(60)
+        raise AssertionError("unreachable")
+
+
+async def test_stop_during_the_model_lookup(tmp_path: Path) -> None:
+    rt, _, _ = await scripted_runtime(tmp_path)
+    rt.backends.register_instance("ollama", SlowInfoBackend(AgentScript()), default_model=MODEL)
+    session = await rt.sessions.create("secretary")
+    stop = asyncio.Event()
+    events, latency = await stop_when(
+        rt.agent.run_stream(session.id, "Hello", stop_event=stop),
+        stop,
+        lambda e: isinstance(e, Status) and e.phase == "preparing",
+    )
+    assert latency < 1.0 and types(events) == ["stream_stopped"]
+    stored = await rt.sessions.get(session.id)
+    assert stored is not None and [m.content for m in stored.messages] == ["Hello"]  # nothing lost
+    await rt.aclose()
+
+
+async def test_a_server_that_never_answers_fails_after_the_first_token_timeout(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    script = AgentScript()
+    fake_server.script = script
+    script.turn(Reply(text="late", first_delay=20))
+    rt = await http_runtime(
+        tmp_path, fake_server, llm_first_token_timeout_seconds=0.5, planning_enabled=False
+    )
+    session = await rt.sessions.create("secretary")
+    started = time.perf_counter()
+    events = await collect(rt.agent.run_stream(session.id, "Hello"))
+    elapsed = time.perf_counter() - started
+    assert isinstance(events[-1], ErrorEvent) and "no output within 0.5 s" in events[-1].message
+    assert elapsed < 3  # one timeout, not three
+    await rt.aclose()
+
+
+async def test_a_stream_that_goes_quiet_fails_after_the_idle_timeout(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    script = AgentScript()
+    fake_server.script = script
+    script.turn(Reply(text="one two three four", chunk_chars=4, delay=3))
+    rt = await http_runtime(tmp_path, fake_server, llm_idle_timeout_seconds=0.5, planning_enabled=False)
+    session = await rt.sessions.create("secretary")
+    started = time.perf_counter()
+    events = await collect(rt.agent.run_stream(session.id, "Hello"))
+    assert isinstance(events[-1], ErrorEvent) and "stopped sending for 0.5 s" in events[-1].message
+    assert time.perf_counter() - started < 8
+    await rt.aclose()
+
+
+async def test_every_call_is_capped_by_its_setting(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    script = AgentScript()
+    fake_server.script = script
+    script.plan("DIRECT")
+    script.turn("An answer.")
+    rt = await http_runtime(
+        tmp_path, fake_server, llm_max_tokens_answer=300, llm_max_tokens_planning=40, llm_max_tokens_naming=9
+    )
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "Hello"))
+    await rt.agent.settle()  # naming runs in the background
+    caps = {
+        kind: [r.options.get("num_predict") for r in script.of_kind(kind)] for kind in ("planning", "turn")
+    }
+    assert caps == {"planning": [40], "turn": [300]}
+    assert [r.options.get("num_predict") for r in script.of_kind("naming")] == [9]
+    await rt.aclose()
+
+
+async def test_a_cut_off_answer_says_so(tmp_path: Path) -> None:
+    rt, _, script = await scripted_runtime(tmp_path, planning_enabled=False)
+    script.turn(Reply(text="A very long answer that", finish_reason="length"))
+    session = await rt.sessions.create("secretary")
+    events = await collect(rt.agent.run_stream(session.id, "Write a lot"))
+    end = events[-1]
+    assert isinstance(end, StreamEnd) and end.finish_reason == "length"
+    stored = await rt.sessions.get(session.id)
+    assert stored is not None and stored.messages[-1].metadata.get("finish_reason") == "length"
+    await rt.aclose()
+
+
+async def test_the_answer_cap_never_exceeds_the_room_left_in_the_window(tmp_path: Path) -> None:
+    rt, backend, script = await scripted_runtime(tmp_path, planning_enabled=False, context_length=16384)
+    script.turn("Fine.")
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "Hello"))
+    sent = backend.options[-1]
+    assert sent.max_tokens is not None and sent.max_tokens <= 2048
+    await rt.aclose()
+
+
+async def test_token_count_follows_a_broken_answer(tmp_path: Path) -> None:
+    rt, _, script = await scripted_runtime(tmp_path, sql=True, planning_enabled=False)
+    script.turn(Reply(text="Fine.", prompt_tokens=900, completion_tokens=5))
+    broken = "loop " * 2000
+    script.turn(Reply(text=broken, chunk_chars=500, error_after=20, exception=StreamInterrupted("dropped")))
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "Hello"))
+    before = (await rt.sessions.get(session.id, display=False)).context_token_count  # type: ignore[union-attr]
+    events = await collect(rt.agent.run_stream(session.id, "Tell me more"))
+    assert isinstance(events[-1], ErrorEvent)
+    after = (await rt.sessions.get(session.id, display=False)).context_token_count  # type: ignore[union-attr]
+    assert before == 905 and after > before + 2000  # the broken answer is counted
+    await rt.aclose()
+
+
+async def test_an_overflow_reported_by_the_server_makes_the_next_turn_compress(tmp_path: Path) -> None:
+    rt, _, script = await scripted_runtime(tmp_path, planning_enabled=False, context_keep_recent=1)
+    script.turn("First answer: " + "the details of the first answer, " * 30)
+    script.turn(Reply(exception=ContextOverflow("the prompt is too long for the context window")))
+    script.summary("## Current goal\n- The user greeted the assistant and asked for more.")
+    script.turn("Better now.")
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "Hello, tell me everything about the first topic " * 5))
+    failed = await collect(rt.agent.run_stream(session.id, "More"))
+    assert isinstance(failed[-1], ErrorEvent)
+    events = await collect(rt.agent.run_stream(session.id, "Try again"))
+    assert "context_compressed" in types(events) and isinstance(events[-1], StreamEnd)
+    await rt.aclose()
+
+
+async def test_tools_are_trimmed_before_a_message_is_refused(tmp_path: Path) -> None:
+    rt, backend, script = await scripted_runtime(tmp_path, planning_enabled=False, context_length=4096)
+    rt.agent.config.num_ctx = 4096
+    everything = rt.agent.tool_specs(rt.profiles.get("secretary"))
+    script.turn("Done.")
+    session = await rt.sessions.create("secretary")
+    events = await collect(rt.agent.run_stream(session.id, "Hello"))
+    assert isinstance(events[-1], StreamEnd), events[-1]
+    offered = script.of_kind("turn")[0].tools
+    notices = [e for e in events if isinstance(e, Notice)]
+    if len(offered) < len(everything):  # the window could not hold every schema
+        assert notices and all(
+            name in notices[0].message for name in set(t.name for t in everything) - set(offered)
+        )
+    assert offered  # but the message was not refused, and some tools stayed
+    await rt.aclose()
+
+
+async def test_a_window_too_small_for_navi_names_the_cause_and_the_minimum(tmp_path: Path) -> None:
+    rt, backend, script = await scripted_runtime(tmp_path, planning_enabled=False, context_length=600)
+    rt.agent.config.num_ctx = 600
+    session = await rt.sessions.create("secretary")
+    events = await collect(rt.agent.run_stream(session.id, "Hello"))
+    error = events[-1]
+    assert isinstance(error, ErrorEvent)
+    assert "too small for Navi" in error.message and "at least" in error.message
+    minimum = int(error.message.split("at least ")[1].split(" ")[0])
+    assert minimum > 600
+    assert backend.requests == []  # refused before any model call
+    await rt.aclose()
+
+
+async def test_the_fixed_prompt_is_calibrated_from_the_servers_count(tmp_path: Path) -> None:
+    rt, backend, script = await scripted_runtime(tmp_path, planning_enabled=False, context_length=4096)
+    rt.agent.config.num_ctx = 4096
+    everything = rt.agent.tool_specs(rt.profiles.get("secretary"))
+    # The server counts the whole prompt at 1,000 tokens: far less than Navi's cautious estimate.
+    script.turn(Reply(text="One.", prompt_tokens=1000, completion_tokens=3))
+    script.turn(Reply(text="Two.", prompt_tokens=1010, completion_tokens=3))
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "Hello"))
+    await collect(rt.agent.run_stream(session.id, "Hello again"))
+    second = script.of_kind("turn")[1]
+    assert len(second.tools) == len(everything)  # after one real count, every tool fits
+    await rt.aclose()
+
+
+async def test_post_turn_work_never_blocks_the_next_message(tmp_path: Path) -> None:
+    rt, _, script = await scripted_runtime(
+        tmp_path, planning_enabled=False, context_keep_recent=1, context_length=10_000
+    )
+    rt.agent.config.num_ctx = 10_000
+    never = asyncio.Event()
+    script.turn(Reply(text="First. " * 40, prompt_tokens=100, completion_tokens=5))
+    # The second answer fills the window: the post-turn summary starts, and hangs.
+    script.turn(Reply(text="Second.", prompt_tokens=9000, completion_tokens=5))
+    script.summary(Reply(text="## Current goal\n- The user counts: one, two.", wait_for=never))
+    script.turn("Third.")
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "One " * 40))
+    runs = RunManager(rt.agent)
+    first = runs.start(session.id, "Two")
+    for _ in range(200):
+        if first.answered:
+            break
+        await asyncio.sleep(0.01)
+    assert first.answered and not first.finished.is_set()  # answered, summarising
+    second = runs.start(session.id, "Three")  # not refused
+    await asyncio.wait_for(second.finished.wait(), 5)
+    assert first.finished.is_set()
+    assert second.result is not None and second.result["content"] == "Third."
+    assert not any(f["type"] == "context_compressed" for f in first.frames)  # the summary was abandoned
+    await rt.aclose()
+
+
+async def test_a_session_whose_first_turn_failed_is_named_later(tmp_path: Path) -> None:
+    rt, _, script = await scripted_runtime(tmp_path, planning_enabled=False)
+    script.turn(Reply(exception=StreamInterrupted("the server went away")))
+    script.turn("Paris is the capital of France.")
+    script.title = "Capital of France"
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "What is the capital of France?"))
+    await rt.agent.settle()
+    assert (await rt.sessions.get(session.id)).name is None  # type: ignore[union-attr]
+    await collect(rt.agent.run_stream(session.id, "What is the capital of France?"))
+    await rt.agent.settle()
+    assert (await rt.sessions.get(session.id)).name == "Capital of France"  # type: ignore[union-attr]
+    await rt.aclose()

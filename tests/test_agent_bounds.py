@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from navi.agent.context import build_context
+from navi.agent.engine import schema_tokens
 from navi.agent.events import AgentEvent, ErrorEvent, Notice, Status, StreamEnd, StreamStopped
 from navi.api.runs import RunManager
 from navi.config import load_settings
@@ -14,6 +16,7 @@ from navi.llm.base import ModelInfo
 from navi.llm.errors import ContextOverflow, StreamInterrupted
 from navi.llm.ollama_backend import OllamaBackend
 from navi.llm.registry import BackendRegistry
+from navi.llm.tokens import estimate_message_tokens
 from navi.runtime import Runtime, build_runtime
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.testing.agent_script import AgentScript
@@ -213,21 +216,31 @@ async def test_an_overflow_reported_by_the_server_makes_the_next_turn_compress(t
     await rt.aclose()
 
 
+def fixed_estimate(rt: Runtime) -> tuple[int, int]:
+    """Navi's estimate of the secretary's fixed prompt: (without tools, with every tool)."""
+    profile = rt.profiles.get("secretary")
+    system = build_context(rt.agent.config.persona, profile, [])[0]
+    bare = estimate_message_tokens(system)
+    return bare, bare + sum(schema_tokens(s) for s in rt.agent.tool_specs(profile))
+
+
 async def test_tools_are_trimmed_before_a_message_is_refused(tmp_path: Path) -> None:
-    rt, backend, script = await scripted_runtime(tmp_path, planning_enabled=False, context_length=4096)
-    rt.agent.config.num_ctx = 4096
-    everything = rt.agent.tool_specs(rt.profiles.get("secretary"))
+    rt, _, script = await scripted_runtime(tmp_path, planning_enabled=False)
+    bare, full = fixed_estimate(rt)
+    window = (bare + full) // 2 + 600  # room for the instructions and some tools, not all of them
+    rt.backends.register_instance(
+        "ollama", ScriptedBackend(script, context_length=window), default_model=MODEL
+    )
+    rt.agent.config.num_ctx = window
+    everything = {t.name for t in rt.agent.tool_specs(rt.profiles.get("secretary"))}
     script.turn("Done.")
     session = await rt.sessions.create("secretary")
     events = await collect(rt.agent.run_stream(session.id, "Hello"))
     assert isinstance(events[-1], StreamEnd), events[-1]
-    offered = script.of_kind("turn")[0].tools
-    notices = [e for e in events if isinstance(e, Notice)]
-    if len(offered) < len(everything):  # the window could not hold every schema
-        assert notices and all(
-            name in notices[0].message for name in set(t.name for t in everything) - set(offered)
-        )
-    assert offered  # but the message was not refused, and some tools stayed
+    offered = set(script.of_kind("turn")[0].tools)
+    assert offered and offered < everything  # some tools left out, the message not refused
+    notice = next(e for e in events if isinstance(e, Notice))
+    assert all(name in notice.message for name in everything - offered)
     await rt.aclose()
 
 

@@ -233,7 +233,7 @@ class Agent:
     # --- token accounting --------------------------------------------------------------------------
     def _raw_fixed(self, system: str, specs: Sequence[ToolSpec]) -> int:
         """Estimated tokens of a system prompt plus tool schemas, before calibration."""
-        return estimate_message_tokens(Message.system(system)) + sum(_tool_tokens(s) for s in specs)
+        return estimate_message_tokens(Message.system(system)) + sum(schema_tokens(s) for s in specs)
 
     def _ratio(self, run: _Run) -> float:
         return self._calibration.get((run.llm.name, run.model), 1.0)
@@ -273,9 +273,9 @@ class Agent:
         budget = run.window - self._reserve(run)
         ratio = self._ratio(run)
         while kept and need > budget:
-            drop = max(kept, key=_tool_tokens)
+            drop = max(kept, key=schema_tokens)
             kept.remove(drop)
-            need -= math.ceil(_tool_tokens(drop) * ratio)
+            need -= math.ceil(schema_tokens(drop) * ratio)
         return kept, need
 
     def _too_small(self, run: _Run, need: int) -> str:
@@ -861,7 +861,7 @@ async def _invoke(tool: Any, args: dict[str, Any]) -> ToolResult:
     return ToolResult.ok(str(result))
 
 
-def _tool_tokens(spec: ToolSpec) -> int:
+def schema_tokens(spec: ToolSpec) -> int:
     """Estimated tokens of one tool's schema as a template lays it out (JSON, like most do)."""
     return estimate_tokens(json.dumps(spec.model_dump(), ensure_ascii=False))
 

@@ -173,11 +173,20 @@ class AnthropicBackend(LLMBackend):
             return StreamInterrupted(f"Anthropic stream failed: {exc}", backend=self.name, model=model)
         return LLMError(f"Anthropic call failed: {exc}", backend=self.name, model=model)
 
-    async def stream_complete(
+    def normalize(self, messages: Sequence[Message]) -> list[Message]:
+        """Unchanged: `to_anthropic` folds turns itself, block by block.
+
+        It puts every system text in `system`, joins same-role neighbours into one turn (keeping
+        each thinking block with its signature, which merging messages would lose), puts tool
+        results in a user turn and opens with a user turn.
+        """
+        return list(messages)
+
+    async def _stream(
         self,
         messages: Sequence[Message],
         options: CallOptions,
-        tools: Sequence[ToolSpec] | None = None,
+        tools: Sequence[ToolSpec] | None,
     ) -> AsyncIterator[Chunk]:
         model = options.model
         system, turns = to_anthropic(messages)
@@ -266,10 +275,14 @@ class AnthropicBackend(LLMBackend):
         )
 
     async def model_info(self, model: str) -> ModelInfo:
+        # Known for the API rather than asked: every current Claude model has all of these.
         return ModelInfo(
             name=model,
             context_length=CONTEXT_WINDOW,
+            trained_context_length=CONTEXT_WINDOW,
             capabilities=("completion", "tools", "vision", "thinking"),
+            probed=True,
+            server="anthropic",
         )
 
     async def list_models(self) -> list[str]:

@@ -7,9 +7,12 @@ own and never reach a model.
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
+import re
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -47,33 +50,127 @@ class ToolCall(BaseModel):
     arguments_error: str | None = None
 
     @classmethod
-    def from_raw(cls, name: str, raw: str | dict[str, Any] | None, call_id: str | None = None) -> ToolCall:
-        """Parse arguments as a model emitted them (JSON text or an object)."""
+    def from_raw(cls, name: str, raw: str | Mapping[str, Any] | None, call_id: str | None = None) -> ToolCall:
+        """Arguments as a model emitted them: an object, JSON text, or something close to it.
+
+        Small models and some servers send arguments double-encoded, fenced in ```json, with
+        trailing commas or Python's True/False/None; those are repaired. What cannot be repaired
+        is kept in `raw_arguments` with the reason in `arguments_error`, never replaced by `{}`.
+        """
         kwargs: dict[str, Any] = {"name": name}
         if call_id:
             kwargs["id"] = call_id
         if raw is None or raw == "":
             return cls(**kwargs)
-        if isinstance(raw, dict):
-            return cls(arguments=raw, **kwargs)
-        try:
-            value = json.loads(raw)
-        except (TypeError, ValueError) as exc:
-            return cls(
-                raw_arguments=str(raw), arguments_error=f"arguments are not valid JSON ({exc})", **kwargs
-            )
-        if not isinstance(value, dict):
-            return cls(
-                raw_arguments=str(raw),
-                arguments_error=f"arguments must be a JSON object, got {type(value).__name__}",
-                **kwargs,
-            )
+        if isinstance(raw, Mapping):
+            return cls(arguments=dict(raw), **kwargs)
+        value, error = parse_arguments(raw)
+        if value is None:
+            return cls(raw_arguments=str(raw), arguments_error=error, **kwargs)
         return cls(arguments=value, **kwargs)
 
     def arguments_json(self) -> str:
         if self.raw_arguments is not None:
             return self.raw_arguments
         return json.dumps(self.arguments, ensure_ascii=False)
+
+
+_FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n?(.*?)\n?[ \t]*```$", re.DOTALL)
+_MAX_REPAIR_CHARS = 200_000
+
+
+def unfence(text: str) -> str:
+    """`text` without a Markdown code fence around it (models like to fence JSON)."""
+    match = _FENCE.match(text.strip())
+    return match.group(1).strip() if match else text.strip()
+
+
+def _json_relaxed(text: str) -> str:
+    """Trailing commas dropped and Python literals made JSON, outside strings only."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+            continue
+        if ch == ",":
+            j = i + 1
+            while j < n and text[j].isspace():
+                j += 1
+            if j < n and text[j] in "}]":
+                i += 1
+                continue
+        if ch.isalpha() and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            j = i
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            word = text[i:j]
+            out.append({"True": "true", "False": "false", "None": "null"}.get(word, word))
+            i = j
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _jsonable(value: Any) -> Any:
+    """A Python literal as JSON data (tuples become lists); anything else is refused."""
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise ValueError("object keys must be strings")
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    raise ValueError(f"{type(value).__name__} is not JSON")
+
+
+def decode_lenient(text: str) -> Any:
+    """JSON, or JSON with the usual small-model slips, or a Python literal; raises ValueError."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        first = exc
+    if len(text) > _MAX_REPAIR_CHARS:
+        raise first
+    try:
+        return json.loads(_json_relaxed(text))
+    except ValueError:
+        pass
+    try:
+        return _jsonable(ast.literal_eval(text))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise first from None
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str]:
+    """A tool call's arguments as an object, repaired where the intent is unambiguous.
+
+    Returns (object, "") or (None, why it is not one). A JSON string that itself holds an object
+    (double encoding) is unwrapped; `null` means no arguments.
+    """
+    text = raw
+    for _ in range(3):
+        text = unfence(text)
+        try:
+            value = decode_lenient(text)
+        except ValueError as exc:
+            return None, f"arguments are not valid JSON ({exc})"
+        if value is None:
+            return {}, ""
+        if isinstance(value, dict):
+            return value, ""
+        if isinstance(value, str) and value.strip()[:1] in ("{", "`"):
+            text = value
+            continue
+        return None, f"arguments must be a JSON object, got {type(value).__name__}"
+    return None, "arguments are encoded too many times"
 
 
 class Message(BaseModel):

@@ -6,21 +6,23 @@ message's JSON; a test checks the body equals what the client's `chat()` sends.
 
 `num_ctx` and temperature are always sent (Ollama's own defaults are far smaller than Navi's window);
 `think` is sent only to models whose `/api/show` capabilities include thinking, because Ollama
-rejects it for the others. Ollama gives tool calls no ids, so each gets one of ours.
+rejects it for the others. Ollama gives tool calls no ids, so each gets one of ours. Some models
+(through Ollama's own parsers) produce tool calls whose `arguments` is a JSON string instead of an
+object; the official response type refuses those with a validation error, so replies are read with
+a lenient variant and the arguments repaired like any other model's (`ToolCall.from_raw`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
 import ollama
 
-from navi.llm.base import CallOptions, LLMBackend, ModelInfo, ServerStatus
+from navi.llm.base import CallOptions, LLMBackend, ModelInfo, ModelInfoCache, ServerStatus
 from navi.llm.chunks import Chunk, FinishReason, StreamFinal, TextDelta, ThinkingDelta, ToolCallsChunk, Usage
 from navi.llm.errors import (
     BackendHTTPError,
@@ -36,6 +38,24 @@ from navi.llm.messages import Message, ToolCall, ToolSpec, strip_data_uri
 from navi.llm.tokens import estimate_messages_tokens, estimate_tokens
 
 POOL_SHARDS = 8
+
+
+class _LenientFunction(ollama.Message.ToolCall.Function):
+    arguments: Mapping[str, Any] | str | None = None  # type: ignore[assignment]
+
+
+class _LenientToolCall(ollama.Message.ToolCall):
+    function: _LenientFunction
+
+
+class _LenientMessage(ollama.Message):
+    tool_calls: Sequence[_LenientToolCall] | None = None
+
+
+class _LenientChatResponse(ollama.ChatResponse):
+    """`ollama.ChatResponse` that also takes tool-call arguments sent as a string."""
+
+    message: _LenientMessage
 
 
 def wire_message(msg: Message) -> dict[str, Any]:
@@ -148,8 +168,7 @@ class OllamaBackend(LLMBackend):
         ]
         self._next_shard = 0
         self._client = self._streams[0]
-        self._info_cache: dict[str, ModelInfo] = {}
-        self._info_pending: dict[str, asyncio.Future[ModelInfo]] = {}
+        self._info = ModelInfoCache(self._show)
 
     # --- errors ----------------------------------------------------------------------------------
     def _unreachable(self) -> BackendUnreachable:
@@ -204,11 +223,11 @@ class OllamaBackend(LLMBackend):
         info = await self.model_info(options.model)
         return True if info.supports("thinking") else None
 
-    async def stream_complete(
+    async def _stream(
         self,
         messages: Sequence[Message],
         options: CallOptions,
-        tools: Sequence[ToolSpec] | None = None,
+        tools: Sequence[ToolSpec] | None,
     ) -> AsyncIterator[Chunk]:
         model = options.model
         model_options: dict[str, Any] = {}
@@ -226,7 +245,7 @@ class OllamaBackend(LLMBackend):
             body = chat_body(model, messages, tools, think, model_options)
             self._next_shard = (self._next_shard + 1) % POOL_SHARDS
             stream = await self._streams[self._next_shard]._request(
-                ollama.ChatResponse, "POST", "/api/chat", content=body, stream=True
+                _LenientChatResponse, "POST", "/api/chat", content=body, stream=True
             )
             calls: list[ToolCall] = []
             text_chars = 0
@@ -239,7 +258,7 @@ class OllamaBackend(LLMBackend):
                     text_chars += len(msg.content)
                     yield TextDelta(text=msg.content)
                 for call in msg.tool_calls or ():
-                    calls.append(ToolCall.from_raw(call.function.name, dict(call.function.arguments or {})))
+                    calls.append(ToolCall.from_raw(call.function.name, call.function.arguments))
                 if part.done:
                     final = part
                     break
@@ -269,33 +288,16 @@ class OllamaBackend(LLMBackend):
 
     # --- model information ------------------------------------------------------------------------
     async def model_info(self, model: str) -> ModelInfo:
-        """Cached; concurrent first lookups of one model share a single /api/show request."""
-        if model in self._info_cache:
-            return self._info_cache[model]
-        pending = self._info_pending.get(model)
-        if pending is not None:
-            return await asyncio.shield(pending)
-        future: asyncio.Future[ModelInfo] = asyncio.get_running_loop().create_future()
-        self._info_pending[model] = future
-        try:
-            info = await self._show(model)
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # marks it retrieved when nobody else was waiting
-            raise
-        else:
-            future.set_result(info)
-            return info
-        finally:
-            self._info_pending.pop(model, None)
+        """From `/api/show`, cached; concurrent first lookups of one model share a single request."""
+        return await self._info.get(model)
 
-    async def _show(self, model: str) -> ModelInfo:
+    async def _show(self, model: str) -> tuple[ModelInfo, bool]:
         try:
             shown = await self._client.show(model)
         except Exception as exc:
             raise self._translate(exc, model) from None
         details = dict(shown.modelinfo or {})
-        context_length = next(
+        trained = next(
             (
                 int(v)
                 for k, v in details.items()
@@ -305,12 +307,15 @@ class OllamaBackend(LLMBackend):
         )
         info = ModelInfo(
             name=model,
-            context_length=context_length,
+            # Ollama runs a model with the num_ctx Navi sends, up to what it was trained for.
+            context_length=trained,
+            trained_context_length=trained,
             capabilities=tuple(shown.capabilities or ()),
+            probed=True,
+            server="ollama",
             details={"family": shown.details.family if shown.details else None},
         )
-        self._info_cache[model] = info
-        return info
+        return info, True
 
     async def embed(self, texts: Sequence[str], model: str) -> list[list[float]]:
         try:

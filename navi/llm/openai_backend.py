@@ -3,6 +3,11 @@
 Works against any server speaking that format: vLLM, llama.cpp, LM Studio, Ollama's `/v1`, OpenAI.
 Tool-call deltas are assembled by index; usage comes from the last chunk (`include_usage`);
 `reasoning_content` / `reasoning` deltas, which several servers send, surface as thinking.
+
+Capabilities are probed, not assumed (`model_info`, once per model): llama.cpp's `/props` gives
+the window it runs with, its chat template's tool support and the modalities, and `/v1/models`
+its `meta` (trained window); vLLM's `max_model_len` and LM Studio's `/api/v0/models/<id>` give
+their windows. A server that says nothing keeps the defaults (native tools, Navi's window).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import Any
 import httpx2
 import openai
 
-from navi.llm.base import CallOptions, LLMBackend, ModelInfo, ServerStatus
+from navi.llm.base import CallOptions, LLMBackend, ModelInfo, ModelInfoCache, ServerStatus
 from navi.llm.chunks import Chunk, FinishReason, StreamFinal, TextDelta, ThinkingDelta, ToolCallsChunk, Usage
 from navi.llm.errors import (
     AuthenticationFailed,
@@ -31,6 +36,8 @@ from navi.llm.tokens import estimate_messages_tokens, estimate_tokens
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _CONTEXT_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
+PROBE_TIMEOUT = 10.0
+_THINKING_MARKS = ("enable_thinking", "<think>", "reasoning_content")
 
 
 def _user_content(msg: Message) -> str | list[dict[str, Any]]:
@@ -111,6 +118,15 @@ class OpenAIBackend(LLMBackend):
             timeout=openai.Timeout(timeout, connect=connect_timeout),
             max_retries=0,
         )
+        self._probe_client = self._client.with_options(
+            timeout=openai.Timeout(PROBE_TIMEOUT, connect=connect_timeout)
+        )
+        self._info = ModelInfoCache(self._probe)
+
+    @property
+    def server_root(self) -> str:
+        """The server's own root, where llama.cpp and LM Studio keep their native endpoints."""
+        return self.base_url.removesuffix("/v1")
 
     def _unreachable(self) -> BackendUnreachable:
         return BackendUnreachable(
@@ -174,11 +190,11 @@ class OpenAIBackend(LLMBackend):
             )
         return LLMError(f"model call failed: {exc}", backend=self.name, model=model)
 
-    async def stream_complete(
+    async def _stream(
         self,
         messages: Sequence[Message],
         options: CallOptions,
-        tools: Sequence[ToolSpec] | None = None,
+        tools: Sequence[ToolSpec] | None,
     ) -> AsyncIterator[Chunk]:
         model = options.model
         kwargs: dict[str, Any] = {
@@ -267,16 +283,56 @@ class OpenAIBackend(LLMBackend):
         return [m.id for m in page.data]
 
     async def model_info(self, model: str) -> ModelInfo:
+        """What the server says about `model` (see the module docstring); never raises."""
+        return await self._info.get(model)
+
+    async def _get_json(self, url: str) -> Any:
+        """GET a JSON document beside the OpenAI API; None when the server has no such thing."""
         try:
-            page = await self._client.models.list()
-        except Exception:
-            return ModelInfo(name=model)
-        for entry in page.data:
-            if entry.id == model:
-                extra = entry.model_extra or {}
-                length = next((int(extra[k]) for k in _CONTEXT_KEYS if isinstance(extra.get(k), int)), None)
-                return ModelInfo(name=model, context_length=length, capabilities=("completion", "tools"))
-        return ModelInfo(name=model)
+            return await self._probe_client.get(url, cast_to=object)
+        except (openai.APIError, ValueError):
+            return None
+
+    async def _probe(self, model: str) -> tuple[ModelInfo, bool]:
+        try:
+            page = await self._probe_client.models.list()
+        except (openai.APIConnectionError, openai.APITimeoutError):
+            return ModelInfo(name=model, capabilities=("completion", "tools")), False
+        except openai.APIError:
+            entries: list[dict[str, Any]] = []
+        else:
+            entries = [m.model_dump() for m in page.data]
+        entry = next((e for e in entries if e.get("id") == model), None)
+        props = await self._get_json(f"{self.server_root}/props")
+        if isinstance(props, dict) and isinstance(props.get("default_generation_settings"), dict):
+            if entry is None and len(entries) == 1:
+                entry = entries[0]  # llama-server serves one model whatever name a request gives
+            return llama_cpp_info(model, props, entry), True
+        if entry is not None and isinstance(entry.get("max_model_len"), int):
+            return (
+                ModelInfo(
+                    name=model,
+                    context_length=entry["max_model_len"],
+                    capabilities=("completion", "tools"),
+                    probed=True,
+                    server="vllm" if entry.get("owned_by") == "vllm" else "openai-compatible",
+                ),
+                True,
+            )
+        studio = await self._get_json(f"{self.server_root}/api/v0/models/{model}")
+        if isinstance(studio, dict) and ("max_context_length" in studio or "loaded_context_length" in studio):
+            return lm_studio_info(model, studio), True
+        found = entry or {}
+        length = next((int(found[k]) for k in _CONTEXT_KEYS if isinstance(found.get(k), int)), None)
+        return (
+            ModelInfo(
+                name=model,
+                context_length=length,
+                capabilities=("completion", "tools"),
+                probed=length is not None,
+            ),
+            True,
+        )
 
     async def status(self) -> ServerStatus:
         try:
@@ -292,6 +348,60 @@ class OpenAIBackend(LLMBackend):
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _int(value: Any) -> int | None:
+    return (
+        int(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else None
+    )
+
+
+def llama_cpp_info(model: str, props: dict[str, Any], entry: dict[str, Any] | None) -> ModelInfo:
+    """llama-server's `/props` and `/v1/models` entry as a ModelInfo.
+
+    Tools are native only when the chat template renders tool schemas and tool calls (its
+    `chat_template_caps`); otherwise llama-server drops `tools` without a word.
+    """
+    meta = (entry or {}).get("meta") or {}
+    settings = props.get("default_generation_settings") or {}
+    caps = props.get("chat_template_caps") or {}
+    template = str(props.get("chat_template") or "")
+    capabilities = ["completion"]
+    if caps.get("supports_tools") and caps.get("supports_tool_calls"):
+        capabilities.append("tools")
+    if any(mark in template for mark in _THINKING_MARKS):
+        capabilities.append("thinking")
+    if (props.get("modalities") or {}).get("vision"):
+        capabilities.append("vision")
+    return ModelInfo(
+        name=model,
+        context_length=_int(settings.get("n_ctx")) or _int(meta.get("n_ctx")),
+        trained_context_length=_int(meta.get("n_ctx_train")),
+        capabilities=tuple(capabilities),
+        probed=True,
+        server="llama.cpp",
+        details={
+            "system_role": bool(caps.get("supports_system_role", True)),
+            "served_model": (entry or {}).get("id") or props.get("model_alias"),
+            "build": props.get("build_info"),
+        },
+    )
+
+
+def lm_studio_info(model: str, data: dict[str, Any]) -> ModelInfo:
+    """LM Studio's `/api/v0/models/<id>`: it calls tools for every model (natively or by prompt)."""
+    trained = _int(data.get("max_context_length"))
+    capabilities = ["completion", "tools"]
+    if data.get("type") == "vlm":
+        capabilities.append("vision")
+    return ModelInfo(
+        name=model,
+        context_length=_int(data.get("loaded_context_length")) or trained,
+        trained_context_length=trained,
+        capabilities=tuple(capabilities),
+        probed=True,
+        server="lm-studio",
+    )
 
 
 def _error_text(exc: openai.APIStatusError) -> str:

@@ -239,6 +239,7 @@ async def test_tools_are_trimmed_before_a_message_is_refused(tmp_path: Path) -> 
     assert isinstance(events[-1], StreamEnd), events[-1]
     offered = set(script.of_kind("turn")[0].tools)
     assert offered and offered < everything  # some tools left out, the message not refused
+    assert "compressing" not in phases(events)  # nothing to summarise in a first message
     notice = next(e for e in events if isinstance(e, Notice))
     assert all(name in notice.message for name in everything - offered)
     await rt.aclose()

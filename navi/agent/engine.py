@@ -27,6 +27,7 @@ from typing import Any
 import structlog
 
 from navi import runctx
+from navi.agent.compression import partition
 from navi.agent.context import build_context, system_text
 from navi.agent.events import (
     AgentEvent,
@@ -566,6 +567,8 @@ class Agent:
         """Compress when the context passed the threshold. Raises `CallStopped` on stop."""
         if run.compression_failed or not self.compressor.needed(run.size, run.window):
             return
+        if not partition(run.context, 0)[0]:
+            return  # nothing before the latest request to summarise: the fit check decides the rest
         yield Status(phase="compressing", detail="summarising the earlier conversation")
         await self._flush(run)  # compression rewrites stored rows: earlier writes must be in
         # Keep the configured number of turns; if that is still too much, one turn; in the end only

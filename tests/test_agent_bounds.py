@@ -315,3 +315,36 @@ async def test_a_session_whose_first_turn_failed_is_named_later(tmp_path: Path) 
     await rt.agent.settle()
     assert (await rt.sessions.get(session.id)).name == "Capital of France"  # type: ignore[union-attr]
     await rt.aclose()
+
+
+async def test_stop_during_a_summary_leaves_the_context_as_it_was(tmp_path: Path) -> None:
+    rt, _, script = await scripted_runtime(
+        tmp_path, planning_enabled=False, context_keep_recent=1, context_length=10_000
+    )
+    rt.agent.config.num_ctx = 10_000
+    never = asyncio.Event()
+    script.turn(Reply(text="First. " * 40, prompt_tokens=9000, completion_tokens=5))
+    hanging = Reply(text="## Current goal\n- The user counts.", wait_for=never)
+    script.summary(hanging, hanging)
+    session = await rt.sessions.create("secretary")
+    # After the answer the post-turn summary starts and hangs: stop abandons it.
+    stop = asyncio.Event()
+    first, latency = await stop_when(
+        rt.agent.run_stream(session.id, "One " * 40, stop_event=stop),
+        stop,
+        lambda e: isinstance(e, StreamEnd),
+    )
+    assert latency < 1.0 and isinstance(first[-1], StreamEnd)
+    # The next turn summarises first; stop it there too.
+    stop = asyncio.Event()
+    events, latency = await stop_when(
+        rt.agent.run_stream(session.id, "Two", stop_event=stop),
+        stop,
+        lambda e: isinstance(e, Status) and e.phase == "compressing",
+    )
+    assert latency < 1.0 and isinstance(events[-1], StreamStopped)
+    stored = await rt.sessions.get(session.id, display=False)
+    assert stored is not None and not any(m.is_summary for m in stored.context)
+    assert [m.content for m in stored.context][-1] == "Two"
+    assert len(script.of_kind("summary")) == 1  # stopped after its answer, the first run never began one
+    await rt.aclose()

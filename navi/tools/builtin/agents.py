@@ -18,9 +18,9 @@ Spawner = Callable[[str, str], Awaitable[str]]
 class SpawnAgentTool(Tool):
     name = "spawn_agent"
     description = (
-        "Hand a self-contained sub-task to a fresh subagent and wait for its answer. The subagent sees "
-        "only `task` (no conversation history), has its own scratchpad and todo list, and can use tools. "
-        "Write `task` as a complete brief: goal, context, constraints and the form of the answer."
+        "Give a sub-task to a fresh subagent and wait for its answer. It sees only `task`, not "
+        "this conversation: make `task` a complete brief (goal, context, constraints, form of the "
+        "answer)."
     )
     parameters = {
         "type": "object",
@@ -28,7 +28,7 @@ class SpawnAgentTool(Tool):
             "task": {"type": "string", "minLength": 1},
             "profile_id": {
                 "type": "string",
-                "description": "Profile for the subagent (default: the current one).",
+                "description": "default: the current one",
             },
         },
         "required": ["task"],
@@ -55,11 +55,7 @@ class SpawnAgentTool(Tool):
 
 class SwitchProfileTool(Tool):
     name = "switch_profile"
-    description = (
-        "Switch this conversation to another profile when its domain has clearly changed (for example "
-        "from research to server administration). Takes effect from the next step. Do not switch for a "
-        "single off-topic question, and never back and forth."
-    )
+    description = "Move this conversation to another profile, from the next step on."
     timeout = 10.0
 
     def __init__(self, profiles: ProfileRegistry, sessions: SessionStore) -> None:

@@ -26,9 +26,8 @@ MAX_OUTPUT = 20_000
 class CodeExecTool(Tool):
     name = "code_exec"
     description = (
-        "Run a Python 3 program and get its printed output. Use it for calculations, data processing, "
-        "parsing files and anything that needs exact results. Print what you need to see. The program "
-        "runs in an empty temporary folder with limited time and memory; use absolute paths for files."
+        "Run a Python 3 program, for anything that needs exact results; you see only what it prints. "
+        "It runs in an empty temporary folder with limited time and memory: use absolute file paths."
     )
     parameters = {
         "type": "object",

@@ -68,11 +68,10 @@ def _entry(path: Path, shown: str) -> str:
 class FilesystemTool(Tool):
     name = "filesystem"
     description = (
-        "Work with local files. Actions: `read` (text, in pages of lines: `offset` is the first line, "
-        "1-based; `limit` lines), `write` (replace or create a file with `content`), `append`, `list` "
-        "(a directory; `recursive` for subfolders), `find` (files matching glob `pattern` under `path`), "
-        "`info`, `mkdir`, `move` and `copy` (to `destination`), `delete` (files; folders only when empty "
-        "or with `recursive`). Only paths inside the allowed folders can be used."
+        "Files in the allowed folders only. `read` gives `limit` lines from line `offset` (from "
+        "1); `write` (create or replace) or `append` `content`; `list` a folder (`recursive`: "
+        "subfolders too); `find` files under `path` matching glob `pattern`; `move` or `copy` to "
+        "`destination`; `delete` a file, or a folder when empty or `recursive`."
     )
     parameters = {
         "type": "object",

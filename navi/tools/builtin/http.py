@@ -285,12 +285,10 @@ def _json_value(value: Any) -> Any:
 class HttpRequestTool(Tool):
     name = "http_request"
     description = (
-        "Send an HTTP request to an API and see the status, response headers and body (JSON is "
-        "pretty-printed). Use for REST APIs such as Home Assistant, health checks and webhooks; use "
-        "web_view to read web pages. Give `method` and `url`; optional `headers` (e.g. Authorization), "
-        "`params` (query string), a request body as `json` (any JSON value) or `body` (raw text, set "
-        "Content-Type yourself), `timeout` in seconds, `follow_redirects` (default true). A 4xx/5xx "
-        "status is reported, not treated as a tool error."
+        "Call an HTTP API (REST, Home Assistant, health checks, webhooks): returns status, headers"
+        " and body; a 4xx/5xx status is a result, not a tool error. For web pages use web_view. "
+        "Send a body as `json` (any JSON value) or raw `body` (set Content-Type yourself), not "
+        "both."
     )
     parameters = {
         "type": "object",
@@ -299,19 +297,12 @@ class HttpRequestTool(Tool):
                 "type": "string",
                 "enum": ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"],
             },
-            "url": {"type": "string", "minLength": 1, "description": "absolute http:// or https:// URL"},
-            "headers": {
-                "type": "object",
-                "additionalProperties": {"type": "string"},
-                "description": 'request headers, e.g. {"Authorization": "Bearer …"}',
-            },
-            "params": {
-                "type": "object",
-                "description": "query parameters; values are strings, numbers, booleans or lists of those",
-            },
-            "body": {"type": "string", "description": "raw request body (not together with `json`)"},
-            "json": {"description": "request body sent as JSON (not together with `body`)"},
-            "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "seconds (default 30)"},
+            "url": {"type": "string", "minLength": 1},
+            "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+            "params": {"type": "object", "description": "query string"},
+            "body": {"type": "string"},
+            "json": {},
+            "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "seconds"},
             "follow_redirects": {"type": "boolean"},
         },
         "required": ["method", "url"],

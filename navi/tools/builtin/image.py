@@ -139,15 +139,13 @@ def prepare_image(data: bytes, max_side: int) -> Encoded:
 class ImageViewTool(Tool):
     name = "image_view"
     description = (
-        "Look at an image: `source` is a local file path (inside the allowed folders) or an http(s) URL. "
-        "The image is shown to you directly (downscaled when large), so you can describe it, read text "
-        "in it or compare it. Works with PNG, JPEG, GIF (first frame), WebP, BMP, TIFF and other common "
-        "formats."
+        "See an image (any common format) from a local path in the allowed folders or an http(s) "
+        "URL, downscaled when large."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "source": {"type": "string", "minLength": 1, "description": "a local path or an http(s) URL"},
+            "source": {"type": "string", "minLength": 1},
         },
         "required": ["source"],
         "additionalProperties": False,

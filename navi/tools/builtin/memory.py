@@ -16,11 +16,7 @@ def _owner() -> str:
 
 class MemorySearchTool(Tool):
     name = "memory_search"
-    description = (
-        "Search what you remember about the user (facts from earlier conversations: places, projects, "
-        "devices, preferences). Use it when the user mentions something personal or before assuming "
-        "details of their environment — not reflexively at the start of every conversation."
-    )
+    description = "Search the facts remembered about the user from earlier conversations."
     parameters = {
         "type": "object",
         "properties": {
@@ -45,10 +41,7 @@ class MemorySearchTool(Tool):
 
 class MemoryForgetTool(Tool):
     name = "memory_forget"
-    description = (
-        "Forget remembered facts with this `key` (optionally only in `category`). Use it only when the "
-        "user asks you to forget something, or a remembered fact is clearly wrong or outdated."
-    )
+    description = "Forget the remembered facts with this `key` (only in `category`, if given)."
     parameters = {
         "type": "object",
         "properties": {

@@ -44,9 +44,8 @@ def first_line(text: str, limit: int = 120) -> str:
 class ReloadToolsTool(Tool):
     name = "reload_tools"
     description = (
-        "Reload the user tools from the tools folder (after a tool file was added, edited or "
-        "deleted) without restarting. Reports the tools loaded and any file that failed, with why. "
-        "Built-in tools are never affected."
+        "Reload the user tools from the tools folder; reports what loaded and what failed, and "
+        "why. Built-in tools stay."
     )
     parameters = {"type": "object", "properties": {}, "additionalProperties": False}
     timeout = 60.0
@@ -67,10 +66,9 @@ class ReloadToolsTool(Tool):
 class WriteToolTool(Tool):
     name = "write_tool"
     description = (
-        "Create or replace a user tool: `code` is the full Python module for tools/{name}.py in the "
-        "module-level format (name, description, parameters, async def execute). The code is checked "
-        "before it is saved, the tool is enabled for all profiles and loaded; it can be called from the "
-        "next user message. Read tool_manual('write_tool') first for the format and an example."
+        "Create or replace the user tool tools/{name}.py from `code`, a whole module (name, "
+        "description, parameters, async def execute). It is checked, enabled for all profiles and "
+        "loaded for the next user message. Read tool_manual('write_tool') first."
     )
     parameters = {
         "type": "object",
@@ -78,13 +76,12 @@ class WriteToolTool(Tool):
             "name": {
                 "type": "string",
                 "pattern": NAME_PATTERN.pattern,
-                "description": "Lowercase letters, digits, underscores; equal to `name` in the code.",
+                "description": "the same as `name` in the code",
             },
             "code": {
                 "type": "string",
                 "minLength": 1,
                 "maxLength": MAX_CODE_CHARS,
-                "description": "The complete module source.",
             },
         },
         "required": ["name", "code"],
@@ -137,10 +134,7 @@ class WriteToolTool(Tool):
 
 class ListToolsTool(Tool):
     name = "list_tools"
-    description = (
-        "List every tool that exists right now (built-in and user), with a one-line description. "
-        "Use tool_manual for the details of one tool."
-    )
+    description = "List every tool that exists now (built-in and user), one line each."
     parameters = {"type": "object", "properties": {}, "additionalProperties": False}
     timeout = 5.0
 
@@ -242,13 +236,12 @@ def generated_manual(tool: Tool, *, builtin: bool) -> str:
 class ToolManualTool(Tool):
     name = "tool_manual"
     description = (
-        "Read the manual of a tool: what it does, its parameters and how to use it well. Call it before "
-        "using a tool for the first time when its description leaves you unsure, and always before "
-        "write_tool."
+        "A tool's manual: what it does, its parameters, how to use it well. Read it when unsure "
+        "about a tool, and always before write_tool."
     )
     parameters = {
         "type": "object",
-        "properties": {"name": {"type": "string", "minLength": 1, "description": "The tool's name."}},
+        "properties": {"name": {"type": "string", "minLength": 1}},
         "required": ["name"],
         "additionalProperties": False,
     }

@@ -19,8 +19,8 @@ MAX_LENGTH = 40_000
 class RecallTool(Tool):
     name = "recall"
     description = (
-        "Read the full text of a long result that was shortened in your context. Use the key given "
-        "in the '[… characters omitted …]' note; `offset` and `length` select a part (in characters)."
+        "Full text of a result shortened in your context: `key` is in its '[… characters omitted "
+        "…]' note; `offset` and `length` (characters) select a part."
     )
     parameters = {
         "type": "object",

@@ -14,10 +14,8 @@ MAX_SECTION_CHARS = 50_000
 class ScratchpadTool(Tool):
     name = "scratchpad"
     description = (
-        "Working notes in named sections, kept for this session. `write` replaces a section's text, "
-        "`append` adds to it, `read` shows one section (or all when `section` is omitted), `clear` "
-        "empties one section (or all). Use it for findings, intermediate results and drafts instead "
-        "of repeating them in replies."
+        "Notes in named sections, kept for this session: `write` (replace) or `append` `content` "
+        "to a `section`; `read` or `clear` one `section`, or all without it."
     )
     parameters = {
         "type": "object",

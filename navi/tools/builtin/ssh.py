@@ -530,25 +530,21 @@ async def _unless_stopped(aw: Awaitable[T], stop_event: asyncio.Event) -> T:
 class SshExecTool(Tool):
     name = "ssh_exec"
     description = (
-        "Run a shell command on a remote machine over SSH. `host` is a name from the SSH hosts file "
-        "(an unknown name gets the list of configured ones). The connection is kept for this session, "
-        "but every command starts in a fresh shell: `cd` and variables do not carry over, so chain "
-        "steps with `&&`. There is no input and no terminal: use non-interactive flags (e.g. `sudo -n`, "
-        "`apt-get -y`, `systemctl --no-pager`). The result starts with the exit status (a nonzero "
-        f"status is reported, not treated as an error), then stdout and stderr; stdout beyond "
-        f"{MAX_STDOUT_CHARS} characters is cut, so filter large output (grep, tail). `timeout` is in "
-        f"seconds (default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g})."
+        "Run a shell command over SSH on `host` from the SSH hosts file (an unknown name lists "
+        "them). Each command runs in a fresh shell with no input: chain steps with `&&`, use "
+        "non-interactive flags (`sudo -n`, `apt-get -y`, `systemctl --no-pager`). Returns the exit"
+        f" status (nonzero is no tool error), stdout (cut after {MAX_STDOUT_CHARS} characters: "
+        "filter with grep or tail) and stderr."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "host": {"type": "string", "minLength": 1, "description": "A host name from the SSH hosts file"},
-            "command": {"type": "string", "minLength": 1, "description": "The shell command to run"},
+            "host": {"type": "string", "minLength": 1},
+            "command": {"type": "string", "minLength": 1},
             "timeout": {
                 "type": "number",
                 "exclusiveMinimum": 0,
-                "description": f"Seconds to wait for the command (default {DEFAULT_TIMEOUT:g}, capped at "
-                f"{MAX_TIMEOUT:g})",
+                "description": f"seconds, at most {MAX_TIMEOUT:g}",
             },
         },
         "required": ["host", "command"],

@@ -50,10 +50,7 @@ def shell_syntax(command: str) -> str | None:
 
 class TerminalTool(Tool):
     name = "terminal"
-    description = (
-        "Run one program on this machine, e.g. `df -h`, `systemctl status nginx`, `ls -la /var/log`. "
-        "No shell: no pipes, redirects, `;` or `&&`. Optional `cwd` and `timeout` (seconds)."
-    )
+    description = "Run one program on this machine, e.g. `df -h`. No shell: no pipes, redirects, `;` or `&&`."
     parameters = {
         "type": "object",
         "properties": {

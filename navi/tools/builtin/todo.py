@@ -24,9 +24,8 @@ def render(tasks: list[dict[str, str]]) -> str:
 class TodoTool(Tool):
     name = "todo"
     description = (
-        "Keep a checklist for work with several steps. `set` replaces the list with `tasks`; "
-        "`update` sets the `status` of task number `index` (1-based); `read` shows the list. "
-        "Statuses: pending, in_progress, done, failed, skipped."
+        "Checklist for work of several steps: `set` replaces it with `tasks`, `update` sets the "
+        "`status` of task `index` (from 1), `read` shows it."
     )
     parameters = {
         "type": "object",

@@ -59,9 +59,8 @@ def _one_line(text: str) -> str:
 class WebSearchTool(Tool):
     name = "web_search"
     description = (
-        "Search the web (DuckDuckGo). Returns numbered results with title, URL and a snippet. Then use "
-        "web_view on the most promising URLs to read them: snippets are short and can be stale. "
-        "`max_results` 1–10 (default 5); optional `region` such as us-en, uk-en, de-de, fr-fr."
+        "Search the web (DuckDuckGo): title, URL and snippet of each result. Snippets can be "
+        "stale: read the best pages with web_view."
     )
     parameters = {
         "type": "object",
@@ -71,7 +70,7 @@ class WebSearchTool(Tool):
             "region": {
                 "type": "string",
                 "pattern": "^[a-z]{2}-[a-z]{2}$",
-                "description": "e.g. us-en, de-de",
+                "description": "e.g. us-en",
             },
         },
         "required": ["query"],
@@ -232,18 +231,16 @@ def html_to_text(html: str, url: str, links: bool) -> tuple[str, str, str]:
 class WebViewTool(Tool):
     name = "web_view"
     description = (
-        "Read a web page: fetch an http(s) URL and return its main text as markdown with the page title "
-        "(menus, ads and footers are dropped). Plain text, JSON and XML come back as text; for PDFs, "
-        "images and other files it says what the file is and which tool to use. Long pages are cut at "
-        "`max_chars` (default 40000); read further with `start` (a character offset). Set "
-        "`include_links` to keep link targets when you want to navigate on."
+        "Read a web page (absolute http(s) URL) as title and Markdown text; other files are "
+        "described. Long pages are cut at `max_chars`: read on from character `start`. "
+        "`include_links` keeps link targets."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "url": {"type": "string", "minLength": 1, "description": "absolute http:// or https:// URL"},
+            "url": {"type": "string", "minLength": 1},
             "max_chars": {"type": "integer", "minimum": 500, "maximum": MAX_VIEW_CHARS},
-            "start": {"type": "integer", "minimum": 0, "description": "character offset to start at"},
+            "start": {"type": "integer", "minimum": 0},
             "include_links": {"type": "boolean"},
         },
         "required": ["url"],

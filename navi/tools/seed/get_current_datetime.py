@@ -11,16 +11,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 name = "get_current_datetime"
 description = (
-    "The current date and time, with weekday and UTC offset. Optional `timezone`: an IANA time zone "
-    "name such as 'Europe/Berlin', 'America/New_York' or 'UTC'; without it, the server's local time. "
-    "Use it whenever the answer depends on today's date or the time."
+    "Current date and time, with weekday and UTC offset. Use it whenever the answer depends on "
+    "today's date or the time."
 )
 parameters = {
     "type": "object",
     "properties": {
         "timezone": {
             "type": "string",
-            "description": "IANA time zone name, e.g. 'Asia/Tokyo'. Omit for the server's local time zone.",
+            "description": "IANA name, e.g. 'Europe/Berlin'; default: server local time",
         }
     },
     "additionalProperties": False,

@@ -17,17 +17,17 @@ from typing import Any
 
 name = "user_notes"
 description = (
-    "Persistent notes that survive across sessions and restarts: facts, preferences, reminders the "
-    "user wants kept. action `add` stores `text`; `list` shows all notes; `search` finds notes "
-    "containing every word of `query` (case-insensitive); `delete` removes the note with `id`."
+    "Notes kept across sessions: facts, preferences, reminders the user wants kept. `add` stores "
+    "`text`; `list` shows all; `search` finds notes with every word of `query`; `delete` removes "
+    "note `id`."
 )
 parameters = {
     "type": "object",
     "properties": {
         "action": {"type": "string", "enum": ["add", "list", "search", "delete"]},
-        "text": {"type": "string", "minLength": 1, "maxLength": 10000, "description": "Note text (add)."},
-        "query": {"type": "string", "minLength": 1, "description": "Words to look for (search)."},
-        "id": {"type": "integer", "minimum": 1, "description": "The note's number (delete)."},
+        "text": {"type": "string", "minLength": 1, "maxLength": 10000},
+        "query": {"type": "string", "minLength": 1},
+        "id": {"type": "integer", "minimum": 1},
     },
     "required": ["action"],
     "additionalProperties": False,

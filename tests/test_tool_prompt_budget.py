@@ -1,0 +1,92 @@
+"""The fixed prompt stays small, and shrinking it never cost a tool, a parameter or a constraint.
+
+Every model call carries the system prompt and every tool schema; a CPU model reads them cold before
+its first token, so their size is latency. The budget is in characters (deterministic, unlike tokens,
+which depend on the model's tokenizer and template; `bench/prompt_tokens.py` reports both). The
+schemas are compared with `tests/data/tool_schemas.json`, taken before the descriptions were
+rewritten: names, types, required lists, enums and every validation keyword must stay as they were.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.prompt_tokens import count_chars, fixed_prompt, fixed_prompts
+from navi.profiles.base import BASE_TOOLS
+
+# The default profile's system prompt plus all its tools as JSON: 18,006 before the rewrite (5,009
+# SmolLM2 tokens through navi/testing/templates/chatml-tools.jinja), 13,409 after it (3,908 tokens).
+# The headroom allows a small addition, not a return to padded descriptions.
+DEFAULT_PROFILE_BUDGET = 14_000
+
+BEFORE = json.loads((Path(__file__).parent / "data" / "tool_schemas.json").read_text(encoding="utf-8"))
+
+
+def without_descriptions(schema: Any) -> Any:
+    """`schema` with every `description` text removed: what validation and the model's types rest on."""
+    if isinstance(schema, dict):
+        return {
+            k: without_descriptions(v)
+            for k, v in schema.items()
+            if not (k == "description" and isinstance(v, str))
+        }
+    if isinstance(schema, list):
+        return [without_descriptions(v) for v in schema]
+    return schema
+
+
+@pytest.fixture(scope="module")
+def prompts() -> dict[str, Any]:
+    return fixed_prompts()
+
+
+def test_default_profile_prompt_is_within_budget() -> None:
+    system_text, specs = fixed_prompt()
+    chars = count_chars(system_text, specs)
+    assert chars["total"] <= DEFAULT_PROFILE_BUDGET, (
+        f"the default profile's fixed prompt grew to {chars['total']} characters "
+        f"(budget {DEFAULT_PROFILE_BUDGET}): system {chars['system']}, tools {chars['tools']}"
+    )
+    assert chars["total"] == chars["system"] + sum(chars["tools"].values())
+    assert system_text.startswith("You are Navi") and "Mode: personal secretary" in system_text
+
+
+def test_every_profile_offers_the_same_tools_as_before(prompts: dict[str, Any]) -> None:
+    assert list(prompts) == list(BEFORE["profiles"])
+    for profile_id, (_system, specs) in prompts.items():
+        assert [s.name for s in specs] == BEFORE["profiles"][profile_id], profile_id
+        assert set(BASE_TOOLS) <= {s.name for s in specs}
+
+
+def test_parameters_are_unchanged(prompts: dict[str, Any]) -> None:
+    offered = {s.name: s for _system, specs in prompts.values() for s in specs}
+    assert set(offered) == set(BEFORE["schemas"])
+    for name, spec in offered.items():
+        assert without_descriptions(spec.parameters) == BEFORE["schemas"][name], name
+
+
+def test_every_tool_says_what_it_does(prompts: dict[str, Any]) -> None:
+    """A shorter description is still a sentence, and never repeats itself in a parameter."""
+    for _system, specs in prompts.values():
+        for spec in specs:
+            assert len(spec.description) >= 40 and spec.description.rstrip().endswith("."), spec.name
+            for pname, pschema in spec.parameters.get("properties", {}).items():
+                text = pschema.get("description", "")
+                assert not text or text not in spec.description, (
+                    f"{spec.name}.{pname} repeats the description"
+                )
+
+
+def test_the_before_schemas_would_catch_a_changed_parameter(prompts: dict[str, Any]) -> None:
+    """The comparison is strict: a dropped constraint or a renamed parameter is a difference."""
+    todo = next(s for s in prompts["secretary"][1] if s.name == "todo")
+    loosened = without_descriptions(todo.parameters)
+    loosened["properties"]["tasks"].pop("maxItems")
+    assert loosened != BEFORE["schemas"]["todo"]
+    renamed = without_descriptions(todo.parameters)
+    renamed["properties"]["step"] = renamed["properties"].pop("index")
+    assert renamed != BEFORE["schemas"]["todo"]

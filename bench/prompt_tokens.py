@@ -141,6 +141,11 @@ def count_tokens(base_url: str, system_text: str, tool_specs: Sequence[ToolSpec]
         count = _Counter(client)
         bare = count(None, [])
         with_all_tools = count(None, tools)
+        if tools and with_all_tools == bare:
+            raise RuntimeError(
+                "the server's chat template ignores tools: start llama-server with --jinja and a "
+                "tools-capable --chat-template-file"
+            )
         per_tool = {
             spec.name: with_all_tools - count(None, tools[:i] + tools[i + 1 :])
             for i, spec in enumerate(tool_specs)
@@ -148,8 +153,6 @@ def count_tokens(base_url: str, system_text: str, tool_specs: Sequence[ToolSpec]
         full = count(system_text, tools)
         system = count(system_text, []) - bare
     tools_total = with_all_tools - bare
-    if not tools or with_all_tools == bare:
-        raise RuntimeError("the server's chat template does not render tools; start it with a tools template")
     return {
         "total": full - bare,
         "system": system,

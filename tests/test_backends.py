@@ -24,6 +24,7 @@ from navi.llm.ollama_backend import OllamaBackend
 from navi.llm.openai_backend import OpenAIBackend
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
+from navi.testing.wire import string_arguments
 
 MODEL = "gemma4:e2b-it-q8_0"
 KINDS = ["ollama", "openai", "anthropic"]
@@ -135,6 +136,59 @@ async def test_broken_tool_arguments_are_kept_not_replaced(kind: str, fake_serve
         assert "not valid JSON" in (call.arguments_error or "")
     finally:
         await be.aclose()
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ('{"action": "set", "tasks": ["a", "b",],}', {"action": "set", "tasks": ["a", "b"]}),
+        ('```json\n{"action": "get"}\n```', {"action": "get"}),
+        ('{"verbose": True, "limit": None, "all": False}', {"verbose": True, "limit": None, "all": False}),
+        ("{'action': 'get', 'tasks': ('a',)}", {"action": "get", "tasks": ["a"]}),
+        (string_arguments({"path": "notes.txt"}), {"path": "notes.txt"}),  # double-encoded
+        ("null", {}),
+    ],
+)
+async def test_repairable_tool_arguments_are_repaired(
+    raw: str, expected: dict, backend: LLMBackend, fake_server: FakeModelServer
+) -> None:
+    fake_server.enqueue(Reply(tool_calls=[ScriptedCall("todo", raw)]))
+    chunks = await collect(backend, [Message.user("plan")])
+    (call,) = next(c for c in chunks if isinstance(c, ToolCallsChunk)).tool_calls
+    assert (call.arguments, call.raw_arguments, call.arguments_error) == (expected, None, None)
+    assert chunks[-1].finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ('{"action": "set", "tasks": [', "not valid JSON"),
+        ("[1, 2]", "must be a JSON object"),
+        (json.dumps("just words"), "not valid JSON"),
+    ],
+)
+async def test_ollama_string_arguments_never_end_the_turn(
+    raw: str, reason: str, fake_server: FakeModelServer
+) -> None:
+    """Ollama sends these as a string: its own client would raise a pydantic validation error."""
+    be = OllamaBackend(fake_server.url)
+    try:
+        fake_server.enqueue(Reply(text="Let me.", tool_calls=[ScriptedCall("todo", raw)]))
+        chunks = await collect(be, [Message.user("plan")])
+    finally:
+        await be.aclose()
+    (call,) = next(c for c in chunks if isinstance(c, ToolCallsChunk)).tool_calls
+    assert call.name == "todo" and call.arguments == {}
+    assert call.raw_arguments is not None and reason in (call.arguments_error or "")
+    assert chunks[-1].finish_reason == "tool_calls"
+
+
+def test_repair_keeps_strings_and_refuses_what_is_not_an_object() -> None:
+    call = ToolCall.from_raw("t", '{"note": "True, None, and a trailing comma,]", "n": 1,}')
+    assert call.arguments == {"note": "True, None, and a trailing comma,]", "n": 1}
+    for raw in ('{"a": 1} trailing words', "{a: 1}", "1+2j", "{'a': {1, 2}}"):
+        refused = ToolCall.from_raw("t", raw)
+        assert refused.arguments == {} and refused.raw_arguments == raw and refused.arguments_error
 
 
 async def test_history_with_tools_and_images_reaches_the_server(

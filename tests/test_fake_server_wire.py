@@ -6,13 +6,19 @@ drift between the fake and the real wire formats shows up here first.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import anthropic
+import httpx
 import ollama
 import openai
+import pydantic
 import pytest
 
-from navi.testing.fake_server import FakeModelServer, fake_embedding
+from navi.testing.fake_server import FakeModelServer, LlamaCppFace, fake_embedding
 from navi.testing.script import Reply, ScriptedCall
+from navi.testing.wire import string_arguments
 
 MODEL = "gemma4:e2b-it-q8_0"
 TOOLS = [
@@ -63,6 +69,46 @@ async def test_ollama_client_whole_reply_and_metadata(fake_server: FakeModelServ
         with pytest.raises(ollama.ResponseError) as err:
             await client.chat(model="absent:1b", messages=[{"role": "user", "content": "hi"}])
         assert err.value.status_code == 404
+
+
+async def test_ollama_string_arguments_are_what_the_official_client_refuses(
+    fake_server: FakeModelServer,
+) -> None:
+    """The case Navi's Ollama adapter must survive: `arguments` sent as a JSON string."""
+    fake_server.enqueue(Reply(tool_calls=[ScriptedCall("get_time", string_arguments({"tz": "UTC"}))]))
+    async with httpx.AsyncClient(base_url=fake_server.url) as http:
+        body = {"model": MODEL, "messages": [{"role": "user", "content": "t"}], "stream": False}
+        sent = (await http.post("/api/chat", json=body)).json()
+    assert sent["message"]["tool_calls"][0]["function"]["arguments"] == '{"tz": "UTC"}'
+    fake_server.enqueue(Reply(tool_calls=[ScriptedCall("get_time", string_arguments({"tz": "UTC"}))]))
+    async with ollama.AsyncClient(host=fake_server.url) as client:
+        with pytest.raises(pydantic.ValidationError, match="arguments"):
+            async for _ in await client.chat(
+                model=MODEL, messages=[{"role": "user", "content": "t"}], stream=True
+            ):
+                pass
+
+
+async def test_openai_client_reads_the_llama_cpp_face(fake_server: FakeModelServer) -> None:
+    fixtures = Path(__file__).parent / "fixtures" / "llama_cpp"
+    fake_server.llama_cpp = LlamaCppFace(
+        props=json.loads((fixtures / "props_smollm2.json").read_text()),
+        models=json.loads((fixtures / "v1_models.json").read_text()),
+    )
+    fake_server.enqueue("Hello from llama.cpp")
+    try:
+        async with openai.AsyncOpenAI(base_url=fake_server.openai_url, api_key="x") as client:
+            page = await client.models.list()
+            (entry,) = page.data
+            assert entry.owned_by == "llamacpp" and (entry.model_extra or {})["meta"]["n_ctx_train"] == 8192
+            props = await client.get(f"{fake_server.url}/props", cast_to=object)
+            assert props["default_generation_settings"]["n_ctx"] == 2048  # type: ignore[index]
+            reply = await client.chat.completions.create(
+                model="any name at all", messages=[{"role": "user", "content": "hi"}]
+            )
+            assert reply.choices[0].message.content == "Hello from llama.cpp"
+    finally:
+        fake_server.reset()
 
 
 async def test_ollama_client_sees_error_line(fake_server: FakeModelServer) -> None:

@@ -50,7 +50,7 @@ class ToolCall(BaseModel):
     arguments_error: str | None = None
 
     @classmethod
-    def from_raw(cls, name: str, raw: str | Mapping[str, Any] | None, call_id: str | None = None) -> ToolCall:
+    def from_raw(cls, name: str, raw: Any, call_id: str | None = None) -> ToolCall:
         """Arguments as a model emitted them: an object, JSON text, or something close to it.
 
         Small models and some servers send arguments double-encoded, fenced in ```json, with
@@ -64,6 +64,8 @@ class ToolCall(BaseModel):
             return cls(**kwargs)
         if isinstance(raw, Mapping):
             return cls(arguments=dict(raw), **kwargs)
+        if not isinstance(raw, str):  # a list, a number: JSON, but not arguments
+            raw = json.dumps(raw, ensure_ascii=False, default=str)
         value, error = parse_arguments(raw)
         if value is None:
             return cls(raw_arguments=str(raw), arguments_error=error, **kwargs)

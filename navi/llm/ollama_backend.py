@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import httpx
@@ -41,7 +41,7 @@ POOL_SHARDS = 8
 
 
 class _LenientFunction(ollama.Message.ToolCall.Function):
-    arguments: Mapping[str, Any] | str | None = None  # type: ignore[assignment]
+    arguments: Any = None  # an object as documented, or whatever JSON a model managed
 
 
 class _LenientToolCall(ollama.Message.ToolCall):

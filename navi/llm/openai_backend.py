@@ -33,6 +33,9 @@ from navi.llm.errors import (
 )
 from navi.llm.messages import Message, ToolCall, ToolSpec, image_media_type, strip_data_uri
 from navi.llm.tokens import estimate_messages_tokens, estimate_tokens
+from navi.logging import get_logger
+
+log = get_logger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _CONTEXT_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
@@ -294,6 +297,14 @@ class OpenAIBackend(LLMBackend):
             return None
 
     async def _probe(self, model: str) -> tuple[ModelInfo, bool]:
+        """Probing is best effort: whatever goes wrong, the defaults are assumed (and not kept)."""
+        try:
+            return await self._probe_server(model)
+        except Exception as exc:
+            log.debug("llm.probe_failed", backend=self.name, model=model, error=repr(exc))
+            return ModelInfo(name=model, capabilities=("completion", "tools")), False
+
+    async def _probe_server(self, model: str) -> tuple[ModelInfo, bool]:
         try:
             page = await self._probe_client.models.list()
         except (openai.APIConnectionError, openai.APITimeoutError):

@@ -275,7 +275,7 @@ class TextToolParser:
             if self._mode == "call":
                 calls = calls_in_block(body)
                 if calls is None:
-                    out.append(f"{CALL_OPEN}{body}")
+                    out.append(f"{CALL_OPEN}{body}{close if end >= 0 else ''}")
                 else:
                     self.calls.extend(calls)
             # A `<tool_response>` the model wrote itself is invented: it is dropped.

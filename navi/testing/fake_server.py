@@ -2,8 +2,11 @@
 
 The real backends (and the official clients under them) talk to it over HTTP exactly as they would
 to a model server, so tests exercise request building, stream parsing, errors and early closes for
-real. Turns come from a `Script`. Runs in a background thread (`start()`/`stop()` or `with`), or in
-the foreground through `navi fake-model` for trying Navi by hand without a model.
+real. It can also pose as llama.cpp's llama-server (`llama_cpp`: `/props` and llama.cpp's
+`/v1/models`, from bodies recorded off a real one) or LM Studio (`lm_studio`: `/api/v0/models/<id>`),
+so capability probing is tested against what those servers really say. Turns come from a `Script`.
+Runs in a background thread (`start()`/`stop()` or `with`), or in the foreground through
+`navi fake-model` for trying Navi by hand without a model.
 """
 
 from __future__ import annotations
@@ -47,6 +50,27 @@ DEFAULT_MODELS = (
 )
 
 
+@dataclass
+class LlamaCppFace:
+    """What a fake llama-server says about itself: its `/props` and `/v1/models` bodies.
+
+    llama-server serves one model whatever name a request gives, so in this mode any model name
+    is accepted for chat.
+    """
+
+    props: dict[str, Any]
+    models: dict[str, Any]
+
+    def with_window(self, n_ctx: int) -> LlamaCppFace:
+        """The same server started with another `-c`."""
+        props = json.loads(json.dumps(self.props))
+        props["default_generation_settings"]["n_ctx"] = n_ctx
+        models = json.loads(json.dumps(self.models))
+        for entry in models.get("data", []):
+            entry.setdefault("meta", {})["n_ctx"] = n_ctx
+        return LlamaCppFace(props=props, models=models)
+
+
 class _DroppedStream(Exception):
     """Raised inside a streaming body to cut the connection mid-response."""
 
@@ -81,6 +105,8 @@ class FakeModelServer:
         host: str = "127.0.0.1",
         port: int = 0,
         version: str = "0.13.0",
+        llama_cpp: LlamaCppFace | None = None,
+        lm_studio: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.script = script or Script()
         self.models = {m.name: m for m in models}
@@ -88,7 +114,10 @@ class FakeModelServer:
         self.host = host
         self.port = port
         self.version = version
+        self.llama_cpp = llama_cpp
+        self.lm_studio = lm_studio
         self.completed_streams = 0
+        self.probe_requests = 0  # GET /props and /api/v0/models/<id>: how often capabilities were probed
         self.aborted_streams = 0
         self._runner: ThreadedServer | None = None
         self.app = self._build_app()
@@ -105,6 +134,14 @@ class FakeModelServer:
     @property
     def requests(self) -> list[ScriptRequest]:
         return self.script.requests
+
+    def reset(self) -> None:
+        """Back to a plain server with a fresh script (shared servers between tests)."""
+        self.script = Script()
+        self.api_key = None
+        self.llama_cpp = None
+        self.lm_studio = None
+        self.probe_requests = 0
 
     def enqueue(self, *replies: Reply | str) -> FakeModelServer:
         self.script.enqueue(*replies)
@@ -197,7 +234,7 @@ class FakeModelServer:
         if not self._authorised(request, api):
             return body, self._error(api, 401, "invalid API key")
         model = body.get("model", "")
-        if model not in self.models:
+        if model not in self.models and not (api == "openai" and self.llama_cpp is not None):
             text = {
                 "ollama": f"model '{model}' not found",
                 "openai": f"The model `{model}` does not exist or you do not have access to it.",
@@ -223,6 +260,8 @@ class FakeModelServer:
                 Route("/api/chat", self.ollama_chat, methods=["POST"]),
                 Route("/api/embed", self.ollama_embed, methods=["POST"]),
                 Route("/v1/models", self.v1_models),
+                Route("/props", self.llama_props),
+                Route("/api/v0/models/{model:path}", self.lm_studio_model),
                 Route("/v1/chat/completions", self.openai_chat, methods=["POST"]),
                 Route("/v1/messages", self.anthropic_messages, methods=["POST"]),
             ]
@@ -312,9 +351,24 @@ class FakeModelServer:
         texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
         return JSONResponse({"model": body["model"], "embeddings": [fake_embedding(t) for t in texts]})
 
+    async def llama_props(self, request: Request) -> Response:
+        self.probe_requests += 1
+        if self.llama_cpp is None:
+            return Response("Not Found", status_code=404)
+        return JSONResponse(self.llama_cpp.props)
+
+    async def lm_studio_model(self, request: Request) -> Response:
+        self.probe_requests += 1
+        found = (self.lm_studio or {}).get(request.path_params["model"])
+        if found is None:
+            return JSONResponse({"error": "Model not found"}, status_code=404)
+        return JSONResponse(found)
+
     async def v1_models(self, request: Request) -> Response:
         if not self._authorised(request, "anthropic" if "x-api-key" in request.headers else "openai"):
             return self._error("openai", 401, "invalid API key")
+        if self.llama_cpp is not None:
+            return JSONResponse(self.llama_cpp.models)
         data = [
             {
                 "id": m.name,

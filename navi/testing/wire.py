@@ -26,7 +26,18 @@ def _piece_text(reply: Reply, text: str) -> str:
     return f"{time.time():.6f}|" if reply.stamp else text
 
 
+def string_arguments(arguments: dict[str, Any]) -> str:
+    """Scripted arguments that reach the client as a JSON *string* holding the object.
+
+    Some models (through Ollama's own parsers, or OpenAI-style servers that encode twice) send
+    `"arguments": "{\"path\": \"x\"}"`: Ollama's official client refuses that with a validation
+    error, and an OpenAI-style client sees double-encoded JSON.
+    """
+    return json.dumps(json.dumps(arguments))
+
+
 def _args_obj(arguments: dict[str, Any] | str) -> Any:
+    """Arguments as an Ollama object: a str is parsed when it is JSON (see `string_arguments`)."""
     if isinstance(arguments, dict):
         return arguments
     try:

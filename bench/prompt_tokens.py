@@ -10,7 +10,12 @@ tokenizer and chat template, so they come from a llama-server started with `--ji
 tools-capable template: the prompt is rendered by `/apply-template` with and without the fixed
 part and the difference is counted with `/tokenize`.
 
-    .venv/bin/python bench/prompt_tokens.py [--profile secretary] [--url http://127.0.0.1:8080]
+    .venv/bin/python bench/prompt_tokens.py [--profile secretary] [--url http://127.0.0.1:8080] [--json]
+
+with, for tokens, a server such as
+
+    llama-server -m SmolLM2-135M-Instruct.Q4_1.gguf --jinja --port 8080 \\
+        --chat-template-file navi/testing/templates/chatml-tools.jinja
 
 `fixed_prompt()` and `count_tokens()` are importable (`bench/real_model.py` uses them).
 """

@@ -39,8 +39,9 @@ def without_descriptions(schema: Any) -> Any:
     return schema
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def prompts() -> dict[str, Any]:
+    """Built per test, after `isolated_env` has cleared Navi's variables (a module fixture would not be)."""
     return fixed_prompts()
 
 

@@ -84,9 +84,13 @@ async def frames_until(ws: ClientConnection, *types: str, limit: int = 2000) -> 
     raise AssertionError(f"no {types} within {limit} frames: {[f['type'] for f in got][-20:]}")
 
 
-def kinds(frames: list[dict[str, Any]]) -> list[str]:
+def kinds(frames: list[dict[str, Any]], *, status: bool = False) -> list[str]:
+    """Frame types, runs of one delta type collapsed; Navi's additive `status` frames left out
+    unless asked for, so the reference sequences read as the reference writes them."""
     out: list[str] = []
     for f in frames:
+        if f["type"] == "status" and not status:
+            continue
         if f["type"] in ("thinking_delta", "stream_delta") and out and out[-1] == f["type"]:
             continue
         out.append(f["type"])

@@ -134,6 +134,7 @@ def test_post_messages_waits_for_the_answer(navi: LiveNavi, fake_server: FakeMod
             "context_tokens": 80,
             "max_context_tokens": 65536,
             "stopped": False,
+            "finish_reason": "stop",
         }
         assert script.of_kind("planning") == []  # the non-streaming endpoint does not plan
         history = http.get(f"/sessions/{sid}").json()["messages"]

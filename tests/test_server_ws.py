@@ -30,7 +30,11 @@ async def test_simple_answer_sequence(tmp_path: Path, fake_server: FakeModelServ
     assert end["content"] == "Hello there, friend!" and end["context_tokens"] == 308
     assert end["max_context_tokens"] == 65536
     assert "".join(f["delta"] for f in frames if f["type"] == "stream_delta") == end["content"]
-    assert set(frames[1]) == {"type", "delta", "seq"}  # exactly the reference's fields (+ seq)
+    delta = next(f for f in frames if f["type"] == "thinking_delta")
+    assert set(delta) == {"type", "delta", "seq"}  # exactly the reference's fields (+ seq)
+    # Additive status frames before the first token: the model lookup, planning, the prompt read.
+    assert kinds(frames, status=True)[1:4] == ["status", "status", "status"]
+    assert [f["phase"] for f in frames if f["type"] == "status"] == ["preparing", "planning", "waiting"]
 
 
 async def test_planning_tools_subagent_and_profile_switch_sequences(

@@ -67,6 +67,9 @@ class AgentRun:
     result: dict[str, Any] | None = None
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     answered: bool = False  # stream_end is out: only post-turn work is left
+    # Set once the turn's outcome is known (its answer, an error, or the end of the run): a caller
+    # waiting for the answer need not wait for post-turn work.
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
 
     def publish(self, frame: dict[str, Any]) -> None:
         frame["seq"] = len(self.frames) + 1
@@ -171,6 +174,8 @@ class RunManager:
                 run.publish(frame)
                 if isinstance(event, StreamEnd):
                     run.answered = True
+                if run.result is not None:
+                    run.settled.set()
         except SessionNotFound:
             run.publish(ErrorEvent(message=f"session {run.session_id} no longer exists").frame())
         except LLMError as exc:
@@ -182,6 +187,7 @@ class RunManager:
             if self._runs.get(run.session_id) is run:
                 del self._runs[run.session_id]
             run.finished.set()
+            run.settled.set()
             for sub in list(run.subscribers):
                 sub.put(None)
             run.subscribers.clear()

@@ -28,6 +28,7 @@ class Answer(BaseModel):
     context_tokens: int
     max_context_tokens: int
     stopped: bool = False
+    finish_reason: str = "stop"  # "length" when the answer was cut off by its token cap
 
 
 class StopResult(BaseModel):
@@ -49,7 +50,7 @@ async def send_message(body: SendMessage, session: SessionDep, runtime: RuntimeD
         run = runs.start(session.id, content, images, files, planning=False)
     except RunActive as exc:
         raise HTTPException(409, detail=str(exc)) from None
-    await run.finished.wait()
+    await run.settled.wait()  # the answer, not the post-turn work after it
     result: dict[str, Any] = run.result or {}
     if result.get("type") == "error":
         raise HTTPException(502, detail=result.get("message", "the run failed"))
@@ -60,6 +61,7 @@ async def send_message(body: SendMessage, session: SessionDep, runtime: RuntimeD
         content=result["content"],
         context_tokens=result["context_tokens"],
         max_context_tokens=result["max_context_tokens"],
+        finish_reason=result.get("finish_reason", "stop"),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from navi.cli.main import _register, app
-from navi.testing.fake_server import FakeModelServer
+from navi.testing.fake_server import FakeModelServer, LlamaCppFace
 
 _register()
 runner = CliRunner()
@@ -64,6 +65,74 @@ def test_doctor_reports_an_unopenable_database(fake_server: FakeModelServer, tmp
     assert result.exit_code == 1
     assert "✗ cannot open SQLite at" in result.output
     assert "DB_PATH" in result.output
+
+
+LLAMA_FIXTURES = Path(__file__).parent / "fixtures" / "llama_cpp"
+
+
+def _llama_face(props: str) -> LlamaCppFace:
+    return LlamaCppFace(
+        props=json.loads((LLAMA_FIXTURES / props).read_text()),
+        models=json.loads((LLAMA_FIXTURES / "v1_models.json").read_text()),
+    )
+
+
+def _doctor_openai(fake_server: FakeModelServer, tmp_path: Path, num_ctx: int) -> tuple[int, str]:
+    env = {
+        "DEFAULT_LLM_BACKEND": "openai",
+        "OPENAI_BASE_URL": fake_server.openai_url,
+        "OPENAI_DEFAULT_MODEL": "smollm2",  # llama-server answers to any name
+        "OLLAMA_NUM_CTX": str(num_ctx),
+        "DB_PATH": str(tmp_path / "n.db"),
+    }
+    try:
+        result = runner.invoke(app, ["doctor"], env=env)
+    finally:
+        fake_server.reset()
+    return result.exit_code, result.output
+
+
+def test_doctor_reports_a_server_window_smaller_than_navis(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    fake_server.llama_cpp = _llama_face("props_gemma3_template.json")
+    code, output = _doctor_openai(fake_server, tmp_path, 4096)
+    assert code == 1, output
+    assert "✓ model smollm2 is available" in output
+    assert (
+        "✗ model smollm2: Navi's window (4,096 tokens) is larger than the 2,048 the llama.cpp server "
+        "runs it with; long conversations would overflow it"
+    ) in output
+    assert "fix: set OLLAMA_NUM_CTX=2048 or restart llama-server with `-c 4096`" in output
+    assert "! model smollm2: no native tool calls on this server — Navi will use text tool calling" in output
+    assert "1 problem found." in output
+
+
+def test_doctor_passes_a_matching_window_with_native_tools(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    fake_server.llama_cpp = _llama_face("props_chatml_tools_template.json")
+    code, output = _doctor_openai(fake_server, tmp_path, 2048)
+    assert code == 0, output
+    assert "✓ model smollm2: window 2,048 tokens (the llama.cpp server allows 2,048)" in output
+    assert "text tool calling" not in output
+    assert output.strip().endswith("All good.")
+
+
+def test_doctor_on_ollama_model_without_tools(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    env = {
+        "OLLAMA_HOST": fake_server.url,
+        "OLLAMA_DEFAULT_MODEL": "plain:1b",
+        "OLLAMA_NUM_CTX": "16384",
+        "DB_PATH": str(tmp_path / "n.db"),
+    }
+    result = runner.invoke(app, ["doctor"], env=env)
+    assert result.exit_code == 1
+    assert (
+        "✗ model plain:1b: Navi's window (16,384 tokens) is larger than the 8,192 it was trained for"
+    ) in result.output
+    assert "fix: set OLLAMA_NUM_CTX=8192" in result.output
+    assert "! model plain:1b: no native tool calls on this server" in result.output
 
 
 def test_bad_setting_stops_with_its_name() -> None:

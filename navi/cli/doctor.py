@@ -1,4 +1,9 @@
-"""`navi doctor`: check the model servers, the profiles' models and the database; print fixes."""
+"""`navi doctor`: check the model servers, the profiles' models and the database; print fixes.
+
+For each model it also reports what the server says about it: a window smaller than the one Navi
+is configured with (OLLAMA_NUM_CTX, Navi's window for every backend) is a problem with its fix,
+and a model without native tool calls gets a note that Navi will call tools through text.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import typer
 
 from navi.cli.main import settings_or_exit
 from navi.config import Settings
+from navi.llm.base import LLMBackend, ModelInfo
 from navi.llm.errors import LLMError
 
 
@@ -17,6 +23,68 @@ class Check:
     ok: bool
     what: str
     fix: str = ""
+    note: bool = False  # worth knowing, not a problem
+
+    @property
+    def mark(self) -> str:
+        return "✗" if not self.ok else ("!" if self.note else "✓")
+
+
+def _window_fix(info: ModelInfo, window: int, server_window: int) -> str:
+    if info.server == "ollama":
+        return f"set OLLAMA_NUM_CTX={server_window} (the most {info.name} can take)"
+    grow = {
+        "llama.cpp": f"or restart llama-server with `-c {window}`",
+        "vllm": f"or restart vLLM with `--max-model-len {window}`",
+        "lm-studio": f"or load the model in LM Studio with a context length of {window}",
+    }.get(info.server, "or give the model a larger window on the server")
+    return f"set OLLAMA_NUM_CTX={server_window} {grow}"
+
+
+async def model_checks(llm: LLMBackend, model: str, window: int) -> list[Check]:
+    """The server's window against Navi's, and how tools will be called."""
+    try:
+        info = await llm.model_info(model)
+    except LLMError as exc:
+        return [Check(False, f"model {model}: {exc}")]
+    checks: list[Check] = []
+    server = info.server or llm.name
+    if info.context_length is None:
+        checks.append(Check(True, f"model {model}: the server does not say its window; Navi uses {window:,}"))
+    elif window > info.context_length:
+        limit = (
+            f"the {info.context_length:,} it was trained for"
+            if info.server == "ollama"
+            else f"the {info.context_length:,} the {server} server runs it with"
+        )
+        checks.append(
+            Check(
+                False,
+                f"model {model}: Navi's window ({window:,} tokens) is larger than {limit}; "
+                "long conversations would overflow it",
+                _window_fix(info, window, info.context_length),
+            )
+        )
+    else:
+        checks.append(
+            Check(
+                True,
+                f"model {model}: window {window:,} tokens "
+                f"(the {server} server allows {info.context_length:,})",
+            )
+        )
+    if not info.native_tools:
+        checks.append(
+            Check(
+                True,
+                f"model {model}: no native tool calls on this server — Navi will use text tool calling "
+                "(tools described in the prompt, calls read from the reply)",
+                "for native tool calls, serve it with a chat template that supports tools"
+                + (" (llama-server --jinja --chat-template-file …)" if info.server == "llama.cpp" else ""),
+                note=True,
+            )
+        )
+    return checks
 
 
 def _has_model(available: list[str], model: str) -> bool:
@@ -62,8 +130,9 @@ async def run_checks(settings: Settings) -> list[Check]:
                 continue
             for model, profile_ids in models.items():
                 users = ", ".join(profile_ids)
-                if not available or _has_model(available, model):
+                if not available or _has_model(available, model) or await _serves_any_name(llm, model):
                     checks.append(Check(True, f"model {model} is available ({users})"))
+                    checks.extend(await model_checks(llm, model, settings.ollama_num_ctx))
                 elif backend_name == "ollama":
                     checks.append(
                         Check(False, f"model {model} is not pulled ({users})", f"run `ollama pull {model}`")
@@ -88,6 +157,14 @@ async def run_checks(settings: Settings) -> list[Check]:
     return checks
 
 
+async def _serves_any_name(llm: LLMBackend, model: str) -> bool:
+    """llama-server answers for its one model under whatever name a request uses."""
+    try:
+        return (await llm.model_info(model)).server == "llama.cpp"
+    except LLMError:
+        return False
+
+
 def _server_fix(backend: str, settings: Settings) -> str:
     if backend == "ollama":
         return f"start Ollama with `ollama serve` (or set OLLAMA_HOST; now {settings.ollama_host})"
@@ -101,9 +178,9 @@ def doctor() -> None:
     settings = settings_or_exit()
     checks = asyncio.run(run_checks(settings))
     for check in checks:
-        typer.echo(f"{'✓' if check.ok else '✗'} {check.what}")
+        typer.echo(f"{check.mark} {check.what}")
         if check.fix:
-            typer.echo(f"    fix: {check.fix}")
+            typer.echo(f"    {'hint' if check.note else 'fix'}: {check.fix}")
     failed = sum(not c.ok for c in checks)
     if failed:
         typer.echo(f"{failed} problem{'s' if failed > 1 else ''} found.")

@@ -38,6 +38,41 @@ class ToolResult:
         return f"{text}\n{self.output}" if self.output else text
 
 
+# Limits that only validation needs. Every call is still validated against the full schema, and a
+# violated limit comes back to the model as a failed result saying what was wrong; leaving them out
+# of what the model reads on every call is a large share of the fixed prompt.
+VALIDATION_ONLY = frozenset(
+    {
+        "additionalProperties",
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minItems",
+        "maxItems",
+        "pattern",
+        "$schema",
+    }
+)
+
+
+def model_schema(schema: Any) -> Any:
+    """A JSON schema without `VALIDATION_ONLY` keywords, at every depth (property names are kept)."""
+    if isinstance(schema, list):
+        return [model_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: model_schema(sub) for name, sub in value.items()}
+        elif key not in VALIDATION_ONLY:
+            out[key] = model_schema(value)
+    return out
+
+
 class Tool(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -48,4 +83,7 @@ class Tool(ABC):
     async def execute(self, params: dict[str, Any]) -> ToolResult: ...
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+        """What the model is shown: the schema without validation-only limits (see `model_schema`)."""
+        return ToolSpec(
+            name=self.name, description=self.description, parameters=model_schema(self.parameters)
+        )

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from navi.llm import text_tools
 from navi.llm.chunks import Chunk, Completion, CompletionBuilder
 from navi.llm.messages import Message, ToolSpec
 from navi.llm.normalize import normalize_messages
@@ -76,12 +76,6 @@ class ModelInfoCache:
         self._items: dict[str, ModelInfo] = {}
         self._pending: dict[str, asyncio.Future[ModelInfo]] = {}
 
-    def forget(self, model: str | None = None) -> None:
-        if model is None:
-            self._items.clear()
-        else:
-            self._items.pop(model, None)
-
     async def get(self, model: str) -> ModelInfo:
         if model in self._items:
             return self._items[model]
@@ -133,18 +127,9 @@ class LLMBackend:
     async def _adapted(
         self, messages: Sequence[Message], options: CallOptions, tools: list[ToolSpec]
     ) -> AsyncIterator[Chunk]:
-        from navi.llm import text_tools
-
-        started = time.monotonic()
         text_mode = bool(tools) and not await self.native_tools(options.model)
         if text_mode:
-            log.debug(
-                "llm.text_tools",
-                backend=self.name,
-                model=options.model,
-                tools=len(tools),
-                lookup_ms=round((time.monotonic() - started) * 1000, 1),
-            )
+            log.debug("llm.text_tools", backend=self.name, model=options.model, tools=len(tools))
             sent = self.normalize(text_tools.to_text_messages(messages, tools))
             stream = text_tools.parse_stream(self._stream(sent, options, None), tools)
         else:

@@ -56,41 +56,41 @@ def _orphan_result(msg: Message) -> Message:
     return Message.user(f"{label} (its call is no longer shown):\n{msg.content or ''}", images=msg.images)
 
 
-def _is_empty_assistant(msg: Message) -> bool:
-    return msg.role == "assistant" and not (msg.content or "").strip() and not msg.tool_calls
-
-
 def system_text(messages: Sequence[Message]) -> str:
     """Every system message's text, in order, as the single system message carries it."""
     return _join(*(m.content for m in messages if m.role == "system"))
 
 
 def normalize_messages(messages: Sequence[Message]) -> list[Message]:
-    """The conversation in the shape described above; the input is not changed."""
-    systems = [m for m in messages if m.role == "system" and (m.content or "").strip()]
+    """The conversation in the shape described above; the input is not changed.
+
+    One pass, cheap enough to run on every call of a 5,000-message conversation.
+    """
+    systems = [m for m in messages if m.role == "system" and m.content and not m.content.isspace()]
     out: list[Message] = []
     if len(systems) == 1 and messages and messages[0] is systems[0]:
         out.append(systems[0])
     elif systems:
         out.append(Message.system(system_text(systems), created_at=systems[0].created_at))
     start = len(out)
+    last_role = ""  # role of out[-1] among the turns after the system message
     for msg in messages:
-        if msg.role == "system" or _is_empty_assistant(msg):
+        role = msg.role
+        if role == "system":
             continue
-        if msg.role == "tool":
-            before = out[-1] if len(out) > start else None
-            paired = before is not None and (
-                before.role == "tool" or (before.role == "assistant" and bool(before.tool_calls))
-            )
-            if paired:
+        if role == "assistant" and not msg.tool_calls and (not msg.content or msg.content.isspace()):
+            continue
+        if role == "tool":
+            if last_role == "tool" or (last_role == "assistant" and out[-1].tool_calls):
                 out.append(msg)
+                last_role = role
                 continue
-            msg = _orphan_result(msg)
-        previous = out[-1] if len(out) > start else None
-        if previous is not None and previous.role == msg.role and msg.role in ("user", "assistant"):
-            out[-1] = _merge(previous, msg)
+            msg, role = _orphan_result(msg), "user"
+        if role == last_role:
+            out[-1] = _merge(out[-1], msg)
         else:
             out.append(msg)
+            last_role = role
     if len(out) == start or out[start].role != "user":
         out.insert(start, Message.user(OPENING_TEXT))
     return out

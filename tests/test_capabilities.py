@@ -207,10 +207,17 @@ async def test_the_recorded_alternation_error_is_what_strict_templates_answer(
         await be.aclose()
 
 
-def test_the_recorded_tools_reply_shows_tools_were_dropped() -> None:
-    """With a template lacking tools, llama-server answered a request with tools in plain text."""
-    reply = load("chat_tools_dropped_gemma3_template.json")
-    message = reply["choices"][0]["message"]
-    assert "tool_calls" not in message and reply["choices"][0]["finish_reason"] in ("stop", "length")
-    caps = load("props_gemma3_template.json")["chat_template_caps"]
+@pytest.mark.parametrize(
+    ("reply", "props"),
+    [
+        ("chat_tools_dropped_gemma3_template.json", "props_gemma3_template.json"),
+        ("chat_tools_dropped_smollm2.json", "props_smollm2.json"),
+    ],
+)
+def test_the_recorded_tools_reply_shows_tools_were_dropped(reply: str, props: str) -> None:
+    """With a template lacking tools, llama-server answered a request with tools in plain text,
+    and its /props said so: the probe reads exactly that."""
+    answer = load(reply)["choices"][0]
+    assert "tool_calls" not in answer["message"] and answer["finish_reason"] in ("stop", "length")
+    caps = load(props)["chat_template_caps"]
     assert caps["supports_tools"] is False and caps["supports_tool_calls"] is False

@@ -11,7 +11,6 @@ import pytest
 from navi.config import Settings, load_settings
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.postgres import PostgresCluster
-from navi.testing.script import Script
 
 _NAVI_ENV_PREFIXES = (
     "OLLAMA_",
@@ -66,10 +65,9 @@ def fake_server_session() -> Iterator[FakeModelServer]:
 @pytest.fixture
 def fake_server(fake_server_session: FakeModelServer) -> Iterator[FakeModelServer]:
     """The shared fake model server with a fresh script for this test."""
-    fake_server_session.script = Script()
-    fake_server_session.api_key = None
+    fake_server_session.reset()
     yield fake_server_session
-    fake_server_session.script = Script()
+    fake_server_session.reset()
 
 
 @pytest.fixture(scope="session")

@@ -45,7 +45,7 @@ class ScriptedBackend(LLMBackend):
         self.script.enqueue(*replies)
         return self
 
-    async def stream_complete(
+    async def _stream(
         self,
         messages: Sequence[Message],
         options: CallOptions,

@@ -16,7 +16,8 @@ from navi.llm.base import ModelInfo
 from navi.llm.errors import ContextOverflow, StreamInterrupted
 from navi.llm.ollama_backend import OllamaBackend
 from navi.llm.registry import BackendRegistry
-from navi.llm.tokens import estimate_message_tokens
+from navi.llm.text_tools import tool_instructions
+from navi.llm.tokens import estimate_message_tokens, estimate_tokens
 from navi.runtime import Runtime, build_runtime
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.testing.agent_script import AgentScript
@@ -347,4 +348,34 @@ async def test_stop_during_a_summary_leaves_the_context_as_it_was(tmp_path: Path
     assert stored is not None and not any(m.is_summary for m in stored.context)
     assert [m.content for m in stored.context][-1] == "Two"
     assert len(script.of_kind("summary")) == 1  # stopped after its answer, the first run never began one
+    await rt.aclose()
+
+
+class NoToolsBackend(ScriptedBackend):
+    """A server that says its model has no native tool calling (llama.cpp with a plain template)."""
+
+    async def model_info(self, model: str) -> ModelInfo:
+        return ModelInfo(
+            name=model, context_length=self.context_length, capabilities=("completion",), probed=True
+        )
+
+
+async def test_text_tools_are_budgeted_at_their_text_cost(tmp_path: Path) -> None:
+    rt, _, script = await scripted_runtime(tmp_path, planning_enabled=False)
+    bare, full = fixed_estimate(rt)
+    listing = estimate_tokens(tool_instructions(rt.agent.tool_specs(rt.profiles.get("secretary"))))
+    window = bare + listing + 700  # room for the text listing and the reply
+    assert full + window // 8 > window  # but not for every schema
+    rt.backends.register_instance(
+        "ollama", NoToolsBackend(script, context_length=window), default_model=MODEL
+    )
+    rt.agent.config.num_ctx = window
+    script.turn("Done.")
+    session = await rt.sessions.create("secretary")
+    events = await collect(rt.agent.run_stream(session.id, "Hello"))
+    assert isinstance(events[-1], StreamEnd) and not any(isinstance(e, Notice) for e in events)
+    request = script.of_kind("turn")[0]
+    assert request.tools == []  # no schemas: the tools are listed in the system message
+    for spec in rt.agent.tool_specs(rt.profiles.get("secretary")):
+        assert spec.name in request.system_text
     await rt.aclose()

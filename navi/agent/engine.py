@@ -46,6 +46,7 @@ from navi.agent.events import (
 )
 from navi.agent.planning import run_planning
 from navi.agent.workers import CompressionFailed, ContextCompressor, Worker, WorkerContext, summary_failed
+from navi.llm import text_tools
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.calls import CallLimits, CallStopped, GuardedBackend
 from navi.llm.chunks import CompletionBuilder
@@ -153,6 +154,7 @@ class Agent:
         self.user_tools = user_tools or (lambda: [])
         self.on_session_end = list(on_session_end)
         self._windows: dict[tuple[str, str], int] = {}
+        self._text_tools: set[tuple[str, str]] = set()  # models offered tools as text (no native tools)
         # Measured ÷ estimated tokens of the fixed prompt (system + tool schemas), per model:
         # learnt from the server's own prompt counts, so budgeting stops guessing after one call.
         self._calibration: dict[tuple[str, str], float] = {}
@@ -188,10 +190,13 @@ class Agent:
         key = (llm.name, model)
         if key not in self._windows:
             try:
-                length = (await llm.model_info(model)).context_length
+                info = await llm.model_info(model)
             except LLMError:
                 return self.config.num_ctx  # not cached: the server may come back with a real answer
+            length = info.context_length
             self._windows[key] = min(self.config.num_ctx, length) if length else self.config.num_ctx
+            if not info.native_tools:
+                self._text_tools.add(key)
         return self._windows[key]
 
     def _guard(self, backend: LLMBackend, stop: asyncio.Event | None) -> LLMBackend:
@@ -232,9 +237,18 @@ class Agent:
         return run
 
     # --- token accounting --------------------------------------------------------------------------
-    def _raw_fixed(self, system: str, specs: Sequence[ToolSpec]) -> int:
-        """Estimated tokens of a system prompt plus tool schemas, before calibration."""
-        return estimate_message_tokens(Message.system(system)) + sum(schema_tokens(s) for s in specs)
+    def _tool_cost(self, run: _Run, spec: ToolSpec) -> int:
+        """Estimated tokens one tool adds: its schema, or its line in the text-tool listing."""
+        if (run.llm.name, run.model) in self._text_tools:
+            return estimate_tokens(text_tools.tool_instructions([spec])) - TEXT_TOOLS_BASE
+        return schema_tokens(spec)
+
+    def _raw_fixed(self, run: _Run, system: str, specs: Sequence[ToolSpec]) -> int:
+        """Estimated tokens of a system prompt plus tools, before calibration."""
+        tools = sum(self._tool_cost(run, s) for s in specs)
+        if specs and (run.llm.name, run.model) in self._text_tools:
+            tools += TEXT_TOOLS_BASE
+        return estimate_message_tokens(Message.system(system)) + tools
 
     def _ratio(self, run: _Run) -> float:
         return self._calibration.get((run.llm.name, run.model), 1.0)
@@ -243,7 +257,7 @@ class Agent:
         """Tokens every call adds to the stored context: system prompt, memory, tool schemas."""
         system = system_text(self.config.persona, run.profile, run.memory)
         specs = run.tools.specs() if specs is None else specs
-        return math.ceil(self._raw_fixed(system, specs) * self._ratio(run))
+        return math.ceil(self._raw_fixed(run, system, specs) * self._ratio(run))
 
     def _calibrate(self, run: _Run, sent: Sequence[Message], specs: Sequence[ToolSpec], prompt: int) -> None:
         """Learn the real cost of the fixed prompt from the server's count of a prompt it read.
@@ -251,7 +265,7 @@ class Agent:
         Only while the conversation is small next to the fixed part, so estimation errors in the
         conversation cannot swamp the measurement.
         """
-        fixed = self._raw_fixed(sent[0].content or "", specs)
+        fixed = self._raw_fixed(run, sent[0].content or "", specs)
         conversation = estimate_messages_tokens(sent[1:])
         if fixed <= 0 or conversation > fixed or prompt <= conversation:
             return
@@ -274,9 +288,9 @@ class Agent:
         budget = run.window - self._reserve(run)
         ratio = self._ratio(run)
         while kept and need > budget:
-            drop = max(kept, key=schema_tokens)
+            drop = max(kept, key=lambda spec: self._tool_cost(run, spec))
             kept.remove(drop)
-            need -= math.ceil(schema_tokens(drop) * ratio)
+            need -= math.ceil(self._tool_cost(run, drop) * ratio)
         return kept, need
 
     def _too_small(self, run: _Run, need: int) -> str:
@@ -648,7 +662,7 @@ class Agent:
             if not final.usage.estimated and run.sent:
                 self._calibrate(run, run.sent, specs, final.usage.prompt_tokens)
             run.tokens, run.pending = final.usage.total_tokens, 0
-            run.fixed = math.ceil(self._raw_fixed(run.sent[0].content or "", specs) * self._ratio(run))
+            run.fixed = math.ceil(self._raw_fixed(run, run.sent[0].content or "", specs) * self._ratio(run))
             reply = completion.message
             reply.metadata["usage"] = {
                 "prompt_tokens": final.usage.prompt_tokens,
@@ -862,6 +876,9 @@ async def _invoke(tool: Any, args: dict[str, Any]) -> ToolResult:
     if isinstance(result, ToolResult):
         return result
     return ToolResult.ok(str(result))
+
+
+TEXT_TOOLS_BASE = estimate_tokens(text_tools.tool_instructions([]))
 
 
 def schema_tokens(spec: ToolSpec) -> int:

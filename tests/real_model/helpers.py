@@ -1,0 +1,123 @@
+"""A live Navi on its `openai` backend in front of a real model server (or a replay of one).
+
+Navi talks to the model through a `RecordingProxy`, so every test can look at exactly what Navi
+sent and what came back, and a run with `NAVI_RECORD_REAL_MODEL=1` (or `record=True`) saves those
+exchanges as a fixture the fast tests replay.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from navi.config import load_settings
+from navi.testing.replay import Exchange, RecordingProxy
+from tests.server_helpers import LiveNavi, frames_until
+
+# Read once at import: the autouse `isolated_env` fixture strips NAVI_* variables before each test.
+RECORD = os.environ.get("NAVI_RECORD_REAL_MODEL", "") not in ("", "0", "false")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real_model"
+WINDOW = 4096  # tokens; small on purpose: small windows are where real users' turns broke
+# A 270M model on 2 CPU cores writes 8-50 tokens/s and often runs to its cap: the default answer
+# cap (2,048) would cost minutes per turn. A lower one keeps the suite's time bounded — and the cap
+# being honoured is itself part of what these tests check.
+ANSWER_CAP = 256
+
+
+def navi_settings(tmp_path: Path, base_url: str, model: str, window: int, **overrides: Any) -> dict[str, Any]:
+    """Settings for a Navi whose only model is the OpenAI-compatible server at `base_url`."""
+    settings: dict[str, Any] = {
+        "db_path": str(tmp_path / "navi.db"),
+        "session_files_dir": str(tmp_path / "session_files"),
+        "tools_dir": str(tmp_path / "tools"),
+        "default_llm_backend": "openai",
+        "openai_base_url": base_url,
+        "openai_default_model": model,
+        "ollama_num_ctx": window,
+        "llm_max_tokens_answer": ANSWER_CAP,
+        "log_level": "WARNING",
+    }
+    settings.update(overrides)
+    return settings
+
+
+@contextmanager
+def started_navi(**settings: Any) -> Iterator[LiveNavi]:
+    navi = LiveNavi(load_settings(**settings))
+    navi.server.start()
+    try:
+        yield navi
+    finally:
+        navi.server.stop()
+
+
+@dataclass
+class RealNavi:
+    navi: LiveNavi
+    proxy: RecordingProxy
+    window: int
+
+    @property
+    def chat(self) -> list[Exchange]:
+        return self.proxy.chat
+
+    async def turn(self, session_id: str, text: str) -> list[dict[str, Any]]:
+        """Send one message and collect frames up to the turn's `stream_end` or `error`."""
+        async with self.navi.socket(session_id) as ws:
+            await ws.send(json.dumps({"type": "message", "content": text}))
+            return await frames_until(ws, "stream_end", "error", limit=100_000)
+
+
+@contextmanager
+def real_navi(
+    upstream: str,
+    model: str,
+    tmp_path: Path,
+    *,
+    window: int = WINDOW,
+    scenario: str | None = None,
+    record: bool | None = None,
+    **overrides: Any,
+) -> Iterator[RealNavi]:
+    """Navi → recording proxy → the model server at `upstream` (its root URL, without /v1).
+
+    When recording, the exchanges are written to tests/fixtures/real_model/<scenario>.jsonl after
+    the block ends without an error and every background call (naming, memory) has finished.
+    """
+    record = RECORD if record is None else record
+    if record and not scenario:
+        raise ValueError("recording needs a scenario name")
+    proxy = RecordingProxy(upstream).start()
+    try:
+        settings = navi_settings(tmp_path, proxy.base_url, model, window, **overrides)
+        with started_navi(**settings) as navi:
+            yield RealNavi(navi, proxy, window)
+            if not proxy.wait_idle(timeout=120):
+                raise AssertionError(f"model calls still running after the test: {proxy.inflight}")
+    finally:
+        proxy.stop()
+    if record and scenario:
+        proxy.save(FIXTURES / f"{scenario}.jsonl")
+
+
+def errors(frames: list[dict[str, Any]]) -> list[str]:
+    return [str(f.get("message")) for f in frames if f["type"] == "error"]
+
+
+def streamed_text(frames: list[dict[str, Any]]) -> str:
+    return "".join(f["delta"] for f in frames if f["type"] == "stream_delta")
+
+
+def call_cap(request: Any) -> int | None:
+    """The completion-token cap a chat request carries, if any."""
+    if not isinstance(request, dict):
+        return None
+    for key in ("max_completion_tokens", "max_tokens", "n_predict"):
+        if isinstance(request.get(key), int):
+            return int(request[key])
+    return None

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from navi.agent.compression import SUMMARY_PREFIX, format_messages, partition, split_turns, take_chunk
-from navi.agent.events import ContextCompressed
+from navi.agent.events import ContextCompressed, Notice
 from navi.llm.errors import BackendUnreachable
 from navi.llm.messages import Message, ToolCall
+from navi.llm.tokens import estimate_messages_tokens, estimate_tokens
 from navi.testing.script import Reply
 from tests.agent_helpers import collect, scripted_runtime, types
 
@@ -32,6 +33,9 @@ def history(turns: int, first_fact: str = "My locker code is 4711.") -> list[Mes
     return msgs
 
 
+SUMMARY = "- The locker code is 4711.\n- Questions about numbered topics were answered."
+
+
 async def seeded(tmp_path: Path, turns: int, tokens: int, **settings: object):
     rt, backend, script = await scripted_runtime(
         tmp_path, sql=True, ollama_num_ctx=16384, context_keep_recent=2, **settings
@@ -44,11 +48,11 @@ async def seeded(tmp_path: Path, turns: int, tokens: int, **settings: object):
 
 async def test_compression_before_a_turn(tmp_path: Path) -> None:
     rt, backend, script, sid, old = await seeded(tmp_path, turns=8, tokens=14000)
+    script.summary(SUMMARY)
     script.turn(Reply(text="Your locker code is 4711."))
     events = await collect(rt.agent.run_stream(sid, "What is my locker code?"))
     assert types(events)[0] == "context_compressed"
-    compressed = events[0]
-    assert isinstance(compressed, ContextCompressed)
+    compressed = next(e for e in events if isinstance(e, ContextCompressed))
     # everything but the last 2 turns and the new question was summarised
     # the last 2 turns are kept: the previous exchange and the new question
     assert compressed.messages_before == len(old) + 1 and compressed.messages_after == 1 + 2 + 1
@@ -76,6 +80,7 @@ async def test_compression_before_a_turn(tmp_path: Path) -> None:
 
 async def test_compression_after_a_turn(tmp_path: Path) -> None:
     rt, backend, script, sid, old = await seeded(tmp_path, turns=6, tokens=600)
+    script.summary(SUMMARY)
     script.turn(Reply(text="Noted.", prompt_tokens=14000, completion_tokens=10))
     events = await collect(rt.agent.run_stream(sid, "Remember that my bike is blue."))
     assert types(events)[-2:] == ["stream_end", "context_compressed"]
@@ -104,18 +109,34 @@ async def test_a_failed_summary_leaves_the_context_alone(tmp_path: Path) -> None
     await rt.aclose()
 
 
+async def test_a_summary_that_echoes_the_prompt_is_refused_and_the_user_told(tmp_path: Path) -> None:
+    rt, backend, script, sid, old = await seeded(tmp_path, turns=8, tokens=14000)
+    echo = "## Current goal\n\n## Work state\n- Done:\n- Pending:\n\n## Key facts"  # headings, nothing under
+    script.summary(echo, echo)
+    script.turn("Answer without compression.")
+    events = await collect(rt.agent.run_stream(sid, "Carry on"))
+    assert "context_compressed" not in types(events) and events[-1].type == "stream_end"
+    (notice,) = [e for e in events if isinstance(e, Notice)]
+    assert "could not be summarised" in notice.message
+    assert "the model's summary had headings with nothing under them, twice in a row" in notice.message
+    assert len(script.of_kind("summary")) == 2  # retried once
+    stored = await rt.sessions.get(sid)
+    assert stored is not None and stored.context[: len(old)] == old
+    assert not any(m.is_summary or m.is_compression for m in stored.messages + stored.context)
+    await rt.aclose()
+
+
 async def test_long_histories_are_summarised_in_chunks_not_cut(tmp_path: Path) -> None:
     rt, backend, script, sid, old = await seeded(
-        tmp_path, turns=40, tokens=14000, context_summary_max_input_chars=1000
+        tmp_path, turns=40, tokens=14000, context_summary_max_input_tokens=400
     )
+    script.summary(*[SUMMARY] * 40)
     script.turn("ok")
     await collect(rt.agent.run_stream(sid, "continue"))
     requests = script.of_kind("summary")
     assert len(requests) >= 3
-    for request in requests:
-        head, _, chunk = request.last_user_text.partition("Conversation to summarise:\n\n")
-        assert len(chunk) <= 1000
-        assert len(head) + len(chunk) <= max(1000, len(head) + 500)
+    for request in requests:  # the cap is in tokens and bounds each call's whole input
+        assert estimate_messages_tokens(request.messages) <= 400
     assert all("Summary so far" in r.last_user_text for r in requests[1:])
     seen = "\n".join(r.last_user_text for r in requests)
     for i in range(1, 38):  # every summarised turn reached the summariser
@@ -160,13 +181,14 @@ def test_previews_are_compact() -> None:
 
 
 def test_chunks_never_drop_text() -> None:
-    lines = ["x" * 2500, "short", "y" * 10]
+    lines = ["word " * 500, "short", "y" * 10, "z" * 900]
     rebuilt = []
     remaining = lines
     while remaining:
-        chunk, remaining = take_chunk(remaining, 1000)
-        assert len(chunk) <= 1000
+        chunk, remaining = take_chunk(remaining, 100)  # tokens, as the estimator counts them
+        assert 0 < estimate_tokens(chunk) <= 100
         rebuilt.append(chunk)
+    assert len(rebuilt) > 10 and max(len(c) for c in rebuilt) > 300  # ~3.5 characters a token
     assert "".join(rebuilt).replace("\n", "") == "".join(lines)
 
 
@@ -192,6 +214,7 @@ async def test_a_turn_that_outgrows_the_window_is_compressed_inside(tmp_path: Pa
     from navi.testing.script import ScriptedCall
 
     rt, backend, script = await scripted_runtime(tmp_path, ollama_num_ctx=16384, context_keep_recent=1)
+    script.summary(*["- Researching X: a long note is in scratchpad section a."] * 4)
     session = await rt.sessions.create("secretary")
     big = "x" * 3000
     script.turn(
@@ -211,5 +234,8 @@ async def test_a_turn_that_outgrows_the_window_is_compressed_inside(tmp_path: Pa
     assert "context_compressed" in types(events) and events[-1].type in ("stream_end", "context_compressed")
     last_turn = script.of_kind("turn")[-1]
     users = [m for m in last_turn.messages if m.role == "user"]
-    assert users[0].is_summary and users[1].content == "Research X thoroughly"
+    # The summary comes first, then the instruction verbatim (one user message or two: a backend
+    # that needs alternating roles merges them).
+    said = "\n".join(m.content or "" for m in users)
+    assert said.startswith(SUMMARY_PREFIX) and "\nResearch X thoroughly" in said
     await rt.aclose()

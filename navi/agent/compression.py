@@ -3,25 +3,66 @@
 `compress_context()` is a function from a context to a new context plus the model calls it needs.
 The context is cut into turns (a user message and everything up to the next one); tool calls and
 their results always stay in one piece. Earlier summaries are folded into the new one. When the
-text to summarise is longer than the summariser's input cap it is summarised in chunks, each chunk
-folded into the summary so far — never truncated. If the model fails, the exception propagates and
-the caller keeps the old context: there is never a placeholder summary.
+text to summarise is larger than the summariser's input cap (in tokens, as `navi.llm.tokens`
+estimates them) it is summarised in chunks, each chunk folded into the summary so far — never
+truncated. Each call is capped by `max_tokens`.
+
+Small models fail here in ways a status code does not show: they answer nothing, repeat the
+instructions, copy the conversation, loop one line until the cap. A summary is therefore checked
+before it replaces anything (`summary_problem`); a bad one is retried once with a nudge, and a
+second bad one raises `SummaryRejected`. A failing model call propagates as it is. Either way the
+caller keeps the old context: there is never a placeholder summary.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from navi import prompts
+from navi.llm import tokens
 from navi.llm.base import CallOptions, LLMBackend
+from navi.llm.errors import LLMError
 from navi.llm.messages import Message
-from navi.llm.tokens import estimate_messages_tokens
 
 ARGS_PREVIEW = 120
 RESULT_PREVIEW = 300
 SUMMARY_PREFIX = "[Summary of the earlier conversation]"
+SO_FAR_LABEL = "Summary so far (keep what still matters):"
+CONVERSATION_LABEL = "Conversation to summarise:"
+# Said on the retry, after the conversation, where even a small model still reads it.
+NUDGES = {
+    "was empty": "Write the notes now.",
+    "was not shorter than the conversation": "Write fewer and shorter lines.",
+    "was cut off by the token limit": "Write fewer and shorter lines.",
+    "repeated the instructions": "Do not repeat the instructions: write notes about the conversation.",
+    "had headings with nothing under them": "Write the facts themselves, not headings.",
+    "copied the conversation": "Do not copy the conversation: write short notes in your own words.",
+    "repeated the same line": "Write each note once.",
+    "changed numbers from the conversation": "Copy every number exactly as it is written.",
+}
+RETRY_NOTE = "Your last answer could not be used: it {reason}. {nudge}"
+# Below this many words, overlap shares say nothing: a short summary is judged by the other checks.
+MIN_WORDS_FOR_COPY = 12
+COPY_SHARE = 0.8
+ECHO_SHARE = 0.5
+
+
+class SummaryRejected(LLMError):
+    """The model answered twice, but neither answer was a summary to trust. Nothing was replaced.
+
+    Like every `LLMError` message, `str()` is meant for the user; it reads as the reason inside
+    "The earlier conversation could not be summarised (…)".
+    """
+
+    kind = "summary_rejected"
+
+    def __init__(self, reason: str, *, model: str = "") -> None:
+        super().__init__(f"the model's summary {reason}, twice in a row", model=model)
+        self.reason = reason
 
 
 @dataclass
@@ -126,21 +167,201 @@ def format_messages(messages: Sequence[Message]) -> list[str]:
     return lines
 
 
-def take_chunk(lines: list[str], budget: int) -> tuple[str, list[str]]:
-    """The longest run of whole lines that fits `budget` characters, and what is left.
+def _fit_prefix(text: str, budget: int) -> int:
+    """Length of the longest prefix of `text` within `budget` tokens, ended at a space if one is near."""
+    low, high = 1, len(text)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if tokens.estimate_tokens(text[:mid]) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    space = text.rfind(" ", 0, low)
+    return space + 1 if space > low // 2 else low
 
-    A single line longer than the budget is split: its first part now, the rest next time.
+
+def take_chunk(lines: list[str], budget: int) -> tuple[str, list[str]]:
+    """The longest run of whole lines that fits `budget` tokens, and what is left.
+
+    A single line larger than the budget is split: its first part now, the rest next time.
     """
-    if len(lines[0]) > budget:
-        return lines[0][:budget], [lines[0][budget:], *lines[1:]]
-    size = 0
-    count = 0
-    for line in lines:
-        if size + len(line) + (1 if count else 0) > budget:
+    if tokens.estimate_tokens(lines[0]) > budget:
+        cut = _fit_prefix(lines[0], budget)
+        return lines[0][:cut], [lines[0][cut:], *lines[1:]]
+    chunk = lines[0]
+    count = 1
+    for line in lines[1:]:
+        longer = f"{chunk}\n{line}"
+        if tokens.estimate_tokens(longer) > budget:
             break
-        size += len(line) + (1 if count else 0)
+        chunk = longer
         count += 1
-    return "\n".join(lines[:count]), lines[count:]
+    return chunk, lines[count:]
+
+
+# --- Judging an answer ----------------------------------------------------------------------------
+_WORD = re.compile(r"[^\W_]+")
+_BULLET = re.compile(r"^\s*(?:[-*•+]\s*|\d+[.)]\s+)+")
+_TRANSCRIPT_LINE = re.compile(
+    r"^(?:(user|assistant|person|plan)\s*:|earlier summary\s*:|[→←])", re.IGNORECASE
+)
+_HEADING = re.compile(r"^(?:#{1,6}\s*.*|\*\*[^*]+\*\*\s*:?|__[^_]+__\s*:?|[^:]{1,60}:)$")
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _grams(ws: Sequence[str], n: int) -> list[tuple[str, ...]]:
+    return [tuple(ws[i : i + n]) for i in range(len(ws) - n + 1)]
+
+
+def overlap_share(text: str, reference: str, n: int = 3) -> float:
+    """Which share of `text`'s word n-grams also occur in `reference` (0.0 for a text under n words)."""
+    grams = _grams(words(text), n)
+    if not grams:
+        return 0.0
+    known = set(_grams(words(reference), n))
+    return sum(gram in known for gram in grams) / len(grams)
+
+
+def repeats_itself(text: str) -> bool:
+    """A model stuck in a loop: one line again and again, or the same phrase going round."""
+    lines = [" ".join(words(_BULLET.sub("", line))) for line in text.splitlines()]  # "1." ≠ "2." aside
+    lines = [line for line in lines if line.count(" ") >= 1]
+    counts = Counter(lines)
+    if counts and (max(counts.values()) >= 3 or (len(lines) >= 4 and len(counts) * 2 <= len(lines))):
+        return True
+    grams = _grams(words(text), 4)
+    return len(grams) >= 20 and len(set(grams)) * 2 < len(grams)
+
+
+def _copied_lines(lines: list[str], conversation: str) -> list[bool]:
+    """Which lines are the conversation written out again rather than notes about it.
+
+    A line copied (nearly) word for word is; so is a speaker-labelled line that mostly copies, and
+    every speaker-labelled line once the answer reads as a dialogue (the model continuing the
+    transcript, as SmolLM2-135M does).
+    """
+    labelled = [_TRANSCRIPT_LINE.match(line) for line in lines]
+    speakers = {m.group(1).lower() for m in labelled if m is not None and m.group(1)}
+    dialogue = len(speakers) >= 2
+    copied = []
+    for line, label in zip(lines, labelled, strict=True):
+        share = overlap_share(line, conversation) if conversation else 0.0
+        if label is not None:
+            copied.append(dialogue or share >= 0.5)
+        else:
+            copied.append(len(words(line)) >= 4 and share >= COPY_SHARE)
+    return copied
+
+
+def echo_problem(text: str, instructions: str, conversation: str = "") -> str | None:
+    """Why `text` is no answer but a reflection of the request (None when it says something).
+
+    Catches loops, the instructions repeated (whole, or line by line), the `conversation` written
+    out again, and headings with nothing under them. What counts as an instruction line is judged
+    against `instructions` itself, so it keeps working when a prompt is reworded.
+    """
+    if repeats_itself(text):
+        return "repeated the same line"
+    reference_lines = {" ".join(words(line)) for line in instructions.splitlines()} - {""}
+    lines = [_BULLET.sub("", raw.strip()).strip() for raw in text.splitlines()]
+    lines = [line for line in lines if words(line)]
+    echoed = copied = content = 0
+    for line, is_copy in zip(lines, _copied_lines(lines, conversation), strict=True):
+        count = len(words(line))
+        instruction = " ".join(words(line)) in reference_lines
+        if instruction or (count >= 3 and overlap_share(line, instructions) >= 0.6):
+            echoed += count
+        elif is_copy:
+            copied += count
+        elif not _HEADING.match(line):
+            content += count
+    if echoed + copied and echoed + copied >= content:  # at least half of what it says
+        return "repeated the instructions" if echoed >= copied else "copied the conversation"
+    if overlap_share(text, instructions) >= ECHO_SHARE:
+        return "repeated the instructions"
+    if content < 2:
+        return "had headings with nothing under them"
+    return None
+
+
+def long_numbers(text: str) -> set[str]:
+    """Numbers that are identifiers rather than counts: addresses, versions, times, dates, codes."""
+    return set(re.findall(r"\d+(?:[.:/-]\d+)+|\d{3,}", text))
+
+
+def trim_cut_off(text: str) -> str:
+    """What is left of an answer cut by the token cap: its complete lines, else complete sentences."""
+    text = text.rstrip()
+    if "\n" in text:
+        return text.rsplit("\n", 1)[0].rstrip()
+    end = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
+    return text[: end + 1] if end > 0 else ""
+
+
+def summary_problem(summary: str, source: str, conversation: str, instructions: str) -> str | None:
+    """Why `summary` must not replace `source` (None when it may).
+
+    `source` is everything being summarised (summary so far and conversation), `conversation` the
+    transcript part alone; `instructions` is what the model was told, to recognise an echo of it.
+    """
+    if not summary.strip():
+        return "was empty"
+    problem = echo_problem(summary, instructions, conversation)
+    if problem is not None:
+        return problem
+    if len(words(summary)) >= MIN_WORDS_FOR_COPY and overlap_share(summary, conversation, 5) >= COPY_SHARE:
+        return "copied the conversation"
+    if long_numbers(summary) - long_numbers(source):  # "192.168.1.10" came back as "192.168.1.1.10"
+        return "changed numbers from the conversation"
+    if tokens.estimate_tokens(summary) >= tokens.estimate_tokens(source):
+        return "was not shorter than the conversation"
+    return None
+
+
+# --- Summarising ----------------------------------------------------------------------------------
+def summary_request(instructions: str, summary: str, chunk: str, note: str = "") -> list[Message]:
+    parts = [f"{SO_FAR_LABEL}\n{summary}"] if summary else []
+    parts.append(f"{CONVERSATION_LABEL}\n\n{chunk}")
+    if note:
+        parts.append(note)
+    return [Message.system(instructions), Message.user("\n\n".join(parts))]
+
+
+async def summarize_once(
+    llm: LLMBackend,
+    options: CallOptions,
+    instructions: str,
+    summary: str,
+    chunk: str,
+) -> tuple[str, int]:
+    """Fold one chunk into `summary`: one call, a second one if the first answer was bad.
+
+    Returns (new summary, calls). Raises `SummaryRejected` when both answers were bad.
+    """
+    source = f"{summary}\n{chunk}" if summary else chunk
+    # The request's own wording counts as instructions: a model may echo the labels too.
+    echo_of = f"{instructions}\n{SO_FAR_LABEL}\n{CONVERSATION_LABEL}"
+    note = ""
+    problem = "was empty"
+    for attempt in (1, 2):
+        result = await llm.complete(summary_request(instructions, summary, chunk, note), options)
+        text = result.text.strip()
+        if result.finish_reason == "length":
+            # Kept up to its last complete line, unless it ran into the cap going round in a loop.
+            looping = repeats_itself(text)
+            text = "" if looping else trim_cut_off(text)
+            if not text:
+                problem = "repeated the same line" if looping else "was cut off by the token limit"
+                note = RETRY_NOTE.format(reason=problem, nudge=NUDGES[problem])
+                continue
+        problem = summary_problem(text, source, chunk, echo_of + ("\n" + note if note else "")) or ""
+        if not problem:
+            return text, attempt
+        note = RETRY_NOTE.format(reason=problem, nudge=NUDGES[problem])
+    raise SummaryRejected(problem, model=options.model)
 
 
 async def summarize(
@@ -149,27 +370,28 @@ async def summarize(
     model: str,
     *,
     temperature: float,
-    max_input_chars: int,
+    max_input_tokens: int,
+    max_tokens: int | None,
+    summary: str = "",
 ) -> tuple[str, int]:
-    """Summarise `lines`, in chunks when they exceed the cap. Returns (summary, model calls)."""
+    """Fold `lines` into `summary` (an earlier one, or none), in chunks when they exceed the cap.
+
+    Returns (summary, model calls).
+    """
     instructions = prompts.load("summary")
-    summary = ""
+    options = CallOptions(model=model, temperature=temperature, think=False, max_tokens=max_tokens)
+    longest_note = max((RETRY_NOTE.format(reason=r, nudge=n) for r, n in NUDGES.items()), key=len)
     calls = 0
     remaining = [line for line in lines if line]
     while remaining:
-        head = f"Summary so far (merge it into your answer):\n{summary}\n\n" if summary else ""
-        # The cap bounds each call's input; a long running summary may squeeze the history part to
-        # half the cap, never less, so the work always moves forward.
-        chunk, remaining = take_chunk(remaining, max(max_input_chars // 2, max_input_chars - len(head)))
-        result = await llm.complete(
-            [Message.system(instructions), Message.user(f"{head}Conversation to summarise:\n\n{chunk}")],
-            CallOptions(model=model, temperature=temperature, think=False),
-        )
-        calls += 1
-        text = result.text.strip()
-        if not text:
-            raise ValueError("the model returned an empty summary")
-        summary = text
+        # The cap bounds each call's whole input (instructions, summary so far, chunk, a retry's
+        # note). A long running summary may squeeze the conversation part to half the cap, never
+        # less, so the work always moves forward.
+        fixed = tokens.estimate_messages_tokens(summary_request(instructions, summary, "", longest_note))
+        budget = max(max_input_tokens // 2, max_input_tokens - fixed - 2)
+        chunk, remaining = take_chunk(remaining, budget)
+        summary, used = await summarize_once(llm, options, instructions, summary, chunk)
+        calls += used
     return summary, calls
 
 
@@ -180,21 +402,36 @@ async def compress_context(
     *,
     keep_recent: int,
     temperature: float = 0.3,
-    max_input_chars: int = 12_000,
+    max_input_tokens: int = 3_000,
+    max_tokens: int | None = 768,
 ) -> CompressionResult | None:
-    """Summarise all but the last `keep_recent` turns. None when there is nothing to summarise."""
+    """Summarise all but the last `keep_recent` turns. None when there is nothing to summarise.
+
+    Raises `SummaryRejected` (or the model's `LLMError`); the caller then keeps `context` as it was.
+    """
     to_summarize, to_keep = partition(context, keep_recent)
     if not to_summarize or (len(to_summarize) == 1 and to_summarize[0].is_summary):
         return None
+    # An earlier summary is the summary so far, not conversation: copying from it is no fault.
+    earlier = 0
+    while earlier < len(to_summarize) and to_summarize[earlier].is_summary:
+        earlier += 1
+    so_far = "\n".join((m.content or "").removeprefix(SUMMARY_PREFIX).strip() for m in to_summarize[:earlier])
     text, calls = await summarize(
-        format_messages(to_summarize), llm, model, temperature=temperature, max_input_chars=max_input_chars
+        format_messages(to_summarize[earlier:]),
+        llm,
+        model,
+        temperature=temperature,
+        max_input_tokens=max_input_tokens,
+        max_tokens=max_tokens,
+        summary=so_far.strip(),
     )
     summary = Message.user(
         f"{SUMMARY_PREFIX}\n{text}",
         is_summary=True,
         metadata={
             "messages_summarized": len(to_summarize),
-            "tokens_before": estimate_messages_tokens(to_summarize),
+            "tokens_before": tokens.estimate_messages_tokens(to_summarize),
             "summary_calls": calls,
         },
     )

@@ -12,12 +12,14 @@ from typing import Any
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
+from navi import prompts
 from navi.agent.events import ToolEvent
 from navi.api.app import create_app
 from navi.cli.main import _register, app
 from navi.llm.errors import BackendUnreachable
 from navi.llm.messages import utcnow
-from navi.memory.extractor import fallback_summary, parse_facts
+from navi.memory.base import DEFAULT_OWNER
+from navi.memory.extractor import MemoryExtractor, fallback_summary, parse_facts, stated
 from navi.sessions.sql_store import SqlSessionStore
 from navi.storage.schema import sessions as sessions_table
 from navi.testing.script import Reply, ScriptedCall
@@ -31,7 +33,12 @@ FACTS_REPLY = """Here is what I found:
 - pets: cat = Miso, a grey tabby
 - devices: nas = Synology DS920+ at 192.168.1.10
 this line is junk
-- work: employer = unknown"""
+- work: employer = unknown
+- family: sister = Ada"""
+SAID = (
+    "I live in Oslo and my cat is called Miso, a grey tabby. My NAS is a synology ds920+ at "
+    "192.168.1.10. Weather in Paris?"
+)
 
 
 async def backdate(rt: Any, session_id: str, minutes: int = 45) -> None:
@@ -43,17 +50,15 @@ async def backdate(rt: Any, session_id: str, minutes: int = 45) -> None:
     await store.db.write(lambda conn: conn.execute(stmt))
 
 
-async def chat(rt: Any) -> str:
+async def chat(rt: Any, said: str = SAID) -> str:
     script = rt.backends.get("ollama").script
     script.turn(
         Reply(tool_calls=[ScriptedCall("web_search", {"query": "weather Paris"})]),
-        "It is sunny in Paris. Noted about Oslo and Miso!",
+        "It is sunny in Paris. Noted about Oslo and Miso! Your sister Ada says hi.",
     )
     rt.tools.get("web_search").client_factory = lambda: FakeSearch()
     session = await rt.sessions.create("secretary")
-    await collect(
-        rt.agent.run_stream(session.id, "I live in Oslo and my cat is called Miso. Weather in Paris?")
-    )
+    await collect(rt.agent.run_stream(session.id, said))
     await rt.agent.settle()
     return session.id
 
@@ -72,12 +77,13 @@ async def test_facts_are_extracted_remembered_searched_and_forgotten(tmp_path: P
     await backdate(rt, sid)
     script.extract(FACTS_REPLY)
     report = await rt.extractor.run_pending()
+    # "Ada" is only in the assistant's answer: the person never said it, so it is not a fact.
     assert (report.sessions, report.facts, report.failed) == (1, 3, [])
-    # Only the conversation was read: no system prompt, no memory message, no tool output.
+    # Only what the person said was read: no answer, system prompt, memory message or tool output.
     (request,) = script.of_kind("extract")
     read = request.last_user_text
-    assert "I live in Oslo and my cat is called Miso." in read
-    assert "It is sunny in Paris. Noted about Oslo and Miso!" in read
+    assert SAID in read
+    assert "It is sunny in Paris" not in read and "Ada" not in read
     assert "Home: Paris" not in read and "You are Navi" not in read and "Mode: personal secretary" not in read
     facts = {(f.category, f.key): f for f in await rt.memory.get_all_facts()}
     assert set(facts) == {("location", "home_city"), ("pets", "cat"), ("devices", "nas")}
@@ -91,9 +97,9 @@ async def test_facts_are_extracted_remembered_searched_and_forgotten(tmp_path: P
     second = await rt.sessions.create("secretary")
     events = await collect(rt.agent.run_stream(second.id, "What is my cat called?"))
     request = script.of_kind("turn")[-2]
-    assert request.messages[1].role == "system"
-    assert request.messages[1].content.startswith("## What I remember about the user")
-    assert "Oslo" in request.messages[1].content
+    assert [m.role for m in request.messages].count("system") == 1  # merged into the one system message
+    memory = request.system_text.split("## What I remember about the user", 1)[1]
+    assert "Oslo" in memory
     found = next(e for e in events if isinstance(e, ToolEvent))
     assert found.success and "pets: cat = Miso, a grey tabby" in found.result
     # Forgetting removes it.
@@ -118,7 +124,7 @@ async def test_a_repeated_fact_is_a_confirmation_and_a_changed_one_replaces(tmp_
     await rt.extractor.run_pending()
     (fact,) = await rt.memory.get_all_facts()
     assert fact.confirmations == 2
-    third = await chat(rt)
+    third = await chat(rt, "I moved to Bergen last week. Weather in Paris?")
     await backdate(rt, third)
     script.extract("Location: Home City = Bergen")
     await rt.extractor.run_pending()
@@ -225,3 +231,117 @@ def test_parsing_is_robust() -> None:
     ]
     assert parse_facts("NONE") == [] and parse_facts("") == []
     assert json.dumps(parse_facts("a: b = " + "x" * 400)) == "[]"  # absurdly long values are dropped
+
+
+async def say(rt: Any, text: str, answer: str = "Noted.") -> str:
+    """One plain turn in a new session, then idle long enough to be read."""
+    rt.backends.get("ollama").script.turn(answer)
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, text))
+    await rt.agent.settle()
+    await backdate(rt, session.id)
+    return session.id
+
+
+async def test_the_prompts_example_is_never_stored(tmp_path: Path) -> None:
+    # SmolLM2-135M answered a conversation about a cat with the old prompt's own examples.
+    rt, backend, script = await scripted_runtime(tmp_path, sql=True)
+    await say(rt, "My cat is called Miso and she sleeps all day.", "Miso sounds lovely! I live in Oslo.")
+    script.extract(
+        "location: home_city = Oslo\ndevices: nas = Synology DS920+ at 192.168.1.10\npets: cat = Miso"
+    )
+    report = await rt.extractor.run_pending()
+    assert (report.sessions, report.facts) == (1, 1)
+    assert [(f.category, f.key, f.value) for f in await rt.memory.get_all_facts()] == [
+        ("pets", "cat", "Miso")
+    ]
+    await rt.aclose()
+
+
+def test_the_extraction_prompt_has_no_values_to_copy() -> None:
+    text = prompts.load("memory_extract")
+    assert set(parse_facts(text)) <= {("category", "key", "value")}  # only the placeholder form
+    assert "Oslo" not in text and "192.168" not in text and "Synology" not in text
+
+
+def test_a_value_counts_only_if_the_person_said_it() -> None:
+    said = [
+        ("Oslo", "I live in oslo."),
+        ("Synology DS920+", "my NAS is a synology ds-920 plus"),
+        ("Synology DS920+ at 192.168.1.10", "It's a Synology DS920+, IP 192.168.1.10"),
+        ("2", "I have two kids"),
+        ("cats", "I have a cat and a dog"),
+    ]
+    never_said = [
+        ("Oslo", "I live in Bergen."),
+        ("192.168.1.10", "the NAS is at 192.168.1.11"),
+        ("Miso, a grey tabby", "my cat is called Miso"),
+        ("Synology DS920+", "I have a NAS"),
+        ("...", "anything"),
+    ]
+    assert [stated(value, text) for value, text in said] == [True] * len(said)
+    assert [stated(value, text) for value, text in never_said] == [False] * len(never_said)
+
+
+async def test_a_running_session_is_skipped_and_stays_due(tmp_path: Path) -> None:
+    rt, backend, script = await scripted_runtime(tmp_path, sql=True)
+    sid = await say(rt, "My cat is called Miso.")
+    running = {sid}
+    extractor = MemoryExtractor(
+        sessions=rt.sessions,
+        memory=rt.memory,
+        backends=rt.backends,
+        profiles=rt.profiles,
+        stale_minutes=30,
+        is_running=lambda session_id: session_id in running,
+        max_tokens=77,
+    )
+    assert (await extractor.run_pending()).sessions == 0
+    assert script.of_kind("extract") == [] and await rt.memory.get_extracted_at(sid) is None
+    running.clear()
+    script.extract("pets: cat = Miso")
+    assert (await extractor.run_pending()).sessions == 1
+    assert await rt.memory.get_extracted_at(sid) is not None
+    # Both of its calls, the extraction and the profile, were capped.
+    kinds = [r.system_text.split()[0] for r in script.requests[-2:]]
+    assert kinds == ["You", "Write"] and [o.max_tokens for o in backend.options[-2:]] == [77, 77]
+    await rt.aclose()
+
+
+async def test_an_unusable_profile_is_replaced_by_the_list_of_facts(tmp_path: Path) -> None:
+    rt, backend, script = await scripted_runtime(tmp_path, sql=True)
+    await rt.memory.upsert_fact("pets", "cat", "Miso")
+    await rt.memory.upsert_fact("location", "home_city", "Bergen")
+    await rt.memory.upsert_fact("work", "job", "nurse")
+    bad = [
+        Reply(text=""),
+        # The profile prompt played back.
+        Reply(
+            text="Write a short profile of the person from the facts below, for an assistant that "
+            "reads it before every conversation."
+        ),
+        Reply(text="They have a cat called Miso. " * 12),  # a loop until the cap
+        Reply(text="They have a cat called Mi", finish_reason="length"),  # cut before a sentence ended
+        Reply(text="They live at 42 Oak Street with their cat Miso."),  # an address nobody gave
+        Reply(text="The person is a pet: Miso, a cat: Bergen, a nurse: Joe."),  # SmolLM2-135M, names made up
+        Reply(text="They are a person who likes to talk with their assistant."),  # nothing from the facts
+    ]
+    fallback = fallback_summary(await rt.memory.get_all_facts())
+    written = []
+    for reply in bad:
+        await rt.memory.set_summary("(stale)", owner=DEFAULT_OWNER)
+        script.profile(reply)
+        await rt.extractor.refresh_summary(DEFAULT_OWNER)
+        written.append(await rt.memory.get_summary())
+    assert written == [fallback] * len(bad)
+    await rt.aclose()
+
+
+async def test_a_good_profile_is_kept(tmp_path: Path) -> None:
+    rt, backend, script = await scripted_runtime(tmp_path, sql=True)
+    await say(rt, "My cat is called Miso.")
+    script.extract("pets: cat = Miso")
+    script.profile(Reply(text="They have a cat called Miso. It sleeps a lo", finish_reason="length"))
+    await rt.extractor.run_pending()
+    assert await rt.memory.get_summary() == "They have a cat called Miso."
+    await rt.aclose()

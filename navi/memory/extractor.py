@@ -1,25 +1,32 @@
 """Reading idle sessions for lasting facts about the person, and keeping the summary current.
 
-A session is read when it has been idle for `MEMORY_STALE_MINUTES` and was not read since its last
-activity. Only what the person and the assistant said is read — never the system prompt, the
-injected memory, plans, summaries or tool output. The model answers with `category: key = value`
-lines; anything else in its answer is ignored. Facts are upserted (a changed value replaces the old
+A session is read when it has been idle for `MEMORY_STALE_MINUTES`, was not read since its last
+activity and has no turn running. Only what the person said is read — never the assistant's
+answers, the system prompt, the injected memory, plans, summaries or tool output. The model answers
+with `category: key = value` lines; anything else in its answer is ignored, and so is a fact whose
+value the person never said (`stated`): a small model readily copies an example or an already known
+fact, and that must never become a memory. Facts are upserted (a changed value replaces the old
 one, a repeated one counts as a confirmation), the summary is rewritten from all facts, and the
 session is marked. If the model fails, nothing is written and the session is tried again later.
+An unusable summary (empty, the prompt played back, a loop, numbers not among the facts) is
+replaced by the plain list of facts.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from navi import prompts
+from navi.agent.compression import echo_problem, trim_cut_off
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, utcnow
 from navi.llm.registry import BackendRegistry
+from navi.llm.tokens import CHARS_PER_TOKEN, estimate_tokens
 from navi.logging import get_logger
 from navi.memory.base import Fact, MemoryStore, normalise
 from navi.profiles.registry import ProfileRegistry
@@ -35,9 +42,17 @@ FACT_LINE = re.compile(
     r"\s*(.+?)\s*$"  # value
 )
 EMPTY_VALUES = {"", "unknown", "n/a", "na", "none", "null", "-", "?", "not mentioned", "unspecified"}
-MAX_TRANSCRIPT = 24_000
+MAX_SAID_TOKENS = 3_000
 MAX_VALUE = 300
 SUMMARY_FACTS = 300
+# Words: numbers keep their dots and colons (192.168.1.10, 7:30); letters and digits split, so
+# "DS920+" and "ds-920" read alike.
+_TERM = re.compile(r"\d+(?:[.:/]\d+)*|[^\W\d_]+")
+_NUMBERS = "zero one two three four five six seven eight nine ten eleven twelve"
+_NUMBER_WORDS = {word: str(n) for n, word in enumerate(_NUMBERS.split())}
+# Linking words a value may add around what was said ("Miso, a cat" → "miso", "cat").
+_FILLER_WORDS = "a an the of in at on and or to is are my with for from by as called named"
+_FILLER = frozenset(_FILLER_WORDS.split())
 
 
 def parse_facts(text: str) -> list[tuple[str, str, str]]:
@@ -57,18 +72,36 @@ def parse_facts(text: str) -> list[tuple[str, str, str]]:
     return [(c, k, v) for (c, k), v in found.items()]
 
 
-def transcript(session: Session) -> str:
-    """The person's and the assistant's words only, newest last, capped from the start."""
-    lines = []
-    for msg in session.messages:
-        if msg.role not in ("user", "assistant") or msg.is_plan or msg.is_summary or msg.is_compression:
+def said_by_person(session: Session) -> str:
+    """The person's own messages, newest last, cut from the start to `MAX_SAID_TOKENS`."""
+    said: list[str] = []
+    size = 0
+    for msg in reversed(session.messages):
+        if msg.role != "user" or msg.is_summary or msg.metadata.get("synthetic"):
             continue
-        if msg.metadata.get("synthetic") or not (msg.content or "").strip():
+        text = (msg.content or "").strip()
+        if not text:
             continue
-        speaker = "Person" if msg.role == "user" else "Assistant"
-        lines.append(f"{speaker}: {msg.content.strip()}")  # type: ignore[union-attr]
-    text = "\n\n".join(lines)
-    return text[-MAX_TRANSCRIPT:]
+        size += estimate_tokens(text) + 1
+        if size > MAX_SAID_TOKENS:
+            if not said:  # one huge message: its end, the newest part of it
+                said.append(text[-int(MAX_SAID_TOKENS * CHARS_PER_TOKEN) :])
+            break
+        said.append(text)
+    return "\n\n".join(reversed(said))
+
+
+def _terms(text: str) -> list[str]:
+    found = (_NUMBER_WORDS.get(t, t) for t in _TERM.findall(text.lower()))
+    return [t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t for t in found]
+
+
+def stated(value: str, said: str) -> bool:
+    """Whether every word and number of `value` occurs in `said` (case, punctuation, plurals aside)."""
+    terms = _terms(value)
+    needed = [t for t in terms if t not in _FILLER] or terms
+    known = set(_terms(said))
+    return bool(needed) and all(t in known for t in needed)
 
 
 def fallback_summary(facts: list[Fact]) -> str:
@@ -76,6 +109,26 @@ def fallback_summary(facts: list[Fact]) -> str:
     return "Known facts:\n" + "\n".join(
         f"- {f.category}: {f.key.replace('_', ' ')} = {f.value}" for f in facts
     )
+
+
+def profile_problem(summary: str, facts: list[Fact], instructions: str) -> str | None:
+    """Why a written profile must not stand in for the facts (None when it may)."""
+    if not summary.strip():
+        return "empty"
+    problem = echo_problem(summary, instructions)
+    if problem:
+        return problem
+    told = set(_terms(" ".join(f.value for f in facts))) - _FILLER
+    if not told.intersection(_terms(summary)):
+        return "mentions none of the facts"
+    values = set(_terms(" ".join(f"{f.category} {f.key.replace('_', ' ')} {f.value}" for f in facts)))
+    # Numbers and names (capitalised words inside a sentence) must come from the facts: small
+    # models invent them ("The person is a pet: Miso, a cat: Bergen, a nurse: Joe.").
+    invented = [n for n in re.findall(r"\d+(?:[.:/]\d+)*", summary) if n not in values]
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", summary.strip()):
+        names = [w for w in re.findall(r"[^\W\d_][\w'-]*", sentence)[1:] if w[0].isupper() and w != "I"]
+        invented += [w for w in names if not set(_terms(w)) <= values]
+    return f"has names or numbers not among the facts: {', '.join(invented[:3])}" if invented else None
 
 
 @dataclass
@@ -94,12 +147,17 @@ class MemoryExtractor:
         backends: BackendRegistry,
         profiles: ProfileRegistry,
         stale_minutes: int,
+        is_running: Callable[[str], bool] = lambda _session_id: False,
+        max_tokens: int | None = 384,
     ) -> None:
         self.sessions = sessions
         self.memory = memory
         self.backends = backends
         self.profiles = profiles
         self.stale = timedelta(minutes=stale_minutes)
+        # A session whose turn is running is half-written: it is skipped and stays due.
+        self.is_running = is_running
+        self.max_tokens = max_tokens
         self._lock = asyncio.Lock()
 
     def _model(self) -> tuple[LLMBackend, str]:
@@ -119,7 +177,7 @@ class MemoryExtractor:
             return report
         async with self._lock:
             for info in await self.sessions.list():
-                if not await self.is_due(info):
+                if self.is_running(info.id) or not await self.is_due(info):
                     continue
                 session = await self.sessions.get(info.id)
                 if session is None:
@@ -136,20 +194,23 @@ class MemoryExtractor:
 
     async def extract(self, session: Session) -> int:
         """Read one session; returns how many facts were stored. Raises `LLMError` (nothing written)."""
-        text = transcript(session)
+        said = said_by_person(session)
         stored = 0
-        if text:
+        if said:
             llm, model = self._model()
             known = await self.memory.get_all_facts(owner=session.owner, limit=200)
             context = "\n".join(f"{f.category}: {f.key} = {f.value}" for f in known) or "(nothing yet)"
             result = await llm.complete(
                 [
                     Message.system(prompts.load("memory_extract")),
-                    Message.user(f"Already known:\n{context}\n\nConversation:\n\n{text}"),
+                    Message.user(f"Already known:\n{context}\n\nWhat the person said:\n\n{said}"),
                 ],
-                CallOptions(model=model, temperature=0.1, think=False),
+                CallOptions(model=model, temperature=0.1, think=False, max_tokens=self.max_tokens),
             )
             for category, key, value in parse_facts(result.text):
+                if not stated(value, said):
+                    log.info("memory.unstated_fact_dropped", session_id=session.id, key=key)
+                    continue
                 await self.memory.upsert_fact(
                     category, key, value, owner=session.owner, session_id=session.id
                 )
@@ -165,16 +226,23 @@ class MemoryExtractor:
             return
         llm, model = self._model()
         listing = "\n".join(f"{f.category}: {f.key} = {f.value}" for f in facts)
+        instructions = prompts.load("memory_summary")
         try:
             result = await llm.complete(
-                [Message.system(prompts.load("memory_summary")), Message.user(listing)],
-                CallOptions(model=model, temperature=0.2, think=False),
+                [Message.system(instructions), Message.user(listing)],
+                CallOptions(model=model, temperature=0.2, think=False, max_tokens=self.max_tokens),
             )
             summary = result.text.strip()
+            if result.finish_reason == "length":
+                summary = trim_cut_off(summary)
         except LLMError as exc:
             log.warning("memory.summary_failed", error=str(exc))
             summary = ""
-        await self.memory.set_summary(summary or fallback_summary(facts), owner=owner)
+        problem = profile_problem(summary, facts, instructions)
+        if problem:
+            log.info("memory.summary_rejected", problem=problem)
+            summary = fallback_summary(facts)
+        await self.memory.set_summary(summary, owner=owner)
 
     async def periodic(self, interval_minutes: float) -> None:
         """Look for idle sessions every `interval_minutes` (a background task of the server)."""

@@ -1,0 +1,200 @@
+"""What small real models do to a turn, and Navi surviving it: planning, long conversations past
+several compressions in a small window, memory extraction, naming, stop in every phase, a failed
+turn followed by a good one.
+
+Every test asserts on Navi's behaviour — the server accepted every request Navi built (Gemma 3's
+template refuses anything but strict alternation), every call was capped, no prompt plus its cap
+went past the window, stop was quick — never on the model's wording.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from navi.llm.calls import CallLimits
+from navi.testing.llama import LlamaServer
+from navi.testing.replay import Exchange
+from tests.real_model.helpers import RealNavi, call_cap, errors
+
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]
+
+STOP_LATENCY = 1.0  # seconds from the stop request to `stream_stopped`
+
+
+def usage(exchange: Exchange) -> dict[str, int]:
+    for chunk in reversed(exchange.data()):
+        if isinstance(chunk, dict) and chunk.get("usage"):
+            return dict(chunk["usage"])
+    return {}
+
+
+def check_calls(calls: list[Exchange], window: int) -> None:
+    """Every request accepted, capped, and within the window with its cap."""
+    assert calls, "Navi never called the model"
+    refused = [(c.status, str(c.body)[:300]) for c in calls if c.status != 200]
+    assert refused == [], f"the model server refused requests Navi built: {refused}"
+    for call in calls:
+        cap = call_cap(call.request)
+        assert cap is not None and 0 < cap <= window, (
+            f"uncapped call: {call.request.get('messages', [])[-1:]}"
+        )
+        counted = usage(call)
+        if counted and not call.aborted:
+            assert counted["prompt_tokens"] + counted["completion_tokens"] <= window, counted
+            assert counted["completion_tokens"] <= cap, (counted, cap)
+
+
+def system_messages(call: Exchange) -> int:
+    return sum(1 for m in call.request.get("messages", []) if m.get("role") == "system")
+
+
+async def turn_stopping(
+    real: RealNavi, sid: str, text: str, when: Callable[[dict[str, Any]], bool]
+) -> tuple[list[dict[str, Any]], float]:
+    """Send a message, press stop when a frame matches `when`; the latency to `stream_stopped`."""
+    frames: list[dict[str, Any]] = []
+    stopped_at = None
+    async with real.navi.socket(sid) as ws:
+        await ws.send(json.dumps({"type": "message", "content": text}))
+        while True:
+            frame = json.loads(await asyncio.wait_for(ws.recv(), 600))
+            frames.append(frame)
+            if stopped_at is None and when(frame):
+                stopped_at = time.perf_counter()
+                async with httpx.AsyncClient(base_url=real.navi.url) as http:
+                    assert (await http.post(f"/sessions/{sid}/stop")).json()["ok"]
+            if frame["type"] in ("stream_end", "stream_stopped", "error") and "seq" in frame:
+                break
+    assert stopped_at is not None, f"the phase never came: {[f['type'] for f in frames]}"
+    return frames, time.perf_counter() - stopped_at
+
+
+async def test_planning_then_an_answer(smollm2_server: LlamaServer, navi_on: Any) -> None:
+    with navi_on(smollm2_server, llm_max_tokens_planning=64) as real:
+        sid = real.navi.new_session()
+        frames = await real.turn(sid, "Make a short checklist for moving house, then tell me the first step.")
+        assert errors(frames) == [] and frames[-1]["type"] == "stream_end"
+        phases = [f["phase"] for f in frames if f["type"] == "status"]
+        assert phases[:1] == ["preparing"] and "planning" in phases and "waiting" in phases
+        real.proxy.wait_idle(timeout=120)
+        calls = real.chat
+    check_calls(calls, smollm2_server.ctx)
+    planning = calls[0]
+    assert call_cap(planning.request) == 64  # the planning call carries its own cap
+    assert all(system_messages(c) == 1 for c in calls)
+
+
+async def test_a_long_conversation_compresses_within_a_small_window(
+    gemma3_server: LlamaServer, navi_on: Any
+) -> None:
+    """Gemma 3's template refuses anything but strict alternation: after each compression the
+    summary (a user message) meets the next user message, and the memory, plan and notes all
+    belong to one system message."""
+    facts = [
+        "My sister Ingrid lives in Tromsø and works as a marine biologist studying cod.",
+        "I keep three raspberry bushes and a plum tree in my garden behind the house.",
+        "The project I lead at work is called Lighthouse and ships in March next year.",
+        "My bicycle is a green steel touring bike I bought second hand in 2019.",
+        "On Sundays I bake sourdough bread with rye flour and caraway seeds.",
+        "Tell me one thing you remember about my sister.",
+    ]
+    with navi_on(
+        gemma3_server,
+        planning_enabled=False,
+        llm_max_tokens_answer=96,
+        llm_max_tokens_summary=160,
+        context_keep_recent=1,
+        context_compression_threshold=0.5,
+    ) as real:
+        sid = real.navi.new_session()
+        compressions = 0
+        for text in facts:
+            frames = await real.turn(sid, text)
+            assert errors(frames) == [], errors(frames)
+            assert frames[-1]["type"] == "stream_end"
+            assert frames[-1]["context_tokens"] <= frames[-1]["max_context_tokens"]
+            compressions += sum(f["type"] == "context_compressed" for f in frames)
+        real.proxy.wait_idle(timeout=180)
+        calls = real.chat
+        with real.navi.client() as http:
+            context = http.get(f"/sessions/{sid}/context").json()
+    assert compressions >= 2, f"only {compressions} compressions in {len(facts)} turns"
+    check_calls(calls, gemma3_server.ctx)
+    assert any(m.get("is_summary") for m in context["messages"])
+
+
+async def test_memory_is_taken_only_from_what_the_person_said(
+    smollm2_server: LlamaServer, navi_on: Any
+) -> None:
+    with navi_on(smollm2_server, planning_enabled=False) as real:
+        sid = real.navi.new_session()
+        said = "Hi, my name is Ada Lovelace and I live in Bergen. I have a cat called Turnip."
+        frames = await real.turn(sid, said)
+        assert frames[-1]["type"] == "stream_end"
+        real.proxy.wait_idle(timeout=120)
+        real.navi.runtime.extractor.stale = timedelta(0)  # read the session now, not once it is idle
+        with real.navi.client(timeout=600) as http:
+            report = http.post("/memory/extract").json()
+            facts = http.get("/memory/facts").json()
+            name = http.get(f"/sessions/{sid}").json()["name"]
+        assert report["sessions"] == 1 and report["failed"] == []
+        calls = real.chat
+    check_calls(calls, smollm2_server.ctx)
+    spoken = set(re.findall(r"\w+", said.lower()))
+    for fact in facts:  # whatever the model made of it, nothing the person did not say
+        assert set(re.findall(r"\w+", fact["value"].lower())) <= spoken, fact
+    assert name and len(name) <= 60 and not name.lstrip().startswith(("-", "*", "1.", '"'))
+
+
+async def test_stop_reaches_every_phase(smollm2_server: LlamaServer, navi_on: Any) -> None:
+    with navi_on(smollm2_server) as real:
+        sid = real.navi.new_session()
+        phases: dict[str, Callable[[dict[str, Any]], bool]] = {
+            "planning": lambda f: f["type"] == "status" and f["phase"] == "planning",
+            "prompt read": lambda f: f["type"] == "status" and f["phase"] == "waiting",
+            "streaming": lambda f: f["type"] == "stream_delta",
+        }
+        latencies = {}
+        for name, when in phases.items():
+            frames, latency = await turn_stopping(
+                real, sid, "Write a long story about a lighthouse keeper.", when
+            )
+            assert frames[-1]["type"] == "stream_stopped", (name, frames[-1])
+            latencies[name] = latency
+        assert all(latency < STOP_LATENCY for latency in latencies.values()), latencies
+        # The session is usable at once after a stop.
+        frames = await real.turn(sid, "Just say hello.")
+        assert frames[-1]["type"] == "stream_end" and errors(frames) == []
+        real.proxy.wait_idle(timeout=120)
+        calls = real.chat
+    assert sum(c.aborted for c in calls) >= 2  # the planning and answer requests were cut
+    check_calls(calls, smollm2_server.ctx)
+
+
+async def test_a_failed_turn_then_a_good_one(smollm2_server: LlamaServer, navi_on: Any) -> None:
+    with navi_on(smollm2_server, planning_enabled=False) as real:
+        sid = real.navi.new_session()
+        agent = real.navi.runtime.agent
+        normal = agent.config.limits
+        agent.config.limits = CallLimits(first_token=0.05, idle=normal.idle)  # no model answers that fast
+        failed = await real.turn(sid, "What is the capital of Norway?")
+        assert failed[-1]["type"] == "error" and "no output within" in failed[-1]["message"]
+        agent.config.limits = normal
+        frames = await real.turn(sid, "What is the capital of Norway?")
+        assert frames[-1]["type"] == "stream_end" and errors(frames) == []
+        real.proxy.wait_idle(timeout=120)
+        with real.navi.client() as http:
+            info = http.get(f"/sessions/{sid}").json()
+        calls = real.chat
+    assert info["name"], "a session whose first turn failed is named after the good one"
+    assert [m["role"] for m in info["messages"]].count("user") == 2  # nothing lost
+    check_calls([c for c in calls if not c.aborted], smollm2_server.ctx)

@@ -182,6 +182,8 @@ async def build_runtime(
         backends=backends,
         profiles=profiles,
         stale_minutes=settings.memory_stale_minutes,
+        is_running=agent.active.__contains__,  # a session mid-turn is read once its turn is over
+        max_tokens=settings.llm_max_tokens_extraction,
     )
 
     async def extract_after_new_session(_session_id: str) -> None:

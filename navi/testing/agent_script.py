@@ -34,13 +34,12 @@ def kind_of(request: ScriptRequest) -> str:
 
 
 def echo_facts_summary(request: ScriptRequest) -> Reply:
-    """Default summariser: keeps every line of the input that holds a digit (the 'key facts')."""
-    text = request.last_user_text
-    facts = [line.strip() for line in text.splitlines() if re.search(r"\d", line)]
+    """Default summariser: the distinct words holding a digit (the 'key facts'), as one short line —
+    shorter than its input and not a copy of it, so Navi's summary checks accept it."""
+    text = request.last_user_text.split("Conversation to summarise:", 1)[-1]
+    facts = list(dict.fromkeys(re.findall(r"[^\s,;:()]*\d[^\s,;:()]*", text)))
     return Reply(
-        text="## Key facts\n" + "\n".join(f"- {f}" for f in facts[:40])
-        if facts
-        else "## Current goal\n- chat"
+        text=f"- Key facts: {', '.join(facts[:40])}" if facts else "- The user and the assistant chatted."
     )
 
 

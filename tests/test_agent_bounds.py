@@ -379,3 +379,35 @@ async def test_text_tools_are_budgeted_at_their_text_cost(tmp_path: Path) -> Non
     for spec in rt.agent.tool_specs(rt.profiles.get("secretary")):
         assert spec.name in request.system_text
     await rt.aclose()
+
+
+async def test_a_model_that_cannot_summarise_gets_a_condensed_context_not_a_refusal(tmp_path: Path) -> None:
+    window = 9_000
+    rt, _, script = await scripted_runtime(
+        tmp_path, planning_enabled=False, context_keep_recent=1, context_length=window
+    )
+    rt.agent.config.num_ctx = window
+    # Each answer is long, and each "summary" copies the conversation: it is never accepted.
+    copy = Reply(text="User: my locker code is 4711\nAssistant: " + "noted " * 40)
+    script.summary(copy, copy)
+    for n in range(4):
+        script.turn(
+            Reply(text=f"Answer {n}. " + "detail " * 60, prompt_tokens=2600 * (n + 1), completion_tokens=90)
+        )
+    session = await rt.sessions.create("secretary")
+    all_events: list[AgentEvent] = []
+    for n, text in enumerate(["My locker code is 4711.", "Second question", "Third question", "Fourth"]):
+        events = await collect(rt.agent.run_stream(session.id, text + " " + "words " * 50))
+        assert any(isinstance(e, StreamEnd) for e in events), (n, events[-1])  # never refused
+        assert not any(isinstance(e, ErrorEvent) for e in events)
+        all_events.extend(events)
+    notices = [e.message for e in all_events if isinstance(e, Notice)]
+    assert any("could not be summarised" in m for m in notices)
+    assert any("short form" in m for m in notices)
+    assert len(script.of_kind("summary")) == 2  # tried once and retried; then Navi condenses itself
+    stored = await rt.sessions.get(session.id)
+    assert stored is not None
+    summary = next(m for m in stored.context if m.is_summary)
+    assert summary.metadata.get("condensed") and "4711" in (summary.content or "")
+    assert len(stored.messages) > len(stored.context)  # the display keeps every message
+    await rt.aclose()

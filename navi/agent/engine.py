@@ -45,7 +45,14 @@ from navi.agent.events import (
     TurnThinking,
 )
 from navi.agent.planning import run_planning
-from navi.agent.workers import CompressionFailed, ContextCompressor, Worker, WorkerContext, summary_failed
+from navi.agent.workers import (
+    CompressionFailed,
+    ContextCompressor,
+    Worker,
+    WorkerContext,
+    condense_budget,
+    summary_failed,
+)
 from navi.llm import text_tools
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.calls import CallLimits, CallStopped, GuardedBackend
@@ -76,6 +83,10 @@ LIMIT_NOTE = (
 
 
 EVENT_RESULT_MAX = 20_000
+CONDENSED_NOTICE = (
+    "The model could not summarise the earlier conversation, so Navi kept your earlier messages in "
+    "short form; every message is still in the history."
+)
 
 
 class AgentRunError(Exception):
@@ -577,36 +588,60 @@ class Agent:
             for event in result.events:
                 yield event
 
-    async def _compress_if_needed(self, run: _Run) -> AsyncIterator[AgentEvent]:
-        """Compress when the context passed the threshold. Raises `CallStopped` on stop."""
-        if run.compression_failed or not self.compressor.needed(run.size, run.window):
+    async def _compress_if_needed(self, run: _Run, *, overflowing: bool = False) -> AsyncIterator[AgentEvent]:
+        """Compress when the context passed the threshold. Raises `CallStopped` on stop.
+
+        The model summarises; for a session whose model wrote no usable summary, or when the prompt
+        no longer fits the window after a failed summary (`overflowing`), Navi condenses the earlier
+        conversation itself (`navi.agent.condense`) rather than refusing the message.
+        """
+        if not self.compressor.settings.enabled:
+            return
+        if not overflowing and (run.compression_failed or not self.compressor.needed(run.size, run.window)):
             return
         if not partition(run.context, 0)[0]:
             return  # nothing before the latest request to summarise: the fit check decides the rest
-        yield Status(phase="compressing", detail="summarising the earlier conversation")
+        condense = overflowing or run.ctx.session_id in self.compressor.unsummarisable
+        detail = "condensing" if condense else "summarising"
+        yield Status(phase="compressing", detail=f"{detail} the earlier conversation")
         await self._flush(run)  # compression rewrites stored rows: earlier writes must be in
         # Keep the configured number of turns; if that is still too much, one turn; in the end only
         # the latest instruction and its newest tool results.
         for keep in dict.fromkeys([self.compressor.settings.keep_recent, 1, 0]):
-            try:
-                done = await self.compressor.compress(
+            if condense:
+                done = await self.compressor.condense(
                     run.ctx.session_id,
                     run.context,
-                    run.llm,
-                    run.model,
                     overhead_tokens=self._overhead(run),
                     persistent=run.persistent,
                     keep_recent=keep,
+                    budget_tokens=condense_budget(run.window),
                 )
-            except CompressionFailed as exc:
-                run.compression_failed = True  # carry on with the context as it is
-                yield summary_failed(exc)
-                return
+            else:
+                try:
+                    done = await self.compressor.compress(
+                        run.ctx.session_id,
+                        run.context,
+                        run.llm,
+                        run.model,
+                        overhead_tokens=self._overhead(run),
+                        persistent=run.persistent,
+                        keep_recent=keep,
+                    )
+                except CompressionFailed as exc:
+                    run.compression_failed = True  # carry on with the context as it is
+                    yield summary_failed(exc)
+                    return
             if done is not None:
                 run.context, run.tokens, run.pending = done.context, done.tokens, 0
                 run.fixed = self._overhead(run)
                 yield done.event
-            if not self.compressor.needed(run.size, run.window):
+                if condense:
+                    yield Notice(message=CONDENSED_NOTICE)
+            if not self.compressor.needed(run.size, run.window) and (
+                not overflowing
+                or self._fit_tools(run, run.tools.specs())[1] + self._reserve(run) <= run.window
+            ):
                 return
 
     # --- the loop --------------------------------------------------------------------------------
@@ -631,6 +666,14 @@ class Agent:
                 note, tools = FAILURE_NOTE, ToolView([])
             offered = tools.specs()
             specs, need = self._fit_tools(run, offered)
+            if need + self._reserve(run) > run.window:
+                try:  # the model could not summarise: Navi condenses rather than refuse
+                    async for event in self._compress_if_needed(run, overflowing=True):
+                        yield event
+                except CallStopped:
+                    yield StreamStopped()
+                    return
+                specs, need = self._fit_tools(run, offered)
             if need + self._reserve(run) > run.window:
                 yield ErrorEvent(message=self._too_small(run, need))
                 return

@@ -11,7 +11,8 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from navi.agent.compression import compress_context
+from navi.agent.compression import CompressionResult, SummaryRejected, compress_context
+from navi.agent.condense import condense_context
 from navi.agent.events import AgentEvent, ContextCompressed, Notice
 from navi.agent.naming import name_session
 from navi.llm.base import LLMBackend
@@ -32,6 +33,11 @@ class CompressionSettings:
     temperature: float = 0.3
     max_input_tokens: int = 3_000
     max_tokens: int = 768  # the cap of each summary call
+
+
+def condense_budget(window: int) -> int:
+    """Tokens Navi's own condensation of the earlier conversation may take: a quarter of the window."""
+    return max(128, window // 4)
 
 
 class CompressionFailed(Exception):
@@ -56,6 +62,9 @@ class ContextCompressor:
     def __init__(self, settings: CompressionSettings, sessions: SessionStore) -> None:
         self.settings = settings
         self.sessions = sessions
+        # Sessions whose model wrote no usable summary: Navi condenses them itself from then on
+        # (for as long as the server runs), instead of spending two failing calls every turn.
+        self.unsummarisable: set[str] = set()
 
     def needed(self, tokens: int, window: int) -> bool:
         return self.settings.enabled and tokens >= self.settings.threshold * window
@@ -87,23 +96,60 @@ class ContextCompressor:
             raise  # the user stopped: not a failure, and nothing was changed
         except Exception as exc:  # the model or the network failed, or the summary was unusable
             log.warning("compression.failed", session_id=session_id, error=str(exc))
+            if isinstance(exc, SummaryRejected):
+                self.unsummarisable.add(session_id)
             raise CompressionFailed(str(exc)) from exc
         if result is None:
             return None
+        return await self._apply(session_id, context, result, overhead_tokens, persistent)
+
+    async def condense(
+        self,
+        session_id: str,
+        context: Sequence[Message],
+        *,
+        overhead_tokens: int,
+        persistent: bool,
+        keep_recent: int,
+        budget_tokens: int,
+    ) -> Compressed | None:
+        """Navi's own condensation, for a model that cannot summarise (see `navi.agent.condense`)."""
+        result = condense_context(context, keep_recent=keep_recent, budget_tokens=budget_tokens)
+        if result is None:
+            return None
+        return await self._apply(session_id, context, result, overhead_tokens, persistent, condensed=True)
+
+    async def _apply(
+        self,
+        session_id: str,
+        context: Sequence[Message],
+        result: CompressionResult,
+        overhead_tokens: int,
+        persistent: bool,
+        *,
+        condensed: bool = False,
+    ) -> Compressed:
         # Until the next model call reports a real count, the context size is an estimate.
         tokens = overhead_tokens + estimate_messages_tokens(result.context)
         result.summary.metadata["tokens_after"] = estimate_messages_tokens([result.summary])
         event = ContextCompressed(messages_before=len(context), messages_after=len(result.context))
         if persistent:
+            how = "condensed by Navi (the model could not summarise them)" if condensed else "summarised"
             marker = Message.assistant(
-                f"Context compressed: {result.summarized} earlier messages were summarised; "
+                f"Context compressed: {result.summarized} earlier messages were {how}; "
                 f"{result.kept} recent messages are kept as they were.",
                 is_compression=True,
                 metadata={"messages_before": event.messages_before, "messages_after": event.messages_after},
             )
             await self.sessions.replace_context(session_id, result.context, context_token_count=tokens)
             await self.sessions.append(session_id, display=[marker])
-        log.info("compression.done", session_id=session_id, before=len(context), after=len(result.context))
+        log.info(
+            "compression.done",
+            session_id=session_id,
+            before=len(context),
+            after=len(result.context),
+            condensed=condensed,
+        )
         return Compressed(context=result.context, tokens=tokens, event=event)
 
 
@@ -147,6 +193,20 @@ class CompressionWorker:
     async def run(self, wctx: WorkerContext) -> WorkerResult:
         if not self.compressor.needed(wctx.context_tokens, wctx.window):
             return WorkerResult()
+        if wctx.session_id in self.compressor.unsummarisable:
+            condensed = await self.compressor.condense(
+                wctx.session_id,
+                wctx.context,
+                overhead_tokens=wctx.overhead_tokens,
+                persistent=wctx.persistent,
+                keep_recent=self.compressor.settings.keep_recent,
+                budget_tokens=condense_budget(wctx.window),
+            )
+            if condensed is None:
+                return WorkerResult()
+            return WorkerResult(
+                events=[condensed.event], context=condensed.context, context_tokens=condensed.tokens
+            )
         try:
             done = await self.compressor.compress(
                 wctx.session_id,

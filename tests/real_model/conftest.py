@@ -7,27 +7,38 @@ counts against a test's timeout, and `-m "not real_model"` or the replay tests a
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 
-from navi.testing.llama import MODELS, LlamaServer, llama_server_binary, model_file
+from navi.testing.llama import MODELS, LlamaError, LlamaServer, llama_server_binary, model_file
 from tests.real_model.helpers import WINDOW, RealNavi, real_navi
 
 SERVER_FIXTURES = {f"{name}_server": name for name in MODELS}
+# Where the build and the weights are, as the run was started: the autouse `isolated_env` fixture
+# strips NAVI_* variables before a test body runs, and a server fixture may be set up from there.
+LLAMA_ENV = {k: v for k, v in os.environ.items() if k in ("NAVI_CACHE_DIR", "NAVI_LLAMA_SERVER")}
+
+
+def _models_needed(item: pytest.Item) -> set[str]:
+    """Models a test uses: its server fixtures, or for a `real_model` test that picks its server at
+    run time (`request.getfixturevalue`), its `model` parameter — else every model."""
+    named = {SERVER_FIXTURES[n] for n in getattr(item, "fixturenames", ()) if n in SERVER_FIXTURES}
+    if named or item.get_closest_marker("real_model") is None:
+        return named
+    callspec = getattr(item, "callspec", None)
+    param = callspec.params.get("model") if callspec else None
+    return {param} if param in MODELS else set(MODELS)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    wanted = {
-        SERVER_FIXTURES[name]
-        for item in session.items
-        for name in getattr(item, "fixturenames", ())
-        if name in SERVER_FIXTURES
-    }
+    wanted = set().union(*(_models_needed(item) for item in session.items))
     if not wanted or session.config.option.collectonly:
         return
     capture = session.config.pluginmanager.getplugin("capturemanager")
@@ -38,17 +49,24 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             reporter.write_line(
                 f"real-model tests: llama-server and {', '.join(sorted(wanted))} (cached after once)"
             )
-        llama_server_binary()
-        for name in sorted(wanted):
-            model_file(name)
+        try:
+            llama_server_binary()
+            for name in sorted(wanted):
+                model_file(name)
+        except LlamaError as exc:
+            pytest.exit(f"the real-model tests need llama-server and their models: {exc}", returncode=3)
         if reporter:
             reporter.write_line(f"real-model dependencies ready in {time.monotonic() - started:.0f} s")
 
 
 def _serve(name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     logs = tmp_path_factory.mktemp(f"llama-{name}")
-    with LlamaServer(name, ctx=WINDOW, log_path=logs / "llama-server.log") as server:
+    with patch.dict(os.environ, LLAMA_ENV):
+        server = LlamaServer(name, ctx=WINDOW, log_path=logs / "llama-server.log").start()
+    try:
         yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -294,7 +294,9 @@ class LlamaServer:
 
     `model` is a name from `MODELS` (fetched on demand, with its template) or a GGUF path. Always
     `--jinja`, so tools and templates behave as users see them; logs go to a file, whose tail is in
-    the error when the server does not come up.
+    the error when the server does not come up. One slot by default, so every request may use the
+    whole `ctx` (with an explicit slot count llama-server splits the window between slots unless
+    `--kv-unified` is passed). The process dies with the one that started it, even on `kill -9`.
     """
 
     def __init__(

@@ -54,7 +54,7 @@ class Settings(BaseSettings):
     llm_idle_timeout_seconds: float = Field(60.0, gt=0)
     # Token caps, one per kind of model call: nothing a model does can run until the window is full.
     llm_max_tokens_answer: int = Field(2048, ge=16)
-    llm_max_tokens_planning: int = Field(256, ge=16)
+    llm_max_tokens_planning: int = Field(160, ge=16)
     llm_max_tokens_summary: int = Field(768, ge=64)
     llm_max_tokens_extraction: int = Field(384, ge=32)
     llm_max_tokens_naming: int = Field(24, ge=4)

@@ -104,7 +104,7 @@ class AgentConfig:
     stop_grace_seconds: float = 5.0
     limits: CallLimits = field(default_factory=CallLimits)
     max_tokens_answer: int = 2048
-    max_tokens_planning: int = 256
+    max_tokens_planning: int = 160
     max_tokens_naming: int = 24
 
 

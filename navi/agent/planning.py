@@ -88,7 +88,7 @@ async def run_planning(
     context: Sequence[Message],
     tool_names: Sequence[str],
     *,
-    max_tokens: int = 256,
+    max_tokens: int = 160,
     num_ctx: int | None = None,
 ) -> PlanOutcome:
     """Ask for DIRECT or a plan. Model failures become an "error" outcome; a stop propagates."""

@@ -321,7 +321,9 @@ async def run(args: argparse.Namespace) -> None:
                 old_body = await first_request(tmp, proxy, llama, args.ctx, source)
                 before = fixed_prompt_tokens(llama, old_body)
                 before["cold_s"] = await cold_first_token(llama, old_body)
-    print(f"llama-server {llama.model}, {args.ctx}-token window, 2 threads; message {MESSAGE!r}")
+    print(
+        f"llama-server {llama.model}, {args.ctx}-token window, {llama.threads} threads; message {MESSAGE!r}"
+    )
     print()
     print(
         "| runs | Navi TTFT p50 ms | direct TTFT p50 ms | added p50 ms | added p95 ms | "

@@ -36,7 +36,15 @@ import httpx
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "llama-server"
-DEFAULT_THREADS = 2  # the development machine and CI runners have 2 cores, shared with Navi and pytest
+# The development machine and CI runners have 2 cores. `NAVI_LLAMA_THREADS=1` suits a machine where
+# other work competes for them: llama.cpp's threads wait for each other at every step, and two
+# threads sharing a busy core were 2x slower than one thread in measurements (10-50x when several
+# 2-thread servers ran at once).
+DEFAULT_THREADS = 2
+
+
+def default_threads() -> int:
+    return int(os.environ.get("NAVI_LLAMA_THREADS") or DEFAULT_THREADS)
 
 
 class LlamaError(RuntimeError):
@@ -305,7 +313,7 @@ class LlamaServer:
         *,
         ctx: int = 4096,
         template: str | Path | None = None,
-        threads: int = DEFAULT_THREADS,
+        threads: int | None = None,
         parallel: int = 1,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -324,7 +332,7 @@ class LlamaServer:
             raise LlamaError(f"chat template {template} does not exist")
         self.template = Path(template) if template is not None else None
         self.ctx = ctx
-        self.threads = threads
+        self.threads = threads or default_threads()
         self.parallel = parallel
         self.host = host
         self.port = port
@@ -492,7 +500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("model", help=f"one of {', '.join(MODELS)}, or a path to a GGUF file")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--ctx", type=int, default=4096, help="context window in tokens")
-    serve.add_argument("--threads", type=int, default=DEFAULT_THREADS)
+    serve.add_argument("--threads", type=int, default=None, help="default: NAVI_LLAMA_THREADS or 2")
     serve.add_argument("--parallel", type=int, default=1, help="concurrent request slots")
     serve.add_argument("--template", help="a Jinja chat template file (default: the model's own)")
     serve.add_argument("--log", help="llama-server's log file")

@@ -23,7 +23,9 @@ from tests.real_model.helpers import WINDOW, RealNavi, real_navi
 SERVER_FIXTURES = {f"{name}_server": name for name in MODELS}
 # Where the build and the weights are, as the run was started: the autouse `isolated_env` fixture
 # strips NAVI_* variables before a test body runs, and a server fixture may be set up from there.
-LLAMA_ENV = {k: v for k, v in os.environ.items() if k in ("NAVI_CACHE_DIR", "NAVI_LLAMA_SERVER")}
+LLAMA_ENV = {
+    k: v for k, v in os.environ.items() if k in ("NAVI_CACHE_DIR", "NAVI_LLAMA_SERVER", "NAVI_LLAMA_THREADS")
+}
 
 
 def _models_needed(item: pytest.Item) -> set[str]:

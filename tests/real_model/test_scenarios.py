@@ -142,10 +142,10 @@ async def test_memory_is_taken_only_from_what_the_person_said(
         assert frames[-1]["type"] == "stream_end"
         real.proxy.wait_idle(timeout=120)
         real.navi.runtime.extractor.stale = timedelta(0)  # read the session now, not once it is idle
-        with httpx.Client(base_url=real.navi.url, timeout=600) as http:
-            report = http.post("/memory/extract").json()
-            facts = http.get("/memory/facts").json()
-            name = http.get(f"/sessions/{sid}").json()["name"]
+        async with httpx.AsyncClient(base_url=real.navi.url, timeout=600) as http:
+            report = (await http.post("/memory/extract")).json()
+            facts = (await http.get("/memory/facts")).json()
+            name = (await http.get(f"/sessions/{sid}")).json()["name"]
         assert report["sessions"] == 1 and report["failed"] == []
         calls = real.chat
     check_calls(calls, smollm2_server.ctx)

@@ -137,7 +137,8 @@ def partition(context: Sequence[Message], keep_recent: int) -> tuple[list[Messag
     return to_summarize, to_keep
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
+    """`text` on one line, at most `limit` characters (an ellipsis marks a cut)."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -160,10 +161,10 @@ def format_messages(messages: Sequence[Message]) -> list[str]:
                     if call.raw_arguments is None
                     else call.raw_arguments
                 )
-                lines.append(f"→ {call.name}({_clip(args, ARGS_PREVIEW)})")
+                lines.append(f"→ {call.name}({clip(args, ARGS_PREVIEW)})")
         elif msg.role == "tool":
             status = "failed" if msg.metadata.get("status") == "error" else "returned"
-            lines.append(f"← {msg.name or 'tool'} {status}: {_clip(msg.content or '', RESULT_PREVIEW)}")
+            lines.append(f"← {msg.name or 'tool'} {status}: {clip(msg.content or '', RESULT_PREVIEW)}")
     return lines
 
 

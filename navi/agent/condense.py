@@ -12,18 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from navi.agent.compression import SUMMARY_PREFIX, CompressionResult, partition
+from navi.agent.compression import SUMMARY_PREFIX, CompressionResult, clip, partition
 from navi.llm.messages import Message
 from navi.llm.tokens import CHARS_PER_TOKEN, estimate_messages_tokens
 
 CONDENSED_PREFIX = "[Earlier conversation, condensed by Navi because the model could not summarise it]"
 USER_CHARS = 400
 ANSWER_CHARS = 160
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def digest_lines(messages: Sequence[Message]) -> list[str]:
@@ -36,9 +31,9 @@ def digest_lines(messages: Sequence[Message]) -> list[str]:
             if body:
                 lines.append(body)
         elif msg.role == "user" and text and not msg.metadata.get("synthetic"):
-            lines.append(f"- The user said: {_clip(text, USER_CHARS)}")
+            lines.append(f"- The user said: {clip(text, USER_CHARS)}")
         elif msg.role == "assistant" and text and not msg.tool_calls and not msg.is_plan:
-            lines.append(f"- You answered: {_clip(text, ANSWER_CHARS)}")
+            lines.append(f"- You answered: {clip(text, ANSWER_CHARS)}")
     return lines
 
 

@@ -22,7 +22,7 @@ import time
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import anyio
 import httpx
@@ -120,7 +120,26 @@ class _SseSplitter:
         return [rest] if rest.strip() else []
 
 
-class RecordingProxy:
+class _Served:
+    """A server on a thread of its own: `start()`/`stop()`, or `with`."""
+
+    _server: ThreadedServer
+
+    def start(self) -> Self:
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class RecordingProxy(_Served):
     """A pass-through proxy in front of `upstream` that remembers every exchange."""
 
     def __init__(self, upstream: str) -> None:
@@ -170,19 +189,6 @@ class RecordingProxy:
     def save(self, path: Path) -> Path:
         with self._lock:
             return save_exchanges(path, list(self.exchanges))
-
-    def start(self) -> RecordingProxy:
-        self._server.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.stop()
-
-    def __enter__(self) -> RecordingProxy:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
@@ -266,7 +272,7 @@ class ReplayError(LookupError):
     """The replay has no recorded answer for a request."""
 
 
-class ReplayServer:
+class ReplayServer(_Served):
     """An OpenAI-compatible server that answers from recorded exchanges.
 
     `mode="order"`: the n-th chat request gets the n-th recorded chat response, whatever it asks.
@@ -313,19 +319,6 @@ class ReplayServer:
         while self.remaining and time.monotonic() < deadline:
             time.sleep(0.02)
         return self.remaining == 0
-
-    def start(self) -> ReplayServer:
-        self._server.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.stop()
-
-    def __enter__(self) -> ReplayServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def pick(self, body: Any) -> int:
         """Which recorded chat exchange answers `body`; raises `ReplayError` if none does."""

@@ -203,3 +203,21 @@ def test_profile_switch_error_and_compression_are_shown(
     reload(page)
     expect(page.locator(".notice.compressed")).to_have_count(1)
     expect(page.locator("#profile-name")).to_have_text(profiles["smart_home"])
+
+
+def test_status_while_the_model_reads_then_a_cut_off_answer_says_so(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.plan("DIRECT")
+    script.turn(Reply(text="A long answer that stops in the mid", first_delay=2.0, finish_reason="length"))
+    open_app(page)
+    send(page, "Tell me everything")
+    # Before the first token the turn says what Navi is doing; the line goes when text arrives.
+    status = page.locator(".turn .status-line")
+    expect(status).to_contain_text("Waiting for the model")
+    expect(status).to_contain_text("tokens")
+    wait_idle(page)
+    expect(status).to_have_count(0)
+    expect(page.locator(".turn").last).to_contain_text("A long answer that stops in the mid")
+    expect(page.locator(".notice.cut")).to_have_text("The reply was cut off at its length limit.")

@@ -125,6 +125,15 @@ class _Served:
 
     _server: ThreadedServer
 
+    @property
+    def url(self) -> str:
+        return self._server.url
+
+    @property
+    def base_url(self) -> str:
+        """Where an OpenAI client points (`…/v1`)."""
+        return f"{self.url}/v1"
+
     def start(self) -> Self:
         self._server.start()
         return self
@@ -152,14 +161,6 @@ class RecordingProxy(_Served):
             routes=[Route("/{path:path}", self._forward, methods=_METHODS)], lifespan=self._lifespan
         )
         self._server = ThreadedServer(app, name="recording-proxy", lifespan=True)
-
-    @property
-    def url(self) -> str:
-        return self._server.url
-
-    @property
-    def base_url(self) -> str:
-        return f"{self.url}/v1"
 
     @property
     def inflight(self) -> int:
@@ -300,14 +301,6 @@ class ReplayServer(_Served):
         self.unmatched: list[Any] = []
         app = Starlette(routes=[Route("/{path:path}", self._answer, methods=_METHODS)])
         self._server = ThreadedServer(app, name="replay-server")
-
-    @property
-    def url(self) -> str:
-        return self._server.url
-
-    @property
-    def base_url(self) -> str:
-        return f"{self.url}/v1"
 
     @property
     def remaining(self) -> int:

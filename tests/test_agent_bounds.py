@@ -411,3 +411,30 @@ async def test_a_model_that_cannot_summarise_gets_a_condensed_context_not_a_refu
     assert summary.metadata.get("condensed") and "4711" in (summary.content or "")
     assert len(stored.messages) > len(stored.context)  # the display keeps every message
     await rt.aclose()
+
+
+async def test_every_ollama_call_carries_the_same_window(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    """Ollama reloads a model whenever num_ctx changes between calls: naming, summaries and memory
+    must send the window the answers use."""
+    script = AgentScript()
+    fake_server.script = script
+    script.plan("DIRECT")
+    script.turn("An answer.")
+    settings = load_settings(
+        db_path=str(tmp_path / "n.db"),
+        tools_dir=str(tmp_path / "tools"),
+        ollama_host=fake_server.url,
+        ollama_num_ctx=8192,
+    )
+    rt = await build_runtime(settings, sessions=InMemorySessionStore())
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "Hello"))
+    await rt.agent.settle()
+    windows = {
+        kind: {r.options.get("num_ctx") for r in script.of_kind(kind)}
+        for kind in ("planning", "turn", "naming")
+    }
+    assert windows == {"planning": {8192}, "turn": {8192}, "naming": {8192}}
+    await rt.aclose()

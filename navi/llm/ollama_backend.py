@@ -155,8 +155,13 @@ def to_ollama_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 class OllamaBackend(LLMBackend):
     name = "ollama"
 
-    def __init__(self, host: str, *, timeout: float = 300.0, connect_timeout: float = 5.0) -> None:
+    def __init__(
+        self, host: str, *, timeout: float = 300.0, connect_timeout: float = 5.0, num_ctx: int | None = None
+    ) -> None:
         self.host = host.rstrip("/")
+        # Sent with every call that names no window of its own (summaries, naming, memory): Ollama
+        # reloads a model whenever num_ctx changes between calls, which costs seconds to minutes.
+        self.num_ctx = num_ctx
         self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
         # Hundreds of sessions may stream at once, one HTTP/1.1 connection each. httpcore scans every
         # connection of its pool on each request and release, so streams are spread over several
@@ -231,8 +236,8 @@ class OllamaBackend(LLMBackend):
     ) -> AsyncIterator[Chunk]:
         model = options.model
         model_options: dict[str, Any] = {}
-        if options.num_ctx:
-            model_options["num_ctx"] = options.num_ctx
+        if options.num_ctx or self.num_ctx:
+            model_options["num_ctx"] = options.num_ctx or self.num_ctx
         if options.temperature is not None:
             model_options["temperature"] = options.temperature
         if options.max_tokens:

@@ -72,7 +72,7 @@ def build_backends(settings: Settings) -> BackendRegistry:
     def ollama() -> LLMBackend:
         from navi.llm.ollama_backend import OllamaBackend
 
-        return OllamaBackend(settings.ollama_host, **timeouts)
+        return OllamaBackend(settings.ollama_host, num_ctx=settings.ollama_num_ctx, **timeouts)
 
     def openai() -> LLMBackend:
         from navi.llm.openai_backend import OpenAIBackend

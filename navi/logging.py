@@ -12,6 +12,18 @@ import sys
 import structlog
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever `sys.stderr` is when a line is logged (test runners and CLIs swap it)."""
+
+    @property
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: object) -> None:
+        pass
+
+
 def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
     shared: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,
@@ -34,7 +46,7 @@ def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
         foreign_pre_chain=shared,
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
     )
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(formatter)
     root = logging.getLogger()
     for old in list(root.handlers):

@@ -183,3 +183,19 @@ def test_serve_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Path,
     assert proc.returncode == 2
     assert f"refusing to listen on {host} without an access token" in out
     assert "NAVI_API_TOKEN" in out
+
+
+def test_json_output_is_not_mixed_with_logs(tmp_path: Path) -> None:
+    """Logs go to stderr: what a command prints for a program to read stays valid JSON."""
+    env = {**os.environ, "DB_PATH": str(tmp_path / "navi.db"), "TOOLS_DIR": str(tmp_path / "tools")}
+    done = subprocess.run(
+        [sys.executable, "-m", "navi", "sessions", "list", "--json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+    assert "tools" in done.stderr  # the start-up lines were logged, on stderr

@@ -81,8 +81,8 @@ def test_cli_list_export_import(make_settings, tmp_path: Path, monkeypatch) -> N
     assert json.loads(out.read_text())["session"]["name"] == "Disk check"
     imported = runner.invoke(app, ["sessions", "import", str(out)])
     assert imported.exit_code == 0, imported.output
-    new_id = imported.output.split()[1]
-    as_json = json.loads(runner.invoke(app, ["sessions", "list", "--json"]).output)
+    new_id = imported.stdout.split()[1]
+    as_json = json.loads(runner.invoke(app, ["sessions", "list", "--json"]).stdout)
     assert {s["id"] for s in as_json} == {sid, new_id}
     assert all(s["message_count"] == 4 for s in as_json)
     missing = runner.invoke(app, ["sessions", "export", "00000000-0000-4000-8000-000000000000"])

@@ -18,12 +18,20 @@ app = typer.Typer(
 
 
 def settings_or_exit(**overrides: object) -> Settings:
-    """Load settings, or print which variable is wrong and exit 2."""
+    """Load settings, or print which variable is wrong and exit 2.
+
+    Logging is set up here for every command, on stderr, so what a command prints on stdout (JSON
+    from `navi sessions list --json`, an archive from `navi sessions export`) stays clean.
+    """
+    from navi.logging import configure_logging
+
     try:
-        return load_settings(**{k: v for k, v in overrides.items() if v is not None})
+        settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
     except SettingsError as exc:
         typer.echo(f"navi: {exc}", err=True)
         raise typer.Exit(2) from None
+    configure_logging(settings.log_level, settings.log_format)
+    return settings
 
 
 def _register() -> None:

@@ -199,3 +199,10 @@ def test_json_output_is_not_mixed_with_logs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
     assert "tools" in done.stderr  # the start-up lines were logged, on stderr
+
+
+def test_version() -> None:
+    from navi import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.strip() == f"navi {__version__}"

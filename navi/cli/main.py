@@ -17,6 +17,23 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from navi import __version__
+
+        typer.echo(f"navi {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print Navi's version and exit."
+    ),
+) -> None:
+    """Navi — a self-hosted personal AI agent."""
+
+
 def settings_or_exit(**overrides: object) -> Settings:
     """Load settings, or print which variable is wrong and exit 2.
 

@@ -156,11 +156,8 @@ async def build_runtime(
     handles = register_builtins(
         tools, settings, state=state, profiles=profiles, sessions=sessions, memory=memory
     )
-    if ensure_tools_dir(settings.tools_dir):
-        log.info("tools.seeded", tools_dir=settings.tools_dir)
-    loaded = tools.reload_user_tools(settings.tools_dir)
-    for error in loaded.errors:
-        log.warning("tools.load_error", file=error.file, error=error.message)
+    ensure_tools_dir(settings.tools_dir)  # seeding and loading log what they did, once each
+    tools.reload_user_tools(settings.tools_dir)
     assert isinstance(handles.spawn, SpawnAgentTool) and isinstance(handles.ssh, SshExecTool)
     compressor = ContextCompressor(compression_settings(settings), sessions)
     agent = Agent(

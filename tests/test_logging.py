@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -37,3 +38,25 @@ def test_level_filters_lines(make_settings, capsys: pytest.CaptureFixture[str]) 
         logging.getLogger().handlers = [
             h for h in logging.getLogger().handlers if not getattr(h, "_navi", False)
         ]
+
+
+async def test_tool_seeding_and_load_errors_are_logged_once(tmp_path: Path) -> None:
+    from structlog.testing import capture_logs
+
+    from navi.config import load_settings
+    from navi.runtime import build_runtime
+    from navi.sessions.memory_store import InMemorySessionStore
+
+    tools_dir = tmp_path / "tools"
+    settings = load_settings(db_path=str(tmp_path / "n.db"), tools_dir=str(tools_dir))
+    with capture_logs() as first:  # a new folder: seeded
+        rt = await build_runtime(settings, sessions=InMemorySessionStore())
+    await rt.aclose()
+    (tools_dir / "broken.py").write_text("def oops(:\n")
+    with capture_logs() as second:  # a broken user tool
+        rt = await build_runtime(settings, sessions=InMemorySessionStore())
+    await rt.aclose()
+    events = [entry["event"] for entry in [*first, *second]]
+    assert events.count("tools_dir_seeded") == 1
+    assert events.count("user_tool_load_failed") == 1
+    assert "tools.load_error" not in events and "tools.seeded" not in events

@@ -43,6 +43,7 @@ class ServerState:
     conns: list[asyncssh.SSHServerConnection] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     interrupted: list[str] = field(default_factory=list)
+    sleeping: list[str] = field(default_factory=list)  # commands whose earlier output is sent
 
 
 class _Server(asyncssh.SSHServer):
@@ -102,6 +103,8 @@ def make_handler(state: ServerState) -> Any:
             elif name == "cat":
                 process.stdout.write(await process.stdin.read())
             elif name == "sleep":
+                await process.stdout.drain()
+                state.sleeping.append(command)
                 if not await _sleep(process, state, float(args[0])):
                     return
             else:
@@ -695,7 +698,7 @@ async def test_a_dead_connection_that_looks_alive_is_replaced_once(
 async def test_connection_lost_mid_command(tool: SshExecTool, env: Env) -> None:
     with runctx.using(RunContext(session_id="s1")):
         task = asyncio.create_task(tool.execute({"host": "box", "command": "echo started; sleep 30"}))
-    await wait_for(lambda: env.state.commands == ["echo started; sleep 30"])
+    await wait_for(lambda: env.state.sleeping == ["echo started; sleep 30"])  # "started" is on its way
     env.state.conns[0].close()
     result = await asyncio.wait_for(task, 5)
     assert not result.success

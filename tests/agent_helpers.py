@@ -21,6 +21,8 @@ async def scripted_runtime(
     tmp_path: Path, script: AgentScript | None = None, *, sql: bool = False, **settings: Any
 ) -> tuple[Runtime, ScriptedBackend, AgentScript]:
     script = script or AgentScript()
+    if "context_length" in settings:  # a model with a small window: Navi's window follows it
+        settings.setdefault("ollama_num_ctx", settings["context_length"])
     backend = ScriptedBackend(script, context_length=settings.pop("context_length", 131072))
     registry = BackendRegistry()
     registry.register_instance("ollama", backend, default_model=MODEL)

@@ -248,7 +248,6 @@ async def test_tools_are_trimmed_before_a_message_is_refused(tmp_path: Path) -> 
 
 async def test_a_window_too_small_for_navi_names_the_cause_and_the_minimum(tmp_path: Path) -> None:
     rt, backend, script = await scripted_runtime(tmp_path, planning_enabled=False, context_length=600)
-    rt.agent.config.num_ctx = 600
     session = await rt.sessions.create("secretary")
     events = await collect(rt.agent.run_stream(session.id, "Hello"))
     error = events[-1]
@@ -262,7 +261,6 @@ async def test_a_window_too_small_for_navi_names_the_cause_and_the_minimum(tmp_p
 
 async def test_the_fixed_prompt_is_calibrated_from_the_servers_count(tmp_path: Path) -> None:
     rt, backend, script = await scripted_runtime(tmp_path, planning_enabled=False, context_length=4096)
-    rt.agent.config.num_ctx = 4096
     everything = rt.agent.tool_specs(rt.profiles.get("secretary"))
     # The server counts the whole prompt at 1,000 tokens: far less than Navi's cautious estimate.
     script.turn(Reply(text="One.", prompt_tokens=1000, completion_tokens=3))
@@ -279,7 +277,6 @@ async def test_post_turn_work_never_blocks_the_next_message(tmp_path: Path) -> N
     rt, _, script = await scripted_runtime(
         tmp_path, planning_enabled=False, context_keep_recent=1, context_length=10_000
     )
-    rt.agent.config.num_ctx = 10_000
     never = asyncio.Event()
     script.turn(Reply(text="First. " * 40, prompt_tokens=100, completion_tokens=5))
     # The second answer fills the window: the post-turn summary starts, and hangs.
@@ -322,7 +319,6 @@ async def test_stop_during_a_summary_leaves_the_context_as_it_was(tmp_path: Path
     rt, _, script = await scripted_runtime(
         tmp_path, planning_enabled=False, context_keep_recent=1, context_length=10_000
     )
-    rt.agent.config.num_ctx = 10_000
     never = asyncio.Event()
     script.turn(Reply(text="First. " * 40, prompt_tokens=9000, completion_tokens=5))
     hanging = Reply(text="## Current goal\n- The user counts.", wait_for=never)

@@ -129,6 +129,7 @@ class _Run:
     write: asyncio.Task[None] | None = None  # a save still in flight; every later write waits for it
     trimmed: tuple[str, ...] = ()  # tools left out because the window cannot hold their schemas
     sent: list[Message] = field(default_factory=list)  # the messages of the latest model call
+    tool_costs: dict[str, int] = field(default_factory=dict)  # estimated tokens per tool (see _tool_cost)
 
     @property
     def is_subagent(self) -> bool:
@@ -220,6 +221,7 @@ class Agent:
         run.window = await self._window(run.llm, run.model)
         run.tools = self._tool_view(profile)
         run.ctx.profile_id = profile.id
+        run.tool_costs = {}  # another backend or model may price tools differently
         run.fixed = self._overhead(run)
 
     async def _new_run(
@@ -249,10 +251,18 @@ class Agent:
 
     # --- token accounting --------------------------------------------------------------------------
     def _tool_cost(self, run: _Run, spec: ToolSpec) -> int:
-        """Estimated tokens one tool adds: its schema, or its line in the text-tool listing."""
-        if (run.llm.name, run.model) in self._text_tools:
-            return estimate_tokens(text_tools.tool_instructions([spec])) - TEXT_TOOLS_BASE
-        return schema_tokens(spec)
+        """Estimated tokens one tool adds: its schema, or its line in the text-tool listing.
+
+        Worked out once per tool and run (every model call budgets every tool several times).
+        """
+        cost = run.tool_costs.get(spec.name)
+        if cost is None:
+            if (run.llm.name, run.model) in self._text_tools:
+                cost = estimate_tokens(text_tools.tool_instructions([spec])) - TEXT_TOOLS_BASE
+            else:
+                cost = schema_tokens(spec)
+            run.tool_costs[spec.name] = cost
+        return cost
 
     def _raw_fixed(self, run: _Run, system: str, specs: Sequence[ToolSpec]) -> int:
         """Estimated tokens of a system prompt plus tools, before calibration."""

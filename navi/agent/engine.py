@@ -515,7 +515,7 @@ class Agent:
             run = await self._new_run(ctx, profile, list(session.context), persistent=True, stream=True)
         except (CallStopped, LLMError) as exc:
             await write
-            yield StreamStopped() if isinstance(exc, CallStopped) else ErrorEvent(message=str(exc))
+            yield StreamStopped() if isinstance(exc, CallStopped) else ErrorEvent.of(exc)
             return
         run.context.append(user)
         run.write = write
@@ -685,7 +685,7 @@ class Agent:
                     return
                 specs, need = self._fit_tools(run, offered)
             if need + self._reserve(run) > run.window:
-                yield ErrorEvent(message=self._too_small(run, need))
+                yield ErrorEvent(message=self._too_small(run, need), code="context_overflow")
                 return
             left_out = tuple(s.name for s in offered if s not in specs)
             if left_out and left_out != run.trimmed:
@@ -707,7 +707,7 @@ class Agent:
                 if isinstance(exc, ContextOverflow):  # the server knows better: compress next time
                     run.tokens, run.pending = max(run.size, run.window), 0
                 await self._save_partial(run, builder, error=str(exc))
-                yield ErrorEvent(message=str(exc))
+                yield ErrorEvent.of(exc)
                 return
             completion = builder.build()
             final = builder.final
@@ -740,7 +740,9 @@ class Agent:
             if run.ctx.switched_profile:
                 await self._bind(run, self.profiles.get(run.ctx.switched_profile))
                 run.ctx.switched_profile = None
-        yield ErrorEvent(message="the run ended without an answer")  # unreachable: the last step has no tools
+        yield ErrorEvent(
+            message="the run ended without an answer", code="no_answer"
+        )  # unreachable: the last step has no tools
 
     async def _model_turn(
         self, run: _Run, builder: CompletionBuilder, specs: list[ToolSpec], note: str | None, need: int

@@ -112,9 +112,36 @@ class Notice(_Event):
     message: str
 
 
+# Stable names for what went wrong (additive `code` on `error` frames); the message stays for people.
+ErrorCode = Literal[
+    "model_unreachable",  # the model server did not answer (not running, wrong address)
+    "model_not_found",  # the server runs but does not have the model
+    "model_auth",  # the server refused the API key
+    "model_error",  # the server answered with an error
+    "model_interrupted",  # the stream broke off mid-answer
+    "timeout",  # no first token or no progress within the limits
+    "context_overflow",  # the prompt does not fit the model's window
+    "unknown_backend",  # a profile names a backend Navi does not have
+    "no_answer",  # the run ended without an answer
+    "session_not_found",
+    "busy",  # a turn is already running in this session
+    "bad_frame",  # the client sent a frame Navi cannot use
+    "nothing_to_retry",  # retry with no failed turn to run again
+    "too_slow",  # this connection fell too far behind the run and was closed
+    "internal",  # a bug in Navi: the message says what, the log has the rest
+]
+
+
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     message: str
+    code: ErrorCode = "internal"
+
+    @classmethod
+    def of(cls, exc: Exception) -> ErrorEvent:
+        """The frame for a model-backend error, with its stable code."""
+        code = getattr(exc, "code", "internal")
+        return cls(message=str(exc), code=code if code in _CODES else "model_error")
 
 
 AgentEvent = Annotated[
@@ -134,6 +161,8 @@ AgentEvent = Annotated[
     | ErrorEvent,
     Field(discriminator="type"),
 ]
+
+_CODES = frozenset(ErrorCode.__args__)  # type: ignore[attr-defined]
 
 EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
 

@@ -177,9 +177,13 @@ class RunManager:
                 if run.result is not None:
                     run.settled.set()
         except SessionNotFound:
-            run.publish(ErrorEvent(message=f"session {run.session_id} no longer exists").frame())
+            run.publish(
+                ErrorEvent(
+                    message=f"session {run.session_id} no longer exists", code="session_not_found"
+                ).frame()
+            )
         except LLMError as exc:
-            run.publish(ErrorEvent(message=str(exc)).frame())
+            run.publish(ErrorEvent.of(exc).frame())
         except Exception as exc:  # the run must always end with a frame and free its slot
             log.exception("run.crashed", session_id=run.session_id)
             run.publish(ErrorEvent(message=f"internal error: {type(exc).__name__}: {exc}").frame())

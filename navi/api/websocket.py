@@ -19,6 +19,7 @@ from typing import Any
 import structlog
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
+from navi.agent.events import ErrorCode, ErrorEvent
 from navi.api.runs import AgentRun, RunActive, RunManager, Subscriber
 from navi.llm.messages import strip_data_uri
 from navi.runtime import Runtime
@@ -38,8 +39,8 @@ class FrameError(ValueError):
     pass
 
 
-def _error(message: str) -> dict[str, Any]:
-    return {"type": "error", "message": message}
+def _error(message: str, code: ErrorCode) -> dict[str, Any]:
+    return ErrorEvent(message=message, code=code).frame()
 
 
 def parse_frame(text: str, session_id: str, files_root: Path) -> tuple[str, list[str], list[dict[str, str]]]:
@@ -115,7 +116,7 @@ async def _sender(
         if frame is None:  # the end of a run's frames; the connection stays open
             if any(sub.dropped for _, sub in subs):
                 await websocket.send_text(
-                    json.dumps(_error("this connection fell too far behind; reconnect"))
+                    json.dumps(_error("this connection fell too far behind; reconnect", "too_slow"))
                 )
                 await websocket.close(code=1013)
                 return
@@ -160,12 +161,12 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
             try:
                 content, images, files = parse_frame(text, session_id, files_root)
             except FrameError as exc:
-                outbox.put_nowait(_error(str(exc)))
+                outbox.put_nowait(_error(str(exc), "bad_frame"))
                 continue
             try:
                 runs.start(session_id, content, images, files)  # every watcher (this one too) follows it
             except RunActive as exc:
-                outbox.put_nowait(_error(str(exc)))
+                outbox.put_nowait(_error(str(exc), "busy"))
     except WebSocketDisconnect:
         pass
     finally:

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 
 class LLMError(Exception):
-    """Base class. `str(err)` is a complete sentence meant for the user."""
+    """Base class. `str(err)` is a complete sentence meant for the user.
+
+    `code` is the stable name a client can act on (the `code` of an `error` frame); `kind` is the
+    finer cause, for logs and tests.
+    """
 
     kind = "error"
+    code = "model_error"
 
     def __init__(self, message: str, *, backend: str = "", model: str = "") -> None:
         super().__init__(message)
@@ -21,14 +26,17 @@ class LLMError(Exception):
 
 class BackendUnreachable(LLMError):
     kind = "unreachable"
+    code = "model_unreachable"
 
 
 class ModelNotFound(LLMError):
     kind = "model_not_found"
+    code = "model_not_found"
 
 
 class AuthenticationFailed(LLMError):
     kind = "authentication"
+    code = "model_auth"
 
 
 class BackendHTTPError(LLMError):
@@ -41,20 +49,24 @@ class BackendHTTPError(LLMError):
 
 class ContextOverflow(LLMError):
     kind = "context_overflow"
+    code = "context_overflow"
 
 
 class StreamInterrupted(LLMError):
     """The model server sent an error line mid-stream or the connection dropped."""
 
     kind = "stream_interrupted"
+    code = "model_interrupted"
 
 
 class BackendTimeout(LLMError):
     kind = "timeout"
+    code = "timeout"
 
 
 class UnknownBackend(LLMError):
     kind = "unknown_backend"
+    code = "unknown_backend"
 
 
 _OVERFLOW_HINTS = (

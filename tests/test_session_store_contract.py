@@ -14,7 +14,7 @@ from navi.llm.messages import Message, ToolCall
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.models import Session
 from navi.sessions.sql_store import SqlSessionStore
-from navi.sessions.store import SessionNotFound, SessionStore
+from navi.sessions.store import SessionChange, SessionNotFound, SessionStore
 from navi.storage.database import Database, postgres_url, sqlite_url
 
 STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
@@ -137,6 +137,21 @@ async def test_rename_pin_and_profile(store: SessionStore) -> None:
     assert await store.set_pinned(s.id, False)
     got = await store.get(s.id)
     assert got is not None and got.name is None and got.pinned is False
+
+
+async def test_metadata_changes_reach_listeners(store: SessionStore) -> None:
+    changes: list[SessionChange] = []
+    store.on_change(changes.append)
+    s = await store.create("secretary")
+    await store.set_name(s.id, "Oslo")
+    await store.set_pinned(s.id, True)
+    await store.set_profile(s.id, "server_admin")
+    await store.append(s.id, display=[Message.user("hi")], context=[Message.user("hi")])  # not metadata
+    assert not await store.set_name("s_" + "0" * 32, "nobody")  # nothing changed: no call
+    copy = (await store.get(s.id)) or s
+    await store.delete(s.id)
+    await store.insert(copy)
+    assert changes == [SessionChange(s.id)] * 4 + [SessionChange(s.id, deleted=True), SessionChange(s.id)]
 
 
 async def test_replace_context_leaves_display_alone(store: SessionStore) -> None:

@@ -8,7 +8,7 @@ WebSocket layer only forwards these.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -141,7 +141,7 @@ class ErrorEvent(_Event):
     def of(cls, exc: Exception) -> ErrorEvent:
         """The frame for a model-backend error, with its stable code."""
         code = getattr(exc, "code", "internal")
-        return cls(message=str(exc), code=code if code in _CODES else "model_error")
+        return cls(message=str(exc), code=cast(ErrorCode, code if code in _CODES else "model_error"))
 
 
 AgentEvent = Annotated[

@@ -29,7 +29,7 @@ class InMemorySessionStore(SessionStore):
             raise SessionNotFound(session_id)
         return session
 
-    async def create(
+    async def _create(
         self, profile_id: str, *, owner: str = DEFAULT_OWNER, name: str | None = None
     ) -> Session:
         session = Session(id=new_session_id(), profile_id=profile_id, owner=owner, name=name)
@@ -63,19 +63,19 @@ class InMemorySessionStore(SessionStore):
         del self._sessions[session_id]
         return True
 
-    async def set_pinned(self, session_id: str, pinned: bool, *, owner: str | None = None) -> bool:
+    async def _set_pinned(self, session_id: str, pinned: bool, owner: str | None) -> bool:
         session = self._find(session_id, owner)
         if session is not None:
             session.pinned = pinned
         return session is not None
 
-    async def set_name(self, session_id: str, name: str | None, *, owner: str | None = None) -> bool:
+    async def _set_name(self, session_id: str, name: str | None, owner: str | None) -> bool:
         session = self._find(session_id, owner)
         if session is not None:
             session.name = name
         return session is not None
 
-    async def set_profile(self, session_id: str, profile_id: str) -> bool:
+    async def _set_profile(self, session_id: str, profile_id: str) -> bool:
         session = self._find(session_id, None)
         if session is not None:
             session.profile_id = profile_id
@@ -110,7 +110,7 @@ class InMemorySessionStore(SessionStore):
     async def add_planning_log(self, session_id: str, entry: dict[str, Any]) -> None:
         self._require(session_id).planning_logs.append(dict(entry))
 
-    async def insert(self, session: Session) -> None:
+    async def _insert(self, session: Session) -> None:
         if session.id in self._sessions:
             raise ValueError(f"session '{session.id}' already exists")
         self._sessions[session.id] = session.model_copy(deep=True)

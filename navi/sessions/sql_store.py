@@ -276,7 +276,7 @@ class SqlSessionStore(SessionStore):
         return bool(await self.db.write(lambda conn: conn.execute(query).rowcount))
 
     # --- sessions --------------------------------------------------------------------------------
-    async def create(
+    async def _create(
         self, profile_id: str, *, owner: str = DEFAULT_OWNER, name: str | None = None
     ) -> Session:
         now = utcnow()
@@ -307,13 +307,13 @@ class SqlSessionStore(SessionStore):
         self._cache.drop(session_id)
         return bool(await self.db.write(lambda conn: conn.execute(query).rowcount))
 
-    async def set_pinned(self, session_id: str, pinned: bool, *, owner: str | None = None) -> bool:
+    async def _set_pinned(self, session_id: str, pinned: bool, owner: str | None) -> bool:
         return await self._update(session_id, owner, pinned=pinned)
 
-    async def set_name(self, session_id: str, name: str | None, *, owner: str | None = None) -> bool:
+    async def _set_name(self, session_id: str, name: str | None, owner: str | None) -> bool:
         return await self._update(session_id, owner, name=name)
 
-    async def set_profile(self, session_id: str, profile_id: str) -> bool:
+    async def _set_profile(self, session_id: str, profile_id: str) -> bool:
         return await self._update(session_id, None, profile_id=profile_id)
 
     # --- incremental writes ----------------------------------------------------------------------
@@ -352,5 +352,5 @@ class SqlSessionStore(SessionStore):
             raise SessionNotFound(session_id)
         await self.db.write(lambda conn: _add_planning_log(conn, session_id, entry))
 
-    async def insert(self, session: Session) -> None:
+    async def _insert(self, session: Session) -> None:
         await self.db.write(lambda conn: _insert(conn, session))

@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,29 @@ class SessionNotFound(LookupError):
         return f"no session '{self.session_id}'"
 
 
+@dataclass(frozen=True)
+class SessionChange:
+    """A session was created, renamed, pinned, given another profile, imported or deleted."""
+
+    session_id: str
+    deleted: bool = False
+
+
 class SessionStore(ABC):
+    """Every store calls its change listeners after a session's metadata changes, whoever changed
+    it (a route, naming, a tool), so every open page can update its list (`session_updated`)."""
+
     def __init__(self, files_dir: str | Path | None = None) -> None:
         self.files_dir = Path(files_dir) if files_dir else None
+        self._listeners: list[Callable[[SessionChange], None]] = []
+
+    def on_change(self, listener: Callable[[SessionChange], None]) -> None:
+        self._listeners.append(listener)
+
+    def _changed(self, session_id: str, *, deleted: bool = False) -> None:
+        change = SessionChange(session_id, deleted)
+        for listener in list(self._listeners):
+            listener(change)
 
     # --- lifecycle -------------------------------------------------------------------------------
     async def open(self) -> None:  # noqa: B027 - optional hook
@@ -38,10 +59,15 @@ class SessionStore(ABC):
         """Release connections."""
 
     # --- sessions --------------------------------------------------------------------------------
-    @abstractmethod
     async def create(
         self, profile_id: str, *, owner: str = DEFAULT_OWNER, name: str | None = None
-    ) -> Session: ...
+    ) -> Session:
+        session = await self._create(profile_id, owner=owner, name=name)
+        self._changed(session.id)
+        return session
+
+    @abstractmethod
+    async def _create(self, profile_id: str, *, owner: str, name: str | None) -> Session: ...
 
     @abstractmethod
     async def get(self, session_id: str, *, owner: str | None = None, display: bool = True) -> Session | None:
@@ -62,16 +88,32 @@ class SessionStore(ABC):
         deleted = await self._delete(session_id, owner)
         if deleted and self.files_dir is not None:
             await asyncio.to_thread(shutil.rmtree, self.files_dir / session_id, True)
+        if deleted:
+            self._changed(session_id, deleted=True)
         return deleted
 
-    @abstractmethod
-    async def set_pinned(self, session_id: str, pinned: bool, *, owner: str | None = None) -> bool: ...
+    async def set_pinned(self, session_id: str, pinned: bool, *, owner: str | None = None) -> bool:
+        return self._after(session_id, await self._set_pinned(session_id, pinned, owner))
+
+    async def set_name(self, session_id: str, name: str | None, *, owner: str | None = None) -> bool:
+        return self._after(session_id, await self._set_name(session_id, name, owner))
+
+    async def set_profile(self, session_id: str, profile_id: str) -> bool:
+        return self._after(session_id, await self._set_profile(session_id, profile_id))
+
+    def _after(self, session_id: str, changed: bool) -> bool:
+        if changed:
+            self._changed(session_id)
+        return changed
 
     @abstractmethod
-    async def set_name(self, session_id: str, name: str | None, *, owner: str | None = None) -> bool: ...
+    async def _set_pinned(self, session_id: str, pinned: bool, owner: str | None) -> bool: ...
 
     @abstractmethod
-    async def set_profile(self, session_id: str, profile_id: str) -> bool: ...
+    async def _set_name(self, session_id: str, name: str | None, owner: str | None) -> bool: ...
+
+    @abstractmethod
+    async def _set_profile(self, session_id: str, profile_id: str) -> bool: ...
 
     # --- incremental writes ----------------------------------------------------------------------
     @abstractmethod
@@ -100,6 +142,10 @@ class SessionStore(ABC):
     @abstractmethod
     async def add_planning_log(self, session_id: str, entry: dict[str, Any]) -> None: ...
 
-    @abstractmethod
     async def insert(self, session: Session) -> None:
         """Store a complete session as it is (archive import). Its id must be new."""
+        await self._insert(session)
+        self._changed(session.id)
+
+    @abstractmethod
+    async def _insert(self, session: Session) -> None: ...

@@ -86,10 +86,11 @@ async def frames_until(ws: ClientConnection, *types: str, limit: int = 2000) -> 
 
 def kinds(frames: list[dict[str, Any]], *, status: bool = False) -> list[str]:
     """Frame types, runs of one delta type collapsed; Navi's additive `status` frames left out
-    unless asked for, so the reference sequences read as the reference writes them."""
+    unless asked for, and `session_updated` (which belongs to no run) always, so the reference
+    sequences read as the reference writes them."""
     out: list[str] = []
     for f in frames:
-        if f["type"] == "status" and not status:
+        if (f["type"] == "status" and not status) or f["type"] == "session_updated":
             continue
         if f["type"] in ("thinking_delta", "stream_delta") and out and out[-1] == f["type"]:
             continue

@@ -31,7 +31,9 @@ async def test_simple_answer_sequence(tmp_path: Path, fake_server: FakeModelServ
     assert end["max_context_tokens"] == 65536
     assert "".join(f["delta"] for f in frames if f["type"] == "stream_delta") == end["content"]
     delta = next(f for f in frames if f["type"] == "thinking_delta")
-    assert set(delta) == {"type", "delta", "seq"}  # exactly the reference's fields (+ seq)
+    assert set(delta) == {"type", "delta", "seq", "run_id"}  # exactly the reference's fields (+ seq, run_id)
+    assert len({f["run_id"] for f in frames}) == 1  # one run, named on every frame
+    assert frames[0]["message"] == {"id": frames[0]["message"]["id"], "content": "Hi", "files": [], "images": 0}
     # Additive status frames before the first token: the model lookup, planning, the prompt read.
     assert kinds(frames, status=True)[1:4] == ["status", "status", "status"]
     assert [f["phase"] for f in frames if f["type"] == "status"] == ["preparing", "planning", "waiting"]
@@ -87,6 +89,17 @@ async def test_planning_tools_subagent_and_profile_switch_sequences(
         "profile_id": "smart_home",
         "profile_name": "Smart Home Assistant",
         "seq": switched["seq"],
+        "run_id": frames[0]["run_id"],
+    }
+    # Every open page hears of the switch, as a session_updated frame (no run_id: it is no run's).
+    updated = next(f for f in frames if f["type"] == "session_updated")
+    assert updated == {
+        "type": "session_updated",
+        "session_id": sid,
+        "name": None,
+        "profile_id": "smart_home",
+        "pinned": False,
+        "deleted": False,
     }
 
 

@@ -11,11 +11,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse
 
 from navi import __version__, web
+from navi.api import errors
 from navi.api.loopmon import LoopMonitor
 from navi.api.middleware import RequestContext
 from navi.api.routes import agents, auth, files, health, memory, messages, sessions
@@ -90,18 +89,7 @@ def create_app(
     app = FastAPI(title="Navi", version=__version__, lifespan=lifespan)
     app.state.access = policy
 
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = []
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-            problems.append(f"{where}: {err.get('msg', 'invalid')}")
-        return JSONResponse({"detail": "; ".join(problems) or "invalid request"}, status_code=422)
-
-    @app.exception_handler(Exception)
-    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("request.failed", path=request.url.path)
-        return JSONResponse({"detail": f"internal error: {type(exc).__name__}"}, status_code=500)
+    errors.install(app)  # domain errors → HTTP status codes, in one place
 
     if settings.allowed_origins_list:  # explicit origins only; never a wildcard
         app.add_middleware(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, Request
 
 from navi.api.runs import RunManager
 from navi.runtime import Runtime
 from navi.sessions.models import Session
+from navi.sessions.store import SessionNotFound
 
 
 def get_runtime(request: Request) -> Runtime:
@@ -28,7 +29,7 @@ RunsDep = Annotated[RunManager, Depends(get_runs)]
 async def get_session(session_id: str, runtime: RuntimeDep) -> Session:
     session = await runtime.sessions.get(session_id)
     if session is None:
-        raise HTTPException(status_code=404, detail=f"no session '{session_id}'")
+        raise SessionNotFound(session_id)
     return session
 
 

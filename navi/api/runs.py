@@ -1,10 +1,11 @@
 """Runs: at most one agent run per session, broadcast to every connected client.
 
-A run publishes frames (`stream_start`, the agent's events) with a sequence number. Each frame is
-kept until the run ends, so a client that connects mid-run — a reloaded page — first receives the
-turn's frames so far and then the live ones. A run does not depend on any client: it goes on when
-all of them leave, and its messages are saved as they complete. Stop is the run's stop event; a
-run task is never cancelled. When a run ends it is removed, with its frames.
+A run publishes frames (`stream_start`, the agent's events), each stamped with the run's `run_id`
+and a sequence number. `stream_start` carries the user's message, so every window on the session
+can draw it. Each frame is kept until the run ends, so a client that connects mid-run — a reloaded
+page — first receives the turn's frames so far and then the live ones. A run does not depend on
+any client: it goes on when all of them leave, and its messages are saved as they complete. Stop
+is the run's stop event; a run task is never cancelled. When a run ends it is removed, with its frames.
 
 Once a run has answered (`stream_end`), what is left is post-turn work (a summary, naming). A new
 message does not wait for it: starting the next run stops the answered one, whose post-turn work
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +25,9 @@ import structlog
 
 from navi.agent.engine import Agent
 from navi.agent.events import ErrorEvent, StreamEnd
+from navi.api.feed import SessionFeed
 from navi.llm.errors import LLMError
+from navi.llm.messages import Message, new_id
 from navi.sessions.store import SessionNotFound
 
 log = structlog.stdlib.get_logger(__name__)
@@ -36,30 +40,47 @@ class RunActive(RuntimeError):
         super().__init__(f"a run is already in progress in session {session_id}; wait for it or stop it")
 
 
+def user_message(message: Message) -> dict[str, Any]:
+    """What `stream_start` says about the user's message: enough for another window to draw it."""
+    files = message.metadata.get("files") or []
+    return {
+        "id": message.id,
+        "content": message.metadata.get("text", message.content or ""),
+        "files": [str(f.get("name", "")) for f in files if isinstance(f, dict)],
+        "images": len(message.images or []),
+    }
+
+
 @dataclass(eq=False)
 class Subscriber:
     """Where a run delivers frames for one client: straight into that client's outbox.
 
-    `None` marks the end of a run's frames. A client that falls `MAX_BACKLOG` frames behind is
-    dropped (`dropped` is set and the marker sent) rather than letting its queue grow without end.
+    The subscriber itself, put in the outbox, marks the end of its run's frames (the client then
+    lets go of the run). A client that falls `MAX_BACKLOG` frames behind is dropped (`dropped` is
+    set and the marker sent) rather than letting its queue grow without end.
     """
 
-    queue: asyncio.Queue[dict[str, Any] | None] = field(default_factory=asyncio.Queue)
+    queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
     dropped: bool = False
 
-    def put(self, frame: dict[str, Any] | None) -> None:
+    def put(self, frame: dict[str, Any]) -> None:
         if self.dropped:
             return
         if self.queue.qsize() >= MAX_BACKLOG:
             self.dropped = True
-            self.queue.put_nowait(None)
+            self.queue.put_nowait(self)
             return
         self.queue.put_nowait(frame)
+
+    def end(self) -> None:
+        if not self.dropped:
+            self.queue.put_nowait(self)
 
 
 @dataclass(eq=False)
 class AgentRun:
     session_id: str
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
     frames: list[dict[str, Any]] = field(default_factory=list)
     subscribers: set[Subscriber] = field(default_factory=set)
@@ -72,19 +93,18 @@ class AgentRun:
     settled: asyncio.Event = field(default_factory=asyncio.Event)
 
     def publish(self, frame: dict[str, Any]) -> None:
+        frame["run_id"] = self.run_id
         frame["seq"] = len(self.frames) + 1
         self.frames.append(frame)
         for sub in list(self.subscribers):
             sub.put(frame)
 
-    def subscribe(
-        self, since: int = 0, queue: asyncio.Queue[dict[str, Any] | None] | None = None
-    ) -> Subscriber:
+    def subscribe(self, since: int = 0, queue: asyncio.Queue[Any] | None = None) -> Subscriber:
         sub = Subscriber(queue) if queue is not None else Subscriber()
         for frame in self.frames[since:]:
             sub.put(frame)
         if self.finished.is_set():
-            sub.put(None)
+            sub.end()
         else:
             self.subscribers.add(sub)
         return sub
@@ -96,6 +116,7 @@ class AgentRun:
 class RunManager:
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
+        self.feed = SessionFeed(agent.sessions)  # session_updated frames for every connection
         self._runs: dict[str, AgentRun] = {}
         self._watchers: dict[str, set[Callable[[AgentRun], None]]] = {}
 
@@ -124,11 +145,14 @@ class RunManager:
         files: Sequence[dict[str, str]] = (),
         *,
         planning: bool = True,
+        retry: bool = False,
     ) -> AgentRun:
         """Start a run (raises `RunActive` if the session has one). Returns immediately.
 
         A run that has already answered does not count as busy: it is stopped, and the new run
-        starts once it has finished.
+        starts once it has finished. `retry=True` runs the session's latest failed turn again
+        without storing its message twice (`content` is ignored); its `stream_start` names the
+        stored message and carries `retry: true`.
         """
         previous = self._runs.get(session_id)
         if previous is not None and not previous.answered:
@@ -137,9 +161,13 @@ class RunManager:
             previous.stop_event.set()
         run = AgentRun(session_id=session_id)
         self._runs[session_id] = run
-        run.publish({"type": "stream_start"})
+        message_id = new_id()
+        if not retry:
+            user = Message.user(content, images=list(images), metadata={"files": list(files)})
+            user.id = message_id
+            run.publish({"type": "stream_start", "message": user_message(user)})
         run.task = asyncio.create_task(
-            self._drive(run, content, list(images), list(files), planning, previous)
+            self._drive(run, content, list(images), list(files), planning, previous, message_id, retry)
         )
         for callback in list(self._watchers.get(session_id, ())):
             callback(run)
@@ -160,12 +188,21 @@ class RunManager:
         files: list[dict[str, str]],
         planning: bool,
         previous: AgentRun | None = None,
+        message_id: str | None = None,
+        retry: bool = False,
     ) -> None:
         try:
+            if retry:
+                run.publish({"type": "stream_start", "retry": True, "message": await self._failed(run)})
             if previous is not None:
                 await previous.finished.wait()
             stream = self.agent.run_stream(
-                run.session_id, content, images, files, stop_event=run.stop_event, planning=planning
+                run.session_id,
+                content,
+                images,
+                files,
+                stop_event=run.stop_event,
+                planning=planning,
             )
             async for event in stream:
                 frame = event.frame()
@@ -193,8 +230,20 @@ class RunManager:
             run.finished.set()
             run.settled.set()
             for sub in list(run.subscribers):
-                sub.put(None)
+                sub.end()
             run.subscribers.clear()
+
+    async def _failed(self, run: AgentRun) -> dict[str, Any] | None:
+        """The user message of the session's latest failed turn (None if there is none: the
+        engine then says there is nothing to retry)."""
+        session = await self.agent.sessions.get(run.session_id)
+        if session is None or not session.messages or not session.messages[-1].metadata.get("error"):
+            return None
+        wanted = session.messages[-1].metadata.get("failed_turn")
+        for message in reversed(session.messages):
+            if message.role == "user" and (message.id == wanted or wanted is None):
+                return user_message(message)
+        return None
 
     async def wait(self, session_id: str, limit: float | None = None) -> None:
         run = self._runs.get(session_id)

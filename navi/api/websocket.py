@@ -1,9 +1,13 @@
 """The streaming protocol: `ws://host/ws/sessions/{id}`.
 
-One task per connection receives client frames; one sends everything the client gets (run frames
-and error frames) from a single outbox, so sends never interleave. A bad frame gets an `error`
-frame and the socket stays open. Connecting while a run is going replays that turn's frames so far,
-then continues live (`?since=N` skips frames the client already has).
+One task per connection receives client frames; one sends everything the client gets (run frames,
+`session_updated` frames and error frames) from a single outbox, so sends never interleave. A bad
+frame gets an `error` frame (code `bad_frame`) and the socket stays open. Connecting while a run is
+going replays that turn's frames so far, then continues live (`?since=N` skips frames the client
+already has). A connection lets go of each run when the run's frames end.
+
+Client frames: `{"type": "message", "content", "images"?, "files"?}` starts a turn;
+`{"type": "retry"}` runs the session's latest failed turn again without storing its message twice.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import base64
 import binascii
 import contextlib
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +48,16 @@ def _error(message: str, code: ErrorCode) -> dict[str, Any]:
     return ErrorEvent(message=message, code=code).frame()
 
 
-def parse_frame(text: str, session_id: str, files_root: Path) -> tuple[str, list[str], list[dict[str, str]]]:
-    """Validate a client frame; return (content, images, files) or raise `FrameError`."""
+@dataclass
+class ClientFrame:
+    kind: str  # "message" or "retry"
+    content: str = ""
+    images: list[str] = field(default_factory=list)
+    files: list[dict[str, str]] = field(default_factory=list)
+
+
+def read_frame(text: str, session_id: str, files_root: Path) -> ClientFrame:
+    """Validate a client frame or raise `FrameError`."""
     if len(text.encode()) > MAX_FRAME_BYTES:
         raise FrameError(f"frame too large (limit {MAX_FRAME_BYTES // (1024 * 1024)} MB)")
     try:
@@ -53,16 +66,27 @@ def parse_frame(text: str, session_id: str, files_root: Path) -> tuple[str, list
         raise FrameError("frame is not valid JSON") from None
     if not isinstance(frame, dict):
         raise FrameError("frame must be a JSON object")
+    if frame.get("type") == "retry":
+        return ClientFrame("retry")
     if frame.get("type") != "message":
         raise FrameError(
-            f'unknown frame type {frame.get("type")!r}; send {{"type": "message", "content": …}}'
+            f'unknown frame type {frame.get("type")!r}; send {{"type": "message", "content": …}} '
+            'or {"type": "retry"}'
         )
     content = frame.get("content")
     if not isinstance(content, str) or not content.strip():
         raise FrameError("content is required and must be non-empty text")
     images = _images(frame.get("images"))
     files = _files(frame.get("files"), files_root / session_id)
-    return content, images, files
+    return ClientFrame("message", content, images, files)
+
+
+def parse_frame(text: str, session_id: str, files_root: Path) -> tuple[str, list[str], list[dict[str, str]]]:
+    """A message frame's (content, images, files), or `FrameError` (the REST endpoint's check)."""
+    frame = read_frame(text, session_id, files_root)
+    if frame.kind != "message":
+        raise FrameError('expected a {"type": "message"} frame')
+    return frame.content, frame.images, frame.files
 
 
 def _images(raw: Any) -> list[str]:
@@ -105,16 +129,15 @@ def _files(raw: Any, folder: Path) -> list[dict[str, str]]:
     return files
 
 
-async def _sender(
-    websocket: WebSocket,
-    outbox: asyncio.Queue[dict[str, Any] | None],
-    subs: list[tuple[AgentRun, Subscriber]],
-) -> None:
+async def _sender(websocket: WebSocket, outbox: asyncio.Queue[Any], subs: dict[Subscriber, AgentRun]) -> None:
     """The only task that writes to the socket: run frames and error frames, in order."""
     while True:
         frame = await outbox.get()
-        if frame is None:  # the end of a run's frames; the connection stays open
-            if any(sub.dropped for _, sub in subs):
+        if isinstance(frame, Subscriber):  # the end of a run's frames; the connection stays open
+            run = subs.pop(frame, None)
+            if run is not None:
+                run.unsubscribe(frame)
+            if frame.dropped:
                 await websocket.send_text(
                     json.dumps(_error("this connection fell too far behind; reconnect", "too_slow"))
                 )
@@ -132,14 +155,15 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
     if not is_session_id(session_id) or await runtime.sessions.get(session_id, display=False) is None:
         await websocket.close(code=CLOSE_UNKNOWN_SESSION, reason="session not found")
         return
-    outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-    subs: list[tuple[AgentRun, Subscriber]] = []
+    outbox: asyncio.Queue[Any] = asyncio.Queue()
+    subs: dict[Subscriber, AgentRun] = {}  # the runs this connection follows, until their frames end
     sender = asyncio.create_task(_sender(websocket, outbox, subs))
 
     def follow(run: AgentRun, since: int = 0) -> None:
-        subs.append((run, run.subscribe(since, outbox)))
+        subs[run.subscribe(since, outbox)] = run
 
     runs.watch(session_id, follow)
+    runs.feed.join(outbox.put_nowait)
     current = runs.get(session_id)
     if current is not None:
         since = websocket.query_params.get("since", "0")
@@ -159,19 +183,20 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                     else "x" * (MAX_FRAME_BYTES + 1)
                 )
             try:
-                content, images, files = parse_frame(text, session_id, files_root)
+                frame = read_frame(text, session_id, files_root)
             except FrameError as exc:
                 outbox.put_nowait(_error(str(exc), "bad_frame"))
                 continue
-            try:
-                runs.start(session_id, content, images, files)  # every watcher (this one too) follows it
+            try:  # every watcher (this connection too) follows the run
+                runs.start(session_id, frame.content, frame.images, frame.files, retry=frame.kind == "retry")
             except RunActive as exc:
                 outbox.put_nowait(_error(str(exc), "busy"))
     except WebSocketDisconnect:
         pass
     finally:
         runs.unwatch(session_id, follow)
-        for run, sub in subs:
+        runs.feed.leave(outbox.put_nowait)
+        for sub, run in list(subs.items()):
             run.unsubscribe(sub)
         sender.cancel()  # this connection's writer, never the run
         with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
 from navi.api.deps import RuntimeDep
-from navi.api.uploads import UploadError, receive_upload
+from navi.api.uploads import receive_upload
 from navi.sessions.models import is_session_id
+from navi.sessions.store import SessionNotFound
 
 router = APIRouter(prefix="/sessions", tags=["files"])
 
@@ -46,17 +47,14 @@ class UploadResult(FileOut):
 )
 async def upload(session_id: str, request: Request, runtime: RuntimeDep) -> UploadResult:
     if not is_session_id(session_id) or await runtime.sessions.get(session_id, display=False) is None:
-        raise HTTPException(404, detail=f"no session '{session_id}'")
+        raise SessionNotFound(session_id)
     root = Path(runtime.settings.session_files_dir)
-    try:
-        stored = await receive_upload(
-            dict(request.headers),
-            request.stream(),
-            root / session_id,
-            max_bytes=runtime.settings.session_files_max_bytes,
-            public_prefix=root / session_id,
-        )
-    except UploadError as exc:
-        raise HTTPException(exc.status, detail=exc.detail) from None
+    stored = await receive_upload(
+        dict(request.headers),
+        request.stream(),
+        root / session_id,
+        max_bytes=runtime.settings.session_files_max_bytes,
+        public_prefix=root / session_id,
+    )
     files = [FileOut(name=f.name, path=f.path, size=f.size, media_type=f.media_type) for f in stored]
     return UploadResult(**files[0].model_dump(), files=files)

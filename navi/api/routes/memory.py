@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from navi.api.deps import RuntimeDep
+from navi.api.errors import NotFound
 from navi.memory.base import Fact
 from navi.sessions.models import DEFAULT_OWNER
 
@@ -38,7 +39,7 @@ async def facts(
 @router.delete("/facts/{fact_id}", summary="Forget one fact")
 async def forget(fact_id: int, runtime: RuntimeDep) -> dict[str, bool]:
     if not await runtime.memory.delete_fact_by_id(fact_id, owner=DEFAULT_OWNER):
-        raise HTTPException(404, detail=f"no fact {fact_id}")
+        raise NotFound(f"no fact {fact_id}")
     await runtime.extractor.refresh_summary(DEFAULT_OWNER)
     return {"ok": True}
 

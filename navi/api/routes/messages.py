@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from navi.api.deps import RunsDep, RuntimeDep, SessionDep
-from navi.api.runs import RunActive
-from navi.api.websocket import FrameError, parse_frame
+from navi.api.errors import RunFailed
+from navi.api.websocket import parse_frame
 
 router = APIRouter(prefix="/sessions", tags=["messages"])
 
@@ -41,19 +41,13 @@ class StopResult(BaseModel):
 )
 async def send_message(body: SendMessage, session: SessionDep, runtime: RuntimeDep, runs: RunsDep) -> Answer:
     frame = {"type": "message", "content": body.content, "images": body.images, "files": body.files}
-    try:
-        files_root = Path(runtime.settings.session_files_dir)
-        content, images, files = parse_frame(json.dumps(frame), session.id, files_root)
-    except FrameError as exc:
-        raise HTTPException(422, detail=str(exc)) from None
-    try:
-        run = runs.start(session.id, content, images, files, planning=False)
-    except RunActive as exc:
-        raise HTTPException(409, detail=str(exc)) from None
+    files_root = Path(runtime.settings.session_files_dir)
+    content, images, files = parse_frame(json.dumps(frame), session.id, files_root)
+    run = runs.start(session.id, content, images, files, planning=False)
     await run.settled.wait()  # the answer, not the post-turn work after it
     result: dict[str, Any] = run.result or {}
     if result.get("type") == "error":
-        raise HTTPException(502, detail=result.get("message", "the run failed"))
+        raise RunFailed(result.get("message", "the run failed"), result.get("code", "internal"))
     if result.get("type") != "stream_end":
         return Answer(session_id=session.id, content="", context_tokens=0, max_context_tokens=0, stopped=True)
     return Answer(

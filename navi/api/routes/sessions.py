@@ -6,15 +6,17 @@ import asyncio
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException, Query, Request
+from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, Field
 
 from navi.agent.context import build_context
 from navi.api.deps import RunsDep, RuntimeDep, SessionDep
+from navi.api.errors import BadRequest
 from navi.llm.messages import Message
 from navi.profiles.registry import UnknownProfile
-from navi.sessions.archive import ArchiveError, import_archive
+from navi.sessions.archive import import_archive
 from navi.sessions.models import SessionInfo
+from navi.sessions.store import SessionNotFound
 from navi.sessions.windows import window
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
@@ -81,7 +83,7 @@ async def create_session(
     body = body or CreateSession()
     profile_id = body.profile_id or runtime.profiles.default_id
     if profile_id not in runtime.profiles:
-        raise HTTPException(422, detail=str(UnknownProfile(profile_id, runtime.profiles.ids())))
+        raise UnknownProfile(profile_id, runtime.profiles.ids())
     session = await runtime.sessions.create(profile_id, name=body.name or None)
     for hook in runtime.session_created_hooks:
         runtime.background(hook(session.id))
@@ -134,7 +136,7 @@ async def get_planning(session: SessionDep) -> list[dict[str, Any]]:
 @router.patch("/{session_id}/pin", response_model=Pin, summary="Pin or unpin a session")
 async def pin_session(session_id: str, body: Pin, runtime: RuntimeDep) -> Pin:
     if not await runtime.sessions.set_pinned(session_id, body.pinned):
-        raise HTTPException(404, detail=f"no session '{session_id}'")
+        raise SessionNotFound(session_id)
     return body
 
 
@@ -145,18 +147,18 @@ async def update_session(
     session_id: str, body: Update, runtime: RuntimeDep, runs: RunsDep
 ) -> SessionListItem:
     if "name" not in body.model_fields_set and body.profile_id is None:
-        raise HTTPException(422, detail="send `name` and/or `profile_id`")
+        raise BadRequest("send `name` and/or `profile_id`")
     if body.profile_id is not None and body.profile_id not in runtime.profiles:
-        raise HTTPException(422, detail=str(UnknownProfile(body.profile_id, runtime.profiles.ids())))
+        raise UnknownProfile(body.profile_id, runtime.profiles.ids())
     if "name" in body.model_fields_set:
         name = (body.name or "").strip() or None
         if not await runtime.sessions.set_name(session_id, name):
-            raise HTTPException(404, detail=f"no session '{session_id}'")
+            raise SessionNotFound(session_id)
     if body.profile_id is not None and not await runtime.sessions.set_profile(session_id, body.profile_id):
-        raise HTTPException(404, detail=f"no session '{session_id}'")
+        raise SessionNotFound(session_id)
     session = await runtime.sessions.get(session_id, display=False)
     if session is None:
-        raise HTTPException(404, detail=f"no session '{session_id}'")
+        raise SessionNotFound(session_id)
     return SessionListItem(**session.info().model_dump(), active=runs.get(session_id) is not None)
 
 
@@ -165,7 +167,7 @@ async def delete_session(session_id: str, runtime: RuntimeDep, runs: RunsDep) ->
     if runs.stop(session_id):
         await runs.wait(session_id, limit=15)
     if not await runtime.sessions.delete(session_id):
-        raise HTTPException(404, detail=f"no session '{session_id}'")
+        raise SessionNotFound(session_id)
     await runtime.agent.end_session(session_id)
     return Ok()
 
@@ -179,10 +181,7 @@ async def export_session(session: SessionDep, runtime: RuntimeDep) -> dict[str, 
     "/import", status_code=201, response_model=Imported, summary="Import a session-archive/v1 document"
 )
 async def import_session(runtime: RuntimeDep, archive: Annotated[dict[str, Any], Body()]) -> Imported:
-    try:
-        session = import_archive(archive)
-    except ArchiveError as exc:
-        raise HTTPException(status_code=422, detail=str(exc)) from None
+    session = import_archive(archive)
     await runtime.sessions.insert(session)
     return Imported(session_id=session.id, messages=len(session.messages))
 

@@ -1,0 +1,86 @@
+"""Domain errors → HTTP, in one place.
+
+Routes raise what went wrong in the domain's own terms (`SessionNotFound`, `UnknownProfile`,
+`RunActive`, …); this module decides the status code. Every error body is `{"detail": <a sentence
+for people>, "code": <a stable name for programs>}` (`code` is additive to FastAPI's usual body).
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from navi.api.runs import RunActive
+from navi.api.uploads import UploadError
+from navi.api.websocket import FrameError
+from navi.logging import get_logger
+from navi.profiles.registry import UnknownProfile
+from navi.sessions.archive import ArchiveError
+from navi.sessions.store import SessionNotFound
+
+log = get_logger(__name__)
+
+
+class NotFound(LookupError):
+    """Something other than a session that does not exist (a fact, a file)."""
+
+
+class BadRequest(ValueError):
+    """A request that is well-formed JSON but asks for something that makes no sense."""
+
+
+class RunFailed(RuntimeError):
+    """A non-streaming turn ended with an error from the model side."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# exception type → (status, code); the first match in order wins
+_MAPPING: list[tuple[type[Exception], int, str]] = [
+    (SessionNotFound, 404, "session_not_found"),
+    (NotFound, 404, "not_found"),
+    (UnknownProfile, 422, "unknown_profile"),
+    (ArchiveError, 422, "bad_archive"),
+    (FrameError, 422, "bad_message"),
+    (BadRequest, 422, "bad_request"),
+    (RunActive, 409, "busy"),
+]
+
+
+def _body(detail: str, code: str, status: int) -> JSONResponse:
+    return JSONResponse({"detail": detail, "code": code}, status_code=status)
+
+
+def install(app: FastAPI) -> None:
+    for kind, status, code in _MAPPING:
+
+        async def handle(
+            request: Request, exc: Exception, status: int = status, code: str = code
+        ) -> JSONResponse:
+            return _body(str(exc), code, status)
+
+        app.add_exception_handler(kind, handle)
+
+    @app.exception_handler(UploadError)
+    async def upload_failed(request: Request, exc: UploadError) -> JSONResponse:
+        return _body(exc.detail, "upload_rejected", exc.status)
+
+    @app.exception_handler(RunFailed)
+    async def run_failed(request: Request, exc: RunFailed) -> JSONResponse:
+        return _body(str(exc), exc.code, 502)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+            problems.append(f"{where}: {err.get('msg', 'invalid')}")
+        return _body("; ".join(problems) or "invalid request", "bad_request", 422)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("request.failed", path=request.url.path)
+        return _body(f"internal error: {type(exc).__name__}", "internal", 500)

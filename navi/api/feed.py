@@ -1,0 +1,60 @@
+"""Session metadata changes, pushed to every open connection as `session_updated` frames.
+
+The session store calls `changed()` whenever a session is created, renamed, pinned, given another
+profile, imported or deleted — by a route, the naming worker or a tool — and every connected page
+updates its list from the frame, whichever session its socket follows. The frame belongs to no
+run, so it has no `run_id` or `seq`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from navi.sessions.store import SessionChange, SessionStore
+
+log = structlog.stdlib.get_logger(__name__)
+
+Deliver = Callable[[dict[str, Any]], None]
+
+
+class SessionFeed:
+    def __init__(self, sessions: SessionStore) -> None:
+        self.sessions = sessions
+        self._clients: dict[Deliver, str | None] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        sessions.on_change(self.changed)
+
+    def join(self, deliver: Deliver, owner: str | None = None) -> None:
+        """Deliver every change (of `owner`'s sessions; None: all) to this client."""
+        self._clients[deliver] = owner
+
+    def leave(self, deliver: Deliver) -> None:
+        self._clients.pop(deliver, None)
+
+    def changed(self, change: SessionChange) -> None:
+        if not self._clients:
+            return
+        task = asyncio.get_running_loop().create_task(self._publish(change))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _publish(self, change: SessionChange) -> None:
+        owner = None
+        frame: dict[str, Any] = {"type": "session_updated", "session_id": change.session_id}
+        if change.deleted:
+            frame["deleted"] = True
+        else:
+            session = await self.sessions.get(change.session_id, display=False)
+            if session is None:  # deleted since: its own change follows
+                return
+            owner = session.owner
+            frame.update(
+                name=session.name, profile_id=session.profile_id, pinned=session.pinned, deleted=False
+            )
+        for deliver, wants in list(self._clients.items()):
+            if wants is None or owner is None or wants == owner:
+                deliver(dict(frame))

@@ -1,0 +1,143 @@
+"""Whether the default profile's model server answers and has its model: the page's status light.
+
+Every open page polls this, so each question to the model server is bounded by a short timeout (a
+server that hangs must not hold the request) and the answer is kept for a few seconds; concurrent
+polls share one check. The same questions as `navi doctor`, asked of the runtime's own backends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable
+from typing import Annotated, TypeVar
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel
+
+from navi.api.deps import RuntimeDep
+from navi.llm.base import LLMBackend
+from navi.llm.errors import LLMError, ModelNotFound
+from navi.logging import get_logger
+from navi.runtime import Runtime
+
+log = get_logger(__name__)
+
+router = APIRouter(prefix="/models", tags=["models"])
+
+CHECK_TIMEOUT = 3.0  # seconds, for each question to the model server
+CACHE_SECONDS = 10.0
+
+# Where each backend's server is configured, for the "check …" in an unreachable server's detail.
+SETTING = {"ollama": "OLLAMA_HOST", "openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_API_KEY"}
+
+T = TypeVar("T")
+
+
+class ModelStatus(BaseModel):
+    backend: str
+    model: str
+    reachable: bool
+    model_available: bool | None  # None: the server does not say which models it has
+    detail: str
+
+
+async def _bounded(call: Awaitable[T]) -> T:
+    return await asyncio.wait_for(call, CHECK_TIMEOUT)
+
+
+def _listed(available: list[str], model: str) -> bool:
+    """Ollama lists `name:latest` for a model pulled as `name`."""
+    if model in available:
+        return True
+    if ":" not in model:
+        return f"{model}:latest" in available
+    return model.endswith(":latest") and model.removesuffix(":latest") in available
+
+
+async def _model_available(llm: LLMBackend, model: str) -> bool | None:
+    try:
+        available = await _bounded(llm.list_models())
+    except (LLMError, TimeoutError):
+        available = []
+    if available and _listed(available, model):
+        return True
+    try:
+        info = await _bounded(llm.model_info(model))
+    except ModelNotFound:
+        return False
+    except (LLMError, TimeoutError):
+        return False if available else None
+    if info.server == "llama.cpp":  # llama-server answers for its one model under any name
+        return True
+    if available:
+        return False
+    return True if info.probed else None
+
+
+async def check(runtime: Runtime) -> ModelStatus:
+    profiles = runtime.profiles
+    profile = profiles.get(profiles.default_id)
+    backend, model = profiles.backend_of(profile), profiles.model_of(profile)
+
+    def result(reachable: bool, available: bool | None, detail: str) -> ModelStatus:
+        return ModelStatus(
+            backend=backend, model=model, reachable=reachable, model_available=available, detail=detail
+        )
+
+    setting = SETTING.get(backend, "DEFAULT_LLM_BACKEND")
+    try:
+        llm = runtime.backends.get(backend)
+        status = await _bounded(llm.status())
+    except LLMError as exc:
+        return result(False, None, f"{exc} (check {setting})")
+    except TimeoutError:
+        return result(
+            False, None, f"the {backend} server did not answer within {CHECK_TIMEOUT:g} s (check {setting})"
+        )
+    if not status.ok:
+        return result(False, None, f"{status.detail} (check {setting})")
+    available = await _model_available(llm, model)
+    if available is False:
+        fix = f" — run `ollama pull {model}`" if backend == "ollama" else ""
+        return result(True, False, f"model {model} is not available on {status.detail}{fix}")
+    return result(True, available, f"{model} on {status.detail}")
+
+
+class StatusCache:
+    """The latest answer, for `CACHE_SECONDS`; one check at a time."""
+
+    def __init__(self) -> None:
+        self.value: ModelStatus | None = None
+        self.at = 0.0
+        self.lock = asyncio.Lock()
+
+    async def get(self, runtime: Runtime) -> ModelStatus:
+        async with self.lock:
+            if self.value is None or time.monotonic() - self.at > CACHE_SECONDS:
+                try:
+                    self.value = await check(runtime)
+                except Exception as exc:  # a surprise in a backend must not take the light down
+                    log.warning("models.status_failed", error=str(exc))
+                    return ModelStatus(
+                        backend="",
+                        model="",
+                        reachable=False,
+                        model_available=None,
+                        detail=f"could not check: {exc}",
+                    )
+                self.at = time.monotonic()
+            return self.value
+
+
+def _cache(request: Request) -> StatusCache:
+    state = request.app.state
+    cache: StatusCache | None = getattr(state, "model_status", None)
+    if cache is None:
+        cache = state.model_status = StatusCache()
+    return cache
+
+
+@router.get("/status", response_model=ModelStatus, summary="Whether the default profile's model is ready")
+async def model_status(runtime: RuntimeDep, cache: Annotated[StatusCache, Depends(_cache)]) -> ModelStatus:
+    return await cache.get(runtime)

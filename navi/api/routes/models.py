@@ -18,8 +18,9 @@ from pydantic import BaseModel
 from navi.api.deps import RuntimeDep
 from navi.llm.base import LLMBackend
 from navi.llm.errors import LLMError, ModelNotFound
+from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
-from navi.runtime import Runtime
+from navi.profiles.registry import ProfileRegistry
 
 log = get_logger(__name__)
 
@@ -75,8 +76,7 @@ async def _model_available(llm: LLMBackend, model: str) -> bool | None:
     return True if info.probed else None
 
 
-async def check(runtime: Runtime) -> ModelStatus:
-    profiles = runtime.profiles
+async def check(profiles: ProfileRegistry, backends: BackendRegistry) -> ModelStatus:
     profile = profiles.get(profiles.default_id)
     backend, model = profiles.backend_of(profile), profiles.model_of(profile)
 
@@ -87,7 +87,7 @@ async def check(runtime: Runtime) -> ModelStatus:
 
     setting = SETTING.get(backend, "DEFAULT_LLM_BACKEND")
     try:
-        llm = runtime.backends.get(backend)
+        llm = backends.get(backend)
         status = await _bounded(llm.status())
     except LLMError as exc:
         return result(False, None, f"{exc} (check {setting})")
@@ -112,11 +112,11 @@ class StatusCache:
         self.at = 0.0
         self.lock = asyncio.Lock()
 
-    async def get(self, runtime: Runtime) -> ModelStatus:
+    async def get(self, profiles: ProfileRegistry, backends: BackendRegistry) -> ModelStatus:
         async with self.lock:
             if self.value is None or time.monotonic() - self.at > CACHE_SECONDS:
                 try:
-                    self.value = await check(runtime)
+                    self.value = await check(profiles, backends)
                 except Exception as exc:  # a surprise in a backend must not take the light down
                     log.warning("models.status_failed", error=str(exc))
                     return ModelStatus(
@@ -140,4 +140,4 @@ def _cache(request: Request) -> StatusCache:
 
 @router.get("/status", response_model=ModelStatus, summary="Whether the default profile's model is ready")
 async def model_status(runtime: RuntimeDep, cache: Annotated[StatusCache, Depends(_cache)]) -> ModelStatus:
-    return await cache.get(runtime)
+    return await cache.get(runtime.profiles, runtime.backends)

@@ -72,14 +72,31 @@ async function showStatic() {
   "No facts remembered yet.");
 }
 
+// The session in the address (?session=<id>, as the chat page links it, or #<id>) is shown first,
+// and the address follows the picker, so a reload stays on it and "Back to the chat" returns to it.
+function wantedSession() {
+  return new URLSearchParams(location.search).get("session") || location.hash.slice(1) || null;
+}
+
+function follow(id) {
+  if (!id) return;
+  history.replaceState(null, "", `/debug?session=${encodeURIComponent(id)}`);
+  $("back-to-chat").href = `/#/s/${encodeURIComponent(id)}`;
+}
+
 async function start() {
   const picker = $("debug-session");
   try {
     const sessions = await api.sessions();
     picker.replaceChildren(...sessions.map((s) => el("option", { value: s.id, text: `${sessionTitle(s)} · ${s.id.slice(0, 8)}` })));
-    const wanted = new URLSearchParams(location.search).get("session");
+    const wanted = wantedSession();
     if (wanted && sessions.some((s) => s.id === wanted)) picker.value = wanted;
-    picker.addEventListener("change", () => showSession(picker.value));
+    else if (wanted) toast("That conversation no longer exists.");
+    follow(picker.value);
+    picker.addEventListener("change", () => {
+      follow(picker.value);
+      showSession(picker.value);
+    });
     $("debug-reload").addEventListener("click", () => { showSession(picker.value); showStatic(); });
     await Promise.all([showSession(picker.value), showStatic()]);
   } catch (error) {

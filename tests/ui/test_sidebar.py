@@ -1,4 +1,5 @@
-"""The session list: order, profile picker, pin, rename, delete with confirmation, export."""
+"""The session list: order, profile picker, pin, rename, delete with confirmation, export; drafts
+that become a session only with their first message; row actions beside the title, not over it."""
 
 from __future__ import annotations
 
@@ -7,16 +8,24 @@ import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Dialog, Page, expect
+from playwright.sync_api import Dialog, FloatRect, Locator, Page, expect
 
-from tests.server_helpers import LiveNavi
-from tests.ui.browser import open_app, session_id
+from navi.testing.fake_server import FakeModelServer
+from tests.server_helpers import LiveNavi, use_script
+from tests.ui.browser import open_app, send, session_id, wait_idle
 
 pytestmark = pytest.mark.browser
 
 
 def names(page: Page) -> list[str]:
     return [n.strip() for n in page.locator("#sessions .session-name").all_inner_texts()]
+
+
+def row_action(page: Page, title: str, action: str) -> Locator:
+    """A row's action button, shown as a mouse user sees it: by pointing at the row first."""
+    row = page.locator("#sessions .session").filter(has=page.locator(".session-name", has_text=title))
+    row.hover()
+    return row.get_by_role("button", name=f"{action}: {title}")
 
 
 def test_sessions_are_listed_pinned_first_and_can_be_managed(
@@ -32,13 +41,13 @@ def test_sessions_are_listed_pinned_first_and_can_be_managed(
     assert names(page) == ["Charlie", "Bravo", "Alpha"]  # most recently active first
 
     # Pin the oldest: it moves to the top and is marked.
-    page.get_by_role("button", name="Pin: Alpha").click()
+    row_action(page, "Alpha", "Pin").click()
     expect(page.locator("#sessions .session").first).to_contain_text("Alpha")
     expect(page.locator("#sessions .session").first.locator(".pinned-mark")).to_have_count(1)
     assert names(page) == ["Alpha", "Charlie", "Bravo"]
     with navi.client() as http:
         assert http.get(f"/sessions/{ids['Alpha']}").json()["pinned"] is True
-    page.get_by_role("button", name="Unpin: Alpha").click()
+    row_action(page, "Alpha", "Unpin").click()
     expect(page.locator("#sessions .session").first).to_contain_text("Charlie")
 
     # Rename through the prompt; the open session's header follows.
@@ -50,17 +59,17 @@ def test_sessions_are_listed_pinned_first_and_can_be_managed(
         dialog.accept("Packing list")
 
     page.once("dialog", answer_prompt)
-    page.get_by_role("button", name="Rename: Bravo").click()
+    row_action(page, "Bravo", "Rename").click()
     expect(page.locator(f'#sessions li[data-id="{ids["Bravo"]}"] .session-name')).to_have_text("Packing list")
     expect(page.locator("#session-title")).to_have_text("Packing list")
 
     # Delete asks first: dismissing keeps it, accepting removes it (and its files) for good.
     page.once("dialog", lambda d: d.dismiss())
-    page.get_by_role("button", name="Delete: Charlie").click()
+    row_action(page, "Charlie", "Delete").click()
     expect(page.locator("#sessions .session")).to_have_count(3)
     seen: list[str] = []
     page.once("dialog", lambda d: (seen.append(d.message), d.accept()))
-    page.get_by_role("button", name="Delete: Charlie").click()
+    row_action(page, "Charlie", "Delete").click()
     expect(page.locator("#sessions .session")).to_have_count(2)
     assert "Charlie" in seen[0] and "cannot be undone" in seen[0]
     with navi.client() as http:
@@ -68,13 +77,13 @@ def test_sessions_are_listed_pinned_first_and_can_be_managed(
 
     # Deleting the open session returns to the start page.
     page.once("dialog", lambda d: d.accept())
-    page.get_by_role("button", name="Delete: Packing list").click()
+    row_action(page, "Packing list", "Delete").click()
     expect(page.locator("#empty-state")).to_be_visible()
     expect(page.locator("#session-title")).to_have_text("Navi")
 
     # Export downloads the session-archive/v1 document.
     with page.expect_download() as info:
-        page.get_by_role("button", name="Export: Alpha").click()
+        row_action(page, "Alpha", "Export").click()
     download = info.value
     assert download.suggested_filename.startswith("navi-Alpha-") and download.suggested_filename.endswith(
         ".json"
@@ -85,23 +94,117 @@ def test_sessions_are_listed_pinned_first_and_can_be_managed(
     assert archive["schema_version"] == "session-archive/v1" and archive["session"]["name"] == "Alpha"
 
 
-def test_new_conversation_uses_the_picked_profile(page: Page, navi: LiveNavi) -> None:
+def session_count(navi: LiveNavi) -> int:
+    with navi.client() as http:
+        return len(http.get("/sessions").json())
+
+
+def test_new_conversation_is_a_draft_until_its_first_message(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn("Hello, and welcome.")
     with navi.client() as http:
         profiles = http.get("/agents/profiles").json()
     assert len(profiles) >= 2
     other = profiles[1]
+    created: list[str] = []
+    page.on(
+        "request",
+        lambda r: created.append(r.url) if r.method == "POST" and r.url.endswith("/sessions") else None,
+    )
+
+    # First visit, nothing yet: the page is a draft, and loading it created nothing.
     open_app(page)
-    expect(page.locator("#profile-picker option")).to_have_count(len(profiles))
-    page.locator("#profile-picker").select_option(other["id"])
-    page.get_by_role("button", name="New conversation").click()
-    sid = session_id(page)
-    expect(page.locator("#profile-name")).to_have_text(other["name"])
+    expect(page.locator("#empty-state")).to_be_visible()
     expect(page.locator("#input")).to_be_focused()
+    page.locator("#profile-picker").select_option(other["id"])
+    expect(page.locator("#profile-name")).to_have_text(other["name"])
+
+    # "New conversation" three times: still one draft, no session, nothing in the list.
+    for _ in range(3):
+        page.get_by_role("button", name="New conversation").click()
+        expect(page.locator("#empty-state")).to_be_visible()
+        expect(page.locator("#input")).to_be_focused()
+    page.wait_for_timeout(300)  # room for any request the clicks might have made
+    assert created == [] and session_count(navi) == 0
+    expect(page.locator("#sessions .session")).to_have_count(0)
+    assert "#/s/" not in page.url
+
+    # The first message creates the session (with the picked profile), then sends.
+    send(page, "First words")
+    sid = session_id(page)
+    wait_idle(page)
+    expect(page.locator("#sessions .session")).to_have_count(1)
+    expect(page.locator(f'#sessions li[data-id="{sid}"]')).to_have_class("session current")
+    expect(page.locator("#profile-name")).to_have_text(other["name"])
+    assert len(created) == 1 and session_count(navi) == 1
     with navi.client() as http:
-        assert http.get(f"/sessions/{sid}").json()["profile_id"] == other["id"]
-    expect(page.locator(f'#sessions li[data-id="{sid}"] .session-meta')).to_contain_text(other["name"])
+        detail = http.get(f"/sessions/{sid}").json()
+    assert detail["profile_id"] == other["id"]
+    assert [(m["role"], m["content"]) for m in detail["messages"]] == [
+        ("user", "First words"),
+        ("assistant", "Hello, and welcome."),
+    ]
+
+    # From an open conversation, "New conversation" leaves it as it is and opens a draft.
+    page.get_by_role("button", name="New conversation").click()
+    expect(page.locator("#empty-state")).to_be_visible()
+    expect(page.locator("#session-title")).to_have_text("Navi")
+    expect(page.locator("#sessions .session.current")).to_have_count(0)
+    page.wait_for_timeout(300)
+    assert len(created) == 1 and session_count(navi) == 1
+
+    # POST /sessions itself still creates one at once (the API is unchanged).
+    with navi.client() as http:
+        assert http.post("/sessions", json={"name": "From the API"}).status_code == 201
+    assert session_count(navi) == 2
 
     # An unknown session in the address bar is explained, not a blank page.
     page.goto("/#/s/00000000-0000-0000-0000-000000000000")
     expect(page.locator("#toast")).to_contain_text("no longer exists")
     expect(page.locator("#empty-state")).to_be_visible()
+
+
+def overlap(a: FloatRect, b: FloatRect) -> bool:
+    return (
+        a["x"] < b["x"] + b["width"]
+        and b["x"] < a["x"] + a["width"]
+        and a["y"] < b["y"] + b["height"]
+        and b["y"] < a["y"] + a["height"]
+    )
+
+
+def test_row_actions_sit_beside_the_title_not_over_it(page: Page, navi: LiveNavi) -> None:
+    title = "A very long conversation title about planning the summer trip to the mountains and the sea"
+    with navi.client() as http:
+        sid = http.post("/sessions", json={"name": title}).json()["session_id"]
+    open_app(page)
+    row = page.locator(f'#sessions li[data-id="{sid}"]')
+    name, meta = row.locator(".session-name"), row.locator(".session-meta")
+    actions = row.locator(".session-actions")
+
+    def check_beside() -> None:
+        expect(actions).to_be_visible()
+        name_box, meta_box = name.bounding_box(), meta.bounding_box()
+        assert name_box and meta_box
+        buttons = actions.get_by_role("button")
+        expect(buttons).to_have_count(4)
+        for i in range(4):
+            box = buttons.nth(i).bounding_box()
+            assert box and not overlap(box, name_box) and not overlap(box, meta_box), (box, name_box)
+        # The title gives way with an ellipsis instead of running under the buttons.
+        assert name.evaluate("(n) => n.scrollWidth > n.clientWidth")
+        assert name.evaluate("(n) => getComputedStyle(n).textOverflow") == "ellipsis"
+
+    page.mouse.move(900, 400)  # away from the list: the whole row is the title's
+    resting = name.bounding_box()
+    row.hover()
+    check_beside()
+    hovered = name.bounding_box()
+    assert resting and hovered and hovered["width"] < resting["width"]
+
+    # With the keyboard: focusing the row shows the actions the same way.
+    page.mouse.move(900, 400)
+    row.locator(".session-open").focus()
+    check_beside()

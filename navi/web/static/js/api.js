@@ -50,4 +50,5 @@ export const api = {
   },
   facts: () => request("GET", "/memory/facts"),
   summary: () => request("GET", "/memory/summary"),
+  modelStatus: () => request("GET", "/models/status"),
 };

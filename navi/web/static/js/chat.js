@@ -27,13 +27,19 @@ function notice(text, kind) {
 }
 
 // What Navi is doing while no token flows (status frames); replaced by the next one, gone with the
-// first thinking, text or tool block.
+// first thinking, text or tool block. A turn starts out waiting, before any frame says more.
 const STATUS_LABELS = {
+  starting: "Waiting for Navi",
   preparing: "Preparing",
   compressing: "Summarising earlier messages",
   planning: "Planning",
   waiting: "Waiting for the model",
 };
+
+function statusText(phase, detail) {
+  const label = STATUS_LABELS[phase] || "Working";
+  return detail ? `${label}: ${detail}…` : `${label}…`;
+}
 
 function compressionNotice(before, after) {
   const detail = before !== undefined ? ` (${before} → ${after} messages)` : "";
@@ -122,8 +128,7 @@ export class Turn {
 
   status(phase, detail) {
     if (!this.statusNode) this.statusNode = el("div", { class: "status-line", role: "status" });
-    const label = STATUS_LABELS[phase] || "Working";
-    this.statusNode.textContent = detail ? `${label}: ${detail}…` : `${label}…`;
+    this.statusNode.textContent = statusText(phase, detail);
     this.node.append(this.statusNode); // always the last line of the turn
   }
 
@@ -299,8 +304,22 @@ export class Conversation {
 
   startTurn() {
     const turn = new Turn({ live: true });
+    turn.status("starting");
     this.append(turn.node);
     return turn;
+  }
+
+  // The message just sent, until its turn starts (stream_start): drawn faint, with the waiting line
+  // under it, so Send is answered at once. Returns the nodes, for the caller to remove.
+  addPending({ content, images = [], files = [] }) {
+    const user = userMessage(content, images, files);
+    user.classList.add("pending");
+    const waiting = el("div", { class: "msg pending-turn" },
+      el("div", { class: "status-line", role: "status", text: statusText("starting") }));
+    this.append(user);
+    this.append(waiting);
+    this.scrollToEnd();
+    return [user, waiting];
   }
 
   addNotice(text, kind) {

@@ -1,12 +1,14 @@
 // The chat page: wires the sidebar, the conversation, the composer and the session's WebSocket.
 // The selected session lives in the URL (#/s/<id>), so a reload comes back to it — mid-run included:
 // the history is drawn up to the user's last message and the server replays the running turn.
+// Without one (#/) the page is a draft: the session is created when its first message is sent.
 
 import { api } from "/static/js/api.js";
 import { Conversation } from "/static/js/chat.js";
 import { Composer } from "/static/js/composer.js";
 import { toast } from "/static/js/dom.js";
 import { fillIcons } from "/static/js/icons.js";
+import { ModelStatus } from "/static/js/modelstatus.js";
 import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
 import { SessionSocket } from "/static/js/socket.js";
 
@@ -23,9 +25,11 @@ const state = {
   retryTimer: 0,
   opening: 0, // which openSession call is the latest (an older one finishing late must not win)
   creating: null, // the session being created for a first message or upload
+  waiting: null, // the nodes drawn for a message sent, until its turn starts
 };
 
 const conversation = new Conversation($("messages"));
+const modelStatus = new ModelStatus($("model-status"));
 
 const sidebar = new Sidebar({
   list: $("sessions"),
@@ -115,7 +119,7 @@ function ensureSession() {
 function closeSession() {
   state.socket?.close();
   clearTimeout(state.retryTimer);
-  Object.assign(state, { socket: null, pending: null, othersTurn: null, session: null });
+  Object.assign(state, { socket: null, pending: null, othersTurn: null, session: null, waiting: null });
   endTurn();
   setConnection("open");
 }
@@ -150,8 +154,14 @@ async function openSession(id, { fresh = false } = {}) {
     conversation.renderHistory(messages);
   }
   state.socket = new SessionSocket(id, {
-    onFrame: handleFrame,
-    onOpen: ({ reconnected }) => resync(id, reconnected),
+    onFrame: (frame) => {
+      handleFrame(frame);
+      if (!state.pending) clearWaiting(); // its turn has started, or the message was refused
+    },
+    onOpen: ({ reconnected }) => {
+      resync(id, reconnected);
+      if (reconnected) modelStatus.refresh();
+    },
     onStatus: setConnection,
     onGone: () => {
       toast("This conversation was deleted.");
@@ -183,6 +193,7 @@ async function route() {
     state.opening += 1; // an open still under way is void
     closeSession();
     setHeader(null);
+    $("profile-name").textContent = sidebar.profileName($("profile-picker").value); // the draft's
     setMeter(0, 0);
     conversation.clear();
     $("messages").hidden = true;
@@ -193,15 +204,37 @@ async function route() {
 
 // ---- sending and stopping -----------------------------------------------------------------------
 
+// Send is answered at once: the message and a waiting line are drawn until the turn's first frame.
+function showWaiting(message) {
+  if (state.waiting?.[0].isConnected) return;
+  $("empty-state").hidden = true;
+  $("messages").hidden = false;
+  state.waiting = conversation.addPending(message);
+}
+
+function clearWaiting() {
+  if (!state.waiting) return;
+  for (const node of state.waiting) node.remove();
+  state.waiting = null;
+  if (!state.session) { // still a draft: its session could not be created
+    $("messages").hidden = true;
+    $("empty-state").hidden = false;
+  }
+}
+
 async function send(message) {
+  showWaiting(message);
+  composer.setRunning(true); // no second send while the session is being created
   try {
     await ensureSession();
+    showWaiting(message); // opening the new session cleared the pane
     state.pending = message;
     composer.setRunning(true);
     await state.socket.whenOpen();
     state.socket.send({ type: "message", ...message });
   } catch (error) {
     state.pending = null;
+    clearWaiting();
     composer.setRunning(false);
     toast(error.message);
   }
@@ -374,14 +407,15 @@ $("close-sidebar").addEventListener("click", () => {
   closeDrawer();
   $("open-sidebar").focus();
 });
-$("new-session").addEventListener("submit", async (event) => {
+// A new conversation is a draft until its first message: nothing is created for an empty one.
+$("new-session").addEventListener("submit", (event) => {
   event.preventDefault();
-  try {
-    navigate(await createSession());
-    $("input").focus();
-  } catch (error) {
-    toast(`Could not start a conversation: ${error.message}`);
-  }
+  navigate(null);
+  closeDrawer();
+  $("input").focus();
+});
+$("profile-picker").addEventListener("change", () => {
+  if (!state.session) $("profile-name").textContent = sidebar.profileName($("profile-picker").value);
 });
 window.addEventListener("hashchange", route);
 
@@ -393,6 +427,7 @@ async function start() {
     toast(`Navi is not answering: ${error.message}`);
   }
   await sidebar.refresh();
+  modelStatus.start();
   $("composer").hidden = false;
   composer.setRunning(false);
   await route();

@@ -1,9 +1,11 @@
 // Model output → safe HTML: marked renders Markdown, DOMPurify removes anything executable (scripts,
-// event handlers, javascript: links), highlight.js colours code. The page's CSP is the second fence.
+// event handlers, javascript: links), highlight.js colours code, and each code block gets a copy
+// button (added after sanitising: model output itself can hold no buttons). The page's CSP is the second fence.
 
 import { Marked } from "/static/vendor/marked.esm.js";
 import DOMPurify from "/static/vendor/purify.es.mjs";
 import hljs from "/static/vendor/highlight.min.js";
+import { el, toast } from "/static/js/dom.js";
 
 const marked = new Marked({ gfm: true, breaks: true });
 
@@ -25,9 +27,52 @@ function renderMarkdown(text) {
   return DOMPurify.sanitize(html, PURIFY);
 }
 
+// The clipboard API exists only in secure contexts (https, localhost); on plain http from another
+// machine the older copy command still works.
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return;
+  } catch { /* no clipboard API here, or it refused: fall back */ }
+  const area = el("textarea", { readonly: true, "aria-hidden": "true", class: "copy-buffer" });
+  area.value = text;
+  const focused = document.activeElement;
+  document.body.append(area);
+  area.select();
+  const copied = document.execCommand("copy");
+  area.remove();
+  focused?.focus?.();
+  if (!copied) throw new Error("the browser did not allow it");
+}
+
+function copyButton(code) {
+  const button = el("button", { class: "copy-code", type: "button", title: "Copy the code" }, "Copy");
+  let timer = 0;
+  button.addEventListener("click", async () => {
+    try {
+      await copyText(code.textContent.replace(/\n$/, ""));
+    } catch (error) {
+      toast(`Could not copy: ${error.message}`);
+      return;
+    }
+    button.textContent = "Copied";
+    button.classList.add("copied");
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      button.textContent = "Copy";
+      button.classList.remove("copied");
+    }, 1500);
+  });
+  return button;
+}
+
 export function fillMarkdown(element, text) {
   element.innerHTML = renderMarkdown(text);
-  for (const block of element.querySelectorAll("pre code")) {
-    hljs.highlightElement(block);
+  for (const code of element.querySelectorAll("pre > code")) {
+    hljs.highlightElement(code);
+    const pre = code.parentElement;
+    const block = el("div", { class: "code-block" });
+    pre.replaceWith(block);
+    block.append(pre, copyButton(code));
   }
 }

@@ -21,7 +21,7 @@ from sqlalchemy import insert
 
 from navi.llm.messages import utcnow
 from navi.memory.sql_store import SqlMemoryStore
-from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.database import postgres_url, sqlite_url
 from navi.storage.schema import memory_facts
 from navi.testing.postgres import PostgresCluster
 
@@ -77,7 +77,7 @@ async def fill(store: SqlMemoryStore, first: int, count: int, rng: random.Random
 async def measure(url: str, sizes: list[int], queries: int) -> list[tuple[int, float, float, float]]:
     rng = random.Random(7)
     vocab = vocabulary(rng)
-    store = SqlMemoryStore(Database(url))
+    store = SqlMemoryStore.at(url)
     await store.open()
     results = []
     total = 0

@@ -23,7 +23,7 @@ from sqlalchemy import text
 
 from navi.llm.messages import Message
 from navi.sessions.sql_store import SqlSessionStore
-from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.database import postgres_url, sqlite_url
 from navi.testing.postgres import PostgresCluster
 
 FILLER = "The quick brown fox jumps over the lazy dog. " * 6
@@ -91,7 +91,7 @@ async def measure_rewrite(store: SqlSessionStore, size: int, turns: int) -> floa
 
 
 async def run_store(kind: str, url: str, sizes: list[int], turns: int) -> list[tuple[int, dict[str, float]]]:
-    store = SqlSessionStore(Database(url))
+    store = SqlSessionStore.at(url)
     await store.open()
     try:
         await measure(store, 10, 30, kind)  # warm-up: connections, statement caches
@@ -124,7 +124,7 @@ async def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         sqlite_rows = await run_store("sqlite", sqlite_url(Path(tmp) / "bench.db"), sizes, args.turns)
-        rewrite = SqlSessionStore(Database(sqlite_url(Path(tmp) / "rewrite.db")))
+        rewrite = SqlSessionStore.at(sqlite_url(Path(tmp) / "rewrite.db"))
         await rewrite.open()
         naive = {size: await measure_rewrite(rewrite, size, 30) for size in (sizes[0], sizes[-1])}
         await rewrite.aclose()

@@ -2,7 +2,7 @@
 
 A CPU model reads this prefix cold before the first token of every new conversation, so its size is
 latency the user waits through. The prompt is built by Navi's own code — the profile registry, the
-persona, `build_context`, the built-in tools registered as `navi/runtime.py` registers them and the
+persona, `build_context`, the built-in tools registered as `navi/compose/runtime.py` registers them and the
 seeded user tools loaded from a fresh temporary tools folder — so what is measured is what is sent.
 
 Characters are always reported (deterministic: the test budget uses them). Tokens need the real
@@ -33,12 +33,13 @@ from typing import Any
 import httpx
 
 from navi.agent.context import build_context
+from navi.compose.parts import build_profiles, builtin_settings
 from navi.config import Settings, load_settings
 from navi.llm.messages import ToolSpec
 from navi.llm.openai_backend import to_openai_tools
+from navi.llm.registry import BackendRegistry
 from navi.logging import configure_logging
 from navi.memory.in_memory import InMemoryMemoryStore
-from navi.profiles.registry import build_profiles
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.tools.builtin import register_builtins
 from navi.tools.registry import ToolRegistry
@@ -68,11 +69,11 @@ def fixed_prompts(settings: Settings | None = None) -> dict[str, tuple[str, list
     """
     with tempfile.TemporaryDirectory(prefix="navi-prompt-") as tmp:
         settings = settings or _settings(Path(tmp))
-        profiles = build_profiles(settings, {})
+        profiles = build_profiles(settings, BackendRegistry())
         registry = ToolRegistry()
         register_builtins(
             registry,
-            settings,
+            builtin_settings(settings),
             state=SessionState(),
             profiles=profiles,
             sessions=InMemorySessionStore(),

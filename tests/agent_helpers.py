@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from navi.agent.events import AgentEvent
+from navi.compose import Runtime, build_runtime
 from navi.config import load_settings
 from navi.llm.registry import BackendRegistry
-from navi.runtime import Runtime, build_runtime
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.testing.agent_script import AgentScript
 from navi.testing.scripted import ScriptedBackend

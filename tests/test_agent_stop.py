@@ -8,10 +8,10 @@ from typing import Any
 
 from navi import runctx
 from navi.agent.events import StreamStopped, TextDelta, ToolEvent
+from navi.compose import build_runtime
 from navi.config import load_settings
 from navi.llm.ollama_backend import OllamaBackend
 from navi.llm.registry import BackendRegistry
-from navi.runtime import build_runtime
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.testing.agent_script import AgentScript, kind_of
 from navi.testing.fake_server import FakeModelServer

@@ -14,7 +14,7 @@ from navi.sessions.archive import ArchiveError, export_session, import_archive
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.models import Session
 from navi.sessions.sql_store import SqlSessionStore
-from navi.storage.database import Database, sqlite_url
+from navi.storage.database import sqlite_url
 
 SCHEMA_FILE = Path(__file__).parents[1] / "navi" / "sessions" / "session-archive-v1.schema.json"
 
@@ -158,11 +158,7 @@ def test_round_trip_is_equal_field_by_field() -> None:
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 async def test_imported_session_survives_a_store(kind: str, tmp_path: Path) -> None:
-    store = (
-        InMemorySessionStore()
-        if kind == "memory"
-        else SqlSessionStore(Database(sqlite_url(tmp_path / "a.db")))
-    )
+    store = InMemorySessionStore() if kind == "memory" else SqlSessionStore.at(sqlite_url(tmp_path / "a.db"))
     await store.open()
     try:
         restored = import_archive(export(RICH))

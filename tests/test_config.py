@@ -114,7 +114,7 @@ def test_secrets_are_not_echoed_in_errors() -> None:
 def test_no_settings_built_at_import(tmp_path: Path) -> None:
     """Importing the whole package must not read settings (a bad value only fails at start-up)."""
     code = (
-        "import navi.api.app, navi.cli, navi.runtime, navi.llm.registry, navi.testing.fake_server; "
+        "import navi.api.app, navi.cli, navi.compose, navi.llm.registry, navi.testing.fake_server; "
         "print('imported')"
     )
     env = {"PATH": "/usr/bin:/bin", "OLLAMA_NUM_CTX": "not-a-number"}

@@ -43,8 +43,8 @@ def test_level_filters_lines(make_settings, capsys: pytest.CaptureFixture[str]) 
 async def test_tool_seeding_and_load_errors_are_logged_once(tmp_path: Path) -> None:
     from structlog.testing import capture_logs
 
+    from navi.compose import build_runtime
     from navi.config import load_settings
-    from navi.runtime import build_runtime
     from navi.sessions.memory_store import InMemorySessionStore
 
     tools_dir = tmp_path / "tools"

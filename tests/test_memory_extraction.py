@@ -197,7 +197,7 @@ def test_memory_command(make_settings, monkeypatch) -> None:
     monkeypatch.setenv("DB_PATH", settings.db_path)
 
     async def seed() -> None:
-        from navi.runtime import build_runtime
+        from navi.compose import build_runtime
 
         rt = await build_runtime(settings)
         await rt.memory.upsert_fact("location", "home_city", "Oslo")

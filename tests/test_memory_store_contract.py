@@ -11,7 +11,7 @@ import pytest
 from navi.memory.base import MemoryStore
 from navi.memory.in_memory import InMemoryMemoryStore
 from navi.memory.sql_store import SqlMemoryStore
-from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.database import postgres_url, sqlite_url
 
 STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -21,9 +21,9 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     if request.param == "memory":
         s: MemoryStore = InMemoryMemoryStore()
     elif request.param == "sqlite":
-        s = SqlMemoryStore(Database(sqlite_url(tmp_path / "m.db")))
+        s = SqlMemoryStore.at(sqlite_url(tmp_path / "m.db"))
     else:
-        s = SqlMemoryStore(Database(postgres_url(request.getfixturevalue("pg_url"))))
+        s = SqlMemoryStore.at(postgres_url(request.getfixturevalue("pg_url")))
     await s.open()
     try:
         yield s
@@ -166,7 +166,7 @@ async def test_vectors_blend_in_when_an_embedder_is_set(
     url = (
         sqlite_url(tmp_path / "v.db") if kind == "sqlite" else postgres_url(request.getfixturevalue("pg_url"))
     )
-    store = SqlMemoryStore(Database(url), embed=concept_embed)
+    store = SqlMemoryStore.at(url, embed=concept_embed)
     await store.open()
     try:
         await store.upsert_fact("pets", "cat", "Miso")

@@ -15,7 +15,7 @@ from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.models import Session
 from navi.sessions.sql_store import SqlSessionStore
 from navi.sessions.store import SessionChange, SessionNotFound, SessionStore
-from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.database import postgres_url, sqlite_url
 
 STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -27,9 +27,9 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     if kind == "memory":
         s: SessionStore = InMemorySessionStore(files_dir=str(files))
     elif kind == "sqlite":
-        s = SqlSessionStore(Database(sqlite_url(tmp_path / "navi.db")), str(files))
+        s = SqlSessionStore.at(sqlite_url(tmp_path / "navi.db"), str(files))
     else:
-        s = SqlSessionStore(Database(postgres_url(request.getfixturevalue("pg_url"))), str(files))
+        s = SqlSessionStore.at(postgres_url(request.getfixturevalue("pg_url")), str(files))
     await s.open()
     try:
         yield s
@@ -262,7 +262,7 @@ async def test_a_turn_writes_only_new_rows(kind: str, tmp_path: Path, request: p
     url = (
         sqlite_url(tmp_path / "n.db") if kind == "sqlite" else postgres_url(request.getfixturevalue("pg_url"))
     )
-    store = SqlSessionStore(Database(url))
+    store = SqlSessionStore.at(url)
     await store.open()
     try:
         s = await store.create("secretary")
@@ -295,7 +295,7 @@ async def test_cached_contexts_stay_correct(
     url = (
         sqlite_url(tmp_path / "c.db") if kind == "sqlite" else postgres_url(request.getfixturevalue("pg_url"))
     )
-    first, second = SqlSessionStore(Database(url)), SqlSessionStore(Database(url))
+    first, second = SqlSessionStore.at(url), SqlSessionStore.at(url)
     await first.open()
     await second.open()
     try:

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from navi.api.app import create_app
 from navi.cli.main import _register, app
+from navi.compose import build_runtime
 from navi.llm.messages import Message, ToolCall
-from navi.runtime import build_runtime
 
 _register()
 runner = CliRunner()

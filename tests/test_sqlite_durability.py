@@ -17,13 +17,13 @@ from sqlalchemy import text
 from navi.llm.messages import Message
 from navi.sessions.sql_store import SqlSessionStore
 from navi.storage import migrate
-from navi.storage.database import Database, sqlite_url
+from navi.storage.database import sqlite_url
 
 ROOT = Path(__file__).parents[1]
 
 
 async def open_store(path: Path) -> SqlSessionStore:
-    store = SqlSessionStore(Database(sqlite_url(path)))
+    store = SqlSessionStore.at(sqlite_url(path))
     await store.open()
     return store
 

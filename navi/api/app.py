@@ -22,9 +22,9 @@ from navi.api.runs import RunManager
 from navi.api.security import AccessControl, AccessPolicy
 from navi.api.uploads import cleanup_loop
 from navi.api.websocket import router as websocket_router
+from navi.compose import Runtime, SetupError, build_runtime
 from navi.config import Settings, load_settings
 from navi.logging import get_logger
-from navi.runtime import Runtime, build_runtime
 
 log = get_logger(__name__)
 
@@ -44,12 +44,22 @@ def create_app(
     every library object and paused the event loop for up to 200 ms under load.
     """
     settings = settings or (runtime.settings if runtime else load_settings())
-    policy = AccessPolicy(settings)
+    policy = AccessPolicy(
+        token=settings.navi_api_token,
+        bind_host=settings.navi_host,
+        allowed_hosts=settings.allowed_hosts_list,
+        allowed_origins=settings.allowed_origins_list,
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = runtime is None
-        rt = runtime or await (runtime_factory or build_runtime)(settings)
+        try:
+            rt = runtime or await (runtime_factory or build_runtime)(settings)
+        except SetupError as exc:
+            # `navi serve` prints this as its one line instead of the server's traceback.
+            app.state.startup_problem = exc
+            raise
         runs = RunManager(rt.agent)
         app.state.runtime = rt
         app.state.runs = runs

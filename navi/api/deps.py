@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from navi.api.runs import RunManager
-from navi.runtime import Runtime
+from navi.compose import Runtime
 from navi.sessions.models import Session
 from navi.sessions.store import SessionNotFound
 

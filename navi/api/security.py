@@ -23,12 +23,11 @@ import json
 import socket
 import time
 from collections import defaultdict, deque
+from collections.abc import Iterable
 from http.cookies import SimpleCookie
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
-
-from navi.config import Settings
 
 COOKIE = "navi_session"
 COOKIE_MAX_AGE = 30 * 24 * 3600
@@ -59,22 +58,31 @@ def _machine_names() -> set[str]:
 
 
 class AccessPolicy:
-    def __init__(self, settings: Settings) -> None:
-        self.token = settings.navi_api_token
+    def __init__(
+        self,
+        *,
+        token: str,
+        bind_host: str,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+    ) -> None:
+        """`bind_host` is the address Navi listens on; `allowed_hosts` and `allowed_origins` are the
+        extra names and browser origins the user listed (NAVI_ALLOWED_HOSTS, NAVI_ALLOWED_ORIGINS)."""
+        self.token = token
         self.cookie_value = (
             hmac.new(self.token.encode(), b"navi-ui-session-v1", hashlib.sha256).hexdigest()
             if self.token
             else ""
         )
         hosts = {"localhost", "127.0.0.1", "::1"}
-        bind = settings.navi_host.strip("[]").lower()
+        bind = bind_host.strip("[]").lower()
         if bind in ("0.0.0.0", "::", ""):
             hosts |= _machine_names()
         else:
             hosts.add(bind)
-        hosts |= {h.lower() for h in settings.allowed_hosts_list}
+        hosts |= {h.lower() for h in allowed_hosts}
         self.hosts = hosts
-        self.origins = {o.rstrip("/").lower() for o in settings.allowed_origins_list}
+        self.origins = {o.rstrip("/").lower() for o in allowed_origins}
         self._failures: dict[str, deque[float]] = defaultdict(deque)
 
     # --- checks ----------------------------------------------------------------------------------

@@ -96,14 +96,11 @@ def _has_model(available: list[str], model: str) -> bool:
 
 
 async def run_checks(settings: Settings) -> list[Check]:
-    from navi.llm.registry import build_backends
-    from navi.profiles.registry import build_profiles
-    from navi.runtime import default_models
-    from navi.storage.database import check_database
+    from navi.compose.parts import build_backends, build_profiles
 
     checks = [Check(True, "configuration loads")]
     backends = build_backends(settings)
-    profiles = build_profiles(settings, default_models(backends))
+    profiles = build_profiles(settings, backends)
     try:
         used: dict[str, dict[str, list[str]]] = {}
         for profile in profiles.all():
@@ -163,6 +160,21 @@ async def _serves_any_name(llm: LLMBackend, model: str) -> bool:
         return (await llm.model_info(model)).server == "llama.cpp"
     except LLMError:
         return False
+
+
+async def check_database(settings: Settings) -> tuple[bool, str]:
+    """Open the database and run a trivial query; return (ok, what happened)."""
+    from navi.compose.parts import database_url, describe_database
+    from navi.storage.database import Database
+
+    db = Database(database_url(settings))
+    try:
+        await db.ping()
+    except Exception as exc:  # every driver has its own exception tree; doctor reports them all
+        return False, f"cannot open {describe_database(settings)}: {exc}"
+    finally:
+        await db.dispose()
+    return True, f"{describe_database(settings)} opens"
 
 
 def _server_fix(backend: str, settings: Settings) -> str:

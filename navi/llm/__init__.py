@@ -13,7 +13,7 @@ from navi.llm.chunks import (
 )
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, ToolCall, ToolSpec
-from navi.llm.registry import BackendRegistry, build_backends
+from navi.llm.registry import BackendRegistry
 
 __all__ = [
     "BackendRegistry",
@@ -33,5 +33,4 @@ __all__ = [
     "ToolCallsChunk",
     "ToolSpec",
     "Usage",
-    "build_backends",
 ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from navi.config import Settings
 from navi.llm.base import LLMBackend
 from navi.llm.errors import UnknownBackend
 
@@ -54,43 +53,3 @@ class BackendRegistry:
         for backend in list(self._instances.values()):
             await backend.aclose()
         self._instances.clear()
-
-
-def build_backends(settings: Settings) -> BackendRegistry:
-    """The three built-in backends, configured from settings.
-
-    Each SDK is imported and its client made on first use, so an Ollama-only install never pays
-    for loading the OpenAI and Anthropic SDKs.
-    """
-    timeouts = {
-        # The HTTP read timeout is only a backstop: the agent enforces the first-token and idle
-        # timeouts itself (navi/llm/calls.py), and stop closes the request at any moment.
-        "timeout": max(settings.llm_first_token_timeout_seconds, settings.llm_idle_timeout_seconds),
-        "connect_timeout": settings.llm_connect_timeout_seconds,
-    }
-
-    def ollama() -> LLMBackend:
-        from navi.llm.ollama_backend import OllamaBackend
-
-        return OllamaBackend(settings.ollama_host, num_ctx=settings.ollama_num_ctx, **timeouts)
-
-    def openai() -> LLMBackend:
-        from navi.llm.openai_backend import OpenAIBackend
-
-        return OpenAIBackend(settings.openai_base_url, settings.openai_api_key, **timeouts)
-
-    def anthropic() -> LLMBackend:
-        from navi.llm.anthropic_backend import AnthropicBackend
-
-        return AnthropicBackend(
-            settings.anthropic_api_key,
-            settings.anthropic_base_url,
-            max_tokens=settings.anthropic_max_tokens,
-            **timeouts,
-        )
-
-    registry = BackendRegistry()
-    registry.register("ollama", ollama, default_model=settings.ollama_default_model)
-    registry.register("openai", openai, default_model=settings.openai_default_model)
-    registry.register("anthropic", anthropic, default_model=settings.anthropic_default_model)
-    return registry

@@ -126,17 +126,27 @@ def _upsert(
 
 
 class SqlMemoryStore(MemoryStore):
-    def __init__(self, db: Database, *, embed: Embed | None = None, run_migrations: bool = True) -> None:
+    """Facts in `db`. As with `SqlSessionStore`: a database handed in is migrated and disposed by
+    whoever opened it; `at(url)` makes a store that owns its database."""
+
+    def __init__(self, db: Database, *, embed: Embed | None = None) -> None:
         self.db = db
         self.embed = embed
-        self._run_migrations = run_migrations
+        self._owns_db = False
+
+    @classmethod
+    def at(cls, url: str, *, embed: Embed | None = None) -> SqlMemoryStore:
+        store = cls(Database(url), embed=embed)
+        store._owns_db = True
+        return store
 
     async def open(self) -> None:
-        if self._run_migrations:
+        if self._owns_db:
             await migrate.upgrade(self.db)
 
     async def aclose(self) -> None:
-        await self.db.dispose()
+        if self._owns_db:
+            await self.db.dispose()
 
     async def upsert_fact(
         self,

@@ -1,11 +1,10 @@
-"""Profiles by id, and how a profile's backend and model are resolved from settings."""
+"""Profiles by id, and how a profile's backend and model are resolved (the defaults are handed in)."""
 
 from __future__ import annotations
 
 import dataclasses
 from importlib import resources
 
-from navi.config import Settings
 from navi.profiles.base import BASE_TOOLS, AgentProfile
 
 
@@ -95,13 +94,6 @@ def builtin_profiles() -> list[AgentProfile]:
     ]
 
 
-def build_profiles(settings: Settings, default_models: dict[str, str]) -> ProfileRegistry:
-    registry = ProfileRegistry(settings.default_llm_backend, default_models)
-    for profile in builtin_profiles():
-        registry.register(profile)
-    return registry
-
-
 def with_tools(profile: AgentProfile, extra: list[str]) -> AgentProfile:
     """A copy of `profile` whose tool list also holds `extra` (user tools from enabled.json)."""
     merged = list(dict.fromkeys([*profile.enabled_tools, *extra]))
@@ -113,6 +105,5 @@ __all__ = [
     "AgentProfile",
     "ProfileRegistry",
     "UnknownProfile",
-    "build_profiles",
     "builtin_profiles",
 ]

@@ -256,18 +256,29 @@ def _insert(conn: Connection, session: Session) -> None:
 
 
 class SqlSessionStore(SessionStore):
-    def __init__(self, db: Database, files_dir: str | None = None, *, run_migrations: bool = True) -> None:
+    """Sessions in `db`. A database handed in stays its creator's: migrated before and disposed
+    after by whoever opened it (the composition root shares one with the memory store). A store
+    made with `at(url)` has a database of its own, migrated by `open()` and disposed by `aclose()`."""
+
+    def __init__(self, db: Database, files_dir: str | None = None) -> None:
         super().__init__(files_dir)
         self.db = db
-        self._run_migrations = run_migrations
+        self._owns_db = False
         self._cache = _ContextCache()
 
+    @classmethod
+    def at(cls, url: str, files_dir: str | None = None) -> SqlSessionStore:
+        store = cls(Database(url), files_dir)
+        store._owns_db = True
+        return store
+
     async def open(self) -> None:
-        if self._run_migrations:
+        if self._owns_db:
             await migrate.upgrade(self.db)
 
     async def aclose(self) -> None:
-        await self.db.dispose()
+        if self._owns_db:
+            await self.db.dispose()
 
     async def _update(self, session_id: str, owner: str | None, **values: Any) -> bool:
         if not is_session_id(session_id):

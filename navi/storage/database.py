@@ -25,8 +25,6 @@ from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from navi.config import Settings
-
 T = TypeVar("T")
 WRITE = "navi_write"
 SQLITE_THREADS = 4
@@ -63,16 +61,17 @@ def _sqlite_begin(conn: Any) -> None:
 class Database:
     """Runs transactions against one database. Create with `Database.connect(url)`."""
 
-    def __init__(self, url: str, *, pool_size: int = 10) -> None:
+    def __init__(self, url: str, *, pool_size: int = 10, connect_timeout: float = 10.0) -> None:
+        """Nothing is opened or created here; the first transaction connects (and creates a SQLite
+        file). `connect_timeout` bounds reaching a PostgreSQL server, so a host that never answers
+        fails in seconds instead of asyncpg's minute."""
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
         self._sync: Engine | None = None
         self._async: AsyncEngine | None = None
         self._executor: ThreadPoolExecutor | None = None
+        self.closed = False
         if self.is_sqlite:
-            path = url.removeprefix("sqlite:///")
-            if path and path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
             self._sync = create_engine(
                 url,
                 connect_args={"check_same_thread": False, "timeout": 10},
@@ -85,7 +84,11 @@ class Database:
             self._executor = ThreadPoolExecutor(max_workers=SQLITE_THREADS, thread_name_prefix="navi-sqlite")
         else:
             self._async = create_async_engine(
-                url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
+                url,
+                pool_size=pool_size,
+                max_overflow=pool_size,
+                pool_pre_ping=True,
+                connect_args={"timeout": connect_timeout},
             )
 
     @property
@@ -109,6 +112,8 @@ class Database:
                 return fn(conn)
 
     async def _run(self, fn: Callable[[Connection], T], write: bool) -> T:
+        if self.closed:
+            raise RuntimeError(f"the {self.dialect} database was disposed; it cannot be used any more")
         if self._executor is not None:
             return await asyncio.get_running_loop().run_in_executor(
                 self._executor, self._run_sqlite, fn, write
@@ -124,8 +129,14 @@ class Database:
     async def read(self, fn: Callable[[Connection], T]) -> T:
         return await self._run(fn, write=False)
 
+    async def ping(self) -> None:
+        """Connect and run a trivial query: raises what the driver raises when the database is unusable."""
+        await self.read(lambda conn: conn.execute(text("SELECT 1")).scalar())
+
     async def dispose(self) -> None:
-        """Close connections and worker threads. Safe to call more than once (stores share it)."""
+        """Close connections and worker threads. Whoever created the `Database` disposes it, once
+        (the composition root for a running Navi); a second call does nothing harmful."""
+        self.closed = True
         if self._sync is not None:
             self._sync.dispose()
         if self._executor is not None:
@@ -133,32 +144,3 @@ class Database:
             self._executor = None
         if self._async is not None:
             await self._async.dispose()
-
-
-def database_url(settings: Settings) -> str:
-    return postgres_url(settings.database_url) if settings.database_url else sqlite_url(settings.db_path)
-
-
-def describe(settings: Settings) -> str:
-    if settings.database_url:
-        return make_url(settings.database_url).render_as_string(hide_password=True)
-    return f"SQLite at {Path(settings.db_path).expanduser().resolve()}"
-
-
-def open_database(settings: Settings) -> Database:
-    return Database(database_url(settings))
-
-
-async def check_database(settings: Settings) -> tuple[bool, str]:
-    """Open the database and run a trivial query; return (ok, what happened)."""
-    try:
-        db = open_database(settings)
-    except OSError as exc:
-        return False, f"cannot open {describe(settings)}: {exc}"
-    try:
-        await db.read(lambda conn: conn.execute(text("SELECT 1")).scalar())
-    except Exception as exc:  # every driver has its own exception tree; doctor reports them all
-        return False, f"cannot open {describe(settings)}: {exc}"
-    finally:
-        await db.dispose()
-    return True, f"{describe(settings)} opens"

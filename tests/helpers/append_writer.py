@@ -15,7 +15,7 @@ from navi.storage.database import Database, sqlite_url
 
 
 async def main(db_path: str, session_id: str) -> None:
-    store = SqlSessionStore(Database(sqlite_url(db_path)), run_migrations=False)
+    store = SqlSessionStore(Database(sqlite_url(db_path)))  # migrated by the test
     session = await store.get(session_id, display=True)
     assert session is not None
     turn = len(session.messages) // 2

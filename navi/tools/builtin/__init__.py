@@ -4,13 +4,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from navi.config import Settings
 from navi.memory.base import MemoryStore
 from navi.profiles.registry import ProfileRegistry
 from navi.sessions.store import SessionStore
 from navi.tools.paths import PathPolicy
 from navi.tools.registry import ToolRegistry
 from navi.tools.session_state import SessionState
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuiltinSettings:
+    """What the built-in tools are configured with, as plain values (the composition root fills it)."""
+
+    tools_dir: str
+    manuals_dir: str
+    session_files_dir: str
+    ssh_hosts_file: str
+    fs_allowed_paths: list[str]
+    terminal_allowed_commands: list[str]
+    code_exec_memory_mb: int
+    code_exec_timeout_seconds: int
+    terminal_timeout_seconds: int
 
 
 @dataclass
@@ -23,7 +37,7 @@ class BuiltinHandles:
 
 def register_builtins(
     registry: ToolRegistry,
-    settings: Settings,
+    config: BuiltinSettings,
     *,
     state: SessionState,
     profiles: ProfileRegistry,
@@ -44,12 +58,12 @@ def register_builtins(
     from navi.tools.builtin.todo import TodoTool
     from navi.tools.builtin.web import WebSearchTool, WebViewTool
 
-    allowed = settings.fs_allowed_paths_list
+    allowed = config.fs_allowed_paths
     if allowed and "*" not in allowed:
-        allowed = [*allowed, settings.session_files_dir]  # the agent must be able to read uploads
+        allowed = [*allowed, config.session_files_dir]  # the agent must be able to read uploads
     policy = PathPolicy(allowed)
     spawn = SpawnAgentTool(profiles)
-    ssh = SshExecTool(settings.ssh_hosts_file)
+    ssh = SshExecTool(config.ssh_hosts_file)
     for tool in (
         TodoTool(state),
         ScratchpadTool(state),
@@ -58,20 +72,18 @@ def register_builtins(
         WebViewTool(),
         HttpRequestTool(),
         FilesystemTool(policy),
-        CodeExecTool(
-            memory_mb=settings.code_exec_memory_mb, default_timeout=settings.code_exec_timeout_seconds
-        ),
+        CodeExecTool(memory_mb=config.code_exec_memory_mb, default_timeout=config.code_exec_timeout_seconds),
         TerminalTool(
-            settings.terminal_allowed_commands_list, policy, default_timeout=settings.terminal_timeout_seconds
+            config.terminal_allowed_commands, policy, default_timeout=config.terminal_timeout_seconds
         ),
         ssh,
         ImageViewTool(policy),
         MemorySearchTool(memory),
         MemoryForgetTool(memory),
-        ReloadToolsTool(registry, settings.tools_dir),
-        WriteToolTool(registry, settings.tools_dir),
+        ReloadToolsTool(registry, config.tools_dir),
+        WriteToolTool(registry, config.tools_dir),
         ListToolsTool(registry),
-        ToolManualTool(registry, settings.manuals_dir),
+        ToolManualTool(registry, config.manuals_dir),
         spawn,
         RecallTool(sessions),
     ):

@@ -1,0 +1,238 @@
+"""Settings → parts: each factory reads `Settings` and hands a lower package plain values.
+
+Only the composition root (this package), the API's app factory and the CLI read `Settings`; the
+packages below receive numbers, strings and small config objects, so they can be built and tested
+without one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+
+from navi.agent.engine import AgentConfig
+from navi.agent.workers import CompressionSettings
+from navi.compose.problems import SetupError, file_problem, folder_problem, reason
+from navi.config import Settings
+from navi.llm.base import LLMBackend
+from navi.llm.calls import CallLimits
+from navi.llm.registry import BackendRegistry
+from navi.profiles.registry import ProfileRegistry, builtin_profiles
+from navi.storage import migrate
+from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.tools.builtin import BuiltinSettings
+from navi.tools.registry import ToolRegistry
+from navi.tools.seeding import ensure_tools_dir
+
+DB_FIX = "set DB_PATH to a writable file"
+PG_FIX = "check DATABASE_URL and that PostgreSQL is running"
+TOOLS_FIX = "set TOOLS_DIR to a folder Navi can write"
+DB_ERRORS = (OSError, TimeoutError, SQLAlchemyError)
+
+
+# --- model backends and profiles ---------------------------------------------------------------
+def build_backends(settings: Settings, *, timeout: float | None = None) -> BackendRegistry:
+    """The three built-in backends, configured from settings.
+
+    Each SDK is imported and its client made on first use, so an Ollama-only install never pays
+    for loading the OpenAI and Anthropic SDKs. `timeout` replaces both HTTP timeouts (`navi doctor`
+    asks with a short one).
+    """
+    timeouts = {
+        # The HTTP read timeout is only a backstop: the agent enforces the first-token and idle
+        # timeouts itself (navi/llm/calls.py), and stop closes the request at any moment.
+        "timeout": timeout
+        or max(settings.llm_first_token_timeout_seconds, settings.llm_idle_timeout_seconds),
+        "connect_timeout": timeout or settings.llm_connect_timeout_seconds,
+    }
+
+    def ollama() -> LLMBackend:
+        from navi.llm.ollama_backend import OllamaBackend
+
+        return OllamaBackend(settings.ollama_host, num_ctx=settings.ollama_num_ctx, **timeouts)
+
+    def openai() -> LLMBackend:
+        from navi.llm.openai_backend import OpenAIBackend
+
+        return OpenAIBackend(settings.openai_base_url, settings.openai_api_key, **timeouts)
+
+    def anthropic() -> LLMBackend:
+        from navi.llm.anthropic_backend import AnthropicBackend
+
+        return AnthropicBackend(
+            settings.anthropic_api_key,
+            settings.anthropic_base_url,
+            max_tokens=settings.anthropic_max_tokens,
+            **timeouts,
+        )
+
+    registry = BackendRegistry()
+    registry.register("ollama", ollama, default_model=settings.ollama_default_model)
+    registry.register("openai", openai, default_model=settings.openai_default_model)
+    registry.register("anthropic", anthropic, default_model=settings.anthropic_default_model)
+    return registry
+
+
+def default_models(backends: BackendRegistry) -> dict[str, str]:
+    return {name: backends.default_model(name) for name in backends.names()}
+
+
+def build_profiles(settings: Settings, backends: BackendRegistry) -> ProfileRegistry:
+    """The built-in profiles; an empty model or backend on a profile means the configured default."""
+    registry = ProfileRegistry(settings.default_llm_backend, default_models(backends))
+    for profile in builtin_profiles():
+        registry.register(profile)
+    return registry
+
+
+def embedder(settings: Settings, backends: BackendRegistry) -> Any:
+    """Memory's embedding function when `MEMORY_EMBED_MODEL` is set, on the default backend."""
+    if not settings.memory_embed_model:
+        return None
+
+    async def embed(texts: list[str]) -> list[list[float]]:
+        return await backends.get(settings.default_llm_backend).embed(texts, settings.memory_embed_model)
+
+    return embed
+
+
+# --- the agent -----------------------------------------------------------------------------------
+def agent_config(settings: Settings) -> AgentConfig:
+    return AgentConfig(
+        persona=settings.navi_persona,
+        num_ctx=settings.ollama_num_ctx,
+        think=settings.ollama_think,
+        planning=settings.planning_enabled,
+        limits=CallLimits(
+            first_token=settings.llm_first_token_timeout_seconds,
+            idle=settings.llm_idle_timeout_seconds,
+        ),
+        max_tokens_answer=settings.llm_max_tokens_answer,
+        max_tokens_planning=settings.llm_max_tokens_planning,
+        max_tokens_naming=settings.llm_max_tokens_naming,
+    )
+
+
+def compression_settings(settings: Settings) -> CompressionSettings:
+    return CompressionSettings(
+        enabled=settings.context_compression_enabled,
+        threshold=settings.context_compression_threshold,
+        keep_recent=settings.context_keep_recent,
+        temperature=settings.context_summary_temperature,
+        max_input_tokens=settings.context_summary_max_input_tokens,
+        max_tokens=settings.llm_max_tokens_summary,
+    )
+
+
+# --- tools ---------------------------------------------------------------------------------------
+def builtin_settings(settings: Settings) -> BuiltinSettings:
+    return BuiltinSettings(
+        tools_dir=settings.tools_dir,
+        manuals_dir=settings.manuals_dir,
+        session_files_dir=settings.session_files_dir,
+        ssh_hosts_file=settings.ssh_hosts_file,
+        fs_allowed_paths=settings.fs_allowed_paths_list,
+        terminal_allowed_commands=settings.terminal_allowed_commands_list,
+        code_exec_memory_mb=settings.code_exec_memory_mb,
+        code_exec_timeout_seconds=settings.code_exec_timeout_seconds,
+        terminal_timeout_seconds=settings.terminal_timeout_seconds,
+    )
+
+
+def check_tools_dir(settings: Settings) -> None:
+    """Raise `SetupError` when TOOLS_DIR is a file, or a folder that cannot be created or written."""
+    problem = folder_problem(settings.tools_dir)
+    if problem:
+        raise SetupError(f"cannot use the tools folder {_abs(settings.tools_dir)}: {problem}", TOOLS_FIX)
+
+
+def load_user_tools(settings: Settings, tools: ToolRegistry, *, seed: bool) -> None:
+    """Load the user's tools; with `seed`, first create a missing tools folder with the starter tools.
+
+    Without `seed` nothing is created: a missing folder simply has no tools.
+    """
+    if seed:
+        check_tools_dir(settings)
+        try:
+            ensure_tools_dir(settings.tools_dir)  # seeding and loading log what they did, once each
+        except OSError as exc:
+            raise SetupError(
+                f"cannot create the tools folder {_abs(settings.tools_dir)}: {reason(exc)}", TOOLS_FIX
+            ) from None
+    tools.reload_user_tools(settings.tools_dir)
+
+
+# --- the database --------------------------------------------------------------------------------
+def database_url(settings: Settings) -> str:
+    return postgres_url(settings.database_url) if settings.database_url else sqlite_url(settings.db_path)
+
+
+def describe_database(settings: Settings) -> str:
+    if settings.database_url:
+        return make_url(settings.database_url).render_as_string(hide_password=True)
+    return f"SQLite at {_abs(settings.db_path)}"
+
+
+def _abs(path: str) -> Path:
+    return Path(path).expanduser().absolute()
+
+
+def _unusable(settings: Settings, exc: BaseException) -> SetupError:
+    if settings.database_url:
+        where = describe_database(settings)
+        return SetupError(f"cannot reach the database at {where}: {reason(exc)}", PG_FIX)
+    return SetupError(f"cannot open the database at {_abs(settings.db_path)}: {reason(exc)}", DB_FIX)
+
+
+def check_db_path(settings: Settings) -> None:
+    """Raise `SetupError` when DB_PATH (SQLite only) cannot be created or written."""
+    if settings.database_url:
+        return
+    problem = file_problem(settings.db_path)
+    if problem:
+        raise SetupError(f"cannot open the database at {_abs(settings.db_path)}: {problem}", DB_FIX)
+
+
+async def open_database(
+    settings: Settings, *, create: bool = True, connect_timeout: float = 10.0
+) -> Database | None:
+    """The database, migrated to the current schema; the caller disposes it.
+
+    Without `create`, a SQLite file that does not exist yet is not made: None comes back instead.
+    Whatever makes the database unusable is raised as a `SetupError` naming the setting to fix.
+    """
+    if not settings.database_url:
+        path = _abs(settings.db_path)
+        if not create and not path.exists():
+            return None
+        check_db_path(settings)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _unusable(settings, exc) from None
+    db = Database(database_url(settings), connect_timeout=connect_timeout)
+    try:
+        await migrate.upgrade(db)
+    except DB_ERRORS as exc:
+        await db.dispose()
+        raise _unusable(settings, exc) from None
+    return db
+
+
+async def probe_database(settings: Settings, *, connect_timeout: float) -> str:
+    """Say whether the database would open, creating nothing; raise `SetupError` when it would not."""
+    check_db_path(settings)
+    if not settings.database_url and not _abs(settings.db_path).exists():
+        return f"no database at {_abs(settings.db_path)} yet; `navi serve` creates it"
+    db = Database(database_url(settings), connect_timeout=connect_timeout)
+    try:
+        await asyncio.wait_for(db.ping(), connect_timeout + 1)
+    except DB_ERRORS as exc:
+        raise _unusable(settings, exc) from None
+    finally:
+        await db.dispose()
+    return f"{describe_database(settings)} opens"

@@ -1,0 +1,196 @@
+"""The runtime: everything Navi runs on, built from one `Settings` object.
+
+`build_runtime()` is called by the FastAPI lifespan and by CLI commands that need the same parts.
+Nothing here runs at import time. Built-in tools register through the same `register()` a user
+tool would use; the spawn tool gets the agent after the agent exists. The runtime owns the one
+`Database` both stores share: it is migrated once here and disposed once in `aclose()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+from navi.agent.engine import Agent
+from navi.agent.workers import CompressionWorker, ContextCompressor, NamingWorker
+from navi.compose import parts
+from navi.config import Settings
+from navi.llm.registry import BackendRegistry
+from navi.memory.base import MemoryStore
+from navi.memory.extractor import MemoryExtractor
+from navi.memory.in_memory import InMemoryMemoryStore
+from navi.memory.sql_store import SqlMemoryStore
+from navi.profiles.persona import system_prompt
+from navi.profiles.registry import ProfileRegistry, UnknownProfile
+from navi.sessions.archive import export_session
+from navi.sessions.memory_store import InMemorySessionStore
+from navi.sessions.models import Session
+from navi.sessions.sql_store import SqlSessionStore
+from navi.sessions.store import SessionStore
+from navi.storage.database import Database
+from navi.tools.builtin import register_builtins
+from navi.tools.builtin.agents import SpawnAgentTool
+from navi.tools.builtin.ssh import SshExecTool
+from navi.tools.registry import ToolRegistry
+from navi.tools.session_state import SessionState
+from navi.tools.user_config import EnabledTools
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    backends: BackendRegistry
+    profiles: ProfileRegistry
+    sessions: SessionStore
+    tools: ToolRegistry
+    state: SessionState
+    memory: MemoryStore
+    agent: Agent
+    ssh: SshExecTool
+    extractor: MemoryExtractor
+    # The database both SQL stores share, when the runtime opened it (None when both stores were
+    # handed in, or a read-only command found no database yet).
+    db: Database | None = None
+    # Called (in the background) with the new session's id after POST /sessions — memory extraction.
+    session_created_hooks: list[Callable[[str], Coroutine[Any, Any, None]]] = field(default_factory=list)
+
+    def background(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run `coro` without holding up the caller; failures are logged."""
+        self.agent.spawn_background(coro)
+
+    async def aclose(self) -> None:
+        await self.agent.settle()
+        await self.ssh.pool.aclose()
+        await self.memory.aclose()
+        await self.sessions.aclose()
+        await self.backends.aclose()
+        if self.db is not None:
+            await self.db.dispose()
+
+    def export_archive(self, session: Session) -> dict[str, Any]:
+        """A `session-archive/v1` document with the session's profile, model and prompt filled in."""
+        s = self.settings
+        try:
+            profile = self.profiles.get(session.profile_id)
+        except UnknownProfile:
+            return export_session(session)
+        return export_session(
+            session,
+            provider=self.profiles.backend_of(profile),
+            model=self.profiles.model_of(profile),
+            model_params={
+                "temperature": profile.temperature,
+                "num_ctx": s.ollama_num_ctx,
+                "think": s.ollama_think,
+            },
+            system_prompt=system_prompt(s.navi_persona, profile),
+            tools=[spec.model_dump() for spec in self.agent.tool_specs(profile)],
+            settings={
+                "context_compression_enabled": s.context_compression_enabled,
+                "context_compression_threshold": s.context_compression_threshold,
+                "context_keep_recent": s.context_keep_recent,
+                "max_iterations": profile.max_iterations,
+                "planning_enabled": profile.planning_enabled,
+            },
+            keep_recent=s.context_keep_recent,
+        )
+
+
+async def build_runtime(
+    settings: Settings,
+    *,
+    backends: BackendRegistry | None = None,
+    sessions: SessionStore | None = None,
+    memory: MemoryStore | None = None,
+    create_database: bool = True,
+    seed_tools: bool = True,
+) -> Runtime:
+    """Everything Navi runs on. Stores handed in are used as they are (and opened and closed here).
+
+    `create_database=False` (read-only commands) makes no SQLite file: with none there yet, the
+    stores are empty in-memory ones. `seed_tools=False` creates no tools folder. Configuration the
+    runtime cannot use (a DB_PATH it cannot write, an unreachable DATABASE_URL, a TOOLS_DIR that is
+    a file) is raised as `SetupError`, with nothing left open.
+    """
+    async with AsyncExitStack() as cleanup:
+        if backends is None:
+            backends = parts.build_backends(settings)
+            cleanup.push_async_callback(backends.aclose)
+        profiles = parts.build_profiles(settings, backends)
+        for name in {profiles.backend_of(p) for p in profiles.all()}:
+            if name in backends:
+                backends.get(name)  # import the SDK and build its client now, not during a first turn
+        db = None
+        if sessions is None or memory is None:
+            db = await parts.open_database(settings, create=create_database)
+            if db is not None:
+                cleanup.push_async_callback(db.dispose)
+        if sessions is None:
+            sessions = (
+                SqlSessionStore(db, settings.session_files_dir)
+                if db
+                else InMemorySessionStore(settings.session_files_dir)
+            )
+        if memory is None:
+            embed = parts.embedder(settings, backends)
+            memory = SqlMemoryStore(db, embed=embed) if db else InMemoryMemoryStore()
+        await sessions.open()
+        cleanup.push_async_callback(sessions.aclose)
+        await memory.open()
+        cleanup.push_async_callback(memory.aclose)
+        state = SessionState()
+        tools = ToolRegistry()
+        handles = register_builtins(
+            tools,
+            parts.builtin_settings(settings),
+            state=state,
+            profiles=profiles,
+            sessions=sessions,
+            memory=memory,
+        )
+        parts.load_user_tools(settings, tools, seed=seed_tools)
+        cleanup.pop_all()  # built: from here on the runtime's aclose() owns all of it
+    assert isinstance(handles.spawn, SpawnAgentTool) and isinstance(handles.ssh, SshExecTool)
+    compressor = ContextCompressor(parts.compression_settings(settings), sessions)
+    agent = Agent(
+        parts.agent_config(settings),
+        backends=backends,
+        profiles=profiles,
+        tools=tools,
+        sessions=sessions,
+        compressor=compressor,
+        workers=[CompressionWorker(compressor), NamingWorker(sessions, settings.llm_max_tokens_naming)],
+        memory_summary=lambda owner: memory.get_summary(owner=owner),
+        user_tools=EnabledTools(settings.tools_dir),
+        on_session_end=[state.forget, handles.ssh.pool.close_session],
+    )
+    handles.spawn.spawner = agent.run_ephemeral
+    extractor = MemoryExtractor(
+        sessions=sessions,
+        memory=memory,
+        backends=backends,
+        profiles=profiles,
+        stale_minutes=settings.memory_stale_minutes,
+        is_running=agent.active.__contains__,  # a session mid-turn is read once its turn is over
+        max_tokens=settings.llm_max_tokens_extraction,
+    )
+
+    async def extract_after_new_session(_session_id: str) -> None:
+        await extractor.run_pending()
+
+    return Runtime(
+        settings=settings,
+        backends=backends,
+        profiles=profiles,
+        sessions=sessions,
+        tools=tools,
+        state=state,
+        memory=memory,
+        agent=agent,
+        ssh=handles.ssh,
+        extractor=extractor,
+        db=db,
+        session_created_hooks=[extract_after_new_session],
+    )

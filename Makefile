@@ -2,19 +2,22 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
+PIP    := $(BIN)/python -m pip --disable-pip-version-check
 STAMP  := $(VENV)/.installed
 DEV    := $(VENV)/.installed-dev
 
 .PHONY: run test llama lint format lock clean screenshots
 
+# The first install takes about a minute: say so, and let pip show what it fetches.
 $(STAMP): pyproject.toml constraints.txt
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -c constraints.txt -e .
+	@test -x $(BIN)/python || { echo "creating $(VENV)…"; $(PYTHON) -m venv $(VENV); }
+	@echo "installing Navi and its dependencies (first run: about a minute)…"
+	@$(PIP) install --progress-bar on -c constraints.txt -e .
 	@touch $@
 
 $(DEV): $(STAMP)
-	$(PIP) install -c constraints.txt -e ".[dev]"
+	@echo "installing the test and lint tools…"
+	@$(PIP) install -q -c constraints.txt -e ".[dev]"
 	@touch $@
 
 ## Start Navi on its embedded defaults (SQLite, Ollama at localhost:11434, http://127.0.0.1:8000).

@@ -15,6 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from navi.cli.main import _register, app
+from navi.llm.messages import Message
+from navi.sessions.archive import export_session
+from navi.sessions.models import Session, new_session_id
 from navi.testing.fake_server import FakeModelServer, LlamaCppFace
 
 _register()
@@ -33,7 +36,8 @@ def test_doctor_without_model_server_prints_the_fix(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert f"cannot reach Ollama at {url} — is `ollama serve` running?" in result.output
     assert "fix: start Ollama with `ollama serve`" in result.output
-    assert "✓ SQLite at" in result.output
+    assert f"✓ no database at {tmp_path / 'n.db'} yet; `navi serve` creates it" in result.output
+    assert not (tmp_path / "n.db").exists()  # doctor looks, it does not create
 
 
 def test_doctor_against_the_fake_passes(fake_server: FakeModelServer, tmp_path: Path) -> None:
@@ -63,8 +67,10 @@ def test_doctor_reports_an_unopenable_database(fake_server: FakeModelServer, tmp
     env = {"OLLAMA_HOST": fake_server.url, "DB_PATH": str(blocker / "navi.db")}
     result = runner.invoke(app, ["doctor"], env=env)
     assert result.exit_code == 1
-    assert "✗ cannot open SQLite at" in result.output
-    assert "DB_PATH" in result.output
+    assert f"✗ cannot open the database at {blocker / 'navi.db'}: {blocker} is a file, not a folder" in (
+        result.output
+    )
+    assert "fix: set DB_PATH to a writable file" in result.output
 
 
 LLAMA_FIXTURES = Path(__file__).parent / "fixtures" / "llama_cpp"
@@ -188,17 +194,27 @@ def test_serve_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Path,
 def test_json_output_is_not_mixed_with_logs(tmp_path: Path) -> None:
     """Logs go to stderr: what a command prints for a program to read stays valid JSON."""
     env = {**os.environ, "DB_PATH": str(tmp_path / "navi.db"), "TOOLS_DIR": str(tmp_path / "tools")}
-    done = subprocess.run(
-        [sys.executable, "-m", "navi", "sessions", "list", "--json"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+
+    def navi(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "navi", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    said = [Message.user("Milk and eggs")]
+    session = Session(
+        id=new_session_id(), profile_id="secretary", name="Groceries", messages=said, context=said
     )
+    (tmp_path / "a.json").write_text(json.dumps(export_session(session)))
+    assert navi("sessions", "import", "a.json").returncode == 0
+    done = navi("sessions", "list", "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == []
-    assert "tools" in done.stderr  # the start-up lines were logged, on stderr
+    assert [s["name"] for s in json.loads(done.stdout)] == ["Groceries"]
+    assert "alembic" in done.stderr  # the start-up lines were logged, on stderr
 
 
 def test_version() -> None:

@@ -1,4 +1,8 @@
-"""`navi doctor`: check the model servers, the profiles' models and the database; print fixes.
+"""`navi doctor`: check the model servers, the profiles' models, the database, the tools folder and
+the address Navi listens on; print each check as it ends, with its fix.
+
+Nothing is created: a missing database or tools folder is reported as what `navi serve` will make.
+Every network question gets a few seconds, so an unreachable host costs seconds, not minutes.
 
 For each model it also reports what the server says about it: a window smaller than the one Navi
 is configured with (OLLAMA_NUM_CTX, Navi's window for every backend) is a problem with its fix,
@@ -8,7 +12,10 @@ and a model without native tool calls gets a note that Navi will call tools thro
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
 
 import typer
 
@@ -16,6 +23,10 @@ from navi.cli.main import settings_or_exit
 from navi.config import Settings
 from navi.llm.base import LLMBackend, ModelInfo
 from navi.llm.errors import LLMError
+from navi.llm.registry import BackendRegistry
+
+T = TypeVar("T")
+NETWORK_TIMEOUT = 3.0  # seconds for each request to a model server or database
 
 
 @dataclass
@@ -95,11 +106,13 @@ def _has_model(available: list[str], model: str) -> bool:
     return model.endswith(":latest") and model.removesuffix(":latest") in available
 
 
-async def run_checks(settings: Settings) -> list[Check]:
+async def run_checks(settings: Settings) -> AsyncIterator[Check]:
+    """Each check as soon as it is done, so a slow server shows where doctor is waiting."""
     from navi.compose.parts import build_backends, build_profiles
 
-    checks = [Check(True, "configuration loads")]
-    backends = build_backends(settings)
+    yield Check(True, "configuration loads")
+    yield _host_check(settings)
+    backends = build_backends(settings, timeout=NETWORK_TIMEOUT)
     profiles = build_profiles(settings, backends)
     try:
         used: dict[str, dict[str, list[str]]] = {}
@@ -108,50 +121,98 @@ async def run_checks(settings: Settings) -> list[Check]:
             model = profiles.model_of(profile)
             used.setdefault(backend_name, {}).setdefault(model, []).append(profile.id)
         for backend_name, models in used.items():
-            try:
-                llm = backends.get(backend_name)
-            except LLMError as exc:
-                checks.append(
-                    Check(False, str(exc), "set DEFAULT_LLM_BACKEND to ollama, openai or anthropic")
-                )
-                continue
-            status = await llm.status()
-            if not status.ok:
-                checks.append(Check(False, status.detail, _server_fix(backend_name, settings)))
-                continue
-            checks.append(Check(True, status.detail))
-            try:
-                available = await llm.list_models()
-            except LLMError as exc:
-                checks.append(Check(False, f"cannot list models: {exc}", _server_fix(backend_name, settings)))
-                continue
-            for model, profile_ids in models.items():
-                users = ", ".join(profile_ids)
-                if not available or _has_model(available, model) or await _serves_any_name(llm, model):
-                    checks.append(Check(True, f"model {model} is available ({users})"))
-                    checks.extend(await model_checks(llm, model, settings.ollama_num_ctx))
-                elif backend_name == "ollama":
-                    checks.append(
-                        Check(False, f"model {model} is not pulled ({users})", f"run `ollama pull {model}`")
-                    )
-                else:
-                    checks.append(
-                        Check(
-                            False,
-                            f"model {model} is not offered by the {backend_name} server ({users})",
-                            f"pick one of: {', '.join(available[:8])}",
-                        )
-                    )
-        ok, detail = await check_database(settings)
-        fix = (
-            "check DATABASE_URL and that PostgreSQL is running"
-            if settings.database_url
-            else "check DB_PATH points to a writable location"
-        )
-        checks.append(Check(ok, detail, "" if ok else fix))
+            async for check in _backend_checks(settings, backends, backend_name, models):
+                yield check
     finally:
         await backends.aclose()
-    return checks
+    yield await _database_check(settings)
+    yield _tools_check(settings)
+
+
+async def _within(work: Awaitable[T]) -> T:
+    """`work`, or TimeoutError once it has run for a little over the network timeout (a server
+    that accepts connections but never answers; a check that asks several questions)."""
+    return await asyncio.wait_for(work, NETWORK_TIMEOUT * 2)
+
+
+async def _backend_checks(
+    settings: Settings, backends: BackendRegistry, backend_name: str, models: dict[str, list[str]]
+) -> AsyncIterator[Check]:
+    try:
+        llm = backends.get(backend_name)
+    except LLMError as exc:
+        yield Check(False, str(exc), "set DEFAULT_LLM_BACKEND to ollama, openai or anthropic")
+        return
+    silent = f"the {backend_name} server did not answer within {NETWORK_TIMEOUT * 2:.0f} s"
+    try:
+        status = await _within(llm.status())
+    except TimeoutError:
+        yield Check(False, silent, _server_fix(backend_name, settings))
+        return
+    if not status.ok:
+        yield Check(False, status.detail, _server_fix(backend_name, settings))
+        return
+    yield Check(True, status.detail)
+    try:
+        available = await _within(llm.list_models())
+    except (LLMError, TimeoutError) as exc:
+        yield Check(False, f"cannot list models: {str(exc) or silent}", _server_fix(backend_name, settings))
+        return
+    for model, profile_ids in models.items():
+        users = ", ".join(profile_ids)
+        try:
+            if not available or _has_model(available, model) or await _within(_serves_any_name(llm, model)):
+                yield Check(True, f"model {model} is available ({users})")
+                for check in await _within(model_checks(llm, model, settings.ollama_num_ctx)):
+                    yield check
+            elif backend_name == "ollama":
+                yield Check(False, f"model {model} is not pulled ({users})", f"run `ollama pull {model}`")
+            else:
+                yield Check(
+                    False,
+                    f"model {model} is not offered by the {backend_name} server ({users})",
+                    f"pick one of: {', '.join(available[:8])}",
+                )
+        except TimeoutError:
+            yield Check(False, f"model {model}: {silent}", _server_fix(backend_name, settings))
+
+
+def _host_check(settings: Settings) -> Check:
+    host = settings.navi_host
+    if settings.listens_on_loopback():
+        return Check(True, f"Navi listens on {host}, this machine only")
+    if settings.navi_api_token:
+        return Check(True, f"Navi listens on {host}, beyond this machine, and asks for NAVI_API_TOKEN")
+    return Check(
+        False,
+        f"NAVI_HOST={host} reaches beyond this machine, but NAVI_API_TOKEN is not set: anyone on the "
+        "network could drive your agent, so `navi serve` will refuse to start",
+        "set NAVI_API_TOKEN (e.g. `openssl rand -hex 32`), or NAVI_HOST=127.0.0.1",
+    )
+
+
+async def _database_check(settings: Settings) -> Check:
+    from navi.compose import SetupError
+    from navi.compose.parts import probe_database
+
+    try:
+        return Check(True, await probe_database(settings, connect_timeout=NETWORK_TIMEOUT))
+    except SetupError as exc:
+        return Check(False, exc.problem, exc.fix)
+
+
+def _tools_check(settings: Settings) -> Check:
+    from navi.compose import SetupError
+    from navi.compose.parts import check_tools_dir
+
+    folder = Path(settings.tools_dir).expanduser().absolute()
+    try:
+        check_tools_dir(settings)
+    except SetupError as exc:
+        return Check(False, exc.problem, exc.fix)
+    if not folder.exists():
+        return Check(True, f"no tools folder at {folder} yet; `navi serve` creates it with the starter tools")
+    return Check(True, f"tools folder {folder}")
 
 
 async def _serves_any_name(llm: LLMBackend, model: str) -> bool:
@@ -160,21 +221,6 @@ async def _serves_any_name(llm: LLMBackend, model: str) -> bool:
         return (await llm.model_info(model)).server == "llama.cpp"
     except LLMError:
         return False
-
-
-async def check_database(settings: Settings) -> tuple[bool, str]:
-    """Open the database and run a trivial query; return (ok, what happened)."""
-    from navi.compose.parts import database_url, describe_database
-    from navi.storage.database import Database
-
-    db = Database(database_url(settings))
-    try:
-        await db.ping()
-    except Exception as exc:  # every driver has its own exception tree; doctor reports them all
-        return False, f"cannot open {describe_database(settings)}: {exc}"
-    finally:
-        await db.dispose()
-    return True, f"{describe_database(settings)} opens"
 
 
 def _server_fix(backend: str, settings: Settings) -> str:
@@ -186,14 +232,23 @@ def _server_fix(backend: str, settings: Settings) -> str:
 
 
 def doctor() -> None:
-    """Check that Navi can reach its model server, models and database."""
+    """Check the set-up and print the fix for each problem.
+
+    The model server and models, the database, the tools folder and the address Navi listens on;
+    each check prints as it ends. Creates nothing.
+    """
     settings = settings_or_exit()
-    checks = asyncio.run(run_checks(settings))
-    for check in checks:
-        typer.echo(f"{check.mark} {check.what}")
-        if check.fix:
-            typer.echo(f"    {'hint' if check.note else 'fix'}: {check.fix}")
-    failed = sum(not c.ok for c in checks)
+
+    async def report() -> int:
+        failed = 0
+        async for check in run_checks(settings):
+            typer.echo(f"{check.mark} {check.what}")  # echo flushes: each line shows as its check ends
+            if check.fix:
+                typer.echo(f"    {'hint' if check.note else 'fix'}: {check.fix}")
+            failed += not check.ok
+        return failed
+
+    failed = asyncio.run(report())
     if failed:
         typer.echo(f"{failed} problem{'s' if failed > 1 else ''} found.")
         raise typer.Exit(1)

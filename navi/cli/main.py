@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import typer
 
 from navi.config import Settings, SettingsError, load_settings
+
+# Plain click help, not Rich panels: this Typer's panels print a type such as `<bool>` beside every
+# flag (`--json <bool>`, even `--help <bool>`), as if it took a value. Every group sets this.
+PLAIN_HELP = None
 
 app = typer.Typer(
     name="navi",
@@ -14,6 +19,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=PLAIN_HELP,
 )
 
 
@@ -34,6 +40,12 @@ def _root(
     """Navi — a self-hosted personal AI agent."""
 
 
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Stop with one line on stderr. Exit 2 is a configuration problem, 1 anything else."""
+    typer.echo(f"navi: {message}", err=True)
+    raise typer.Exit(code)
+
+
 def settings_or_exit(**overrides: object) -> Settings:
     """Load settings, or print which variable is wrong and exit 2.
 
@@ -45,8 +57,7 @@ def settings_or_exit(**overrides: object) -> Settings:
     try:
         settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
     except SettingsError as exc:
-        typer.echo(f"navi: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(str(exc))
     configure_logging(settings.log_level, settings.log_format)
     return settings
 
@@ -67,3 +78,11 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+    except Exception as exc:
+        from navi.compose.problems import SetupError  # already loaded whenever one was raised
+
+        if not isinstance(exc, SetupError):
+            raise
+        # A setting points at something Navi cannot use: one line, no traceback.
+        print(f"navi: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -6,9 +6,10 @@ from typing import Annotated, Any
 
 import typer
 
+from navi.cli.main import PLAIN_HELP
 from navi.cli.sessions import with_runtime
 
-app = typer.Typer(help="What Navi remembers about you.", no_args_is_help=True)
+app = typer.Typer(help="What Navi remembers about you.", no_args_is_help=True, rich_markup_mode=PLAIN_HELP)
 
 
 def _print(facts: list[Any]) -> None:
@@ -35,14 +36,19 @@ def list_facts(
 
 
 @app.command()
-def search(query: str, limit: Annotated[int, typer.Option(help="At most this many.")] = 15) -> None:
+def search(
+    query: Annotated[str, typer.Argument(metavar="WORDS", help="Words to look for.")],
+    limit: Annotated[int, typer.Option(help="At most this many.")] = 15,
+) -> None:
     """Facts matching any of the words, best first."""
     _print(with_runtime(lambda rt: rt.memory.search_facts(query, limit=limit)))
 
 
 @app.command()
 def forget(
-    key: Annotated[str, typer.Argument(help="The fact's key (e.g. home_city), or its id with --id.")],
+    key: Annotated[
+        str, typer.Argument(metavar="KEY", help="The fact's key (e.g. home_city), or its id with --id.")
+    ],
     category: Annotated[str | None, typer.Option(help="Only in this category.")] = None,
     by_id: Annotated[bool, typer.Option("--id", help="KEY is a fact id.")] = False,
 ) -> None:

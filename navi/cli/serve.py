@@ -1,12 +1,72 @@
-"""`navi serve`: run the API and web UI under uvicorn."""
+"""`navi serve`: run the API and web UI under uvicorn.
+
+Before uvicorn starts, the settings that most often stop a first start are checked — the port, the
+database, the tools folder — so each problem is one line naming the fix, not a server traceback.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import asyncio
+import errno
+import socket
+from typing import Annotated, Any
 
 import typer
 
-from navi.cli.main import settings_or_exit
+from navi.cli.main import fail, settings_or_exit
+
+PORT_FIX = "stop the program using it, or pick another port with --port or NAVI_PORT"
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why Navi could not listen on `host:port`, found by binding it for a moment; None when it can."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            sock.bind((host.strip("[]"), port))
+        except socket.gaierror:
+            return f"cannot listen on {host}: no such address — set NAVI_HOST or --host to 127.0.0.1"
+        except OSError as exc:
+            where = f"cannot listen on {host}:{port}"
+            if exc.errno == errno.EADDRINUSE:
+                return f"{where}: the port is already in use — {PORT_FIX}"
+            if exc.errno == errno.EADDRNOTAVAIL:
+                return f"{where}: {host} is not an address of this machine — set NAVI_HOST or --host"
+            if exc.errno == errno.EACCES:
+                return f"{where}: ports below 1024 need root — pick another port with --port or NAVI_PORT"
+            return f"{where}: {(exc.strerror or str(exc)).lower()} — {PORT_FIX}"
+    return None
+
+
+class OneLineStartupFailure:
+    """Keeps uvicorn from printing a traceback when the app's start-up stopped on a `SetupError`.
+
+    The lifespan records the error on `app.state.startup_problem`; `serve` prints it as one line.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_quietly(message: Any) -> None:
+            if message["type"] == "lifespan.startup.failed" and self.problem is not None:
+                message = {**message, "message": ""}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_quietly)
+        except Exception:
+            if self.problem is None:
+                raise
+
+    @property
+    def problem(self) -> Exception | None:
+        return getattr(self.app.state, "startup_problem", None)
 
 
 def serve(
@@ -19,29 +79,42 @@ def serve(
     import uvicorn
 
     from navi.api.app import create_app
-    from navi.logging import configure_logging
+    from navi.compose import SetupError
+    from navi.compose.parts import check_tools_dir, probe_database
 
     settings = settings_or_exit(navi_host=host, navi_port=port)
-    configure_logging(settings.log_level, settings.log_format)
     if not settings.listens_on_loopback() and not settings.navi_api_token:
-        typer.echo(
-            f"navi: refusing to listen on {settings.navi_host} without an access token — anyone on the "
+        fail(
+            f"refusing to listen on {settings.navi_host} without an access token — anyone on the "
             "network could drive your agent. Set NAVI_API_TOKEN (e.g. `openssl rand -hex 32`) or use "
-            "--host 127.0.0.1.",
-            err=True,
+            "--host 127.0.0.1."
         )
-        raise typer.Exit(2)
-    uvicorn.run(
-        create_app(settings, tune_gc=True),
-        host=settings.navi_host,
-        port=settings.navi_port,
-        log_config=None,
-        access_log=False,
-        ws="websockets-sansio",
-        ws_per_message_deflate=False,  # frames are small JSON: compressing each costs more than it saves
-        loop="asyncio" if settings.navi_loop_monitor else "auto",  # the monitor times asyncio's own loop
-        ws_max_size=64 * 1024 * 1024,  # the app refuses frames over 16 MB itself, with an error frame
-    )
+    problem = port_problem(settings.navi_host, settings.navi_port)
+    if problem:
+        fail(problem)
+    try:
+        check_tools_dir(settings)
+        asyncio.run(probe_database(settings, connect_timeout=10.0))
+    except SetupError as exc:
+        fail(str(exc))
+    app = create_app(settings, tune_gc=True)
+    try:
+        uvicorn.run(
+            OneLineStartupFailure(app),
+            host=settings.navi_host,
+            port=settings.navi_port,
+            log_config=None,
+            access_log=False,
+            ws="websockets-sansio",
+            ws_per_message_deflate=False,  # frames are small JSON: compressing each costs more than it saves
+            loop="asyncio" if settings.navi_loop_monitor else "auto",  # the monitor times asyncio's own loop
+            ws_max_size=64 * 1024 * 1024,  # the app refuses frames over 16 MB itself, with an error frame
+        )
+    except SystemExit:
+        startup_problem = getattr(app.state, "startup_problem", None)
+        if startup_problem is not None:
+            fail(str(startup_problem))
+        raise
 
 
 def register(app: typer.Typer) -> None:

@@ -11,25 +11,33 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from navi.cli.main import settings_or_exit
+from navi.cli.main import PLAIN_HELP, fail, settings_or_exit
 
 T = TypeVar("T")
-app = typer.Typer(help="List, export and import sessions.", no_args_is_help=True)
+app = typer.Typer(help="List, export and import sessions.", no_args_is_help=True, rich_markup_mode=PLAIN_HELP)
 
 
-def with_runtime(work: Callable[[Any], Awaitable[T]]) -> T:
-    from navi.runtime import build_runtime
+def with_runtime(work: Callable[[Any], Awaitable[T]], *, writes: bool = False) -> T:
+    """Run `work` against the configured stores.
+
+    Only a command that `writes` creates a missing database; the others read an empty one instead.
+    No command here creates the tools folder: that is `navi serve`'s first start.
+    """
+    from navi.compose import SetupError, build_runtime
 
     settings = settings_or_exit()
 
     async def run() -> T:
-        runtime = await build_runtime(settings)
+        runtime = await build_runtime(settings, create_database=writes, seed_tools=False)
         try:
             return await work(runtime)
         finally:
             await runtime.aclose()
 
-    return asyncio.run(run())
+    try:
+        return asyncio.run(run())
+    except SetupError as exc:
+        fail(str(exc))
 
 
 @app.command("list")
@@ -52,7 +60,9 @@ def list_sessions(as_json: Annotated[bool, typer.Option("--json", help="Print JS
 
 @app.command("export")
 def export(
-    session_id: str,
+    session_id: Annotated[
+        str, typer.Argument(metavar="ID", help="The session's id (see `navi sessions list`).")
+    ],
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="File to write (default stdout).")
     ] = None,
@@ -76,7 +86,9 @@ def export(
 
 
 @app.command("import")
-def import_(source: Annotated[str, typer.Argument(help="Archive file, or - for standard input.")]) -> None:
+def import_(
+    source: Annotated[str, typer.Argument(metavar="FILE", help="Archive file, or - for standard input.")],
+) -> None:
     """Read a session-archive/v1 file into a new session and print its id."""
     from navi.sessions.archive import ArchiveError, import_archive
 
@@ -96,7 +108,7 @@ def import_(source: Annotated[str, typer.Argument(help="Archive file, or - for s
     async def work(rt: Any) -> None:
         await rt.sessions.insert(session)
 
-    with_runtime(work)
+    with_runtime(work, writes=True)
     typer.echo(f"imported {session.id} ({len(session.messages)} messages)")
 
 

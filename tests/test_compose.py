@@ -21,11 +21,13 @@ def migration_runs(caplog: pytest.LogCaptureFixture) -> int:
     return sum("Context impl" in r.getMessage() for r in caplog.records if r.name.startswith("alembic"))
 
 
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def test_one_database_migrated_once_shared_and_disposed_once(
-    make_settings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    kind: str, make_settings, tmp_path: Path, caplog: pytest.LogCaptureFixture, request: pytest.FixtureRequest
 ) -> None:
     caplog.set_level(logging.INFO, logger="alembic")
-    rt = await build_runtime(make_settings(tools_dir=str(tmp_path / "tools")))
+    url = request.getfixturevalue("pg_url") if kind == "postgres" else ""
+    rt = await build_runtime(make_settings(tools_dir=str(tmp_path / "tools"), database_url=url))
     assert migration_runs(caplog) == 1
     assert rt.db is not None
     assert isinstance(rt.sessions, SqlSessionStore)
@@ -42,7 +44,7 @@ async def test_one_database_migrated_once_shared_and_disposed_once(
     assert rt.db.closed
     with pytest.raises(RuntimeError, match="disposed"):
         await rt.sessions.list()
-    assert (tmp_path / "navi.db").exists()
+    assert (tmp_path / "navi.db").exists() == (kind == "sqlite")
 
 
 async def test_handed_in_session_store_and_sql_memory(make_settings, tmp_path: Path) -> None:

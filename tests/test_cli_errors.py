@@ -106,6 +106,7 @@ def test_doctor_creates_nothing(work: Path, tmp_path: Path, fake_server: FakeMod
     db = tmp_path / "data" / "navi.db"
     done = navi(work, "doctor", DB_PATH=str(db), OLLAMA_HOST=fake_server.url)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr == ""  # no log lines around the report
     assert f"✓ no database at {db} yet; `navi serve` creates it" in done.stdout
     assert f"✓ no tools folder at {work / 'tools'} yet; `navi serve` creates it" in done.stdout
     assert not db.parent.exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import NoReturn
 
@@ -59,6 +60,9 @@ def settings_or_exit(**overrides: object) -> Settings:
     except SettingsError as exc:
         fail(str(exc))
     configure_logging(settings.log_level, settings.log_format)
+    # Alembic lists its plugins at INFO when first imported; a command that imports it after this
+    # point (doctor) would print seven lines of that before its own.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     return settings
 
 

@@ -33,7 +33,8 @@ async def test_simple_answer_sequence(tmp_path: Path, fake_server: FakeModelServ
     delta = next(f for f in frames if f["type"] == "thinking_delta")
     assert set(delta) == {"type", "delta", "seq", "run_id"}  # exactly the reference's fields (+ seq, run_id)
     assert len({f["run_id"] for f in frames}) == 1  # one run, named on every frame
-    assert frames[0]["message"] == {"id": frames[0]["message"]["id"], "content": "Hi", "files": [], "images": 0}
+    message = frames[0]["message"]
+    assert message == {"id": message["id"], "content": "Hi", "files": [], "images": 0}
     # Additive status frames before the first token: the model lookup, planning, the prompt read.
     assert kinds(frames, status=True)[1:4] == ["status", "status", "status"]
     assert [f["phase"] for f in frames if f["type"] == "status"] == ["preparing", "planning", "waiting"]

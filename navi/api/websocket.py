@@ -26,8 +26,8 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from navi.agent.events import ErrorCode, ErrorEvent
 from navi.api.runs import AgentRun, RunActive, RunManager, Subscriber
+from navi.compose import Runtime
 from navi.llm.messages import strip_data_uri
-from navi.runtime import Runtime
 from navi.sessions.models import is_session_id
 
 log = structlog.stdlib.get_logger(__name__)

@@ -123,7 +123,7 @@ def test_new_conversation_is_a_draft_until_its_first_message(
 
     # "New conversation" three times: still one draft, no session, nothing in the list.
     for _ in range(3):
-        page.get_by_role("button", name="New conversation").click()
+        page.get_by_role("button", name="New conversation", exact=True).click()
         expect(page.locator("#empty-state")).to_be_visible()
         expect(page.locator("#input")).to_be_focused()
     page.wait_for_timeout(300)  # room for any request the clicks might have made
@@ -148,7 +148,7 @@ def test_new_conversation_is_a_draft_until_its_first_message(
     ]
 
     # From an open conversation, "New conversation" leaves it as it is and opens a draft.
-    page.get_by_role("button", name="New conversation").click()
+    page.get_by_role("button", name="New conversation", exact=True).click()
     expect(page.locator("#empty-state")).to_be_visible()
     expect(page.locator("#session-title")).to_have_text("Navi")
     expect(page.locator("#sessions .session.current")).to_have_count(0)

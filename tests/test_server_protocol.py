@@ -145,3 +145,53 @@ async def test_a_connection_lets_go_of_finished_runs(tmp_path: Path, fake_server
                     break
                 await asyncio.sleep(0.05)
             assert run() is None  # with its 500 frames, no longer held by the open connection
+
+
+async def test_a_failed_turn_is_kept_and_retry_stores_the_message_once(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn(Reply(status=500, error="the model crashed"), "Berlin is the capital.")
+    with live_navi(tmp_path, fake_server, planning_enabled=False) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "Capital of Germany?"}))
+            failed = await frames_until(ws, "error")
+        error = failed[-1]
+        assert error["code"] == "model_error" and error["run_id"] == failed[0]["run_id"]
+        with navi.client() as http:
+            for _ in range(100):  # the record is written as the run ends
+                detail = http.get(f"/sessions/{sid}").json()
+                if len(detail["messages"]) == 2:
+                    break
+                await asyncio.sleep(0.02)
+            context = http.get(f"/sessions/{sid}/context").json()["messages"]
+        user, record = detail["messages"]
+        assert user["role"] == "user" and user["id"] == failed[0]["message"]["id"]
+        assert record["metadata"]["failed_turn"] == user["id"]
+        assert record["metadata"]["error"] == {"code": "model_error", "message": error["message"]}
+        assert [m["role"] for m in context] == ["user"]  # the model never sees the record
+        # After a reload: Retry.
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "retry"}))
+            retried = await frames_until(ws, "stream_end", "error")
+            assert retried[0]["type"] == "stream_start" and retried[0]["retry"] is True
+            assert retried[0]["message"]["id"] == user["id"]
+            assert retried[-1]["type"] == "stream_end" and retried[-1]["content"] == "Berlin is the capital."
+            for _ in range(100):
+                if navi.runs.get(sid) is None:
+                    break
+                await asyncio.sleep(0.02)
+            await ws.send(json.dumps({"type": "retry"}))  # nothing failed any more
+            nothing = await frames_until(ws, "error")
+            assert nothing[-1]["code"] == "nothing_to_retry"
+        with navi.client() as http:
+            messages = http.get(f"/sessions/{sid}").json()["messages"]
+            context = http.get(f"/sessions/{sid}/context").json()["messages"]
+        assert [m["content"] for m in messages if m["role"] == "user"] == ["Capital of Germany?"]
+        assert [m["role"] for m in context] == ["user", "assistant"]
+        assert messages[-1]["metadata"]["retry_of"] == user["id"]
+        # The model was asked the question once more, with the message once.
+        second = script.of_kind("turn")[1]
+        assert second.last_user_text == "Capital of Germany?"
+        assert sum(1 for m in second.messages if m.role == "user") == 1

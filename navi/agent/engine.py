@@ -130,6 +130,7 @@ class _Run:
     trimmed: tuple[str, ...] = ()  # tools left out because the window cannot hold their schemas
     sent: list[Message] = field(default_factory=list)  # the messages of the latest model call
     tool_costs: dict[str, int] = field(default_factory=dict)  # estimated tokens per tool (see _tool_cost)
+    answer_metadata: dict[str, Any] = field(default_factory=dict)  # added to the final answer (retry_of)
 
     @property
     def is_subagent(self) -> bool:
@@ -382,13 +383,25 @@ class Agent:
         *,
         stop_event: asyncio.Event | None = None,
         planning: bool = True,
+        message_id: str | None = None,
+        retry: bool = False,
     ) -> AsyncIterator[AgentEvent]:
         """Run one turn of a stored session, yielding events as they happen.
 
         `planning=False` skips the planning phase (the REST endpoint's non-streaming turns).
+        `message_id` is the id the user's message is stored under (announced before the turn).
+        `retry=True` runs the session's latest failed turn again on its stored message (`message`,
+        `images` and `files` are ignored): the message is not stored twice.
         """
         async for event in self._session_turn(
-            session_id, message, images, files, stop_event, planning=planning
+            session_id,
+            message,
+            images,
+            files,
+            stop_event,
+            planning=planning,
+            message_id=message_id,
+            retry=retry,
         ):
             yield event
 
@@ -465,6 +478,8 @@ class Agent:
         stop_event: asyncio.Event | None,
         *,
         planning: bool,
+        message_id: str | None = None,
+        retry: bool = False,
     ) -> AsyncIterator[AgentEvent]:
         session = await self.sessions.get(session_id, display=False)
         if session is None:
@@ -482,7 +497,12 @@ class Agent:
         with structlog.contextvars.bound_contextvars(session_id=session_id), runctx.using(ctx):
             self.active.add(session_id)
             try:
-                async for event in self._turn(session, profile, ctx, message, images, files, planning):
+                if retry:
+                    turn = self._retry(session, profile, ctx, planning)
+                else:
+                    user = self._user_message(message, images, files, message_id)
+                    turn = self._turn(session, profile, ctx, user, planning)
+                async for event in turn:
                     yield event
             finally:
                 self.active.discard(session_id)
@@ -493,34 +513,99 @@ class Agent:
             return True
         return (self.backends.get(name).name, self.profiles.model_of(profile)) in self._windows
 
+    @staticmethod
+    def _user_message(
+        message: str,
+        images: Sequence[str] | None,
+        files: Sequence[dict[str, str]] | None,
+        message_id: str | None,
+    ) -> Message:
+        user = Message.user(with_files(message, files), images=[strip_data_uri(i) for i in images or ()])
+        if message_id:
+            user.id = message_id
+        if files:  # so a client can show them as attachments rather than as text
+            user.metadata["files"] = [{"name": f.get("name", ""), "path": f.get("path", "")} for f in files]
+        return user
+
+    async def _retry(
+        self, session: Session, profile: AgentProfile, ctx: runctx.RunContext, planning: bool
+    ) -> AsyncIterator[AgentEvent]:
+        """Run the latest failed turn again: its message is stored already (display and context)."""
+        full = await self.sessions.get(session.id)
+        last = full.messages[-1] if full is not None and full.messages else None
+        wanted = last.metadata.get("failed_turn") if last is not None and last.metadata.get("error") else None
+        user = next(
+            (m for m in reversed(full.messages if full else []) if m.role == "user" and m.id == wanted), None
+        )
+        if user is None:
+            yield ErrorEvent(
+                message="there is no failed turn to retry in this session", code="nothing_to_retry"
+            )
+            return
+        async for event in self._turn(session, profile, ctx, user, planning, stored=True):
+            yield event
+
     async def _turn(
         self,
         session: Session,
         profile: AgentProfile,
         ctx: runctx.RunContext,
-        message: str,
-        images: Sequence[str] | None,
-        files: Sequence[dict[str, str]] | None,
+        user: Message,
         planning: bool,
+        *,
+        stored: bool = False,
     ) -> AsyncIterator[AgentEvent]:
-        content = with_files(message, files)
-        user = Message.user(content, images=[strip_data_uri(i) for i in images or ()])
-        if files:  # so a client can show them as attachments rather than as text
-            user.metadata["files"] = [{"name": f.get("name", ""), "path": f.get("path", "")} for f in files]
+        """One turn on `user`'s message (`stored`: already in the session, as for a retry).
+
+        A turn that ends with an error leaves a record of it in the display history (never in the
+        context), so after a reload the user sees what failed, under their message, with Retry.
+        """
+        failure: ErrorEvent | None = None
+        async for event in self._answer(session, profile, ctx, user, planning, stored):
+            if isinstance(event, ErrorEvent):
+                failure = event
+            yield event
+        if failure is not None:
+            record = Message.assistant(
+                failure.message,
+                metadata={
+                    "error": {"code": failure.code, "message": failure.message},
+                    "failed_turn": user.id,
+                },
+            )
+            with contextlib.suppress(SessionNotFound):  # deleted meanwhile: nothing left to mark
+                await self.sessions.append(session.id, display=[record])
+
+    async def _answer(
+        self,
+        session: Session,
+        profile: AgentProfile,
+        ctx: runctx.RunContext,
+        user: Message,
+        planning: bool,
+        stored: bool,
+    ) -> AsyncIterator[AgentEvent]:
+        content = user.content or ""
         # The user's message is written while Navi prepares the call: whatever happens next, it is kept.
-        write = asyncio.create_task(self.sessions.append(session.id, display=[user], context=[user]))
+        write = None
+        if not stored:
+            write = asyncio.create_task(self.sessions.append(session.id, display=[user], context=[user]))
         try:
             if not self._knows_window(profile):
                 yield Status(phase="preparing", detail="asking the model server about the model")
             run = await self._new_run(ctx, profile, list(session.context), persistent=True, stream=True)
         except (CallStopped, LLMError) as exc:
-            await write
+            if write is not None:
+                await write
             yield StreamStopped() if isinstance(exc, CallStopped) else ErrorEvent.of(exc)
             return
-        run.context.append(user)
+        if stored:
+            run.answer_metadata["retry_of"] = user.id
+        else:
+            run.context.append(user)
         run.write = write
         run.tokens = session.context_token_count or (run.fixed + estimate_messages_tokens(run.context))
-        run.pending = estimate_message_tokens(user) if session.context_token_count else 0
+        run.pending = estimate_message_tokens(user) if session.context_token_count and not stored else 0
         finished = False
         try:
             try:
@@ -725,6 +810,7 @@ class Agent:
             if completion.finish_reason == "length":
                 reply.metadata["finish_reason"] = "length"
             if not reply.tool_calls:
+                reply.metadata.update(run.answer_metadata)
                 await self._save(run, display=[reply], context=[reply], tokens=run.size)
                 run.final_text = reply.content or ""
                 yield StreamEnd(

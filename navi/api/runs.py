@@ -203,6 +203,8 @@ class RunManager:
                 files,
                 stop_event=run.stop_event,
                 planning=planning,
+                message_id=message_id,
+                retry=retry,
             )
             async for event in stream:
                 frame = event.frame()

@@ -26,8 +26,6 @@ class RunContext:
     is_subagent: bool = False
     depth: int = 0
     persistent: bool = True
-    # Set by switch_profile; the loop reloads profile and tools after the tool batch.
-    switched_profile: str | None = None
     # Full texts of results shortened in the context, by recall key (see the `recall` tool).
     full_texts: dict[str, str] = field(default_factory=dict)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from navi.agent.context import build_context
 from navi.agent.engine import schema_tokens
-from navi.agent.events import AgentEvent, ErrorEvent, Notice, Status, StreamEnd, StreamStopped
+from navi.agent.events import AgentEvent, ErrorEvent, Notice, Status, StreamEnd, StreamStopped, ToolEvent
 from navi.api.runs import RunManager
 from navi.compose import Runtime, build_runtime
 from navi.config import load_settings
@@ -22,7 +22,7 @@ from navi.llm.tokens import estimate_message_tokens, estimate_tokens
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.testing.agent_script import AgentScript
 from navi.testing.fake_server import FakeModelServer
-from navi.testing.script import Reply
+from navi.testing.script import Reply, ScriptedCall
 from navi.testing.scripted import ScriptedBackend
 from tests.agent_helpers import MODEL, collect, scripted_runtime, types
 
@@ -233,16 +233,22 @@ async def test_tools_are_trimmed_before_a_message_is_refused(tmp_path: Path) -> 
         "ollama", ScriptedBackend(script, context_length=window), default_model=MODEL
     )
     rt.agent.config.num_ctx = window
-    everything = {t.name for t in rt.agent.tool_specs(rt.profiles.get("secretary"))}
-    script.turn("Done.")
+    specs = rt.agent.tool_specs(rt.profiles.get("secretary"))
+    everything = {t.name for t in specs}
+    costliest = max(specs, key=schema_tokens).name  # the first to be left out
+    # The model calls the left-out tool anyway (it saw it earlier, or guesses): it is not run.
+    script.turn(Reply(tool_calls=[ScriptedCall(costliest, {})]), "Done.")
     session = await rt.sessions.create("secretary")
     events = await collect(rt.agent.run_stream(session.id, "Hello"))
     assert isinstance(events[-1], StreamEnd), events[-1]
     offered = set(script.of_kind("turn")[0].tools)
     assert offered and offered < everything  # some tools left out, the message not refused
+    assert costliest not in offered
     assert "compressing" not in phases(events)  # nothing to summarise in a first message
     notice = next(e for e in events if isinstance(e, Notice))
     assert all(name in notice.message for name in everything - offered)
+    refused = next(e for e in events if isinstance(e, ToolEvent))
+    assert not refused.success and f"the tool '{costliest}' is not available right now" in refused.result
     await rt.aclose()
 
 

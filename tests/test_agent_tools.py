@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from navi.agent.context import INTERRUPTED, build_context, repair
-from navi.agent.engine import FAILURE_NOTE, LIMIT_NOTE, AgentRunError, with_files
-from navi.agent.events import ErrorEvent, ToolEvent
+from navi.agent.engine import FAILURE_NOTE, LIMIT_NOTE, STOPPED_CALLING_TOOLS, AgentRunError, with_files
+from navi.agent.events import ErrorEvent, ToolEvent, ToolStarted
 from navi.llm.errors import ModelNotFound, StreamInterrupted
 from navi.llm.messages import Message, ToolCall
 from navi.profiles.base import AgentProfile
@@ -75,7 +75,7 @@ async def test_unknown_tool_bad_json_and_schema_errors_reach_the_model(tmp_path:
     events = await collect(rt.agent.run_stream(sid, "do things"))
     results = [e for e in events if isinstance(e, ToolEvent)]
     assert [r.success for r in results] == [False, False, False, False]
-    assert "there is no tool named 'teleport'" in results[0].result and "echo" in results[0].result
+    assert "the tool 'teleport' does not exist" in results[0].result and "echo" in results[0].result
     assert "not valid JSON" in results[1].result and '{"text": "unterminated' in results[1].result
     assert results[1].args == {"_raw": '{"text": "unterminated'}
     assert "invalid arguments for todo at action" in results[2].result and "'explode'" in results[2].result
@@ -196,6 +196,27 @@ async def test_step_limit_forces_an_answer(tmp_path: Path) -> None:
     await rt.aclose()
 
 
+async def test_tools_called_on_a_step_without_tools_are_not_run(tmp_path: Path) -> None:
+    rt, backend, script, tool, sid = await runtime_with_echo(tmp_path)
+    rt.profiles.register(
+        AgentProfile(id="tiny", name="Tiny", description="", system_prompt="Tiny.", max_iterations=1)
+    )
+    await rt.sessions.set_profile(sid, "tiny")
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("echo", {"text": "first"})]),
+        # The last step offers no tools; the model calls one anyway, with no text.
+        Reply(tool_calls=[ScriptedCall("echo", {"text": "must not run"})]),
+    )
+    events = await collect(rt.agent.run_stream(sid, "loop"))
+    assert [c["text"] for c in tool.calls] == ["first"]
+    assert [e.tool for e in events if isinstance(e, ToolStarted)] == ["echo"]  # only the offered call
+    assert events[-1].type == "stream_end" and events[-1].content == STOPPED_CALLING_TOOLS
+    stored = await rt.sessions.get(sid)
+    assert stored is not None and stored.messages[-1].tool_calls == []
+    assert script.of_kind("turn")[-1].tools == []
+    await rt.aclose()
+
+
 async def test_run_without_streaming_or_planning(tmp_path: Path) -> None:
     rt, backend, script, tool, sid = await runtime_with_echo(tmp_path)
     script.turn(Reply(tool_calls=[ScriptedCall("echo", {"text": "pong"})]), "pong received")
@@ -215,10 +236,12 @@ async def test_model_errors_end_the_turn_with_an_error_event(tmp_path: Path) -> 
     assert "model crashed" in events[-1].message
     stored = await rt.sessions.get(sid)
     assert stored is not None
-    assert (
-        stored.messages[-1].content == "partial answ"
-        and "model crashed" in stored.messages[-1].metadata["interrupted"]
-    )
+    partial, record = stored.messages[-2:]
+    assert partial.content == "partial answ" and "model crashed" in partial.metadata["interrupted"]
+    # The failure itself is kept for the page (with Retry), in the display history only.
+    assert record.metadata["error"]["code"] == "model_interrupted" and "model crashed" in record.content
+    assert record.metadata["failed_turn"] == stored.messages[0].id
+    assert record.id not in {m.id for m in stored.context}
     await rt.aclose()
 
 

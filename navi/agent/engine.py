@@ -34,6 +34,7 @@ from navi.agent.events import (
     ErrorEvent,
     Notice,
     PlanReady,
+    ProfileSwitched,
     Status,
     StreamEnd,
     StreamStopped,
@@ -67,7 +68,7 @@ from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
 from navi.sessions.models import Session
 from navi.sessions.store import SessionNotFound, SessionStore
-from navi.tools.base import ToolResult
+from navi.tools.base import Intent, SwitchProfile, ToolResult
 from navi.tools.registry import ToolRegistry, ToolView
 
 log = structlog.stdlib.get_logger(__name__)
@@ -82,6 +83,10 @@ LIMIT_NOTE = (
 )
 
 
+STOPPED_CALLING_TOOLS = (
+    "I stopped calling tools here (the step limit was reached or several tools failed in a row). "
+    "Ask me to continue if there is more to do."
+)
 EVENT_RESULT_MAX = 20_000
 CONDENSED_NOTICE = (
     "The model could not summarise the earlier conversation, so Navi kept your earlier messages in "
@@ -809,6 +814,10 @@ class Agent:
             }
             if completion.finish_reason == "length":
                 reply.metadata["finish_reason"] = "length"
+            if reply.tool_calls and not specs:  # no tool was offered: calls are not run, text is the answer
+                log.info("tools.unoffered_calls_dropped", calls=[c.name for c in reply.tool_calls])
+                reply.tool_calls = []
+                reply.content = reply.content or STOPPED_CALLING_TOOLS
             if not reply.tool_calls:
                 reply.metadata.update(run.answer_metadata)
                 await self._save(run, display=[reply], context=[reply], tokens=run.size)
@@ -821,14 +830,14 @@ class Agent:
                 )
                 return
             await self._save(run, display=[reply], context=[reply], tokens=run.size)
-            async for event in self._tool_batch(run, reply.tool_calls):
+            intents: list[Intent] = []
+            offered_now = ToolView([tool for s in specs if (tool := run.tools.get(s.name)) is not None])
+            async for event in self._tool_batch(run, reply.tool_calls, offered_now, intents):
                 yield event
-            if run.ctx.switched_profile:
-                await self._bind(run, self.profiles.get(run.ctx.switched_profile))
-                run.ctx.switched_profile = None
-        yield ErrorEvent(
-            message="the run ended without an answer", code="no_answer"
-        )  # unreachable: the last step has no tools
+            switch = next((i for i in reversed(intents) if isinstance(i, SwitchProfile)), None)
+            if switch is not None and switch.profile_id != run.profile.id:  # announced as the tool returned
+                await self._bind(run, self.profiles.get(switch.profile_id))
+        yield ErrorEvent(message="the run ended without an answer", code="no_answer")  # unreachable
 
     async def _model_turn(
         self, run: _Run, builder: CompletionBuilder, specs: list[ToolSpec], note: str | None, need: int
@@ -884,13 +893,19 @@ class Agent:
         await self._save(run, display=[partial], context=[partial], tokens=run.size)
 
     # --- tools -----------------------------------------------------------------------------------
-    async def _tool_batch(self, run: _Run, calls: list[ToolCall]) -> AsyncIterator[AgentEvent]:
+    async def _tool_batch(
+        self, run: _Run, calls: list[ToolCall], offered: ToolView, intents: list[Intent]
+    ) -> AsyncIterator[AgentEvent]:
+        """Run the calls in order. Only the tools `offered` in this model call may run; what the
+        tools ask of the loop (their intents) is collected in `intents`."""
         images: list[Message] = []
         for call in calls:
             outcome: dict[str, Any] = {}
-            async for event in self._tool_call(run, call, outcome):
+            profile = next((i.profile_id for i in reversed(intents) if isinstance(i, SwitchProfile)), None)
+            async for event in self._tool_call(run, call, offered, outcome, profile or run.profile.id):
                 yield event
             result: ToolResult = outcome["result"]
+            intents.extend(result.intents)
             display, context = self._result_messages(run, call, result, outcome["duration_ms"])
             await self._save(run, display=[display], context=[context])
             run.pending += estimate_message_tokens(context)
@@ -933,17 +948,18 @@ class Agent:
         return display, context
 
     async def _tool_call(
-        self, run: _Run, call: ToolCall, outcome: dict[str, Any]
+        self, run: _Run, call: ToolCall, offered: ToolView, outcome: dict[str, Any], profile_id: str
     ) -> AsyncIterator[AgentEvent]:
         args = call.arguments if call.raw_arguments is None else {"_raw": call.raw_arguments}
         yield ToolStarted(tool=call.name, args=args, is_subagent=run.is_subagent, call_id=call.id)
         started = time.perf_counter()
-        tool = run.tools.get(call.name)
+        tool = offered.get(call.name)
         if run.ctx.stopped:
             result = ToolResult.fail("not run: the user stopped the agent", stopped=True)
         elif tool is None:
-            available = ", ".join(run.tools.names) or "none"
-            result = ToolResult.fail(f"there is no tool named '{call.name}'. Available tools: {available}")
+            available = ", ".join(offered.names) or "none"
+            known = "is not available right now" if call.name in run.tools else "does not exist"
+            result = ToolResult.fail(f"the tool '{call.name}' {known}. Available tools: {available}")
         elif call.arguments_error:
             result = ToolResult.fail(
                 f"{call.arguments_error}. The call was not run. Call {call.name} again with the arguments "
@@ -970,6 +986,10 @@ class Agent:
         if len(shown) > EVENT_RESULT_MAX:
             extra = len(shown) - EVENT_RESULT_MAX
             shown = f"{shown[:EVENT_RESULT_MAX]}\n… ({extra} more characters in the history)"
+        for intent in result.intents:  # the loop acts on them after the batch; clients hear now
+            if isinstance(intent, SwitchProfile) and intent.profile_id != profile_id:
+                profile_id = intent.profile_id
+                yield ProfileSwitched(profile_id=intent.profile_id, profile_name=intent.profile_name)
         yield ToolEvent(
             tool=call.name,
             args=args,

@@ -15,16 +15,30 @@ from typing import Any, ClassVar
 from navi.llm.messages import ToolSpec
 
 
+@dataclass(frozen=True)
+class SwitchProfile:
+    """An intent: carry on in another profile (its prompt, model and tools) after this batch."""
+
+    profile_id: str
+    profile_name: str
+
+
+# What a tool may ask the agent loop to do beyond returning text. A tool never emits protocol
+# events itself: the loop turns intents into actions and events.
+Intent = SwitchProfile
+
+
 @dataclass
 class ToolResult:
     success: bool
     output: str = ""
     error: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    intents: list[Intent] = field(default_factory=list)
 
     @classmethod
-    def ok(cls, output: str, **metadata: Any) -> ToolResult:
-        return cls(success=True, output=output, metadata=metadata)
+    def ok(cls, output: str, *, intents: list[Intent] | None = None, **metadata: Any) -> ToolResult:
+        return cls(success=True, output=output, metadata=metadata, intents=list(intents or ()))
 
     @classmethod
     def fail(cls, error: str, output: str = "", **metadata: Any) -> ToolResult:

@@ -6,10 +6,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from navi import runctx
-from navi.agent.events import ProfileSwitched
 from navi.profiles.registry import ProfileRegistry
 from navi.sessions.store import SessionStore
-from navi.tools.base import Tool, ToolResult
+from navi.tools.base import SwitchProfile, Tool, ToolResult
 
 MAX_DEPTH = 2
 Spawner = Callable[[str, str], Awaitable[str]]
@@ -77,10 +76,10 @@ class SwitchProfileTool(Tool):
     async def execute(self, params: dict[str, Any]) -> ToolResult:
         ctx = runctx.require()
         profile = self.profiles.get(params["profile_id"])
-        if profile.id == ctx.profile_id and ctx.switched_profile is None:
-            return ToolResult.ok(f"Already in the {profile.name} profile.")
         if ctx.persistent and not await self.sessions.set_profile(ctx.session_id, profile.id):
             return ToolResult.fail("this session no longer exists")
-        ctx.switched_profile = profile.id
-        ctx.emit(ProfileSwitched(profile_id=profile.id, profile_name=profile.name))
-        return ToolResult.ok(f"Switched to the {profile.name} profile ({profile.id}).")
+        # The intent, even when already there: an earlier call in this batch may have switched away.
+        intent = SwitchProfile(profile_id=profile.id, profile_name=profile.name)
+        if profile.id == ctx.profile_id:
+            return ToolResult.ok(f"Already in the {profile.name} profile.", intents=[intent])
+        return ToolResult.ok(f"Switched to the {profile.name} profile ({profile.id}).", intents=[intent])

@@ -195,3 +195,21 @@ async def test_a_failed_turn_is_kept_and_retry_stores_the_message_once(
         second = script.of_kind("turn")[1]
         assert second.last_user_text == "Capital of Germany?"
         assert sum(1 for m in second.messages if m.role == "user") == 1
+
+
+async def test_the_page_and_the_engine_agree_on_the_window(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn("Small window, small answer.")
+    # A model whose server reports 8,192 tokens, below Navi's configured 65,536.
+    with live_navi(tmp_path, fake_server, ollama_default_model="plain:1b", planning_enabled=False) as navi:
+        sid = navi.new_session()
+        with navi.client() as http:
+            before = http.get(f"/sessions/{sid}").json()["max_context_tokens"]
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "hello"}))
+            end = (await frames_until(ws, "stream_end"))[-1]
+        with navi.client() as http:
+            after = http.get(f"/sessions/{sid}").json()["max_context_tokens"]
+    assert before == end["max_context_tokens"] == after == 8192

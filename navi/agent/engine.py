@@ -46,6 +46,7 @@ from navi.agent.events import (
     TurnThinking,
 )
 from navi.agent.planning import run_planning
+from navi.agent.windows import ContextWindows
 from navi.agent.workers import (
     CompressionFailed,
     ContextCompressor,
@@ -65,7 +66,7 @@ from navi.llm.messages import Message, ToolCall, ToolSpec, strip_data_uri
 from navi.llm.registry import BackendRegistry
 from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens, estimate_tokens
 from navi.profiles.base import AgentProfile
-from navi.profiles.registry import ProfileRegistry, UnknownProfile
+from navi.profiles.registry import ProfileRegistry
 from navi.sessions.models import Session
 from navi.sessions.store import SessionNotFound, SessionStore
 from navi.tools.base import Intent, SwitchProfile, ToolResult
@@ -160,6 +161,7 @@ class Agent:
         memory_summary: Callable[[str], Awaitable[str | None]] | None = None,
         user_tools: Callable[[], list[str]] | None = None,
         on_session_end: Sequence[Callable[[str], Awaitable[None] | None]] = (),
+        windows: ContextWindows | None = None,
     ) -> None:
         self.config = config
         self.backends = backends
@@ -171,8 +173,7 @@ class Agent:
         self.memory_summary = memory_summary
         self.user_tools = user_tools or (lambda: [])
         self.on_session_end = list(on_session_end)
-        self._windows: dict[tuple[str, str], int] = {}
-        self._text_tools: set[tuple[str, str]] = set()  # models offered tools as text (no native tools)
+        self.windows = windows or ContextWindows(backends, profiles, config.num_ctx)
         # Measured ÷ estimated tokens of the fixed prompt (system + tool schemas), per model:
         # learnt from the server's own prompt counts, so budgeting stops guessing after one call.
         self._calibration: dict[tuple[str, str], float] = {}
@@ -196,6 +197,17 @@ class Agent:
         while self._background:
             await asyncio.gather(*list(self._background), return_exceptions=True)
 
+    # --- what the model sees ---------------------------------------------------------------------
+    def model_view(
+        self, profile: AgentProfile, context: Sequence[Message], memory: str | None = None
+    ) -> list[Message]:
+        """The messages a model call in `profile` would send for `context`: the one place the
+        system prompt is built (the engine, `GET /sessions/{id}/context` and archives use it)."""
+        return build_context(self.config.persona, profile, context, memory)
+
+    def system_prompt(self, profile: AgentProfile, memory: str | None = None) -> str:
+        return self.model_view(profile, [], memory)[0].content or ""
+
     # --- set-up helpers --------------------------------------------------------------------------
     def _tool_view(self, profile: AgentProfile) -> ToolView:
         return self.tools.view([*profile.enabled_tools, *self.user_tools()])
@@ -204,19 +216,6 @@ class Agent:
         """The tools a profile's model is offered (its list plus user tools enabled for all)."""
         return self._tool_view(profile).specs()
 
-    async def _window(self, llm: LLMBackend, model: str) -> int:
-        key = (llm.name, model)
-        if key not in self._windows:
-            try:
-                info = await llm.model_info(model)
-            except LLMError:
-                return self.config.num_ctx  # not cached: the server may come back with a real answer
-            length = info.context_length
-            self._windows[key] = min(self.config.num_ctx, length) if length else self.config.num_ctx
-            if not info.native_tools:
-                self._text_tools.add(key)
-        return self._windows[key]
-
     def _guard(self, backend: LLMBackend, stop: asyncio.Event | None) -> LLMBackend:
         return GuardedBackend(backend, self.config.limits, stop)
 
@@ -224,7 +223,7 @@ class Agent:
         run.profile = profile
         run.llm = self._guard(self.backends.get(self.profiles.backend_of(profile)), run.ctx.stop_event)
         run.model = self.profiles.model_of(profile)
-        run.window = await self._window(run.llm, run.model)
+        run.window = await self.windows.window(run.llm, run.model)
         run.tools = self._tool_view(profile)
         run.ctx.profile_id = profile.id
         run.tool_costs = {}  # another backend or model may price tools differently
@@ -263,7 +262,7 @@ class Agent:
         """
         cost = run.tool_costs.get(spec.name)
         if cost is None:
-            if (run.llm.name, run.model) in self._text_tools:
+            if self.windows.text_tools(run.llm, run.model):
                 cost = estimate_tokens(text_tools.tool_instructions([spec])) - TEXT_TOOLS_BASE
             else:
                 cost = schema_tokens(spec)
@@ -273,7 +272,7 @@ class Agent:
     def _raw_fixed(self, run: _Run, system: str, specs: Sequence[ToolSpec]) -> int:
         """Estimated tokens of a system prompt plus tools, before calibration."""
         tools = sum(self._tool_cost(run, s) for s in specs)
-        if specs and (run.llm.name, run.model) in self._text_tools:
+        if specs and self.windows.text_tools(run.llm, run.model):
             tools += TEXT_TOOLS_BASE
         return estimate_message_tokens(Message.system(system)) + tools
 
@@ -489,10 +488,7 @@ class Agent:
         session = await self.sessions.get(session_id, display=False)
         if session is None:
             raise SessionNotFound(session_id)
-        try:
-            profile = self.profiles.get(session.profile_id)
-        except UnknownProfile:
-            profile = self.profiles.get(self.profiles.default_id)
+        profile = self.profiles.of_session(session.profile_id)
         ctx = runctx.RunContext(
             session_id=session_id,
             profile_id=profile.id,
@@ -511,12 +507,6 @@ class Agent:
                     yield event
             finally:
                 self.active.discard(session_id)
-
-    def _knows_window(self, profile: AgentProfile) -> bool:
-        name = self.profiles.backend_of(profile)
-        if name not in self.backends:
-            return True
-        return (self.backends.get(name).name, self.profiles.model_of(profile)) in self._windows
 
     @staticmethod
     def _user_message(
@@ -596,7 +586,7 @@ class Agent:
         if not stored:
             write = asyncio.create_task(self.sessions.append(session.id, display=[user], context=[user]))
         try:
-            if not self._knows_window(profile):
+            if not self.windows.known(profile):
                 yield Status(phase="preparing", detail="asking the model server about the model")
             run = await self._new_run(ctx, profile, list(session.context), persistent=True, stream=True)
         except (CallStopped, LLMError) as exc:

@@ -22,7 +22,6 @@ from navi.memory.base import MemoryStore
 from navi.memory.extractor import MemoryExtractor
 from navi.memory.in_memory import InMemoryMemoryStore
 from navi.memory.sql_store import SqlMemoryStore
-from navi.profiles.persona import system_prompt
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
 from navi.sessions.archive import export_session
 from navi.sessions.memory_store import InMemorySessionStore
@@ -85,7 +84,7 @@ class Runtime:
                 "num_ctx": s.ollama_num_ctx,
                 "think": s.ollama_think,
             },
-            system_prompt=system_prompt(s.navi_persona, profile),
+            system_prompt=self.agent.system_prompt(profile),
             tools=[spec.model_dump() for spec in self.agent.tool_specs(profile)],
             settings={
                 "context_compression_enabled": s.context_compression_enabled,

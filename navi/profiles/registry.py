@@ -36,6 +36,10 @@ class ProfileRegistry:
         except KeyError:
             raise UnknownProfile(profile_id, self.ids()) from None
 
+    def of_session(self, profile_id: str) -> AgentProfile:
+        """A session's profile; the default one if the session's profile no longer exists."""
+        return self._profiles.get(profile_id) or self.get(self.default_id)
+
     def __contains__(self, profile_id: object) -> bool:
         return profile_id in self._profiles
 

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, Field
 
-from navi.agent.context import build_context
 from navi.api.deps import RunsDep, RuntimeDep, SessionDep
 from navi.api.errors import BadRequest
 from navi.llm.messages import Message
@@ -20,6 +19,7 @@ from navi.sessions.store import SessionNotFound
 from navi.sessions.windows import window
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
+WINDOW_LOOKUP_SECONDS = 3.0  # a first lookup of a model's window; the configured size meanwhile
 
 
 class CreateSession(BaseModel):
@@ -108,18 +108,18 @@ async def get_session(session: SessionDep, runtime: RuntimeDep, runs: RunsDep) -
         message_count=len(session.messages),
         active=runs.get(session.id) is not None,
         messages=session.messages,
-        max_context_tokens=runtime.settings.ollama_num_ctx,
+        # The window the session's next turn gets: the same service the engine asks (stream_end).
+        max_context_tokens=await runtime.agent.windows.for_profile(
+            runtime.profiles.of_session(session.profile_id), wait=WINDOW_LOOKUP_SECONDS
+        ),
     )
 
 
 @router.get("/{session_id}/context", response_model=ContextView, summary="What the model sees")
 async def get_context(session: SessionDep, runtime: RuntimeDep) -> ContextView:
-    try:
-        profile = runtime.profiles.get(session.profile_id)
-    except UnknownProfile:
-        profile = runtime.profiles.get(runtime.profiles.default_id)
+    profile = runtime.profiles.of_session(session.profile_id)
     memory = await runtime.memory.get_summary(owner=session.owner)
-    built = build_context(runtime.settings.navi_persona, profile, session.context, memory)
+    built = runtime.agent.model_view(profile, session.context, memory)
     return ContextView(
         system_prompt=built[0].content or "",
         memory=memory,

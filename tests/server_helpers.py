@@ -73,11 +73,17 @@ def live_navi(tmp_path: Path, fake: FakeModelServer, **overrides: Any) -> Iterat
         navi.server.stop()
 
 
-async def frames_until(ws: ClientConnection, *types: str, limit: int = 2000) -> list[dict[str, Any]]:
-    """Receive frames until one of `types` arrives (inclusive)."""
+async def frames_until(
+    ws: ClientConnection, *types: str, limit: int = 2000, updates: bool = False
+) -> list[dict[str, Any]]:
+    """Receive frames until one of `types` arrives (inclusive). `session_updated` frames (which
+    belong to no run and arrive whenever naming finishes) are left out unless asked for
+    (`updates=True`, or waiting for one)."""
     got: list[dict[str, Any]] = []
     for _ in range(limit):
         frame = json.loads(await ws.recv())
+        if frame["type"] == "session_updated" and not updates and "session_updated" not in types:
+            continue
         got.append(frame)
         if frame["type"] in types:
             return got

@@ -57,7 +57,7 @@ async def test_planning_tools_subagent_and_profile_switch_sequences(
         sid = navi.new_session()
         async with navi.socket(sid) as ws:
             await ws.send(json.dumps({"type": "message", "content": "Do it all"}))
-            frames = await frames_until(ws, "stream_end")
+            frames = await frames_until(ws, "stream_end", updates=True)
     assert kinds(frames) == [
         "stream_start",
         "plan_ready",

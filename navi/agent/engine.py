@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import math
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,25 +24,26 @@ from typing import Any
 import structlog
 
 from navi import runctx
+from navi.agent.budget import Budget
 from navi.agent.compression import partition
-from navi.agent.context import build_context, system_text
+from navi.agent.context import build_context
 from navi.agent.events import (
     AgentEvent,
     ErrorEvent,
     Notice,
     PlanReady,
-    ProfileSwitched,
     Status,
     StreamEnd,
     StreamStopped,
-    TextDelta,
-    ThinkingDelta,
-    ThinkingEnd,
     ToolEvent,
     ToolStarted,
     TurnThinking,
 )
+from navi.agent.persistence import RunWriter
 from navi.agent.planning import run_planning
+from navi.agent.pump import pump
+from navi.agent.run import RunState
+from navi.agent.tool_batch import ToolRunner
 from navi.agent.windows import ContextWindows
 from navi.agent.workers import (
     CompressionFailed,
@@ -55,21 +53,18 @@ from navi.agent.workers import (
     condense_budget,
     summary_failed,
 )
-from navi.llm import text_tools
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.calls import CallLimits, CallStopped, GuardedBackend
 from navi.llm.chunks import CompletionBuilder
-from navi.llm.chunks import TextDelta as TextChunk
-from navi.llm.chunks import ThinkingDelta as ThinkingChunk
 from navi.llm.errors import ContextOverflow, LLMError
-from navi.llm.messages import Message, ToolCall, ToolSpec, strip_data_uri
+from navi.llm.messages import Message, ToolSpec, strip_data_uri
 from navi.llm.registry import BackendRegistry
 from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens, estimate_tokens
 from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry
 from navi.sessions.models import Session
 from navi.sessions.store import SessionNotFound, SessionStore
-from navi.tools.base import Intent, SwitchProfile, ToolResult
+from navi.tools.base import Intent, SwitchProfile
 from navi.tools.registry import ToolRegistry, ToolView
 
 log = structlog.stdlib.get_logger(__name__)
@@ -114,39 +109,6 @@ class AgentConfig:
     max_tokens_naming: int = 24
 
 
-@dataclass
-class _Run:
-    ctx: runctx.RunContext
-    profile: AgentProfile
-    llm: LLMBackend
-    model: str
-    window: int
-    tools: ToolView
-    context: list[Message]
-    persistent: bool
-    stream: bool
-    memory: str | None = None
-    tokens: int = 0  # the backend's count for the context as of the last model call
-    pending: int = 0  # estimated tokens of messages added since that count
-    fixed: int = 0  # of `tokens`, what the system prompt and tool schemas took
-    final_text: str = ""
-    failures: int = 0
-    compression_failed: bool = False  # don't retry a failing summary on every step of this run
-    write: asyncio.Task[None] | None = None  # a save still in flight; every later write waits for it
-    trimmed: tuple[str, ...] = ()  # tools left out because the window cannot hold their schemas
-    sent: list[Message] = field(default_factory=list)  # the messages of the latest model call
-    tool_costs: dict[str, int] = field(default_factory=dict)  # estimated tokens per tool (see _tool_cost)
-    answer_metadata: dict[str, Any] = field(default_factory=dict)  # added to the final answer (retry_of)
-
-    @property
-    def is_subagent(self) -> bool:
-        return self.ctx.is_subagent
-
-    @property
-    def size(self) -> int:
-        return self.tokens + self.pending
-
-
 class Agent:
     def __init__(
         self,
@@ -174,9 +136,9 @@ class Agent:
         self.user_tools = user_tools or (lambda: [])
         self.on_session_end = list(on_session_end)
         self.windows = windows or ContextWindows(backends, profiles, config.num_ctx)
-        # Measured ÷ estimated tokens of the fixed prompt (system + tool schemas), per model:
-        # learnt from the server's own prompt counts, so budgeting stops guessing after one call.
-        self._calibration: dict[tuple[str, str], float] = {}
+        self.budget = Budget(config, self.windows)
+        self.writer = RunWriter(sessions)
+        self.tool_runner = ToolRunner(tools, self.writer, config)
         self._background: set[asyncio.Task[Any]] = set()
         self.active: set[str] = set()  # sessions with a turn in progress (memory extraction skips them)
 
@@ -219,7 +181,7 @@ class Agent:
     def _guard(self, backend: LLMBackend, stop: asyncio.Event | None) -> LLMBackend:
         return GuardedBackend(backend, self.config.limits, stop)
 
-    async def _bind(self, run: _Run, profile: AgentProfile) -> None:
+    async def _bind(self, run: RunState, profile: AgentProfile) -> None:
         run.profile = profile
         run.llm = self._guard(self.backends.get(self.profiles.backend_of(profile)), run.ctx.stop_event)
         run.model = self.profiles.model_of(profile)
@@ -227,7 +189,7 @@ class Agent:
         run.tools = self._tool_view(profile)
         run.ctx.profile_id = profile.id
         run.tool_costs = {}  # another backend or model may price tools differently
-        run.fixed = self._overhead(run)
+        run.fixed = self.budget.overhead(run)
 
     async def _new_run(
         self,
@@ -237,9 +199,9 @@ class Agent:
         *,
         persistent: bool,
         stream: bool,
-    ) -> _Run:
+    ) -> RunState:
         memory = await self.memory_summary(ctx.owner) if self.memory_summary else None
-        run = _Run(
+        run = RunState(
             ctx=ctx,
             profile=profile,
             llm=self._guard(self.backends.get(self.profiles.backend_of(profile)), ctx.stop_event),
@@ -254,93 +216,7 @@ class Agent:
         await self._bind(run, profile)
         return run
 
-    # --- token accounting --------------------------------------------------------------------------
-    def _tool_cost(self, run: _Run, spec: ToolSpec) -> int:
-        """Estimated tokens one tool adds: its schema, or its line in the text-tool listing.
-
-        Worked out once per tool and run (every model call budgets every tool several times).
-        """
-        cost = run.tool_costs.get(spec.name)
-        if cost is None:
-            if self.windows.text_tools(run.llm, run.model):
-                cost = estimate_tokens(text_tools.tool_instructions([spec])) - TEXT_TOOLS_BASE
-            else:
-                cost = schema_tokens(spec)
-            run.tool_costs[spec.name] = cost
-        return cost
-
-    def _raw_fixed(self, run: _Run, system: str, specs: Sequence[ToolSpec]) -> int:
-        """Estimated tokens of a system prompt plus tools, before calibration."""
-        tools = sum(self._tool_cost(run, s) for s in specs)
-        if specs and self.windows.text_tools(run.llm, run.model):
-            tools += TEXT_TOOLS_BASE
-        return estimate_message_tokens(Message.system(system)) + tools
-
-    def _ratio(self, run: _Run) -> float:
-        return self._calibration.get((run.llm.name, run.model), 1.0)
-
-    def _overhead(self, run: _Run, specs: Sequence[ToolSpec] | None = None) -> int:
-        """Tokens every call adds to the stored context: system prompt, memory, tool schemas."""
-        system = system_text(self.config.persona, run.profile, run.memory)
-        specs = run.tools.specs() if specs is None else specs
-        return math.ceil(self._raw_fixed(run, system, specs) * self._ratio(run))
-
-    def _calibrate(self, run: _Run, sent: Sequence[Message], specs: Sequence[ToolSpec], prompt: int) -> None:
-        """Learn the real cost of the fixed prompt from the server's count of a prompt it read.
-
-        Only while the conversation is small next to the fixed part, so estimation errors in the
-        conversation cannot swamp the measurement.
-        """
-        fixed = self._raw_fixed(run, sent[0].content or "", specs)
-        conversation = estimate_messages_tokens(sent[1:])
-        if fixed <= 0 or conversation > fixed or prompt <= conversation:
-            return
-        ratio = min(3.0, max(0.2, (prompt - conversation) / fixed))
-        self._calibration[(run.llm.name, run.model)] = ratio
-
-    def _reserve(self, run: _Run) -> int:
-        """Room kept free in the window for the reply."""
-        return min(self.config.max_tokens_answer, max(64, run.window // 8))
-
-    def _fit_tools(self, run: _Run, specs: list[ToolSpec]) -> tuple[list[ToolSpec], int]:
-        """The tools whose schemas fit the window with the conversation, and the prompt size then.
-
-        When the window cannot hold every schema, the costliest are left out first: a smaller set
-        of tools beats refusing the message.
-        """
-        conversation = max(0, run.size - run.fixed)
-        kept = list(specs)
-        need = conversation + self._overhead(run, kept)
-        budget = run.window - self._reserve(run)
-        ratio = self._ratio(run)
-        while kept and need > budget:
-            drop = max(kept, key=lambda spec: self._tool_cost(run, spec))
-            kept.remove(drop)
-            need -= math.ceil(self._tool_cost(run, drop) * ratio)
-        return kept, need
-
-    def _too_small(self, run: _Run, need: int) -> str:
-        """Why the prompt cannot fit, naming the real cause and the smallest window that works."""
-        fixed_bare = self._overhead(run, [])
-        fixed_all = self._overhead(run)
-        latest = next((m for m in reversed(run.context) if m.role == "user"), None)
-        latest_tokens = estimate_message_tokens(latest) if latest is not None else 0
-        reserve = self._reserve(run)
-        if fixed_bare + latest_tokens + reserve > run.window:
-            minimum = fixed_all + latest_tokens + reserve
-            return (
-                f"the model's context window ({run.window} tokens) is too small for Navi: its "
-                f"instructions alone take about {fixed_bare} tokens, your message {latest_tokens}, and "
-                f"{reserve} are kept for the reply. Give the model a window of at least {minimum} tokens "
-                f"(OLLAMA_NUM_CTX, and the server's own context size)"
-            )
-        return (
-            f"the conversation ({need} tokens with Navi's instructions) no longer fits the model's "
-            f"context window ({run.window} tokens), even after compression and without tools; "
-            "start a new session or give the model a larger window (OLLAMA_NUM_CTX)"
-        )
-
-    def _options(self, run: _Run, max_tokens: int | None = None) -> CallOptions:
+    def _options(self, run: RunState, max_tokens: int | None = None) -> CallOptions:
         return CallOptions(
             model=run.model,
             temperature=run.profile.temperature,
@@ -348,34 +224,6 @@ class Agent:
             num_ctx=self.config.num_ctx,
             max_tokens=max_tokens or self.config.max_tokens_answer,
         )
-
-    # --- persistence -----------------------------------------------------------------------------
-    async def _save(
-        self,
-        run: _Run,
-        *,
-        display: Sequence[Message] = (),
-        context: Sequence[Message] = (),
-        tokens: int | None = None,
-        behind: bool = False,
-    ) -> None:
-        """Save messages to the run's context and (for stored sessions) the database, in order.
-
-        `behind=True` lets the write finish while the caller goes on (the user's message is saved
-        while the model request is being made); the next save, or the end of the run, waits for it.
-        """
-        run.context.extend(context)
-        await self._flush(run)
-        if run.persistent and behind:
-            run.write = asyncio.create_task(
-                self.sessions.append(
-                    run.ctx.session_id, display=display, context=context, context_token_count=tokens
-                )
-            )
-        elif run.persistent:
-            await self.sessions.append(
-                run.ctx.session_id, display=display, context=context, context_token_count=tokens
-            )
 
     # --- public entry points ---------------------------------------------------------------------
     async def run_stream(
@@ -616,12 +464,12 @@ class Agent:
                 finished = finished or isinstance(event, StreamEnd)
                 yield event
         finally:
-            await self._flush(run)  # the user's message is saved even if the turn ends early
+            await self.writer.flush(run)  # the user's message is saved even if the turn ends early
         if finished:
             async for event in self._after_turn(run, session.name is None, content):
                 yield event
 
-    async def _plan(self, run: _Run) -> AsyncIterator[AgentEvent]:
+    async def _plan(self, run: RunState) -> AsyncIterator[AgentEvent]:
         yield Status(phase="planning", detail="deciding whether the request needs a plan")
         outcome = await run_planning(
             run.llm,
@@ -631,17 +479,17 @@ class Agent:
             max_tokens=self.config.max_tokens_planning,
             num_ctx=self.config.num_ctx,
         )
-        await self._flush(run)
+        await self.writer.flush(run)
         await self.sessions.add_planning_log(run.ctx.session_id, outcome.log_entry(run.model))
         if outcome.plan:
             plan = Message.assistant(outcome.plan, is_plan=True)
-            await self._save(run, display=[plan], context=[plan])
+            await self.writer.save(run, display=[plan], context=[plan])
             run.pending += estimate_tokens(outcome.plan)  # it goes into the system message
             yield PlanReady(plan=outcome.plan)
         elif outcome.error:
             log.warning("planning.failed", error=outcome.error)
 
-    async def _after_turn(self, run: _Run, needs_name: bool, user_text: str) -> AsyncIterator[AgentEvent]:
+    async def _after_turn(self, run: RunState, needs_name: bool, user_text: str) -> AsyncIterator[AgentEvent]:
         """Post-turn work (compression, naming). `stream_end` is already out; a new message from
         the user stops the run, which abandons this work at once (see RunManager.start)."""
         wctx = WorkerContext(
@@ -652,7 +500,7 @@ class Agent:
             window=run.window,
             context=run.context,
             context_tokens=run.size,
-            overhead_tokens=self._overhead(run),
+            overhead_tokens=self.budget.overhead(run),
             persistent=run.persistent,
             needs_name=needs_name,
             user_text=user_text,
@@ -678,7 +526,9 @@ class Agent:
             for event in result.events:
                 yield event
 
-    async def _compress_if_needed(self, run: _Run, *, overflowing: bool = False) -> AsyncIterator[AgentEvent]:
+    async def _compress_if_needed(
+        self, run: RunState, *, overflowing: bool = False
+    ) -> AsyncIterator[AgentEvent]:
         """Compress when the context passed the threshold. Raises `CallStopped` on stop.
 
         The model summarises; for a session whose model wrote no usable summary, or when the prompt
@@ -694,7 +544,7 @@ class Agent:
         condense = overflowing or run.ctx.session_id in self.compressor.unsummarisable
         detail = "condensing" if condense else "summarising"
         yield Status(phase="compressing", detail=f"{detail} the earlier conversation")
-        await self._flush(run)  # compression rewrites stored rows: earlier writes must be in
+        await self.writer.flush(run)  # compression rewrites stored rows: earlier writes must be in
         # Keep the configured number of turns; if that is still too much, one turn; in the end only
         # the latest instruction and its newest tool results.
         for keep in dict.fromkeys([self.compressor.settings.keep_recent, 1, 0]):
@@ -702,7 +552,7 @@ class Agent:
                 done = await self.compressor.condense(
                     run.ctx.session_id,
                     run.context,
-                    overhead_tokens=self._overhead(run),
+                    overhead_tokens=self.budget.overhead(run),
                     persistent=run.persistent,
                     keep_recent=keep,
                     budget_tokens=condense_budget(run.window),
@@ -714,7 +564,7 @@ class Agent:
                         run.context,
                         run.llm,
                         run.model,
-                        overhead_tokens=self._overhead(run),
+                        overhead_tokens=self.budget.overhead(run),
                         persistent=run.persistent,
                         keep_recent=keep,
                     )
@@ -724,18 +574,18 @@ class Agent:
                     return
             if done is not None:
                 run.context, run.tokens, run.pending = done.context, done.tokens, 0
-                run.fixed = self._overhead(run)
+                run.fixed = self.budget.overhead(run)
                 yield done.event
                 if condense:
                     yield Notice(message=CONDENSED_NOTICE)
             if not self.compressor.needed(run.size, run.window) and (
                 not overflowing
-                or self._fit_tools(run, run.tools.specs())[1] + self._reserve(run) <= run.window
+                or self.budget.fit_tools(run, run.tools.specs())[1] + self.budget.reserve(run) <= run.window
             ):
                 return
 
     # --- the loop --------------------------------------------------------------------------------
-    async def _loop(self, run: _Run) -> AsyncIterator[AgentEvent]:
+    async def _loop(self, run: RunState) -> AsyncIterator[AgentEvent]:
         limit = max(1, run.profile.max_iterations)
         for step in range(limit + 1):
             last_step = step == limit
@@ -755,17 +605,17 @@ class Agent:
             elif run.failures >= self.config.max_consecutive_tool_failures:
                 note, tools = FAILURE_NOTE, ToolView([])
             offered = tools.specs()
-            specs, need = self._fit_tools(run, offered)
-            if need + self._reserve(run) > run.window:
+            specs, need = self.budget.fit_tools(run, offered)
+            if need + self.budget.reserve(run) > run.window:
                 try:  # the model could not summarise: Navi condenses rather than refuse
                     async for event in self._compress_if_needed(run, overflowing=True):
                         yield event
                 except CallStopped:
                     yield StreamStopped()
                     return
-                specs, need = self._fit_tools(run, offered)
-            if need + self._reserve(run) > run.window:
-                yield ErrorEvent(message=self._too_small(run, need), code="context_overflow")
+                specs, need = self.budget.fit_tools(run, offered)
+            if need + self.budget.reserve(run) > run.window:
+                yield ErrorEvent(message=self.budget.too_small(run, need), code="context_overflow")
                 return
             left_out = tuple(s.name for s in offered if s not in specs)
             if left_out and left_out != run.trimmed:
@@ -780,22 +630,22 @@ class Agent:
                 async for event in self._model_turn(run, builder, specs, note, need):
                     yield event
             except CallStopped:
-                await self._save_partial(run, builder, stopped=True)
+                await self.writer.save_partial(run, builder, stopped=True)
                 yield StreamStopped()
                 return
             except LLMError as exc:
                 if isinstance(exc, ContextOverflow):  # the server knows better: compress next time
                     run.tokens, run.pending = max(run.size, run.window), 0
-                await self._save_partial(run, builder, error=str(exc))
+                await self.writer.save_partial(run, builder, error=str(exc))
                 yield ErrorEvent.of(exc)
                 return
             completion = builder.build()
             final = builder.final
             assert final is not None
             if not final.usage.estimated and run.sent:
-                self._calibrate(run, run.sent, specs, final.usage.prompt_tokens)
+                self.budget.calibrate(run, run.sent, specs, final.usage.prompt_tokens)
             run.tokens, run.pending = final.usage.total_tokens, 0
-            run.fixed = math.ceil(self._raw_fixed(run, run.sent[0].content or "", specs) * self._ratio(run))
+            run.fixed = self.budget.fixed(run, run.sent[0].content or "", specs)
             reply = completion.message
             reply.metadata["usage"] = {
                 "prompt_tokens": final.usage.prompt_tokens,
@@ -810,7 +660,7 @@ class Agent:
                 reply.content = reply.content or STOPPED_CALLING_TOOLS
             if not reply.tool_calls:
                 reply.metadata.update(run.answer_metadata)
-                await self._save(run, display=[reply], context=[reply], tokens=run.size)
+                await self.writer.save(run, display=[reply], context=[reply], tokens=run.size)
                 run.final_text = reply.content or ""
                 yield StreamEnd(
                     content=run.final_text,
@@ -819,10 +669,10 @@ class Agent:
                     finish_reason="length" if completion.finish_reason == "length" else "stop",
                 )
                 return
-            await self._save(run, display=[reply], context=[reply], tokens=run.size)
+            await self.writer.save(run, display=[reply], context=[reply], tokens=run.size)
             intents: list[Intent] = []
             offered_now = ToolView([tool for s in specs if (tool := run.tools.get(s.name)) is not None])
-            async for event in self._tool_batch(run, reply.tool_calls, offered_now, intents):
+            async for event in self.tool_runner.batch(run, reply.tool_calls, offered_now, intents):
                 yield event
             switch = next((i for i in reversed(intents) if isinstance(i, SwitchProfile)), None)
             if switch is not None and switch.profile_id != run.profile.id:  # announced as the tool returned
@@ -830,211 +680,16 @@ class Agent:
         yield ErrorEvent(message="the run ended without an answer", code="no_answer")  # unreachable
 
     async def _model_turn(
-        self, run: _Run, builder: CompletionBuilder, specs: list[ToolSpec], note: str | None, need: int
+        self, run: RunState, builder: CompletionBuilder, specs: list[ToolSpec], note: str | None, need: int
     ) -> AsyncIterator[AgentEvent]:
         messages = build_context(self.config.persona, run.profile, run.context, run.memory, note=note)
         run.sent = messages
         # Never ask for more than the window has left: a reply cannot push the context past it.
-        room = max(self._reserve(run), run.window - need)
+        room = max(self.budget.reserve(run), run.window - need)
         options = self._options(run, min(self.config.max_tokens_answer, room))
         yield Status(phase="waiting", detail=f"the model is reading about {need} tokens")
-        stream = run.llm.stream_complete(messages, options, specs or None)
-        thinking_open = False
-        async with contextlib.aclosing(stream):  # type: ignore[type-var]
-            async for chunk in stream:
-                builder.add(chunk)
-                if isinstance(chunk, ThinkingChunk):
-                    if run.stream:
-                        thinking_open = True
-                        yield ThinkingDelta(delta=chunk.text)
-                    continue
-                if thinking_open:
-                    thinking_open = False
-                    yield ThinkingEnd()
-                if isinstance(chunk, TextChunk) and run.stream:
-                    yield TextDelta(delta=chunk.text)
-        if not run.stream and builder.thinking:
-            yield TurnThinking(thinking="".join(builder.thinking), is_subagent=run.is_subagent)
-
-    @staticmethod
-    async def _flush(run: _Run) -> None:
-        if run.write is not None:
-            write, run.write = run.write, None
-            await write
-
-    async def _save_partial(
-        self, run: _Run, builder: CompletionBuilder, *, stopped: bool = False, error: str | None = None
-    ) -> None:
-        """Keep what a stopped or failed call produced, and the token count it reached.
-
-        The count matters: a long broken answer that is not counted leaves compression asleep and
-        the next prompt overflowing.
-        """
-        text, thinking = "".join(builder.text), "".join(builder.thinking)
-        if not text and not thinking:
-            await self._flush(run)
-            if run.persistent:
-                await self.sessions.set_context_tokens(run.ctx.session_id, run.size)
-            return
-        partial = Message.assistant(text, thinking=thinking or None, stopped=stopped)
-        if error:
-            partial.metadata["interrupted"] = error
-        run.pending += estimate_message_tokens(partial)
-        await self._save(run, display=[partial], context=[partial], tokens=run.size)
-
-    # --- tools -----------------------------------------------------------------------------------
-    async def _tool_batch(
-        self, run: _Run, calls: list[ToolCall], offered: ToolView, intents: list[Intent]
-    ) -> AsyncIterator[AgentEvent]:
-        """Run the calls in order. Only the tools `offered` in this model call may run; what the
-        tools ask of the loop (their intents) is collected in `intents`."""
-        images: list[Message] = []
-        for call in calls:
-            outcome: dict[str, Any] = {}
-            profile = next((i.profile_id for i in reversed(intents) if isinstance(i, SwitchProfile)), None)
-            async for event in self._tool_call(run, call, offered, outcome, profile or run.profile.id):
-                yield event
-            result: ToolResult = outcome["result"]
-            intents.extend(result.intents)
-            display, context = self._result_messages(run, call, result, outcome["duration_ms"])
-            await self._save(run, display=[display], context=[context])
-            run.pending += estimate_message_tokens(context)
-            run.failures = 0 if result.success else run.failures + 1
-            if result.success and result.metadata.get("is_image") and result.metadata.get("base64"):
-                images.append(
-                    Message.user(
-                        f"[Image from {call.name}: {result.output[:200]}]",
-                        images=[strip_data_uri(str(result.metadata["base64"]))],
-                        metadata={"synthetic": "image", "tool_call_id": call.id},
-                    )
-                )
-        if images:  # after all results: a user message between results would break tool pairing
-            await self._save(run, context=images)
-            run.pending += estimate_messages_tokens(images)
-
-    def _result_messages(
-        self, run: _Run, call: ToolCall, result: ToolResult, duration_ms: float
-    ) -> tuple[Message, Message]:
-        status = "ok" if result.success else ("stopped" if result.metadata.get("stopped") else "error")
-        content = result.to_message_content()
-        display = Message.tool(
-            content,
-            tool_call_id=call.id,
-            name=call.name,
-            metadata={"status": status, "duration_ms": duration_ms},
-        )
-        limit = self.config.tool_result_max_chars
-        if len(content) <= limit:
-            return display, display
-        run.ctx.full_texts[display.id] = content
-        head, tail = content[: int(limit * 0.6)], content[-int(limit * 0.3) :]
-        omitted = len(content) - len(head) - len(tail)
-        clipped = (
-            f"{head}\n\n[… {omitted} characters omitted. The full text is kept: call recall with "
-            f'key "{display.id}" (and optionally offset/length) to read it …]\n\n{tail}'
-        )
-        context = display.model_copy(update={"content": clipped})
-        context.metadata = {**display.metadata, "truncated_from": len(content), "recall_key": display.id}
-        return display, context
-
-    async def _tool_call(
-        self, run: _Run, call: ToolCall, offered: ToolView, outcome: dict[str, Any], profile_id: str
-    ) -> AsyncIterator[AgentEvent]:
-        args = call.arguments if call.raw_arguments is None else {"_raw": call.raw_arguments}
-        yield ToolStarted(tool=call.name, args=args, is_subagent=run.is_subagent, call_id=call.id)
-        started = time.perf_counter()
-        tool = offered.get(call.name)
-        if run.ctx.stopped:
-            result = ToolResult.fail("not run: the user stopped the agent", stopped=True)
-        elif tool is None:
-            available = ", ".join(offered.names) or "none"
-            known = "is not available right now" if call.name in run.tools else "does not exist"
-            result = ToolResult.fail(f"the tool '{call.name}' {known}. Available tools: {available}")
-        elif call.arguments_error:
-            result = ToolResult.fail(
-                f"{call.arguments_error}. The call was not run. Call {call.name} again with the arguments "
-                f"as one JSON object that matches its schema. You sent: {(call.raw_arguments or '')[:500]}"
-            )
-        elif problem := self.tools.validation_error(tool, call.arguments):
-            result = ToolResult.fail(f"{problem}. The call was not run; fix the arguments and try again.")
-        else:
-            sink: asyncio.Queue[Any] = asyncio.Queue()
-            run.ctx.event_sink = sink
-            task = asyncio.create_task(_invoke(tool, call.arguments))
-            async for event in self._drain(task, sink, run.ctx.stop_event):
-                yield event
-            run.ctx.event_sink = None
-            if task.cancelled():
-                result = ToolResult.fail("stopped by the user while running", stopped=True)
-            else:
-                result = task.result()
-                if not result.success and run.ctx.stopped:
-                    result.metadata["stopped"] = True
-        outcome["result"] = result
-        outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
-        shown = result.to_message_content()
-        if len(shown) > EVENT_RESULT_MAX:
-            extra = len(shown) - EVENT_RESULT_MAX
-            shown = f"{shown[:EVENT_RESULT_MAX]}\n… ({extra} more characters in the history)"
-        for intent in result.intents:  # the loop acts on them after the batch; clients hear now
-            if isinstance(intent, SwitchProfile) and intent.profile_id != profile_id:
-                profile_id = intent.profile_id
-                yield ProfileSwitched(profile_id=intent.profile_id, profile_name=intent.profile_name)
-        yield ToolEvent(
-            tool=call.name,
-            args=args,
-            result=shown,
-            success=result.success,
-            is_subagent=run.is_subagent,
-            call_id=call.id,
-        )
-
-    async def _drain(
-        self, task: asyncio.Task[ToolResult], sink: asyncio.Queue[Any], stop: asyncio.Event
-    ) -> AsyncIterator[Any]:
-        """Yield events the tool (or a subagent inside it) emits while it runs; watch for stop."""
-        stop_wait = asyncio.ensure_future(stop.wait())
-        try:
-            while not task.done():
-                getter = asyncio.ensure_future(sink.get())
-                done, _ = await asyncio.wait({task, getter, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
-                if getter in done:
-                    yield getter.result()
-                else:
-                    getter.cancel()
-                if stop_wait in done and not task.done():
-                    # Tools watch the stop event themselves (killing their processes); give them a moment.
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(asyncio.shield(task), self.config.stop_grace_seconds)
-                    if not task.done():
-                        task.cancel()  # a tool task, never the run
-                        with contextlib.suppress(asyncio.CancelledError, Exception):
-                            await task
-                    break
-            while not sink.empty():
-                yield sink.get_nowait()
-        finally:
-            stop_wait.cancel()
-
-
-async def _invoke(tool: Any, args: dict[str, Any]) -> ToolResult:
-    try:
-        result = await asyncio.wait_for(tool.execute(args), timeout=tool.timeout)
-    except TimeoutError:
-        return ToolResult.fail(f"{tool.name} timed out after {tool.timeout:g} s")
-    except Exception as exc:  # a tool's failure becomes a failed result the model sees, never a crash
-        return ToolResult.fail(f"{type(exc).__name__}: {exc}")
-    if isinstance(result, ToolResult):
-        return result
-    return ToolResult.ok(str(result))
-
-
-TEXT_TOOLS_BASE = estimate_tokens(text_tools.tool_instructions([]))
-
-
-def schema_tokens(spec: ToolSpec) -> int:
-    """Estimated tokens of one tool's schema as a template lays it out (JSON, like most do)."""
-    return estimate_tokens(json.dumps(spec.model_dump(), ensure_ascii=False))
+        async for event in pump(run, builder, messages, options, specs):
+            yield event
 
 
 def with_files(message: str, files: Sequence[dict[str, str]] | None) -> str:

@@ -1,0 +1,182 @@
+"""Running one batch of tool calls: checks, the tool in its own task, events, results saved.
+
+Each call: `tool_started` → checks (offered in this model call, arguments parsed, schema) → the tool
+runs in its own task while events a subagent inside it emits are forwarded and stop is watched →
+intents the tool returned become events (`profile_switched`) → `tool_call` → the result saved to
+both buffers (clipped in the context when long; the full text stays recallable).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+from navi.agent.events import AgentEvent, ProfileSwitched, ToolEvent, ToolStarted
+from navi.agent.persistence import RunWriter
+from navi.agent.run import RunState
+from navi.llm.messages import Message, ToolCall, strip_data_uri
+from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens
+from navi.tools.base import Intent, SwitchProfile, ToolResult
+from navi.tools.registry import ToolRegistry, ToolView
+
+EVENT_RESULT_MAX = 20_000
+
+
+class ToolLimits(Protocol):
+    tool_result_max_chars: int  # longer results are clipped in the context (recallable in full)
+    stop_grace_seconds: float  # how long a stopped tool gets to finish before its task is cancelled
+
+
+class ToolRunner:
+    def __init__(self, registry: ToolRegistry, writer: RunWriter, config: ToolLimits) -> None:
+        self.registry = registry
+        self.writer = writer
+        self.config = config
+
+    async def batch(
+        self, run: RunState, calls: list[ToolCall], offered: ToolView, intents: list[Intent]
+    ) -> AsyncIterator[AgentEvent]:
+        """Run the calls in order. Only the tools `offered` in this model call may run; what the
+        tools ask of the loop (their intents) is collected in `intents`."""
+        images: list[Message] = []
+        for call in calls:
+            outcome: dict[str, Any] = {}
+            profile = next((i.profile_id for i in reversed(intents) if isinstance(i, SwitchProfile)), None)
+            async for event in self._call(run, call, offered, outcome, profile or run.profile.id):
+                yield event
+            result: ToolResult = outcome["result"]
+            intents.extend(result.intents)
+            display, context = self._result_messages(run, call, result, outcome["duration_ms"])
+            await self.writer.save(run, display=[display], context=[context])
+            run.pending += estimate_message_tokens(context)
+            run.failures = 0 if result.success else run.failures + 1
+            if result.success and result.metadata.get("is_image") and result.metadata.get("base64"):
+                images.append(
+                    Message.user(
+                        f"[Image from {call.name}: {result.output[:200]}]",
+                        images=[strip_data_uri(str(result.metadata["base64"]))],
+                        metadata={"synthetic": "image", "tool_call_id": call.id},
+                    )
+                )
+        if images:  # after all results: a user message between results would break tool pairing
+            await self.writer.save(run, context=images)
+            run.pending += estimate_messages_tokens(images)
+
+    def _result_messages(
+        self, run: RunState, call: ToolCall, result: ToolResult, duration_ms: float
+    ) -> tuple[Message, Message]:
+        status = "ok" if result.success else ("stopped" if result.metadata.get("stopped") else "error")
+        content = result.to_message_content()
+        display = Message.tool(
+            content,
+            tool_call_id=call.id,
+            name=call.name,
+            metadata={"status": status, "duration_ms": duration_ms},
+        )
+        limit = self.config.tool_result_max_chars
+        if len(content) <= limit:
+            return display, display
+        run.ctx.full_texts[display.id] = content
+        head, tail = content[: int(limit * 0.6)], content[-int(limit * 0.3) :]
+        omitted = len(content) - len(head) - len(tail)
+        clipped = (
+            f"{head}\n\n[… {omitted} characters omitted. The full text is kept: call recall with "
+            f'key "{display.id}" (and optionally offset/length) to read it …]\n\n{tail}'
+        )
+        context = display.model_copy(update={"content": clipped})
+        context.metadata = {**display.metadata, "truncated_from": len(content), "recall_key": display.id}
+        return display, context
+
+    async def _call(
+        self, run: RunState, call: ToolCall, offered: ToolView, outcome: dict[str, Any], profile_id: str
+    ) -> AsyncIterator[AgentEvent]:
+        args = call.arguments if call.raw_arguments is None else {"_raw": call.raw_arguments}
+        yield ToolStarted(tool=call.name, args=args, is_subagent=run.is_subagent, call_id=call.id)
+        started = time.perf_counter()
+        tool = offered.get(call.name)
+        if run.ctx.stopped:
+            result = ToolResult.fail("not run: the user stopped the agent", stopped=True)
+        elif tool is None:
+            available = ", ".join(offered.names) or "none"
+            known = "is not available right now" if call.name in run.tools else "does not exist"
+            result = ToolResult.fail(f"the tool '{call.name}' {known}. Available tools: {available}")
+        elif call.arguments_error:
+            result = ToolResult.fail(
+                f"{call.arguments_error}. The call was not run. Call {call.name} again with the arguments "
+                f"as one JSON object that matches its schema. You sent: {(call.raw_arguments or '')[:500]}"
+            )
+        elif problem := self.registry.validation_error(tool, call.arguments):
+            result = ToolResult.fail(f"{problem}. The call was not run; fix the arguments and try again.")
+        else:
+            sink: asyncio.Queue[Any] = asyncio.Queue()
+            run.ctx.event_sink = sink
+            task = asyncio.create_task(_invoke(tool, call.arguments))
+            async for event in self._drain(task, sink, run.ctx.stop_event):
+                yield event
+            run.ctx.event_sink = None
+            if task.cancelled():
+                result = ToolResult.fail("stopped by the user while running", stopped=True)
+            else:
+                result = task.result()
+                if not result.success and run.ctx.stopped:
+                    result.metadata["stopped"] = True
+        outcome["result"] = result
+        outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        shown = result.to_message_content()
+        if len(shown) > EVENT_RESULT_MAX:
+            extra = len(shown) - EVENT_RESULT_MAX
+            shown = f"{shown[:EVENT_RESULT_MAX]}\n… ({extra} more characters in the history)"
+        for intent in result.intents:  # the loop acts on them after the batch; clients hear now
+            if isinstance(intent, SwitchProfile) and intent.profile_id != profile_id:
+                profile_id = intent.profile_id
+                yield ProfileSwitched(profile_id=intent.profile_id, profile_name=intent.profile_name)
+        yield ToolEvent(
+            tool=call.name,
+            args=args,
+            result=shown,
+            success=result.success,
+            is_subagent=run.is_subagent,
+            call_id=call.id,
+        )
+
+    async def _drain(
+        self, task: asyncio.Task[ToolResult], sink: asyncio.Queue[Any], stop: asyncio.Event
+    ) -> AsyncIterator[Any]:
+        """Yield events the tool (or a subagent inside it) emits while it runs; watch for stop."""
+        stop_wait = asyncio.ensure_future(stop.wait())
+        try:
+            while not task.done():
+                getter = asyncio.ensure_future(sink.get())
+                done, _ = await asyncio.wait({task, getter, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    yield getter.result()
+                else:
+                    getter.cancel()
+                if stop_wait in done and not task.done():
+                    # Tools watch the stop event themselves (killing their processes); give them a moment.
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(task), self.config.stop_grace_seconds)
+                    if not task.done():
+                        task.cancel()  # a tool task, never the run
+                        with contextlib.suppress(asyncio.CancelledError, Exception):
+                            await task
+                    break
+            while not sink.empty():
+                yield sink.get_nowait()
+        finally:
+            stop_wait.cancel()
+
+
+async def _invoke(tool: Any, args: dict[str, Any]) -> ToolResult:
+    try:
+        result = await asyncio.wait_for(tool.execute(args), timeout=tool.timeout)
+    except TimeoutError:
+        return ToolResult.fail(f"{tool.name} timed out after {tool.timeout:g} s")
+    except Exception as exc:  # a tool's failure becomes a failed result the model sees, never a crash
+        return ToolResult.fail(f"{type(exc).__name__}: {exc}")
+    if isinstance(result, ToolResult):
+        return result
+    return ToolResult.ok(str(result))

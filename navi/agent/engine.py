@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -267,12 +267,16 @@ class Agent:
         stop_event: asyncio.Event | None = None,
     ) -> str:
         """One turn without streaming or planning; returns the answer or raises `AgentRunError`."""
-        answer = ""
-        async for event in self._session_turn(session_id, message, images, files, stop_event, planning=False):
-            if isinstance(event, ErrorEvent):
-                raise AgentRunError(event.message)
-            if isinstance(event, StreamEnd):
-                answer = event.content
+        answer, error = "", None
+        turn = self._session_turn(session_id, message, images, files, stop_event, planning=False)
+        async with contextlib.aclosing(turn):  # run to the end: the turn saves after its last event
+            async for event in turn:
+                if isinstance(event, ErrorEvent):
+                    error = event
+                elif isinstance(event, StreamEnd):
+                    answer = event.content
+        if error is not None:
+            raise AgentRunError(error.message)
         return answer
 
     async def run_ephemeral(self, message: str, profile_id: str) -> str:
@@ -332,7 +336,7 @@ class Agent:
         planning: bool,
         message_id: str | None = None,
         retry: bool = False,
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         session = await self.sessions.get(session_id, display=False)
         if session is None:
             raise SessionNotFound(session_id)
@@ -401,33 +405,9 @@ class Agent:
         """One turn on `user`'s message (`stored`: already in the session, as for a retry).
 
         A turn that ends with an error leaves a record of it in the display history (never in the
-        context), so after a reload the user sees what failed, under their message, with Retry.
+        context) before the error is yielded, so a client that reloads on the error sees what
+        failed, under the message, with Retry.
         """
-        failure: ErrorEvent | None = None
-        async for event in self._answer(session, profile, ctx, user, planning, stored):
-            if isinstance(event, ErrorEvent):
-                failure = event
-            yield event
-        if failure is not None:
-            record = Message.assistant(
-                failure.message,
-                metadata={
-                    "error": {"code": failure.code, "message": failure.message},
-                    "failed_turn": user.id,
-                },
-            )
-            with contextlib.suppress(SessionNotFound):  # deleted meanwhile: nothing left to mark
-                await self.sessions.append(session.id, display=[record])
-
-    async def _answer(
-        self,
-        session: Session,
-        profile: AgentProfile,
-        ctx: runctx.RunContext,
-        user: Message,
-        planning: bool,
-        stored: bool,
-    ) -> AsyncIterator[AgentEvent]:
         content = user.content or ""
         # The user's message is written while Navi prepares the call: whatever happens next, it is kept.
         write = None
@@ -440,15 +420,19 @@ class Agent:
         except (CallStopped, LLMError) as exc:
             if write is not None:
                 await write
-            yield StreamStopped() if isinstance(exc, CallStopped) else ErrorEvent.of(exc)
+            if isinstance(exc, CallStopped):
+                yield StreamStopped()
+            else:
+                yield await self._failed(session.id, user, ErrorEvent.of(exc))
             return
-        if stored:
-            run.answer_metadata["retry_of"] = user.id
-        else:
-            run.context.append(user)
         run.write = write
+        if not stored:
+            run.context.append(user)
         run.tokens = session.context_token_count or (run.fixed + estimate_messages_tokens(run.context))
         run.pending = estimate_message_tokens(user) if session.context_token_count and not stored else 0
+        if stored:
+            run.answer_metadata["retry_of"] = user.id
+            await self._drop_broken_answer(run)
         finished = False
         try:
             try:
@@ -462,12 +446,41 @@ class Agent:
                 return
             async for event in self._loop(run):
                 finished = finished or isinstance(event, StreamEnd)
+                if isinstance(event, ErrorEvent):
+                    await self.writer.flush(run)  # the record goes after everything the turn saved
+                    event = await self._failed(session.id, user, event)
                 yield event
         finally:
             await self.writer.flush(run)  # the user's message is saved even if the turn ends early
         if finished:
             async for event in self._after_turn(run, session.name is None, content):
                 yield event
+
+    async def _failed(self, session_id: str, user: Message, error: ErrorEvent) -> ErrorEvent:
+        """Keep a failed turn's error in the display history (for the page and Retry); the model
+        never sees it."""
+        record = Message.assistant(
+            error.message,
+            metadata={"error": {"code": error.code, "message": error.message}, "failed_turn": user.id},
+        )
+        with contextlib.suppress(SessionNotFound):  # deleted meanwhile: nothing left to mark
+            await self.sessions.append(session_id, display=[record])
+        return error
+
+    async def _drop_broken_answer(self, run: RunState) -> None:
+        """Before a retry: leave out of the context the text a broken stream left at its end.
+
+        As the last message it would be a prefill the model continues, and after the new answer a
+        fragment merged into it. The display history keeps it.
+        """
+        kept = list(run.context)
+        while kept and kept[-1].role == "assistant" and kept[-1].metadata.get("interrupted"):
+            kept.pop()
+        if len(kept) == len(run.context):
+            return
+        run.context = kept
+        run.tokens = run.fixed + estimate_messages_tokens(kept)
+        await self.sessions.replace_context(run.ctx.session_id, kept, context_token_count=run.tokens)
 
     async def _plan(self, run: RunState) -> AsyncIterator[AgentEvent]:
         yield Status(phase="planning", detail="deciding whether the request needs a plan")

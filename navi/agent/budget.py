@@ -39,7 +39,7 @@ class Budget:
         """
         cost = run.tool_costs.get(spec.name)
         if cost is None:
-            if self.windows.text_tools(run.llm, run.model):
+            if not self.windows.native_tools(run.llm, run.model):
                 cost = estimate_tokens(text_tools.tool_instructions([spec])) - TEXT_TOOLS_BASE
             else:
                 cost = schema_tokens(spec)
@@ -49,7 +49,7 @@ class Budget:
     def raw_fixed(self, run: RunState, system: str, specs: Sequence[ToolSpec]) -> int:
         """Estimated tokens of a system prompt plus tools, before calibration."""
         tools = sum(self.tool_cost(run, s) for s in specs)
-        if specs and self.windows.text_tools(run.llm, run.model):
+        if specs and not self.windows.native_tools(run.llm, run.model):
             tools += TEXT_TOOLS_BASE
         return estimate_message_tokens(Message.system(system)) + tools
 

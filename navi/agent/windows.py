@@ -50,8 +50,10 @@ class ContextWindows:
         key = self._key(profile)
         return key is None or key in self._known
 
-    def text_tools(self, llm: LLMBackend, model: str) -> bool:
-        return (llm.name, model) in self._text_tools
+    def native_tools(self, llm: LLMBackend, model: str) -> bool:
+        """Whether the model takes tools natively (else they are offered as text); until the
+        server was asked, native is assumed."""
+        return (llm.name, model) not in self._text_tools
 
     async def for_profile(self, profile: AgentProfile, *, wait: float | None = None) -> int:
         """The window a turn in `profile` gets. `wait` bounds a first question to the server (the

@@ -83,7 +83,6 @@ STOPPED_CALLING_TOOLS = (
     "I stopped calling tools here (the step limit was reached or several tools failed in a row). "
     "Ask me to continue if there is more to do."
 )
-EVENT_RESULT_MAX = 20_000
 CONDENSED_NOTICE = (
     "The model could not summarise the earlier conversation, so Navi kept your earlier messages in "
     "short form; every message is still in the history."

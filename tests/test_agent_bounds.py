@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from navi.agent.context import build_context
 from navi.agent.budget import schema_tokens
+from navi.agent.context import build_context
 from navi.agent.events import AgentEvent, ErrorEvent, Notice, Status, StreamEnd, StreamStopped, ToolEvent
 from navi.api.runs import RunManager
 from navi.compose import Runtime, build_runtime

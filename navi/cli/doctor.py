@@ -21,7 +21,7 @@ import typer
 
 from navi.cli.main import settings_or_exit
 from navi.config import Settings
-from navi.llm.base import LLMBackend, ModelInfo
+from navi.llm.base import LLMBackend, ModelInfo, model_listed
 from navi.llm.errors import LLMError
 from navi.llm.registry import BackendRegistry
 
@@ -98,14 +98,6 @@ async def model_checks(llm: LLMBackend, model: str, window: int) -> list[Check]:
     return checks
 
 
-def _has_model(available: list[str], model: str) -> bool:
-    if model in available:
-        return True
-    if ":" not in model:
-        return f"{model}:latest" in available
-    return model.endswith(":latest") and model.removesuffix(":latest") in available
-
-
 async def run_checks(settings: Settings) -> AsyncIterator[Check]:
     """Each check as soon as it is done, so a slow server shows where doctor is waiting."""
     from navi.compose.parts import build_backends, build_profiles
@@ -161,7 +153,7 @@ async def _backend_checks(
     for model, profile_ids in models.items():
         users = ", ".join(profile_ids)
         try:
-            if not available or _has_model(available, model) or await _within(_serves_any_name(llm, model)):
+            if not available or model_listed(available, model) or await _within(_serves_any_name(llm, model)):
                 yield Check(True, f"model {model} is available ({users})")
                 for check in await _within(model_checks(llm, model, settings.ollama_num_ctx)):
                     yield check

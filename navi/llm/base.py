@@ -193,3 +193,12 @@ class LLMBackend:
 
     async def aclose(self) -> None:
         """Release HTTP connections."""
+
+
+def model_listed(available: list[str], model: str) -> bool:
+    """Whether `model` is among a server's listed models (Ollama lists `name:latest` for `name`)."""
+    if model in available:
+        return True
+    if ":" not in model:
+        return f"{model}:latest" in available
+    return model.endswith(":latest") and model.removesuffix(":latest") in available

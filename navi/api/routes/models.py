@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel
 
 from navi.api.deps import RuntimeDep
-from navi.llm.base import LLMBackend
+from navi.llm.base import LLMBackend, model_listed
 from navi.llm.errors import LLMError, ModelNotFound
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
@@ -47,21 +47,12 @@ async def _bounded(call: Awaitable[T]) -> T:
     return await asyncio.wait_for(call, CHECK_TIMEOUT)
 
 
-def _listed(available: list[str], model: str) -> bool:
-    """Ollama lists `name:latest` for a model pulled as `name`."""
-    if model in available:
-        return True
-    if ":" not in model:
-        return f"{model}:latest" in available
-    return model.endswith(":latest") and model.removesuffix(":latest") in available
-
-
 async def _model_available(llm: LLMBackend, model: str) -> bool | None:
     try:
         available = await _bounded(llm.list_models())
     except (LLMError, TimeoutError):
         available = []
-    if available and _listed(available, model):
+    if available and model_listed(available, model):
         return True
     try:
         info = await _bounded(llm.model_info(model))

@@ -227,11 +227,23 @@ export class Turn {
     this.add(notice("Stopped.", "stopped"));
   }
 
-  error(message) {
+  // The turn failed. `onRetry` (when given) adds a Retry button that runs the turn again; the
+  // button goes once the retry starts (`retrying()`), the error stays as the history shows it.
+  error(message, onRetry = null) {
     this.clearStatus();
     this.thinkingEnd();
-    this.add(notice(`Error: ${message}`, "error"));
+    const node = notice(`Error: ${message}`, "error");
+    if (onRetry) {
+      this.retryButton = el("button", { class: "retry", type: "button", onclick: () => onRetry() }, "Retry");
+      node.append(" ", this.retryButton);
+    }
+    this.add(node);
     this.node.removeAttribute("aria-busy");
+  }
+
+  retrying() {
+    this.retryButton?.remove();
+    this.retryButton = null;
   }
 }
 
@@ -247,6 +259,13 @@ function userMessage(content, images = [], files = []) {
   return node;
 }
 
+// The message another window sent, as its stream_start tells it: file names and a count of images.
+function announcedUserMessage({ content = "", files = [], images = 0 }) {
+  const node = userMessage(content, [], files.map((name) => ({ name })));
+  if (images) node.append(el("div", { class: "files" }, el("span", { class: "chip" }, images === 1 ? "1 image" : `${images} images`)));
+  return node;
+}
+
 function storedUserMessage(m) {
   const files = m.metadata?.files || [];
   const text = files.length ? (m.content || "").replace(FILES_SUFFIX, "") : m.content || "";
@@ -257,8 +276,10 @@ export class Conversation {
   // Follows the end of the conversation while the reader is there (new blocks, streamed text, images
   // that finish loading); scrolling up to read stops that until they scroll back down. Following
   // happens at most once per animation frame, however many changes arrive.
-  constructor(container) {
+  constructor(container, { onRetry = null } = {}) {
     this.container = container;
+    this.onRetry = onRetry; // runs the latest failed turn again
+    this.failed = null; // the Turn showing the latest failed turn's error, while it can be retried
     this.stick = true;
     this.frame = 0;
     container.addEventListener("scroll", () => { this.stick = this.nearBottom(); });
@@ -298,8 +319,20 @@ export class Conversation {
     return this.append(userMessage(content, images, files));
   }
 
-  addStoredUser(message, before = null) {
-    return this.append(storedUserMessage(message), before);
+  addAnnouncedUser(message) {
+    return this.append(announcedUserMessage(message));
+  }
+
+  // A live turn failed: its error, with Retry (the failure is stored, so Retry also works after a reload).
+  failTurn(turn, message, retryable) {
+    turn.error(message, retryable ? this.onRetry : null);
+    this.failed = retryable ? turn : null;
+  }
+
+  // A retry started: the failed turn keeps its error, without the button.
+  retryStarted() {
+    this.failed?.retrying();
+    this.failed = null;
   }
 
   startTurn() {
@@ -334,6 +367,7 @@ export class Conversation {
   // form one turn; tool results fill the cards of the calls they answer.
   renderHistory(messages) {
     this.clear();
+    this.failed = null;
     let turn = null;
     const ensureTurn = () => {
       if (!turn) {
@@ -351,6 +385,10 @@ export class Conversation {
         this.container.append(compressionNotice(m.metadata?.messages_before, m.metadata?.messages_after));
       } else if (m.role === "assistant" && m.is_plan) {
         ensureTurn().plan(m.content || "", false);
+      } else if (m.role === "assistant" && m.metadata?.error) {
+        // A failed turn's record; only the latest one, at the very end, can be retried.
+        const t = ensureTurn();
+        this.failTurn(t, m.metadata.error.message || m.content || "the turn failed", m === messages.at(-1));
       } else if (m.role === "assistant") {
         const t = ensureTurn();
         if (m.thinking) t.turnThinking(m.thinking, false);

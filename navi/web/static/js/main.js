@@ -13,7 +13,6 @@ import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
 import { SessionSocket } from "/static/js/socket.js";
 
 const $ = (id) => document.getElementById(id);
-const BUSY = "a run is already in progress";
 
 const state = {
   session: null, // the open session (GET /sessions/{id} without its messages)
@@ -21,14 +20,13 @@ const state = {
   turn: null, // the live Turn while a run streams
   pending: null, // the message sent, until its stream_start (or its error)
   replaying: false, // opened mid-run: the next stream_start is the replay of that run
-  othersTurn: null, // a turn another window started: its user message is shown once it is saved
-  retryTimer: 0,
+  retrying: false, // Retry was pressed: the next stream_start is that retry
   opening: 0, // which openSession call is the latest (an older one finishing late must not win)
   creating: null, // the session being created for a first message or upload
   waiting: null, // the nodes drawn for a message sent, until its turn starts
 };
 
-const conversation = new Conversation($("messages"));
+const conversation = new Conversation($("messages"), { onRetry: retry });
 const modelStatus = new ModelStatus($("model-status"));
 
 const sidebar = new Sidebar({
@@ -118,8 +116,7 @@ function ensureSession() {
 
 function closeSession() {
   state.socket?.close();
-  clearTimeout(state.retryTimer);
-  Object.assign(state, { socket: null, pending: null, othersTurn: null, session: null, waiting: null });
+  Object.assign(state, { socket: null, pending: null, retrying: false, session: null, waiting: null });
   endTurn();
   setConnection("open");
 }
@@ -240,6 +237,18 @@ async function send(message) {
   }
 }
 
+// Run the latest failed turn again; its message is stored already, so it is not sent (or drawn) twice.
+function retry() {
+  if (!state.socket || state.turn) return;
+  try {
+    state.socket.send({ type: "retry" });
+    state.retrying = true;
+    composer.setRunning(true);
+  } catch (error) {
+    toast(error.message);
+  }
+}
+
 async function stop() {
   if (!state.session) return;
   try {
@@ -257,37 +266,34 @@ function liveTurn() {
 }
 
 function endTurn() {
-  if (state.othersTurn) showOthersMessage(state.othersTurn);
-  Object.assign(state, { turn: null, replaying: false, othersTurn: null });
+  Object.assign(state, { turn: null, replaying: false, retrying: false });
   composer.setRunning(false);
 }
 
-function refreshListSoon() {
-  // The conversation's name is chosen after the answer; look again shortly.
-  sidebar.refresh();
-  for (const delay of [1500, 5000]) {
-    setTimeout(async () => {
-      await sidebar.refresh();
-      const mine = sidebar.sessions.find((s) => s.id === state.session?.id);
-      if (mine && mine.name !== state.session?.name) setHeader({ ...state.session, name: mine.name });
-    }, delay);
-  }
+// A session was created, renamed (naming after the first answer too), pinned, switched or deleted,
+// here or in another window: the list and the header follow.
+function sessionUpdated(frame) {
+  sidebar.apply(frame);
+  if (state.session?.id !== frame.session_id) return;
+  if (frame.deleted) return; // the socket closes with 4004, which says so
+  setHeader({ ...state.session, name: frame.name, profile_id: frame.profile_id, pinned: frame.pinned });
 }
 
 function handleFrame(frame) {
   switch (frame.type) {
     case "stream_start": {
-      clearTimeout(state.retryTimer);
-      const fromElsewhere = !state.pending && !state.replaying; // another window of this session sent it
-      if (state.pending) {
+      if (frame.retry) {
+        conversation.retryStarted(); // its message is drawn already, with the error under it
+      } else if (state.pending) {
         const { content, images, files } = state.pending;
         conversation.addUser(content, images, files);
         state.pending = null;
         composer.clear();
+      } else if (!state.replaying && frame.message) {
+        conversation.addAnnouncedUser(frame.message); // another window of this session sent it
       }
       state.turn = conversation.startTurn();
-      if (fromElsewhere) state.othersTurn = state.turn.node;
-      state.replaying = false;
+      Object.assign(state, { replaying: false, retrying: false });
       composer.setRunning(true);
       conversation.scrollToEnd();
       break;
@@ -317,7 +323,7 @@ function handleFrame(frame) {
       liveTurn().finish(frame.content, frame.finish_reason);
       setMeter(frame.context_tokens, frame.max_context_tokens);
       endTurn();
-      refreshListSoon();
+      sidebar.refresh(); // its place in the list (last active); a new name comes as session_updated
       break;
     case "stream_stopped":
       liveTurn().stopped();
@@ -339,51 +345,33 @@ function handleFrame(frame) {
     case "error":
       handleError(frame);
       break;
+    case "session_updated":
+      sessionUpdated(frame);
+      break;
     default:
       break; // newer server, older page: ignore what we do not know
   }
 }
 
+// Errors that end no turn of ours refuse a frame; the composer keeps its text, so nothing is lost.
+const REFUSALS = {
+  busy: "Navi is still answering in this conversation (perhaps in another window). Your message is kept: send it once the answer is done.",
+  nothing_to_retry: "There is nothing to retry: the failed turn was answered or removed.",
+};
+
 function handleError(frame) {
-  if (frame.seq !== undefined) { // the run failed
-    turnError(frame.message);
+  if (frame.seq !== undefined && frame.code !== "nothing_to_retry") { // the run failed, and it is stored
+    conversation.failTurn(liveTurn(), frame.message, true);
+    state.pending = null;
+    endTurn();
     return;
   }
-  // A refused message: the previous run may still be finishing its post-turn work; try again.
-  if (state.pending && frame.message.startsWith(BUSY) && !state.turn) {
-    state.pending.retries = (state.pending.retries || 0) + 1;
-    if (state.pending.retries <= 40) {
-      const { retries, ...message } = state.pending;
-      state.retryTimer = setTimeout(() => {
-        try {
-          state.socket?.send({ type: "message", ...message });
-        } catch (error) {
-          toast(error.message);
-        }
-      }, 500);
-      return;
-    }
-  }
-  if (state.pending) {
+  if (state.turn && frame.seq !== undefined) state.turn.node.remove(); // the retry's turn: nothing ran
+  if (state.pending || state.retrying || state.turn) {
     state.pending = null;
-    composer.setRunning(false); // the text stays in the box: nothing is lost
+    endTurn();
   }
-  toast(frame.message);
-}
-
-function turnError(message) {
-  if (state.turn) state.turn.error(message);
-  else conversation.addNotice(`Error: ${message}`, "error");
-  state.pending = null;
-  endTurn();
-}
-
-// Once its turn has ended the message is stored: fetch it and put it above the turn.
-async function showOthersMessage(turnNode) {
-  if (!state.session) return;
-  const detail = await api.session(state.session.id).catch(() => null);
-  const user = detail?.messages.filter((m) => m.role === "user").at(-1);
-  if (user && turnNode.isConnected) conversation.addStoredUser(user, turnNode);
+  toast(REFUSALS[frame.code] || frame.message);
 }
 
 // ---- layout -------------------------------------------------------------------------------------

@@ -57,6 +57,27 @@ export class Sidebar {
     this.render();
   }
 
+  // A session_updated frame: change the entry in place, drop a deleted one, fetch the list for a
+  // session this page has not seen yet (created or imported elsewhere).
+  apply(frame) {
+    const at = this.sessions.findIndex((s) => s.id === frame.session_id);
+    if (frame.deleted) {
+      if (at < 0) return;
+      this.sessions.splice(at, 1);
+      this.render();
+      return;
+    }
+    if (at < 0) {
+      this.refresh();
+      return;
+    }
+    const session = this.sessions[at];
+    const repin = session.pinned !== frame.pinned;
+    Object.assign(session, { name: frame.name, profile_id: frame.profile_id, pinned: frame.pinned });
+    if (repin) this.refresh(); // its place in the server's order (pinned first) changes
+    else this.render();
+  }
+
   render() {
     this.list.replaceChildren(...this.sessions.map((s) => this.item(s)));
     this.select(this.currentId);

@@ -1,0 +1,134 @@
+"""What the page does with Navi's protocol additions: a failed turn kept with Retry, a second window
+that draws the message another window sent, lists that follow `session_updated`, and a refused
+message (`busy`) that keeps the text."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Browser, Page, WebSocketRoute, expect
+
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply
+from tests.server_helpers import LiveNavi, use_script
+from tests.ui.browser import open_app, open_context, reload, send, session_id, wait_idle
+
+pytestmark = pytest.mark.browser
+
+
+def stored(navi: LiveNavi, sid: str) -> list[dict]:
+    with navi.client() as http:
+        return http.get(f"/sessions/{sid}").json()["messages"]
+
+
+def test_a_failed_turn_survives_a_reload_and_retry_answers_it_once(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn(Reply(status=500, error="model exploded"), Reply(text="Here is the answer after all."))
+    open_app(page)
+    send(page, "What is the capital of Norway?")
+    error = page.locator("article.turn .notice.error")
+    expect(error).to_contain_text("model exploded")
+    expect(error.get_by_role("button", name="Retry")).to_be_visible()
+    wait_idle(page)
+    sid = session_id(page)
+
+    # After a reload the error is still under the message, with Retry.
+    reload(page)
+    expect(page.locator("article.user")).to_have_count(1)
+    error = page.locator("article.turn .notice.error")
+    expect(error).to_contain_text("model exploded")
+    error.get_by_role("button", name="Retry").click()
+    expect(page.locator("article.turn").last).to_contain_text("Here is the answer after all.")
+    wait_idle(page)
+    expect(page.get_by_role("button", name="Retry")).to_have_count(0)
+    expect(page.locator("article.user")).to_have_count(1)
+
+    users = [m for m in stored(navi, sid) if m["role"] == "user"]
+    assert [m["content"] for m in users] == ["What is the capital of Norway?"]
+    reload(page)
+    expect(page.locator("article.user")).to_have_count(1)
+    expect(page.locator(".notice.error")).to_contain_text("model exploded")  # the history keeps it
+    expect(page.get_by_role("button", name="Retry")).to_have_count(0)  # but it was answered
+    expect(page.locator("article.turn").last).to_contain_text("Here is the answer after all.")
+
+
+def test_a_second_window_draws_the_message_and_both_lists_follow_the_name(
+    browser: Browser, page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.title = "Trip to Bergen"
+    script.turn(Reply(text="Bergen is rainy."), Reply(text="Pack a coat.", first_delay=3.0))
+    open_app(page)
+    send(page, "Planning a trip to Bergen")
+    wait_idle(page)
+    sid = session_id(page)
+    expect(page.locator("#session-title")).to_have_text("Trip to Bergen")
+
+    other_context, watched = open_context(browser, navi)
+    try:
+        other = open_app(other_context.new_page(), f"/#/s/{sid}")
+        expect(other.locator("article.user")).to_have_count(1)
+        # Window one sends; window two draws the message from stream_start, while the turn runs.
+        send(page, "What should I pack?")
+        expect(other.locator("article.user").last).to_have_text("What should I pack?")
+        assert other.locator("#stop").is_visible(), "drawn only after the turn ended"
+        expect(other.locator("article.turn").last).to_contain_text("Pack a coat.")
+        expect(other.locator("article.user")).to_have_count(2)
+
+        # A window on another conversation, which has run nothing: its list follows every change.
+        with navi.client() as http:
+            second = http.post("/sessions", json={}).json()["session_id"]
+        other.goto(f"/#/s/{second}")
+        expect(other.locator("#session-title")).to_have_text("New conversation")
+        with navi.client() as http:
+            http.patch(f"/sessions/{sid}", json={"name": "Bergen, packed"}).raise_for_status()
+        expect(page.locator("#session-title")).to_have_text("Bergen, packed")
+        for window in (page, other):
+            expect(window.locator(f'#sessions li[data-id="{sid}"] .session-name')).to_have_text(
+                "Bergen, packed"
+            )
+        with navi.client() as http:
+            http.patch(f"/sessions/{second}", json={"name": "Another trip"}).raise_for_status()
+        expect(other.locator("#session-title")).to_have_text("Another trip")
+        with navi.client() as http:
+            http.delete(f"/sessions/{sid}").raise_for_status()
+        expect(other.locator(f'#sessions li[data-id="{sid}"]')).to_have_count(0)
+        assert watched.errors == []
+    finally:
+        other_context.close()
+
+
+def test_a_message_refused_as_busy_keeps_its_text(
+    browser: Browser, page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn(Reply(text="Hello."), Reply(text="A slow answer.", first_delay=3.0))
+    open_app(page)
+    send(page, "Hi")
+    wait_idle(page)
+    sid = session_id(page)
+    other_context, watched = open_context(browser, navi)
+    try:
+        other = other_context.new_page()
+
+        # The second window does not hear of the first window's turn (its run frames are dropped on
+        # the way), so it lets its person send while that turn runs; Navi refuses with `busy`.
+        def unaware(route: WebSocketRoute) -> None:
+            server = route.connect_to_server()
+            server.on_message(lambda message: None if '"seq"' in str(message) else route.send(message))
+
+        other.route_web_socket("**/ws/sessions/**", unaware)
+        open_app(other, f"/#/s/{sid}")
+        send(page, "Something slow")
+        expect(page.locator("article.user")).to_have_count(2)
+        send(other, "My own question")
+        expect(other.locator("#toast")).to_contain_text("Navi is still answering in this conversation")
+        expect(other.locator("#input")).to_have_value("My own question")  # nothing is lost
+        expect(other.locator("#input")).to_be_enabled()
+        expect(other.locator("article.user .pending, article.user.pending")).to_have_count(0)
+        wait_idle(page)
+        assert [m["content"] for m in stored(navi, sid) if m["role"] == "user"] == ["Hi", "Something slow"]
+        assert watched.errors == []
+    finally:
+        other_context.close()

@@ -213,6 +213,17 @@ async def test_reconnect_mid_stream_rebuilds_the_whole_reply(
             tail = await frames_until(ws, "stream_end")
         assert tail[0]["seq"] == head[-1]["seq"] + 1
         assert "".join(f["delta"] for f in head + tail if f["type"] == "stream_delta") == "second answer"
+        # ...of the run it names: a client whose last run was an earlier one gets the new run whole
+        script.turn(Reply(text="third answer", chunk_chars=3, delay=0.03))
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "once more"}))
+            third = await frames_until(ws, "stream_delta")
+        assert third[0]["run_id"] != head[0]["run_id"]
+        query = f"?since={head[-1]['seq']}&run={head[0]['run_id']}"
+        async with navi.socket(sid, query=query) as ws:
+            whole = await frames_until(ws, "stream_end")
+        assert whole[0]["type"] == "stream_start" and whole[0]["message"]["content"] == "once more"
+        assert "".join(f["delta"] for f in whole if f["type"] == "stream_delta") == "third answer"
 
 
 async def test_stop_mid_stream_keeps_the_socket(tmp_path: Path, fake_server: FakeModelServer) -> None:

@@ -3,8 +3,8 @@
 One task per connection receives client frames; one sends everything the client gets (run frames,
 `session_updated` frames and error frames) from a single outbox, so sends never interleave. A bad
 frame gets an `error` frame (code `bad_frame`) and the socket stays open. Connecting while a run is
-going replays that turn's frames so far, then continues live (`?since=N` skips frames the client
-already has). A connection lets go of each run when the run's frames end.
+going replays that turn's frames so far, then continues live (`?since=N&run=ID` skips frames the
+client already has of run ID; a different run is replayed whole). A connection lets go of each run when the run's frames end.
 
 Client frames: `{"type": "message", "content", "images"?, "files"?}` starts a turn;
 `{"type": "retry"}` runs the session's latest failed turn again without storing its message twice.
@@ -166,8 +166,12 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
     runs.feed.join(outbox.put_nowait)
     current = runs.get(session_id)
     if current is not None:
+        # `since` counts frames of the run named by `run` (when given): a client that saw frames of
+        # an earlier run gets the whole of the current one.
         since = websocket.query_params.get("since", "0")
-        follow(current, int(since) if since.isdigit() else 0)
+        seen_run = websocket.query_params.get("run")
+        same_run = seen_run is None or seen_run == current.run_id
+        follow(current, int(since) if since.isdigit() and same_run else 0)
     files_root = Path(runtime.settings.session_files_dir)
     try:
         while True:

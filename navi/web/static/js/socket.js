@@ -1,5 +1,6 @@
 // One WebSocket per open session. Reconnects with backoff after a drop and asks only for the frames
-// it has not seen (`?since=<last seq>`), so a turn carries on where it was.
+// it has not seen of the run it followed (`?since=<last seq>&run=<its id>`), so a turn carries on
+// where it was, and a run that started while it was away is replayed whole.
 
 export class SessionSocket {
   constructor(sessionId, { onFrame, onOpen, onStatus, onGone }) {
@@ -11,6 +12,7 @@ export class SessionSocket {
     this.ws = null;
     this.closed = false;
     this.lastSeq = 0; // of the latest run seen; kept after its end, as the run may still send frames
+    this.lastRun = ""; // that run's id
     this.retries = 0;
     this.timer = 0;
     this.waiters = [];
@@ -19,7 +21,7 @@ export class SessionSocket {
 
   url() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const since = this.lastSeq ? `?since=${this.lastSeq}` : "";
+    const since = this.lastSeq ? `?since=${this.lastSeq}&run=${encodeURIComponent(this.lastRun)}` : "";
     return `${scheme}://${location.host}/ws/sessions/${encodeURIComponent(this.sessionId)}${since}`;
   }
 
@@ -42,8 +44,10 @@ export class SessionSocket {
       }
       // A run's frames are numbered from 1 (its stream_start); skip any seen before a reconnect.
       if (frame.seq !== undefined) {
-        if (frame.type !== "stream_start" && frame.seq <= this.lastSeq) return;
+        const sameRun = frame.run_id === undefined || frame.run_id === this.lastRun;
+        if (sameRun && frame.type !== "stream_start" && frame.seq <= this.lastSeq) return;
         this.lastSeq = frame.seq;
+        if (frame.run_id !== undefined) this.lastRun = frame.run_id;
       }
       this.onFrame(frame);
     };

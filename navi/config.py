@@ -71,6 +71,10 @@ class Settings(BaseSettings):
     navi_host: str = "127.0.0.1"
     navi_port: int = Field(8000, ge=1, le=65535)
     navi_api_token: str = ""
+    # Where the token Navi makes for itself (no NAVI_API_TOKEN) is kept; empty: beside the database.
+    navi_token_file: str = ""
+    # Serve without any token. Only on loopback, and only when asked for by name.
+    navi_auth_disabled: bool = False
     navi_allowed_hosts: str = ""
     navi_allowed_origins: str = ""
 
@@ -171,6 +175,13 @@ class Settings(BaseSettings):
     @property
     def session_files_max_bytes(self) -> int:
         return self.session_files_max_size_mb * 1024 * 1024
+
+    @property
+    def token_file(self) -> str:
+        """The file holding Navi's own access token: NAVI_TOKEN_FILE, else beside DB_PATH."""
+        if self.navi_token_file:
+            return self.navi_token_file
+        return str(Path(self.db_path).expanduser().parent / "navi_token")
 
     @property
     def uses_postgres(self) -> bool:

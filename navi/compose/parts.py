@@ -143,6 +143,15 @@ def builtin_settings(settings: Settings) -> BuiltinSettings:
     )
 
 
+def secret_paths(settings: Settings) -> list[str]:
+    """Navi's own secrets, absolute: no tool may read or write them, whatever FS_ALLOWED_PATHS says
+    (the database and its journals, the token file, `.env`, the SSH hosts file)."""
+    paths = [settings.token_file, ".env", settings.ssh_hosts_file]
+    if not settings.uses_postgres:
+        paths += [settings.db_path + suffix for suffix in ("", "-wal", "-shm", "-journal")]
+    return [str(_abs(p)) for p in paths]
+
+
 def check_tools_dir(settings: Settings) -> None:
     """Raise `SetupError` when TOOLS_DIR is a file, or a folder that cannot be created or written."""
     problem = folder_problem(settings.tools_dir)

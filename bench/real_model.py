@@ -74,6 +74,7 @@ class Navi:
             "PLANNING_ENABLED": "false",
             "CONTEXT_COMPRESSION_ENABLED": "false",
             "DB_PATH": str(data / "navi.db"),
+            "NAVI_AUTH_DISABLED": "true",  # a loopback benchmark; the token is not what it measures
             "SESSION_FILES_DIR": str(data / "files"),
             "TOOLS_DIR": str(data / "tools"),
             "LOG_LEVEL": "WARNING",

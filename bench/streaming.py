@@ -89,6 +89,7 @@ class Processes:
             "CONTEXT_COMPRESSION_ENABLED": "false",
             "NAVI_LOOP_MONITOR": "true" if self.monitored else "false",
             "DB_PATH": str(data / "navi.db"),
+            "NAVI_AUTH_DISABLED": "true",  # a loopback benchmark; the token is not what it measures
             "SESSION_FILES_DIR": str(data / "files"),
             "TOOLS_DIR": str(data / "tools"),
             "LOG_LEVEL": "WARNING",

@@ -89,6 +89,7 @@ def take(out: Path) -> None:
             tools_dir=f"{tmp}/tools",
             ollama_host=fake.url,
             log_level="WARNING",
+            navi_auth_disabled=True,  # the pictures show the app, not its sign-in
         )
         server = ThreadedServer(create_app(settings), name="navi", websockets=True, lifespan=True)
         server.start()

@@ -40,8 +40,21 @@ class LiveNavi:
     def runs(self) -> Any:
         return self.app.state.runs
 
-    def client(self, **kw: Any) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=30, **kw)
+    @property
+    def token(self) -> str:
+        """The token this Navi asks for: the one set, else the one it made (as a client of the
+        same user reads it from the token file)."""
+        return str(self.app.state.access.token)
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    def client(self, *, anonymous: bool = False, **kw: Any) -> httpx.Client:
+        """An HTTP client that signs in like a client of the same user (`anonymous`: without it)."""
+        headers = {} if anonymous else dict(self.auth)
+        headers.update(kw.pop("headers", None) or {})
+        return httpx.Client(base_url=self.url, timeout=30, headers=headers, **kw)
 
     def new_session(self, profile_id: str | None = None, **kw: Any) -> str:
         with self.client(**kw) as http:
@@ -50,8 +63,13 @@ class LiveNavi:
             return str(resp.json()["session_id"])
 
     @asynccontextmanager
-    async def socket(self, session_id: str, query: str = "", **kw: Any) -> AsyncIterator[ClientConnection]:
-        async with connect(f"{self.ws_base}/ws/sessions/{session_id}{query}", open_timeout=10, **kw) as ws:
+    async def socket(
+        self, session_id: str, query: str = "", *, anonymous: bool = False, **kw: Any
+    ) -> AsyncIterator[ClientConnection]:
+        headers = {} if anonymous else dict(self.auth)
+        headers.update(kw.pop("additional_headers", None) or {})
+        url = f"{self.ws_base}/ws/sessions/{session_id}{query}"
+        async with connect(url, open_timeout=10, additional_headers=headers, **kw) as ws:
             yield ws
 
 
@@ -108,3 +126,12 @@ def use_script(fake: FakeModelServer) -> AgentScript:
     script = AgentScript()
     fake.script = script
     return script
+
+
+def app_client(app: Any) -> Any:
+    """Starlette's TestClient on `app`, signed in with the app's token like a client of its user."""
+    from fastapi.testclient import TestClient
+
+    token = app.state.access.token
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return TestClient(app, base_url="http://localhost", headers=headers)

@@ -9,7 +9,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from navi import prompts
@@ -24,6 +23,7 @@ from navi.sessions.sql_store import SqlSessionStore
 from navi.storage.schema import sessions as sessions_table
 from navi.testing.script import Reply, ScriptedCall
 from tests.agent_helpers import collect, scripted_runtime
+from tests.server_helpers import app_client
 
 _register()
 runner = CliRunner()
@@ -174,7 +174,7 @@ def test_new_sessions_trigger_extraction(tmp_path: Path) -> None:
         return rt, script
 
     rt, script = asyncio.run(prepare())
-    with TestClient(create_app(runtime=rt), base_url="http://localhost") as client:
+    with app_client(create_app(runtime=rt)) as client:
         assert client.post("/sessions").status_code == 201
         for _ in range(100):
             if client.get("/memory/facts").json():

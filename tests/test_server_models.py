@@ -88,7 +88,7 @@ def test_the_answer_is_kept_for_a_few_seconds(
 
 def test_it_needs_the_token_like_every_other_route(tmp_path: Path, fake_server: FakeModelServer) -> None:
     token = "a-long-enough-test-token"
-    with live_navi(tmp_path, fake_server, navi_api_token=token) as navi, navi.client() as http:
+    with live_navi(tmp_path, fake_server, navi_api_token=token) as navi, navi.client(anonymous=True) as http:
         assert http.get("/models/status").status_code == 401
         allowed = http.get("/models/status", headers={"Authorization": f"Bearer {token}"})
         assert allowed.status_code == 200 and allowed.json()["reachable"] is True

@@ -33,7 +33,7 @@ def raw_status(navi: LiveNavi, request: str) -> int:
 
 
 def test_rest_needs_the_token(navi: LiveNavi) -> None:
-    with navi.client() as http:
+    with navi.client(anonymous=True) as http:
         assert http.get("/health").status_code == 200  # public
         missing = http.get("/sessions")
         assert missing.status_code == 401 and missing.headers["www-authenticate"] == "Bearer"
@@ -51,7 +51,7 @@ def test_rest_needs_the_token(navi: LiveNavi) -> None:
 
 
 def test_login_sets_a_strict_httponly_cookie(navi: LiveNavi) -> None:
-    with navi.client() as http:
+    with navi.client(anonymous=True) as http:
         form = http.get("/login")
         assert form.status_code == 200 and 'name="token"' in form.text
         wrong = http.post("/login", data={"token": "nope"}, follow_redirects=False)
@@ -66,14 +66,14 @@ def test_login_sets_a_strict_httponly_cookie(navi: LiveNavi) -> None:
         assert cookie.startswith(f"{COOKIE}=") and "HttpOnly" in cookie and "SameSite=strict" in cookie
         assert TOKEN not in cookie  # the cookie is derived from the token, not the token
         value = cookie.split(";", 1)[0].split("=", 1)[1]
-    with navi.client(cookies={COOKIE: value}) as http:
+    with navi.client(anonymous=True, cookies={COOKIE: value}) as http:
         assert http.get("/sessions").status_code == 200
-    with navi.client(cookies={COOKIE: value[:-1] + "0"}) as http:
+    with navi.client(anonymous=True, cookies={COOKIE: value[:-1] + "0"}) as http:
         assert http.get("/sessions").status_code == 401
 
 
 def test_login_attempts_are_throttled(navi: LiveNavi) -> None:
-    with navi.client() as http:
+    with navi.client(anonymous=True) as http:
         codes = [http.post("/login", data={"token": f"guess-{i}"}).status_code for i in range(12)]
         assert codes[:10] == [401] * 10 and codes[10:] == [429, 429]
         assert http.post("/login", data={"token": TOKEN}).status_code == 429  # even the right one, for now
@@ -83,17 +83,19 @@ async def test_websocket_needs_the_cookie_or_the_token(navi: LiveNavi, fake_serv
     use_script(fake_server).turn("authenticated hello")
     sid = navi.new_session(headers=AUTH)
     with pytest.raises(InvalidStatus) as denied:
-        async with navi.socket(sid):
+        async with navi.socket(sid, anonymous=True):
             pass
     assert denied.value.response.status_code == 403
     with pytest.raises(InvalidStatus):
-        async with navi.socket(sid, additional_headers={"Authorization": "Bearer wrong"}):
+        async with navi.socket(sid, anonymous=True, additional_headers={"Authorization": "Bearer wrong"}):
             pass
-    async with navi.socket(sid, additional_headers=AUTH) as ws:
+    async with navi.socket(sid, anonymous=True, additional_headers=AUTH) as ws:
         await ws.send(json.dumps({"type": "message", "content": "hi"}))
         assert (await frames_until(ws, "stream_end"))[-1]["content"] == "authenticated hello"
     cookie = navi.app.state.access.cookie_value
-    async with navi.socket(sid, additional_headers={"Cookie": f"{COOKIE}={cookie}"}, origin=navi.url) as ws:
+    async with navi.socket(
+        sid, anonymous=True, additional_headers={"Cookie": f"{COOKIE}={cookie}"}, origin=navi.url
+    ) as ws:
         await ws.send(json.dumps({"type": "ping"}))
         assert json.loads(await ws.recv())["type"] == "error"
 
@@ -102,12 +104,12 @@ async def test_foreign_origins_are_refused(navi: LiveNavi) -> None:
     sid = navi.new_session(headers=AUTH)
     for origin in ("http://evil.example", "null", "http://127.0.0.1:1"):
         with pytest.raises(InvalidStatus) as denied:
-            async with navi.socket(sid, additional_headers=AUTH, origin=origin):  # type: ignore[arg-type]
+            async with navi.socket(sid, anonymous=True, additional_headers=AUTH, origin=origin):  # type: ignore[arg-type]
                 pass
         assert denied.value.response.status_code == 403
-    async with navi.socket(sid, additional_headers=AUTH, origin=navi.url):  # type: ignore[arg-type]
+    async with navi.socket(sid, anonymous=True, additional_headers=AUTH, origin=navi.url):  # type: ignore[arg-type]
         pass  # same origin is fine
-    with navi.client() as http:
+    with navi.client(anonymous=True) as http:
         evil = http.post("/sessions", headers={**AUTH, "Origin": "http://evil.example"})
         assert evil.status_code == 403 and "Origin" in evil.json()["detail"]
         site = http.delete(f"/sessions/{sid}", headers={**AUTH, "Sec-Fetch-Site": "cross-site"})
@@ -139,10 +141,13 @@ def test_foreign_host_headers_are_refused(navi: LiveNavi) -> None:
         assert raw_status(navi, f"GET /health HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n") == 200
 
 
-def test_without_a_token_loopback_is_open_but_origin_and_host_still_checked(
+def test_with_auth_disabled_loopback_is_open_but_origin_and_host_still_checked(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
-    with live_navi(tmp_path, fake_server) as navi, navi.client() as http:
+    with (
+        live_navi(tmp_path, fake_server, navi_auth_disabled=True) as navi,
+        navi.client(anonymous=True) as http,
+    ):
         assert http.get("/sessions").status_code == 200
         assert http.post("/sessions", headers={"Origin": "http://evil.example"}).status_code == 403
         assert (

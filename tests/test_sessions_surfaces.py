@@ -6,13 +6,13 @@ import asyncio
 import json
 from pathlib import Path
 
-from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from navi.api.app import create_app
 from navi.cli.main import _register, app
 from navi.compose import build_runtime
 from navi.llm.messages import Message, ToolCall
+from tests.server_helpers import app_client
 
 _register()
 runner = CliRunner()
@@ -43,7 +43,7 @@ async def seed(settings) -> str:
 async def test_rest_export_then_import(make_settings) -> None:
     settings = make_settings()
     sid = await seed(settings)
-    with TestClient(create_app(settings), base_url="http://localhost") as client:
+    with app_client(create_app(settings)) as client:
         resp = client.get(f"/sessions/{sid}/export")
         assert resp.status_code == 200
         archive = resp.json()
@@ -103,7 +103,7 @@ async def test_rest_history_windows(make_settings) -> None:
         )
     finally:
         await rt.aclose()
-    with TestClient(create_app(settings), base_url="http://localhost") as client:
+    with app_client(create_app(settings)) as client:
         last = client.get(f"/sessions/{sid}/messages", params={"last": 1}).json()
         assert [m["content"] for m in last["messages"]] == ["It is 91% full."] and last["total"] == 4
         budget = client.get(f"/sessions/{sid}/messages", params={"token_budget": 40}).json()

@@ -10,12 +10,13 @@ from fastapi.testclient import TestClient
 from navi.api.app import create_app
 from navi.config import Settings
 from navi.web import STATIC
+from tests.server_helpers import app_client
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def client(settings: Settings) -> TestClient:
-    return TestClient(create_app(settings), base_url="http://localhost")
+    return app_client(create_app(settings))
 
 
 def test_pages_are_served_with_a_strict_policy(make_settings) -> None:

@@ -23,6 +23,7 @@ from navi.api.security import AccessControl, AccessPolicy
 from navi.api.uploads import cleanup_loop
 from navi.api.websocket import router as websocket_router
 from navi.compose import Runtime, SetupError, build_runtime
+from navi.compose.token import access_token
 from navi.config import Settings, load_settings
 from navi.logging import get_logger
 
@@ -45,7 +46,7 @@ def create_app(
     """
     settings = settings or (runtime.settings if runtime else load_settings())
     policy = AccessPolicy(
-        token=settings.navi_api_token,
+        token=access_token(settings).value,  # the one set, else Navi's own (made on first start)
         bind_host=settings.navi_host,
         allowed_hosts=settings.allowed_hosts_list,
         allowed_origins=settings.allowed_origins_list,

@@ -4,7 +4,8 @@ One task per connection receives client frames; one sends everything the client 
 `session_updated` frames and error frames) from a single outbox, so sends never interleave. A bad
 frame gets an `error` frame (code `bad_frame`) and the socket stays open. Connecting while a run is
 going replays that turn's frames so far, then continues live (`?since=N&run=ID` skips frames the
-client already has of run ID; a different run is replayed whole). A connection lets go of each run when the run's frames end.
+client already has of run ID; a different run is replayed whole). A connection lets go of each run
+when the run's frames end.
 
 Client frames: `{"type": "message", "content", "images"?, "files"?}` starts a turn;
 `{"type": "retry"}` runs the session's latest failed turn again without storing its message twice.

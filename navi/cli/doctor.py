@@ -104,6 +104,7 @@ async def run_checks(settings: Settings) -> AsyncIterator[Check]:
 
     yield Check(True, "configuration loads")
     yield _host_check(settings)
+    yield _token_check(settings)
     backends = build_backends(settings, timeout=NETWORK_TIMEOUT)
     profiles = build_profiles(settings, backends)
     try:
@@ -180,6 +181,28 @@ def _host_check(settings: Settings) -> Check:
         f"NAVI_HOST={host} reaches beyond this machine, but NAVI_API_TOKEN is not set: anyone on the "
         "network could drive your agent, so `navi serve` will refuse to start",
         "set NAVI_API_TOKEN (e.g. `openssl rand -hex 32`), or NAVI_HOST=127.0.0.1",
+    )
+
+
+def _token_check(settings: Settings) -> Check:
+    """Where the access token comes from (never what it is)."""
+    from navi.compose import SetupError
+    from navi.compose.token import access_token
+
+    try:
+        token = access_token(settings, create=False)
+    except SetupError as exc:
+        return Check(False, exc.problem, exc.fix)
+    if token.source == "setting":
+        return Check(True, "requests need NAVI_API_TOKEN")
+    if token.source == "disabled":
+        return Check(
+            True, "NAVI_AUTH_DISABLED: no access token; anyone who can reach the port can drive Navi"
+        )
+    if token.value:
+        return Check(True, f"requests need Navi's own token, kept in {token.path} (readable only by you)")
+    return Check(
+        True, f"no access token yet: `navi serve` makes one in {token.path} and prints a sign-in link"
     )
 
 

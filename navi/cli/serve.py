@@ -9,11 +9,14 @@ from __future__ import annotations
 import asyncio
 import errno
 import socket
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from navi.cli.main import fail, settings_or_exit
+
+if TYPE_CHECKING:
+    from navi.compose.token import AccessToken
 
 PORT_FIX = "stop the program using it, or pick another port with --port or NAVI_PORT"
 
@@ -69,6 +72,22 @@ class OneLineStartupFailure:
         return getattr(self.app.state, "startup_problem", None)
 
 
+def sign_in_text(host: str, port: int, token: AccessToken) -> str:
+    """What `navi serve` prints before it starts, whatever the log level: where Navi is and how to
+    sign in. This is the only place Navi's own token is ever shown (never in a log line)."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    base = f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
+    if token.source == "disabled":
+        return f"Navi: {base}/ (no access token: NAVI_AUTH_DISABLED is set)"
+    if token.source == "setting":
+        return f"Navi: {base}/ (sign in with your NAVI_API_TOKEN)"
+    return (
+        f"Navi: {base}/\n"
+        f"  sign in: {base}/login?token={token.value}\n"
+        f"  (the token is kept in {token.path}, readable only by you)"
+    )
+
+
 def serve(
     host: Annotated[
         str | None, typer.Option(help="Address to listen on (default NAVI_HOST, 127.0.0.1).")
@@ -81,6 +100,7 @@ def serve(
     from navi.api.app import create_app
     from navi.compose import SetupError
     from navi.compose.parts import check_tools_dir, probe_database
+    from navi.compose.token import access_token
 
     settings = settings_or_exit(navi_host=host, navi_port=port)
     if not settings.listens_on_loopback() and not settings.navi_api_token:
@@ -95,9 +115,11 @@ def serve(
     try:
         check_tools_dir(settings)
         asyncio.run(probe_database(settings, connect_timeout=10.0))
+        token = access_token(settings)
     except SetupError as exc:
         fail(str(exc))
     app = create_app(settings, tune_gc=True)
+    typer.echo(sign_in_text(settings.navi_host, settings.navi_port, token), err=True)
     try:
         uvicorn.run(
             OneLineStartupFailure(app),

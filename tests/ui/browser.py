@@ -12,6 +12,7 @@ from typing import Any
 
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from navi.api.security import COOKIE
 from tests.server_helpers import LiveNavi
 
 CHROMIUM = "/usr/bin/chromium"
@@ -51,8 +52,12 @@ class Watched:
 
 def open_context(browser: Browser, navi: LiveNavi, **options: Any) -> tuple[BrowserContext, Watched]:
     options.setdefault("viewport", DESKTOP)
+    signed_in = options.pop("signed_in", True)
     context = browser.new_context(base_url=navi.url, accept_downloads=True, **options)
     context.set_default_timeout(15_000)
+    if signed_in and navi.token:  # as after following the sign-in link `navi serve` prints
+        policy = navi.app.state.access
+        context.add_cookies([{"name": COOKIE, "value": policy.cookie_value, "url": navi.url}])
     watched = Watched(origin=navi.url)
     context.on("page", watched.attach)
     return context, watched

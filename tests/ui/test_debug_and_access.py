@@ -45,6 +45,8 @@ def test_debug_panel_shows_context_beside_messages(
     send(page, "I live in Oslo, please plan around that")
     sid = session_id(page)
     wait_idle(page)
+    # The answer's post-turn work (naming) touches the session; let it finish before backdating.
+    expect(page.locator("#session-title")).to_have_text("Scripted title")
     with navi.client() as http:
         other = http.post("/sessions", json={"name": "Other chat"}).json()["session_id"]
         backdate(navi.settings.db_path)
@@ -91,7 +93,7 @@ def test_login_page_when_a_token_is_configured(
 ) -> None:
     script = use_script(fake_server)
     script.turn("Signed in and answering.")
-    context, watched = open_context(browser, guarded)
+    context, watched = open_context(browser, guarded, signed_in=False)
     page = context.new_page()
     page.goto("/")
     expect(page).to_have_url(re.compile(r"/login$"))

@@ -46,17 +46,25 @@ def _page(error: str = "", status: int = 200) -> HTMLResponse:
 
 
 @router.get("/login", response_class=HTMLResponse, include_in_schema=False)
-async def login_page(request: Request) -> Response:
+async def login_page(request: Request, token: str = "") -> Response:
+    """The sign-in form; `?token=…` (the link `navi serve` prints) signs in at once."""
     if not _policy(request).token:
         return RedirectResponse("/", status_code=303)
+    if token:
+        return _sign_in(request, token)
     return _page()
 
 
 @router.post("/login", include_in_schema=False)
 async def login(request: Request, token: Annotated[str, Form()] = "") -> Response:
-    policy = _policy(request)
-    if not policy.token:
+    if not _policy(request).token:
         return RedirectResponse("/", status_code=303)
+    return _sign_in(request, token)
+
+
+def _sign_in(request: Request, token: str) -> Response:
+    """Token right: the cookie, and on to the page (the address bar no longer holds the token)."""
+    policy = _policy(request)
     client = request.client.host if request.client else "unknown"
     if not policy.login_allowed(client):
         return _page("Too many attempts. Wait a few minutes and try again.", status=429)

@@ -70,7 +70,7 @@ async def turn_stopping(
             frames.append(frame)
             if stopped_at is None and when(frame):
                 stopped_at = time.perf_counter()
-                async with httpx.AsyncClient(base_url=real.navi.url) as http:
+                async with httpx.AsyncClient(base_url=real.navi.url, headers=real.navi.auth) as http:
                     assert (await http.post(f"/sessions/{sid}/stop")).json()["ok"]
             if frame["type"] in ("stream_end", "stream_stopped", "error") and "seq" in frame:
                 break
@@ -142,7 +142,7 @@ async def test_memory_is_taken_only_from_what_the_person_said(
         assert frames[-1]["type"] == "stream_end"
         real.proxy.wait_idle(timeout=120)
         real.navi.runtime.extractor.stale = timedelta(0)  # read the session now, not once it is idle
-        async with httpx.AsyncClient(base_url=real.navi.url, timeout=600) as http:
+        async with httpx.AsyncClient(base_url=real.navi.url, headers=real.navi.auth, timeout=600) as http:
             report = (await http.post("/memory/extract")).json()
             facts = (await http.get("/memory/facts")).json()
             name = (await http.get(f"/sessions/{sid}")).json()["name"]

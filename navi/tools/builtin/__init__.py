@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from navi.memory.base import MemoryStore
+from navi.net.guard import NetGuard
 from navi.profiles.registry import ProfileRegistry
 from navi.sessions.store import SessionStore
 from navi.tools.paths import PathPolicy
@@ -21,6 +22,8 @@ class BuiltinSettings:
     session_files_dir: str
     ssh_hosts_file: str
     fs_allowed_paths: list[str]
+    # What web_view, http_request and image_view may connect to.
+    fetch_guard: NetGuard
     terminal_allowed_commands: list[str]
     code_exec_memory_mb: int
     code_exec_timeout_seconds: int
@@ -69,15 +72,15 @@ def register_builtins(
         ScratchpadTool(state),
         SwitchProfileTool(profiles, sessions),
         WebSearchTool(),
-        WebViewTool(),
-        HttpRequestTool(),
+        WebViewTool(guard=config.fetch_guard),
+        HttpRequestTool(guard=config.fetch_guard),
         FilesystemTool(policy),
         CodeExecTool(memory_mb=config.code_exec_memory_mb, default_timeout=config.code_exec_timeout_seconds),
         TerminalTool(
             config.terminal_allowed_commands, policy, default_timeout=config.terminal_timeout_seconds
         ),
         ssh,
-        ImageViewTool(policy),
+        ImageViewTool(policy, guard=config.fetch_guard),
         MemorySearchTool(memory),
         MemoryForgetTool(memory),
         ReloadToolsTool(registry, config.tools_dir),

@@ -137,6 +137,7 @@ def builtin_settings(settings: Settings) -> BuiltinSettings:
         session_files_dir=settings.session_files_dir,
         ssh_hosts_file=settings.ssh_hosts_file,
         fs_allowed_paths=settings.fs_allowed_paths_list,
+        secret_paths=secret_paths(settings),
         fetch_guard=fetch_guard(settings),
         terminal_allowed_commands=settings.terminal_allowed_commands_list,
         code_exec_memory_mb=settings.code_exec_memory_mb,

@@ -22,6 +22,8 @@ class BuiltinSettings:
     session_files_dir: str
     ssh_hosts_file: str
     fs_allowed_paths: list[str]
+    # Navi's own secrets (database, token file, .env, SSH hosts file): no file tool may touch them.
+    secret_paths: list[str]
     # What web_view, http_request and image_view may connect to.
     fetch_guard: NetGuard
     terminal_allowed_commands: list[str]
@@ -64,7 +66,7 @@ def register_builtins(
     allowed = config.fs_allowed_paths
     if allowed and "*" not in allowed:
         allowed = [*allowed, config.session_files_dir]  # the agent must be able to read uploads
-    policy = PathPolicy(allowed)
+    policy = PathPolicy(allowed, denied=config.secret_paths)
     spawn = SpawnAgentTool(profiles)
     ssh = SshExecTool(config.ssh_hosts_file)
     for tool in (

@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field, ValidationError, computed_field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from navi.net.guard import parse_allowlist
+
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 
@@ -63,6 +65,8 @@ class Settings(BaseSettings):
     fs_allowed_paths: str = "*"
     terminal_allowed_commands: str = "*"
     ssh_hosts_file: str = "ssh_hosts.json"
+    # Hosts the fetching tools may reach although they are local or private (names, IPs, CIDRs).
+    navi_fetch_allowed_hosts: str = ""
     code_exec_memory_mb: int = Field(512, ge=64)
     code_exec_timeout_seconds: int = Field(30, ge=1, le=300)
     terminal_timeout_seconds: int = Field(60, ge=1, le=600)
@@ -136,6 +140,12 @@ class Settings(BaseSettings):
             raise ValueError("must be a postgresql:// URL")
         return value
 
+    @field_validator("navi_fetch_allowed_hosts")
+    @classmethod
+    def _fetch_hosts(cls, value: str) -> str:
+        parse_allowlist(_split_list(value))  # raises ValueError saying which entry is wrong
+        return value
+
     @field_validator("default_llm_backend")
     @classmethod
     def _backend(cls, value: str) -> str:
@@ -167,6 +177,10 @@ class Settings(BaseSettings):
     @property
     def allowed_hosts_list(self) -> list[str]:
         return _split_list(self.navi_allowed_hosts)
+
+    @property
+    def fetch_allowed_hosts_list(self) -> list[str]:
+        return _split_list(self.navi_fetch_allowed_hosts)
 
     @property
     def allowed_origins_list(self) -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 
 from navi.tools.base import ToolResult
 from navi.tools.builtin.http import HttpRequestTool, classify, clip, decode
-from tests.helpers.local_http import LocalHttpServer, closed_port
+from tests.helpers.local_http import ALLOW_LOCAL, LocalHttpServer, closed_port
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def echoed(result: ToolResult) -> dict[str, Any]:
 
 
 async def test_get_with_query_and_headers(server: LocalHttpServer) -> None:
-    result = await HttpRequestTool().execute(
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
         {
             "method": "GET",
             "url": server("/echo"),
@@ -59,7 +59,7 @@ async def test_get_with_query_and_headers(server: LocalHttpServer) -> None:
 
 
 async def test_body_is_pretty_printed_json(server: LocalHttpServer) -> None:
-    result = await HttpRequestTool().execute({"method": "GET", "url": server("/json")})
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute({"method": "GET", "url": server("/json")})
     assert 'Body (application/json, 71 B):\n{\n  "name": "navi",\n  "items": [\n    1,' in result.output
     assert '"text": "grün"' in result.output
 
@@ -67,7 +67,9 @@ async def test_body_is_pretty_printed_json(server: LocalHttpServer) -> None:
 @pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE"])
 async def test_json_body(server: LocalHttpServer, method: str) -> None:
     payload = {"state": "on", "attributes": {"brightness": 200}, "list": [1, None, "ü"]}
-    result = await HttpRequestTool().execute({"method": method, "url": server("/echo"), "json": payload})
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
+        {"method": method, "url": server("/echo"), "json": payload}
+    )
     seen = echoed(result)
     assert seen["method"] == method
     assert json.loads(seen["body"]) == payload
@@ -75,7 +77,7 @@ async def test_json_body(server: LocalHttpServer, method: str) -> None:
 
 
 async def test_json_null_and_explicit_content_type(server: LocalHttpServer) -> None:
-    result = await HttpRequestTool().execute(
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
         {
             "method": "POST",
             "url": server("/echo"),
@@ -89,23 +91,25 @@ async def test_json_null_and_explicit_content_type(server: LocalHttpServer) -> N
 
 
 async def test_json_given_as_a_string_is_sent_decoded(server: LocalHttpServer) -> None:
-    doubled = await HttpRequestTool().execute(
+    doubled = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
         {"method": "POST", "url": server("/echo"), "json": '{"a": [1]}'}
     )
     assert echoed(doubled)["body"] == '{"a": [1]}'
-    plain = await HttpRequestTool().execute({"method": "POST", "url": server("/echo"), "json": "hello"})
+    plain = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
+        {"method": "POST", "url": server("/echo"), "json": "hello"}
+    )
     assert echoed(plain)["body"] == '"hello"'
 
 
 async def test_own_user_agent_replaces_the_default(server: LocalHttpServer) -> None:
-    result = await HttpRequestTool().execute(
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
         {"method": "GET", "url": server("/echo"), "headers": {"user-agent": "HomeBot/2"}}
     )
     assert echoed(result)["headers"]["user-agent"] == "HomeBot/2"
 
 
 async def test_raw_body(server: LocalHttpServer) -> None:
-    result = await HttpRequestTool().execute(
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
         {
             "method": "PUT",
             "url": server("/echo"),
@@ -120,7 +124,7 @@ async def test_raw_body(server: LocalHttpServer) -> None:
 
 
 async def test_body_and_json_together_are_refused(server: LocalHttpServer) -> None:
-    result = await HttpRequestTool().execute(
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
         {"method": "POST", "url": server("/echo"), "body": "x", "json": {}}
     )
     assert not result.success
@@ -128,11 +132,11 @@ async def test_body_and_json_together_are_refused(server: LocalHttpServer) -> No
 
 
 async def test_head_and_options(server: LocalHttpServer) -> None:
-    head = await HttpRequestTool().execute({"method": "HEAD", "url": server("/echo")})
+    head = await HttpRequestTool(guard=ALLOW_LOCAL).execute({"method": "HEAD", "url": server("/echo")})
     assert head.success
     assert head.output.splitlines()[1].startswith("HTTP/1.1 200 OK")
     assert head.output.endswith("\n(no body)")
-    options = await HttpRequestTool().execute({"method": "OPTIONS", "url": server("/echo")})
+    options = await HttpRequestTool(guard=ALLOW_LOCAL).execute({"method": "OPTIONS", "url": server("/echo")})
     assert echoed(options)["method"] == "OPTIONS"
 
 
@@ -140,7 +144,9 @@ async def test_head_and_options(server: LocalHttpServer) -> None:
     ("code", "reason"), [(404, "Not Found"), (500, "Internal Server Error"), (401, "Unauthorized")]
 )
 async def test_error_status_is_not_a_tool_failure(server: LocalHttpServer, code: int, reason: str) -> None:
-    result = await HttpRequestTool().execute({"method": "POST", "url": server(f"/status/{code}")})
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
+        {"method": "POST", "url": server(f"/status/{code}")}
+    )
     assert result.success
     assert result.output.splitlines()[1].startswith(f"HTTP/1.1 {code} {reason}")
     assert result.output.endswith(f"Body (text/plain, 15 B):\nstatus body {code}")
@@ -148,14 +154,14 @@ async def test_error_status_is_not_a_tool_failure(server: LocalHttpServer, code:
 
 
 async def test_set_cookie_values_are_redacted(server: LocalHttpServer) -> None:
-    result = await HttpRequestTool().execute({"method": "GET", "url": server("/cookie")})
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute({"method": "GET", "url": server("/cookie")})
     assert "  set-cookie: session=<redacted>; HttpOnly; Path=/" in result.output
     assert "secret123" not in result.output
     assert '"logged_in": true' in result.output
 
 
 async def test_long_body_is_truncated_with_count(server: LocalHttpServer) -> None:
-    result = await HttpRequestTool(max_body_chars=1000).execute(
+    result = await HttpRequestTool(guard=ALLOW_LOCAL, max_body_chars=1000).execute(
         {"method": "GET", "url": server("/huge?n=50000")}
     )
     assert result.success
@@ -168,7 +174,7 @@ async def test_long_body_is_truncated_with_count(server: LocalHttpServer) -> Non
 
 
 async def test_read_cap_stops_download(server: LocalHttpServer) -> None:
-    tool = HttpRequestTool(max_body_chars=500, max_read_bytes=20_000)
+    tool = HttpRequestTool(guard=ALLOW_LOCAL, max_body_chars=500, max_read_bytes=20_000)
     started = time.monotonic()
     result = await tool.execute({"method": "GET", "url": server("/huge?n=50000000")})
     assert time.monotonic() - started < 10
@@ -186,14 +192,14 @@ async def test_read_cap_stops_download(server: LocalHttpServer) -> None:
     ],
 )
 async def test_binary_bodies_are_summarised(server: LocalHttpServer, path: str, expected: str) -> None:
-    result = await HttpRequestTool().execute({"method": "GET", "url": server(path)})
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute({"method": "GET", "url": server(path)})
     assert result.success
     assert result.output.endswith(expected) or expected in result.output
     assert "PNG" not in result.output and "%PDF" not in result.output
 
 
 async def test_follows_redirects_by_default(server: LocalHttpServer) -> None:
-    result = await HttpRequestTool().execute({"method": "GET", "url": server("/redirect/2")})
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute({"method": "GET", "url": server("/redirect/2")})
     lines = result.output.splitlines()
     assert lines[0] == f"GET {server('/plain')}"
     assert lines[1] == f"(redirected 3× from {server('/redirect/2')})"
@@ -201,7 +207,7 @@ async def test_follows_redirects_by_default(server: LocalHttpServer) -> None:
 
 
 async def test_redirects_can_be_shown_instead(server: LocalHttpServer) -> None:
-    result = await HttpRequestTool().execute(
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
         {"method": "GET", "url": server("/redirect/2"), "follow_redirects": False}
     )
     assert result.success
@@ -210,14 +216,14 @@ async def test_redirects_can_be_shown_instead(server: LocalHttpServer) -> None:
 
 
 async def test_redirect_loop_fails(server: LocalHttpServer) -> None:
-    result = await HttpRequestTool().execute({"method": "GET", "url": server("/loop")})
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute({"method": "GET", "url": server("/loop")})
     assert not result.success
     assert "too many redirects (more than 10)" in (result.error or "")
 
 
 async def test_timeout(server: LocalHttpServer) -> None:
     started = time.monotonic()
-    result = await HttpRequestTool().execute(
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
         {"method": "GET", "url": server("/slow?delay=5"), "timeout": 0.4}
     )
     assert time.monotonic() - started < 3
@@ -229,12 +235,12 @@ async def test_timeout(server: LocalHttpServer) -> None:
 
 
 async def test_timeout_is_capped(server: LocalHttpServer) -> None:
-    result = await HttpRequestTool(max_timeout=0.4).execute(
+    result = await HttpRequestTool(guard=ALLOW_LOCAL, max_timeout=0.4).execute(
         {"method": "GET", "url": server("/trickle"), "timeout": 1000}
     )
     assert not result.success
     assert (result.error or "").startswith("timed out after 0.4 s")
-    fast = await HttpRequestTool(max_timeout=5).execute(
+    fast = await HttpRequestTool(guard=ALLOW_LOCAL, max_timeout=5).execute(
         {"method": "GET", "url": server("/plain"), "timeout": 60}
     )
     assert "(timeout capped at 5 s)" in fast.output
@@ -249,13 +255,13 @@ async def test_timeout_is_capped(server: LocalHttpServer) -> None:
     ],
 )
 async def test_bad_urls(url: str, expected: str) -> None:
-    result = await HttpRequestTool().execute({"method": "GET", "url": url})
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute({"method": "GET", "url": url})
     assert not result.success
     assert expected in (result.error or "")
 
 
 async def test_connection_refused() -> None:
-    result = await HttpRequestTool().execute(
+    result = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
         {"method": "GET", "url": f"http://127.0.0.1:{closed_port()}/api"}
     )
     assert not result.success
@@ -263,12 +269,12 @@ async def test_connection_refused() -> None:
 
 
 async def test_bad_header_and_params(server: LocalHttpServer) -> None:
-    header = await HttpRequestTool().execute(
+    header = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
         {"method": "GET", "url": server("/echo"), "headers": {"X-Bad": "a\r\nInjected: 1"}}
     )
     assert not header.success
     assert (header.error or "").startswith("could not send the request")
-    nested = await HttpRequestTool().execute(
+    nested = await HttpRequestTool(guard=ALLOW_LOCAL).execute(
         {"method": "GET", "url": server("/echo"), "params": {"q": {"a": 1}}}
     )
     assert not nested.success

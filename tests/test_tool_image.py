@@ -14,7 +14,7 @@ from PIL import Image, ImageDraw
 from navi.tools.base import ToolResult
 from navi.tools.builtin.image import ImageViewTool
 from navi.tools.paths import PathPolicy
-from tests.helpers.local_http import LocalHttpServer
+from tests.helpers.local_http import ALLOW_LOCAL, LocalHttpServer
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def allowed(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def tool(allowed: Path) -> ImageViewTool:
-    return ImageViewTool(PathPolicy([str(allowed)]))
+    return ImageViewTool(PathPolicy([str(allowed)]), guard=ALLOW_LOCAL)
 
 
 def decoded(result: ToolResult) -> Image.Image:
@@ -83,7 +83,9 @@ async def test_portrait_png_is_downsized_and_stays_png(tool: ImageViewTool, allo
 async def test_custom_max_side(allowed: Path) -> None:
     path = save(photo((400, 100)), allowed / "wide.png", "PNG")
     img = decoded(
-        await ImageViewTool(PathPolicy([str(allowed)]), max_side=200).execute({"source": str(path)})
+        await ImageViewTool(PathPolicy([str(allowed)]), guard=ALLOW_LOCAL, max_side=200).execute(
+            {"source": str(path)}
+        )
     )
     assert img.size == (200, 50)
 
@@ -146,7 +148,9 @@ async def test_exif_orientation_is_applied(tool: ImageViewTool, allowed: Path) -
 async def test_relative_and_file_url_sources(tool: ImageViewTool, allowed: Path) -> None:
     path = save(photo((50, 40)), allowed / "rel.png", "PNG")
     os.chdir(allowed)
-    relative = await ImageViewTool(PathPolicy([str(allowed)])).execute({"source": "rel.png"})
+    relative = await ImageViewTool(PathPolicy([str(allowed)]), guard=ALLOW_LOCAL).execute(
+        {"source": "rel.png"}
+    )
     assert decoded(relative).size == (50, 40)
     file_url = await tool.execute({"source": f"file://{path}"})
     assert decoded(file_url).size == (50, 40)
@@ -190,7 +194,7 @@ async def test_path_outside_allowlist_is_refused(tool: ImageViewTool, allowed: P
 
 
 async def test_missing_directory_and_oversized_files(allowed: Path) -> None:
-    tool = ImageViewTool(PathPolicy([str(allowed)]), max_bytes=1000)
+    tool = ImageViewTool(PathPolicy([str(allowed)]), guard=ALLOW_LOCAL, max_bytes=1000)
     missing = await tool.execute({"source": str(allowed / "nope.png")})
     assert missing.error == f"{allowed / 'nope.png'} does not exist"
     directory = await tool.execute({"source": str(allowed)})
@@ -236,7 +240,7 @@ async def test_url_that_is_not_an_image(tool: ImageViewTool, server: LocalHttpSe
 
 
 async def test_url_errors(allowed: Path, server: LocalHttpServer) -> None:
-    tool = ImageViewTool(PathPolicy([str(allowed)]), max_bytes=10_000)
+    tool = ImageViewTool(PathPolicy([str(allowed)]), guard=ALLOW_LOCAL, max_bytes=10_000)
     missing = await tool.execute({"source": server("/status/404")})
     assert missing.error == f"HTTP 404 Not Found fetching {server('/status/404')}"
     streamed = await tool.execute({"source": server("/huge?n=5000000&type=image/png")})

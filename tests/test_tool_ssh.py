@@ -245,6 +245,13 @@ async def silent_server() -> AsyncIterator[int]:
         await server.wait_closed()
 
 
+def assert_alias_only(error: str | None, env: Env, alias: str = "box") -> None:
+    """An SSH error names the host by its alias, never by its address, port or user name."""
+    assert error is not None and f"'{alias}'" in error
+    for leak in ("127.0.0.1", "localhost", "::1", f"{USER}@", f"user {USER}", str(env.port)):
+        assert leak not in error, (leak, error)
+
+
 async def wait_for(predicate: Any, seconds: float = 5.0) -> None:
     deadline = time.monotonic() + seconds
     while not predicate():
@@ -410,8 +417,8 @@ async def test_wrong_password_is_refused(env: Env) -> None:
         result = await run(tool, "echo hi")
         assert not result.success
         assert result.error is not None
-        assert result.error.startswith(f"authentication failed for 'box' ({USER}@127.0.0.1:{env.port})")
-        assert "rejected the password" in result.error
+        assert result.error.startswith("authentication failed for 'box': the server rejected the password")
+        assert_alias_only(result.error, env)
         assert "guess" not in result.error
         assert env.state.commands == []
     finally:
@@ -427,6 +434,7 @@ async def test_wrong_key_is_refused(env: Env, tmp_path: Path) -> None:
         assert not result.success
         assert "authentication failed for 'box'" in (result.error or "")
         assert f"rejected the key {stranger}" in (result.error or "")
+        assert_alias_only(result.error, env)
         assert tool.pool.connections() == []
     finally:
         await tool.pool.aclose()
@@ -452,6 +460,7 @@ async def test_changed_host_key_is_refused(env: Env) -> None:
         assert not result.success
         assert "its host key does NOT match the key recorded in" in (result.error or "")
         assert env.known_hosts in (result.error or "")
+        assert_alias_only(result.error, env)
         assert env.state.commands == []
         assert tool.pool.connections() == []
     finally:
@@ -466,7 +475,11 @@ async def test_unrecorded_host_key_is_refused(env: Env) -> None:
         result = await run(tool, "echo hi")
         assert not result.success
         assert "its host key is not recorded in" in (result.error or "")
-        assert f"ssh-keyscan -p {env.port} 127.0.0.1 >> {env.known_hosts}" in (result.error or "")
+        assert (
+            f"ssh-keyscan -p PORT HOST >> {env.known_hosts}, with the host and port of 'box' from the SSH "
+            "hosts file"
+        ) in (result.error or "")
+        assert_alias_only(result.error, env)
     finally:
         await tool.pool.aclose()
 
@@ -478,6 +491,7 @@ async def test_missing_known_hosts_file_is_an_error_not_a_pass(env: Env) -> None
     result = await run(tool, "echo hi")
     assert not result.success
     assert f"the known_hosts file {env.known_hosts} does not exist" in (result.error or "")
+    assert_alias_only(result.error, env)
     assert env.state.opened == 0
 
 
@@ -519,9 +533,23 @@ async def test_unreachable_port(env: Env) -> None:
     result = await run(tool, "echo hi")
     assert not result.success
     assert result.error == (
-        f"could not connect to 'box' ({USER}@127.0.0.1:{free_port}): connection refused. Is the SSH "
-        f"server running, and is port {free_port} right?"
+        "could not connect to 'box': connection refused. Is the SSH server running, and is the port in "
+        "the SSH hosts file right?"
     )
+
+
+async def test_refused_on_every_address_of_a_name(env: Env) -> None:
+    """`localhost` may resolve to 127.0.0.1 and ::1: asyncio then folds both refusals, with the
+    addresses, into one plain OSError; the message must still be "refused" and name no address."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        free_port = sock.getsockname()[1]
+    env.write_hosts(host="localhost", port=free_port)
+    result = await run(SshExecTool(env.hosts_file), "echo hi")
+    assert not result.success
+    assert "could not connect to 'box': connection refused" in (result.error or "")
+    assert_alias_only(result.error, env)
+    assert str(free_port) not in (result.error or "")
 
 
 async def test_connect_timeout(env: Env) -> None:
@@ -533,16 +561,34 @@ async def test_connect_timeout(env: Env) -> None:
         assert time.monotonic() - started < 3
         assert not result.success
         assert "no SSH handshake within 0.3 s" in (result.error or "")
+        assert_alias_only(result.error, env)
+        assert str(port) not in (result.error or "")
         assert tool.pool.connections() == []
 
 
-def test_dns_failure_message() -> None:
-    host = SshHost(name="nas", host="nas.invalid", username="me", password="x")
-    message = describe_connect_error(host, socket.gaierror(-2, "Name or service not known"))
-    assert message == (
-        "could not connect to 'nas' (me@nas.invalid:22): cannot resolve the host name 'nas.invalid' "
-        "(Name or service not known)"
+async def test_dns_failure_names_the_alias_only(env: Env) -> None:
+    env.write_hosts(host="nas-box.invalid")  # .invalid never resolves (RFC 6761)
+    result = await run(SshExecTool(env.hosts_file), "echo hi")
+    assert not result.success
+    assert (result.error or "").startswith("could not connect to 'box': cannot resolve its host name (")
+    assert "nas-box" not in (result.error or "")
+    assert_alias_only(result.error, env)
+
+
+def test_library_and_server_texts_are_scrubbed() -> None:
+    """What asyncssh, asyncio or the server say can carry the address or user name: it is cut out."""
+    host = SshHost(name="nas", host="nas.home.lan", username="admin", password="x")
+    folded = OSError(
+        "Multiple exceptions: [Errno 113] Connect call failed ('192.168.1.10', 22), [Errno 113] "
+        "Connect call failed ('fd00::10', 22, 0, 0)"
     )
+    disconnect = asyncssh.DisconnectError(11, "user admin from 10.0.0.7 port 5022 at nas.home.lan refused")
+    odd = ValueError("bad address [fe80::1%eth0]:22 for admin@nas.home.lan")
+    for exc in (folded, disconnect, odd):
+        message = describe_connect_error(host, exc)
+        assert message.startswith(("could not connect to 'nas'", "the SSH server 'nas' closed")), message
+        for leak in ("192.168", "fd00", "10.0.0.7", "fe80", "admin", "nas.home.lan"):
+            assert leak not in message, (leak, message)
 
 
 # --- the hosts file ----------------------------------------------------------------------------------

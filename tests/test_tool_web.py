@@ -15,7 +15,7 @@ from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
 from navi.tools.builtin.http import fetch_error
 from navi.tools.builtin.web import WebSearchTool, WebViewTool, _default_client
-from tests.helpers.local_http import LocalHttpServer, closed_port
+from tests.helpers.local_http import ALLOW_LOCAL, LocalHttpServer, closed_port
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +130,7 @@ def test_default_client_is_ddgs_and_schema() -> None:
 
 # --- web_view: pages -----------------------------------------------------------------------------
 async def test_view_article_extracts_main_text_with_title(server: LocalHttpServer) -> None:
-    result = await WebViewTool().execute({"url": server("/article")})
+    result = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server("/article")})
     assert result.success, result.error
     out = result.output
     assert out.startswith("# Understanding Local Servers\nURL: " + server("/article"))
@@ -145,12 +145,12 @@ async def test_view_article_extracts_main_text_with_title(server: LocalHttpServe
 
 
 async def test_view_article_with_links(server: LocalHttpServer) -> None:
-    result = await WebViewTool().execute({"url": server("/article"), "include_links": True})
+    result = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server("/article"), "include_links": True})
     assert f"[detailed guide]({server('/docs/guide')})" in result.output
 
 
 async def test_view_page_without_article_falls_back_to_markdownify(server: LocalHttpServer) -> None:
-    result = await WebViewTool().execute({"url": server("/no-article")})
+    result = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server("/no-article")})
     assert result.success
     assert result.metadata["extractor"] == "markdownify"
     out = result.output
@@ -160,26 +160,28 @@ async def test_view_page_without_article_falls_back_to_markdownify(server: Local
     assert "* First link\n* Second item" in out
     assert "Footer note: maintained by the house robot." in out
     assert "SCRIPT-TEXT" not in out
-    linked = await WebViewTool().execute({"url": server("/no-article"), "include_links": True})
+    linked = await WebViewTool(guard=ALLOW_LOCAL).execute(
+        {"url": server("/no-article"), "include_links": True}
+    )
     assert f"[First link]({server('/a')})" in linked.output
 
 
 async def test_view_decodes_charset_from_meta(server: LocalHttpServer) -> None:
-    result = await WebViewTool().execute({"url": server("/latin1")})
+    result = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server("/latin1")})
     assert result.output.startswith("# Grüße\n")
     assert "Grüße aus München, schöne Straßen und weiße Häuser" in result.output
 
 
 async def test_view_plain_text_json_and_xml(server: LocalHttpServer) -> None:
-    plain = await WebViewTool().execute({"url": server("/plain")})
+    plain = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server("/plain")})
     assert plain.output.endswith("\n\nline one\nline two\nthe end\n")
     assert "Type: text/plain" in plain.output
 
-    data = await WebViewTool().execute({"url": server("/json")})
+    data = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server("/json")})
     assert '{\n  "name": "navi",\n  "items": [\n    1,' in data.output
     assert '"text": "grün"' in data.output
 
-    xml = await WebViewTool().execute({"url": server("/xml")})
+    xml = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server("/xml")})
     assert "<feed><entry><title>Hello XML</title></entry></feed>" in xml.output
     assert "Type: application/xml" in xml.output
 
@@ -195,7 +197,7 @@ async def test_view_plain_text_json_and_xml(server: LocalHttpServer) -> None:
 async def test_view_describes_binaries_instead_of_dumping_them(
     server: LocalHttpServer, path: str, what: str, advice: str
 ) -> None:
-    result = await WebViewTool().execute({"url": server(path)})
+    result = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server(path)})
     assert result.success
     assert what in result.output and advice in result.output
     assert "%PDF" not in result.output and "\x00" not in result.output
@@ -204,13 +206,13 @@ async def test_view_describes_binaries_instead_of_dumping_them(
 
 async def test_view_sniffs_binary_served_as_text(server: LocalHttpServer) -> None:
     url = server.add("disguised", b"\x89PNG\r\n\x1a\n\x00\x00\x00binary", "")
-    result = await WebViewTool().execute({"url": url})
+    result = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": url})
     assert "is binary data (application/octet-stream" in result.output
 
 
 # --- web_view: limits ----------------------------------------------------------------------------
 async def test_view_stops_reading_at_max_bytes(server: LocalHttpServer) -> None:
-    tool = WebViewTool(max_bytes=100_000)
+    tool = WebViewTool(guard=ALLOW_LOCAL, max_bytes=100_000)
     started = time.monotonic()
     result = await tool.execute({"url": server("/huge?n=50000000"), "max_chars": 100_000})
     assert time.monotonic() - started < 10  # 50 MB were not downloaded
@@ -222,7 +224,7 @@ async def test_view_stops_reading_at_max_bytes(server: LocalHttpServer) -> None:
 
 async def test_view_caps_text_and_pages_on_with_start(server: LocalHttpServer) -> None:
     url = server("/huge?n=30000")
-    first = await WebViewTool().execute({"url": url, "max_chars": 1000})
+    first = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": url, "max_chars": 1000})
     match = re.search(
         r"\[Showing characters 0–(\d+) of 30000\. Call web_view again with start=(\d+)", first.output
     )
@@ -232,18 +234,18 @@ async def test_view_caps_text_and_pages_on_with_start(server: LocalHttpServer) -
     body = first.output.split("\n\n", 1)[1].rsplit("\n\n[Showing", 1)[0]
     assert len(body) == end and body.endswith("indeed.")
 
-    second = await WebViewTool().execute({"url": url, "max_chars": 1000, "start": end})
+    second = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": url, "max_chars": 1000, "start": end})
     assert f"[Showing characters {end}–" in second.output
 
-    last = await WebViewTool().execute({"url": url, "max_chars": 1000, "start": 29_900})
+    last = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": url, "max_chars": 1000, "start": 29_900})
     assert "[Showing characters 29900–30000 of 30000.]" in last.output
 
-    past = await WebViewTool().execute({"url": url, "start": 40_000})
+    past = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": url, "start": 40_000})
     assert not past.success and "past the end" in (past.error or "")
 
 
 async def test_view_default_cap_is_40000_chars(server: LocalHttpServer) -> None:
-    result = await WebViewTool().execute({"url": server("/huge?n=100000")})
+    result = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server("/huge?n=100000")})
     match = re.search(r"\[Showing characters 0–(\d+) of 100000\.", result.output)
     assert match and 32_000 <= int(match.group(1)) <= 40_000
 
@@ -251,7 +253,7 @@ async def test_view_default_cap_is_40000_chars(server: LocalHttpServer) -> None:
 @pytest.mark.parametrize("path", ["/slow?delay=5", "/trickle"])
 async def test_view_time_limit(server: LocalHttpServer, path: str) -> None:
     started = time.monotonic()
-    result = await WebViewTool(timeout=0.5).execute({"url": server(path)})
+    result = await WebViewTool(guard=ALLOW_LOCAL, timeout=0.5).execute({"url": server(path)})
     assert time.monotonic() - started < 3
     assert not result.success
     assert result.error == f"timed out after 0.5 s fetching {server(path)}; the server is slow or unreachable"
@@ -259,20 +261,20 @@ async def test_view_time_limit(server: LocalHttpServer, path: str) -> None:
 
 # --- web_view: redirects and errors --------------------------------------------------------------
 async def test_view_follows_redirects(server: LocalHttpServer) -> None:
-    result = await WebViewTool().execute({"url": server("/redirect/3")})
+    result = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server("/redirect/3")})
     assert result.success
     assert f"URL: {server('/plain')} (redirected from {server('/redirect/3')})" in result.output
     assert "line two" in result.output
 
 
 async def test_view_redirect_loop(server: LocalHttpServer) -> None:
-    result = await WebViewTool().execute({"url": server("/loop")})
+    result = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server("/loop")})
     assert not result.success
     assert "too many redirects" in (result.error or "")
 
 
 async def test_view_redirect_to_other_scheme(server: LocalHttpServer) -> None:
-    result = await WebViewTool().execute({"url": server("/to-ftp")})
+    result = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server("/to-ftp")})
     assert not result.success
     assert "redirected to a URL that is not http(s)" in (result.error or "")
 
@@ -282,7 +284,7 @@ async def test_view_redirect_to_other_scheme(server: LocalHttpServer) -> None:
     [(404, "HTTP 404 Not Found"), (403, "HTTP 403 Forbidden"), (500, "HTTP 500 Internal Server Error")],
 )
 async def test_view_http_errors_include_status(server: LocalHttpServer, code: int, text: str) -> None:
-    result = await WebViewTool().execute({"url": server(f"/status/{code}")})
+    result = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server(f"/status/{code}")})
     assert not result.success
     assert result.error is not None and result.error.startswith(f"{text} for {server(f'/status/{code}')}")
     assert result.output == f"status body {code}"
@@ -300,14 +302,14 @@ async def test_view_http_errors_include_status(server: LocalHttpServer, code: in
     ],
 )
 async def test_view_rejects_bad_urls(url: str, expected: str) -> None:
-    result = await WebViewTool().execute({"url": url})
+    result = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": url})
     assert not result.success
     assert expected in (result.error or "")
 
 
 async def test_view_connection_refused() -> None:
     url = f"http://127.0.0.1:{closed_port()}/"
-    result = await WebViewTool(timeout=5).execute({"url": url})
+    result = await WebViewTool(guard=ALLOW_LOCAL, timeout=5).execute({"url": url})
     assert not result.success
     assert "connection refused by 127.0.0.1" in (result.error or "")
 
@@ -327,5 +329,5 @@ def test_dns_failure_message() -> None:
 
 
 async def test_view_sends_a_browser_user_agent(server: LocalHttpServer) -> None:
-    result = await WebViewTool().execute({"url": server("/echo")})
+    result = await WebViewTool(guard=ALLOW_LOCAL).execute({"url": server("/echo")})
     assert '"user-agent": "Mozilla/5.0 (X11; Linux x86_64)' in result.output

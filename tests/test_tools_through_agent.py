@@ -63,6 +63,7 @@ async def test_every_builtin_through_the_loop(tmp_path: Path, http: LocalHttpSer
         fs_allowed_paths=str(work),
         ssh_hosts_file=hosts,
         terminal_allowed_commands="echo,ls",
+        navi_fetch_allowed_hosts="127.0.0.1",  # the local test server; nothing else of this machine
     )
     rt.tools.register(WebSearchTool(client_factory=FakeSearch), builtin=True)
     await rt.memory.upsert_fact("pets", "cat", "Miso")

@@ -21,6 +21,7 @@ from navi.config import Settings
 from navi.llm.base import LLMBackend
 from navi.llm.calls import CallLimits
 from navi.llm.registry import BackendRegistry
+from navi.net.guard import NetGuard, parse_allowlist
 from navi.profiles.registry import ProfileRegistry, builtin_profiles
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
@@ -136,10 +137,20 @@ def builtin_settings(settings: Settings) -> BuiltinSettings:
         session_files_dir=settings.session_files_dir,
         ssh_hosts_file=settings.ssh_hosts_file,
         fs_allowed_paths=settings.fs_allowed_paths_list,
+        secret_paths=secret_paths(settings),
+        fetch_guard=fetch_guard(settings),
         terminal_allowed_commands=settings.terminal_allowed_commands_list,
         code_exec_memory_mb=settings.code_exec_memory_mb,
         code_exec_timeout_seconds=settings.code_exec_timeout_seconds,
         terminal_timeout_seconds=settings.terminal_timeout_seconds,
+    )
+
+
+def fetch_guard(settings: Settings) -> NetGuard:
+    """What the fetching tools may reach: public addresses, plus NAVI_FETCH_ALLOWED_HOSTS, never
+    Navi's own listener unless listed with its exact port."""
+    return NetGuard(
+        parse_allowlist(settings.fetch_allowed_hosts_list), own=(settings.navi_host, settings.navi_port)
     )
 
 

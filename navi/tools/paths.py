@@ -1,9 +1,15 @@
-"""Which filesystem paths tools may touch (`FS_ALLOWED_PATHS`).
+"""Which filesystem paths tools may touch (`FS_ALLOWED_PATHS`, minus Navi's own secrets).
 
 A path is allowed when its fully resolved real path — every symlink followed, every `..` applied —
 lies inside the resolved real path of an allowed root, compared with `Path.is_relative_to` (so
 `/srv/data-evil` is not inside `/srv/data`). Callers must use the returned resolved path for the
 actual I/O, never the text they were given.
+
+Navi's own secrets (the database and its journals, the token file, `.env`, the SSH hosts file with
+its passwords: `denied`) are refused whatever the roots say, even with `*`: by their path, by any
+path that resolves to them (symlinks, `..`), by a hard link to the same file, and anything under
+them. `covers_secret` tells the tools when a folder holds one, so copying, moving or deleting the
+folder whole can be refused too.
 """
 
 from __future__ import annotations
@@ -13,37 +19,43 @@ from pathlib import Path
 
 
 class PathDenied(PermissionError):
-    """The path is outside the allowed roots; the message says which roots are allowed."""
+    """The path is outside the allowed roots, or a secret; the message says which and why."""
 
 
 class PathPolicy:
-    def __init__(self, allowed: list[str], *, base: Path | None = None) -> None:
+    def __init__(
+        self, allowed: list[str], *, base: Path | None = None, denied: list[str] | None = None
+    ) -> None:
         self.unrestricted = not allowed or "*" in allowed
         self.base = base or Path.cwd()
         self.roots = (
             [] if self.unrestricted else [Path(os.path.realpath(Path(a).expanduser())) for a in allowed]
         )
+        self.denied = [self._absolute(d) for d in denied or []]
 
     def describe(self) -> str:
         return "anywhere" if self.unrestricted else ", ".join(str(r) for r in self.roots)
 
     def resolve(self, raw: str, *, follow_last: bool = True) -> Path:
-        """The real path `raw` refers to, checked against the roots; raises `PathDenied`.
+        """The real path `raw` refers to, checked against the roots and the secrets; raises `PathDenied`.
 
         `follow_last=False` resolves everything but the final component, for acting on a symlink
         itself (deleting or moving the link, not what it points to).
         """
         if not raw or "\x00" in raw:
             raise PathDenied("a path must be non-empty text without NUL characters")
-        path = Path(raw).expanduser()
-        if not path.is_absolute():
-            path = self.base / path
+        path = self._absolute(raw)
         if follow_last or path.name in ("", ".", ".."):
             real = Path(os.path.realpath(path))
         else:
             real = Path(os.path.realpath(path.parent)) / path.name
         if not self.unrestricted and not any(real.is_relative_to(root) for root in self.roots):
             raise PathDenied(f"{raw} is outside the allowed paths ({self.describe()})")
+        if self.is_secret(real, follow=follow_last):
+            raise PathDenied(
+                f"{raw} is one of Navi's own secret files (its database, access token, .env or SSH "
+                "hosts file); no tool may read, change or move it"
+            )
         return real
 
     def allows(self, raw: str) -> bool:
@@ -52,3 +64,34 @@ class PathPolicy:
         except PathDenied:
             return False
         return True
+
+    def is_secret(self, real: Path, *, follow: bool = True) -> bool:
+        """Whether the resolved path `real` is a secret, lies under one, or is a hard link to one."""
+        if any(real.is_relative_to(secret) for secret in self._secret_paths()):
+            return True
+        try:
+            st = real.stat() if follow else real.lstat()
+        except OSError:
+            return False
+        return any(st.st_ino == s.st_ino and st.st_dev == s.st_dev for s in self._secret_stats())
+
+    def covers_secret(self, real: Path) -> bool:
+        """Whether the folder `real` holds a secret somewhere below it (a recursive action would reach it)."""
+        return any(secret.is_relative_to(real) for secret in self._secret_paths())
+
+    def _absolute(self, raw: str) -> Path:
+        path = Path(raw).expanduser()
+        return path if path.is_absolute() else self.base / path
+
+    def _secret_paths(self) -> list[Path]:
+        """Each secret as written and as its real path now (a folder on the way may be a symlink)."""
+        return [p for d in self.denied for p in (d, Path(os.path.realpath(d)))]
+
+    def _secret_stats(self) -> list[os.stat_result]:
+        stats = []
+        for secret in self.denied:
+            try:
+                stats.append(secret.stat())
+            except OSError:
+                continue
+        return stats

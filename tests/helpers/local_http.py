@@ -2,8 +2,9 @@
 
 A Starlette app served by uvicorn in a background thread (the approach of `navi.testing.fake_server`),
 so the tools run their real httpx code against real sockets: pages, plain text, JSON, binaries,
-huge and slow bodies, redirects and loops, error statuses and an echo endpoint. Tests can also
-publish their own bodies with `add()`.
+huge and slow bodies, redirects (also to any URL: `/redirect-to?url=…`) and loops, error statuses and
+an echo endpoint. Tests can also publish their own bodies with `add()`, and see which paths were
+requested in `requests` (a refused fetch must leave it empty).
 """
 
 from __future__ import annotations
@@ -14,15 +15,19 @@ import socket
 import time
 from collections.abc import AsyncIterator
 from io import BytesIO
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from navi.net.guard import NetGuard
 from navi.testing.threaded import ThreadedServer
 
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+# The fetching tools refuse this machine by default; the tests allow exactly the server's address.
+ALLOW_LOCAL = NetGuard.allowing("127.0.0.1")
 
 ARTICLE_HTML = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Understanding Local Servers</title>
@@ -94,9 +99,10 @@ async def _wait(request: Request, seconds: float) -> bool:
 
 
 class LocalHttpServer:
-    def __init__(self) -> None:
-        self.host = "127.0.0.1"
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
         self.port = 0
+        self.requests: list[str] = []
         self.files: dict[str, tuple[bytes, str]] = {}
         self.image = png_bytes()
         self._runner: ThreadedServer | None = None
@@ -117,7 +123,7 @@ class LocalHttpServer:
         return self(f"/files/{name}")
 
     def start(self) -> LocalHttpServer:
-        self._runner = ThreadedServer(self.app, host=self.host, name="local-http-server")
+        self._runner = ThreadedServer(self._logged, host=self.host, name="local-http-server")
         self.port = self._runner.start()
         return self
 
@@ -131,6 +137,19 @@ class LocalHttpServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    @property
+    def _logged(self) -> Any:
+        """The app, noting each request's path in `requests` (an ASGI 3 callable uvicorn recognises)."""
+        server = self
+
+        class Logged:
+            async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+                if scope["type"] == "http":
+                    server.requests.append(scope["path"])
+                await server.app(scope, receive, send)
+
+        return Logged()
 
     # --- routes ----------------------------------------------------------------------------------
     def _routes(self) -> list[Route]:
@@ -209,6 +228,10 @@ class LocalHttpServer:
             n = int(request.path_params["n"])
             return RedirectResponse("/plain" if n <= 0 else f"/redirect/{n - 1}", status_code=302)
 
+        async def redirect_to(request: Request) -> Response:
+            status = int(request.query_params.get("status", "302"))
+            return RedirectResponse(request.query_params["url"], status_code=status)
+
         async def loop(request: Request) -> Response:
             return RedirectResponse("/loop", status_code=302)
 
@@ -251,6 +274,7 @@ class LocalHttpServer:
             Route("/slow", slow),
             Route("/trickle", trickle),
             Route("/redirect/{n:int}", redirect),
+            Route("/redirect-to", redirect_to, methods=ALL_METHODS),
             Route("/loop", loop),
             Route("/to-ftp", to_ftp),
             Route("/status/{code:int}", status, methods=ALL_METHODS),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from navi.memory.base import MemoryStore
+from navi.net.guard import NetGuard
 from navi.profiles.registry import ProfileRegistry
 from navi.sessions.store import SessionStore
 from navi.tools.paths import PathPolicy
@@ -21,6 +22,10 @@ class BuiltinSettings:
     session_files_dir: str
     ssh_hosts_file: str
     fs_allowed_paths: list[str]
+    # Navi's own secrets (database, token file, .env, SSH hosts file): no file tool may touch them.
+    secret_paths: list[str]
+    # What web_view, http_request and image_view may connect to.
+    fetch_guard: NetGuard
     terminal_allowed_commands: list[str]
     code_exec_memory_mb: int
     code_exec_timeout_seconds: int
@@ -61,7 +66,7 @@ def register_builtins(
     allowed = config.fs_allowed_paths
     if allowed and "*" not in allowed:
         allowed = [*allowed, config.session_files_dir]  # the agent must be able to read uploads
-    policy = PathPolicy(allowed)
+    policy = PathPolicy(allowed, denied=config.secret_paths)
     spawn = SpawnAgentTool(profiles)
     ssh = SshExecTool(config.ssh_hosts_file)
     for tool in (
@@ -69,15 +74,15 @@ def register_builtins(
         ScratchpadTool(state),
         SwitchProfileTool(profiles, sessions),
         WebSearchTool(),
-        WebViewTool(),
-        HttpRequestTool(),
+        WebViewTool(guard=config.fetch_guard),
+        HttpRequestTool(guard=config.fetch_guard),
         FilesystemTool(policy),
         CodeExecTool(memory_mb=config.code_exec_memory_mb, default_timeout=config.code_exec_timeout_seconds),
         TerminalTool(
             config.terminal_allowed_commands, policy, default_timeout=config.terminal_timeout_seconds
         ),
         ssh,
-        ImageViewTool(policy),
+        ImageViewTool(policy, guard=config.fetch_guard),
         MemorySearchTool(memory),
         MemoryForgetTool(memory),
         ReloadToolsTool(registry, config.tools_dir),

@@ -1,8 +1,10 @@
 """`filesystem`: read, write and manage local files inside `FS_ALLOWED_PATHS`.
 
-Every path goes through `PathPolicy.resolve` (real paths, `is_relative_to`, symlinks followed), and
-the I/O uses the resolved path. Text files are read in pages of lines, so a large log never lands
-in the context whole; binary files are described, not dumped.
+Every path goes through `PathPolicy.resolve` (real paths, `is_relative_to`, symlinks followed, Navi's
+own secrets refused), and the I/O uses the resolved path. A folder holding a secret cannot be
+copied, moved or deleted whole; listings show secrets marked, and never go into a secret folder.
+Text files are read in pages of lines, so a large log never lands in the context whole; binary
+files are described, not dumped.
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ def _size(n: float) -> str:
 
 def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+SECRET_MARK = "  [Navi's own secret: off limits]"
 
 
 def _entry(path: Path, shown: str) -> str:
@@ -172,14 +177,14 @@ class FilesystemTool(Tool):
         entries: list[str] = []
         if p.get("recursive"):
             for root, dirs, files in os.walk(path, followlinks=False):
-                dirs.sort()
-                for name in sorted(dirs) + sorted(files):
+                dirs[:] = sorted(d for d in dirs if not self.policy.is_secret(Path(root) / d))
+                for name in dirs + sorted(files):
                     full = Path(root) / name
-                    entries.append(_entry(full, str(full.relative_to(path))))
+                    entries.append(self._entry(full, str(full.relative_to(path))))
                 if len(entries) >= MAX_ENTRIES:
                     break
         else:
-            entries = [_entry(child, child.name) for child in sorted(path.iterdir())]
+            entries = [self._entry(child, child.name) for child in sorted(path.iterdir())]
         shown = entries[:MAX_ENTRIES]
         note = (
             f"\n[{len(entries) - MAX_ENTRIES} more entries not shown]" if len(entries) > MAX_ENTRIES else ""
@@ -196,15 +201,29 @@ class FilesystemTool(Tool):
             return ToolResult.fail("`find` needs `pattern`, e.g. *.pdf")
         found: list[str] = []
         for root, dirs, files in os.walk(path, followlinks=False):
-            dirs.sort()
+            dirs[:] = sorted(d for d in dirs if not self.policy.is_secret(Path(root) / d))
             for name in sorted(files):
                 if fnmatch.fnmatch(name, pattern):
-                    found.append(str((Path(root) / name).relative_to(path)))
+                    full = Path(root) / name
+                    mark = SECRET_MARK if self.policy.is_secret(full, follow=False) else ""
+                    found.append(str(full.relative_to(path)) + mark)
             if len(found) >= MAX_ENTRIES:
                 break
         if not found:
             return ToolResult.ok(f"No files matching {pattern} under {p['path']}.")
         return ToolResult.ok(f"[{len(found)} files matching {pattern}]\n" + "\n".join(found[:MAX_ENTRIES]))
+
+    def _entry(self, path: Path, shown: str) -> str:
+        """One listing line; Navi's secrets are shown, marked, so the model does not try to open them."""
+        return _entry(path, shown) + (SECRET_MARK if self.policy.is_secret(path, follow=False) else "")
+
+    def _whole(self, path: Path, p: dict[str, Any]) -> None:
+        """Refuse to copy, move or delete a folder that holds one of Navi's secrets."""
+        if path.is_dir() and not path.is_symlink() and self.policy.covers_secret(path):
+            raise PathDenied(
+                f"{p['path']} holds Navi's own secret files (its database, access token, .env or SSH "
+                f"hosts file); it cannot be {p['action']}d as a whole"
+            )
 
     # --- writing ---------------------------------------------------------------------------------
     def _write(self, path: Path, p: dict[str, Any], *, append: bool = False) -> ToolResult:
@@ -245,6 +264,7 @@ class FilesystemTool(Tool):
         return ToolResult.ok(f"Folder {p['path']} exists.")
 
     def _delete(self, path: Path, p: dict[str, Any]) -> ToolResult:
+        self._whole(path, p)
         if path.is_dir() and not path.is_symlink():
             if p.get("recursive"):
                 shutil.rmtree(path)
@@ -263,12 +283,14 @@ class FilesystemTool(Tool):
         return self.policy.resolve(p["destination"])
 
     def _move(self, path: Path, p: dict[str, Any]) -> ToolResult:
+        self._whole(path, p)
         target = self._target(p)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(path, target)
         return ToolResult.ok(f"Moved {p['path']} to {p['destination']}.")
 
     def _copy(self, path: Path, p: dict[str, Any]) -> ToolResult:
+        self._whole(path, p)
         target = self._target(p)
         target.parent.mkdir(parents=True, exist_ok=True)
         if path.is_dir():

@@ -1,7 +1,9 @@
 """`http_request`: a plain HTTP client for APIs (Home Assistant, health endpoints, webhooks).
 
-Also home to the fetching helpers `web_view` and `image_view` share: URL checks, a size-capped body
-reader, content-type classification, charset decoding and error messages the model can act on.
+Also home to the helpers `web_view` and `image_view` share: URL checks, a size-capped body reader,
+content-type classification, charset decoding and error messages the model can act on. The
+connections themselves go through `navi/net/fetch.py`, which refuses this machine and private networks
+(`NetGuard`) unless the user allowed them.
 
 Decisions worth knowing:
 - A non-2xx status is a successful call: the model needs to see the 404 or 500 and its body.
@@ -28,23 +30,15 @@ from typing import Any
 
 import httpx
 
+from navi.net.fetch import MAX_REDIRECTS, open_url, web_client
+from navi.net.guard import FetchRefused, NetGuard
 from navi.tools.base import Tool, ToolResult
 
 BROWSER_USER_AGENT = (
     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
 )
 API_USER_AGENT = "Navi/0.1 (http_request)"
-MAX_REDIRECTS = 10
 SNIFF_BYTES = 4096
-
-
-def web_client(
-    timeout: float, headers: dict[str, str] | None = None, *, follow: bool = True
-) -> httpx.AsyncClient:
-    """The client every web-facing tool fetches with: redirects capped, one timeout for each step."""
-    return httpx.AsyncClient(
-        follow_redirects=follow, max_redirects=MAX_REDIRECTS, timeout=timeout, headers=headers
-    )
 
 
 _TEXT_APPLICATION_TYPES = {
@@ -180,6 +174,8 @@ async def read_capped(response: httpx.Response, max_bytes: int) -> tuple[bytes, 
 def fetch_error(exc: BaseException, url: str, timeout: float) -> str:
     """A message the model can act on for a failed request."""
     host = urllib.parse.urlsplit(url).hostname or url
+    if isinstance(exc, FetchRefused):  # the message names the address, the reason and the setting
+        return str(exc)
     if isinstance(exc, httpx.TooManyRedirects):
         return f"too many redirects (more than {MAX_REDIRECTS}) fetching {url}; the site is probably looping"
     if isinstance(exc, (httpx.TimeoutException, TimeoutError)):
@@ -311,8 +307,15 @@ class HttpRequestTool(Tool):
     timeout = 130.0  # above the default `max_timeout`, so the tool's own timeout message wins
 
     def __init__(
-        self, max_body_chars: int = 20_000, max_timeout: float = 120.0, *, max_read_bytes: int = 10_000_000
+        self,
+        max_body_chars: int = 20_000,
+        max_timeout: float = 120.0,
+        *,
+        max_read_bytes: int = 10_000_000,
+        guard: NetGuard | None = None,
     ) -> None:
+        """Without `guard`, the strictest one: no allowlist, nothing private or local."""
+        self.guard = guard or NetGuard()
         self.max_body_chars = max_body_chars
         self.max_timeout = max_timeout
         self.max_read_bytes = max_read_bytes
@@ -347,17 +350,19 @@ class HttpRequestTool(Tool):
         try:
             async with (
                 asyncio.timeout(timeout),
-                web_client(timeout, follow=follow) as client,
-                client.stream(
+                web_client(self.guard, timeout) as client,
+                open_url(
+                    client,
                     method,
                     url,
+                    follow=follow,
                     params=query or None,
                     headers=headers,
                     content=content,
                 ) as response,
             ):
                 body, cut = await read_capped(response, self.max_read_bytes)
-        except (httpx.HTTPError, TimeoutError) as exc:
+        except (httpx.HTTPError, TimeoutError, FetchRefused) as exc:
             return ToolResult.fail(fetch_error(exc, url, timeout))
         except (ValueError, TypeError) as exc:  # e.g. a header value with a line break
             return ToolResult.fail(f"could not send the request: {exc}")

@@ -19,6 +19,8 @@ from typing import Any
 
 import httpx
 
+from navi.net.fetch import open_url, web_client
+from navi.net.guard import FetchRefused, NetGuard
 from navi.tools.base import Tool, ToolResult
 from navi.tools.builtin.http import (
     BROWSER_USER_AGENT,
@@ -30,7 +32,6 @@ from navi.tools.builtin.http import (
     looks_binary,
     media_type,
     read_capped,
-    web_client,
 )
 from navi.tools.paths import PathDenied, PathPolicy
 
@@ -152,8 +153,17 @@ class ImageViewTool(Tool):
     }
     timeout = 60.0
 
-    def __init__(self, policy: PathPolicy, max_side: int = 1568, max_bytes: int = 20_000_000) -> None:
+    def __init__(
+        self,
+        policy: PathPolicy,
+        max_side: int = 1568,
+        max_bytes: int = 20_000_000,
+        *,
+        guard: NetGuard | None = None,
+    ) -> None:
+        """Without `guard`, URLs get the strictest one: no allowlist, nothing private or local."""
         self.policy = policy
+        self.guard = guard or NetGuard()
         self.max_side = max_side
         self.max_bytes = max_bytes
         self.fetch_timeout = 30.0
@@ -206,8 +216,8 @@ class ImageViewTool(Tool):
         try:
             async with (
                 asyncio.timeout(self.fetch_timeout),
-                web_client(self.fetch_timeout, headers) as client,
-                client.stream("GET", url) as response,
+                web_client(self.guard, self.fetch_timeout, headers) as client,
+                open_url(client, "GET", url) as response,
             ):
                 if response.status_code >= 400:
                     reason = f" {response.reason_phrase}" if response.reason_phrase else ""
@@ -222,7 +232,7 @@ class ImageViewTool(Tool):
                 if length is not None and length > self.max_bytes:
                     return ToolResult.fail(f"{too_big} ({human_size(length)})")
                 data, cut = await read_capped(response, self.max_bytes)
-        except (httpx.HTTPError, TimeoutError) as exc:
+        except (httpx.HTTPError, TimeoutError, FetchRefused) as exc:
             return ToolResult.fail(fetch_error(exc, url, self.fetch_timeout))
         if cut:
             return ToolResult.fail(too_big)

@@ -1,8 +1,9 @@
 """`ssh_exec`: run a command on a named remote host over SSH, with connections pooled per session.
 
 Hosts are named in a JSON file (setting `SSH_HOSTS_FILE`, default `ssh_hosts.json`), read on every
-call so edits apply without a restart; the model only ever names a host, it never sees addresses or
-secrets:
+call so edits apply without a restart; the model only ever names a host, it never sees addresses,
+user names or secrets (error messages name the host's alias only, and no file tool may read the
+hosts file):
 
     {
       "hosts": {
@@ -45,7 +46,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
+import re
 import socket
 import time
 from collections.abc import Awaitable
@@ -97,8 +100,12 @@ class SshHost:
     known_hosts: str | None = None  # an absolute path, or None: do not verify the host key
 
     @property
-    def address(self) -> str:
-        return f"{self.username}@{self.host}:{self.port}"
+    def keyscan(self) -> str:
+        """How to record the host's key, without its address (the user fills in the hosts file's values)."""
+        return (
+            f"ssh-keyscan -p PORT HOST >> {self.known_hosts or DEFAULT_KNOWN_HOSTS}, with the host and port "
+            f"of '{self.name}' from the SSH hosts file"
+        )
 
 
 def _resolve(path: str, base: Path) -> str:
@@ -143,7 +150,8 @@ def parse_host(name: str, entry: object, base: Path) -> SshHost:
             raise SshError(
                 f"host '{name}': `known_hosts` is the path of a known_hosts file (or null to skip "
                 f"host key verification), not '{known_hosts}'. To trust a new host, record its key: "
-                f"ssh-keyscan -p {port} {host} >> ~/.ssh/known_hosts (after checking the fingerprint)"
+                f"ssh-keyscan -p PORT HOST >> {DEFAULT_KNOWN_HOSTS} with the host and port of '{name}' "
+                "(after checking the fingerprint)"
             )
     return SshHost(
         name=name,
@@ -214,9 +222,8 @@ def _check_known_hosts(host: SshHost) -> None:
     if host.known_hosts is not None and not Path(host.known_hosts).is_file():
         raise SshError(
             f"the known_hosts file {host.known_hosts} does not exist, so the host key of '{host.name}' "
-            f"cannot be verified. Record the key (after checking its fingerprint): ssh-keyscan -p "
-            f"{host.port} {host.host} >> {host.known_hosts}; or set `known_hosts` for this host in the "
-            "SSH hosts file"
+            f"cannot be verified. Record the key (after checking its fingerprint): {host.keyscan}; or set "
+            "`known_hosts` for this host in the SSH hosts file"
         )
 
 
@@ -234,8 +241,9 @@ def _key_is_recorded(host: SshHost) -> bool:
 def describe_connect_error(
     host: SshHost, exc: BaseException, connect_timeout: float = CONNECT_TIMEOUT
 ) -> str:
-    """Turn a connection failure into a message that says what to check."""
-    where = f"'{host.name}' ({host.address})"
+    """Turn a connection failure into a message that says what to check, naming the host's alias only:
+    its address and user name stay in the hosts file, out of the model's context."""
+    where = f"'{host.name}'"
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
         if host.known_hosts is not None and _key_is_recorded(host):
             return (
@@ -246,8 +254,7 @@ def describe_connect_error(
             )
         return (
             f"refused to connect to {where}: its host key is not recorded in {host.known_hosts}, so it "
-            f"cannot be verified. After checking the fingerprint, record it with: ssh-keyscan -p "
-            f"{host.port} {host.host} >> {host.known_hosts}"
+            f"cannot be verified. After checking the fingerprint, record it with: {host.keyscan}"
         )
     if isinstance(exc, asyncssh.PermissionDenied):
         tried = [f"the key {host.key_file}"] if host.key_file else []
@@ -262,18 +269,41 @@ def describe_connect_error(
             f"could not connect to {where}: no SSH handshake within {connect_timeout:g} s. Is the host up, "
             "the address and port right, and no firewall in the way?"
         )
-    if isinstance(exc, ConnectionRefusedError):
-        return (
-            f"could not connect to {where}: connection refused. Is the SSH server running, and is port "
-            f"{host.port} right?"
-        )
     if isinstance(exc, socket.gaierror):
-        return f"could not connect to {where}: cannot resolve the host name '{host.host}' ({exc.strerror})"
+        return f"could not connect to {where}: cannot resolve its host name ({exc.strerror})"
+    if _refused(exc):
+        return (
+            f"could not connect to {where}: connection refused. Is the SSH server running, and is the "
+            "port in the SSH hosts file right?"
+        )
     if isinstance(exc, asyncssh.DisconnectError):
-        return f"the SSH server {where} closed the connection: {exc.reason or type(exc).__name__}"
+        return (
+            f"the SSH server {where} closed the connection: {_scrub(exc.reason or type(exc).__name__, host)}"
+        )
     if isinstance(exc, OSError):
-        return f"could not connect to {where}: {exc.strerror or exc}"
-    return f"could not connect to {where}: {type(exc).__name__}: {exc}"
+        return f"could not connect to {where}: {_scrub(exc.strerror or str(exc), host)}"
+    return f"could not connect to {where}: {type(exc).__name__}: {_scrub(str(exc), host)}"
+
+
+def _refused(exc: BaseException) -> bool:
+    """Connection refused, also when asyncio folds one refusal per address into a plain OSError."""
+    if isinstance(exc, ConnectionRefusedError):
+        return True
+    return isinstance(exc, OSError) and exc.errno is None and f"[Errno {errno.ECONNREFUSED}]" in str(exc)
+
+
+_ADDRESS = re.compile(
+    r"\('[^']*', \d+[^)]*\)"  # a socket address as Python prints it: ('10.0.0.5', 22)
+    r"|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"  # IPv4, with a port
+    r"|\[?(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?:%\w+)?\]?(?::\d+)?"  # IPv6
+)
+
+
+def _scrub(text: str, host: SshHost) -> str:
+    """`text` from a library or the server without the host's address, user name or any IP address."""
+    for secret in (host.host, host.username):
+        text = re.sub(rf"(?<![\w.-]){re.escape(secret)}(?![\w-])", "…", text)
+    return _ADDRESS.sub("…", text)
 
 
 async def _close(conn: asyncssh.SSHClientConnection) -> None:
@@ -617,6 +647,6 @@ class SshExecTool(Tool):
                 await self.pool.discard(ctx.session_id, host.name, conn)
                 if not reused:
                     raise SshError(
-                        f"connected to '{host.name}' ({host.address}) but could not start the command: "
-                        f"{getattr(exc, 'reason', '') or exc}"
+                        f"connected to '{host.name}' but could not start the command: "
+                        f"{_scrub(str(getattr(exc, 'reason', '') or exc), host)}"
                     ) from None

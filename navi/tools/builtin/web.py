@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 import httpx
 
+from navi.net.fetch import open_url, web_client
+from navi.net.guard import FetchRefused, NetGuard
 from navi.tools.base import Tool, ToolResult
 from navi.tools.builtin.http import (
     BROWSER_USER_AGENT,
@@ -30,7 +32,6 @@ from navi.tools.builtin.http import (
     pretty_json,
     read_capped,
     response_charset,
-    web_client,
 )
 
 MAX_SNIPPET_CHARS = 300
@@ -248,7 +249,11 @@ class WebViewTool(Tool):
     }
     timeout = 60.0  # above the default fetch timeout plus time to extract a large page
 
-    def __init__(self, max_bytes: int = 2_000_000, timeout: float = 20.0) -> None:
+    def __init__(
+        self, max_bytes: int = 2_000_000, timeout: float = 20.0, *, guard: NetGuard | None = None
+    ) -> None:
+        """Without `guard`, the strictest one: no allowlist, nothing private or local."""
+        self.guard = guard or NetGuard()
         self.max_bytes = max_bytes
         self.fetch_timeout = timeout
 
@@ -266,8 +271,8 @@ class WebViewTool(Tool):
         try:
             async with (
                 asyncio.timeout(self.fetch_timeout),
-                web_client(self.fetch_timeout, headers) as client,
-                client.stream("GET", url) as response,
+                web_client(self.guard, self.fetch_timeout, headers) as client,
+                open_url(client, "GET", url) as response,
             ):
                 final_url = str(response.url)
                 mtype = media_type(response)
@@ -279,7 +284,7 @@ class WebViewTool(Tool):
                     return self._describe_binary(final_url, mtype, declared_length(response))
                 body, cut = await read_capped(response, self.max_bytes)
                 charset = response_charset(response)
-        except (httpx.HTTPError, TimeoutError) as exc:
+        except (httpx.HTTPError, TimeoutError, FetchRefused) as exc:
             return ToolResult.fail(fetch_error(exc, url, self.fetch_timeout))
         kind = classify(mtype, body[:SNIFF_BYTES])
         if kind == "binary":

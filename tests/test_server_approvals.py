@@ -147,6 +147,34 @@ async def test_bad_approval_frames_keep_the_socket(tmp_path: Path, fake_server: 
     assert marker.exists()
 
 
+async def test_remembered_answers_are_listed_and_forgotten(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn(touch(tmp_path / "one"), Reply(text="One."), touch(tmp_path / "two"), Reply(text="Two."))
+    with live_navi(tmp_path, fake_server, **SMART) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws, httpx.AsyncClient(base_url=navi.url) as http:
+            assert (await http.get("/approvals/remembered")).json() == []
+            await ws.send(json.dumps({"type": "message", "content": "one"}))
+            await ws.send(approval((await frames_until(ws, "approval_required"))[-1], "always"))
+            await frames_until(ws, "stream_end")
+            listed = (await http.get("/approvals/remembered")).json()
+            assert [(r["tool"], r["program"]) for r in listed] == [("terminal", "touch")]
+
+            assert (
+                await http.delete("/approvals/remembered/terminal", params={"program": "touch"})
+            ).json() == {"ok": True}
+            again = await http.delete("/approvals/remembered/terminal", params={"program": "touch"})
+            assert again.status_code == 404 and again.json()["code"] == "not_found"
+            assert (await http.get("/approvals/remembered")).json() == []
+            await ws.send(json.dumps({"type": "message", "content": "two"}))
+            asked = (await frames_until(ws, "approval_required", "stream_end"))[-1]
+            assert asked["type"] == "approval_required"  # forgotten: it asks again
+            await ws.send(approval(asked, "deny"))
+            await frames_until(ws, "stream_end")
+
+
 async def test_stop_while_waiting(tmp_path: Path, fake_server: FakeModelServer) -> None:
     marker = tmp_path / "never"
     use_script(fake_server).turn(touch(marker), Reply(text="unused"))

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import structlog
 
@@ -32,6 +32,7 @@ from navi.tools.base import ToolResult
 log = structlog.stdlib.get_logger(__name__)
 
 STOPPED = "not run: the user stopped the agent"
+AnsweredBy = Literal["user", "timeout", "stop"]
 
 
 class ApprovalNotFound(LookupError):
@@ -142,7 +143,7 @@ class ApprovalGate:
                 "the same effect another way: carry on without it, or ask the user what they want."
             )
 
-    async def _wait(self, pending: Pending, stop: asyncio.Event) -> tuple[Decision, Any]:
+    async def _wait(self, pending: Pending, stop: asyncio.Event) -> tuple[Decision, AnsweredBy]:
         stopped = asyncio.ensure_future(stop.wait())
         either: set[asyncio.Future[Any]] = {pending.answer, stopped}
         try:

@@ -27,6 +27,22 @@ def _split_list(raw: str) -> list[str]:
     return [part.strip() for part in raw.split(",") if part.strip()]
 
 
+APPROVAL_MODES = ("auto", "smart", "always")
+
+
+def _tool_modes(raw: str) -> dict[str, str]:
+    """`"terminal=always, http_request=auto"` → {tool: mode}; ValueError saying what is wrong."""
+    modes: dict[str, str] = {}
+    for part in _split_list(raw):
+        tool, sep, mode = (p.strip() for p in part.partition("="))
+        if not sep or not tool:
+            raise ValueError(f"{part!r} is not tool=mode (e.g. terminal=always)")
+        if mode.lower() not in APPROVAL_MODES:
+            raise ValueError(f"{part!r}: the mode must be one of {', '.join(APPROVAL_MODES)}")
+        modes[tool] = mode.lower()
+    return modes
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_file=".env",
@@ -70,6 +86,12 @@ class Settings(BaseSettings):
     code_exec_memory_mb: int = Field(512, ge=64)
     code_exec_timeout_seconds: int = Field(30, ge=1, le=300)
     terminal_timeout_seconds: int = Field(60, ge=1, le=600)
+    # Which tool calls wait for the user: auto (none), smart (programs, code, changes), always (all).
+    navi_approval_mode: Literal["auto", "smart", "always"] = "smart"
+    # Per-tool modes, e.g. "terminal=always,http_request=auto".
+    navi_approval_overrides: str = ""
+    # A call nobody answers within this many seconds is not run (counts as a denial).
+    navi_approval_timeout_seconds: float = Field(300.0, gt=0)
 
     # --- Server ----------------------------------------------------------------------------------
     navi_host: str = "127.0.0.1"
@@ -146,6 +168,17 @@ class Settings(BaseSettings):
         parse_allowlist(_split_list(value))  # raises ValueError saying which entry is wrong
         return value
 
+    @field_validator("navi_approval_mode", mode="before")
+    @classmethod
+    def _lower_mode(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("navi_approval_overrides")
+    @classmethod
+    def _overrides(cls, value: str) -> str:
+        _tool_modes(value)  # raises, naming the entry that is wrong
+        return value.strip()
+
     @field_validator("default_llm_backend")
     @classmethod
     def _backend(cls, value: str) -> str:
@@ -173,6 +206,10 @@ class Settings(BaseSettings):
     @property
     def terminal_allowed_commands_list(self) -> list[str]:
         return _split_list(self.terminal_allowed_commands)
+
+    @property
+    def approval_overrides(self) -> dict[str, str]:
+        return _tool_modes(self.navi_approval_overrides)
 
     @property
     def allowed_hosts_list(self) -> list[str]:

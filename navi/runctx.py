@@ -20,6 +20,9 @@ from typing import Any
 class RunContext:
     session_id: str
     profile_id: str = ""
+    # The stored session a subagent works for (its own `session_id` is `subagent_…`): approvals
+    # of its calls are asked, and answered, in that session.
+    root_session_id: str = ""
     owner: str = "local"
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
     event_sink: asyncio.Queue[Any] | None = None
@@ -28,6 +31,10 @@ class RunContext:
     persistent: bool = True
     # Full texts of results shortened in the context, by recall key (see the `recall` tool).
     full_texts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def root_session(self) -> str:
+        return self.root_session_id or self.session_id
 
     @property
     def stopped(self) -> bool:

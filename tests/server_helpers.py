@@ -81,6 +81,8 @@ def live_navi(tmp_path: Path, fake: FakeModelServer, **overrides: Any) -> Iterat
         "tools_dir": str(tmp_path / "tools"),
         "ollama_host": fake.url,
         "log_level": "WARNING",
+        # No person answers approvals in these tests; approval tests ask for their mode.
+        "navi_approval_mode": "auto",
     }
     base.update(overrides)
     navi = LiveNavi(load_settings(**base))

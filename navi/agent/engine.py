@@ -29,6 +29,8 @@ from navi.agent.compression import partition
 from navi.agent.context import build_context
 from navi.agent.events import (
     AgentEvent,
+    ApprovalRequired,
+    ApprovalResolved,
     ErrorEvent,
     Notice,
     PlanReady,
@@ -39,6 +41,7 @@ from navi.agent.events import (
     ToolStarted,
     TurnThinking,
 )
+from navi.agent.gate import ApprovalGate
 from navi.agent.persistence import RunWriter
 from navi.agent.planning import run_planning
 from navi.agent.pump import pump
@@ -123,6 +126,7 @@ class Agent:
         user_tools: Callable[[], list[str]] | None = None,
         on_session_end: Sequence[Callable[[str], Awaitable[None] | None]] = (),
         windows: ContextWindows | None = None,
+        approvals: ApprovalGate | None = None,
     ) -> None:
         self.config = config
         self.backends = backends
@@ -137,7 +141,9 @@ class Agent:
         self.windows = windows or ContextWindows(backends, profiles, config.num_ctx)
         self.budget = Budget(config, self.windows)
         self.writer = RunWriter(sessions)
-        self.tool_runner = ToolRunner(tools, self.writer, config)
+        # Where calls that need the user's consent wait for it; the API delivers the answers.
+        self.approvals = approvals
+        self.tool_runner = ToolRunner(tools, self.writer, config, approvals)
         self._background: set[asyncio.Task[Any]] = set()
         self.active: set[str] = set()  # sessions with a turn in progress (memory extraction skips them)
 
@@ -285,6 +291,7 @@ class Agent:
         ctx = runctx.RunContext(
             session_id=sub_id,
             profile_id=profile_id,
+            root_session_id=parent.root_session if parent else sub_id,
             owner=parent.owner if parent else "local",
             stop_event=parent.stop_event if parent else asyncio.Event(),
             is_subagent=True,
@@ -303,7 +310,8 @@ class Agent:
         try:
             with runctx.using(ctx):
                 async for event in self._loop(run):
-                    if isinstance(event, TurnThinking | ToolStarted | ToolEvent) and parent is not None:
+                    forwarded = TurnThinking | ToolStarted | ToolEvent | ApprovalRequired | ApprovalResolved
+                    if isinstance(event, forwarded) and parent is not None:
                         parent.emit(event)
                     elif isinstance(event, ErrorEvent):
                         return f"The subagent failed: {event.message}"

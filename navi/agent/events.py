@@ -61,6 +61,33 @@ class ToolEvent(_Event):
     call_id: str = ""
 
 
+class ApprovalRequired(_Event):
+    """Additive: the call `call_id` waits for the user's answer before it runs.
+
+    `always_scope` says what answering "always" would allow from now on (None: the answer cannot
+    be remembered for this call, so "always" counts as "allow" once).
+    """
+
+    type: Literal["approval_required"] = "approval_required"
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    reason: str
+    always_scope: str | None = None
+    is_subagent: bool = False
+
+
+class ApprovalResolved(_Event):
+    """Additive: the question about `call_id` is answered. `by` says who answered: the user, the
+    timeout (a denial), or a stop (the call was not run)."""
+
+    type: Literal["approval_resolved"] = "approval_resolved"
+    call_id: str
+    decision: Literal["allow", "deny", "always"]
+    by: Literal["user", "timeout", "stop"] = "user"
+    is_subagent: bool = False
+
+
 class TextDelta(_Event):
     type: Literal["stream_delta"] = "stream_delta"
     delta: str
@@ -128,6 +155,7 @@ ErrorCode = Literal[
     "bad_frame",  # the client sent a frame Navi cannot use
     "nothing_to_retry",  # retry with no failed turn to run again
     "too_slow",  # this connection fell too far behind the run and was closed
+    "approval_not_found",  # an answer to an approval no run is waiting for (answered already, or unknown)
     "internal",  # a bug in Navi: the message says what, the log has the rest
 ]
 
@@ -151,6 +179,8 @@ AgentEvent = Annotated[
     | PlanReady
     | ToolStarted
     | ToolEvent
+    | ApprovalRequired
+    | ApprovalResolved
     | TextDelta
     | StreamEnd
     | StreamStopped

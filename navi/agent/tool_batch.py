@@ -1,7 +1,8 @@
-"""Running one batch of tool calls: checks, the tool in its own task, events, results saved.
+"""Running one batch of tool calls: checks, approval, the tool in its own task, events, results saved.
 
-Each call: `tool_started` → checks (offered in this model call, arguments parsed, schema) → the tool
-runs in its own task while events a subagent inside it emits are forwarded and stop is watched →
+Each call: `tool_started` → checks (offered in this model call, arguments parsed, schema) → the
+approval gate (`gate.py`: a call the policy says must ask waits for the user, who may decline) → the
+tool runs in its own task while events a subagent inside it emits are forwarded and stop is watched →
 intents the tool returned become events (`profile_switched`) → `tool_call` → the result saved to
 both buffers (clipped in the context when long; the full text stays recallable).
 """
@@ -15,6 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from navi.agent.events import AgentEvent, ProfileSwitched, ToolEvent, ToolStarted
+from navi.agent.gate import STOPPED, ApprovalGate, Verdict
 from navi.agent.persistence import RunWriter
 from navi.agent.run import RunState
 from navi.llm.messages import Message, ToolCall, strip_data_uri
@@ -31,10 +33,13 @@ class ToolLimits(Protocol):
 
 
 class ToolRunner:
-    def __init__(self, registry: ToolRegistry, writer: RunWriter, config: ToolLimits) -> None:
+    def __init__(
+        self, registry: ToolRegistry, writer: RunWriter, config: ToolLimits, gate: ApprovalGate | None = None
+    ) -> None:
         self.registry = registry
         self.writer = writer
         self.config = config
+        self.gate = gate  # None: no call asks (a runtime built without approvals)
 
     async def batch(
         self, run: RunState, calls: list[ToolCall], offered: ToolView, intents: list[Intent]
@@ -95,22 +100,15 @@ class ToolRunner:
     ) -> AsyncIterator[AgentEvent]:
         args = call.arguments if call.raw_arguments is None else {"_raw": call.raw_arguments}
         yield ToolStarted(tool=call.name, args=args, is_subagent=run.is_subagent, call_id=call.id)
-        started = time.perf_counter()
         tool = offered.get(call.name)
-        if run.ctx.stopped:
-            result = ToolResult.fail("not run: the user stopped the agent", stopped=True)
-        elif tool is None:
-            available = ", ".join(offered.names) or "none"
-            known = "is not available right now" if call.name in run.tools else "does not exist"
-            result = ToolResult.fail(f"the tool '{call.name}' {known}. Available tools: {available}")
-        elif call.arguments_error:
-            result = ToolResult.fail(
-                f"{call.arguments_error}. The call was not run. Call {call.name} again with the arguments "
-                f"as one JSON object that matches its schema. You sent: {(call.raw_arguments or '')[:500]}"
-            )
-        elif problem := self.registry.validation_error(tool, call.arguments):
-            result = ToolResult.fail(f"{problem}. The call was not run; fix the arguments and try again.")
-        else:
+        result = self._check(run, call, offered)
+        if result is None and self.gate is not None:
+            verdict = Verdict()
+            async for event in self.gate.screen(run.ctx, call, verdict):
+                yield event
+            result = verdict.refusal
+        started = time.perf_counter()  # the call's own time, not the wait for the user
+        if result is None:
             sink: asyncio.Queue[Any] = asyncio.Queue()
             run.ctx.event_sink = sink
             task = asyncio.create_task(_invoke(tool, call.arguments))
@@ -141,6 +139,24 @@ class ToolRunner:
             is_subagent=run.is_subagent,
             call_id=call.id,
         )
+
+    def _check(self, run: RunState, call: ToolCall, offered: ToolView) -> ToolResult | None:
+        """Why the call cannot run (as its failed result), or None when it may."""
+        tool = offered.get(call.name)
+        if run.ctx.stopped:
+            return ToolResult.fail(STOPPED, stopped=True)
+        if tool is None:
+            available = ", ".join(offered.names) or "none"
+            known = "is not available right now" if call.name in run.tools else "does not exist"
+            return ToolResult.fail(f"the tool '{call.name}' {known}. Available tools: {available}")
+        if call.arguments_error:
+            return ToolResult.fail(
+                f"{call.arguments_error}. The call was not run. Call {call.name} again with the arguments "
+                f"as one JSON object that matches its schema. You sent: {(call.raw_arguments or '')[:500]}"
+            )
+        if problem := self.registry.validation_error(tool, call.arguments):
+            return ToolResult.fail(f"{problem}. The call was not run; fix the arguments and try again.")
+        return None
 
     async def _drain(
         self, task: asyncio.Task[ToolResult], sink: asyncio.Queue[Any], stop: asyncio.Event

@@ -17,7 +17,7 @@ from navi import __version__, web
 from navi.api import errors
 from navi.api.loopmon import LoopMonitor
 from navi.api.middleware import RequestContext
-from navi.api.routes import agents, auth, files, health, memory, messages, models, sessions
+from navi.api.routes import agents, approvals, auth, files, health, memory, messages, models, sessions
 from navi.api.runs import RunManager
 from navi.api.security import AccessControl, AccessPolicy
 from navi.api.uploads import cleanup_loop
@@ -112,7 +112,7 @@ def create_app(
         )
     app.add_middleware(AccessControl, policy=policy)
     app.add_middleware(RequestContext)
-    for module in (health, auth, agents, sessions, messages, files, memory, models):
+    for module in (health, auth, agents, sessions, messages, approvals, files, memory, models):
         app.include_router(module.router)
     if settings.navi_loop_monitor:
 

@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from navi.agent.gate import ApprovalNotFound
 from navi.api.runs import RunActive
 from navi.api.uploads import UploadError
 from navi.api.websocket import FrameError
@@ -42,6 +43,7 @@ class RunFailed(RuntimeError):
 _MAPPING: list[tuple[type[Exception], int, str]] = [
     (SessionNotFound, 404, "session_not_found"),
     (NotFound, 404, "not_found"),
+    (ApprovalNotFound, 404, "approval_not_found"),
     (UnknownProfile, 422, "unknown_profile"),
     (ArchiveError, 422, "bad_archive"),
     (FrameError, 422, "bad_message"),

@@ -23,8 +23,10 @@ from typing import Any
 
 import structlog
 
+from navi.agent.approvals import Decision
 from navi.agent.engine import Agent
 from navi.agent.events import ErrorEvent, StreamEnd
+from navi.agent.gate import ApprovalNotFound
 from navi.api.feed import SessionFeed
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, new_id
@@ -172,6 +174,19 @@ class RunManager:
         for callback in list(self._watchers.get(session_id, ())):
             callback(run)
         return run
+
+    def approve(self, session_id: str, call_id: str, decision: Decision) -> None:
+        """Answer the approval a run of this session waits on (`approval_resolved` follows as a
+        run frame, so every client sees it answered); `ApprovalNotFound` when none waits."""
+        if self.agent.approvals is None:
+            raise ApprovalNotFound(session_id, call_id)
+        self.agent.approvals.answer(session_id, call_id, decision)
+
+    def waiting(self, session_id: str) -> list[dict[str, Any]]:
+        """The approvals a run of this session waits on, as `approval_required` describes them."""
+        if self.agent.approvals is None:
+            return []
+        return [p.view() for p in self.agent.approvals.waiting(session_id)]
 
     def stop(self, session_id: str) -> bool:
         run = self._runs.get(session_id)

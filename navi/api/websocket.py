@@ -8,7 +8,9 @@ client already has of run ID; a different run is replayed whole). A connection l
 when the run's frames end.
 
 Client frames: `{"type": "message", "content", "images"?, "files"?}` starts a turn;
-`{"type": "retry"}` runs the session's latest failed turn again without storing its message twice.
+`{"type": "retry"}` runs the session's latest failed turn again without storing its message twice;
+`{"type": "approval", "call_id", "decision"}` answers a tool call waiting for approval ("allow",
+"deny" or "always"). An answer nothing waits for gets an `error` frame, code `approval_not_found`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from typing import Any
 import structlog
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
+from navi.agent.approvals import DECISIONS, Decision
 from navi.agent.events import ErrorCode, ErrorEvent
+from navi.agent.gate import ApprovalNotFound
 from navi.api.runs import AgentRun, RunActive, RunManager, Subscriber
 from navi.compose import Runtime
 from navi.llm.messages import strip_data_uri
@@ -39,6 +43,7 @@ MAX_IMAGES = 10
 MAX_IMAGE_BYTES = 15 * 1024 * 1024
 IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"RIFF", b"BM")
 CLOSE_UNKNOWN_SESSION = 4004
+MAX_CALL_ID = 200
 
 
 class FrameError(ValueError):
@@ -51,10 +56,12 @@ def _error(message: str, code: ErrorCode) -> dict[str, Any]:
 
 @dataclass
 class ClientFrame:
-    kind: str  # "message" or "retry"
+    kind: str  # "message", "retry" or "approval"
     content: str = ""
     images: list[str] = field(default_factory=list)
     files: list[dict[str, str]] = field(default_factory=list)
+    call_id: str = ""  # an approval's call
+    decision: Decision = "deny"  # an approval's answer
 
 
 def read_frame(text: str, session_id: str, files_root: Path) -> ClientFrame:
@@ -69,10 +76,12 @@ def read_frame(text: str, session_id: str, files_root: Path) -> ClientFrame:
         raise FrameError("frame must be a JSON object")
     if frame.get("type") == "retry":
         return ClientFrame("retry")
+    if frame.get("type") == "approval":
+        return _approval(frame)
     if frame.get("type") != "message":
         raise FrameError(
-            f'unknown frame type {frame.get("type")!r}; send {{"type": "message", "content": …}} '
-            'or {"type": "retry"}'
+            f'unknown frame type {frame.get("type")!r}; send {{"type": "message", "content": …}}, '
+            '{"type": "retry"} or {"type": "approval", "call_id": …, "decision": …}'
         )
     content = frame.get("content")
     if not isinstance(content, str) or not content.strip():
@@ -88,6 +97,15 @@ def parse_frame(text: str, session_id: str, files_root: Path) -> tuple[str, list
     if frame.kind != "message":
         raise FrameError('expected a {"type": "message"} frame')
     return frame.content, frame.images, frame.files
+
+
+def _approval(frame: dict[str, Any]) -> ClientFrame:
+    call_id, decision = frame.get("call_id"), frame.get("decision")
+    if not isinstance(call_id, str) or not call_id or len(call_id) > MAX_CALL_ID:
+        raise FrameError(f"call_id must be the text id of the tool call (at most {MAX_CALL_ID} characters)")
+    if decision not in DECISIONS:
+        raise FrameError(f"decision must be one of {', '.join(DECISIONS)}")
+    return ClientFrame("approval", call_id=call_id, decision=decision)
 
 
 def _images(raw: Any) -> list[str]:
@@ -191,6 +209,12 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                 frame = read_frame(text, session_id, files_root)
             except FrameError as exc:
                 outbox.put_nowait(_error(str(exc), "bad_frame"))
+                continue
+            if frame.kind == "approval":
+                try:  # the run's approval_resolved frame reaches every client, this one too
+                    runs.approve(session_id, frame.call_id, frame.decision)
+                except ApprovalNotFound as exc:
+                    outbox.put_nowait(_error(str(exc), "approval_not_found") | {"call_id": frame.call_id})
                 continue
             try:  # every watcher (this connection too) follows the run
                 runs.start(session_id, frame.content, frame.images, frame.files, retry=frame.kind == "retry")

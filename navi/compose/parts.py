@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from navi.agent.approvals import ApprovalPolicy, Mode
 from navi.agent.engine import AgentConfig
 from navi.agent.workers import CompressionSettings
 from navi.compose.problems import SetupError, file_problem, folder_problem, reason
@@ -115,6 +116,16 @@ def agent_config(settings: Settings) -> AgentConfig:
         max_tokens_answer=settings.llm_max_tokens_answer,
         max_tokens_planning=settings.llm_max_tokens_planning,
         max_tokens_naming=settings.llm_max_tokens_naming,
+    )
+
+
+def approval_policy(settings: Settings) -> ApprovalPolicy:
+    """Which tool calls wait for the user (NAVI_APPROVAL_MODE, _OVERRIDES, _TIMEOUT_SECONDS)."""
+    overrides = cast(dict[str, Mode], settings.approval_overrides)  # validated by Settings
+    return ApprovalPolicy(
+        mode=settings.navi_approval_mode,
+        overrides=overrides,
+        timeout_seconds=settings.navi_approval_timeout_seconds,
     )
 
 

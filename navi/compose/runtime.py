@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from navi.agent.engine import Agent
+from navi.agent.gate import ApprovalGate
+from navi.agent.grants import InMemoryGrantStore, SqlGrantStore
 from navi.agent.workers import CompressionWorker, ContextCompressor, NamingWorker
 from navi.compose import parts
 from navi.config import Settings
@@ -49,6 +51,8 @@ class Runtime:
     agent: Agent
     ssh: SshExecTool
     extractor: MemoryExtractor
+    # Where tool calls wait for the user's consent; the API answers through it.
+    approvals: ApprovalGate
     # The database both SQL stores share, when the runtime opened it (None when both stores were
     # handed in, or a read-only command found no database yet).
     db: Database | None = None
@@ -153,6 +157,9 @@ async def build_runtime(
         cleanup.pop_all()  # built: from here on the runtime's aclose() owns all of it
     assert isinstance(handles.spawn, SpawnAgentTool) and isinstance(handles.ssh, SshExecTool)
     compressor = ContextCompressor(parts.compression_settings(settings), sessions)
+    # "Always allow" answers live in the shared database (in memory when the runtime opened none).
+    grants = SqlGrantStore(db) if db is not None else InMemoryGrantStore()
+    approvals = ApprovalGate(parts.approval_policy(settings), grants)
     agent = Agent(
         parts.agent_config(settings),
         backends=backends,
@@ -164,6 +171,7 @@ async def build_runtime(
         memory_summary=lambda owner: memory.get_summary(owner=owner),
         user_tools=EnabledTools(settings.tools_dir),
         on_session_end=[state.forget, handles.ssh.pool.close_session],
+        approvals=approvals,
     )
     handles.spawn.spawner = agent.run_ephemeral
     extractor = MemoryExtractor(
@@ -190,6 +198,7 @@ async def build_runtime(
         agent=agent,
         ssh=handles.ssh,
         extractor=extractor,
+        approvals=approvals,
         db=db,
         session_created_hooks=[extract_after_new_session],
     )

@@ -96,3 +96,14 @@ session_memory_state = Table(
     Column("session_id", String(64), primary_key=True),
     Column("extracted_at", DateTime(timezone=True), nullable=False),
 )
+
+# "Always allow" answers to approvals, per owner: a tool ("" subject) or, for `terminal`, one
+# program (the command's argv[0] as typed). See navi/agent/grants.py.
+approval_grants = Table(
+    "approval_grants",
+    metadata,
+    Column("owner", String(128), primary_key=True),
+    Column("tool", String(128), primary_key=True),
+    Column("subject", String(512), primary_key=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)

@@ -41,6 +41,7 @@ def navi_settings(tmp_path: Path, base_url: str, model: str, window: int, **over
         "ollama_num_ctx": window,
         "llm_max_tokens_answer": ANSWER_CAP,
         "log_level": "WARNING",
+        "navi_approval_mode": "auto",  # no person answers approvals here
     }
     settings.update(overrides)
     return settings

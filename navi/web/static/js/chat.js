@@ -70,6 +70,50 @@ class ToolCard {
     this.subcalls.append(node);
   }
 
+  // The call waits for the user: the reason, and Allow / Deny (/ Always, when Navi can remember it).
+  // The card opens (and any subagent card around it), so what is asked is in view with its arguments.
+  ask(reason, alwaysScope, onAnswer) {
+    this.approval?.remove();
+    const choose = (decision) => {
+      for (const b of this.approval.querySelectorAll("button")) b.disabled = true;
+      this.status.textContent = "answering…";
+      if (!onAnswer(this.callId, decision)) { // not sent: let the user try again
+        for (const b of this.approval.querySelectorAll("button")) b.disabled = false;
+        this.status.textContent = "waiting for approval";
+      }
+    };
+    const button = (label, decision, title) =>
+      el("button", { type: "button", class: `approve-${decision}`, title, onclick: () => choose(decision) }, label);
+    this.approval = el("div", { class: "approval", role: "group", "aria-label": "Approval" },
+      el("p", { class: "approval-reason", text: `Navi asks before running this: ${reason}` }),
+      el("div", { class: "approval-actions" },
+        button("Allow", "allow", "Run this call"),
+        button("Deny", "deny", "Do not run it; Navi is told you declined"),
+        alwaysScope ? button("Always", "always", `Run it, and from now on allow ${alwaysScope} without asking`) : null));
+    this.node.querySelector(".tool-body").prepend(this.approval);
+    this.node.classList.add("asking");
+    this.status.textContent = "waiting for approval";
+    for (let card = this.node; card; card = card.parentElement?.closest("details.tool")) card.open = true;
+  }
+
+  // The question was answered (here, in another window, by the timeout or a stop): the buttons go.
+  answered(decision, by) {
+    if (!this.approval) return;
+    const outcomes = {
+      allow: "Allowed.",
+      always: "Allowed, and remembered: Navi will not ask again for this.",
+      deny: by === "timeout" ? "Not run: nobody answered in time." : by === "stop" ? "Not run: stopped." : "Declined: not run.",
+    };
+    const outcome = el("p", { class: `approval-outcome ${decision}`, role: "status", text: outcomes[decision] || decision });
+    this.approval.querySelector(".approval-actions")?.replaceWith(outcome);
+    this.node.classList.remove("asking");
+    this.status.textContent = decision === "deny" ? "not run" : "running";
+  }
+
+  get asking() {
+    return this.node.classList.contains("asking");
+  }
+
   complete(args, result, success) {
     if (args !== undefined) this.args.textContent = formatJson(args);
     this.result.textContent = result ?? "";
@@ -189,6 +233,21 @@ export class Turn {
     card.complete(args, result, success);
     const at = this.spawns.indexOf(card);
     if (at >= 0) this.spawns.splice(at, 1);
+  }
+
+  // approval_required: the card of the call (made here if its tool_started was missed) asks.
+  approvalRequired({ call_id: callId, tool, args, reason, always_scope: alwaysScope, is_subagent: isSubagent }, onAnswer) {
+    this.clearStatus();
+    const card = this.cards.get(callId) || this.toolStarted(tool, args, callId, isSubagent);
+    card.ask(reason, alwaysScope, onAnswer);
+  }
+
+  approvalResolved(callId, decision, by) {
+    this.cards.get(callId)?.answered(decision, by);
+  }
+
+  isAsking(callId) {
+    return Boolean(this.cards.get(callId)?.asking);
   }
 
   textDelta(delta) {

@@ -249,6 +249,18 @@ function retry() {
   }
 }
 
+// A tool call waits for the user: the answer goes on the socket. Every window then gets
+// approval_resolved, which takes the buttons away. Returns whether the answer was sent.
+function answerApproval(callId, decision) {
+  try {
+    state.socket.send({ type: "approval", call_id: callId, decision });
+    return true;
+  } catch (error) {
+    toast(error.message);
+    return false;
+  }
+}
+
 async function stop() {
   if (!state.session) return;
   try {
@@ -316,6 +328,12 @@ function handleFrame(frame) {
     case "tool_call":
       liveTurn().toolCall(frame.tool, frame.args, frame.result, frame.success, frame.call_id, frame.is_subagent);
       break;
+    case "approval_required":
+      liveTurn().approvalRequired(frame, answerApproval);
+      break;
+    case "approval_resolved":
+      liveTurn().approvalResolved(frame.call_id, frame.decision, frame.by);
+      break;
     case "stream_delta":
       liveTurn().textDelta(frame.delta);
       break;
@@ -360,6 +378,10 @@ const REFUSALS = {
 };
 
 function handleError(frame) {
+  if (frame.code === "approval_not_found") { // answered meanwhile (another window, the timeout): no turn ends
+    if (state.turn?.isAsking(frame.call_id)) toast(frame.message);
+    return;
+  }
   if (frame.seq !== undefined && frame.code !== "nothing_to_retry") { // the run failed, and it is stored
     conversation.failTurn(liveTurn(), frame.message, true);
     state.pending = null;

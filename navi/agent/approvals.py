@@ -1,0 +1,157 @@
+"""Which tool calls wait for the user before they run, and why: one rule per tool.
+
+`NAVI_APPROVAL_MODE` picks the mode for every tool; `NAVI_APPROVAL_OVERRIDES` sets it per tool:
+
+- `auto`: nothing asks.
+- `smart` (the default): calls that run programs or code, or change files or remote state, ask —
+  `terminal`, `ssh_exec`, `code_exec`, `write_tool`, `filesystem` except its read-only actions,
+  and `http_request` except GET, HEAD and OPTIONS. Everything else runs.
+- `always`: every call asks, except the purely internal tools in `INTERNAL` (unless an override
+  names one of them).
+
+The rules read only the call's arguments, after the engine checked them against the tool's schema,
+so tools know nothing about approvals. An action or method a rule does not know asks: a tool that
+gains an operation is safe before its rule learns of it.
+
+"Always" is remembered per tool, and per program (the command's argv[0] as typed) for `terminal`:
+`subject()` names what a remembered answer covers.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Mode = Literal["auto", "smart", "always"]
+MODES: tuple[Mode, ...] = ("auto", "smart", "always")
+Decision = Literal["allow", "deny", "always"]
+DECISIONS: tuple[Decision, ...] = ("allow", "deny", "always")
+
+# Never asked in `always` mode: they only read or write the run's own notes and Navi's own docs.
+INTERNAL = frozenset({"todo", "scratchpad", "recall", "list_tools", "tool_manual"})
+# The filesystem tool's actions that change nothing; every other action (write, append, mkdir,
+# move, copy, delete, and any action added later) asks in `smart` mode.
+FS_READ_ONLY = frozenset({"read", "list", "find", "info"})
+# HTTP methods that only read (RFC 9110's safe methods less TRACE, which the tool does not offer).
+HTTP_SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
+# Programs that run other programs: remembering "always" for one of them would allow anything, so
+# for these "Always" is not offered and every call asks.
+WRAPPERS = frozenset(
+    {
+        "sudo", "doas", "su", "env", "nohup", "nice", "ionice", "timeout", "stdbuf", "setsid",
+        "xargs", "busybox", "sh", "bash", "dash", "zsh", "ksh", "fish", "python", "python3", "perl",
+        "ruby", "node", "php", "lua", "ssh", "exec", "eval", "time", "watch", "flock", "chroot",
+        "unshare", "nsenter", "runuser", "script", "strace", "gdb",
+    }
+)  # fmt: skip
+SHELL_CHARACTERS = frozenset("|&;<>()$`\n\r")
+MAX_SUBJECT = 512  # the longest program name a remembered answer can hold
+
+
+def _clip(text: Any, limit: int = 120) -> str:
+    text = str(text)
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
+
+
+def program(command: Any) -> str | None:
+    """argv[0] of a terminal command as typed, or None when the command cannot be pinned to one
+    program (empty, unbalanced quotes, or shell syntax a shell-less runner would refuse)."""
+    if not isinstance(command, str) or any(c in SHELL_CHARACTERS for c in command):
+        return None
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    return argv[0] if argv else None
+
+
+def _terminal(args: dict[str, Any]) -> str:
+    return f"it runs a program on this machine: {_clip(args.get('command', ''))}"
+
+
+def _ssh(args: dict[str, Any]) -> str:
+    host = _clip(args.get("host", ""), 60)
+    return f"it runs a command on the SSH host '{host}': {_clip(args.get('command', ''))}"
+
+
+def _code(args: dict[str, Any]) -> str:
+    return "it runs Python code on this machine"
+
+
+def _write_tool(args: dict[str, Any]) -> str:
+    return f"it writes the tool '{_clip(args.get('name', ''), 60)}' and loads its code into Navi"
+
+
+def _filesystem(args: dict[str, Any]) -> str | None:
+    action = str(args.get("action", "")).lower()
+    if action in FS_READ_ONLY:
+        return None
+    target = _clip(args.get("path", ""))
+    if args.get("destination") is not None:
+        target += f" → {_clip(args['destination'])}"
+    return f"it changes files ({action or 'unknown action'}): {target}"
+
+
+def _http(args: dict[str, Any]) -> str | None:
+    method = str(args.get("method", "")).upper()
+    if method in HTTP_SAFE:
+        return None
+    url = _clip(args.get("url", ""))
+    return f"it sends an HTTP {method or 'request'} to {url}, which may change something there"
+
+
+# smart mode: tool → the reason its call asks (None: it runs). Tools not listed run.
+SMART_RULES: dict[str, Callable[[dict[str, Any]], str | None]] = {
+    "terminal": _terminal,
+    "ssh_exec": _ssh,
+    "code_exec": _code,
+    "write_tool": _write_tool,
+    "filesystem": _filesystem,
+    "http_request": _http,
+}
+
+
+@dataclass(frozen=True)
+class ApprovalPolicy:
+    mode: Mode = "smart"
+    overrides: Mapping[str, Mode] = field(default_factory=dict)
+    timeout_seconds: float = 300.0  # no answer by then counts as a denial
+
+    def mode_for(self, tool: str) -> Mode:
+        return self.overrides.get(tool, self.mode)
+
+    def reason(self, tool: str, args: dict[str, Any]) -> str | None:
+        """Why this call must wait for the user, or None when it may run."""
+        mode = self.mode_for(tool)
+        if mode == "auto":
+            return None
+        rule = SMART_RULES.get(tool)
+        why = rule(args) if rule is not None else None
+        if mode == "smart" or why is not None:
+            return why
+        if tool in INTERNAL and tool not in self.overrides:
+            return None
+        setting = "NAVI_APPROVAL_OVERRIDES" if tool in self.overrides else "NAVI_APPROVAL_MODE"
+        return f"every {tool} call asks first ({setting} is always)"
+
+
+def subject(tool: str, args: dict[str, Any]) -> str | None:
+    """What an "always" answer to this call is remembered for: "" for the whole tool, the program
+    for `terminal`, None when it cannot be remembered (the call then asks every time)."""
+    if tool != "terminal":
+        return ""
+    name = program(args.get("command"))
+    if name is None or len(name) > MAX_SUBJECT or name.rsplit("/", 1)[-1] in WRAPPERS:
+        return None
+    return name
+
+
+def scope(tool: str, subject: str | None) -> str | None:
+    """What "Always" would allow from now on, for people (None: it is not offered)."""
+    if subject is None:
+        return None
+    if tool == "terminal":
+        return f"every terminal command that runs {subject}"
+    return f"every {tool} call"

@@ -1,0 +1,95 @@
+"""Approvals over REST: what a session's run waits on, answering it, and the remembered answers.
+
+The same answers as the WebSocket's `approval` frame, for clients without a socket — e.g. one
+waiting in `POST /sessions/{id}/messages` while another request approves the call. "Always" answers
+are listed at `GET /approvals/remembered` and forgotten with `DELETE`, so none is for ever.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, Field
+
+from navi.agent.approvals import Decision
+from navi.api.deps import RunsDep, RuntimeDep, SessionDep
+from navi.api.errors import NotFound
+from navi.sessions.models import DEFAULT_OWNER
+
+router = APIRouter(tags=["approvals"])
+
+
+class ApprovalAnswer(BaseModel):
+    decision: Decision = Field(..., description="allow (this call), deny, or always (remember it)")
+
+
+class ApprovalAnswered(BaseModel):
+    ok: bool = True
+    call_id: str
+    decision: Decision
+
+
+class WaitingApproval(BaseModel):
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    reason: str
+    always_scope: str | None = None
+    is_subagent: bool = False
+
+
+@router.get(
+    "/sessions/{session_id}/approvals",
+    response_model=list[WaitingApproval],
+    summary="The tool calls waiting for approval in this session's run",
+)
+async def waiting(session: SessionDep, runs: RunsDep) -> list[WaitingApproval]:
+    return [WaitingApproval(**item) for item in runs.waiting(session.id)]
+
+
+@router.post(
+    "/sessions/{session_id}/approvals/{call_id}",
+    response_model=ApprovalAnswered,
+    summary="Answer a tool call waiting for approval",
+)
+async def answer(call_id: str, body: ApprovalAnswer, session: SessionDep, runs: RunsDep) -> ApprovalAnswered:
+    runs.approve(session.id, call_id, body.decision)  # ApprovalNotFound → 404
+    return ApprovalAnswered(call_id=call_id, decision=body.decision)
+
+
+class Remembered(BaseModel):
+    tool: str
+    program: str | None = Field(None, description="for terminal: the program; null: every call of the tool")
+    created_at: datetime
+
+
+class Forgotten(BaseModel):
+    ok: bool = True
+
+
+@router.get(
+    "/approvals/remembered",
+    response_model=list[Remembered],
+    summary='The "always" answers: calls that run without asking',
+)
+async def remembered(runtime: RuntimeDep) -> list[Remembered]:
+    grants = await runtime.approvals.grants.grants(DEFAULT_OWNER)
+    return [Remembered(tool=g.tool, program=g.subject or None, created_at=g.created_at) for g in grants]
+
+
+@router.delete(
+    "/approvals/remembered/{tool}",
+    response_model=Forgotten,
+    summary='Forget an "always" answer: those calls ask again',
+)
+async def forget(
+    tool: str,
+    runtime: RuntimeDep,
+    program: str | None = Query(None, description="for terminal: the program whose answer to forget"),
+) -> Forgotten:
+    if not await runtime.approvals.grants.revoke(DEFAULT_OWNER, tool, program or ""):
+        what = f"{tool} ({program})" if program else tool
+        raise NotFound(f"no remembered answer for {what}")
+    return Forgotten()

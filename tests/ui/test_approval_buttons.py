@@ -1,0 +1,104 @@
+"""Approvals on the page: the pending tool card asks (reason, Allow / Deny / Always), the answer goes
+on the socket, the buttons go when Navi says the question is answered, and a reload mid-wait asks
+again — but not for a question answered before the reload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply, ScriptedCall
+from tests.server_helpers import LiveNavi, use_script
+from tests.ui.browser import open_app, reload, send, wait_idle
+
+pytestmark = [pytest.mark.browser, pytest.mark.navi(navi_approval_mode="smart", planning_enabled=False)]
+
+
+def call(name: str, args: dict) -> Reply:
+    return Reply(tool_calls=[ScriptedCall(name, args)])
+
+
+def test_allow_deny_and_always(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    first, second, third = tmp_path / "first", tmp_path / "second", tmp_path / "third"
+    use_script(fake_server).turn(
+        call("terminal", {"command": f"touch {first}"}),
+        call("filesystem", {"action": "delete", "path": str(first)}),
+        call("terminal", {"command": f"touch {second}"}),
+        call("terminal", {"command": f"touch {third}"}),  # remembered: no question
+        Reply(text="Files are ready."),
+    )
+    open_app(page)
+    send(page, "Make the files")
+    cards = page.locator("article.turn details.tool")
+
+    card = cards.nth(0)
+    expect(card.locator(".approval-reason")).to_have_text(
+        f"Navi asks before running this: it runs a program on this machine: touch {first}"
+    )
+    expect(card.locator(".tool-args")).to_contain_text(f"touch {first}")  # the card is open
+    card.get_by_role("button", name="Allow").click()
+    expect(card.locator(".approval-outcome")).to_have_text("Allowed.")
+    expect(card.locator(".approval button")).to_have_count(0)
+    expect(card.locator(".status")).to_have_text("done")
+
+    card = cards.nth(1)
+    expect(card.locator(".approval-reason")).to_contain_text(f"it changes files (delete): {first}")
+    expect(card.get_by_role("button", name="Always")).to_be_visible()  # filesystem can be remembered
+    card.get_by_role("button", name="Deny").click()
+    expect(card.locator(".approval-outcome")).to_have_text("Declined: not run.")
+    expect(card.locator(".tool-result")).to_contain_text("the user declined to run this filesystem call")
+    expect(card.locator(".status")).to_have_text("failed")
+
+    card = cards.nth(2)
+    always = card.get_by_role("button", name="Always")
+    expect(always).to_have_attribute(
+        "title", "Run it, and from now on allow every terminal command that runs touch without asking"
+    )
+    always.click()
+    expect(card.locator(".approval-outcome")).to_contain_text("remembered")
+
+    expect(page.locator("article.turn").last).to_contain_text("Files are ready.")
+    wait_idle(page)
+    expect(cards).to_have_count(4)
+    expect(cards.nth(3).locator(".approval")).to_have_count(0)  # the remembered program ran unasked
+    expect(page.locator(".approval-actions")).to_have_count(0)
+    assert first.exists() and second.exists() and third.exists()
+
+
+def test_a_reload_while_waiting_asks_again(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    made = tmp_path / "made"
+    use_script(fake_server).turn(
+        call("terminal", {"command": f"touch {made}"}),
+        call("code_exec", {"code": "print('hello')"}),
+        Reply(text="All done."),
+    )
+    open_app(page)
+    send(page, "Two steps")
+    terminal = page.locator("details.tool[data-tool='terminal']")
+    expect(terminal.get_by_role("button", name="Allow")).to_be_visible()
+
+    reload(page)  # the running turn is replayed: the question is asked again
+    terminal = page.locator("details.tool[data-tool='terminal']")
+    terminal.get_by_role("button", name="Allow").click()
+    expect(terminal.locator(".approval-outcome")).to_have_text("Allowed.")
+    code = page.locator("details.tool[data-tool='code_exec']")
+    expect(code.get_by_role("button", name="Deny")).to_be_visible()
+
+    reload(page)  # the replay holds the first answer: only the open question has buttons
+    terminal = page.locator("details.tool[data-tool='terminal']")
+    code = page.locator("details.tool[data-tool='code_exec']")
+    expect(code.get_by_role("button", name="Deny")).to_be_visible()
+    expect(terminal.locator(".approval-outcome")).to_have_text("Allowed.")
+    expect(terminal.locator(".approval button")).to_have_count(0)
+    code.get_by_role("button", name="Deny").click()
+    expect(code.locator(".approval-outcome")).to_have_text("Declined: not run.")
+    expect(page.locator("article.turn").last).to_contain_text("All done.")
+    wait_idle(page)
+    assert made.exists()

@@ -154,7 +154,7 @@ async def test_remembered_answers_are_listed_and_forgotten(
     script.turn(touch(tmp_path / "one"), Reply(text="One."), touch(tmp_path / "two"), Reply(text="Two."))
     with live_navi(tmp_path, fake_server, **SMART) as navi:
         sid = navi.new_session()
-        async with navi.socket(sid) as ws, httpx.AsyncClient(base_url=navi.url) as http:
+        async with navi.socket(sid) as ws, httpx.AsyncClient(base_url=navi.url, headers=navi.auth) as http:
             assert (await http.get("/approvals/remembered")).json() == []
             await ws.send(json.dumps({"type": "message", "content": "one"}))
             await ws.send(approval((await frames_until(ws, "approval_required"))[-1], "always"))
@@ -183,7 +183,7 @@ async def test_stop_while_waiting(tmp_path: Path, fake_server: FakeModelServer) 
         async with navi.socket(sid) as ws:
             await ws.send(json.dumps({"type": "message", "content": "make it"}))
             await frames_until(ws, "approval_required")
-            async with httpx.AsyncClient(base_url=navi.url) as http:
+            async with httpx.AsyncClient(base_url=navi.url, headers=navi.auth) as http:
                 assert (await http.post(f"/sessions/{sid}/stop")).json() == {"ok": True, "reason": None}
             frames = await frames_until(ws, "stream_stopped")
     assert kinds(frames) == ["approval_resolved", "tool_call", "stream_stopped"]

@@ -66,6 +66,11 @@ class Settings(BaseSettings):
     code_exec_memory_mb: int = Field(512, ge=64)
     code_exec_timeout_seconds: int = Field(30, ge=1, le=300)
     terminal_timeout_seconds: int = Field(60, ge=1, le=600)
+    # code_exec, terminal and user tools run under bubblewrap: `auto` when it works here (else
+    # unconfined, with a warning), `required` (refuse to run them without it), `off`.
+    sandbox_mode: Literal["auto", "required", "off"] = "auto"
+    # Whether sandboxed children may use the network (false: a network namespace of their own).
+    sandbox_network: bool = True
 
     # --- Server ----------------------------------------------------------------------------------
     navi_host: str = "127.0.0.1"
@@ -119,6 +124,11 @@ class Settings(BaseSettings):
     @classmethod
     def _upper_level(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
+
+    @field_validator("sandbox_mode", mode="before")
+    @classmethod
+    def _lower_mode(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("ollama_host", "openai_base_url", "anthropic_base_url")
     @classmethod

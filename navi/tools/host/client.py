@@ -238,11 +238,16 @@ class ToolHost:
         self._retired: set[_HostProcess] = set()
         self._retiring: set[asyncio.Task[None]] = set()
         self.starts = 0  # processes started so far (restarts show up here)
+        self.closed = False
 
     # --- loading ---------------------------------------------------------------------------------
     async def load(self, tools_dir: str | os.PathLike[str], *, reserved: Collection[str] = ()) -> LoadResult:
         """Every tool of `tools_dir`, loaded into a fresh host that then replaces the current one."""
         async with self._lock:
+            if self.closed:
+                return LoadResult(
+                    errors=[LoadError(str(tools_dir), "Navi is shutting down: the tool host is closed")]
+                )
             self._tools_dir, self._reserved = str(tools_dir), frozenset(reserved)
             result, proc = await self._load()
             self._replace(proc, {t.name for t in result.loaded})
@@ -396,6 +401,8 @@ class ToolHost:
         async with self._lock:
             if self._current is not None and self._current.alive:
                 return self._current
+            if self.closed:
+                raise HostError("Navi is shutting down: the tool host is closed")
             if self._tools_dir is None:
                 raise HostError("no user tools are loaded")
             reason = self._current.ended if self._current is not None else "it was not running"
@@ -496,7 +503,8 @@ class ToolHost:
         )
 
     async def aclose(self) -> None:
-        """End every host process (the runtime's close calls this once)."""
+        """End every host process (the runtime's close calls this once); nothing starts after."""
+        self.closed = True
         current, self._current = self._current, None
         for task in list(self._retiring):
             task.cancel()

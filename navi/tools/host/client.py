@@ -122,6 +122,7 @@ class _HostProcess:
         if self.ended is None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.proc.wait(), 0.5)
+            await asyncio.wait([self._tasks[1]], timeout=0.5)  # its last words, for the message
             code = self.proc.returncode
             detail = f"{reason} (exit code {code})" if code is not None else reason
             if self.tail:

@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import os
 import shutil
-import signal
+import subprocess
 import sys
 import tempfile
-from collections import deque
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -37,7 +35,7 @@ from navi import runctx
 from navi.logging import get_logger
 from navi.sandbox import Sandbox, SandboxRefused
 from navi.tools.base import Tool, ToolResult
-from navi.tools.host.protocol import ProtocolError, encode, read_frame
+from navi.tools.host.process import HostError, HostProcess
 from navi.tools.loader import Format, LoadError, LoadResult, ToolListing, listing_problems, tool_files
 
 log = get_logger(__name__)
@@ -46,141 +44,13 @@ HOST_MODULE = "navi.tools.host"
 START_TIMEOUT = 30.0  # a fresh host imports Navi's tool base (pydantic, jsonschema) before answering
 IMPORT_TIMEOUT = 10.0  # one file's top-level code
 CANCEL_GRACE = 1.0  # how long a cancelled call may take to confirm before the host is killed
-CLOSE_GRACE = 2.0
-STDERR_TAIL = 12
 MAX_TEXT = 2_000  # of one problem or error message from the host
 MAX_PROBLEMS = 20
-
-
-class HostError(Exception):
-    """The tool host cannot be started, or stopped while answering; the message says why."""
 
 
 def _text(value: Any, limit: int = MAX_TEXT) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-class _HostProcess:
-    """One running host: its pending requests, the tail of its stderr, how it ended."""
-
-    def __init__(self, proc: asyncio.subprocess.Process, workdir: str) -> None:
-        self.proc = proc
-        self.workdir = workdir
-        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self.ids = itertools.count(1)
-        self.tail: deque[str] = deque(maxlen=STDERR_TAIL)
-        self.ended: str | None = None
-        self.busy = 0  # calls running in it
-        self.idle = asyncio.Event()
-        self.idle.set()
-        self._tasks = [asyncio.create_task(self._read()), asyncio.create_task(self._stderr())]
-
-    @property
-    def alive(self) -> bool:
-        return self.ended is None and self.proc.returncode is None
-
-    def last_output(self) -> str:
-        return " | ".join(self.tail)
-
-    async def _read(self) -> None:
-        assert self.proc.stdout is not None
-        reason = "the tool host exited"
-        try:
-            while (message := await read_frame(self.proc.stdout)) is not None:
-                future = self.pending.get(message.get("id"))  # type: ignore[arg-type]
-                if future is not None and not future.done():
-                    future.set_result(message)
-        except ProtocolError as exc:
-            reason = f"the tool host broke the protocol ({exc})"
-        except (OSError, ValueError) as exc:
-            reason = f"the tool host's pipe failed ({exc})"
-        await self._end(reason)
-
-    async def _stderr(self) -> None:
-        """Whatever tools print, kept for crash messages and logged at debug level."""
-        assert self.proc.stderr is not None
-        partial = ""
-        while chunk := await self.proc.stderr.read(65536):
-            lines = (partial + chunk.decode("utf-8", errors="replace")).split("\n")
-            partial = lines.pop()[-MAX_TEXT:]
-            for line in lines:
-                if line.strip():
-                    self.tail.append(_text(line.rstrip(), 300))
-                    log.debug("tool_host_output", line=_text(line, MAX_TEXT))
-        if partial.strip():
-            self.tail.append(_text(partial.rstrip(), 300))
-
-    def _fail_pending(self) -> None:
-        for future in list(self.pending.values()):
-            if not future.done():
-                future.set_exception(HostError(self.ended or "the tool host stopped"))
-                future.exception()  # seen: a call that gave up waiting need not hear of it
-
-    async def _end(self, reason: str) -> None:
-        """The host's output ended (it exited, or broke the protocol): fail what it was doing."""
-        if self.ended is None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.proc.wait(), 0.5)
-            await asyncio.wait([self._tasks[1]], timeout=0.5)  # its last words, for the message
-            code = self.proc.returncode
-            detail = f"{reason} (exit code {code})" if code is not None else reason
-            if self.tail:
-                detail += f"; its last output: {self.last_output()}"
-            self.ended = detail
-        await self.kill()
-
-    def send(self, message: dict[str, Any]) -> None:
-        """Write one frame; raises HostError when the host is gone or the message too large."""
-        if not self.alive or self.proc.stdin is None or self.proc.stdin.is_closing():
-            raise HostError(self.ended or "the tool host is not running")
-        try:
-            self.proc.stdin.write(encode(message))
-        except ProtocolError as exc:
-            raise HostError(str(exc)) from None
-        except (ConnectionError, OSError) as exc:
-            raise HostError(self.ended or f"cannot write to the tool host: {exc}") from None
-
-    async def request(self, message: dict[str, Any]) -> tuple[int, asyncio.Future[dict[str, Any]]]:
-        """Send `message` with a fresh id; the future gets the reply (or HostError)."""
-        rid = next(self.ids)
-        self.send({**message, "id": rid})
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.pending[rid] = future
-        future.add_done_callback(lambda _f: self.pending.pop(rid, None))
-        assert self.proc.stdin is not None
-        try:
-            await self.proc.stdin.drain()
-        except (ConnectionError, OSError) as exc:
-            future.cancel()
-            raise HostError(self.ended or f"cannot write to the tool host: {exc}") from None
-        return rid, future
-
-    async def ask(self, message: dict[str, Any], limit: float) -> dict[str, Any]:
-        """The reply to `message`; TimeoutError after `limit` seconds."""
-        _rid, future = await self.request(message)
-        return await asyncio.wait_for(future, limit)
-
-    async def kill(self) -> None:
-        """End the host now (bwrap, and with it everything in its sandbox); fail what is pending."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            await self.proc.wait()
-        self.ended = self.ended or "the tool host was stopped"
-        self._fail_pending()
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-    async def close(self) -> None:
-        """Let the host finish: close its input (it exits at end of input), kill it if it lingers."""
-        if self.proc.stdin is not None and not self.proc.stdin.is_closing():
-            self.proc.stdin.close()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.proc.wait(), CLOSE_GRACE)
-        await self.kill()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
 class HostedTool(Tool):
@@ -231,20 +101,28 @@ class ToolHost:
         self.python = python
         self.import_timeout = import_timeout
         self.start_timeout = start_timeout
-        self._current: _HostProcess | None = None
+        self._current: HostProcess | None = None
         self._served: set[str] = set()
         self._tools_dir: str | None = None
         self._reserved: frozenset[str] = frozenset()
-        self._lock = asyncio.Lock()
-        self._retired: set[_HostProcess] = set()
-        self._retiring: set[asyncio.Task[None]] = set()
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self._retired: set[HostProcess] = set()
+        self._closing: set[asyncio.Task[None]] = set()
         self.starts = 0  # processes started so far (restarts show up here)
         self.closed = False
+
+    def _guard(self) -> asyncio.Lock:
+        """One lock for loading and restarting, made anew for each event loop (the runtime may be
+        built in one loop and used in another; an asyncio lock belongs to one)."""
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        return self._lock[1]
 
     # --- loading ---------------------------------------------------------------------------------
     async def load(self, tools_dir: str | os.PathLike[str], *, reserved: Collection[str] = ()) -> LoadResult:
         """Every tool of `tools_dir`, loaded into a fresh host that then replaces the current one."""
-        async with self._lock:
+        async with self._guard():
             if self.closed:
                 return LoadResult(
                     errors=[LoadError(str(tools_dir), "Navi is shutting down: the tool host is closed")]
@@ -259,7 +137,7 @@ class ToolHost:
         )
         return result
 
-    async def _load(self) -> tuple[LoadResult, _HostProcess | None]:
+    async def _load(self) -> tuple[LoadResult, HostProcess | None]:
         assert self._tools_dir is not None
         files, errors = await asyncio.to_thread(tool_files, self._tools_dir)
         result = LoadResult(errors=errors)
@@ -303,7 +181,7 @@ class ToolHost:
 
     async def _import_all(
         self, files: list[tuple[Path, Format]]
-    ) -> tuple[_HostProcess, dict[Path, dict[str, Any]], dict[Path, str]]:
+    ) -> tuple[HostProcess, dict[Path, dict[str, Any]], dict[Path, str]]:
         """A fresh host with every file imported that can be. A file that hangs at import or ends
         the host is recorded in `failed`, and the others are imported again into a new host."""
         failed: dict[Path, str] = {}
@@ -324,7 +202,7 @@ class ToolHost:
                     failed[path] = f"importing it ended the tool host: {exc}"
                 else:
                     continue
-                await proc.kill()  # hung or dead: nothing to wait for
+                await proc.kill(f"the tool host was stopped while importing {path.name}")
                 break
             else:
                 return proc, replies, failed
@@ -354,15 +232,16 @@ class ToolHost:
         )
         return argv, cwd, env
 
-    async def _spawn(self) -> _HostProcess:
+    async def _spawn(self) -> HostProcess:
         workdir = tempfile.mkdtemp(prefix="navi-toolhost-")
         try:
             argv, cwd, env = self._launch(workdir)
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+            proc = await asyncio.to_thread(
+                subprocess.Popen,
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 cwd=cwd,
                 env=env,
                 start_new_session=True,
@@ -370,36 +249,41 @@ class ToolHost:
         except (SandboxRefused, OSError) as exc:
             shutil.rmtree(workdir, ignore_errors=True)
             raise HostError(str(exc)) from None
-        host = _HostProcess(proc, workdir)
+        host = HostProcess(proc, workdir)
         self.starts += 1
         try:
             await host.ask({"op": "ping"}, self.start_timeout)
         except (TimeoutError, HostError) as exc:
-            await host.close()
             said = host.ended if isinstance(exc, HostError) else f"no answer within {self.start_timeout:g} s"
+            await host.kill()
             raise HostError(f"the tool host did not start: {said}") from None
         return host
 
-    def _replace(self, proc: _HostProcess | None, served: set[str]) -> None:
+    def _replace(self, proc: HostProcess | None, served: set[str]) -> None:
+        """Make `proc` the host calls go to; the previous one finishes its calls, then closes."""
         old, self._current, self._served = self._current, proc, served
         if old is not None:
+            old.retired = True
             self._retired.add(old)
-            task = asyncio.create_task(self._retire(old))
-            self._retiring.add(task)
-            task.add_done_callback(self._retiring.discard)
+            if old.busy == 0:
+                self._close_later(old)
 
-    async def _retire(self, old: _HostProcess) -> None:
-        await old.idle.wait()  # its calls end by themselves: each has a timeout
-        await old.close()
-        self._retired.discard(old)
+    def _close_later(self, proc: HostProcess) -> None:
+        task = asyncio.get_running_loop().create_task(self._close_retired(proc))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _close_retired(self, proc: HostProcess) -> None:
+        await proc.close()
+        self._retired.discard(proc)
 
     # --- calling ---------------------------------------------------------------------------------
-    async def _ready(self) -> _HostProcess:
+    async def _ready(self) -> HostProcess:
         """The current host, started again (with the same folder) when it has died."""
         current = self._current
         if current is not None and current.alive:
             return current
-        async with self._lock:
+        async with self._guard():
             if self._current is not None and self._current.alive:
                 return self._current
             if self.closed:
@@ -437,14 +321,11 @@ class ToolHost:
                 "call reload_tools to see why"
             )
         proc.busy += 1
-        proc.idle.clear()
         stopper = asyncio.ensure_future(stop_event.wait()) if stop_event is not None else None
         future: asyncio.Future[dict[str, Any]] | None = None
         rid = 0
         try:
-            rid, future = await proc.request(
-                {"op": "call", "tool": name, "args": args, "session_id": session_id}
-            )
+            rid, future = proc.request({"op": "call", "tool": name, "args": args, "session_id": session_id})
             waits: set[asyncio.Future[Any]] = {future} | ({stopper} if stopper else set())
             done, _ = await asyncio.wait(waits, timeout=time_limit, return_when=asyncio.FIRST_COMPLETED)
             if future in done:
@@ -465,10 +346,10 @@ class ToolHost:
             if stopper is not None:
                 stopper.cancel()
             proc.busy -= 1
-            if proc.busy == 0:
-                proc.idle.set()
+            if proc.busy == 0 and proc.retired:
+                self._close_later(proc)
 
-    async def _abandon(self, proc: _HostProcess, rid: int, future: asyncio.Future[dict[str, Any]]) -> bool:
+    async def _abandon(self, proc: HostProcess, rid: int, future: asyncio.Future[dict[str, Any]]) -> bool:
         """Cancel call `rid` in the host; kill the host if it does not confirm in time. True if killed."""
         with contextlib.suppress(HostError):
             proc.send({"op": "cancel", "id": rid})
@@ -478,7 +359,7 @@ class ToolHost:
         except (TimeoutError, HostError, asyncio.CancelledError):
             pass
         log.warning("tool_host_killed", reason="a call did not stop when cancelled")
-        await proc.kill()
+        await proc.kill("the tool host was restarted: a call did not stop when cancelled")
         return True
 
     def _result(self, name: str, future: asyncio.Future[dict[str, Any]]) -> ToolResult:
@@ -507,9 +388,6 @@ class ToolHost:
         """End every host process (the runtime's close calls this once); nothing starts after."""
         self.closed = True
         current, self._current = self._current, None
-        for task in list(self._retiring):
-            task.cancel()
-        await asyncio.gather(*self._retiring, return_exceptions=True)
         for proc in [*self._retired, *([current] if current else [])]:
-            await proc.close()
+            await proc.close()  # idempotent; safe from any event loop
         self._retired.clear()

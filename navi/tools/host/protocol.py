@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import struct
-from typing import Any
+from typing import IO, Any
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = 16 * 1024 * 1024
@@ -39,6 +39,23 @@ def encode(message: dict[str, Any]) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
+def _size(header: bytes) -> int:
+    (size,) = HEADER.unpack(header)
+    if size > MAX_FRAME:
+        raise ProtocolError(f"a frame of {size} bytes is larger than {MAX_FRAME}")
+    return int(size)
+
+
+def _decode(body: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(body)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ProtocolError(f"a frame is not JSON: {exc}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError("a frame is not a JSON object")
+    return message
+
+
 async def read_frame(reader: asyncio.StreamReader) -> dict[str, Any] | None:
     """The next message, or None at a clean end of the stream."""
     try:
@@ -47,17 +64,22 @@ async def read_frame(reader: asyncio.StreamReader) -> dict[str, Any] | None:
         if not exc.partial:
             return None
         raise ProtocolError("the stream ended inside a frame header") from None
-    (size,) = HEADER.unpack(header)
-    if size > MAX_FRAME:
-        raise ProtocolError(f"a frame of {size} bytes is larger than {MAX_FRAME}")
     try:
-        body = await reader.readexactly(size)
+        body = await reader.readexactly(_size(header))
     except asyncio.IncompleteReadError:
         raise ProtocolError("the stream ended inside a frame") from None
-    try:
-        message = json.loads(body)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ProtocolError(f"a frame is not JSON: {exc}") from None
-    if not isinstance(message, dict):
-        raise ProtocolError("a frame is not a JSON object")
-    return message
+    return _decode(body)
+
+
+def read_frame_sync(stream: IO[bytes]) -> dict[str, Any] | None:
+    """`read_frame` for a blocking stream (a reader thread's)."""
+    header = stream.read(HEADER.size)
+    if not header:
+        return None
+    if len(header) < HEADER.size:
+        raise ProtocolError("the stream ended inside a frame header")
+    size = _size(header)
+    body = stream.read(size)
+    if len(body) < size:
+        raise ProtocolError("the stream ended inside a frame")
+    return _decode(body)

@@ -157,6 +157,28 @@ async def test_code_exec_cannot_read_navis_secrets(
     assert all(p.read_text() == CANARY for p in files), "hiding changes nothing on disk"
 
 
+async def test_the_child_has_no_capabilities_to_uncover_a_secret(secrets: tuple[Sandbox, list[Path]]) -> None:
+    """Started by root, bwrap would leave its child all of root's capabilities: enough to unmount
+    what covers a secret and read it."""
+    sandbox, files = secrets
+    code = f"""
+import json, subprocess
+status = dict(line.split(":\t", 1) for line in open("/proc/self/status").read().splitlines() if ":\t" in line)
+umount = subprocess.run(["umount", {str(files[0])!r}], capture_output=True, text=True)
+try:
+    content = open({str(files[0])!r}).read()
+except OSError as exc:
+    content = type(exc).__name__
+caps = {{"eff": status["CapEff"].strip(), "prm": status["CapPrm"].strip()}}
+print(json.dumps({{**caps, "umount": umount.returncode, "content": content}}))
+"""
+    result = await run_code(sandbox, code)
+    seen = printed(result)
+    assert int(seen["eff"], 16) == 0 and int(seen["prm"], 16) == 0
+    assert seen["umount"] != 0 and seen["content"] == "PermissionError"
+    assert CANARY not in result.output
+
+
 async def test_secrets_stay_hidden_inside_an_allowed_folder(make_settings, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()

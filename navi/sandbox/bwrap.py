@@ -1,9 +1,11 @@
 """The bubblewrap command line for one confined child.
 
 Every child gets new PID, IPC and UTS namespaces (and a new network namespace when the network is
-off), its own session (so it cannot push keystrokes into a terminal with TIOCSTI), a fresh /proc
-(the server's /proc/<pid>/environ is out of sight), a minimal /dev, and only the environment it is
-given. bwrap kills the child when its own parent dies, and the child dies with bwrap.
+off), no capabilities (bwrap started by root would otherwise leave the child all of root's: it
+could unmount what covers a secret, mount the disk, load kernel modules), its own session (so it
+cannot push keystrokes into a terminal with TIOCSTI), a fresh /proc (the server's
+/proc/<pid>/environ is out of sight), a minimal /dev, and only the environment it is given. bwrap
+kills the child when its own parent dies, and the child dies with bwrap.
 
 The file system is laid out in layers, later ones on top of earlier ones:
 
@@ -74,7 +76,8 @@ def bwrap_argv(
 ) -> list[str]:
     """`command` wrapped in bwrap under `policy`; `workdir` (the child's HOME and TMPDIR) and
     `writable` are read-write, `readable` read-only; `cwd` must be one of the visible folders."""
-    args = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    args = [bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not policy.network:
         args.append("--unshare-net")
 

@@ -39,6 +39,8 @@ def probe(executable: str = "bwrap") -> Availability:
         path,
         "--die-with-parent",
         "--new-session",
+        "--cap-drop",
+        "ALL",
         "--unshare-pid",
         "--unshare-ipc",
         "--unshare-uts",

@@ -130,7 +130,8 @@ class TerminalTool(Tool):
         ctx = runctx.current()
         limit = params.get("timeout", self.default_timeout)
         with tempfile.TemporaryDirectory(prefix="navi-term-") as home:
-            env = {"PATH": SAFE_PATH, "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "TERM": "dumb"}
+            env = {"PATH": SAFE_PATH, "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+            env["TERM"] = "dumb"
             # argv[0] stays as typed (multi-call binaries dispatch on it); exec resolves it on the
             # same safe PATH the check used.
             try:

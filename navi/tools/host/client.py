@@ -41,7 +41,7 @@ from navi.tools.loader import Format, LoadError, LoadResult, ToolListing, listin
 log = get_logger(__name__)
 
 HOST_MODULE = "navi.tools.host"
-START_TIMEOUT = 30.0  # a fresh host imports Navi's tool base (pydantic, jsonschema) before answering
+START_TIMEOUT = 30.0  # a fresh host answers in about 0.1 s; this is for a machine under heavy load
 IMPORT_TIMEOUT = 10.0  # one file's top-level code
 CANCEL_GRACE = 1.0  # how long a cancelled call may take to confirm before the host is killed
 MAX_TEXT = 2_000  # of one problem or error message from the host

@@ -179,6 +179,31 @@ print(json.dumps({{**caps, "umount": umount.returncode, "content": content}}))
     assert CANARY not in result.output
 
 
+@pytest.mark.parametrize("restricted", [False, True], ids=["whole-fs", "restricted-fs"])
+async def test_the_kernels_settings_are_read_only(tmp_path: Path, restricted: bool) -> None:
+    """As root, changing a sysctl or a sysfs file needs no capability. Each file is only opened for
+    writing, never written, so the test changes nothing even where it fails."""
+    targets = [
+        "/proc/sys/kernel/core_pattern",
+        "/proc/sys/vm/drop_caches",
+        "/sys/kernel/mm/transparent_hugepage/enabled",
+    ]
+    code = f"""
+import json, os
+out = {{}}
+for path in {targets!r}:
+    try:
+        os.close(os.open(path, os.O_WRONLY))
+        out[path] = "opened for writing"
+    except OSError as exc:
+        out[path] = type(exc).__name__
+print(json.dumps(out))
+"""
+    sandbox = make_sandbox(allowed_paths=[tmp_path] if restricted else [])
+    seen = printed(await run_code(sandbox, code))
+    assert "opened for writing" not in seen.values(), seen
+
+
 async def test_secrets_stay_hidden_inside_an_allowed_folder(make_settings, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()

@@ -14,7 +14,8 @@ The file system is laid out in layers, later ones on top of earlier ones:
 2. what the child may write: the allowed folders (restricted only), its scratch folder, extras;
 3. what it may only read: Navi's code and Python installation (never writable), extras such as
    the session's upload folder;
-4. a fresh /dev and /proc, whatever was bound above;
+4. a fresh /dev and /proc, whatever was bound above, with /proc/sys read-only (and /sys
+   read-only when the whole file system is shown);
 5. Navi's secrets, each covered by an empty file (or an empty folder).
 """
 
@@ -84,7 +85,8 @@ def bwrap_argv(
     rw = _real([*policy.allowed_paths, workdir, *writable])
     ro = _real([*policy.protected_paths, *readable])
     if policy.unrestricted:
-        args += ["--bind", "/", "/"]
+        # /sys read-only: as root, writing files such as /sys/kernel/uevent_helper needs no capability.
+        args += ["--bind", "/", "/", *(["--ro-bind", "/sys", "/sys"] if os.path.isdir("/sys") else [])]
         visible = ["/"]
     else:
         base, visible = _system_base()
@@ -98,7 +100,11 @@ def bwrap_argv(
     for path in ro:
         args += ["--ro-bind", path, path]
     # After every bind, so that no folder bound above (even "/") brings back the server's /proc.
+    # Sysctls and the SysRq trigger read-only: as root they need no capability to change the
+    # machine (kernel.core_pattern runs a program as root; sysrq-trigger reboots).
     args += ["--dev", "/dev", "--proc", "/proc"]
+    args += ["--ro-bind-try", "/proc/sys", "/proc/sys"]
+    args += ["--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
     for secret in _real(policy.hidden_paths):
         if _under(secret, visible):
             args += ["--tmpfs", secret] if os.path.isdir(secret) else ["--ro-bind", "/dev/null", secret]

@@ -23,6 +23,7 @@ with, for tokens, a server such as
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import tempfile
@@ -33,7 +34,7 @@ from typing import Any
 import httpx
 
 from navi.agent.context import build_context
-from navi.compose.parts import build_profiles, builtin_settings
+from navi.compose.parts import build_profiles, build_sandbox, builtin_settings
 from navi.config import Settings, load_settings
 from navi.llm.messages import ToolSpec
 from navi.llm.openai_backend import to_openai_tools
@@ -42,6 +43,8 @@ from navi.logging import configure_logging
 from navi.memory.in_memory import InMemoryMemoryStore
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.tools.builtin import register_builtins
+from navi.tools.host.client import ToolHost
+from navi.tools.loader import LoadResult
 from navi.tools.registry import ToolRegistry
 from navi.tools.seeding import ensure_tools_dir
 from navi.tools.session_state import SessionState
@@ -70,7 +73,9 @@ def fixed_prompts(settings: Settings | None = None) -> dict[str, tuple[str, list
     with tempfile.TemporaryDirectory(prefix="navi-prompt-") as tmp:
         settings = settings or _settings(Path(tmp))
         profiles = build_profiles(settings, BackendRegistry())
-        registry = ToolRegistry()
+        sandbox = build_sandbox(settings)
+        host = ToolHost(sandbox)
+        registry = ToolRegistry(user_tools=host)
         register_builtins(
             registry,
             builtin_settings(settings),
@@ -78,9 +83,10 @@ def fixed_prompts(settings: Settings | None = None) -> dict[str, tuple[str, list
             profiles=profiles,
             sessions=InMemorySessionStore(),
             memory=InMemoryMemoryStore(),
+            sandbox=sandbox,
         )
         ensure_tools_dir(settings.tools_dir)
-        loaded = registry.reload_user_tools(settings.tools_dir)
+        loaded = asyncio.run(_load_user_tools(registry, host, settings.tools_dir))
         if loaded.errors:
             raise RuntimeError(f"seed tools failed to load: {loaded.errors}")
         user_tools = read_enabled(settings.tools_dir)
@@ -91,6 +97,14 @@ def fixed_prompts(settings: Settings | None = None) -> dict[str, tuple[str, list
             specs = registry.view([*profile.enabled_tools, *user_tools]).specs()
             out[profile.id] = ("\n\n".join(system), specs)
         return out
+
+
+async def _load_user_tools(registry: ToolRegistry, host: ToolHost, tools_dir: str) -> LoadResult:
+    """Load the user tools through the tool host, as the runtime does; only their specs are kept."""
+    try:
+        return await registry.reload_user_tools(tools_dir)
+    finally:
+        await host.aclose()
 
 
 def fixed_prompt(profile_id: str | None = None) -> tuple[str, list[ToolSpec]]:

@@ -93,6 +93,12 @@ class Settings(BaseSettings):
     # A call nobody answers within this many seconds is not run (counts as a denial).
     navi_approval_timeout_seconds: float = Field(300.0, gt=0)
 
+    # code_exec, terminal and user tools run under bubblewrap: `auto` when it works here (else
+    # unconfined, with a warning), `required` (refuse to run them without it), `off`.
+    sandbox_mode: Literal["auto", "required", "off"] = "auto"
+    # Whether sandboxed children may use the network (false: a network namespace of their own).
+    sandbox_network: bool = True
+
     # --- Server ----------------------------------------------------------------------------------
     navi_host: str = "127.0.0.1"
     navi_port: int = Field(8000, ge=1, le=65535)
@@ -146,6 +152,11 @@ class Settings(BaseSettings):
     def _upper_level(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
 
+    @field_validator("sandbox_mode", "navi_approval_mode", mode="before")
+    @classmethod
+    def _lower_mode(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
     @field_validator("ollama_host", "openai_base_url", "anthropic_base_url")
     @classmethod
     def _url(cls, value: str) -> str:
@@ -167,11 +178,6 @@ class Settings(BaseSettings):
     def _fetch_hosts(cls, value: str) -> str:
         parse_allowlist(_split_list(value))  # raises ValueError saying which entry is wrong
         return value
-
-    @field_validator("navi_approval_mode", mode="before")
-    @classmethod
-    def _lower_mode(cls, value: object) -> object:
-        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("navi_approval_overrides")
     @classmethod

@@ -26,6 +26,7 @@ _NAVI_ENV_PREFIXES = (
     "CONTEXT_",
     "FS_ALLOWED",
     "TERMINAL_ALLOWED",
+    "SANDBOX_",
     "SSH_HOSTS",
     "MEMORY_",
     "DEFAULT_LLM",

@@ -49,6 +49,30 @@ def test_doctor_against_the_fake_passes(fake_server: FakeModelServer, tmp_path: 
     assert result.output.strip().endswith("All good.")
 
 
+def test_doctor_reports_the_sandbox(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    env = {"OLLAMA_HOST": fake_server.url, "DB_PATH": str(tmp_path / "n.db")}
+    result = runner.invoke(app, ["doctor"], env={**env, "SANDBOX_NETWORK": "false"})
+    assert result.exit_code == 0, result.output
+    assert "✓ sandbox: bubblewrap " in result.output
+    assert "confines code_exec, terminal and user tools: network off" in result.output
+
+    no_bwrap = tmp_path / "empty"
+    no_bwrap.mkdir()
+    result = runner.invoke(app, ["doctor"], env={**env, "PATH": str(no_bwrap)})
+    assert result.exit_code == 1
+    assert (
+        "✗ sandbox: bubblewrap (bwrap) is not installed; code_exec, terminal and user tools would run "
+        "unconfined, as the user running Navi\n    fix: apt-get install bubblewrap"
+    ) in result.output
+    result = runner.invoke(app, ["doctor"], env={**env, "PATH": str(no_bwrap), "SANDBOX_MODE": "required"})
+    assert "will refuse to run (SANDBOX_MODE=required)" in result.output
+
+    result = runner.invoke(app, ["doctor"], env={**env, "SANDBOX_MODE": "off"})
+    assert result.exit_code == 0, result.output
+    assert "! sandbox: off: code_exec, terminal and user tools run unconfined" in result.output
+    assert "hint: set SANDBOX_MODE=auto" in result.output
+
+
 def test_doctor_names_the_model_to_pull(fake_server: FakeModelServer, tmp_path: Path) -> None:
     env = {
         "OLLAMA_HOST": fake_server.url,

@@ -94,6 +94,8 @@ def test_missing_persona_file_names_the_variable(monkeypatch: pytest.MonkeyPatch
         ("OLLAMA_THINK", "maybe"),
         ("DATABASE_URL", "mysql://x"),
         ("DEFAULT_LLM_BACKEND", "gpt"),
+        ("SANDBOX_MODE", "sometimes"),
+        ("SANDBOX_NETWORK", "perhaps"),
     ],
 )
 def test_invalid_value_names_the_variable(monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
@@ -102,6 +104,15 @@ def test_invalid_value_names_the_variable(monkeypatch: pytest.MonkeyPatch, name:
         load_settings()
     assert name in str(err.value)
     assert value in str(err.value)
+
+
+def test_sandbox_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = load_settings()
+    assert settings.sandbox_mode == "auto" and settings.sandbox_network is True
+    monkeypatch.setenv("SANDBOX_MODE", " Required ")
+    monkeypatch.setenv("SANDBOX_NETWORK", "false")
+    settings = load_settings()
+    assert settings.sandbox_mode == "required" and settings.sandbox_network is False
 
 
 def test_secrets_are_not_echoed_in_errors() -> None:

@@ -1,10 +1,16 @@
-"""User tool loading: both formats, per-file error isolation, the source checker, hot reload."""
+"""User tool loading: both formats, per-file error isolation, the source checker, hot reload.
+
+Every file is loaded the way Navi loads it: checked here, imported and run in the tool host (a
+sandboxed process), and registered as a proxy.
+"""
 
 from __future__ import annotations
 
 import importlib.resources
+import os
 import sys
 import textwrap
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +18,11 @@ import pytest
 
 from navi import runctx
 from navi.tools.base import Tool, ToolResult
-from navi.tools.loader import (
-    MODULE_PREFIX,
-    LoadResult,
-    as_result,
-    check_tool_source,
-    load_tools_from_dir,
-)
+from navi.tools.host.client import HostedTool, ToolHost
+from navi.tools.host.imports import MODULE_PREFIX, as_result
+from navi.tools.loader import LoadResult, check_tool_source
 from navi.tools.registry import ToolRegistry
+from tests.helpers.sandbox import make_sandbox
 
 
 def module_tool(name: str, body: str = 'return "hello"', *, extra: str = "") -> str:
@@ -78,6 +81,30 @@ def tools_dir(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture
+async def host() -> AsyncIterator[ToolHost]:
+    tool_host = ToolHost(make_sandbox(), import_timeout=1.0)
+    try:
+        yield tool_host
+    finally:
+        await tool_host.aclose()
+
+
+@pytest.fixture
+def registry(host: ToolHost) -> ToolRegistry:
+    return ToolRegistry(user_tools=host)
+
+
+@pytest.fixture
+def load(registry: ToolRegistry):
+    """Load a folder as Navi does at start (no built-ins registered)."""
+
+    async def load(folder: Path) -> LoadResult:
+        return await registry.reload_user_tools(folder)
+
+    return load
+
+
 def write(directory: Path, filename: str, source: str) -> Path:
     path = directory / filename
     path.write_text(source, encoding="utf-8")
@@ -99,13 +126,13 @@ def only_error(result: LoadResult, file: str) -> str:
 # --- formats --------------------------------------------------------------------------------------
 
 
-async def test_module_level_tool_is_wrapped(tools_dir: Path) -> None:
+async def test_module_level_tool_is_wrapped(tools_dir: Path, load) -> None:
     write(
         tools_dir,
         "greet.py",
         module_tool("greet", 'return "hi " + params.get("text", "")', extra="timeout = 7"),
     )
-    result = load_tools_from_dir(tools_dir)
+    result = await load(tools_dir)
     assert result.errors == []
     [tool] = result.loaded
     assert isinstance(tool, Tool)
@@ -118,7 +145,7 @@ async def test_module_level_tool_is_wrapped(tools_dir: Path) -> None:
     assert out.success and out.output == "hi there"
 
 
-async def test_module_level_execute_may_raise_or_return_a_tool_result(tools_dir: Path) -> None:
+async def test_module_level_execute_may_raise_or_return_a_tool_result(tools_dir: Path, load) -> None:
     write(tools_dir, "fails.py", module_tool("fails", 'raise ValueError("no such city")'))
     write(
         tools_dir,
@@ -129,7 +156,7 @@ async def test_module_level_execute_may_raise_or_return_a_tool_result(tools_dir:
             extra="from navi.tools.base import ToolResult",
         ),
     )
-    result = load_tools_from_dir(tools_dir)
+    result = await load(tools_dir)
     assert result.errors == []
     tools = {t.name: t for t in result.loaded}
     failed = await call(tools["fails"], {})
@@ -138,42 +165,50 @@ async def test_module_level_execute_may_raise_or_return_a_tool_result(tools_dir:
     assert rich.success and rich.output == "done" and rich.metadata == {"extra": 1}
 
 
-def test_non_string_returns_become_text() -> None:
+async def test_non_string_returns_become_text(tools_dir: Path, load) -> None:
     assert as_result({"a": 1}).output == '{"a": 1}'
     assert as_result(42).output == "42"
     assert as_result(None).success
+    write(tools_dir, "mapping.py", module_tool("mapping", 'return {"a": [1, 2]}'))
+    [tool] = (await load(tools_dir)).loaded
+    assert (await call(tool, {})).output == '{"a": [1, 2]}'
 
 
-async def test_class_based_tool_loads(tools_dir: Path) -> None:
+async def test_class_based_tool_loads(tools_dir: Path, load) -> None:
     write(tools_dir, "shouting.py", CLASS_TOOL)
-    result = load_tools_from_dir(tools_dir)
+    result = await load(tools_dir)
     assert result.errors == []
     assert result.names == ["shout"]
     assert result.loaded[0].timeout == 3.0
     assert (await call(result.loaded[0], {"text": "hey"})).output == "HEY"
 
 
-def test_underscore_files_and_other_files_are_ignored(tools_dir: Path) -> None:
+async def test_underscore_files_and_other_files_are_ignored(tools_dir: Path, load) -> None:
     write(tools_dir, "_template.py", "this is not python (")
     write(tools_dir, "_helpers.py", module_tool("helpers"))
     write(tools_dir, "notes.txt", "text")
     write(tools_dir, "enabled.json", "[]")
     write(tools_dir, "good.py", module_tool("good"))
-    result = load_tools_from_dir(tools_dir)
+    result = await load(tools_dir)
     assert result.names == ["good"]
     assert result.errors == []
 
 
-def test_missing_directory_has_no_tools(tmp_path: Path) -> None:
-    result = load_tools_from_dir(tmp_path / "nowhere")
+async def test_missing_directory_has_no_tools(tmp_path: Path, load, host: ToolHost) -> None:
+    result = await load(tmp_path / "nowhere")
     assert result.loaded == [] and result.errors == []
+    assert host.starts == 0, "no tool files, no tool host"
 
 
-def test_module_name_is_namespaced(tools_dir: Path) -> None:
-    write(tools_dir, "greet.py", module_tool("greet"))
-    tool = load_tools_from_dir(tools_dir).loaded[0]
-    assert type(tool).__module__ == f"{MODULE_PREFIX}.greet"
-    assert not list(tools_dir.glob("__pycache__")), "no bytecode cache is written into the tools folder"
+async def test_user_code_runs_in_the_tool_host_not_here(tools_dir: Path, load) -> None:
+    write(tools_dir, "greet.py", module_tool("greet", "import os\nreturn f'{__name__} {os.getpid()}'"))
+    [tool] = (await load(tools_dir)).loaded
+    assert isinstance(tool, HostedTool)  # a proxy: the module itself lives in the host
+    module, pid = (await call(tool, {})).output.split()
+    assert module == f"{MODULE_PREFIX}.greet"  # namespaced there
+    assert int(pid) != os.getpid()
+    assert not [m for m in sys.modules if m.startswith(MODULE_PREFIX)], "never imported in the server"
+    assert "__pycache__" not in os.listdir(tools_dir), "no bytecode cache is written into the tools folder"
 
 
 # --- broken files ---------------------------------------------------------------------------------
@@ -217,56 +252,64 @@ BROKEN: list[tuple[str, str, str]] = [
         CLASS_TOOL.replace('name = "shout"', 'name = "Shout!"'),
         "Shout: `name` 'Shout!' is not a valid tool name",
     ),
+    # Files that take the tool host down with them, or never finish importing.
+    ("killer.py", module_tool("killer", extra="import os\nos._exit(7)"), "importing it ended the tool host"),
+    (
+        "hangs.py",
+        module_tool("hangs", extra="while True:\n    pass"),
+        "importing it did not finish within 1 s",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("filename", "source", "expected"), BROKEN, ids=[b[0] for b in BROKEN])
-def test_a_broken_file_is_reported_and_the_others_still_load(
-    tools_dir: Path, filename: str, source: str, expected: str
-) -> None:
+async def test_each_broken_file_is_reported_and_the_others_still_load(tools_dir: Path, load) -> None:
     write(tools_dir, "aaa_first.py", module_tool("aaa_first"))
-    write(tools_dir, filename, source)
+    for filename, source, _ in BROKEN:
+        write(tools_dir, filename, source)
     write(tools_dir, "zzz_last.py", module_tool("zzz_last"))
-    result = load_tools_from_dir(tools_dir)
+    result = await load(tools_dir)
     assert result.names == ["aaa_first", "zzz_last"]
-    message = only_error(result, filename)
-    assert expected in message
-    assert f"{MODULE_PREFIX}.{Path(filename).stem}" not in sys.modules
+    for filename, _, expected in BROKEN:
+        assert expected in only_error(result, filename), filename
+    assert "(exit code 7)" in only_error(result, "killer.py")
+    for tool in result.loaded:  # the host that survived all of that answers
+        assert (await call(tool, {})).output == "hello"
+    assert not [m for m in sys.modules if m.startswith(MODULE_PREFIX)]
 
 
-def test_syntax_error_reports_line_and_column(tools_dir: Path) -> None:
+async def test_syntax_error_reports_line_and_column(tools_dir: Path, load) -> None:
     write(tools_dir, "syntax.py", 'name = "syntax"\n\nx = (1,\n')
-    message = only_error(load_tools_from_dir(tools_dir), "syntax.py")
+    message = only_error(await load(tools_dir), "syntax.py")
     assert message.startswith("syntax error at line 3, column ")
 
 
-def test_import_error_names_the_line(tools_dir: Path) -> None:
+async def test_import_error_names_the_line(tools_dir: Path, load) -> None:
     write(tools_dir, "boom.py", module_tool("boom", extra="value = 1 / 0"))
-    message = only_error(load_tools_from_dir(tools_dir), "boom.py")
+    message = only_error(await load(tools_dir), "boom.py")
     assert "ZeroDivisionError" in message
     assert "(line 7)" in message
 
 
-def test_a_missing_import_is_an_import_error(tools_dir: Path) -> None:
+async def test_a_missing_import_is_an_import_error(tools_dir: Path, load) -> None:
     write(tools_dir, "needs.py", module_tool("needs", extra="import surely_not_installed_package"))
-    assert "ModuleNotFoundError" in only_error(load_tools_from_dir(tools_dir), "needs.py")
+    assert "ModuleNotFoundError" in only_error(await load(tools_dir), "needs.py")
 
 
-def test_duplicate_names_first_file_wins(tools_dir: Path) -> None:
+async def test_duplicate_names_first_file_wins(tools_dir: Path, load) -> None:
     write(tools_dir, "shout.py", module_tool("shout", 'return "module"'))
     write(tools_dir, "zz_shouting.py", CLASS_TOOL)  # also called "shout"
-    result = load_tools_from_dir(tools_dir)
+    result = await load(tools_dir)
     assert result.names == ["shout"]
     assert "already used by shout.py" in only_error(result, "zz_shouting.py")
+    assert (await call(result.loaded[0], {"text": "x"})).output == "module"
 
 
-def test_a_user_tool_cannot_take_a_builtin_name(tools_dir: Path) -> None:
-    registry = ToolRegistry()
+async def test_a_user_tool_cannot_take_a_builtin_name(tools_dir: Path, registry: ToolRegistry) -> None:
     builtin = Builtin()
     registry.register(builtin, builtin=True)
     write(tools_dir, "builtin_echo.py", module_tool("builtin_echo", 'return "impostor"'))
     write(tools_dir, "fine.py", module_tool("fine"))
-    result = registry.reload_user_tools(tools_dir)
+    result = await registry.reload_user_tools(tools_dir)
     assert "name of a built-in tool" in only_error(result, "builtin_echo.py")
     assert registry.get("builtin_echo") is builtin
     assert registry.is_builtin("builtin_echo")
@@ -317,22 +360,22 @@ def test_prints_under_a_main_guard_are_fine() -> None:
     assert "print()" in check_tool_source(source, "fine")[0]
 
 
-def test_timeout_is_optional_and_checked(tools_dir: Path) -> None:
+async def test_timeout_is_optional_and_checked(tools_dir: Path, load) -> None:
     write(
         tools_dir, "imports_timeout.py", module_tool("imports_timeout", extra="from asyncio import timeout")
     )
     write(tools_dir, "negative.py", module_tool("negative", extra="timeout = -1"))
     write(tools_dir, "text.py", module_tool("text", extra='timeout = "30"'))
-    result = load_tools_from_dir(tools_dir)
+    result = await load(tools_dir)
     assert result.names == ["imports_timeout"]
     assert result.loaded[0].timeout == Tool.timeout
     assert "positive number" in only_error(result, "negative.py")
     assert "positive number" in only_error(result, "text.py")
 
 
-def test_hidden_files_are_ignored(tools_dir: Path) -> None:
+async def test_hidden_files_are_ignored(tools_dir: Path, load) -> None:
     write(tools_dir, ".scratch.py", "broken (")
-    assert load_tools_from_dir(tools_dir).errors == []
+    assert (await load(tools_dir)).errors == []
 
 
 def test_the_shipped_template_is_a_valid_tool() -> None:
@@ -343,61 +386,59 @@ def test_the_shipped_template_is_a_valid_tool() -> None:
 # --- hot reload -----------------------------------------------------------------------------------
 
 
-async def test_reload_picks_up_edits_and_drops_deleted_files(tools_dir: Path) -> None:
-    registry = ToolRegistry()
+async def test_reload_picks_up_edits_and_drops_deleted_files(tools_dir: Path, registry: ToolRegistry) -> None:
     path = write(tools_dir, "version.py", module_tool("version", 'return "v1"'))
     write(tools_dir, "doomed.py", module_tool("doomed"))
-    first = registry.reload_user_tools(tools_dir)
+    first = await registry.reload_user_tools(tools_dir)
     assert sorted(first.names) == ["doomed", "version"]
     assert (await call(registry.get("version"), {})).output == "v1"
 
     # Same length, same second: a bytecode cache keyed on mtime and size would serve the old code.
     path.write_text(module_tool("version", 'return "v2"'), encoding="utf-8")
     (tools_dir / "doomed.py").unlink()
-    second = registry.reload_user_tools(tools_dir)
+    second = await registry.reload_user_tools(tools_dir)
     assert second.names == ["version"]
     assert registry.get("doomed") is None
     assert (await call(registry.get("version"), {})).output == "v2"
 
 
-async def test_builtins_survive_reload_and_broken_edits(tools_dir: Path) -> None:
-    registry = ToolRegistry()
+async def test_builtins_survive_reload_and_broken_edits(tools_dir: Path, registry: ToolRegistry) -> None:
     builtin = Builtin()
     registry.register(builtin, builtin=True)
     path = write(tools_dir, "user_one.py", module_tool("user_one"))
-    registry.reload_user_tools(tools_dir)
+    await registry.reload_user_tools(tools_dir)
     assert set(registry.names()) == {"builtin_echo", "user_one"}
 
     path.write_text("def broken(:\n", encoding="utf-8")
-    result = registry.reload_user_tools(tools_dir)
+    result = await registry.reload_user_tools(tools_dir)
     assert registry.names() == ["builtin_echo"]
     assert registry.get("builtin_echo") is builtin
     assert result.errors_for("user_one.py")
 
     path.unlink()
-    registry.reload_user_tools(tools_dir)
+    await registry.reload_user_tools(tools_dir)
     assert registry.names() == ["builtin_echo"]
     assert registry.builtin_names == {"builtin_echo"}
 
 
-async def test_reload_gives_fresh_module_state(tools_dir: Path) -> None:
+async def test_reload_gives_fresh_module_state(tools_dir: Path, registry: ToolRegistry) -> None:
     source = module_tool("counter", "global COUNT\nCOUNT += 1\nreturn str(COUNT)", extra="COUNT = 0")
     write(tools_dir, "counter.py", source)
-    registry = ToolRegistry()
-    registry.reload_user_tools(tools_dir)
+    await registry.reload_user_tools(tools_dir)
     assert (await call(registry.get("counter"), {})).output == "1"
     assert (await call(registry.get("counter"), {})).output == "2"
-    registry.reload_user_tools(tools_dir)
+    await registry.reload_user_tools(tools_dir)
     assert (await call(registry.get("counter"), {})).output == "1"
 
 
-def test_reloaded_tools_are_validated_against_their_new_schema(tools_dir: Path) -> None:
-    registry = ToolRegistry()
+async def test_reloaded_tools_are_validated_against_their_new_schema(
+    tools_dir: Path, registry: ToolRegistry
+) -> None:
     path = write(tools_dir, "typed.py", module_tool("typed"))
-    registry.reload_user_tools(tools_dir)
+    await registry.reload_user_tools(tools_dir)
     tool = registry.get("typed")
     assert tool is not None and registry.validation_error(tool, {"text": 5}) is not None
     path.write_text(module_tool("typed").replace('"type": "string"', '"type": "integer"'), encoding="utf-8")
-    registry.reload_user_tools(tools_dir)
+    await registry.reload_user_tools(tools_dir)
     tool = registry.get("typed")
     assert tool is not None and registry.validation_error(tool, {"text": 5}) is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.resources
 import json
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from navi.tools.builtin.meta import (
     WriteToolTool,
     generated_manual,
 )
+from navi.tools.host.client import ToolHost
 from navi.tools.registry import ToolRegistry
 from navi.tools.seeding import ensure_tools_dir, seed_files
 from navi.tools.user_config import (
@@ -29,6 +31,7 @@ from navi.tools.user_config import (
     remove_enabled,
     write_enabled,
 )
+from tests.helpers.sandbox import make_sandbox
 
 
 class Builtin(Tool):
@@ -70,7 +73,8 @@ class Env:
     def __init__(self, root: Path) -> None:
         self.tools_dir = root / "tools"
         self.manuals_dir = root / "manuals"
-        self.registry = ToolRegistry()
+        self.host = ToolHost(make_sandbox())  # user tools run there, never in this process
+        self.registry = ToolRegistry(user_tools=self.host)
         self.registry.register(Builtin(), builtin=True)
         self.registry.register(ReloadToolsTool(self.registry, self.tools_dir), builtin=True)
         self.registry.register(WriteToolTool(self.registry, self.tools_dir), builtin=True)
@@ -86,8 +90,12 @@ class Env:
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> Env:
-    return Env(tmp_path)
+async def env(tmp_path: Path) -> AsyncIterator[Env]:
+    environment = Env(tmp_path)
+    try:
+        yield environment
+    finally:
+        await environment.host.aclose()
 
 
 def manual_example() -> str:
@@ -366,9 +374,9 @@ def test_ensure_tools_dir_leaves_an_existing_folder_alone(tmp_path: Path) -> Non
 
 
 @pytest.fixture
-def seeded(env: Env) -> Env:
+async def seeded(env: Env) -> Env:
     assert ensure_tools_dir(env.tools_dir)
-    result = env.registry.reload_user_tools(env.tools_dir)
+    result = await env.registry.reload_user_tools(env.tools_dir)
     assert result.errors == []
     assert sorted(result.names) == ["get_current_datetime", "user_notes"]
     return env
@@ -422,7 +430,7 @@ async def test_user_notes_add_list_search_delete(seeded: Env) -> None:
 async def test_user_notes_survive_a_reload(seeded: Env) -> None:
     before = seeded.registry.get("user_notes")
     await seeded.run("user_notes", action="add", text="Cat is called Miso")
-    seeded.registry.reload_user_tools(seeded.tools_dir)
+    await seeded.registry.reload_user_tools(seeded.tools_dir)
     assert seeded.registry.get("user_notes") is not before
     listed = (await seeded.run("user_notes", action="list")).output
     assert "Cat is called Miso" in listed

@@ -14,6 +14,9 @@ from navi import runctx
 from navi.tools.builtin.code_exec import CodeExecTool
 from navi.tools.builtin.terminal import TerminalTool, shell_syntax
 from navi.tools.paths import PathPolicy
+from tests.helpers.sandbox import make_sandbox
+
+SANDBOX = make_sandbox()
 
 
 def alive(pid: int) -> bool:
@@ -27,7 +30,7 @@ def alive(pid: int) -> bool:
 
 async def run_code(code: str, **kw: object):
     with runctx.using(runctx.RunContext(session_id="s1")):
-        return await CodeExecTool(memory_mb=256).execute({"code": code, **kw})
+        return await CodeExecTool(sandbox=SANDBOX, memory_mb=256).execute({"code": code, **kw})
 
 
 async def test_code_exec_prints_and_computes() -> None:
@@ -60,20 +63,41 @@ async def test_code_exec_memory_limit() -> None:
     assert "MemoryError" in result.output and "allocated" not in result.output
 
 
-async def test_code_exec_timeout_kills_the_whole_group(tmp_path: Path) -> None:
-    pidfile = tmp_path / "child.pid"
+def processes_with(marker: str) -> list[int]:
+    """Host pids of live processes with `marker` among their arguments (pids inside the sandbox's
+    own PID namespace mean nothing out here, so the grandchild is found by its command line)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    args = fh.read().split(b"\0")
+            except OSError:
+                continue
+            if marker.encode() in args and alive(int(entry)):
+                found.append(int(entry))
+    return found
+
+
+async def test_code_exec_timeout_kills_the_whole_group() -> None:
+    marker = f"{60 + (os.getpid() % 1000) / 1000:.3f}"  # `sleep 60.xyz`: unique enough to find
     code = (
         "import subprocess, time\n"
-        f"p = subprocess.Popen(['sleep', '60'])\nopen({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        f"p = subprocess.Popen(['sleep', {marker!r}])\n"
         "print('started', flush=True)\ntime.sleep(60)"
     )
     started = time.monotonic()
-    result = await run_code(code, timeout=2)
+    task = asyncio.ensure_future(run_code(code, timeout=3))
+    for _ in range(100):  # until the grandchild shows up (it takes well under a second)
+        if processes_with(marker) or task.done():
+            break
+        await asyncio.sleep(0.05)
+    assert processes_with(marker), "the grandchild should be running while the program runs"
+    result = await task
     assert time.monotonic() - started < 10
-    assert not result.success and "longer than 2 s" in (result.error or "")
+    assert not result.success and "longer than 3 s" in (result.error or "")
     assert "started" in result.output and "[killed: timed out" in result.output
-    grandchild = int(pidfile.read_text())
-    assert not alive(grandchild)  # the sleep started by the program died with it
+    assert processes_with(marker) == []  # the sleep started by the program died with it
 
 
 async def test_code_exec_output_cap() -> None:
@@ -94,7 +118,7 @@ async def test_stop_kills_a_running_program() -> None:
     with runctx.using(ctx):
         asyncio.get_running_loop().create_task(later())
         started = time.monotonic()
-        result = await CodeExecTool().execute(
+        result = await CodeExecTool(sandbox=SANDBOX).execute(
             {"code": "import time\nprint('going', flush=True)\ntime.sleep(30)"}
         )
     assert time.monotonic() - started < 5
@@ -104,7 +128,7 @@ async def test_stop_kills_a_running_program() -> None:
 
 # --- terminal ----------------------------------------------------------------------------------
 def terminal(allowed: list[str], root: Path) -> TerminalTool:
-    return TerminalTool(allowed, PathPolicy(["*"], base=root))
+    return TerminalTool(allowed, PathPolicy(["*"], base=root), sandbox=SANDBOX)
 
 
 async def test_terminal_runs_a_program(tmp_path: Path) -> None:
@@ -192,7 +216,7 @@ async def test_allowlist_checks_the_real_executable(tmp_path: Path) -> None:
 async def test_terminal_cwd_obeys_the_file_allowlist(tmp_path: Path) -> None:
     allowed = tmp_path / "work"
     allowed.mkdir()
-    tool = TerminalTool(["ls"], PathPolicy([str(allowed)], base=allowed))
+    tool = TerminalTool(["ls"], PathPolicy([str(allowed)], base=allowed), sandbox=SANDBOX)
     refused = await tool.execute({"command": "ls", "cwd": str(tmp_path)})
     assert not refused.success and "outside the allowed paths" in (refused.error or "")
     assert (await tool.execute({"command": "ls", "cwd": str(allowed)})).success

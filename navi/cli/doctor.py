@@ -1,5 +1,5 @@
-"""`navi doctor`: check the model servers, the profiles' models, the database, the tools folder and
-the address Navi listens on; print each check as it ends, with its fix.
+"""`navi doctor`: check the model servers, the profiles' models, the database, the tools folder, the
+sandbox and the address Navi listens on; print each check as it ends, with its fix.
 
 Nothing is created: a missing database or tools folder is reported as what `navi serve` will make.
 Every network question gets a few seconds, so an unreachable host costs seconds, not minutes.
@@ -120,6 +120,7 @@ async def run_checks(settings: Settings) -> AsyncIterator[Check]:
         await backends.aclose()
     yield await _database_check(settings)
     yield _tools_check(settings)
+    yield await asyncio.to_thread(_sandbox_check, settings)
 
 
 async def _within(work: Awaitable[T]) -> T:
@@ -230,6 +231,29 @@ def _tools_check(settings: Settings) -> Check:
     return Check(True, f"tools folder {folder}")
 
 
+def _sandbox_check(settings: Settings) -> Check:
+    """Whether code_exec, terminal and user tools run confined, as `navi serve` would run them."""
+    from navi.compose.parts import build_sandbox
+    from navi.sandbox import INSTALL_FIX
+
+    sandbox = build_sandbox(settings)
+    if sandbox.active:
+        return Check(True, f"sandbox: {sandbox.describe()}")
+    if settings.sandbox_mode == "off":
+        return Check(
+            True,
+            f"sandbox: {sandbox.describe()} (SANDBOX_MODE=off)",
+            "set SANDBOX_MODE=auto to confine them with bubblewrap",
+            note=True,
+        )
+    then = (
+        "code_exec, terminal and user tools will refuse to run (SANDBOX_MODE=required)"
+        if settings.sandbox_mode == "required"
+        else "code_exec, terminal and user tools would run unconfined, as the user running Navi"
+    )
+    return Check(False, f"sandbox: {sandbox.availability.problem}; {then}", INSTALL_FIX)
+
+
 async def _serves_any_name(llm: LLMBackend, model: str) -> bool:
     """llama-server answers for its one model under whatever name a request uses."""
     try:
@@ -249,8 +273,8 @@ def _server_fix(backend: str, settings: Settings) -> str:
 def doctor() -> None:
     """Check the set-up and print the fix for each problem.
 
-    The model server and models, the database, the tools folder and the address Navi listens on;
-    each check prints as it ends. Creates nothing.
+    The model server and models, the database, the tools folder, the sandbox and the address Navi
+    listens on; each check prints as it ends. Creates nothing.
     """
     settings = settings_or_exit()
 

@@ -24,6 +24,7 @@ from navi.llm.calls import CallLimits
 from navi.llm.registry import BackendRegistry
 from navi.net.guard import NetGuard, parse_allowlist
 from navi.profiles.registry import ProfileRegistry, builtin_profiles
+from navi.sandbox import Sandbox, SandboxPolicy, allowed_from_list, navi_code_paths, python_paths
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.tools.builtin import BuiltinSettings
@@ -174,6 +175,25 @@ def secret_paths(settings: Settings) -> list[str]:
     return [str(_abs(p)) for p in paths]
 
 
+def sandbox_policy(settings: Settings) -> SandboxPolicy:
+    """What every sandboxed child may see: FS_ALLOWED_PATHS, never Navi's secrets, Navi's own code
+    read-only, the network as SANDBOX_NETWORK says."""
+    return SandboxPolicy(
+        mode=settings.sandbox_mode,
+        network=settings.sandbox_network,
+        allowed_paths=allowed_from_list(settings.fs_allowed_paths_list),
+        hidden_paths=tuple(secret_paths(settings)),
+        protected_paths=navi_code_paths(),
+        runtime_paths=python_paths(),
+        session_files_dir=str(_abs(settings.session_files_dir)),
+    )
+
+
+def build_sandbox(settings: Settings) -> Sandbox:
+    """The sandbox, with bubblewrap probed once (unless SANDBOX_MODE=off)."""
+    return Sandbox(sandbox_policy(settings))
+
+
 def check_tools_dir(settings: Settings) -> None:
     """Raise `SetupError` when TOOLS_DIR is a file, or a folder that cannot be created or written."""
     problem = folder_problem(settings.tools_dir)
@@ -181,10 +201,11 @@ def check_tools_dir(settings: Settings) -> None:
         raise SetupError(f"cannot use the tools folder {_abs(settings.tools_dir)}: {problem}", TOOLS_FIX)
 
 
-def load_user_tools(settings: Settings, tools: ToolRegistry, *, seed: bool) -> None:
+async def load_user_tools(settings: Settings, tools: ToolRegistry, *, seed: bool) -> None:
     """Load the user's tools; with `seed`, first create a missing tools folder with the starter tools.
 
-    Without `seed` nothing is created: a missing folder simply has no tools.
+    Without `seed` nothing is created: a missing folder simply has no tools. The tools run in the
+    registry's tool host, never in this process.
     """
     if seed:
         check_tools_dir(settings)
@@ -194,7 +215,7 @@ def load_user_tools(settings: Settings, tools: ToolRegistry, *, seed: bool) -> N
             raise SetupError(
                 f"cannot create the tools folder {_abs(settings.tools_dir)}: {reason(exc)}", TOOLS_FIX
             ) from None
-    tools.reload_user_tools(settings.tools_dir)
+    await tools.reload_user_tools(settings.tools_dir)
 
 
 # --- the database --------------------------------------------------------------------------------

@@ -3,7 +3,10 @@
 `build_runtime()` is called by the FastAPI lifespan and by CLI commands that need the same parts.
 Nothing here runs at import time. Built-in tools register through the same `register()` a user
 tool would use; the spawn tool gets the agent after the agent exists. The runtime owns the one
-`Database` both stores share: it is migrated once here and disposed once in `aclose()`.
+`Database` both stores share: it is migrated once here and disposed once in `aclose()`, and the
+one tool host (the sandboxed process user tools run in), ended in `aclose()` too.
+
+The sandbox is probed once here; when it cannot confine anything, the start says so in the log.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from navi.agent.workers import CompressionWorker, ContextCompressor, NamingWorke
 from navi.compose import parts
 from navi.config import Settings
 from navi.llm.registry import BackendRegistry
+from navi.logging import get_logger
 from navi.memory.base import MemoryStore
 from navi.memory.extractor import MemoryExtractor
 from navi.memory.in_memory import InMemoryMemoryStore
 from navi.memory.sql_store import SqlMemoryStore
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
+from navi.sandbox import INSTALL_FIX, Sandbox
 from navi.sessions.archive import export_session
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.models import Session
@@ -34,9 +39,12 @@ from navi.storage.database import Database
 from navi.tools.builtin import register_builtins
 from navi.tools.builtin.agents import SpawnAgentTool
 from navi.tools.builtin.ssh import SshExecTool
+from navi.tools.host.client import ToolHost
 from navi.tools.registry import ToolRegistry
 from navi.tools.session_state import SessionState
 from navi.tools.user_config import EnabledTools
+
+log = get_logger(__name__)
 
 
 @dataclass
@@ -53,6 +61,8 @@ class Runtime:
     extractor: MemoryExtractor
     # Where tool calls wait for the user's consent; the API answers through it.
     approvals: ApprovalGate
+    sandbox: Sandbox
+    tool_host: ToolHost
     # The database both SQL stores share, when the runtime opened it (None when both stores were
     # handed in, or a read-only command found no database yet).
     db: Database | None = None
@@ -65,6 +75,7 @@ class Runtime:
 
     async def aclose(self) -> None:
         await self.agent.settle()
+        await self.tool_host.aclose()
         await self.ssh.pool.aclose()
         await self.memory.aclose()
         await self.sessions.aclose()
@@ -144,7 +155,11 @@ async def build_runtime(
         await memory.open()
         cleanup.push_async_callback(memory.aclose)
         state = SessionState()
-        tools = ToolRegistry()
+        sandbox = parts.build_sandbox(settings)
+        report_sandbox(sandbox)
+        tool_host = ToolHost(sandbox)
+        cleanup.push_async_callback(tool_host.aclose)
+        tools = ToolRegistry(user_tools=tool_host)
         handles = register_builtins(
             tools,
             parts.builtin_settings(settings),
@@ -152,8 +167,9 @@ async def build_runtime(
             profiles=profiles,
             sessions=sessions,
             memory=memory,
+            sandbox=sandbox,
         )
-        parts.load_user_tools(settings, tools, seed=seed_tools)
+        await parts.load_user_tools(settings, tools, seed=seed_tools)
         cleanup.pop_all()  # built: from here on the runtime's aclose() owns all of it
     assert isinstance(handles.spawn, SpawnAgentTool) and isinstance(handles.ssh, SshExecTool)
     compressor = ContextCompressor(parts.compression_settings(settings), sessions)
@@ -199,6 +215,30 @@ async def build_runtime(
         ssh=handles.ssh,
         extractor=extractor,
         approvals=approvals,
+        sandbox=sandbox,
+        tool_host=tool_host,
         db=db,
         session_created_hooks=[extract_after_new_session],
     )
+
+
+def report_sandbox(sandbox: Sandbox) -> None:
+    """Say at start how code_exec, terminal and user tools are confined; never pretend they are."""
+    if sandbox.active:
+        log.info("sandbox_ready", sandbox=sandbox.describe())
+    elif sandbox.policy.mode == "off":
+        log.warning("sandbox_off", detail=sandbox.describe(), setting="SANDBOX_MODE=off")
+    elif sandbox.policy.mode == "required":
+        log.warning(
+            "sandbox_unavailable",
+            detail=f"{sandbox.availability.problem}: code_exec, terminal and user tools will refuse to run "
+            "(SANDBOX_MODE=required)",
+            fix=INSTALL_FIX,
+        )
+    else:
+        log.warning(
+            "sandbox_unavailable",
+            detail=f"{sandbox.availability.problem}: code_exec, terminal and user tools run unconfined, "
+            "as the user running Navi",
+            fix=INSTALL_FIX,
+        )

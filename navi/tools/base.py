@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from navi.llm.messages import ToolSpec
+if TYPE_CHECKING:
+    from navi.llm.messages import ToolSpec
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ class Tool(ABC):
 
     def spec(self) -> ToolSpec:
         """What the model is shown: the schema without validation-only limits (see `model_schema`)."""
+        from navi.llm.messages import ToolSpec  # here, so the tool host starts without the model layer
+
         return ToolSpec(
             name=self.name, description=self.description, parameters=model_schema(self.parameters)
         )

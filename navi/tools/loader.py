@@ -1,46 +1,43 @@
-"""User tools: find `*.py` files in the tools directory, check them, import them, wrap them as `Tool`s.
+"""User tool files, checked without running them: what `write_tool` accepts and what is worth
+handing to the tool host.
 
-Two formats are accepted. The module-level format (what `write_tool` writes) defines `name`,
-`description`, `parameters` and `async def execute(params)` at top level; the loader wraps it in a
-`Tool`. The class-based format defines one or more `Tool` subclasses, each instantiated with no
-arguments.
+A user tool is a `*.py` file in the tools folder in one of two formats. The module-level format
+(what `write_tool` writes) defines `name`, `description`, `parameters` and `async def
+execute(params)` at top level; the class-based format defines `Tool` subclasses.
 
-Every file is checked before it is imported (it must parse, must not print at import time, and a
-module-level tool must define the four names with a literal `name` equal to the file name), so most
-mistakes are reported without running any of the file's code. The same check serves `write_tool`.
+The checks here are about format, not safety. They parse the file and look at its top level (it
+must parse, a module-level tool must define the four names with a literal `name` equal to the file
+name, `parameters` must be a JSON Schema, `print()` must not run at import time), so most mistakes
+are reported with a clear reason before any of the file's code runs. A hostile file passes them
+easily (`builtins.print(...)`, work hidden in a default argument, anything computed): nothing here
+makes running a file safe. That is the tool host's job: user code is imported and run only in a
+separate process under the sandbox (`navi/tools/host/`), never in Navi's server, and what that
+process reports back is checked again here (`listing_problems`) before Navi trusts it.
+
 Errors are isolated per file: a broken file is reported in `LoadResult.errors` and never stops the
 others from loading.
-
-Each file is compiled from the text that was checked and executed as a fresh module, so an edited
-file is always picked up on reload (no stale `sys.modules` entry, no bytecode cache).
 """
 
 from __future__ import annotations
 
 import ast
-import importlib.util
-import inspect
 import json
+import math
 import os
 import re
-import sys
-import types
-from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import jsonschema
 
-from navi.logging import get_logger
-from navi.tools.base import Tool, ToolResult
-
-log = get_logger(__name__)
+from navi.tools.base import Tool
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{1,63}$")
-MODULE_PREFIX = "navi_user_tools"
 REQUIRED_NAMES = ("name", "description", "parameters", "execute")
 MAX_SOURCE_CHARS = 200_000
+MAX_DESCRIPTION_CHARS = 10_000
+MAX_TOOL_TIMEOUT = 24 * 3600.0
 
 Format = Literal["module", "class"]
 
@@ -65,40 +62,6 @@ class LoadResult:
 
     def errors_for(self, file: str) -> list[LoadError]:
         return [e for e in self.errors if e.file == file]
-
-
-class ModuleTool(Tool):
-    """A module-level user tool; `_make_module_tool` subclasses it with the module's attributes."""
-
-    name = "module_tool"
-    description = ""
-    source_file: str = ""
-
-    def __init__(self, fn: Callable[[dict[str, Any]], Awaitable[Any]]) -> None:
-        self._fn = fn
-
-    async def execute(self, params: dict[str, Any]) -> ToolResult:
-        try:
-            result = await self._fn(params)
-        except Exception as exc:  # raising is how a module-level tool reports failure
-            return ToolResult.fail(f"{type(exc).__name__}: {exc}")
-        return as_result(result)
-
-
-def as_result(value: Any) -> ToolResult:
-    """What a module-level `execute` returned, as a `ToolResult` (a str is the normal case)."""
-    if isinstance(value, ToolResult):
-        return value
-    if isinstance(value, str):
-        return ToolResult.ok(value)
-    if value is None:
-        return ToolResult.ok("(the tool returned nothing)")
-    if isinstance(value, dict | list):
-        try:
-            return ToolResult.ok(json.dumps(value, ensure_ascii=False, default=str))
-        except (TypeError, ValueError):
-            pass
-    return ToolResult.ok(str(value))
 
 
 # --- checking source ------------------------------------------------------------------------------
@@ -219,7 +182,10 @@ def _defines_tool_class(tree: ast.Module) -> bool:
     return False
 
 
-def _check(source: str, stem: str | None, *, module_format_only: bool) -> tuple[Format | None, list[str]]:
+def check_source(
+    source: str, stem: str | None, *, module_format_only: bool = False
+) -> tuple[Format | None, list[str]]:
+    """The format `source` is in and the problems found in its text (nothing in it is run)."""
     if len(source) > MAX_SOURCE_CHARS:
         return None, [f"the file is too large ({len(source)} characters; at most {MAX_SOURCE_CHARS})"]
     try:
@@ -297,163 +263,77 @@ def check_tool_source(source: str, name: str | None = None, *, module_format_onl
     Nothing in `source` is run. With `module_format_only` (what `write_tool` accepts) a class-based
     tool is refused; otherwise a file defining a `Tool` subclass passes and is checked after import.
     """
-    return _check(source, name, module_format_only=module_format_only)[1]
+    return check_source(source, name, module_format_only=module_format_only)[1]
 
 
-# --- importing ------------------------------------------------------------------------------------
-
-
-def _exec_module(path: Path, source: str) -> types.ModuleType:
-    module_name = f"{MODULE_PREFIX}.{path.stem}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None:
-        raise ImportError(f"cannot make an import spec for {path}")
-    module = importlib.util.module_from_spec(spec)
-    code = compile(source, str(path), "exec", dont_inherit=True)
-    previous = sys.modules.get(module_name)
-    sys.modules[module_name] = module  # dataclasses and typing look themselves up here
-    try:
-        exec(code, module.__dict__)
-    except BaseException:
-        if previous is None:
-            sys.modules.pop(module_name, None)
-        else:
-            sys.modules[module_name] = previous
-        raise
-    return module
-
-
-def _module_tool(module: types.ModuleType, stem: str) -> tuple[Tool | None, list[str]]:
-    ns = module.__dict__
-    problems = name_problems(ns.get("name"), stem)
-    description = ns.get("description")
-    if not isinstance(description, str) or not description.strip():
-        problems.append("`description` must be a non-empty string")
-    problems.extend(schema_problems(ns.get("parameters")))
-    fn = ns.get("execute")
-    if not inspect.iscoroutinefunction(fn):
-        problems.append("`execute` must be an `async def` function")
-    else:
-        try:
-            inspect.signature(fn).bind({})
-        except TypeError:
-            problems.append("`execute` must take exactly one argument: `async def execute(params: dict)`")
-    timeout = ns.get("timeout")
-    if not isinstance(timeout, int | float | str) or isinstance(timeout, bool):
-        timeout = Tool.timeout  # absent, or something else named timeout (e.g. `from asyncio import timeout`)
-    elif isinstance(timeout, str) or timeout <= 0:
-        problems.append("`timeout`, when given, must be a positive number of seconds")
-    if problems:
-        return None, problems
-    attrs = {
-        "name": ns["name"],
-        "description": description,
-        "parameters": ns["parameters"],
-        "timeout": float(timeout),
-        "source_file": str(module.__file__),
-        "__module__": module.__name__,
-    }
-    cls = type(f"UserTool_{stem}", (ModuleTool,), attrs)
-    return cls(fn), []
-
-
-def _class_tools(module: types.ModuleType) -> tuple[list[Tool], list[str]]:
-    classes = [
-        obj
-        for obj in vars(module).values()
-        if isinstance(obj, type)
-        and issubclass(obj, Tool)
-        and obj.__module__ == module.__name__
-        and not inspect.isabstract(obj)
-    ]
-    if not classes:
-        return [], ["defines no concrete Tool subclass (and not the module-level format)"]
-    tools: list[Tool] = []
-    problems: list[str] = []
-    for cls in classes:
-        try:
-            tool = cls()
-        except Exception as exc:
-            problems.append(f"{cls.__name__}() failed: {type(exc).__name__}: {exc}")
-            continue
-        found = name_problems(getattr(tool, "name", None), None)
-        description = getattr(tool, "description", None)
-        if not isinstance(description, str) or not description.strip():
-            found.append("`description` must be a non-empty string")
-        found.extend(schema_problems(getattr(tool, "parameters", None)))
-        if not inspect.iscoroutinefunction(tool.execute):
-            found.append("`execute` must be an `async def` method")
-        if found:
-            problems.extend(f"{cls.__name__}: {p}" for p in found)
-        else:
-            tools.append(tool)
-    return tools, problems
-
-
-def load_tool_file(path: Path) -> tuple[list[Tool], list[str]]:
-    """The tools one file defines, or the problems that keep it from loading."""
+def check_tool_file(path: Path) -> tuple[Format | None, list[str]]:
+    """`check_source` on a file: its format and problems, or why it cannot be read."""
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return [], [f"cannot read the file: {exc}"]
-    fmt, problems = _check(source, path.stem, module_format_only=False)
-    if problems:
-        return [], problems
-    try:
-        module = _exec_module(path, source)
-    except (Exception, SystemExit) as exc:
-        return [], [f"importing it raised {type(exc).__name__}: {exc}{_line_of(exc, path)}"]
-    if fmt == "module":
-        tool, problems = _module_tool(module, path.stem)
-        tools = [tool] if tool else []
-    else:
-        tools, problems = _class_tools(module)
-    if not tools and sys.modules.get(module.__name__) is module:
-        del sys.modules[module.__name__]  # nothing from this file is in use; keep no half-loaded module
-    return tools, problems
+        return None, [f"cannot read the file: {exc}"]
+    return check_source(source, path.stem)
 
 
-def _line_of(exc: BaseException, path: Path) -> str:
-    """' (line N)' for the deepest traceback frame inside `path`, so the author knows where."""
-    line = None
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == str(path):
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return f" (line {line})" if line else ""
-
-
-def load_tools_from_dir(tools_dir: str | os.PathLike[str], *, reserved: Collection[str] = ()) -> LoadResult:
-    """Every tool in `tools_dir/*.py` (files starting with `_` or `.` skipped), in file-name order.
-
-    `reserved` names (the built-ins) cannot be taken by a user tool; a later file cannot take a name
-    an earlier one already has. A missing directory simply has no tools.
-    """
-    result = LoadResult()
+def tool_files(tools_dir: str | os.PathLike[str]) -> tuple[list[tuple[Path, Format]], list[LoadError]]:
+    """The files of `tools_dir` worth importing (real paths, in file-name order, with their format)
+    and the problems of the others. Files starting with `_` or `.` are skipped; a missing folder
+    simply has no tools."""
     root = Path(tools_dir)
     if not root.exists():
-        return result
+        return [], []
     if not root.is_dir():
-        result.errors.append(LoadError(str(root), "the tools directory is not a directory"))
-        return result
-    owners: dict[str, str] = {}
+        return [], [LoadError(str(root), "the tools directory is not a directory")]
+    root = Path(os.path.realpath(root))
+    found: list[tuple[Path, Format]] = []
+    errors: list[LoadError] = []
     for path in sorted(root.glob("*.py")):
         if path.name.startswith(("_", ".")) or not path.is_file():
             continue
-        tools, problems = load_tool_file(path)
-        for tool in tools:
-            if tool.name in reserved:
-                problems.append(
-                    f"{tool.name!r} is the name of a built-in tool; a user tool cannot replace it"
-                )
-            elif tool.name in owners:
-                problems.append(f"the tool name {tool.name!r} is already used by {owners[tool.name]}")
-            else:
-                owners[tool.name] = path.name
-                result.loaded.append(tool)
-        for problem in problems:
-            result.errors.append(LoadError(path.name, problem))
-            log.warning("user_tool_load_failed", file=str(path), error=problem)
-    log.info("user_tools_loaded", tools_dir=str(root), loaded=result.names, errors=len(result.errors))
-    return result
+        fmt, problems = check_tool_file(path)
+        if fmt is None or problems:
+            errors.extend(LoadError(path.name, p) for p in problems)
+        else:
+            found.append((path, fmt))
+    return found, errors
+
+
+@dataclass(frozen=True)
+class ToolListing:
+    """One tool as the tool host describes it, after `listing_problems` found nothing wrong."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    timeout: float
+
+
+def listing_problems(entry: Any, stem: str, fmt: Format) -> tuple[ToolListing | None, list[str]]:
+    """Check what the tool host says one tool is: the host runs the user's code, so its word is
+    checked like any other input (a module-level tool's name must still equal its file's)."""
+    if not isinstance(entry, dict):
+        return None, ["the tool host described it in a form Navi does not understand"]
+    name = entry.get("name")
+    problems = name_problems(name, stem if fmt == "module" else None)
+    description = entry.get("description")
+    if not isinstance(description, str) or not description.strip():
+        problems.append("`description` must be a non-empty string")
+    elif len(description) > MAX_DESCRIPTION_CHARS:
+        problems.append(f"`description` is longer than {MAX_DESCRIPTION_CHARS} characters")
+    parameters = entry.get("parameters")
+    problems.extend(schema_problems(parameters))
+    timeout = entry.get("timeout")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or not 0 < timeout <= MAX_TOOL_TIMEOUT
+    ):
+        problems.append(
+            f"`timeout`, when given, must be a positive number of seconds (at most {MAX_TOOL_TIMEOUT:g})"
+        )
+    if problems:
+        return None, problems
+    assert isinstance(name, str) and isinstance(description, str) and isinstance(parameters, dict)
+    assert isinstance(timeout, int | float)
+    return ToolListing(name, description, parameters, float(timeout)), []

@@ -3,19 +3,29 @@
 A profile never reaches into the registry directly: it gets a `ToolView`, the subset of tools named
 by its tool list (plus the user tools enabled for all profiles). Arguments are validated against a
 tool's schema here, before the tool runs.
+
+User tools come from a `UserToolLoader` — in Navi, the tool host (`navi/tools/host/`), which runs
+them in a sandboxed process and gives the registry a proxy for each. The registry never imports a
+user's file itself.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Collection, Iterable
+from typing import Any, Protocol
 
 import jsonschema
 
 from navi.llm.messages import ToolSpec
 from navi.tools.base import Tool
-from navi.tools.loader import LoadResult, load_tools_from_dir
+from navi.tools.loader import LoadError, LoadResult
+
+
+class UserToolLoader(Protocol):
+    async def load(self, tools_dir: str | os.PathLike[str], *, reserved: Collection[str] = ()) -> LoadResult:
+        """Every tool in `tools_dir`, none named like one in `reserved`, and each file's problems."""
+        ...
 
 
 class ToolView:
@@ -45,7 +55,9 @@ class ToolView:
 
 
 class ToolRegistry:
-    def __init__(self) -> None:
+    def __init__(self, user_tools: UserToolLoader | None = None) -> None:
+        """`user_tools` loads the user's tools for `reload_user_tools`; without one there are none."""
+        self.user_tool_loader = user_tools
         self._tools: dict[str, Tool] = {}
         self._builtin: set[str] = set()
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
@@ -77,13 +89,15 @@ class ToolRegistry:
     def user_tools(self) -> list[Tool]:
         return [t for n, t in self._tools.items() if n not in self._builtin]
 
-    def reload_user_tools(self, tools_dir: str | os.PathLike[str]) -> LoadResult:
+    async def reload_user_tools(self, tools_dir: str | os.PathLike[str]) -> LoadResult:
         """Replace every user tool with what `tools_dir` holds now; built-ins always stay.
 
         Loading happens before anything is dropped, so the registry is never seen half-reloaded. A
         user tool named like a built-in is a load error, never a replacement.
         """
-        result = load_tools_from_dir(tools_dir, reserved=self._builtin)
+        if self.user_tool_loader is None:
+            return LoadResult(errors=[LoadError(str(tools_dir), "user tools cannot be loaded: no tool host")])
+        result = await self.user_tool_loader.load(tools_dir, reserved=self._builtin)
         for tool in self.user_tools():
             self.unregister(tool.name)
         for tool in result.loaded:

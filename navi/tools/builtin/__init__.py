@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from navi.memory.base import MemoryStore
 from navi.net.guard import NetGuard
 from navi.profiles.registry import ProfileRegistry
+from navi.sandbox import Sandbox
 from navi.sessions.store import SessionStore
 from navi.tools.paths import PathPolicy
 from navi.tools.registry import ToolRegistry
@@ -48,7 +49,9 @@ def register_builtins(
     profiles: ProfileRegistry,
     sessions: SessionStore,
     memory: MemoryStore,
+    sandbox: Sandbox,
 ) -> BuiltinHandles:
+    """Register every built-in; `sandbox` confines the children of code_exec and terminal."""
     from navi.tools.builtin.agents import SpawnAgentTool, SwitchProfileTool
     from navi.tools.builtin.code_exec import CodeExecTool
     from navi.tools.builtin.filesystem import FilesystemTool
@@ -77,9 +80,16 @@ def register_builtins(
         WebViewTool(guard=config.fetch_guard),
         HttpRequestTool(guard=config.fetch_guard),
         FilesystemTool(policy),
-        CodeExecTool(memory_mb=config.code_exec_memory_mb, default_timeout=config.code_exec_timeout_seconds),
+        CodeExecTool(
+            sandbox=sandbox,
+            memory_mb=config.code_exec_memory_mb,
+            default_timeout=config.code_exec_timeout_seconds,
+        ),
         TerminalTool(
-            config.terminal_allowed_commands, policy, default_timeout=config.terminal_timeout_seconds
+            config.terminal_allowed_commands,
+            policy,
+            sandbox=sandbox,
+            default_timeout=config.terminal_timeout_seconds,
         ),
         ssh,
         ImageViewTool(policy, guard=config.fetch_guard),

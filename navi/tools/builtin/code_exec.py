@@ -1,10 +1,11 @@
-"""`code_exec`: run Python in a child process with time, memory and CPU limits.
+"""`code_exec`: run Python in a sandboxed child process with time, memory and CPU limits.
 
-The code runs in a fresh temporary directory (deleted afterwards) under a small bootstrap that
-sets resource limits inside the child before running it — `preexec_fn` would be unsafe in a
-process with threads. The child is a process-group leader, so a timeout or the user's stop kills
-it and everything it started. This bounds resources; it is not a jail for files: the code can read
-what the user running Navi can read.
+The code runs in a fresh temporary directory (deleted afterwards; its HOME and TMPDIR) under a
+small bootstrap that sets resource limits inside the child before running it — `preexec_fn` would
+be unsafe in a process with threads. The child runs under the sandbox (`navi/sandbox/`): its own
+PID namespace and /proc, an environment of its own, only the allowed folders when FS_ALLOWED_PATHS
+is restricted, never Navi's secrets. It is a process-group leader, so a timeout or the user's stop
+kills it and everything it started.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from navi import runctx
+from navi.sandbox import Sandbox, SandboxRefused
 from navi.tools.base import Tool, ToolResult
 from navi.tools.process import run_process
 
@@ -40,7 +42,8 @@ class CodeExecTool(Tool):
     }
     timeout = MAX_TIMEOUT + 10.0
 
-    def __init__(self, *, memory_mb: int = 512, default_timeout: int = 30) -> None:
+    def __init__(self, *, sandbox: Sandbox, memory_mb: int = 512, default_timeout: int = 30) -> None:
+        self.sandbox = sandbox
         self.memory_mb = memory_mb
         self.default_timeout = default_timeout
 
@@ -54,15 +57,28 @@ class CodeExecTool(Tool):
             env = {
                 "PATH": "/usr/local/bin:/usr/bin:/bin",
                 "HOME": tmp,
+                "TMPDIR": tmp,
                 "LANG": "C.UTF-8",
+                "LC_ALL": "C.UTF-8",
                 "PYTHONIOENCODING": "utf-8",
                 "PYTHONDONTWRITEBYTECODE": "1",
                 "MPLBACKEND": "Agg",
                 "NAVI_MEMORY_BYTES": str(self.memory_mb * 1024 * 1024),
                 "NAVI_CPU_SECONDS": str(limit + 1),
             }
+            try:
+                argv = self.sandbox.command(
+                    [sys.executable, "-I", str(boot), str(script)],
+                    workdir=tmp,
+                    cwd=tmp,
+                    env=env,
+                    session_id=ctx.session_id if ctx else None,
+                    readable=[str(boot)],
+                )
+            except SandboxRefused as exc:
+                return ToolResult.fail(str(exc))
             result = await run_process(
-                [sys.executable, "-I", str(boot), str(script)],
+                argv,
                 time_limit=limit,
                 max_output=MAX_OUTPUT,
                 cwd=tmp,

@@ -3,6 +3,11 @@
 These let the agent extend itself: `write_tool` checks the code with the loader's own checker
 before anything touches the disk, writes `tools/{name}.py`, enables it for all profiles and reloads.
 The model's tool list is built when a user message arrives, so new tools appear from the next one.
+
+The check is about format (a clear reason for a malformed tool, before anything is saved), not
+safety: the written code is only ever imported and run in the tool host, a separate sandboxed
+process (`navi/tools/host/`), never in Navi's server. The file stays in the tools folder, so the
+tool is there again after a restart: it is the user's tool, running where user tools run.
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ class ReloadToolsTool(Tool):
         self.tools_dir = tools_dir
 
     async def execute(self, params: dict[str, Any]) -> ToolResult:
-        result = self.registry.reload_user_tools(self.tools_dir)
+        result = await self.registry.reload_user_tools(self.tools_dir)
         return ToolResult.ok(
             f"{_summarise(result)}\n{NEXT_MESSAGE}",
             loaded=result.names,
@@ -114,7 +119,7 @@ class WriteToolTool(Tool):
         atomic_write_text(path, code if code.endswith("\n") else code + "\n")
         add_enabled(self.tools_dir, name)
         log.info("user_tool_written", tool=name, path=str(path), replaced=existed)
-        result = self.registry.reload_user_tools(self.tools_dir)
+        result = await self.registry.reload_user_tools(self.tools_dir)
         verb = "Updated" if existed else "Created"
         own_errors = result.errors_for(path.name)
         if name not in result.names or own_errors:

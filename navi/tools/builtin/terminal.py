@@ -8,6 +8,12 @@ When `TERMINAL_ALLOWED_COMMANDS` is not `*`, a command runs only if the name typ
 and it resolves to the same real executable as that name does on the safe PATH. So `/tmp/x/ls`,
 a symlink named `ls`, or a multi-call binary invoked under another name (`busybox rm`) are refused,
 and so are wrappers that run other programs (`env`, `sh -c`, `xargs`, `sudo`…) unless listed.
+
+The allowlist decides which program starts; it cannot decide what the program's arguments make it
+do (`sort -o FILE`, `cp`, `tar --to-command`, `git -c alias.x=!…` all write or run things). That is
+the sandbox's job: the program runs under it (`navi/sandbox/`), so with a restricted
+FS_ALLOWED_PATHS nothing outside the allowed folders is visible or writable to it, whatever its
+arguments say. HOME is a fresh temporary folder for each command.
 """
 
 from __future__ import annotations
@@ -15,10 +21,12 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from navi import runctx
+from navi.sandbox import Sandbox, SandboxRefused
 from navi.tools.base import Tool, ToolResult
 from navi.tools.paths import PathDenied, PathPolicy
 from navi.tools.process import run_process
@@ -63,7 +71,10 @@ class TerminalTool(Tool):
     }
     timeout = MAX_TIMEOUT + 10.0
 
-    def __init__(self, allowed: list[str], policy: PathPolicy, *, default_timeout: int = 60) -> None:
+    def __init__(
+        self, allowed: list[str], policy: PathPolicy, *, sandbox: Sandbox, default_timeout: int = 60
+    ) -> None:
+        self.sandbox = sandbox
         self.unrestricted = not allowed or "*" in allowed
         self.allowed_names = {a.strip() for a in allowed if a.strip() and a.strip() != "*"}
         self.policy = policy
@@ -118,15 +129,27 @@ class TerminalTool(Tool):
             return ToolResult.fail(refusal)
         ctx = runctx.current()
         limit = params.get("timeout", self.default_timeout)
-        env = {"PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/"), "LANG": "C.UTF-8", "TERM": "dumb"}
-        # argv[0] stays as typed (multi-call binaries dispatch on it); exec resolves it on the same
-        # safe PATH the check used.
-        result = await run_process(
-            argv,
-            time_limit=limit,
-            max_output=MAX_OUTPUT,
-            cwd=cwd,
-            env=env,
-            stop_event=ctx.stop_event if ctx else None,
-        )
+        with tempfile.TemporaryDirectory(prefix="navi-term-") as home:
+            env = {"PATH": SAFE_PATH, "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+            env["TERM"] = "dumb"
+            # argv[0] stays as typed (multi-call binaries dispatch on it); exec resolves it on the
+            # same safe PATH the check used.
+            try:
+                confined = self.sandbox.command(
+                    argv,
+                    workdir=home,
+                    cwd=str(cwd),
+                    env=env,
+                    session_id=ctx.session_id if ctx else None,
+                )
+            except SandboxRefused as exc:
+                return ToolResult.fail(str(exc))
+            result = await run_process(
+                confined,
+                time_limit=limit,
+                max_output=MAX_OUTPUT,
+                cwd=cwd,
+                env=env,
+                stop_event=ctx.stop_event if ctx else None,
+            )
         return result.to_tool_result("command", limit)

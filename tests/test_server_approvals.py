@@ -236,3 +236,23 @@ async def test_rest_clients_list_and_answer_approvals(tmp_path: Path, fake_serve
             resolved = (await frames_until(ws, "approval_resolved"))[-1]
             assert resolved["decision"] == "allow"
     assert marker.exists()
+
+
+async def test_nobody_answers_in_time(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    marker = tmp_path / "never"
+    script = use_script(fake_server)
+    script.turn(touch(marker), Reply(text="I could not run it."))
+    with live_navi(tmp_path, fake_server, **SMART, navi_approval_timeout_seconds=0.5) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "make it"}))
+            frames = await frames_until(ws, "stream_end")
+    resolved = next(f for f in frames if f["type"] == "approval_resolved")
+    assert (resolved["decision"], resolved["by"]) == ("deny", "timeout")
+    result = next(f for f in frames if f["type"] == "tool_call")
+    assert result["success"] is False and "did not answer within 0.5 s" in result["result"]
+    assert frames[-1]["content"] == "I could not run it."
+    # the model was told so, in the tool result of the next call
+    last = script.of_kind("turn")[-1].messages[-1]
+    assert last.role == "tool" and "so it was not run" in (last.content or "")
+    assert not marker.exists()

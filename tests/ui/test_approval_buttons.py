@@ -102,3 +102,31 @@ def test_a_reload_while_waiting_asks_again(
     expect(page.locator("article.turn").last).to_contain_text("All done.")
     wait_idle(page)
     assert made.exists()
+
+
+@pytest.mark.navi(navi_approval_mode="smart", planning_enabled=False, navi_approval_timeout_seconds=1.5)
+def test_a_question_nobody_answers_and_one_stopped(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    late, stopped = tmp_path / "late", tmp_path / "stopped"
+    use_script(fake_server).turn(
+        call("terminal", {"command": f"touch {late}"}),
+        Reply(text="Nobody answered."),
+        call("terminal", {"command": f"touch {stopped}"}),
+    )
+    open_app(page)
+    send(page, "First")
+    card = page.locator("article.turn details.tool").last
+    expect(card.get_by_role("button", name="Allow")).to_be_visible()
+    expect(card.locator(".approval-outcome")).to_have_text("Not run: nobody answered in time.")
+    expect(card.locator(".approval button")).to_have_count(0)
+    wait_idle(page)
+
+    send(page, "Second")
+    card = page.locator("article.turn").last.locator("details.tool")
+    expect(card.get_by_role("button", name="Allow")).to_be_visible()
+    page.locator("#stop").click()
+    expect(card.locator(".approval-outcome")).to_have_text("Not run: stopped.")
+    expect(page.locator("article.turn").last.locator(".notice.stopped")).to_be_visible()
+    wait_idle(page)
+    assert not late.exists() and not stopped.exists()

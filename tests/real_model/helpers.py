@@ -17,7 +17,7 @@ from typing import Any
 
 from navi.config import load_settings
 from navi.testing.replay import Exchange, RecordingProxy
-from tests.server_helpers import LiveNavi, frames_until
+from tests.server_helpers import LiveNavi
 
 # Read once at import: the autouse `isolated_env` fixture strips NAVI_* variables before each test.
 RECORD = os.environ.get("NAVI_RECORD_REAL_MODEL", "") not in ("", "0", "false")
@@ -68,10 +68,27 @@ class RealNavi:
         return self.proxy.chat
 
     async def turn(self, session_id: str, text: str) -> list[dict[str, Any]]:
-        """Send one message and collect frames up to the turn's `stream_end` or `error`."""
+        """Send one message and collect its run's frames up to `stream_end` or `error`.
+
+        A new connection first gets the replay of a run still doing its post-turn work (naming, a
+        summary); those frames belong to the previous turn and are skipped by their `run_id`.
+        """
         async with self.navi.socket(session_id) as ws:
             await ws.send(json.dumps({"type": "message", "content": text}))
-            return await frames_until(ws, "stream_end", "error", limit=100_000)
+            ours: str | None = None
+            got: list[dict[str, Any]] = []
+            for _ in range(100_000):
+                frame = json.loads(await ws.recv())
+                if frame["type"] == "session_updated":
+                    continue
+                if frame["type"] == "stream_start" and frame.get("message", {}).get("content") == text:
+                    ours = frame["run_id"]
+                if "run_id" in frame and frame["run_id"] != ours:
+                    continue  # the replay of an earlier run
+                got.append(frame)
+                if frame["type"] in ("stream_end", "error"):
+                    return got
+            raise AssertionError(f"no end of the turn: {[f['type'] for f in got][-20:]}")
 
 
 @contextmanager

@@ -228,7 +228,8 @@ class MemoryExtractor:
     async def extract(self, session: Session) -> int:
         """Read one session; returns how many facts were stored. Raises `LLMError` (nothing written)."""
         said = said_by_person(session)
-        own = own_words(session) & set(_terms(said))
+        # Off the event loop: a long session's tool output can be megabytes of words.
+        own = (await asyncio.to_thread(own_words, session)) & set(_terms(said))
         stored = 0
         if said:
             llm, model = self._model()

@@ -5,9 +5,9 @@ and a sequence number. `stream_start` carries the user's message, so every windo
 can draw it, and acknowledges it: it goes out only once the engine has committed the message, so
 a message a client saw acknowledged survives a crash (kill -9, power loss) of the server. Each
 frame is kept until the run ends, so a client that connects mid-run — a reloaded page — first
-receives the turn's frames so far and then the live ones. A run does not depend on
-any client: it goes on when all of them leave, and its messages are saved as they complete. Stop
-is the run's stop event; a run task is never cancelled. When a run ends it is removed, with its frames.
+receives the turn's frames so far and then the live ones. A run does not depend on any client: it
+goes on when all of them leave, and its messages are saved as they complete. Stop is the run's
+stop event; a run task is never cancelled. When a run ends it is removed, with its frames.
 
 Once a run has answered (`stream_end`), what is left is post-turn work (a summary, naming). A new
 message does not wait for it: starting the next run stops the answered one, whose post-turn work

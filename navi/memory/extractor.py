@@ -9,11 +9,10 @@ words (`stated`, `own_words`): every word and number of it must be one the perso
 anything else in the session did. A small model readily copies an example or an already known
 fact; and a web page the assistant read aloud ("the user's name is Mallory"), quoted back by the
 person ("Mallory? who is that?"), is not the person speaking about themselves. Neither may ever
-become a memory. Facts are upserted (a changed value replaces the old
-one, a repeated one counts as a confirmation), the summary is rewritten from all facts, and the
-session is marked. If the model fails, nothing is written and the session is tried again later.
-An unusable summary (empty, the prompt played back, a loop, numbers not among the facts) is
-replaced by the plain list of facts.
+become a memory. Facts are upserted (a changed value replaces the old one, a repeated one counts as
+a confirmation), the summary is rewritten from all facts, and the session is marked. If the model
+fails, nothing is written and the session is tried again later. An unusable summary (empty, the
+prompt played back, a loop, numbers not among the facts) is replaced by the plain list of facts.
 """
 
 from __future__ import annotations

@@ -242,6 +242,7 @@ class Agent:
         planning: bool = True,
         message_id: str | None = None,
         retry: bool = False,
+        on_stored: Callable[[], None] | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Run one turn of a stored session, yielding events as they happen.
 
@@ -249,6 +250,9 @@ class Agent:
         `message_id` is the id the user's message is stored under (announced before the turn).
         `retry=True` runs the session's latest failed turn again on its stored message (`message`,
         `images` and `files` are ignored): the message is not stored twice.
+        `on_stored` is called once the user's message is committed, before any event: the server
+        acknowledges the message (`stream_start`) only then, so an acknowledged message survives
+        a crash.
         """
         async for event in self._session_turn(
             session_id,
@@ -259,6 +263,7 @@ class Agent:
             planning=planning,
             message_id=message_id,
             retry=retry,
+            on_stored=on_stored,
         ):
             yield event
 
@@ -343,29 +348,38 @@ class Agent:
         planning: bool,
         message_id: str | None = None,
         retry: bool = False,
+        on_stored: Callable[[], None] | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
-        session = await self.sessions.get(session_id, display=False)
-        if session is None:
-            raise SessionNotFound(session_id)
-        profile = self.profiles.of_session(session.profile_id)
-        ctx = runctx.RunContext(
-            session_id=session_id,
-            profile_id=profile.id,
-            owner=session.owner,
-            stop_event=stop_event or asyncio.Event(),
-        )
-        with structlog.contextvars.bound_contextvars(session_id=session_id), runctx.using(ctx):
-            self.active.add(session_id)
-            try:
-                if retry:
+        self.active.add(session_id)
+        try:
+            user = None
+            if not retry:
+                # The message is committed before anything else, even loading the session: only
+                # then may the server acknowledge it (`on_stored`). One small transaction, about a
+                # millisecond on SQLite.
+                user = self._user_message(message, images, files, message_id)
+                await self.sessions.append(session_id, display=[user], context=[user])
+                if on_stored is not None:
+                    on_stored()
+            session = await self.sessions.get(session_id, display=False)
+            if session is None:
+                raise SessionNotFound(session_id)
+            profile = self.profiles.of_session(session.profile_id)
+            ctx = runctx.RunContext(
+                session_id=session_id,
+                profile_id=profile.id,
+                owner=session.owner,
+                stop_event=stop_event or asyncio.Event(),
+            )
+            with structlog.contextvars.bound_contextvars(session_id=session_id), runctx.using(ctx):
+                if user is None:
                     turn = self._retry(session, profile, ctx, planning)
                 else:
-                    user = self._user_message(message, images, files, message_id)
                     turn = self._turn(session, profile, ctx, user, planning)
                 async for event in turn:
                     yield event
-            finally:
-                self.active.discard(session_id)
+        finally:
+            self.active.discard(session_id)
 
     @staticmethod
     def _user_message(
@@ -396,7 +410,7 @@ class Agent:
                 message="there is no failed turn to retry in this session", code="nothing_to_retry"
             )
             return
-        async for event in self._turn(session, profile, ctx, user, planning, stored=True):
+        async for event in self._turn(session, profile, ctx, user, planning, retry=True):
             yield event
 
     async def _turn(
@@ -407,37 +421,30 @@ class Agent:
         user: Message,
         planning: bool,
         *,
-        stored: bool = False,
+        retry: bool = False,
     ) -> AsyncIterator[AgentEvent]:
-        """One turn on `user`'s message (`stored`: already in the session, as for a retry).
+        """One turn on `user`'s message, already stored: `session` (loaded after it was) ends
+        with it. `retry`: the message is that of a failed turn, run again.
 
         A turn that ends with an error leaves a record of it in the display history (never in the
         context) before the error is yielded, so a client that reloads on the error sees what
         failed, under the message, with Retry.
         """
         content = user.content or ""
-        # The user's message is written while Navi prepares the call: whatever happens next, it is kept.
-        write = None
-        if not stored:
-            write = asyncio.create_task(self.sessions.append(session.id, display=[user], context=[user]))
         try:
             if not self.windows.known(profile):
                 yield Status(phase="preparing", detail="asking the model server about the model")
             run = await self._new_run(ctx, profile, list(session.context), persistent=True, stream=True)
         except (CallStopped, LLMError) as exc:
-            if write is not None:
-                await write
             if isinstance(exc, CallStopped):
                 yield StreamStopped()
             else:
                 yield await self._failed(session.id, user, ErrorEvent.of(exc))
             return
-        run.write = write
-        if not stored:
-            run.context.append(user)
         run.tokens = session.context_token_count or (run.fixed + estimate_messages_tokens(run.context))
-        run.pending = estimate_message_tokens(user) if session.context_token_count and not stored else 0
-        if stored:
+        # The stored count was taken before the new message: it is pending until the next call.
+        run.pending = estimate_message_tokens(user) if session.context_token_count and not retry else 0
+        if retry:
             run.answer_metadata["retry_of"] = user.id
             await self._drop_broken_answer(run)
         finished = False
@@ -458,7 +465,7 @@ class Agent:
                     event = await self._failed(session.id, user, event)
                 yield event
         finally:
-            await self.writer.flush(run)  # the user's message is saved even if the turn ends early
+            await self.writer.flush(run)  # every write of the turn is in, even if it ends early
         if finished:
             async for event in self._after_turn(run, session.name is None, content):
                 yield event
@@ -712,9 +719,21 @@ class Agent:
             yield event
 
 
+FILES_NOTE = "\n\n[Uploaded files on disk:\n"
+
+
 def with_files(message: str, files: Sequence[dict[str, str]] | None) -> str:
     """Append uploaded files' paths to the user's text, as the reference shows."""
     if not files:
         return message
     lines = "\n".join(f"- {f.get('name', '')} → {f.get('path', '')}" for f in files)
-    return f"{message}\n\n[Uploaded files on disk:\n{lines}]"
+    return f"{message}{FILES_NOTE}{lines}]"
+
+
+def without_files(message: Message) -> str:
+    """What the person typed: a user message's text without the uploaded files' note `with_files`
+    added (file names and server paths, which the person did not write)."""
+    text = message.content or ""
+    if message.metadata.get("files") and FILES_NOTE in text:
+        return text[: text.rindex(FILES_NOTE)]
+    return text

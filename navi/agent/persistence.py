@@ -1,8 +1,9 @@
 """Write-behind persistence for a run: every message is saved as soon as it is complete, in order.
 
-A save may finish while the run goes on (`behind=True`: the user's message is written while the
-model request is made); the next save, or the end of the run, waits for it. What a stopped or
-failed call produced is kept too, with the token count it reached.
+A save may finish while the run goes on (`behind=True`); the next save, or the end of the run,
+waits for it. (The user's message is never saved that way: it is committed before the server
+acknowledges it, see `Agent._turn`.) What a stopped or failed call produced is kept too, with the
+token count it reached.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ class RunWriter:
     ) -> None:
         """Save messages to the run's context and (for stored sessions) the database, in order.
 
-        `behind=True` lets the write finish while the caller goes on (the user's message is saved
-        while the model request is being made); the next save, or the end of the run, waits for it.
+        `behind=True` lets the write finish while the caller goes on; the next save, or the end of
+        the run, waits for it.
         """
         run.context.extend(context)
         await self.flush(run)

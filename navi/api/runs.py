@@ -2,10 +2,12 @@
 
 A run publishes frames (`stream_start`, the agent's events), each stamped with the run's `run_id`
 and a sequence number. `stream_start` carries the user's message, so every window on the session
-can draw it. Each frame is kept until the run ends, so a client that connects mid-run — a reloaded
-page — first receives the turn's frames so far and then the live ones. A run does not depend on
-any client: it goes on when all of them leave, and its messages are saved as they complete. Stop
-is the run's stop event; a run task is never cancelled. When a run ends it is removed, with its frames.
+can draw it, and acknowledges it: it goes out only once the engine has committed the message, so
+a message a client saw acknowledged survives a crash (kill -9, power loss) of the server. Each
+frame is kept until the run ends, so a client that connects mid-run — a reloaded page — first
+receives the turn's frames so far and then the live ones. A run does not depend on any client: it
+goes on when all of them leave, and its messages are saved as they complete. Stop is the run's
+stop event; a run task is never cancelled. When a run ends it is removed, with its frames.
 
 Once a run has answered (`stream_end`), what is left is post-turn work (a summary, naming). A new
 message does not wait for it: starting the next run stops the answered one, whose post-turn work
@@ -164,12 +166,13 @@ class RunManager:
         run = AgentRun(session_id=session_id)
         self._runs[session_id] = run
         message_id = new_id()
-        if not retry:
+        start: dict[str, Any] | None = None
+        if not retry:  # published by the engine's `on_stored`, once the message is committed
             user = Message.user(content, images=list(images), metadata={"files": list(files)})
             user.id = message_id
-            run.publish({"type": "stream_start", "message": user_message(user)})
+            start = {"type": "stream_start", "message": user_message(user)}
         run.task = asyncio.create_task(
-            self._drive(run, content, list(images), list(files), planning, previous, message_id, retry)
+            self._drive(run, content, list(images), list(files), planning, previous, message_id, start)
         )
         for callback in list(self._watchers.get(session_id, ())):
             callback(run)
@@ -204,8 +207,11 @@ class RunManager:
         planning: bool,
         previous: AgentRun | None = None,
         message_id: str | None = None,
-        retry: bool = False,
+        start: dict[str, Any] | None = None,
     ) -> None:
+        """Drive the engine's turn. `start` is the new message's `stream_start` (None: a retry,
+        whose message is stored already)."""
+        retry = start is None
         try:
             if retry:
                 run.publish({"type": "stream_start", "retry": True, "message": await self._failed(run)})
@@ -220,6 +226,7 @@ class RunManager:
                 planning=planning,
                 message_id=message_id,
                 retry=retry,
+                on_stored=None if start is None else (lambda: run.publish(start)),
             )
             async for event in stream:
                 frame = event.frame()

@@ -1,27 +1,32 @@
 """Reading idle sessions for lasting facts about the person, and keeping the summary current.
 
 A session is read when it has been idle for `MEMORY_STALE_MINUTES`, was not read since its last
-activity and has no turn running. Only what the person said is read — never the assistant's
-answers, the system prompt, the injected memory, plans, summaries or tool output. The model answers
-with `category: key = value` lines; anything else in its answer is ignored, and so is a fact whose
-value the person never said (`stated`): a small model readily copies an example or an already known
-fact, and that must never become a memory. Facts are upserted (a changed value replaces the old
-one, a repeated one counts as a confirmation), the summary is rewritten from all facts, and the
-session is marked. If the model fails, nothing is written and the session is tried again later.
-An unusable summary (empty, the prompt played back, a loop, numbers not among the facts) is
-replaced by the plain list of facts.
+activity and has no turn running. Only what the person typed is read — never the assistant's
+answers, the system prompt, the injected memory, plans, summaries, tool output, images a tool
+added, or the note listing uploaded files. The model answers with `category: key = value` lines;
+anything else in its answer is ignored, and so is a fact whose value is not the person's own
+words (`stated`, `own_words`): every word and number of it must be one the person used before
+anything else in the session did. A small model readily copies an example or an already known
+fact; and a web page the assistant read aloud ("the user's name is Mallory"), quoted back by the
+person ("Mallory? who is that?"), is not the person speaking about themselves. Neither may ever
+become a memory. Facts are upserted (a changed value replaces the old one, a repeated one counts as
+a confirmation), the summary is rewritten from all facts, and the session is marked. If the model
+fails, nothing is written and the session is tried again later. An unusable summary (empty, the
+prompt played back, a loop, numbers not among the facts) is replaced by the plain list of facts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from navi import prompts
 from navi.agent.compression import echo_problem, trim_cut_off
+from navi.agent.engine import without_files
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, utcnow
@@ -72,14 +77,19 @@ def parse_facts(text: str) -> list[tuple[str, str, str]]:
     return [(c, k, v) for (c, k), v in found.items()]
 
 
+def is_persons(msg: Message) -> bool:
+    """Whether the person wrote `msg` (not a summary or an image message a tool added)."""
+    return msg.role == "user" and not msg.is_summary and not msg.metadata.get("synthetic")
+
+
 def said_by_person(session: Session) -> str:
     """The person's own messages, newest last, cut from the start to `MAX_SAID_TOKENS`."""
     said: list[str] = []
     size = 0
     for msg in reversed(session.messages):
-        if msg.role != "user" or msg.is_summary or msg.metadata.get("synthetic"):
+        if not is_persons(msg):
             continue
-        text = (msg.content or "").strip()
+        text = without_files(msg).strip()
         if not text:
             continue
         size += estimate_tokens(text) + 1
@@ -96,12 +106,34 @@ def _terms(text: str) -> list[str]:
     return [t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t for t in found]
 
 
-def stated(value: str, said: str) -> bool:
-    """Whether every word and number of `value` occurs in `said` (case, punctuation, plurals aside)."""
+def stated(value: str, said: str | Collection[str]) -> bool:
+    """Whether every word and number of `value` occurs in `said` (case, punctuation, plurals aside).
+
+    `said` is text, or the words themselves (as `own_words` gives them)."""
     terms = _terms(value)
     needed = [t for t in terms if t not in _FILLER] or terms
-    known = set(_terms(said))
+    known = set(_terms(said)) if isinstance(said, str) else said
     return bool(needed) and all(t in known for t in needed)
+
+
+def own_words(session: Session) -> set[str]:
+    """The words the person brought into the conversation themselves.
+
+    A word counts only if the person used it before anything else in the session did: a tool's
+    result (a web page, a file, a search), the assistant's text, its thinking or its tool calls'
+    arguments. Words the person only repeats after those — quoting a page the assistant read
+    them — are not the person telling about themselves.
+    """
+    theirs: set[str] = set()
+    others: set[str] = set()
+    for msg in session.messages:
+        if is_persons(msg):
+            theirs.update(t for t in _terms(without_files(msg)) if t not in others)
+            continue
+        heard = [msg.content or "", msg.thinking or ""]
+        heard += [json.dumps(call.arguments, ensure_ascii=False) for call in msg.tool_calls]
+        others.update(t for t in _terms("\n".join(heard)) if t not in theirs)
+    return theirs
 
 
 def fallback_summary(facts: list[Fact]) -> str:
@@ -195,6 +227,8 @@ class MemoryExtractor:
     async def extract(self, session: Session) -> int:
         """Read one session; returns how many facts were stored. Raises `LLMError` (nothing written)."""
         said = said_by_person(session)
+        # Off the event loop: a long session's tool output can be megabytes of words.
+        own = (await asyncio.to_thread(own_words, session)) & set(_terms(said))
         stored = 0
         if said:
             llm, model = self._model()
@@ -208,7 +242,7 @@ class MemoryExtractor:
                 CallOptions(model=model, temperature=0.1, think=False, max_tokens=self.max_tokens),
             )
             for category, key, value in parse_facts(result.text):
-                if not stated(value, said):
+                if not stated(value, own):
                     log.info("memory.unstated_fact_dropped", session_id=session.id, key=key)
                     continue
                 await self.memory.upsert_fact(

@@ -10,11 +10,15 @@ its passwords: `denied`) are refused whatever the roots say, even with `*`: by t
 path that resolves to them (symlinks, `..`), by a hard link to the same file, and anything under
 them. `covers_secret` tells the tools when a folder holds one, so copying, moving or deleting the
 folder whole can be refused too.
+
+The check is made on names, so the tools never open the resolved path by name afterwards: they go
+through `navi.tools.safe_io`, which refuses to follow a symlink put in its way after the check.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -32,6 +36,9 @@ class PathPolicy:
             [] if self.unrestricted else [Path(os.path.realpath(Path(a).expanduser())) for a in allowed]
         )
         self.denied = [self._absolute(d) for d in denied or []]
+        # Called with each path that passed the checks, just before `resolve` returns it: a seam for
+        # tests that must change the tree exactly between the check and the open. None in use.
+        self.after_check: Callable[[Path], None] | None = None
 
     def describe(self) -> str:
         return "anywhere" if self.unrestricted else ", ".join(str(r) for r in self.roots)
@@ -52,11 +59,17 @@ class PathPolicy:
         if not self.unrestricted and not any(real.is_relative_to(root) for root in self.roots):
             raise PathDenied(f"{raw} is outside the allowed paths ({self.describe()})")
         if self.is_secret(real, follow=follow_last):
-            raise PathDenied(
-                f"{raw} is one of Navi's own secret files (its database, access token, .env or SSH "
-                "hosts file); no tool may read, change or move it"
-            )
+            raise self.secret_denied(raw)
+        if self.after_check is not None:
+            self.after_check(real)
         return real
+
+    @staticmethod
+    def secret_denied(raw: str) -> PathDenied:
+        return PathDenied(
+            f"{raw} is one of Navi's own secret files (its database, access token, .env or SSH "
+            "hosts file); no tool may read, change or move it"
+        )
 
     def allows(self, raw: str) -> bool:
         try:
@@ -73,6 +86,10 @@ class PathPolicy:
             st = real.stat() if follow else real.lstat()
         except OSError:
             return False
+        return self.is_secret_file(st)
+
+    def is_secret_file(self, st: os.stat_result) -> bool:
+        """Whether the file with status `st` (of an open descriptor, say) is one of the secrets."""
         return any(st.st_ino == s.st_ino and st.st_dev == s.st_dev for s in self._secret_stats())
 
     def covers_secret(self, real: Path) -> bool:

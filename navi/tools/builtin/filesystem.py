@@ -1,8 +1,11 @@
 """`filesystem`: read, write and manage local files inside `FS_ALLOWED_PATHS`.
 
 Every path goes through `PathPolicy.resolve` (real paths, `is_relative_to`, symlinks followed, Navi's
-own secrets refused), and the I/O uses the resolved path. A folder holding a secret cannot be
-copied, moved or deleted whole; listings show secrets marked, and never go into a secret folder.
+own secrets refused), and the I/O goes through `navi.tools.safe_io` on the resolved path: folder
+descriptors from `/` down, never following a symlink, so a folder swapped for a symlink after the
+check cannot send a read, a write or a listing outside. A file opened is checked against the
+secrets again by inode. A folder holding a secret cannot be copied, moved or deleted whole;
+listings show secrets marked, and never go into a secret folder.
 Text files are read in pages of lines, so a large log never lands in the context whole; binary
 files are described, not dumped.
 """
@@ -10,17 +13,21 @@ files are described, not dumped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import fnmatch
+import functools
+import io
 import itertools
 import mimetypes
 import os
-import shutil
 import stat
-import tempfile
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from navi.tools import safe_io
 from navi.tools.base import Tool, ToolResult
 from navi.tools.paths import PathDenied, PathPolicy
 
@@ -31,9 +38,7 @@ MAX_ENTRIES = 500
 SNIFF_BYTES = 8192
 
 
-def _is_binary(path: Path) -> bool:
-    with path.open("rb") as fh:
-        head = fh.read(SNIFF_BYTES)
+def _is_binary(head: bytes) -> bool:
     if b"\x00" in head:
         return True
     try:
@@ -58,13 +63,14 @@ def _when(ts: float) -> str:
 SECRET_MARK = "  [Navi's own secret: off limits]"
 
 
-def _entry(path: Path, shown: str) -> str:
+def _entry(dir_fd: int, name: str, shown: str) -> str:
+    """One listing line for `name` in the folder `dir_fd` (looked up there, never by path)."""
     try:
-        st = path.lstat()
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except OSError:
         return f"?    {shown}"
     if stat.S_ISLNK(st.st_mode):
-        return f"link {shown} -> {os.readlink(path)}"
+        return f"link {shown} -> {os.readlink(name, dir_fd=dir_fd)}"
     if stat.S_ISDIR(st.st_mode):
         return f"dir  {shown}/"
     return f"file {shown}  ({_size(st.st_size)}, {_when(st.st_mtime)})"
@@ -137,25 +143,30 @@ class FilesystemTool(Tool):
 
     # --- reading ---------------------------------------------------------------------------------
     def _read(self, path: Path, p: dict[str, Any]) -> ToolResult:
-        if path.is_dir():
-            raise IsADirectoryError(path)
-        size = path.stat().st_size
-        if _is_binary(path):
-            kind = mimetypes.guess_type(path.name)[0] or "unknown type"
-            hint = (
-                "use image_view to look at it" if kind.startswith("image/") else "use code_exec to process it"
-            )
-            return ToolResult.ok(f"{p['path']} is a binary file ({kind}, {_size(size)}); not shown — {hint}.")
-        offset, limit = p.get("offset", 1), p.get("limit", PAGE_LINES)
-        lines: list[str] = []
-        chars = 0
-        with path.open(encoding="utf-8", errors="replace") as fh:
+        with safe_io.opened(path, os.O_RDONLY | os.O_NONBLOCK) as fd, self._checked(fd, path, p) as raw:
+            size = os.fstat(fd).st_size
+            if _is_binary(raw.read(SNIFF_BYTES)):
+                kind = mimetypes.guess_type(path.name)[0] or "unknown type"
+                hint = (
+                    "use image_view to look at it"
+                    if kind.startswith("image/")
+                    else "use code_exec to process it"
+                )
+                return ToolResult.ok(
+                    f"{p['path']} is a binary file ({kind}, {_size(size)}); not shown — {hint}."
+                )
+            raw.seek(0)
+            offset, limit = p.get("offset", 1), p.get("limit", PAGE_LINES)
+            lines: list[str] = []
+            chars = 0
+            fh = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
             for line in itertools.islice(fh, offset - 1, offset - 1 + limit):
                 if chars + len(line) > MAX_PAGE_CHARS and lines:
                     break
                 lines.append(line)
                 chars += len(line)
             more = fh.readline() != ""
+            fh.detach()
         if not lines and offset > 1:
             return ToolResult.fail(f"{p['path']} has fewer than {offset} lines")
         last = offset + len(lines) - 1
@@ -163,8 +174,25 @@ class FilesystemTool(Tool):
         footer = f"\n[more: continue with offset {last + 1}]" if more else "\n[end of file]"
         return ToolResult.ok(header + "\n" + "".join(lines).rstrip("\n") + footer)
 
+    @contextlib.contextmanager
+    def _checked(self, fd: int, path: Path, p: dict[str, Any], mode: str = "rb") -> Iterator[Any]:
+        """The file object on `fd`, once `_opened` found it fit to use."""
+        self._opened(os.fstat(fd), path, p)
+        with open(fd, mode, closefd=False) as fh:
+            yield fh
+
+    def _opened(self, st: os.stat_result, path: Path, p: dict[str, Any]) -> None:
+        """Refuse what was opened if it is not a plain file, or is a secret after all (a hard link
+        made since the check)."""
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        if not stat.S_ISREG(st.st_mode):
+            raise PathDenied(f"{p['path']} is not a regular file (a device, FIFO or socket)")
+        if self.policy.is_secret_file(st):
+            raise self.policy.secret_denied(p["path"])
+
     def _info(self, path: Path, p: dict[str, Any]) -> ToolResult:
-        st = path.stat()
+        st = safe_io.stat_of(path)
         kind = "directory" if stat.S_ISDIR(st.st_mode) else "file"
         return ToolResult.ok(
             f"{p['path']} → {path}\n{kind}, {_size(st.st_size)}, modified {_when(st.st_mtime)}, "
@@ -172,19 +200,17 @@ class FilesystemTool(Tool):
         )
 
     def _list(self, path: Path, p: dict[str, Any]) -> ToolResult:
-        if not path.is_dir():
-            raise NotADirectoryError(path)
         entries: list[str] = []
-        if p.get("recursive"):
-            for root, dirs, files in os.walk(path, followlinks=False):
-                dirs[:] = sorted(d for d in dirs if not self.policy.is_secret(Path(root) / d))
-                for name in dirs + sorted(files):
-                    full = Path(root) / name
-                    entries.append(self._entry(full, str(full.relative_to(path))))
-                if len(entries) >= MAX_ENTRIES:
-                    break
-        else:
-            entries = [self._entry(child, child.name) for child in sorted(path.iterdir())]
+        with safe_io.folder(path, listable=True) as top:
+            if p.get("recursive"):
+                for root, dirs, files, dir_fd in self._walk(path, top):
+                    for name in dirs + sorted(files):
+                        entries.append(self._entry(dir_fd, name, path / root / name, str(root / name)))
+                    if len(entries) >= MAX_ENTRIES:
+                        break
+            else:
+                for name in sorted(os.listdir(top)):
+                    entries.append(self._entry(top, name, path / name, name))
         shown = entries[:MAX_ENTRIES]
         note = (
             f"\n[{len(entries) - MAX_ENTRIES} more entries not shown]" if len(entries) > MAX_ENTRIES else ""
@@ -195,31 +221,45 @@ class FilesystemTool(Tool):
             else f"{p['path']} is empty."
         )
 
+    def _walk(self, path: Path, top: int) -> Any:
+        """`os.fwalk` below the folder `top` (the real `path`): (folder relative to `path`, its
+        folders, its files, its descriptor). Symlinks are not followed, a folder swapped for one
+        while the walk runs is skipped, and secret folders are not entered."""
+        for root, dirs, files, dir_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
+            rel = Path(root)
+            dirs[:] = sorted(d for d in dirs if not self.policy.is_secret(path / rel / d))
+            yield rel, dirs, files, dir_fd
+
     def _find(self, path: Path, p: dict[str, Any]) -> ToolResult:
         pattern = p.get("pattern")
         if not pattern:
             return ToolResult.fail("`find` needs `pattern`, e.g. *.pdf")
         found: list[str] = []
-        for root, dirs, files in os.walk(path, followlinks=False):
-            dirs[:] = sorted(d for d in dirs if not self.policy.is_secret(Path(root) / d))
-            for name in sorted(files):
-                if fnmatch.fnmatch(name, pattern):
-                    full = Path(root) / name
-                    mark = SECRET_MARK if self.policy.is_secret(full, follow=False) else ""
-                    found.append(str(full.relative_to(path)) + mark)
-            if len(found) >= MAX_ENTRIES:
-                break
+        with safe_io.folder(path, listable=True) as top:
+            for root, _dirs, files, _fd in self._walk(path, top):
+                for name in sorted(files):
+                    if fnmatch.fnmatch(name, pattern):
+                        mark = SECRET_MARK if self.policy.is_secret(path / root / name, follow=False) else ""
+                        found.append(str(root / name) + mark)
+                if len(found) >= MAX_ENTRIES:
+                    break
         if not found:
             return ToolResult.ok(f"No files matching {pattern} under {p['path']}.")
         return ToolResult.ok(f"[{len(found)} files matching {pattern}]\n" + "\n".join(found[:MAX_ENTRIES]))
 
-    def _entry(self, path: Path, shown: str) -> str:
+    def _entry(self, dir_fd: int, name: str, full: Path, shown: str) -> str:
         """One listing line; Navi's secrets are shown, marked, so the model does not try to open them."""
-        return _entry(path, shown) + (SECRET_MARK if self.policy.is_secret(path, follow=False) else "")
+        return _entry(dir_fd, name, shown) + (
+            SECRET_MARK if self.policy.is_secret(full, follow=False) else ""
+        )
 
     def _whole(self, path: Path, p: dict[str, Any]) -> None:
         """Refuse to copy, move or delete a folder that holds one of Navi's secrets."""
-        if path.is_dir() and not path.is_symlink() and self.policy.covers_secret(path):
+        if path.is_dir() and not path.is_symlink():
+            self._refuse_whole(path, p)
+
+    def _refuse_whole(self, path: Path, p: dict[str, Any]) -> None:
+        if self.policy.covers_secret(path):
             raise PathDenied(
                 f"{p['path']} holds Navi's own secret files (its database, access token, .env or SSH "
                 f"hosts file); it cannot be {p['action']}d as a whole"
@@ -234,67 +274,65 @@ class FilesystemTool(Tool):
             return ToolResult.fail(
                 f"content is too large ({len(content)} characters; at most {MAX_WRITE_CHARS})"
             )
-        if path.is_dir():
-            raise IsADirectoryError(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        data = content.encode("utf-8")
         if append:
-            with path.open("a", encoding="utf-8") as fh:
-                fh.write(content)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+            # Checked before a byte is written.
+            with safe_io.opened(path, flags) as fd, self._checked(fd, path, p, "ab") as fh:
+                fh.write(data)
+                fh.flush()
+                size = os.fstat(fd).st_size
         else:
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(content)
-                if path.exists():
-                    shutil.copymode(path, tmp)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            safe_io.replace_file(path, data)
+            size = len(data)
         verb = "Appended" if append else "Wrote"
-        return ToolResult.ok(
-            f"{verb} {len(content)} characters to {p['path']} ({_size(path.stat().st_size)})."
-        )
+        return ToolResult.ok(f"{verb} {len(content)} characters to {p['path']} ({_size(size)}).")
 
     def _append(self, path: Path, p: dict[str, Any]) -> ToolResult:
         return self._write(path, p, append=True)
 
     def _mkdir(self, path: Path, p: dict[str, Any]) -> ToolResult:
-        path.mkdir(parents=True, exist_ok=True)
+        os.close(safe_io.open_dir(path, create=True))
         return ToolResult.ok(f"Folder {p['path']} exists.")
 
     def _delete(self, path: Path, p: dict[str, Any]) -> ToolResult:
         self._whole(path, p)
-        if path.is_dir() and not path.is_symlink():
-            if p.get("recursive"):
-                shutil.rmtree(path)
-            else:
-                try:
-                    path.rmdir()
-                except OSError:
-                    return ToolResult.fail(f"{p['path']} is a folder that is not empty; pass recursive=true")
-        else:
-            path.unlink()
+        whole = functools.partial(self._refuse_whole, path, p)
+        if not safe_io.remove(path, recursive=bool(p.get("recursive")), whole=whole):
+            return ToolResult.fail(f"{p['path']} is a folder that is not empty; pass recursive=true")
         return ToolResult.ok(f"Deleted {p['path']}.")
 
-    def _target(self, p: dict[str, Any]) -> Path:
+    def _destination(self, p: dict[str, Any]) -> Path:
         if not p.get("destination"):
             raise PathDenied(f"`{p['action']}` needs `destination`")
         return self.policy.resolve(p["destination"])
 
+    def _into(self, target: Path, source: Path) -> Path:
+        """An existing folder as the destination means "into it", under the source's name."""
+        try:
+            into = stat.S_ISDIR(safe_io.stat_of(target).st_mode)
+        except FileNotFoundError:
+            into = False
+        return self.policy.resolve(str(target / source.name)) if into else target
+
     def _move(self, path: Path, p: dict[str, Any]) -> ToolResult:
         self._whole(path, p)
-        target = self._target(p)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(path, target)
+        target = self._into(self._destination(p), path)
+        whole = functools.partial(self._refuse_whole, path, p)
+        try:
+            safe_io.rename(path, target, whole=whole)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            # Another file system: copy, then delete the original.
+            safe_io.copy(path, target, refuse=self.policy.is_secret_file, link_ok=True)
+            safe_io.remove(path, recursive=True, whole=whole)
         return ToolResult.ok(f"Moved {p['path']} to {p['destination']}.")
 
     def _copy(self, path: Path, p: dict[str, Any]) -> ToolResult:
         self._whole(path, p)
-        target = self._target(p)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_dir():
-            shutil.copytree(path, target, symlinks=True)
-        else:
-            shutil.copy2(path, target, follow_symlinks=True)
+        target = self._destination(p)
+        if not stat.S_ISDIR(safe_io.stat_of(path).st_mode):  # a folder is copied to a new name only
+            target = self._into(target, path)
+        safe_io.copy(path, target, refuse=self.policy.is_secret_file)
         return ToolResult.ok(f"Copied {p['path']} to {p['destination']}.")

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import re
+import stat
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -21,6 +23,7 @@ import httpx
 
 from navi.net.fetch import open_url, web_client
 from navi.net.guard import FetchRefused, NetGuard
+from navi.tools import safe_io
 from navi.tools.base import Tool, ToolResult
 from navi.tools.builtin.http import (
     BROWSER_USER_AGENT,
@@ -188,19 +191,30 @@ class ImageViewTool(Tool):
         return self._result(source, len(loaded), image)
 
     def _read_local(self, raw: str, source: str) -> bytes | ToolResult:
+        """The file's bytes, opened through `safe_io` (no symlink followed after the check) and
+        checked again, by inode, against Navi's secrets."""
         try:
             path: Path = self.policy.resolve(raw)
+            with safe_io.opened(path, os.O_RDONLY | os.O_NONBLOCK) as fd:
+                st = os.fstat(fd)
+                if stat.S_ISDIR(st.st_mode):
+                    return ToolResult.fail(f"{source} is a directory, not an image file")
+                if not stat.S_ISREG(st.st_mode):
+                    return ToolResult.fail(f"{source} is not a regular file (a device, FIFO or socket)")
+                if self.policy.is_secret_file(st):
+                    raise self.policy.secret_denied(raw)
+                if st.st_size > self.max_bytes:
+                    return ToolResult.fail(
+                        f"{source} is {human_size(st.st_size)}, over the {human_size(self.max_bytes)} "
+                        "limit for images"
+                    )
+                with open(fd, "rb", closefd=False) as fh:
+                    data = fh.read(self.max_bytes + 1)
+            if len(data) > self.max_bytes:  # it grew since
+                return ToolResult.fail(f"{source} is over the {human_size(self.max_bytes)} limit for images")
+            return data
         except PathDenied as exc:
             return ToolResult.fail(str(exc))
-        try:
-            if path.is_dir():
-                return ToolResult.fail(f"{source} is a directory, not an image file")
-            size = path.stat().st_size
-            if size > self.max_bytes:
-                return ToolResult.fail(
-                    f"{source} is {human_size(size)}, over the {human_size(self.max_bytes)} limit for images"
-                )
-            return path.read_bytes()
         except FileNotFoundError:
             return ToolResult.fail(f"{source} does not exist")
         except PermissionError:

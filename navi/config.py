@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, computed_field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from navi import redact
 from navi.net.guard import parse_allowlist
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
@@ -160,6 +161,13 @@ class Settings(BaseSettings):
         value = value.strip()
         if value and not value.startswith(("postgresql://", "postgresql+asyncpg://", "postgres://")):
             raise ValueError("must be a postgresql:// URL")
+        if value:
+            from sqlalchemy.engine import make_url  # only when a URL is set: config stays light
+
+            try:
+                make_url(value)
+            except Exception as exc:  # SQLAlchemy's parse errors, and int() on a bad port
+                raise ValueError(f"is not a valid URL ({exc})") from None
         return value
 
     @field_validator("navi_fetch_allowed_hosts")
@@ -265,7 +273,8 @@ def load_settings(**overrides: object) -> Settings:
                 name, _, msg = msg.partition(":")
                 msg = msg.strip()
             value = err.get("input")
-            secret = any(word in name for word in ("KEY", "TOKEN", "PASSWORD"))
+            secret = any(word in name for word in ("KEY", "TOKEN", "PASSWORD", "SECRET"))
+            # A URL's password (DATABASE_URL, OLLAMA_HOST) is masked in what is shown.
             shown = f" (got {value!r})" if isinstance(value, str | int | float) and not secret else ""
-            problems.append(f"{name}: {msg}{shown}")
+            problems.append(redact.text(f"{name}: {msg}{shown}"))
         raise SettingsError("invalid configuration — " + "; ".join(problems)) from None

@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import typer
 
+from navi import redact
 from navi.cli.main import settings_or_exit
 from navi.config import Settings
 from navi.llm.base import LLMBackend, ModelInfo, model_listed
@@ -240,7 +241,9 @@ async def _serves_any_name(llm: LLMBackend, model: str) -> bool:
 
 def _server_fix(backend: str, settings: Settings) -> str:
     if backend == "ollama":
-        return f"start Ollama with `ollama serve` (or set OLLAMA_HOST; now {settings.ollama_host})"
+        return (
+            f"start Ollama with `ollama serve` (or set OLLAMA_HOST; now {redact.url(settings.ollama_host)})"
+        )
     if backend == "openai":
         return "start the server or set OPENAI_BASE_URL / OPENAI_API_KEY"
     return "set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if you use a proxy)"

@@ -104,6 +104,8 @@ class Settings(BaseSettings):
     navi_auth_disabled: bool = False
     navi_allowed_hosts: str = ""
     navi_allowed_origins: str = ""
+    # Reverse proxies whose X-Forwarded-For names the real client (IPs or CIDR ranges); empty: none.
+    navi_trusted_proxies: str = ""
 
     # --- Database --------------------------------------------------------------------------------
     db_path: str = "navi.db"
@@ -176,6 +178,16 @@ class Settings(BaseSettings):
         parse_allowlist(_split_list(value))  # raises ValueError saying which entry is wrong
         return value
 
+    @field_validator("navi_trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        for entry in _split_list(value):
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address or CIDR range") from None
+        return value
+
     @field_validator("navi_approval_mode", mode="before")
     @classmethod
     def _lower_mode(cls, value: object) -> object:
@@ -230,6 +242,10 @@ class Settings(BaseSettings):
     @property
     def allowed_origins_list(self) -> list[str]:
         return _split_list(self.navi_allowed_origins)
+
+    @property
+    def trusted_proxies_list(self) -> list[str]:
+        return _split_list(self.navi_trusted_proxies)
 
     @property
     def session_files_max_bytes(self) -> int:

@@ -176,6 +176,16 @@ def _host_check(settings: Settings) -> Check:
     if settings.listens_on_loopback():
         return Check(True, f"Navi listens on {host}, this machine only")
     if settings.navi_api_token:
+        from navi.cli.serve import short_token_problem
+
+        weak = short_token_problem(settings)
+        if weak:
+            return Check(
+                False,
+                f"NAVI_HOST={host} reaches beyond this machine, but NAVI_API_TOKEN has only "
+                f"{len(settings.navi_api_token)} characters: `navi serve` will refuse to start",
+                "set a NAVI_API_TOKEN of at least 16 characters (e.g. `openssl rand -hex 32`)",
+            )
         return Check(True, f"Navi listens on {host}, beyond this machine, and asks for NAVI_API_TOKEN")
     return Check(
         False,

@@ -12,14 +12,15 @@ from fastapi.staticfiles import StaticFiles
 STATIC = Path(str(resources.files("navi.web").joinpath("static")))
 
 # Everything the pages load comes from Navi itself; model output rendered into the page cannot run
-# scripts even if it slipped past the sanitiser.
+# scripts even if it slipped past the sanitiser. No page may be framed by another site.
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
     "frame-ancestors 'none'"
 )
-HEADERS = {
+PAGE_HEADERS = {
     "Content-Security-Policy": CSP,
+    "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-cache",
@@ -30,12 +31,12 @@ router = APIRouter(include_in_schema=False)
 
 @router.get("/")
 async def index() -> Response:
-    return FileResponse(STATIC / "index.html", headers=HEADERS)
+    return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
 
 
 @router.get("/debug")
 async def debug() -> Response:
-    return FileResponse(STATIC / "debug.html", headers=HEADERS)
+    return FileResponse(STATIC / "debug.html", headers=PAGE_HEADERS)
 
 
 def static_files() -> StaticFiles:

@@ -106,7 +106,9 @@ def create_app(
                 await rt.aclose()
             log.info("navi.stopped")
 
-    app = FastAPI(title="Navi", version=__version__, lifespan=lifespan)
+    # /docs and /redoc are Navi's own pages (navi/web): vendored Swagger UI and ReDoc under the
+    # pages' policy, instead of FastAPI's, which load from a CDN with an inline script.
+    app = FastAPI(title="Navi", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.access = policy
 
     errors.install(app)  # domain errors → HTTP status codes, in one place

@@ -39,5 +39,21 @@ async def debug() -> Response:
     return FileResponse(STATIC / "debug.html", headers=PAGE_HEADERS)
 
 
+# The API's documentation pages: Swagger UI and ReDoc vendored in static/vendor (not a CDN), started
+# without inline script, under the same policy as every other page.
+@router.get("/docs")
+async def swagger_ui() -> Response:
+    return FileResponse(STATIC / "docs.html", headers=PAGE_HEADERS)
+
+
+# ReDoc runs its search in a worker it makes from a blob: URL of its own script.
+REDOC_HEADERS = {**PAGE_HEADERS, "Content-Security-Policy": f"{CSP}; worker-src 'self' blob:"}
+
+
+@router.get("/redoc")
+async def redoc() -> Response:
+    return FileResponse(STATIC / "redoc.html", headers=REDOC_HEADERS)
+
+
 def static_files() -> StaticFiles:
     return StaticFiles(directory=STATIC)

@@ -45,10 +45,15 @@ def _policy(request: Request) -> AccessPolicy:
     return policy
 
 
+# The pages' headers, except the referrer policy: with "no-referrer" a browser sends the form's POST
+# with `Origin: null`, which the Origin check refuses. "same-origin" still tells other sites nothing.
+LOGIN_HEADERS = {**PAGE_HEADERS, "Referrer-Policy": "same-origin"}
+
+
 def _page(error: str = "", status: int = 200, headers: dict[str, str] | None = None) -> HTMLResponse:
     shown = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
     return HTMLResponse(
-        PAGE.format(error=shown), status_code=status, headers={**PAGE_HEADERS, **(headers or {})}
+        PAGE.format(error=shown), status_code=status, headers={**LOGIN_HEADERS, **(headers or {})}
     )
 
 

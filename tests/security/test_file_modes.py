@@ -124,3 +124,13 @@ def test_sessions_export_writes_a_private_file(umask: int, tmp_path: Path) -> No
     existing.chmod(0o644)
     assert navi("sessions", "export", sid, "-o", str(existing)).returncode == 0
     assert mode(existing) == "0o600" and "bank PIN" in existing.read_text()
+
+
+def test_tools_written_later_are_private_too(umask: int, tmp_path: Path) -> None:
+    """What `write_tool` and the enabled list write goes through one function."""
+    from navi.tools.user_config import add_enabled, atomic_write_text
+
+    atomic_write_text(tmp_path / "tools" / "my_tool.py", "name = 'my_tool'\n")
+    add_enabled(tmp_path / "tools", "my_tool")
+    assert mode(tmp_path / "tools" / "my_tool.py") == "0o600"
+    assert mode(tmp_path / "tools" / "enabled.json") == "0o600"

@@ -91,10 +91,21 @@ def client_key(address: str) -> str:
     return str(ip)
 
 
+def _normal(value: str) -> str:
+    ip = _address(value)
+    return str(ip) if ip is not None else value
+
+
 def _address(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """An IP address (IPv4-mapped IPv6 as the IPv4 address it maps), or None."""
+    """An IP address (IPv4-mapped IPv6 as the IPv4 address it maps), or None. Some proxies write
+    a port after it (`1.2.3.4:5678`, `[2001:db8::1]:5678`): it is not part of the client."""
+    value = value.strip()
+    if value.startswith("[") and "]" in value:
+        value = value[1 : value.index("]")]
+    elif value.count(":") == 1:
+        value = value.split(":", 1)[0]
     try:
-        ip = ipaddress.ip_address(value.strip().strip("[]"))
+        ip = ipaddress.ip_address(value)
     except ValueError:
         return None
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
@@ -158,7 +169,7 @@ class AccessPolicy:
         """
         if not self.token:
             return "ok", False
-        auth = headers.get("authorization")
+        auth = headers.get("authorization", "").strip() or None  # an empty header is no guess
         if auth is not None:
             scheme, _, value = auth.partition(" ")
             if scheme.lower() == "bearer" and self.token_matches(value.strip()):
@@ -188,10 +199,14 @@ class AccessPolicy:
         if not self.proxies or not self._trusted(peer):
             return peer
         hops = [hop.strip() for hop in headers.get("x-forwarded-for", "").split(",") if hop.strip()]
+        nearest = peer
         for hop in reversed(hops):
             if not self._trusted(hop):
-                return hop
-        return hops[0] if hops else peer
+                ip = _address(hop)
+                # Not an address: no proxy wrote that; the chain is only as good as the hop after it.
+                return str(ip) if ip is not None else nearest
+            nearest = _normal(hop)
+        return nearest  # every hop a proxy: the first one is the client
 
     def forwarded_scheme(self, peer: str, headers: dict[str, str]) -> str | None:
         """X-Forwarded-Proto from a trusted proxy ("http" or "https"), else None."""

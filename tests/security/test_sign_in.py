@@ -151,8 +151,12 @@ def test_a_trusted_proxy_names_each_client(tmp_path: Path) -> None:
         assert codes == [401] * FAILURE_LIMIT + [429]
         assert post_login(navi.url, "192.0.2.7", TOKEN).status_code == 429
         # Another client behind the same proxy signs in; the proxy said it came over HTTPS.
-        other = post_login(navi.url, "192.0.2.8", TOKEN, **{"X-Forwarded-Proto": "https"})
+        other = post_login(navi.url, "192.0.2.8:51234", TOKEN, **{"X-Forwarded-Proto": "https"})
         assert other.status_code == 303 and "Secure" in other.headers["set-cookie"]
+        # Entries no proxy could have written (not addresses) count against the nearest proxy, so
+        # rotating them is no way around the throttle either.
+        junk = [post_login(navi.url, f"not-an-ip-{i}", "guess").status_code for i in range(FAILURE_LIMIT + 1)]
+        assert junk == [401] * FAILURE_LIMIT + [429]
 
 
 def navi_command(work: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

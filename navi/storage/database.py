@@ -47,7 +47,10 @@ def sqlite_url(path: str | Path) -> str:
 def owner_only(path: Path) -> None:
     """Create the SQLite file 0600 if it is missing, and take group and other access away from it
     and its journals if they have any (a database made by an older Navi, or under a loose umask)."""
-    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o600)
+    except OSError:
+        return  # SQLite's own open fails the same way, with the error the caller maps to a fix
     try:
         if os.fstat(fd).st_mode & 0o077:
             with contextlib.suppress(OSError):  # not ours to change: SQLite will say what is wrong

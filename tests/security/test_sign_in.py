@@ -106,15 +106,19 @@ def test_logout_revokes_the_cookie_copies_included(tmp_path: Path, fake_server: 
         assert status_with(navi, other) == 200  # other browsers stay signed in
 
 
-def test_sign_ins_survive_a_restart_but_not_a_new_token(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    with live_navi(tmp_path, fake_server, navi_api_token=TOKEN) as navi:
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_sign_ins_survive_a_restart_but_not_a_new_token(
+    kind: str, tmp_path: Path, fake_server: FakeModelServer, request: pytest.FixtureRequest
+) -> None:
+    database = {"database_url": request.getfixturevalue("pg_url")} if kind == "postgres" else {}
+    with live_navi(tmp_path, fake_server, navi_api_token=TOKEN, **database) as navi:
         kept, revoked = sign_in(navi), sign_in(navi)
         with navi.client(anonymous=True, cookies={COOKIE: revoked}) as http:
             assert http.post("/logout", follow_redirects=False).status_code == 303
-    with live_navi(tmp_path, fake_server, navi_api_token=TOKEN) as navi:
+    with live_navi(tmp_path, fake_server, navi_api_token=TOKEN, **database) as navi:
         assert status_with(navi, kept) == 200  # kept in the database
         assert status_with(navi, revoked) == 401
-    with live_navi(tmp_path, fake_server, navi_api_token=TOKEN + "-rotated") as navi:
+    with live_navi(tmp_path, fake_server, navi_api_token=TOKEN + "-rotated", **database) as navi:
         assert status_with(navi, kept) == 401  # a new token signs every browser out
 
 

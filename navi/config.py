@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, computed_field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from navi import redact
 from navi.net.guard import parse_allowlist
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
@@ -109,6 +110,8 @@ class Settings(BaseSettings):
     navi_auth_disabled: bool = False
     navi_allowed_hosts: str = ""
     navi_allowed_origins: str = ""
+    # Reverse proxies whose X-Forwarded-For names the real client (IPs or CIDR ranges); empty: none.
+    navi_trusted_proxies: str = ""
 
     # --- Database --------------------------------------------------------------------------------
     db_path: str = "navi.db"
@@ -171,12 +174,29 @@ class Settings(BaseSettings):
         value = value.strip()
         if value and not value.startswith(("postgresql://", "postgresql+asyncpg://", "postgres://")):
             raise ValueError("must be a postgresql:// URL")
+        if value:
+            from sqlalchemy.engine import make_url  # only when a URL is set: config stays light
+
+            try:
+                make_url(value)
+            except Exception as exc:  # SQLAlchemy's parse errors, and int() on a bad port
+                raise ValueError(f"is not a valid URL ({exc})") from None
         return value
 
     @field_validator("navi_fetch_allowed_hosts")
     @classmethod
     def _fetch_hosts(cls, value: str) -> str:
         parse_allowlist(_split_list(value))  # raises ValueError saying which entry is wrong
+        return value
+
+    @field_validator("navi_trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        for entry in _split_list(value):
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address or CIDR range") from None
         return value
 
     @field_validator("navi_approval_overrides")
@@ -230,6 +250,10 @@ class Settings(BaseSettings):
         return _split_list(self.navi_allowed_origins)
 
     @property
+    def trusted_proxies_list(self) -> list[str]:
+        return _split_list(self.navi_trusted_proxies)
+
+    @property
     def session_files_max_bytes(self) -> int:
         return self.session_files_max_size_mb * 1024 * 1024
 
@@ -271,7 +295,8 @@ def load_settings(**overrides: object) -> Settings:
                 name, _, msg = msg.partition(":")
                 msg = msg.strip()
             value = err.get("input")
-            secret = any(word in name for word in ("KEY", "TOKEN", "PASSWORD"))
+            secret = any(word in name for word in ("KEY", "TOKEN", "PASSWORD", "SECRET"))
+            # A URL's password (DATABASE_URL, OLLAMA_HOST) is masked in what is shown.
             shown = f" (got {value!r})" if isinstance(value, str | int | float) and not secret else ""
-            problems.append(f"{name}: {msg}{shown}")
+            problems.append(redact.text(f"{name}: {msg}{shown}"))
         raise SettingsError("invalid configuration — " + "; ".join(problems)) from None

@@ -2,6 +2,10 @@
 
 Request and session ids are bound with `structlog.contextvars`, so every line logged while serving
 a request or running a session carries them without being passed around.
+
+Every line, ours or a library's, at every level, passes `redact_secrets` before it is written:
+credentials in headers, query strings and URLs (a token, a password in `OLLAMA_HOST`) never reach
+the log, whatever logged them (a debug line of the WebSocket library prints handshake headers).
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ import logging
 import sys
 
 import structlog
+
+from navi import redact
 
 
 class _StderrHandler(logging.StreamHandler):
@@ -24,12 +30,30 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
+def redact_secrets(
+    _logger: object, _method: str, event_dict: structlog.types.EventDict
+) -> structlog.types.EventDict:
+    """Mask credentials in every field of a line (its message, headers, URLs, a traceback's text).
+    Keys starting with "_" are structlog's own bookkeeping (the stdlib record), left as they are."""
+    for key, value in list(event_dict.items()):
+        if key.startswith("_"):
+            continue
+        if redact.is_secret_name(key):
+            event_dict[key] = redact.secret_value(value)
+        elif isinstance(value, str | dict | list | tuple):
+            event_dict[key] = redact.data(value)
+    return event_dict
+
+
 def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
     shared: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+        # Tracebacks become text here, so the redaction below sees them too.
+        structlog.processors.format_exc_info,
+        redact_secrets,
     ]
     renderer: structlog.types.Processor = (
         structlog.processors.JSONRenderer()

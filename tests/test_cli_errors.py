@@ -234,7 +234,7 @@ def test_doctor_flags_a_host_beyond_loopback_without_a_token(
     assert result.exit_code == 1
     assert "✗ NAVI_HOST=0.0.0.0 reaches beyond this machine, but NAVI_API_TOKEN is not set" in result.output
     assert "fix: set NAVI_API_TOKEN (e.g. `openssl rand -hex 32`), or NAVI_HOST=127.0.0.1" in result.output
-    with_token = runner.invoke(app, ["doctor"], env={**env, "NAVI_API_TOKEN": "s3cret-token"})
+    with_token = runner.invoke(app, ["doctor"], env={**env, "NAVI_API_TOKEN": "s3cret-token-of-16+"})
     assert with_token.exit_code == 0, with_token.output
     assert "✓ Navi listens on 0.0.0.0, beyond this machine, and asks for NAVI_API_TOKEN" in with_token.output
 

@@ -64,7 +64,7 @@ def test_login_sets_a_strict_httponly_cookie(navi: LiveNavi) -> None:
         assert ok.status_code == 303
         cookie = ok.headers["set-cookie"]
         assert cookie.startswith(f"{COOKIE}=") and "HttpOnly" in cookie and "SameSite=strict" in cookie
-        assert TOKEN not in cookie  # the cookie is derived from the token, not the token
+        assert TOKEN not in cookie  # the cookie holds a sign-in, not the token
         value = cookie.split(";", 1)[0].split("=", 1)[1]
     with navi.client(anonymous=True, cookies={COOKIE: value}) as http:
         assert http.get("/sessions").status_code == 200
@@ -92,7 +92,7 @@ async def test_websocket_needs_the_cookie_or_the_token(navi: LiveNavi, fake_serv
     async with navi.socket(sid, anonymous=True, additional_headers=AUTH) as ws:
         await ws.send(json.dumps({"type": "message", "content": "hi"}))
         assert (await frames_until(ws, "stream_end"))[-1]["content"] == "authenticated hello"
-    cookie = navi.app.state.access.cookie_value
+    cookie = navi.app.state.access.new_session()
     async with navi.socket(
         sid, anonymous=True, additional_headers={"Cookie": f"{COOKIE}={cookie}"}, origin=navi.url
     ) as ws:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from navi.cli.main import _register
 from navi.cli.main import app as cli
 from navi.cli.serve import sign_in_text
 from navi.compose import SetupError
@@ -20,6 +21,8 @@ from navi.compose.token import access_token
 from navi.config import load_settings
 from navi.testing.fake_server import FakeModelServer
 from tests.server_helpers import live_navi
+
+_register()  # the commands, as `navi` registers them (this module may run on its own)
 
 NOBODY = 65534
 

@@ -58,6 +58,8 @@ def test_vendored_versions_match_the_pins() -> None:
     shipped = (STATIC / "vendor" / "VERSIONS.txt").read_text()
     assert f"marked {pins['MARKED']}" in shipped
     assert f"dompurify {pins['DOMPURIFY']}" in shipped
+    assert f"swagger-ui-dist {pins['SWAGGER_UI']}" in shipped
+    assert f"redoc {pins['REDOC']}" in shipped
     assert f"@highlightjs/cdn-assets {pins['HIGHLIGHT']}" in shipped
     assert f"DOMPurify {pins['DOMPURIFY']}" in (STATIC / "vendor" / "purify.es.mjs").read_text()[:200]
     assert "sourceMappingURL" not in (STATIC / "vendor" / "marked.esm.js").read_text()

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+
+from navi import redact
 
 
 class _Event(BaseModel):
@@ -164,6 +166,13 @@ class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     message: str
     code: ErrorCode = "internal"
+
+    @field_validator("message")
+    @classmethod
+    def _no_secrets(cls, value: str) -> str:
+        """An error's text reaches the page and the stored history: credentials in it (a URL with
+        a password, from whichever library raised) are masked."""
+        return redact.text(value)
 
     @classmethod
     def of(cls, exc: Exception) -> ErrorEvent:

@@ -50,6 +50,7 @@ def create_app(
         bind_host=settings.navi_host,
         allowed_hosts=settings.allowed_hosts_list,
         allowed_origins=settings.allowed_origins_list,
+        trusted_proxies=settings.trusted_proxies_list,
     )
 
     @asynccontextmanager
@@ -61,6 +62,13 @@ def create_app(
             # `navi serve` prints this as its one line instead of the server's traceback.
             app.state.startup_problem = exc
             raise
+        if rt.db is not None:  # browser sign-ins survive restarts, and /logout revokes them for good
+            try:
+                await policy.sign_ins.attach(rt.db)
+            except BaseException:
+                if owned:
+                    await rt.aclose()
+                raise
         runs = RunManager(rt.agent)
         app.state.runtime = rt
         app.state.runs = runs
@@ -93,11 +101,14 @@ def create_app(
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
+            policy.sign_ins.detach()
             if owned:
                 await rt.aclose()
             log.info("navi.stopped")
 
-    app = FastAPI(title="Navi", version=__version__, lifespan=lifespan)
+    # /docs and /redoc are Navi's own pages (navi/web): vendored Swagger UI and ReDoc under the
+    # pages' policy, instead of FastAPI's, which load from a CDN with an inline script.
+    app = FastAPI(title="Navi", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.access = policy
 
     errors.install(app)  # domain errors → HTTP status codes, in one place

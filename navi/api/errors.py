@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from navi import redact
 from navi.agent.gate import ApprovalNotFound
 from navi.api.runs import RunActive
 from navi.api.uploads import UploadError
@@ -53,7 +54,8 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
 
 
 def _body(detail: str, code: str, status: int) -> JSONResponse:
-    return JSONResponse({"detail": detail, "code": code}, status_code=status)
+    """The one error body; its sentence never carries a credential (see `navi.redact`)."""
+    return JSONResponse({"detail": redact.text(detail), "code": code}, status_code=status)
 
 
 def install(app: FastAPI) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 
@@ -13,7 +14,11 @@ log = structlog.stdlib.get_logger("navi.http")
 
 class RequestContext:
     """Binds a request id (from `X-Request-Id` or fresh) to the log context, echoes it back, and
-    writes one access-log line per HTTP request. Query strings are left out: they may hold tokens."""
+    writes one access-log line per HTTP request. Query strings are left out: they may hold tokens.
+
+    At DEBUG, each request and WebSocket handshake is also logged with its query string and
+    headers (for "why was this refused?": Host, Origin, which credentials came); the logging set-up
+    masks credential values in them (`navi.logging.redact_secrets`)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -24,6 +29,16 @@ class RequestContext:
             return
         headers = dict(scope.get("headers") or [])
         request_id = headers.get(b"x-request-id", b"").decode("latin-1")[:64] or uuid.uuid4().hex[:16]
+        if logging.getLogger("navi.http").isEnabledFor(logging.DEBUG):
+            log.debug(
+                "http.received" if scope["type"] == "http" else "ws.received",
+                request_id=request_id,
+                method=scope.get("method", "GET"),
+                path=scope.get("path", ""),
+                query=f"?{query.decode('latin-1')}" if (query := scope.get("query_string")) else "",
+                client=(scope.get("client") or ("", 0))[0],
+                headers={k.decode("latin-1"): v.decode("latin-1") for k, v in headers.items()},
+            )
         status = 0
         started = time.perf_counter()
 

@@ -8,32 +8,48 @@ Always on:
   WebSocket hijacking and CSRF: a browser's Origin must be Navi's own origin (or listed in
   `NAVI_ALLOWED_ORIGINS`); requests without an Origin (curl, SDKs) are not browser-driven.
 
-With `NAVI_API_TOKEN` set, every request also needs the token: `Authorization: Bearer …` for API
-clients, or the HttpOnly, SameSite=Strict cookie the login page sets for the browser. The cookie
-holds an HMAC of the token, not the token. Comparisons are constant-time. The token never reaches
-the logs (the access log omits headers and query strings).
+With a token (`NAVI_API_TOKEN`, or the one Navi made), every request also needs it:
+`Authorization: Bearer …` for API clients, or the HttpOnly, SameSite=Strict cookie `/login` sets for
+the browser. The cookie holds a random sign-in id kept server-side (`navi.api.signins`), which
+`/logout` revokes. Comparisons are constant-time. The token never reaches the logs.
+
+**Guessing is throttled** on every route: a client whose wrong tokens, cookies and sign-ins add
+up to `FAILURE_LIMIT` within `FAILURE_WINDOW` seconds gets 429 for everything but the public pages
+until the window passes — even with the right token, or the throttle would tell a guess that was
+right. A client is its address (IPv6: its /64). `X-Forwarded-For` names the client only when the
+connection comes from a proxy listed in `NAVI_TRUSTED_PROXIES`; from anyone else it is ignored, so
+rotating it gets an attacker nowhere (`navi serve` turns uvicorn's own proxy handling off).
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import ipaddress
 import json
 import socket
 import time
-from collections import defaultdict, deque
+from collections import deque
 from collections.abc import Iterable
 from http.cookies import SimpleCookie
+from typing import Literal
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from navi.api.signins import MAX_AGE, SignIns
+
 COOKIE = "navi_session"
-COOKIE_MAX_AGE = 30 * 24 * 3600
+COOKIE_MAX_AGE = int(MAX_AGE)
 PUBLIC_PATHS = {"/health", "/login", "/favicon.ico"}
-PAGE_PATHS = {"/", "/debug"}
+PAGE_PATHS = {"/", "/debug", "/docs", "/redoc"}
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+FAILURE_LIMIT = 10  # failed sign-ins (tokens, cookies, the login form) per client …
+FAILURE_WINDOW = 300.0  # … within this many seconds
+TRACKED_CLIENTS = 10_000  # beyond this, clients whose failures are all old are forgotten
+# Deletes the cookie: sent with a refusal of a cookie Navi does not know (expired, signed out, from
+# another token), so the browser stops sending it instead of adding a failure per request.
+CLEAR_COOKIE = f"{COOKIE}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict".encode()
+Outcome = Literal["ok", "none", "bad"]
 
 
 def _split_host(value: str) -> str:
@@ -57,6 +73,46 @@ def _machine_names() -> set[str]:
     return {n for n in names if n}
 
 
+def _network(value: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    try:
+        return ipaddress.ip_network(value.strip(), strict=False)
+    except ValueError:
+        return None
+
+
+def client_key(address: str) -> str:
+    """What the throttle counts failures against: the address, or an IPv6 address's /64 (one
+    machine usually has a whole /64 to rotate through)."""
+    ip = _address(address)
+    if ip is None:
+        return address
+    if ip.version == 6 and not ip.is_loopback:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+def _normal(value: str) -> str:
+    ip = _address(value)
+    return str(ip) if ip is not None else value
+
+
+def _address(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """An IP address (IPv4-mapped IPv6 as the IPv4 address it maps), or None. Some proxies write
+    a port after it (`1.2.3.4:5678`, `[2001:db8::1]:5678`): it is not part of the client."""
+    value = value.strip()
+    if value.startswith("[") and "]" in value:
+        value = value[1 : value.index("]")]
+    elif value.count(":") == 1:
+        value = value.split(":", 1)[0]
+    try:
+        ip = ipaddress.ip_address(value)
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
 class AccessPolicy:
     def __init__(
         self,
@@ -65,15 +121,13 @@ class AccessPolicy:
         bind_host: str,
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
+        trusted_proxies: Iterable[str] = (),
     ) -> None:
         """`bind_host` is the address Navi listens on; `allowed_hosts` and `allowed_origins` are the
-        extra names and browser origins the user listed (NAVI_ALLOWED_HOSTS, NAVI_ALLOWED_ORIGINS)."""
+        extra names and browser origins the user listed (NAVI_ALLOWED_HOSTS, NAVI_ALLOWED_ORIGINS);
+        `trusted_proxies` the proxies whose X-Forwarded-For is believed (NAVI_TRUSTED_PROXIES)."""
         self.token = token
-        self.cookie_value = (
-            hmac.new(self.token.encode(), b"navi-ui-session-v1", hashlib.sha256).hexdigest()
-            if self.token
-            else ""
-        )
+        self.sign_ins = SignIns(token)
         hosts = {"localhost", "127.0.0.1", "::1"}
         bind = bind_host.strip("[]").lower()
         if bind in ("0.0.0.0", "::", ""):
@@ -83,7 +137,12 @@ class AccessPolicy:
         hosts |= {h.lower() for h in allowed_hosts}
         self.hosts = hosts
         self.origins = {o.rstrip("/").lower() for o in allowed_origins}
-        self._failures: dict[str, deque[float]] = defaultdict(deque)
+        self.proxies = [n for n in (_network(p) for p in trusted_proxies) if n is not None]
+        self._failures: dict[str, deque[float]] = {}
+
+    def new_session(self) -> str:
+        """A browser sign-in for the cookie, kept in memory (tests sign a browser in with it)."""
+        return self.sign_ins.mint()
 
     # --- checks ----------------------------------------------------------------------------------
     def host_allowed(self, host_header: str) -> bool:
@@ -102,33 +161,88 @@ class AccessPolicy:
     def token_matches(self, candidate: str) -> bool:
         return bool(self.token) and hmac.compare_digest(candidate.encode(), self.token.encode())
 
-    def cookie_matches(self, candidate: str) -> bool:
-        return bool(self.cookie_value) and hmac.compare_digest(candidate.encode(), self.cookie_value.encode())
+    def authenticate(self, headers: dict[str, str]) -> tuple[Outcome, bool]:
+        """("ok" | "none" | "bad", whether a cookie Navi does not know came along).
 
-    def authenticated(self, headers: dict[str, str]) -> bool:
+        "none" is a request that carried no credentials at all (not a guess); "bad" one that
+        carried a wrong token or an unknown sign-in cookie and nothing right.
+        """
         if not self.token:
-            return True
-        auth = headers.get("authorization", "")
-        if auth[:7].lower() == "bearer " and self.token_matches(auth[7:].strip()):
-            return True
+            return "ok", False
+        auth = headers.get("authorization", "").strip() or None  # an empty header is no guess
+        if auth is not None:
+            scheme, _, value = auth.partition(" ")
+            if scheme.lower() == "bearer" and self.token_matches(value.strip()):
+                return "ok", False
         cookies = SimpleCookie()
         try:
             cookies.load(headers.get("cookie", ""))
         except Exception:  # a malformed Cookie header is simply not a login
-            return False
+            cookies = SimpleCookie()
         morsel = cookies.get(COOKIE)
-        return morsel is not None and self.cookie_matches(morsel.value)
+        if morsel is not None and self.sign_ins.valid(morsel.value):
+            return "ok", False
+        bad_cookie = morsel is not None
+        return ("bad" if auth is not None or bad_cookie else "none"), bad_cookie
 
-    # --- login throttling --------------------------------------------------------------------------
-    def login_allowed(self, client: str, *, window: float = 300.0, limit: int = 10) -> bool:
-        attempts = self._failures[client]
-        now = time.monotonic()
-        while attempts and attempts[0] < now - window:
+    def authenticated(self, headers: dict[str, str]) -> bool:
+        return self.authenticate(headers)[0] == "ok"
+
+    # --- who is asking ---------------------------------------------------------------------------
+    def _trusted(self, address: str) -> bool:
+        ip = _address(address)
+        return ip is not None and any(ip in network for network in self.proxies)
+
+    def client_of(self, peer: str, headers: dict[str, str]) -> str:
+        """The client's address: the peer's, or — only when the peer is a trusted proxy — the
+        nearest address in X-Forwarded-For that is not itself a trusted proxy."""
+        if not self.proxies or not self._trusted(peer):
+            return peer
+        hops = [hop.strip() for hop in headers.get("x-forwarded-for", "").split(",") if hop.strip()]
+        nearest = peer
+        for hop in reversed(hops):
+            if not self._trusted(hop):
+                ip = _address(hop)
+                # Not an address: no proxy wrote that; the chain is only as good as the hop after it.
+                return str(ip) if ip is not None else nearest
+            nearest = _normal(hop)
+        return nearest  # every hop a proxy: the first one is the client
+
+    def forwarded_scheme(self, peer: str, headers: dict[str, str]) -> str | None:
+        """X-Forwarded-Proto from a trusted proxy ("http" or "https"), else None."""
+        if not self.proxies or not self._trusted(peer):
+            return None
+        proto = headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
+        return proto if proto in ("http", "https") else None
+
+    # --- throttling ------------------------------------------------------------------------------
+    def _recent(self, client: str) -> deque[float]:
+        attempts = self._failures.get(client_key(client))
+        if attempts is None:
+            return deque()
+        cutoff = time.monotonic() - FAILURE_WINDOW
+        while attempts and attempts[0] < cutoff:
             attempts.popleft()
-        return len(attempts) < limit
+        return attempts
+
+    def login_allowed(self, client: str) -> bool:
+        """False while `client` is locked out (too many failed sign-ins lately)."""
+        return len(self._recent(client)) < FAILURE_LIMIT
+
+    def retry_after(self, client: str) -> int:
+        """Seconds until a locked-out client may try again."""
+        attempts = self._recent(client)
+        if len(attempts) < FAILURE_LIMIT:
+            return 0
+        return max(1, int(attempts[-FAILURE_LIMIT] + FAILURE_WINDOW - time.monotonic()) + 1)
 
     def login_failed(self, client: str) -> None:
-        self._failures[client].append(time.monotonic())
+        key = client_key(client)
+        if key not in self._failures and len(self._failures) >= TRACKED_CLIENTS:
+            cutoff = time.monotonic() - FAILURE_WINDOW
+            for stale in [k for k, v in self._failures.items() if not v or v[-1] < cutoff]:
+                del self._failures[stale]
+        self._failures.setdefault(key, deque(maxlen=FAILURE_LIMIT * 2)).append(time.monotonic())
 
 
 class AccessControl:
@@ -142,52 +256,73 @@ class AccessControl:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        peer, port = scope.get("client") or ("", 0)
+        client = self.policy.client_of(peer, headers)
+        scheme = self.policy.forwarded_scheme(peer, headers)
+        if client != peer or scheme:  # what the app and its logs see, as behind no proxy
+            scope = {**scope, "client": (client, port)}
+            if scheme:
+                scope["scheme"] = scheme if kind == "http" else {"http": "ws", "https": "wss"}[scheme]
         host = headers.get("host", "")
         path = scope.get("path", "")
         if not self.policy.host_allowed(host):
-            await self._deny(
-                kind, send, receive, 421, f"Host '{host}' is not allowed (set NAVI_ALLOWED_HOSTS)"
-            )
+            await _deny(kind, send, receive, 421, f"Host '{host}' is not allowed (set NAVI_ALLOWED_HOSTS)")
             return
         origin = headers.get("origin")
         unsafe = kind == "websocket" or scope.get("method", "GET") in UNSAFE_METHODS
         if unsafe:
             if origin is not None and not self.policy.origin_allowed(origin, host):
-                await self._deny(kind, send, receive, 403, f"Origin '{origin}' is not allowed")
+                await _deny(kind, send, receive, 403, f"Origin '{origin}' is not allowed")
                 return
             if origin is None and headers.get("sec-fetch-site") == "cross-site":
-                await self._deny(kind, send, receive, 403, "cross-site request refused")
+                await _deny(kind, send, receive, 403, "cross-site request refused")
                 return
-        if path not in PUBLIC_PATHS and not self.policy.authenticated(headers):
-            if kind == "http" and path in PAGE_PATHS and scope.get("method") == "GET":
-                await _redirect(send, "/login")
-            else:
-                await self._deny(kind, send, receive, 401, "authentication required: send the API token")
+        if path in PUBLIC_PATHS or not self.policy.token:
+            await self.app(scope, receive, send)
             return
-        await self.app(scope, receive, send)
-
-    @staticmethod
-    async def _deny(kind: str, send: Send, receive: Receive, status: int, detail: str) -> None:
-        if kind == "websocket":
-            await receive()  # the websocket.connect message
-            await send({"type": "websocket.close", "code": 1008, "reason": detail[:120]})
+        if not self.policy.login_allowed(client):
+            wait = self.policy.retry_after(client)
+            detail = f"too many failed sign-ins from this address; try again in {wait} s"
+            await _deny(kind, send, receive, 429, detail, [(b"retry-after", str(wait).encode())])
             return
-        body = json.dumps({"detail": detail}).encode()
-        extra = [(b"www-authenticate", b"Bearer")] if status == 401 else []
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    *extra,
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        outcome, bad_cookie = self.policy.authenticate(headers)
+        if outcome == "ok":
+            await self.app(scope, receive, send)
+            return
+        if outcome == "bad":
+            self.policy.login_failed(client)
+        extra = [(b"set-cookie", CLEAR_COOKIE)] if bad_cookie else []
+        if kind == "http" and path in PAGE_PATHS and scope.get("method") == "GET":
+            await _redirect(send, "/login", extra)
+        else:
+            await _deny(kind, send, receive, 401, "authentication required: send the API token", extra)
 
 
-async def _redirect(send: Send, location: str) -> None:
-    await send({"type": "http.response.start", "status": 303, "headers": [(b"location", location.encode())]})
+async def _deny(
+    kind: str,
+    send: Send,
+    receive: Receive,
+    status: int,
+    detail: str,
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    if kind == "websocket":
+        await receive()  # the websocket.connect message
+        await send({"type": "websocket.close", "code": 1008, "reason": detail[:120]})
+        return
+    code = {401: "unauthorized", 403: "forbidden", 421: "misdirected", 429: "too_many_attempts"}[status]
+    body = json.dumps({"detail": detail, "code": code}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *([(b"www-authenticate", b"Bearer")] if status == 401 else []),
+        *(extra or []),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _redirect(send: Send, location: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    headers = [(b"location", location.encode()), *(extra or [])]
+    await send({"type": "http.response.start", "status": 303, "headers": headers})
     await send({"type": "http.response.body", "body": b""})

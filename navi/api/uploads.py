@@ -4,6 +4,9 @@ The multipart body is parsed as it arrives (`python-multipart`'s streaming parse
 never held in memory and an oversized one is answered with 413 as soon as it passes the cap. Each
 part is written to a hidden temporary file in the session's folder and only renamed into place when
 it is complete and has passed the checks; anything else is deleted.
+
+Uploads are the owner's own documents: folders Navi makes for them are 0700 and the files 0600,
+whatever the umask, so other accounts on the machine cannot read them.
 """
 
 from __future__ import annotations
@@ -131,6 +134,12 @@ def executable_reason(name: str, head: bytes) -> str | None:
     return None
 
 
+def _make_folder(folder: Path) -> None:
+    """The session's folder, and SESSION_FILES_DIR above it, made 0700 when Navi creates them."""
+    folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, exist_ok=True)
+
+
 def _claim(folder: Path, name: str) -> Path:
     """Reserve a free name in `folder`, adding " (1)", " (2)"… before the extension when taken."""
     stem, dot, ext = name.rpartition(".")
@@ -139,7 +148,7 @@ def _claim(folder: Path, name: str) -> Path:
     for n in range(10_000):
         candidate = folder / (name if n == 0 else f"{stem} ({n}){'.' + ext if ext else ''}")
         try:
-            fd = os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            fd = os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         except FileExistsError:
             continue
         os.close(fd)
@@ -204,7 +213,8 @@ class _Receiver:
                 "latin-1"
             )
             part.temp = self.folder / f".upload-{uuid.uuid4().hex}.part"
-            part.handle = part.temp.open("wb")
+            fd = os.open(part.temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)  # renamed into place
+            part.handle = os.fdopen(fd, "wb")
 
     def _data(self, data: bytes, start: int, end: int) -> None:
         part = self.part
@@ -249,7 +259,7 @@ async def receive_upload(
     declared = headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > max_bytes * MAX_FILES + 1024 * 1024:
         raise UploadError(413, f"the upload is larger than the {max_bytes // (1024 * 1024)} MB limit")
-    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+    await asyncio.to_thread(_make_folder, folder)
     receiver = _Receiver(folder, max_bytes)
     parser = MultipartParser(boundary, receiver.callbacks())  # type: ignore[arg-type]
     try:

@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import typer
 
+from navi import redact
 from navi.cli.main import settings_or_exit
 from navi.config import Settings
 from navi.llm.base import LLMBackend, ModelInfo, model_listed
@@ -176,6 +177,16 @@ def _host_check(settings: Settings) -> Check:
     if settings.listens_on_loopback():
         return Check(True, f"Navi listens on {host}, this machine only")
     if settings.navi_api_token:
+        from navi.cli.serve import short_token_problem
+
+        weak = short_token_problem(settings)
+        if weak:
+            return Check(
+                False,
+                f"NAVI_HOST={host} reaches beyond this machine, but NAVI_API_TOKEN has only "
+                f"{len(settings.navi_api_token)} characters: `navi serve` will refuse to start",
+                "set a NAVI_API_TOKEN of at least 16 characters (e.g. `openssl rand -hex 32`)",
+            )
         return Check(True, f"Navi listens on {host}, beyond this machine, and asks for NAVI_API_TOKEN")
     return Check(
         False,
@@ -264,7 +275,9 @@ async def _serves_any_name(llm: LLMBackend, model: str) -> bool:
 
 def _server_fix(backend: str, settings: Settings) -> str:
     if backend == "ollama":
-        return f"start Ollama with `ollama serve` (or set OLLAMA_HOST; now {settings.ollama_host})"
+        return (
+            f"start Ollama with `ollama serve` (or set OLLAMA_HOST; now {redact.url(settings.ollama_host)})"
+        )
     if backend == "openai":
         return "start the server or set OPENAI_BASE_URL / OPENAI_API_KEY"
     return "set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if you use a proxy)"

@@ -17,6 +17,7 @@ from navi.cli.main import fail, settings_or_exit
 
 if TYPE_CHECKING:
     from navi.compose.token import AccessToken
+    from navi.config import Settings
 
 PORT_FIX = "stop the program using it, or pick another port with --port or NAVI_PORT"
 
@@ -72,6 +73,23 @@ class OneLineStartupFailure:
         return getattr(self.app.state, "startup_problem", None)
 
 
+MIN_TOKEN_LENGTH = 16
+
+
+def short_token_problem(settings: Settings) -> str | None:
+    """Why NAVI_API_TOKEN is too weak to listen beyond loopback with, or None.
+
+    Sign-ins are throttled per address, but the network holds many addresses: a token must not be
+    guessable in the attempts they add up to."""
+    token = settings.navi_api_token
+    if settings.listens_on_loopback() or not token or len(token) >= MIN_TOKEN_LENGTH:
+        return None
+    return (
+        f"refusing to listen on {settings.navi_host} with a {len(token)}-character NAVI_API_TOKEN — "
+        f"beyond this machine it needs at least {MIN_TOKEN_LENGTH}; make one with `openssl rand -hex 32`"
+    )
+
+
 def sign_in_text(host: str, port: int, token: AccessToken) -> str:
     """What `navi serve` prints before it starts, whatever the log level: where Navi is and how to
     sign in. This is the only place Navi's own token is ever shown (never in a log line)."""
@@ -109,6 +127,9 @@ def serve(
             "network could drive your agent. Set NAVI_API_TOKEN (e.g. `openssl rand -hex 32`) or use "
             "--host 127.0.0.1."
         )
+    weak = short_token_problem(settings)
+    if weak:
+        fail(weak)
     problem = port_problem(settings.navi_host, settings.navi_port)
     if problem:
         fail(problem)
@@ -131,6 +152,10 @@ def serve(
             ws_per_message_deflate=False,  # frames are small JSON: compressing each costs more than it saves
             loop="asyncio" if settings.navi_loop_monitor else "auto",  # the monitor times asyncio's own loop
             ws_max_size=64 * 1024 * 1024,  # the app refuses frames over 16 MB itself, with an error frame
+            # X-Forwarded-For is believed only from NAVI_TRUSTED_PROXIES, by Navi's own access
+            # control; uvicorn's handling would believe any local process, and the throttle on
+            # failed sign-ins would count each made-up address apart.
+            proxy_headers=False,
         )
     except SystemExit:
         startup_problem = getattr(app.state, "startup_problem", None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -81,8 +82,21 @@ def export(
     if output is None:
         typer.echo(text)
     else:
-        output.write_text(text + "\n", encoding="utf-8")
+        try:
+            write_private(output, text + "\n")
+        except OSError as exc:
+            typer.echo(f"navi: cannot write {output}: {exc.strerror or exc}", err=True)
+            raise typer.Exit(1) from None
         typer.echo(f"wrote {output} ({len(data['messages'])} messages)")
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` to a file only its owner can read (0600, whatever the umask), also when it
+    replaces an existing file: an archive holds a whole conversation."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        os.fchmod(fd, 0o600)
+        out.write(text)
 
 
 @app.command("import")

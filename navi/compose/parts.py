@@ -263,7 +263,7 @@ async def open_database(
             return None
         check_db_path(settings)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new folder: the owner's only
         except OSError as exc:
             raise _unusable(settings, exc) from None
     db = Database(database_url(settings), connect_timeout=connect_timeout)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from navi import redact
+
 
 class SetupError(Exception):
     """The configuration points Navi at something it cannot use. `problem` says what, `fix` which
@@ -71,4 +73,4 @@ def reason(exc: BaseException) -> str:
     if isinstance(inner, OSError) and inner.strerror:
         return inner.strerror.lower()
     text = str(inner).strip().splitlines()
-    return text[0] if text and text[0] else type(inner).__name__
+    return redact.text(text[0]) if text and text[0] else type(inner).__name__

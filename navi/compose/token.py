@@ -83,7 +83,7 @@ def read_token_file(path: Path) -> str | None:
 def _create(path: Path) -> str:
     token = secrets.token_urlsafe(32)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # O_EXCL: two starts at once cannot both write; the loser reads the winner's token.
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:

@@ -14,6 +14,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from navi import redact
 from navi.llm.base import CallOptions, LLMBackend, ModelInfo, ServerStatus
 from navi.llm.chunks import Chunk, FinishReason, StreamFinal, TextDelta, ThinkingDelta, ToolCallsChunk, Usage
 from navi.llm.errors import (
@@ -111,6 +112,7 @@ class AnthropicBackend(LLMBackend):
         connect_timeout: float = 5.0,
     ) -> None:
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.where = redact.url(self.base_url)  # for messages: a password in the URL stays hidden
         self.max_tokens = max_tokens
         self._timeout = timeout
         self._client = anthropic.AsyncAnthropic(
@@ -123,7 +125,7 @@ class AnthropicBackend(LLMBackend):
 
     def _unreachable(self) -> BackendUnreachable:
         return BackendUnreachable(
-            f"cannot reach Anthropic at {self.base_url} — check the network or ANTHROPIC_BASE_URL",
+            f"cannot reach Anthropic at {self.where} — check the network or ANTHROPIC_BASE_URL",
             backend=self.name,
         )
 
@@ -303,7 +305,7 @@ class AnthropicBackend(LLMBackend):
             return ServerStatus(ok=True, detail=f"Anthropic answers (HTTP {exc.status_code} on /v1/models)")
         except anthropic.APIError:
             return ServerStatus(ok=False, detail=str(self._unreachable()))
-        return ServerStatus(ok=True, detail=f"Anthropic at {self.base_url}")
+        return ServerStatus(ok=True, detail=f"Anthropic at {self.where}")
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -6,6 +6,8 @@ Backends translate client exceptions into these, so nothing above the `llm` pack
 
 from __future__ import annotations
 
+from navi import redact
+
 
 class LLMError(Exception):
     """Base class. `str(err)` is a complete sentence meant for the user.
@@ -18,6 +20,9 @@ class LLMError(Exception):
     code = "model_error"
 
     def __init__(self, message: str, *, backend: str = "", model: str = "") -> None:
+        # Messages reach people (error frames, HTTP bodies, logs): whatever a client library put in
+        # them, a password inside a configured URL is masked.
+        message = redact.text(message)
         super().__init__(message)
         self.message = message
         self.backend = backend

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import ollama
 
+from navi import redact
 from navi.llm.base import CallOptions, LLMBackend, ModelInfo, ModelInfoCache, ServerStatus
 from navi.llm.chunks import Chunk, FinishReason, StreamFinal, TextDelta, ThinkingDelta, ToolCallsChunk, Usage
 from navi.llm.errors import (
@@ -159,6 +160,7 @@ class OllamaBackend(LLMBackend):
         self, host: str, *, timeout: float = 300.0, connect_timeout: float = 5.0, num_ctx: int | None = None
     ) -> None:
         self.host = host.rstrip("/")
+        self.where = redact.url(self.host)  # for messages: a password in OLLAMA_HOST stays hidden
         # Sent with every call that names no window of its own (summaries, naming, memory): Ollama
         # reloads a model whenever num_ctx changes between calls, which costs seconds to minutes.
         self.num_ctx = num_ctx
@@ -178,7 +180,7 @@ class OllamaBackend(LLMBackend):
     # --- errors ----------------------------------------------------------------------------------
     def _unreachable(self) -> BackendUnreachable:
         return BackendUnreachable(
-            f"cannot reach Ollama at {self.host} — is `ollama serve` running?", backend=self.name
+            f"cannot reach Ollama at {self.where} — is `ollama serve` running?", backend=self.name
         )
 
     def _translate(self, exc: BaseException, model: str, *, streaming: bool = False) -> LLMError:
@@ -189,7 +191,7 @@ class OllamaBackend(LLMBackend):
             status = exc.status_code
             if status == 404 or ("not found" in text.lower() and "model" in text.lower()):
                 return ModelNotFound(
-                    f"model '{model}' is not available on Ollama at {self.host} — run `ollama pull {model}`",
+                    f"model '{model}' is not available on Ollama at {self.where} — run `ollama pull {model}`",
                     backend=self.name,
                     model=model,
                 )
@@ -208,7 +210,7 @@ class OllamaBackend(LLMBackend):
             return self._unreachable()
         if isinstance(exc, httpx.TimeoutException):
             return BackendTimeout(
-                f"Ollama at {self.host} did not answer within {self._timeout.read:.0f}s",
+                f"Ollama at {self.where} did not answer within {self._timeout.read:.0f}s",
                 backend=self.name,
                 model=model,
             )
@@ -344,7 +346,7 @@ class OllamaBackend(LLMBackend):
                 version = str(resp.json().get("version", ""))
         except (httpx.HTTPError, ValueError):
             return ServerStatus(ok=False, detail=str(self._unreachable()))
-        return ServerStatus(ok=True, detail=f"Ollama {version} at {self.host}", version=version)
+        return ServerStatus(ok=True, detail=f"Ollama {version} at {self.where}", version=version)
 
     async def aclose(self) -> None:
         for client in self._streams:

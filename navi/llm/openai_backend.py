@@ -18,6 +18,7 @@ from typing import Any
 import httpx2
 import openai
 
+from navi import redact
 from navi.llm.base import CallOptions, LLMBackend, ModelInfo, ModelInfoCache, ServerStatus
 from navi.llm.chunks import Chunk, FinishReason, StreamFinal, TextDelta, ThinkingDelta, ToolCallsChunk, Usage
 from navi.llm.errors import (
@@ -114,6 +115,7 @@ class OpenAIBackend(LLMBackend):
         connect_timeout: float = 5.0,
     ) -> None:
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.where = redact.url(self.base_url)  # for messages: a password in the URL stays hidden
         self._timeout = timeout
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url,
@@ -133,7 +135,7 @@ class OpenAIBackend(LLMBackend):
 
     def _unreachable(self) -> BackendUnreachable:
         return BackendUnreachable(
-            f"cannot reach the OpenAI-compatible server at {self.base_url} — is it running? "
+            f"cannot reach the OpenAI-compatible server at {self.where} — is it running? "
             "(check OPENAI_BASE_URL)",
             backend=self.name,
         )
@@ -143,25 +145,25 @@ class OpenAIBackend(LLMBackend):
             return exc
         if isinstance(exc, openai.APITimeoutError):
             return BackendTimeout(
-                f"the model server at {self.base_url} did not answer within {self._timeout:.0f}s",
+                f"the model server at {self.where} did not answer within {self._timeout:.0f}s",
                 backend=self.name,
                 model=model,
             )
         if isinstance(exc, openai.APIConnectionError):
             if streaming:
                 return StreamInterrupted(
-                    f"the connection to {self.base_url} dropped mid-stream", backend=self.name, model=model
+                    f"the connection to {self.where} dropped mid-stream", backend=self.name, model=model
                 )
             return self._unreachable()
         if isinstance(exc, openai.AuthenticationError):
             return AuthenticationFailed(
-                f"{self.base_url} refused the API key — set OPENAI_API_KEY", backend=self.name, model=model
+                f"{self.where} refused the API key — set OPENAI_API_KEY", backend=self.name, model=model
             )
         if isinstance(exc, openai.APIStatusError):
             text = _error_text(exc)
             if isinstance(exc, openai.NotFoundError) or exc.status_code == 404:
                 return ModelNotFound(
-                    f"model '{model}' was not found at {self.base_url}: {text}",
+                    f"model '{model}' was not found at {self.where}: {text}",
                     backend=self.name,
                     model=model,
                 )
@@ -170,20 +172,20 @@ class OpenAIBackend(LLMBackend):
                     f"the conversation no longer fits {model}'s context: {text}", backend=self.name
                 )
             return BackendHTTPError(
-                f"{self.base_url} answered HTTP {exc.status_code}: {text}",
+                f"{self.where} answered HTTP {exc.status_code}: {text}",
                 status=exc.status_code,
                 backend=self.name,
                 model=model,
             )
         if isinstance(exc, httpx2.TimeoutException):
             return BackendTimeout(
-                f"the model server at {self.base_url} stopped answering for {self._timeout:.0f}s",
+                f"the model server at {self.where} stopped answering for {self._timeout:.0f}s",
                 backend=self.name,
                 model=model,
             )
         if isinstance(exc, httpx2.TransportError):
             return StreamInterrupted(
-                f"the connection to {self.base_url} dropped mid-stream: {exc}", backend=self.name, model=model
+                f"the connection to {self.where} dropped mid-stream: {exc}", backend=self.name, model=model
             )
         if isinstance(exc, openai.APIError):
             return StreamInterrupted(
@@ -243,7 +245,7 @@ class OpenAIBackend(LLMBackend):
                         finish = choice.finish_reason
             if finish is None:
                 raise StreamInterrupted(
-                    f"the stream from {self.base_url} ended before the reply was finished",
+                    f"the stream from {self.where} ended before the reply was finished",
                     backend=self.name,
                     model=model,
                 )
@@ -350,12 +352,10 @@ class OpenAIBackend(LLMBackend):
             await self._client.models.list()
         except openai.APIStatusError as exc:
             # Answering at all (even 401/404 on /models) proves the server is up.
-            return ServerStatus(
-                ok=True, detail=f"{self.base_url} answers (HTTP {exc.status_code} on /models)"
-            )
+            return ServerStatus(ok=True, detail=f"{self.where} answers (HTTP {exc.status_code} on /models)")
         except openai.APIError:
             return ServerStatus(ok=False, detail=str(self._unreachable()))
-        return ServerStatus(ok=True, detail=f"OpenAI-compatible server at {self.base_url}")
+        return ServerStatus(ok=True, detail=f"OpenAI-compatible server at {self.where}")
 
     async def aclose(self) -> None:
         await self._client.close()

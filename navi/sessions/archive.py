@@ -3,7 +3,8 @@
 Export writes the session's metadata (profile, model, system prompt, settings, the latest summary),
 the display history and the model context. Context entries that are also in the display history are
 written as `{"ref": id}` so nothing is stored twice. Tool calls are linked to their results by call
-id, and each result carries its status and duration. Import validates against the JSON Schema
+id, and each result carries its status and duration. Credentials in tool-call arguments are masked
+(`navi.sessions.shown`): an archive is a file meant to travel. Import validates against the JSON Schema
 shipped next to this module, rebuilds both buffers exactly, and gives the session a new id.
 """
 
@@ -17,8 +18,9 @@ from typing import Any
 
 import jsonschema
 
-from navi import __version__
+from navi import __version__, redact
 from navi.llm.messages import Message, ToolCall, utcnow
+from navi.sessions import shown
 from navi.sessions.models import Session, new_session_id
 
 SCHEMA_VERSION = "session-archive/v1"
@@ -62,8 +64,8 @@ def _message_out(msg: Message, calls: dict[str, ToolCall]) -> dict[str, Any]:
             {
                 "call_id": c.id,
                 "name": c.name,
-                "arguments": c.arguments,
-                **({"raw_arguments": c.raw_arguments} if c.raw_arguments is not None else {}),
+                "arguments": shown.arguments(c.arguments),
+                **({"raw_arguments": redact.text(c.raw_arguments)} if c.raw_arguments is not None else {}),
                 **({"arguments_error": c.arguments_error} if c.arguments_error is not None else {}),
             }
             for c in msg.tool_calls
@@ -71,7 +73,7 @@ def _message_out(msg: Message, calls: dict[str, ToolCall]) -> dict[str, Any]:
     if msg.role == "tool":
         call = calls.get(msg.tool_call_id or "")
         meta["call_id"] = msg.tool_call_id or ""
-        meta["arguments"] = call.arguments if call else {}
+        meta["arguments"] = shown.arguments(call.arguments) if call else {}
         meta["status"] = msg.metadata.get("status", "ok")
         meta["duration_ms"] = msg.metadata.get("duration_ms")
     extra = {k: v for k, v in msg.metadata.items() if k not in _OWN_KEYS}

@@ -8,6 +8,9 @@ once in SQLAlchemy Core, and `Database` runs it:
   transaction. (aiosqlite hops threads for every cursor call; a turn cost ~18 hops and 3.5 ms,
   against 0.5 ms this way. See docs/benchmarks.md.)
 
+The SQLite file is made readable by its owner only (0600, whatever the umask) before SQLite opens
+it; SQLite gives the `-wal` and `-shm` files it creates the database's own mode, so they follow.
+
 SQLite is tuned for an embedded, durable store: WAL (readers never block the writer), a busy
 timeout, `synchronous=FULL` (a commit that returned survives power loss), and write transactions
 opened with `BEGIN IMMEDIATE`, so writers queue on the lock instead of failing halfway.
@@ -16,6 +19,8 @@ opened with `BEGIN IMMEDIATE`, so writers queue on the lock instead of failing h
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -37,6 +42,34 @@ def postgres_url(url: str) -> str:
 
 def sqlite_url(path: str | Path) -> str:
     return f"sqlite:///{Path(path).expanduser()}"
+
+
+def owner_only(path: Path) -> None:
+    """Create the SQLite file 0600 if it is missing, and take group and other access away from it
+    and its journals if they have any (a database made by an older Navi, or under a loose umask)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o600)
+    except OSError:
+        return  # SQLite's own open fails the same way, with the error the caller maps to a fix
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            with contextlib.suppress(OSError):  # not ours to change: SQLite will say what is wrong
+                os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    for suffix in ("-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            journal = Path(f"{path}{suffix}")
+            if journal.stat().st_mode & 0o077:
+                journal.chmod(0o600)
+
+
+def _sqlite_path(url: str) -> Path | None:
+    """The file behind a SQLite URL; None for an in-memory database."""
+    name = make_url(url).database
+    if not name or name == ":memory:" or name.startswith("file:"):
+        return None
+    return Path(name)
 
 
 def _sqlite_connect(dbapi_conn: Any, _record: object) -> None:
@@ -79,6 +112,10 @@ class Database:
                 # Every use ends in an explicit commit or rollback, so no reset is needed on check-in.
                 pool_reset_on_return=None,
             )
+            path = _sqlite_path(url)
+            if path is not None:
+                # Before every new connection: the file may have been deleted and made again since.
+                event.listen(self._sync, "do_connect", lambda *_: owner_only(path))
             event.listen(self._sync, "connect", _sqlite_connect)
             event.listen(self._sync, "begin", _sqlite_begin)
             self._executor = ThreadPoolExecutor(max_workers=SQLITE_THREADS, thread_name_prefix="navi-sqlite")

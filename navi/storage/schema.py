@@ -107,3 +107,14 @@ approval_grants = Table(
     Column("subject", String(512), primary_key=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
+
+# Browser sign-ins: the cookie carries a random id; only its SHA-256 digest (bound to the access
+# token, so a new token signs every browser out) is kept, with when it expires. See
+# navi/api/signins.py.
+browser_sessions = Table(
+    "browser_sessions",
+    metadata,
+    Column("digest", String(64), primary_key=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+)

@@ -52,6 +52,7 @@ class ThreadedServer:
             http="h11",
             loop="asyncio",
             timeout_graceful_shutdown=1,
+            proxy_headers=False,  # as `navi serve`: Navi decides whom X-Forwarded-For is believed from
         )
 
     def start(self) -> int:

@@ -1,7 +1,8 @@
 """First run: give a new tools folder the shipped starter tools, the template and `enabled.json`.
 
 Seeding happens only when the folder does not exist yet, so a user who deleted a starter tool does
-not get it back on the next start, and no existing file is ever overwritten.
+not get it back on the next start, and no existing file is ever overwritten. The folder is made
+0700 and its files 0600: code Navi runs, readable and writable by its owner only.
 """
 
 from __future__ import annotations
@@ -38,15 +39,16 @@ def ensure_tools_dir(tools_dir: str | os.PathLike[str]) -> bool:
     root = Path(tools_dir)
     if root.exists():
         return False
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)  # modes are masked by the umask, never widened
     copied: list[str] = []
     for source in seed_files():
         target = root / source.name
         try:
-            with target.open("xb") as fh:
-                fh.write(source.read_bytes())
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
             continue
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(source.read_bytes())
         copied.append(source.name)
     log.info("tools_dir_seeded", tools_dir=str(root), files=copied)
     return True

@@ -34,7 +34,8 @@ def atomic_write_text(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
+        # A new file is its owner's only (tools are code Navi runs); a replaced one keeps its mode.
+        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o600)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

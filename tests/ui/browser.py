@@ -56,8 +56,8 @@ def open_context(browser: Browser, navi: LiveNavi, **options: Any) -> tuple[Brow
     context = browser.new_context(base_url=navi.url, accept_downloads=True, **options)
     context.set_default_timeout(15_000)
     if signed_in and navi.token:  # as after following the sign-in link `navi serve` prints
-        policy = navi.app.state.access
-        context.add_cookies([{"name": COOKIE, "value": policy.cookie_value, "url": navi.url}])
+        sign_in = navi.app.state.access.new_session()
+        context.add_cookies([{"name": COOKIE, "value": sign_in, "url": navi.url}])
     watched = Watched(origin=navi.url)
     context.on("page", watched.attach)
     return context, watched

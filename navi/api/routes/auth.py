@@ -1,4 +1,8 @@
-"""The login page: exchanges the API token for an HttpOnly, SameSite=Strict cookie."""
+"""The login page: exchanges the API token for an HttpOnly, SameSite=Strict cookie holding a new
+server-side sign-in (`navi.api.signins`); `POST /logout` revokes it.
+
+The page cannot be framed (`frame-ancestors 'none'`, `X-Frame-Options: DENY`), so another site
+cannot overlay it to catch a token being typed, and loads nothing but itself."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from navi.api.security import COOKIE, COOKIE_MAX_AGE, AccessPolicy
+from navi.web import PAGE_HEADERS
 
 router = APIRouter(tags=["auth"])
 
@@ -40,9 +45,16 @@ def _policy(request: Request) -> AccessPolicy:
     return policy
 
 
-def _page(error: str = "", status: int = 200) -> HTMLResponse:
+# The pages' headers, except the referrer policy: with "no-referrer" a browser sends the form's POST
+# with `Origin: null`, which the Origin check refuses. "same-origin" still tells other sites nothing.
+LOGIN_HEADERS = {**PAGE_HEADERS, "Referrer-Policy": "same-origin"}
+
+
+def _page(error: str = "", status: int = 200, headers: dict[str, str] | None = None) -> HTMLResponse:
     shown = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
-    return HTMLResponse(PAGE.format(error=shown), status_code=status)
+    return HTMLResponse(
+        PAGE.format(error=shown), status_code=status, headers={**LOGIN_HEADERS, **(headers or {})}
+    )
 
 
 @router.get("/login", response_class=HTMLResponse, include_in_schema=False)
@@ -51,7 +63,7 @@ async def login_page(request: Request, token: str = "") -> Response:
     if not _policy(request).token:
         return RedirectResponse("/", status_code=303)
     if token:
-        return _sign_in(request, token)
+        return await _sign_in(request, token)
     return _page()
 
 
@@ -59,22 +71,23 @@ async def login_page(request: Request, token: str = "") -> Response:
 async def login(request: Request, token: Annotated[str, Form()] = "") -> Response:
     if not _policy(request).token:
         return RedirectResponse("/", status_code=303)
-    return _sign_in(request, token)
+    return await _sign_in(request, token)
 
 
-def _sign_in(request: Request, token: str) -> Response:
+async def _sign_in(request: Request, token: str) -> Response:
     """Token right: the cookie, and on to the page (the address bar no longer holds the token)."""
     policy = _policy(request)
     client = request.client.host if request.client else "unknown"
     if not policy.login_allowed(client):
-        return _page("Too many attempts. Wait a few minutes and try again.", status=429)
+        wait = {"Retry-After": str(policy.retry_after(client))}
+        return _page("Too many attempts. Wait a few minutes and try again.", status=429, headers=wait)
     if not policy.token_matches(token.strip()):
         policy.login_failed(client)
         return _page("That token is not right.", status=401)
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
         COOKIE,
-        policy.cookie_value,
+        await policy.sign_ins.open(),
         max_age=COOKIE_MAX_AGE,
         httponly=True,
         samesite="strict",
@@ -85,7 +98,11 @@ def _sign_in(request: Request, token: str) -> Response:
 
 
 @router.post("/logout", include_in_schema=False)
-async def logout() -> Response:
+async def logout(request: Request) -> Response:
+    """Revoke this browser's sign-in: the cookie stops working everywhere, copies included."""
+    sign_in = request.cookies.get(COOKIE)
+    if sign_in:
+        await _policy(request).sign_ins.revoke(sign_in)
     response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(COOKIE, path="/")
+    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
     return response

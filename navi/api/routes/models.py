@@ -15,6 +15,7 @@ from typing import Annotated, TypeVar
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel
 
+from navi import redact
 from navi.api.deps import RuntimeDep
 from navi.llm.base import LLMBackend, model_listed
 from navi.llm.errors import LLMError, ModelNotFound
@@ -109,13 +110,13 @@ class StatusCache:
                 try:
                     self.value = await check(profiles, backends)
                 except Exception as exc:  # a surprise in a backend must not take the light down
-                    log.warning("models.status_failed", error=str(exc))
+                    log.warning("models.status_failed", error=str(exc))  # the log masks secrets itself
                     return ModelStatus(
                         backend="",
                         model="",
                         reachable=False,
                         model_available=None,
-                        detail=f"could not check: {exc}",
+                        detail=redact.text(f"could not check: {exc}"),
                     )
                 self.at = time.monotonic()
             return self.value

@@ -13,6 +13,7 @@ from navi.api.deps import RunsDep, RuntimeDep, SessionDep
 from navi.api.errors import BadRequest
 from navi.llm.messages import Message
 from navi.profiles.registry import UnknownProfile
+from navi.sessions import shown
 from navi.sessions.archive import import_archive
 from navi.sessions.models import SessionInfo
 from navi.sessions.store import SessionNotFound
@@ -107,7 +108,7 @@ async def get_session(session: SessionDep, runtime: RuntimeDep, runs: RunsDep) -
         **session.info().model_dump(exclude={"message_count"}),
         message_count=len(session.messages),
         active=runs.get(session.id) is not None,
-        messages=session.messages,
+        messages=shown.messages(session.messages),
         # The window the session's next turn gets: the same service the engine asks (stream_end).
         max_context_tokens=await runtime.agent.windows.for_profile(
             runtime.profiles.of_session(session.profile_id), wait=WINDOW_LOOKUP_SECONDS
@@ -123,7 +124,7 @@ async def get_context(session: SessionDep, runtime: RuntimeDep) -> ContextView:
     return ContextView(
         system_prompt=built[0].content or "",
         memory=memory,
-        messages=session.context,
+        messages=shown.messages(session.context),
         context_token_count=session.context_token_count,
     )
 
@@ -207,4 +208,4 @@ async def history_window(
         summary=summary,
     )
     prepended = bool(chosen) and summary is not None and chosen[0] is summary
-    return Window(messages=chosen, total=len(session.messages), summary_prepended=prepended)
+    return Window(messages=shown.messages(chosen), total=len(session.messages), summary_prepended=prepended)

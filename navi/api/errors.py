@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from navi.agent.gate import ApprovalNotFound
+from navi.api.routing import BodyRefused
 from navi.api.runs import RunActive
 from navi.api.uploads import UploadError
 from navi.api.websocket import FrameError
@@ -52,7 +53,8 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
 ]
 
 
-def _body(detail: str, code: str, status: int) -> JSONResponse:
+def error_response(detail: str, code: str, status: int) -> JSONResponse:
+    """The one error body, also for refusals made before a route runs (navi/api/limits.py)."""
     return JSONResponse({"detail": detail, "code": code}, status_code=status)
 
 
@@ -62,17 +64,21 @@ def install(app: FastAPI) -> None:
         async def handle(
             request: Request, exc: Exception, status: int = status, code: str = code
         ) -> JSONResponse:
-            return _body(str(exc), code, status)
+            return error_response(str(exc), code, status)
 
         app.add_exception_handler(kind, handle)
 
     @app.exception_handler(UploadError)
     async def upload_failed(request: Request, exc: UploadError) -> JSONResponse:
-        return _body(exc.detail, "upload_rejected", exc.status)
+        return error_response(exc.detail, "upload_rejected", exc.status)
+
+    @app.exception_handler(BodyRefused)
+    async def body_refused(request: Request, exc: BodyRefused) -> JSONResponse:
+        return error_response(exc.detail, exc.code, exc.status_code)
 
     @app.exception_handler(RunFailed)
     async def run_failed(request: Request, exc: RunFailed) -> JSONResponse:
-        return _body(str(exc), exc.code, 502)
+        return error_response(str(exc), exc.code, 502)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -80,9 +86,9 @@ def install(app: FastAPI) -> None:
         for err in exc.errors():
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
             problems.append(f"{where}: {err.get('msg', 'invalid')}")
-        return _body("; ".join(problems) or "invalid request", "bad_request", 422)
+        return error_response("; ".join(problems) or "invalid request", "bad_request", 422)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("request.failed", path=request.url.path)
-        return _body(f"internal error: {type(exc).__name__}", "internal", 500)
+        return error_response(f"internal error: {type(exc).__name__}", "internal", 500)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import html
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Request
+from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from navi.api.routing import api_router
 from navi.api.security import COOKIE, COOKIE_MAX_AGE, AccessPolicy
 
-router = APIRouter(tags=["auth"])
+router = api_router(tags=["auth"])
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

@@ -3,23 +3,24 @@
 Every path goes through `PathPolicy.resolve` (real paths, `is_relative_to`, symlinks followed, Navi's
 own secrets refused), and the I/O uses the resolved path. A folder holding a secret cannot be
 copied, moved or deleted whole; listings show secrets marked, and never go into a secret folder.
-Text files are read in pages of lines, so a large log never lands in the context whole; binary
-files are described, not dumped.
+Text files are read in pages of lines (and of at most `MAX_PAGE_CHARS` characters, read in bounded
+chunks, so neither a large log nor a file without newlines lands in memory or the context whole);
+binary files are described, not dumped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import fnmatch
-import itertools
 import mimetypes
 import os
 import shutil
 import stat
 import tempfile
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from navi.tools.base import Tool, ToolResult
 from navi.tools.paths import PathDenied, PathPolicy
@@ -29,6 +30,7 @@ MAX_PAGE_CHARS = 40_000
 MAX_WRITE_CHARS = 2_000_000
 MAX_ENTRIES = 500
 SNIFF_BYTES = 8192
+SKIP_CHARS = 65536  # how much of a skipped line is held at once
 
 
 def _is_binary(path: Path) -> bool:
@@ -41,6 +43,50 @@ def _is_binary(path: Path) -> bool:
     except UnicodeDecodeError as exc:
         return exc.start < len(head) - 4  # a multi-byte character cut at the sniff boundary is fine
     return False
+
+
+@dataclass
+class _Page:
+    lines: list[str]
+    more: bool  # the file goes on after these lines
+    cut: bool  # the one line shown was longer than a page and is cut
+
+
+def _skip_line(fh: TextIO) -> bool:
+    """Read past one line, however long, holding at most `SKIP_CHARS` of it; False at the end."""
+    got = False
+    while chunk := fh.readline(SKIP_CHARS):
+        got = True
+        if chunk.endswith("\n"):
+            break
+    return got
+
+
+def _read_page(path: Path, offset: int, limit: int) -> _Page:
+    """Up to `limit` lines from line `offset`, at most `MAX_PAGE_CHARS` characters in all.
+
+    Reads by bounded chunks (`readline(n)`), never a whole line: a 400 MB file without a newline
+    costs a page, not the file several times over. A first line longer than a page is cut."""
+    lines: list[str] = []
+    chars = 0
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for _ in range(offset - 1):
+            if not _skip_line(fh):
+                return _Page([], more=False, cut=False)
+        while len(lines) < limit:
+            room = MAX_PAGE_CHARS - chars
+            line = fh.readline(room + 1)  # one character more than fits tells "too long"
+            if not line:
+                return _Page(lines, more=False, cut=False)
+            if len(line) > room:
+                if lines:  # it starts the next page
+                    return _Page(lines, more=True, cut=False)
+                if not line.endswith("\n"):
+                    _skip_line(fh)  # the rest of the over-long line
+                return _Page([line[:room]], more=fh.read(1) != "", cut=True)
+            lines.append(line)
+            chars += len(line)
+        return _Page(lines, more=fh.read(1) != "", cut=False)
 
 
 def _size(n: float) -> str:
@@ -147,21 +193,18 @@ class FilesystemTool(Tool):
             )
             return ToolResult.ok(f"{p['path']} is a binary file ({kind}, {_size(size)}); not shown — {hint}.")
         offset, limit = p.get("offset", 1), p.get("limit", PAGE_LINES)
-        lines: list[str] = []
-        chars = 0
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            for line in itertools.islice(fh, offset - 1, offset - 1 + limit):
-                if chars + len(line) > MAX_PAGE_CHARS and lines:
-                    break
-                lines.append(line)
-                chars += len(line)
-            more = fh.readline() != ""
-        if not lines and offset > 1:
+        page = _read_page(path, offset, limit)
+        if not page.lines and offset > 1:
             return ToolResult.fail(f"{p['path']} has fewer than {offset} lines")
-        last = offset + len(lines) - 1
+        last = offset + len(page.lines) - 1
         header = f"[{p['path']}: lines {offset}–{last}, {_size(size)}]"
-        footer = f"\n[more: continue with offset {last + 1}]" if more else "\n[end of file]"
-        return ToolResult.ok(header + "\n" + "".join(lines).rstrip("\n") + footer)
+        note = (
+            f"\n[line {offset} is longer than {MAX_PAGE_CHARS:,} characters: only its start is shown]"
+            if page.cut
+            else ""
+        )
+        footer = f"\n[more: continue with offset {last + 1}]" if page.more else "\n[end of file]"
+        return ToolResult.ok(header + "\n" + "".join(page.lines).rstrip("\n") + note + footer)
 
     def _info(self, path: Path, p: dict[str, Any]) -> ToolResult:
         st = path.stat()

@@ -122,6 +122,7 @@ def test_oversized_uploads_are_refused_while_streaming(navi: LiveNavi, tmp_path:
         sock.sendall(
             (
                 f"POST /sessions/{sid}/files HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                f"Authorization: Bearer {navi.token}\r\n"
                 "Content-Type: multipart/form-data; boundary=x\r\nTransfer-Encoding: chunked\r\n\r\n"
             ).encode()
             + chunk(head)
@@ -153,6 +154,7 @@ def test_declared_oversize_is_refused_without_reading(navi: LiveNavi) -> None:
         sock.sendall(
             (
                 f"POST /sessions/{sid}/files HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                f"Authorization: Bearer {navi.token}\r\n"
                 "Content-Type: multipart/form-data; boundary=x\r\n"
                 f"Content-Length: {500 * 1024 * 1024}\r\n\r\n"
             ).encode()

@@ -23,6 +23,7 @@ upload or a long answer takes as long as it takes.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import OrderedDict
 from typing import Any
 
@@ -46,6 +47,7 @@ def _refusal(status: str, text: str) -> bytes:
     )
 
 
+_HEAD_END = re.compile(rb"\r?\n\r?\n")  # the blank line after the headers
 _HEAD_TOO_LARGE = _refusal("431 Request Header Fields Too Large", "the request head is too large")
 _LINE_TOO_LONG = _refusal("414 URI Too Long", "the request line is too long")
 
@@ -67,6 +69,7 @@ class ConnectionGuard:
         """`conn` now waits for a request head: start its deadline, make room if needed."""
         self.started(conn)
         conn.head_bytes = 0
+        conn.head_tail = b""
         conn.line_done = False
         self._waiting[conn] = conn.loop.call_later(self.head_timeout, self._expire, conn)
         while len(self._waiting) > self.max_waiting:
@@ -98,6 +101,7 @@ class _Guarded:
 
     guard: ConnectionGuard
     head_bytes: int = 0  # of the request head being waited for
+    head_tail: bytes = b""  # its last bytes so far: the blank line that ends it may span packets
     line_done: bool = False  # its request line has ended
     transport: asyncio.Transport
     cycle: Any
@@ -111,18 +115,26 @@ class _Guarded:
         super().connection_lost(exc)  # type: ignore[misc]
 
     def data_received(self, data: bytes) -> None:
-        if self.guard.is_waiting(self):
-            line_start = self.head_bytes
-            self.head_bytes += len(data)
-            if not self.line_done:
-                end = data.find(b"\n")
-                self.line_done = end >= 0
-                if (line_start + end if end >= 0 else self.head_bytes) > MAX_LINE_BYTES:
-                    return self._refuse(_LINE_TOO_LONG)
-            if self.head_bytes > self.guard.max_head_bytes:
-                return self._refuse(_HEAD_TOO_LARGE)
+        if self.guard.is_waiting(self) and (refusal := self._measure_head(data)):
+            return self._refuse(refusal)
         super().data_received(data)  # type: ignore[misc]
         self._after_data()
+
+    def _measure_head(self, data: bytes) -> bytes | None:
+        """Count what `data` adds to the request head (not the body that may follow it in the same
+        packet); the refusal to send when the head or its first line is too long."""
+        seen = self.head_tail + data
+        end = _HEAD_END.search(seen)
+        head_part = len(data) if end is None else max(0, end.end() - len(self.head_tail))
+        line_start = self.head_bytes
+        self.head_bytes += head_part
+        self.head_tail = seen[-3:]
+        if not self.line_done:
+            newline = data.find(b"\n", 0, head_part)
+            self.line_done = newline >= 0
+            if (line_start + newline if newline >= 0 else self.head_bytes) > MAX_LINE_BYTES:
+                return _LINE_TOO_LONG
+        return _HEAD_TOO_LARGE if self.head_bytes > self.guard.max_head_bytes else None
 
     def _refuse(self, response: bytes) -> None:
         self.guard.started(self)

@@ -292,6 +292,12 @@ async def test_filesystem_reads_a_file_without_newlines_by_the_page(tmp_path: Pa
 class Served:
     url: str
     proc: subprocess.Popen[bytes]
+    folder: Path
+
+    @property
+    def token(self) -> str:
+        """The token this Navi made for itself, read as a client of the same user reads it."""
+        return (self.folder / "navi_token").read_text().strip()
 
 
 def free_port() -> int:
@@ -320,7 +326,7 @@ def start_serve(tmp: Path, *, fd_limits: tuple[int, int] | None = None, **env: s
         cwd=tmp, env=base, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     log.close()
-    return Served(f"http://127.0.0.1:{port}", proc)
+    return Served(f"http://127.0.0.1:{port}", proc, tmp)
 
 
 def wait_up(served: Served, log: Path) -> None:
@@ -419,6 +425,19 @@ def test_a_trickled_request_head_is_closed_at_its_deadline(servers: dict[str, Se
                     gone = True
                     break
             assert gone, f"a trickling {'kept-alive ' if kept_alive else ''}connection was never closed"
+
+
+def test_a_body_sent_with_its_head_is_not_counted_as_head(servers: dict[str, Served]) -> None:
+    """Clients often send the head and the start of the body in one packet: only the head counts."""
+    url = servers["hasty"].url
+    body = b'{"name": "big body"}' + b" " * (200 * 1024)
+    reply = exchange(
+        url,
+        f"POST /sessions HTTP/1.1\nHost: 127.0.0.1\nAuthorization: Bearer {servers['hasty'].token}\n"
+        f"Content-Type: application/json\nContent-Length: {len(body)}\nConnection: close\n",
+        body,
+    )
+    assert status(reply) == 201, reply[:300]
 
 
 def test_oversized_request_heads_and_lines_are_refused(servers: dict[str, Served]) -> None:

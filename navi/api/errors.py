@@ -53,9 +53,13 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
 ]
 
 
-def error_response(detail: str, code: str, status: int) -> JSONResponse:
-    """The one error body, also for refusals made before a route runs (navi/api/limits.py)."""
+def _body(detail: str, code: str, status: int) -> JSONResponse:
     return JSONResponse({"detail": detail, "code": code}, status_code=status)
+
+
+def error_response(detail: str, code: str, status: int) -> JSONResponse:
+    """The one error body, for refusals made before a route runs too (navi/api/limits.py)."""
+    return _body(detail, code, status)
 
 
 def install(app: FastAPI) -> None:
@@ -64,21 +68,21 @@ def install(app: FastAPI) -> None:
         async def handle(
             request: Request, exc: Exception, status: int = status, code: str = code
         ) -> JSONResponse:
-            return error_response(str(exc), code, status)
+            return _body(str(exc), code, status)
 
         app.add_exception_handler(kind, handle)
 
     @app.exception_handler(UploadError)
     async def upload_failed(request: Request, exc: UploadError) -> JSONResponse:
-        return error_response(exc.detail, "upload_rejected", exc.status)
+        return _body(exc.detail, "upload_rejected", exc.status)
 
     @app.exception_handler(BodyRefused)
     async def body_refused(request: Request, exc: BodyRefused) -> JSONResponse:
-        return error_response(exc.detail, exc.code, exc.status_code)
+        return _body(exc.detail, exc.code, exc.status_code)
 
     @app.exception_handler(RunFailed)
     async def run_failed(request: Request, exc: RunFailed) -> JSONResponse:
-        return error_response(str(exc), exc.code, 502)
+        return _body(str(exc), exc.code, 502)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -86,9 +90,9 @@ def install(app: FastAPI) -> None:
         for err in exc.errors():
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
             problems.append(f"{where}: {err.get('msg', 'invalid')}")
-        return error_response("; ".join(problems) or "invalid request", "bad_request", 422)
+        return _body("; ".join(problems) or "invalid request", "bad_request", 422)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("request.failed", path=request.url.path)
-        return error_response(f"internal error: {type(exc).__name__}", "internal", 500)
+        return _body(f"internal error: {type(exc).__name__}", "internal", 500)

@@ -62,31 +62,31 @@ def _skip_line(fh: TextIO) -> bool:
     return got
 
 
-def _read_page(path: Path, offset: int, limit: int) -> _Page:
-    """Up to `limit` lines from line `offset`, at most `MAX_PAGE_CHARS` characters in all.
+def _read_page(fh: TextIO, offset: int, limit: int) -> _Page:
+    """Up to `limit` lines of the text file `fh` from line `offset`, at most `MAX_PAGE_CHARS`
+    characters in all.
 
     Reads by bounded chunks (`readline(n)`), never a whole line: a 400 MB file without a newline
     costs a page, not the file several times over. A first line longer than a page is cut."""
     lines: list[str] = []
     chars = 0
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for _ in range(offset - 1):
-            if not _skip_line(fh):
-                return _Page([], more=False, cut=False)
-        while len(lines) < limit:
-            room = MAX_PAGE_CHARS - chars
-            line = fh.readline(room + 1)  # one character more than fits tells "too long"
-            if not line:
-                return _Page(lines, more=False, cut=False)
-            if len(line) > room:
-                if lines:  # it starts the next page
-                    return _Page(lines, more=True, cut=False)
-                if not line.endswith("\n"):
-                    _skip_line(fh)  # the rest of the over-long line
-                return _Page([line[:room]], more=fh.read(1) != "", cut=True)
-            lines.append(line)
-            chars += len(line)
-        return _Page(lines, more=fh.read(1) != "", cut=False)
+    for _ in range(offset - 1):
+        if not _skip_line(fh):
+            return _Page([], more=False, cut=False)
+    while len(lines) < limit:
+        room = MAX_PAGE_CHARS - chars
+        line = fh.readline(room + 1)  # one character more than fits tells "too long"
+        if not line:
+            return _Page(lines, more=False, cut=False)
+        if len(line) > room:
+            if lines:  # it starts the next page
+                return _Page(lines, more=True, cut=False)
+            if not line.endswith("\n"):
+                _skip_line(fh)  # the rest of the over-long line
+            return _Page([line[:room]], more=fh.read(1) != "", cut=True)
+        lines.append(line)
+        chars += len(line)
+    return _Page(lines, more=fh.read(1) != "", cut=False)
 
 
 def _size(n: float) -> str:
@@ -193,7 +193,8 @@ class FilesystemTool(Tool):
             )
             return ToolResult.ok(f"{p['path']} is a binary file ({kind}, {_size(size)}); not shown — {hint}.")
         offset, limit = p.get("offset", 1), p.get("limit", PAGE_LINES)
-        page = _read_page(path, offset, limit)
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            page = _read_page(fh, offset, limit)
         if not page.lines and offset > 1:
             return ToolResult.fail(f"{p['path']} has fewer than {offset} lines")
         last = offset + len(page.lines) - 1

@@ -112,6 +112,12 @@ class Settings(BaseSettings):
     navi_allowed_origins: str = ""
     # Reverse proxies whose X-Forwarded-For names the real client (IPs or CIDR ranges); empty: none.
     navi_trusted_proxies: str = ""
+    # Limits on what a client may send: the largest JSON request body (uploads and imports have
+    # their own), how long a connection may take to send a request's head, and how many
+    # connections may be waiting to send one at once (the oldest is closed to make room).
+    navi_max_request_mb: int = Field(16, ge=1)
+    navi_header_timeout_seconds: float = Field(10.0, gt=0)
+    navi_max_pending_connections: int = Field(256, ge=8)
 
     # --- Database --------------------------------------------------------------------------------
     db_path: str = "navi.db"
@@ -129,6 +135,9 @@ class Settings(BaseSettings):
     session_files_dir: str = "session_files"
     session_files_max_size_mb: int = Field(200, ge=1)
     session_files_ttl_hours: int = Field(24, ge=1)
+    # Session archives taken by POST /sessions/import and `navi sessions import`.
+    navi_import_max_mb: int = Field(64, ge=1)
+    navi_import_max_messages: int = Field(20_000, ge=1)
 
     # --- Agent ---------------------------------------------------------------------------------------
     planning_enabled: bool = True
@@ -256,6 +265,14 @@ class Settings(BaseSettings):
     @property
     def session_files_max_bytes(self) -> int:
         return self.session_files_max_size_mb * 1024 * 1024
+
+    @property
+    def navi_max_request_bytes(self) -> int:
+        return self.navi_max_request_mb * 1024 * 1024
+
+    @property
+    def navi_import_max_bytes(self) -> int:
+        return self.navi_import_max_mb * 1024 * 1024
 
     @property
     def token_file(self) -> str:

@@ -15,6 +15,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from navi import __version__, web
 from navi.api import errors
+from navi.api.limits import InputLimits, RequestLimits
 from navi.api.loopmon import LoopMonitor
 from navi.api.middleware import RequestContext
 from navi.api.routes import agents, approvals, auth, files, health, memory, messages, models, sessions
@@ -121,6 +122,12 @@ def create_app(
             allow_methods=["GET", "POST", "PATCH", "DELETE"],
             allow_headers=["Authorization", "Content-Type"],
         )
+    limits = RequestLimits(
+        json_bytes=settings.navi_max_request_bytes,
+        import_bytes=settings.navi_import_max_bytes,
+        login_seconds=settings.navi_header_timeout_seconds,
+    )
+    app.add_middleware(InputLimits, limits=limits)  # inside access control: no token, no body read
     app.add_middleware(AccessControl, policy=policy)
     app.add_middleware(RequestContext)
     for module in (health, auth, agents, sessions, messages, approvals, files, memory, models):

@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 
 from navi import redact
 from navi.agent.gate import ApprovalNotFound
+from navi.api.routing import BodyRefused
 from navi.api.runs import RunActive
 from navi.api.uploads import UploadError
 from navi.api.websocket import FrameError
@@ -58,6 +59,11 @@ def _body(detail: str, code: str, status: int) -> JSONResponse:
     return JSONResponse({"detail": redact.text(detail), "code": code}, status_code=status)
 
 
+def error_response(detail: str, code: str, status: int) -> JSONResponse:
+    """The one error body, for refusals made before a route runs too (navi/api/limits.py)."""
+    return _body(detail, code, status)
+
+
 def install(app: FastAPI) -> None:
     for kind, status, code in _MAPPING:
 
@@ -71,6 +77,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(UploadError)
     async def upload_failed(request: Request, exc: UploadError) -> JSONResponse:
         return _body(exc.detail, "upload_rejected", exc.status)
+
+    @app.exception_handler(BodyRefused)
+    async def body_refused(request: Request, exc: BodyRefused) -> JSONResponse:
+        return _body(exc.detail, exc.code, exc.status_code)
 
     @app.exception_handler(RunFailed)
     async def run_failed(request: Request, exc: RunFailed) -> JSONResponse:

@@ -135,6 +135,10 @@ class RunManager:
             if not watchers:
                 del self._watchers[session_id]
 
+    def watchers(self, session_id: str) -> int:
+        """How many clients watch this session: each open connection once, none after it closed."""
+        return len(self._watchers.get(session_id, ()))
+
     def get(self, session_id: str) -> AgentRun | None:
         return self._runs.get(session_id)
 

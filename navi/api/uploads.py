@@ -1,5 +1,9 @@
 """File uploads: streamed to disk, capped while reading, executables refused, names made safe.
 
+What counts as an executable (by name and by content) is navi/api/filetypes.py: the name is checked
+as soon as a part's headers arrive, the content when its first bytes have, and zip-based programs
+once the part is complete.
+
 The multipart body is parsed as it arrives (`python-multipart`'s streaming parser), so a file is
 never held in memory and an oversized one is answered with 413 as soon as it passes the cap. Each
 part is written to a hidden temporary file in the session's folder and only renamed into place when
@@ -27,70 +31,11 @@ import structlog
 from python_multipart import MultipartParser
 from python_multipart.multipart import parse_options_header
 
+from navi.api.filetypes import SNIFF_BYTES, content_reason, executable_reason, extension_reason, zip_reason
+
 log = structlog.stdlib.get_logger(__name__)
 
 MAX_FILES = 20
-EXECUTABLE_EXTENSIONS = {
-    ".sh",
-    ".bash",
-    ".zsh",
-    ".csh",
-    ".ksh",
-    ".fish",
-    ".command",
-    ".py",
-    ".pyc",
-    ".pyw",
-    ".pl",
-    ".rb",
-    ".php",
-    ".cgi",
-    ".exe",
-    ".com",
-    ".bat",
-    ".cmd",
-    ".msi",
-    ".msp",
-    ".scr",
-    ".pif",
-    ".cpl",
-    ".dll",
-    ".so",
-    ".dylib",
-    ".bin",
-    ".run",
-    ".elf",
-    ".app",
-    ".apk",
-    ".deb",
-    ".rpm",
-    ".dmg",
-    ".pkg",
-    ".jar",
-    ".ps1",
-    ".psm1",
-    ".vbs",
-    ".vbe",
-    ".js",
-    ".jse",
-    ".wsf",
-    ".wsh",
-    ".hta",
-    ".lnk",
-    ".reg",
-    ".appimage",
-    ".out",
-}
-EXECUTABLE_MAGIC = {
-    b"\x7fELF": "an ELF executable",
-    b"MZ": "a Windows executable",
-    b"#!": "a script with an interpreter line",
-    b"\xfe\xed\xfa\xce": "a Mach-O executable",
-    b"\xfe\xed\xfa\xcf": "a Mach-O executable",
-    b"\xce\xfa\xed\xfe": "a Mach-O executable",
-    b"\xcf\xfa\xed\xfe": "a Mach-O executable",
-    b"\xca\xfe\xba\xbe": "a Mach-O universal binary or Java class",
-}
 
 
 class UploadError(Exception):
@@ -121,17 +66,6 @@ def safe_filename(raw: str) -> str:
         ext = ext[:16]
         name = f"{stem[: 150 - len(ext) - 1]}.{ext}"
     return name[:150]
-
-
-def executable_reason(name: str, head: bytes) -> str | None:
-    suffixes = [s.lower() for s in Path(name).suffixes]
-    for suffix in suffixes:
-        if suffix in EXECUTABLE_EXTENSIONS:
-            return f"files of type {suffix} are not accepted (executables and scripts are refused)"
-    for magic, what in EXECUTABLE_MAGIC.items():
-        if head.startswith(magic):
-            return f"{name} is {what}; executables and scripts are refused"
-    return None
 
 
 def _make_folder(folder: Path) -> None:
@@ -212,6 +146,8 @@ class _Receiver:
             part.content_type = part.headers.get("content-type", b"application/octet-stream").decode(
                 "latin-1"
             )
+            if reason := extension_reason(safe_filename(part.filename)):
+                raise UploadError(415, reason)  # before a byte of it is written
             part.temp = self.folder / f".upload-{uuid.uuid4().hex}.part"
             fd = os.open(part.temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)  # renamed into place
             part.handle = os.fdopen(fd, "wb")
@@ -221,11 +157,10 @@ class _Receiver:
         if part is None or part.handle is None:
             return  # a plain form field: ignored
         chunk = data[start:end]
-        if len(part.head) < 8:
-            part.head += chunk[: 8 - len(part.head)]
-            reason = executable_reason(part.filename or "", part.head) if len(part.head) >= 2 else None
-            if reason:
-                raise UploadError(415, reason)
+        if len(part.head) < SNIFF_BYTES:
+            part.head += chunk[: SNIFF_BYTES - len(part.head)]
+            if len(part.head) == SNIFF_BYTES and (what := content_reason(part.head)):
+                raise UploadError(415, f"{part.filename} is {what}; executables and scripts are refused")
         part.size += len(chunk)
         if part.size > self.max_bytes:
             raise UploadError(
@@ -273,11 +208,13 @@ async def receive_upload(
             if part.size == 0 and not part.filename:
                 continue
             name = safe_filename(part.filename or "upload")
+            assert part.temp is not None
             reason = executable_reason(name, part.head)
+            if reason is None and (what := await asyncio.to_thread(zip_reason, part.temp)):
+                reason = f"{name} is {what}; executables and scripts are refused"
             if reason:
                 raise UploadError(415, reason)
             target = _claim(folder, name)
-            assert part.temp is not None
             os.replace(part.temp, target)
             stored.append(
                 StoredFile(target.name, str(public_prefix / target.name), part.size, part.content_type)

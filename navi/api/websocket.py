@@ -27,6 +27,7 @@ from typing import Any
 import structlog
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
+from navi import safejson
 from navi.agent.approvals import DECISIONS, Decision
 from navi.agent.events import ErrorCode, ErrorEvent
 from navi.agent.gate import ApprovalNotFound
@@ -44,6 +45,7 @@ MAX_IMAGE_BYTES = 15 * 1024 * 1024
 IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"RIFF", b"BM")
 CLOSE_UNKNOWN_SESSION = 4004
 MAX_CALL_ID = 200
+MAX_SINCE_DIGITS = 9  # a run never gets near a billion frames
 
 
 class FrameError(ValueError):
@@ -69,7 +71,9 @@ def read_frame(text: str, session_id: str, files_root: Path) -> ClientFrame:
     if len(text.encode()) > MAX_FRAME_BYTES:
         raise FrameError(f"frame too large (limit {MAX_FRAME_BYTES // (1024 * 1024)} MB)")
     try:
-        frame = json.loads(text)
+        frame = safejson.loads(text)  # lone surrogates and NUL become U+FFFD: storable, sendable
+    except safejson.UnsafeJSON as exc:
+        raise FrameError(f"frame is not usable: {exc}") from None
     except ValueError:
         raise FrameError("frame is not valid JSON") from None
     if not isinstance(frame, dict):
@@ -89,6 +93,14 @@ def read_frame(text: str, session_id: str, files_root: Path) -> ClientFrame:
     images = _images(frame.get("images"))
     files = _files(frame.get("files"), files_root / session_id)
     return ClientFrame("message", content, images, files)
+
+
+def since_param(raw: str | None) -> int:
+    """`?since=N`: frames the client already has. Anything but a plain count (absent, negative,
+    not a number, `²`, more digits than any run has frames) means none: the whole run is replayed."""
+    if raw is None or not raw.isascii() or not raw.isdigit() or len(raw) > MAX_SINCE_DIGITS:
+        return 0
+    return int(raw)
 
 
 def parse_frame(text: str, session_id: str, files_root: Path) -> tuple[str, list[str], list[dict[str, str]]]:
@@ -140,9 +152,15 @@ def _files(raw: Any, folder: Path) -> list[dict[str, str]]:
     for i, item in enumerate(raw):
         if not isinstance(item, dict) or not isinstance(item.get("path"), str):
             raise FrameError(f"files[{i}] must be an object with a path")
+        if not isinstance(item.get("name", ""), str | None):
+            raise FrameError(f"files[{i}].name must be text")
         path = Path(item["path"])
-        real = path.resolve()
-        if not real.is_relative_to(root) or not real.is_file():
+        try:
+            real = path.resolve()
+            uploaded = real.is_relative_to(root) and real.is_file()
+        except (OSError, ValueError):  # a name too long for the file system, and the like
+            uploaded = False
+        if not uploaded:
             raise FrameError(f"files[{i}] is not a file uploaded to this session")
         files.append({"name": str(item.get("name") or path.name), "path": item["path"]})
     return files
@@ -181,18 +199,17 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
     def follow(run: AgentRun, since: int = 0) -> None:
         subs[run.subscribe(since, outbox)] = run
 
-    runs.watch(session_id, follow)
-    runs.feed.join(outbox.put_nowait)
-    current = runs.get(session_id)
-    if current is not None:
-        # `since` counts frames of the run named by `run` (when given): a client that saw frames of
-        # an earlier run gets the whole of the current one.
-        since = websocket.query_params.get("since", "0")
-        seen_run = websocket.query_params.get("run")
-        same_run = seen_run is None or seen_run == current.run_id
-        follow(current, int(since) if since.isdigit() and same_run else 0)
     files_root = Path(runtime.settings.session_files_dir)
-    try:
+    try:  # from here on, whatever happens, the finally lets go of the watcher and the feed
+        runs.watch(session_id, follow)
+        runs.feed.join(outbox.put_nowait)
+        current = runs.get(session_id)
+        if current is not None:
+            # `since` counts frames of the run named by `run` (when given): a client that saw frames
+            # of an earlier run gets the whole of the current one.
+            seen_run = websocket.query_params.get("run")
+            same_run = seen_run is None or seen_run == current.run_id
+            follow(current, since_param(websocket.query_params.get("since")) if same_run else 0)
         while True:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
@@ -209,6 +226,10 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                 frame = read_frame(text, session_id, files_root)
             except FrameError as exc:
                 outbox.put_nowait(_error(str(exc), "bad_frame"))
+                continue
+            except Exception:  # a frame no check foresaw: an error for it, never the socket
+                log.exception("ws.frame_unreadable", session_id=session_id)
+                outbox.put_nowait(_error("the frame could not be read", "bad_frame"))
                 continue
             if frame.kind == "approval":
                 try:  # the run's approval_resolved frame reaches every client, this one too

@@ -2,12 +2,16 @@
 
 Before uvicorn starts, the settings that most often stop a first start are checked — the port, the
 database, the tools folder — so each problem is one line naming the fix, not a server traceback.
+The open-file limit is raised to what the system allows, and connections that have not sent a
+request yet are bounded in time and number (navi/api/connections.py), so slow or half-open sockets
+cannot use up the server's file descriptors or push real users out.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import resource
 import socket
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -41,6 +45,50 @@ def port_problem(host: str, port: int) -> str | None:
                 return f"{where}: ports below 1024 need root — pick another port with --port or NAVI_PORT"
             return f"{where}: {(exc.strerror or str(exc)).lower()} — {PORT_FIX}"
     return None
+
+
+def raise_open_file_limit() -> int:
+    """Raise this process's soft RLIMIT_NOFILE to its hard limit (every connection, database file
+    and child pipe needs a descriptor; distributions often start programs at 1,024). Returns the
+    soft limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):  # e.g. macOS caps it below an unlimited hard limit
+            pass
+    return soft
+
+
+def uvicorn_options(settings: Settings, open_files: int) -> dict[str, Any]:
+    """How `navi serve` runs uvicorn, beyond host and port.
+
+    Not `limit_concurrency`: uvicorn counts idle connections against it and answers 503 past it,
+    so half-open sockets would lock real users out; the connection guard closes those instead.
+    At most half the open-file limit may wait for a request head, whatever the setting says."""
+    from navi.api.connections import MAX_HEAD_BYTES, ConnectionGuard, guarded_protocol
+
+    guard = ConnectionGuard(
+        head_timeout=settings.navi_header_timeout_seconds,
+        max_waiting=max(8, min(settings.navi_max_pending_connections, open_files // 2)),
+    )
+    return {
+        "http": guarded_protocol(guard),
+        "h11_max_incomplete_event_size": MAX_HEAD_BYTES,  # the same head limit if h11 is used
+        "timeout_keep_alive": 5,  # an idle kept-alive connection is closed after 5 s
+        "log_config": None,
+        "access_log": False,
+        "ws": "websockets-sansio",
+        "ws_per_message_deflate": False,  # frames are small JSON: compressing each costs more than it saves
+        "loop": "asyncio" if settings.navi_loop_monitor else "auto",  # the monitor times asyncio's own loop
+        "ws_max_size": 64 * 1024 * 1024,  # the app refuses frames over 16 MB itself, with an error frame
+        # X-Forwarded-For is believed only from NAVI_TRUSTED_PROXIES, by Navi's own access control;
+        # uvicorn's handling would believe any local process, and the throttle on failed sign-ins
+        # would count each made-up address apart.
+        "proxy_headers": False,
+    }
 
 
 class OneLineStartupFailure:
@@ -140,23 +188,10 @@ def serve(
     except SetupError as exc:
         fail(str(exc))
     app = create_app(settings, tune_gc=True)
+    options = uvicorn_options(settings, raise_open_file_limit())
     typer.echo(sign_in_text(settings.navi_host, settings.navi_port, token), err=True)
     try:
-        uvicorn.run(
-            OneLineStartupFailure(app),
-            host=settings.navi_host,
-            port=settings.navi_port,
-            log_config=None,
-            access_log=False,
-            ws="websockets-sansio",
-            ws_per_message_deflate=False,  # frames are small JSON: compressing each costs more than it saves
-            loop="asyncio" if settings.navi_loop_monitor else "auto",  # the monitor times asyncio's own loop
-            ws_max_size=64 * 1024 * 1024,  # the app refuses frames over 16 MB itself, with an error frame
-            # X-Forwarded-For is believed only from NAVI_TRUSTED_PROXIES, by Navi's own access
-            # control; uvicorn's handling would believe any local process, and the throttle on
-            # failed sign-ins would count each made-up address apart.
-            proxy_headers=False,
-        )
+        uvicorn.run(OneLineStartupFailure(app), host=settings.navi_host, port=settings.navi_port, **options)
     except SystemExit:
         startup_problem = getattr(app.state, "startup_problem", None)
         if startup_problem is not None:

@@ -104,16 +104,24 @@ def import_(
     source: Annotated[str, typer.Argument(metavar="FILE", help="Archive file, or - for standard input.")],
 ) -> None:
     """Read a session-archive/v1 file into a new session and print its id."""
-    from navi.sessions.archive import ArchiveError, import_archive
+    from navi.sessions.archive import ArchiveError, parse_archive
 
+    settings = settings_or_exit()
+    cap = settings.navi_import_max_bytes
+    too_big = f"navi: {source} is larger than the {settings.navi_import_max_mb} MB limit (NAVI_IMPORT_MAX_MB)"
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-        session = import_archive(json.loads(text))
+        if source == "-":
+            data = sys.stdin.buffer.read(cap + 1)  # never more than the cap, whatever is piped in
+        else:
+            with Path(source).open("rb") as fh:
+                data = fh.read(cap + 1)
+        if len(data) > cap:
+            typer.echo(too_big, err=True)
+            raise typer.Exit(1)
+        # Parsed before any database is opened or created: there is no event loop yet to block.
+        session = parse_archive(data, max_messages=settings.navi_import_max_messages)
     except OSError as exc:
         typer.echo(f"navi: cannot read {source}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(1) from None
-    except json.JSONDecodeError as exc:
-        typer.echo(f"navi: {source} is not JSON: {exc}", err=True)
         raise typer.Exit(1) from None
     except ArchiveError as exc:
         typer.echo(f"navi: {exc}", err=True)

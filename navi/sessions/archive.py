@@ -6,6 +6,9 @@ written as `{"ref": id}` so nothing is stored twice. Tool calls are linked to th
 id, and each result carries its status and duration. Credentials in tool-call arguments are masked
 (`navi.sessions.shown`): an archive is a file meant to travel. Import validates against the JSON Schema
 shipped next to this module, rebuilds both buffers exactly, and gives the session a new id.
+`parse_archive` takes the archive as text from anyone: it is parsed with `navi.safejson` (nesting
+limit, unstorable characters replaced) and its message count checked before the (slow) schema
+validation. It is CPU work proportional to the archive: callers in a server run it on a thread.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 import jsonschema
 
-from navi import __version__, redact
+from navi import __version__, redact, safejson
 from navi.llm.messages import Message, ToolCall, utcnow
 from navi.sessions import shown
 from navi.sessions.models import Session, new_session_id
@@ -183,12 +186,20 @@ def export_session(
     }
 
 
-def validate_archive(data: Any) -> None:
+def validate_archive(data: Any, *, max_messages: int | None = None) -> None:
     if not isinstance(data, dict):
         raise ArchiveError("an archive must be a JSON object")
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise ArchiveError(f"unsupported schema_version {version!r}; this Navi reads {SCHEMA_VERSION!r}")
+    if max_messages is not None:
+        for part in ("messages", "context"):
+            entries = data.get(part)
+            if isinstance(entries, list) and len(entries) > max_messages:
+                raise ArchiveError(
+                    f"the archive's {part} hold {len(entries):,} entries; at most {max_messages:,} "
+                    "can be imported (NAVI_IMPORT_MAX_MESSAGES)"
+                )
     validator = jsonschema.Draft202012Validator(archive_schema(), format_checker=jsonschema.FormatChecker())
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
@@ -196,9 +207,21 @@ def validate_archive(data: Any) -> None:
         raise ArchiveError(f"invalid archive at {where}: {error.message}")
 
 
-def import_archive(data: Any, *, owner: str | None = None) -> Session:
+def parse_archive(text: str | bytes, *, max_messages: int, owner: str | None = None) -> Session:
+    """Parse an archive's JSON text and rebuild its session (`import_archive`). Raises
+    `ArchiveError` on anything wrong with it, JSON included. Blocking: run it on a worker thread."""
+    try:
+        data = safejson.loads(text)
+    except safejson.UnsafeJSON as exc:
+        raise ArchiveError(f"invalid archive: {exc}") from None
+    except ValueError as exc:
+        raise ArchiveError(f"the archive is not JSON: {exc}") from None
+    return import_archive(data, owner=owner, max_messages=max_messages)
+
+
+def import_archive(data: Any, *, owner: str | None = None, max_messages: int | None = None) -> Session:
     """Rebuild a session from an archive, under a new id. Raises `ArchiveError` on bad input."""
-    validate_archive(data)
+    validate_archive(data, max_messages=max_messages)
     meta = data["session"]
     messages = [_message_in(m, f"messages/{i}") for i, m in enumerate(data["messages"])]
     by_id = {m.id: m for m in messages}

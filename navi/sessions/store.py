@@ -24,7 +24,8 @@ class SessionNotFound(LookupError):
         self.session_id = session_id
 
     def __str__(self) -> str:
-        return f"no session '{self.session_id}'"
+        shown = self.session_id if len(self.session_id) <= 64 else f"{self.session_id[:64]}…"
+        return f"no session '{shown}'"  # an id from a request is echoed, but never a 10 kB one
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ def schema_problems(schema: Any) -> list[str]:
 def name_problems(value: Any, stem: str | None) -> list[str]:
     if not isinstance(value, str):
         return [f"`name` must be a string, not {type(value).__name__}"]
-    if not NAME_PATTERN.match(value):
+    if not NAME_PATTERN.fullmatch(value):
         return [
             f"`name` {value!r} is not a valid tool name: use 2-64 characters, lowercase letters, digits "
             "and underscores, starting with a letter"

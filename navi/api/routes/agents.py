@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
 from pydantic import BaseModel
 
 from navi.api.deps import RuntimeDep
+from navi.api.routing import api_router
 
-router = APIRouter(prefix="/agents", tags=["agents"])
+router = api_router(prefix="/agents", tags=["agents"])
 
 
 class ProfileOut(BaseModel):

@@ -8,17 +8,18 @@ are listed at `GET /approvals/remembered` and forgotten with `DELETE`, so none i
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import Path, Query
 from pydantic import BaseModel, Field
 
 from navi.agent.approvals import Decision
 from navi.api.deps import RunsDep, RuntimeDep, SessionDep
 from navi.api.errors import NotFound
+from navi.api.routing import api_router
 from navi.sessions.models import DEFAULT_OWNER
 
-router = APIRouter(tags=["approvals"])
+router = api_router(tags=["approvals"])
 
 
 class ApprovalAnswer(BaseModel):
@@ -85,9 +86,11 @@ async def remembered(runtime: RuntimeDep) -> list[Remembered]:
     summary='Forget an "always" answer: those calls ask again',
 )
 async def forget(
-    tool: str,
+    tool: Annotated[str, Path(max_length=128)],
     runtime: RuntimeDep,
-    program: str | None = Query(None, description="for terminal: the program whose answer to forget"),
+    program: str | None = Query(
+        None, max_length=512, description="for terminal: the program whose answer to forget"
+    ),
 ) -> Forgotten:
     if not await runtime.approvals.grants.revoke(DEFAULT_OWNER, tool, program or ""):
         what = f"{tool} ({program})" if program else tool

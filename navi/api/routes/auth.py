@@ -9,13 +9,14 @@ from __future__ import annotations
 import html
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Request
+from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from navi.api.routing import api_router
 from navi.api.security import COOKIE, COOKIE_MAX_AGE, AccessPolicy
 from navi.web import PAGE_HEADERS
 
-router = APIRouter(tags=["auth"])
+router = api_router(tags=["auth"])
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from pydantic import BaseModel
 
 from navi.api.deps import RuntimeDep
+from navi.api.routing import api_router
 from navi.api.uploads import receive_upload
 from navi.sessions.models import is_session_id
 from navi.sessions.store import SessionNotFound
 
-router = APIRouter(prefix="/sessions", tags=["files"])
+router = api_router(prefix="/sessions", tags=["files"])
 
 
 class FileOut(BaseModel):

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Path, Query
 from pydantic import BaseModel
 
 from navi.api.deps import RuntimeDep
 from navi.api.errors import NotFound
+from navi.api.routing import api_router
 from navi.memory.base import Fact
 from navi.sessions.models import DEFAULT_OWNER
 
-router = APIRouter(prefix="/memory", tags=["memory"])
+router = api_router(prefix="/memory", tags=["memory"])
+MAX_FACT_ID = 2**31 - 1  # the id column is a 32-bit integer on PostgreSQL; larger ids cannot exist
 
 
 class Summary(BaseModel):
@@ -37,7 +39,9 @@ async def facts(
 
 
 @router.delete("/facts/{fact_id}", summary="Forget one fact")
-async def forget(fact_id: int, runtime: RuntimeDep) -> dict[str, bool]:
+async def forget(
+    fact_id: Annotated[int, Path(ge=1, le=MAX_FACT_ID, description="The fact's id")], runtime: RuntimeDep
+) -> dict[str, bool]:
     if not await runtime.memory.delete_fact_by_id(fact_id, owner=DEFAULT_OWNER):
         raise NotFound(f"no fact {fact_id}")
     await runtime.extractor.refresh_summary(DEFAULT_OWNER)

@@ -6,14 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from navi.api.deps import RunsDep, RuntimeDep, SessionDep
 from navi.api.errors import RunFailed
+from navi.api.routing import api_router
 from navi.api.websocket import parse_frame
 
-router = APIRouter(prefix="/sessions", tags=["messages"])
+router = api_router(prefix="/sessions", tags=["messages"])
 
 
 class SendMessage(BaseModel):

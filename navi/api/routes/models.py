@@ -12,11 +12,12 @@ import time
 from collections.abc import Awaitable
 from typing import Annotated, TypeVar
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import Depends, Request
 from pydantic import BaseModel
 
 from navi import redact
 from navi.api.deps import RuntimeDep
+from navi.api.routing import api_router
 from navi.llm.base import LLMBackend, model_listed
 from navi.llm.errors import LLMError, ModelNotFound
 from navi.llm.registry import BackendRegistry
@@ -25,7 +26,7 @@ from navi.profiles.registry import ProfileRegistry
 
 log = get_logger(__name__)
 
-router = APIRouter(prefix="/models", tags=["models"])
+router = api_router(prefix="/models", tags=["models"])
 
 CHECK_TIMEOUT = 3.0  # seconds, for each question to the model server
 CACHE_SECONDS = 10.0

@@ -6,20 +6,21 @@ import asyncio
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Request
+from fastapi import Body, Query, Request
 from pydantic import BaseModel, Field
 
 from navi.api.deps import RunsDep, RuntimeDep, SessionDep
 from navi.api.errors import BadRequest
+from navi.api.routing import api_router
 from navi.llm.messages import Message
 from navi.profiles.registry import UnknownProfile
 from navi.sessions import shown
-from navi.sessions.archive import import_archive
+from navi.sessions.archive import parse_archive
 from navi.sessions.models import SessionInfo
 from navi.sessions.store import SessionNotFound
 from navi.sessions.windows import window
 
-router = APIRouter(prefix="/sessions", tags=["sessions"])
+router = api_router(prefix="/sessions", tags=["sessions"])
 WINDOW_LOOKUP_SECONDS = 3.0  # a first lookup of a model's window; the configured size meanwhile
 
 
@@ -179,10 +180,27 @@ async def export_session(session: SessionDep, runtime: RuntimeDep) -> dict[str, 
 
 
 @router.post(
-    "/import", status_code=201, response_model=Imported, summary="Import a session-archive/v1 document"
+    "/import",
+    status_code=201,
+    response_model=Imported,
+    summary="Import a session-archive/v1 document",
+    openapi_extra={
+        "requestBody": {
+            "content": {"application/json": {"schema": {"type": "object", "title": "session-archive/v1"}}},
+            "required": True,
+        }
+    },
 )
-async def import_session(runtime: RuntimeDep, archive: Annotated[dict[str, Any], Body()]) -> Imported:
-    session = import_archive(archive)
+async def import_session(request: Request, runtime: RuntimeDep) -> Imported:
+    """The body is read whole (at most NAVI_IMPORT_MAX_MB, counted by navi/api/limits.py) and
+    parsed, validated and rebuilt on a worker thread: a large archive never stalls other clients."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json" and not kind.endswith("+json"):
+        raise BadRequest("send the archive as application/json")
+    body = await request.body()
+    session = await asyncio.to_thread(
+        parse_archive, body, max_messages=runtime.settings.navi_import_max_messages
+    )
     await runtime.sessions.insert(session)
     return Imported(session_id=session.id, messages=len(session.messages))
 

@@ -6,8 +6,9 @@ descriptors from `/` down, never following a symlink, so a folder swapped for a 
 check cannot send a read, a write or a listing outside. A file opened is checked against the
 secrets again by inode. A folder holding a secret cannot be copied, moved or deleted whole;
 listings show secrets marked, and never go into a secret folder.
-Text files are read in pages of lines, so a large log never lands in the context whole; binary
-files are described, not dumped.
+Text files are read in pages of lines (and of at most `MAX_PAGE_CHARS` characters, read in bounded
+chunks, so neither a large log nor a file without newlines lands in memory or the context whole);
+binary files are described, not dumped.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ import errno
 import fnmatch
 import functools
 import io
-import itertools
 import mimetypes
 import os
 import stat
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from navi.tools import safe_io
 from navi.tools.base import Tool, ToolResult
@@ -36,6 +37,7 @@ MAX_PAGE_CHARS = 40_000
 MAX_WRITE_CHARS = 2_000_000
 MAX_ENTRIES = 500
 SNIFF_BYTES = 8192
+SKIP_CHARS = 65536  # how much of a skipped line is held at once
 
 
 def _is_binary(head: bytes) -> bool:
@@ -46,6 +48,50 @@ def _is_binary(head: bytes) -> bool:
     except UnicodeDecodeError as exc:
         return exc.start < len(head) - 4  # a multi-byte character cut at the sniff boundary is fine
     return False
+
+
+@dataclass
+class _Page:
+    lines: list[str]
+    more: bool  # the file goes on after these lines
+    cut: bool  # the one line shown was longer than a page and is cut
+
+
+def _skip_line(fh: TextIO) -> bool:
+    """Read past one line, however long, holding at most `SKIP_CHARS` of it; False at the end."""
+    got = False
+    while chunk := fh.readline(SKIP_CHARS):
+        got = True
+        if chunk.endswith("\n"):
+            break
+    return got
+
+
+def _read_page(fh: TextIO, offset: int, limit: int) -> _Page:
+    """Up to `limit` lines of the text file `fh` from line `offset`, at most `MAX_PAGE_CHARS`
+    characters in all.
+
+    Reads by bounded chunks (`readline(n)`), never a whole line: a 400 MB file without a newline
+    costs a page, not the file several times over. A first line longer than a page is cut."""
+    lines: list[str] = []
+    chars = 0
+    for _ in range(offset - 1):
+        if not _skip_line(fh):
+            return _Page([], more=False, cut=False)
+    while len(lines) < limit:
+        room = MAX_PAGE_CHARS - chars
+        line = fh.readline(room + 1)  # one character more than fits tells "too long"
+        if not line:
+            return _Page(lines, more=False, cut=False)
+        if len(line) > room:
+            if lines:  # it starts the next page
+                return _Page(lines, more=True, cut=False)
+            if not line.endswith("\n"):
+                _skip_line(fh)  # the rest of the over-long line
+            return _Page([line[:room]], more=fh.read(1) != "", cut=True)
+        lines.append(line)
+        chars += len(line)
+    return _Page(lines, more=fh.read(1) != "", cut=False)
 
 
 def _size(n: float) -> str:
@@ -157,22 +203,20 @@ class FilesystemTool(Tool):
                 )
             raw.seek(0)
             offset, limit = p.get("offset", 1), p.get("limit", PAGE_LINES)
-            lines: list[str] = []
-            chars = 0
             fh = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
-            for line in itertools.islice(fh, offset - 1, offset - 1 + limit):
-                if chars + len(line) > MAX_PAGE_CHARS and lines:
-                    break
-                lines.append(line)
-                chars += len(line)
-            more = fh.readline() != ""
+            page = _read_page(fh, offset, limit)
             fh.detach()
-        if not lines and offset > 1:
+        if not page.lines and offset > 1:
             return ToolResult.fail(f"{p['path']} has fewer than {offset} lines")
-        last = offset + len(lines) - 1
+        last = offset + len(page.lines) - 1
         header = f"[{p['path']}: lines {offset}–{last}, {_size(size)}]"
-        footer = f"\n[more: continue with offset {last + 1}]" if more else "\n[end of file]"
-        return ToolResult.ok(header + "\n" + "".join(lines).rstrip("\n") + footer)
+        note = (
+            f"\n[line {offset} is longer than {MAX_PAGE_CHARS:,} characters: only its start is shown]"
+            if page.cut
+            else ""
+        )
+        footer = f"\n[more: continue with offset {last + 1}]" if page.more else "\n[end of file]"
+        return ToolResult.ok(header + "\n" + "".join(page.lines).rstrip("\n") + note + footer)
 
     @contextlib.contextmanager
     def _checked(self, fd: int, path: Path, p: dict[str, Any], mode: str = "rb") -> Iterator[Any]:

@@ -1,6 +1,10 @@
 """`image_view`: put an image (a local file or an http(s) URL) in front of the model.
 
-The bytes are checked with Pillow (`verify`, then reopened: `verify` leaves the image unusable), turned
+Before anything is decoded, the size in the image's header is checked against `MAX_PIXELS`: a
+small file can declare a huge canvas (a 0.7 MB PNG of 13,000 × 13,000 pixels decodes to 2 GB), and
+Pillow's own guard only warns below 179 megapixels. JPEGs are measured at the reduced scale they
+are decoded at (`draft`), so a large photo still works. The bytes are then checked with Pillow
+(`verify`, then reopened: `verify` leaves the image unusable), turned
 upright from EXIF orientation, scaled down so the longest side is at most `max_side` (vision models
 downscale anyway, and smaller images cost fewer tokens), and re-encoded: PNG when the image has real
 transparency or is a lossless source (screenshots, diagrams — text stays sharp), JPEG for photos and
@@ -38,6 +42,7 @@ from navi.tools.builtin.http import (
 )
 from navi.tools.paths import PathDenied, PathPolicy
 
+MAX_PIXELS = 40_000_000  # decoded at 4 bytes a pixel: 160 MB, before the copies that follow
 MAX_ENCODED_BYTES = 3_500_000  # stays under common provider limits (5 MB once base64-encoded)
 JPEG_QUALITY = 85
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -76,14 +81,31 @@ def _encode(img: Any, fmt: str, quality: int) -> bytes:
     return out.getvalue()
 
 
-def prepare_image(data: bytes, max_side: int) -> Encoded:
+def _check_pixels(img: Any, declared: tuple[int, int], max_pixels: int) -> None:
+    """Refuse an image whose decoded size (after `draft`, for JPEG) is over `max_pixels`; `declared`
+    is the size its header gives, for the message."""
+    width, height = img.size
+    if width * height > max_pixels:
+        raise NotAnImage(
+            f"the image is {declared[0]:,} × {declared[1]:,} pixels "
+            f"({declared[0] * declared[1] / 1e6:,.0f} megapixels); at most {max_pixels / 1e6:,.0f} "
+            "megapixels are decoded"
+        )
+
+
+def prepare_image(data: bytes, max_side: int, max_pixels: int = MAX_PIXELS) -> Encoded:
     """Verify, orient, downsize and encode `data`; raises `NotAnImage`."""
     from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
+    bomb = (Image.DecompressionBombError, Image.DecompressionBombWarning)  # the warning too: no "maybe"
     try:
-        with Image.open(BytesIO(data)) as probe:
+        with Image.open(BytesIO(data)) as probe:  # lazy: reads the header, decodes nothing
+            if probe.format != "JPEG":  # a JPEG is measured below, at the scale it is decoded at
+                _check_pixels(probe, probe.size, max_pixels)
             probe.verify()
-    except Image.DecompressionBombError as exc:
+    except NotAnImage:
+        raise
+    except bomb as exc:
         raise NotAnImage(f"the image has too many pixels to process safely ({exc})") from exc
     except UnidentifiedImageError as exc:
         raise NotAnImage("not an image format Pillow recognises") from exc
@@ -97,11 +119,15 @@ def prepare_image(data: bytes, max_side: int) -> Encoded:
             original = opened.size
             if opened.getexif().get(ExifTags.Base.Orientation) in (5, 6, 7, 8):  # rotated a quarter turn
                 original = (original[1], original[0])
+            declared = opened.size
             if source_format == "JPEG":
                 opened.draft(opened.mode, (max_side, max_side))  # decode at a reduced scale when possible
+            _check_pixels(opened, declared, max_pixels)
             img = ImageOps.exif_transpose(opened)
             img.load()
-    except Image.DecompressionBombError as exc:
+    except NotAnImage:
+        raise
+    except bomb as exc:
         raise NotAnImage(f"the image has too many pixels to process safely ({exc})") from exc
     except Exception as exc:
         raise NotAnImage(f"the image could not be decoded ({type(exc).__name__}: {exc})") from exc
@@ -163,12 +189,14 @@ class ImageViewTool(Tool):
         max_bytes: int = 20_000_000,
         *,
         guard: NetGuard | None = None,
+        max_pixels: int = MAX_PIXELS,
     ) -> None:
         """Without `guard`, URLs get the strictest one: no allowlist, nothing private or local."""
         self.policy = policy
         self.guard = guard or NetGuard()
         self.max_side = max_side
         self.max_bytes = max_bytes
+        self.max_pixels = max_pixels
         self.fetch_timeout = 30.0
 
     async def execute(self, params: dict[str, Any]) -> ToolResult:
@@ -185,7 +213,7 @@ class ImageViewTool(Tool):
         if isinstance(loaded, ToolResult):
             return loaded
         try:
-            image = await asyncio.to_thread(prepare_image, loaded, self.max_side)
+            image = await asyncio.to_thread(prepare_image, loaded, self.max_side, self.max_pixels)
         except NotAnImage as exc:
             return ToolResult.fail(f"{source} is not a usable image: {exc}{self._not_image_hint(loaded)}")
         return self._result(source, len(loaded), image)

@@ -100,7 +100,7 @@ class WriteToolTool(Tool):
 
     async def execute(self, params: dict[str, Any]) -> ToolResult:
         name, code = params["name"], params["code"]
-        if not NAME_PATTERN.match(name):
+        if not NAME_PATTERN.fullmatch(name):  # not .match: its `$` also matches before a final newline
             return ToolResult.fail(
                 f"{name!r} is not a valid tool name: 2-64 lowercase letters, digits and underscores, "
                 "starting with a letter"

@@ -149,6 +149,7 @@ class Settings(BaseSettings):
     context_keep_recent: int = Field(10, ge=1)
     context_summary_temperature: float = Field(0.3, ge=0.0, le=2.0)
     context_summary_max_input_tokens: int = Field(3_000, ge=256)
+    context_long_message_tokens: int = Field(1_500, ge=0)
 
     # --- Memory ----------------------------------------------------------------------------------
     memory_stale_minutes: int = Field(30, ge=1)

@@ -46,6 +46,7 @@ from navi.agent.persistence import RunWriter
 from navi.agent.planning import run_planning
 from navi.agent.pump import pump
 from navi.agent.run import RunState
+from navi.agent.shorten import LongMessages, saving
 from navi.agent.tool_batch import ToolRunner
 from navi.agent.windows import ContextWindows
 from navi.agent.workers import (
@@ -102,6 +103,9 @@ class AgentConfig:
     num_ctx: int = 65536
     think: bool = True
     tool_result_max_chars: int = 16_000
+    # Messages older than the recent turns and longer than this (tokens) go to the model shortened,
+    # recallable by key (navi/agent/shorten.py); 0 sends them whole.
+    long_message_tokens: int = 1500
     planning: bool = True
     max_consecutive_tool_failures: int = 3
     stop_grace_seconds: float = 5.0
@@ -165,12 +169,21 @@ class Agent:
             await asyncio.gather(*list(self._background), return_exceptions=True)
 
     # --- what the model sees ---------------------------------------------------------------------
+    @property
+    def long_messages(self) -> LongMessages:
+        """Which old messages a call sends shortened; "recent" means what compression keeps."""
+        return LongMessages(self.config.long_message_tokens, self.compressor.settings.keep_recent)
+
     def model_view(
         self, profile: AgentProfile, context: Sequence[Message], memory: str | None = None
     ) -> list[Message]:
         """The messages a model call in `profile` would send for `context`: the one place the
         system prompt is built (the engine, `GET /sessions/{id}/context` and archives use it)."""
-        return build_context(self.config.persona, profile, context, memory)
+        return build_context(self.config.persona, profile, context, memory, long_messages=self.long_messages)
+
+    def view_tokens(self, context: Sequence[Message]) -> int:
+        """Estimated tokens of `context` as a model call sends it (old long messages shortened)."""
+        return estimate_messages_tokens(context) - saving(context, self.long_messages)
 
     def system_prompt(self, profile: AgentProfile, memory: str | None = None) -> str:
         return self.model_view(profile, [], memory)[0].content or ""
@@ -441,9 +454,15 @@ class Agent:
             else:
                 yield await self._failed(session.id, user, ErrorEvent.of(exc))
             return
-        run.tokens = session.context_token_count or (run.fixed + estimate_messages_tokens(run.context))
+        run.tokens = session.context_token_count or (run.fixed + self.view_tokens(run.context))
         # The stored count was taken before the new message: it is pending until the next call.
         run.pending = estimate_message_tokens(user) if session.context_token_count and not retry else 0
+        if session.context_token_count and not retry:
+            # That count was of the calls before this message. With it, the oldest recent turn
+            # ages out of the recent ones: its long messages are sent shortened from now on.
+            policy = self.long_messages
+            aged = saving(run.context, policy) - saving(run.context[:-1], policy)
+            run.tokens = max(run.fixed, run.tokens - aged)
         if retry:
             run.answer_metadata["retry_of"] = user.id
             await self._drop_broken_answer(run)
@@ -493,7 +512,7 @@ class Agent:
         if len(kept) == len(run.context):
             return
         run.context = kept
-        run.tokens = run.fixed + estimate_messages_tokens(kept)
+        run.tokens = run.fixed + self.view_tokens(kept)
         await self.sessions.replace_context(run.ctx.session_id, kept, context_token_count=run.tokens)
 
     async def _plan(self, run: RunState) -> AsyncIterator[AgentEvent]:
@@ -709,7 +728,15 @@ class Agent:
     async def _model_turn(
         self, run: RunState, builder: CompletionBuilder, specs: list[ToolSpec], note: str | None, need: int
     ) -> AsyncIterator[AgentEvent]:
-        messages = build_context(self.config.persona, run.profile, run.context, run.memory, note=note)
+        messages = build_context(
+            self.config.persona,
+            run.profile,
+            run.context,
+            run.memory,
+            note=note,
+            long_messages=self.long_messages,
+            texts=None if run.persistent else run.ctx.full_texts,  # a subagent's texts live nowhere else
+        )
         run.sent = messages
         # Never ask for more than the window has left: a reply cannot push the context past it.
         room = max(self.budget.reserve(run), run.window - need)

@@ -11,6 +11,8 @@ This is a view, built for each call (`navi.agent.context.build_context`): the st
 the display history keep every message whole, so compression still summarises the full texts. The
 view changes only when a turn ages out of the recent ones, which happens when the user sends a
 message, so within a turn every call sends the same prefix and a server's prompt cache holds.
+"Recent" is what compression keeps verbatim, so a compressed context has nothing to shorten and
+compression's estimate of it is already the estimate of what is sent.
 Summaries, plans and the images Navi injects are never shortened; images of a shortened message stay.
 """
 

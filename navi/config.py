@@ -109,6 +109,10 @@ class Settings(BaseSettings):
     navi_auth_disabled: bool = False
     navi_allowed_hosts: str = ""
     navi_allowed_origins: str = ""
+    # Where `navi chat` and `navi tools` reach Navi (http://host:port); empty: NAVI_HOST:NAVI_PORT.
+    navi_url: str = ""
+    # `navi chat`'s input history; empty: navi/chat_history under $XDG_STATE_HOME (~/.local/state).
+    navi_chat_history_file: str = ""
 
     # --- Database --------------------------------------------------------------------------------
     db_path: str = "navi.db"
@@ -157,7 +161,7 @@ class Settings(BaseSettings):
     def _lower_mode(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator("ollama_host", "openai_base_url", "anthropic_base_url")
+    @field_validator("ollama_host", "openai_base_url", "anthropic_base_url", "navi_url")
     @classmethod
     def _url(cls, value: str) -> str:
         value = value.strip().rstrip("/")

@@ -67,9 +67,10 @@ def settings_or_exit(**overrides: object) -> Settings:
 
 
 def _register() -> None:
-    from navi.cli import doctor, fake, memory, serve, sessions
+    from navi.cli import chat, doctor, fake, memory, serve, sessions
 
     serve.register(app)
+    chat.register(app)
     doctor.register(app)
     sessions.register(app)
     memory.register(app)

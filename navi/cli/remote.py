@@ -11,15 +11,17 @@ from __future__ import annotations
 import base64
 import ipaddress
 import mimetypes
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
 
 import httpx
 
 from navi.config import LOOPBACK_NAMES, Settings
 
+T = TypeVar("T")
 START_FIX = "start it with `navi serve`, or point --url (or NAVI_URL) at it"
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 MAX_IMAGE_BYTES = 10 * 1024 * 1024  # as the web page: larger pictures are uploaded as files
@@ -247,3 +249,34 @@ def image_data_url(path: Path) -> str | None:
     except OSError:
         return None
     return f"data:{media};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def target_or_exit(settings: Settings, url: str | None) -> Target:
+    from navi.cli.main import fail
+    from navi.compose import SetupError
+
+    try:
+        return resolve_target(settings, url)
+    except ValueError as exc:
+        fail(f"{exc} (--url or NAVI_URL)")
+    except SetupError as exc:
+        fail(str(exc))
+
+
+def with_remote(url: str | None, work: Callable[[Remote], Awaitable[T]]) -> T:
+    """Run `work` against the Navi at `url` (default from the settings); any failure is one line
+    on stderr (exit 2 for a bad address or setting, 1 for what Navi answered or did not)."""
+    import asyncio
+
+    from navi.cli.main import fail, settings_or_exit
+
+    target = target_or_exit(settings_or_exit(), url)
+
+    async def run() -> T:
+        async with Remote(target) as remote:
+            return await work(remote)
+
+    try:
+        return asyncio.run(run())
+    except RemoteError as exc:
+        fail(str(exc), 1)

@@ -48,20 +48,14 @@ def chat(
     from navi.cli.chat.app import Chat
     from navi.cli.chat.pipe import pipe
     from navi.cli.chat.repl import interact
-    from navi.cli.remote import Remote, RemoteError, resolve_target
-    from navi.compose import SetupError
+    from navi.cli.remote import Remote, RemoteError, target_or_exit
 
     settings = settings_or_exit()
     if settings.log_level != "DEBUG":
         logging.getLogger().setLevel(logging.WARNING)  # log lines would tear the live output
     if session and new:
         fail("give a SESSION or --new, not both")
-    try:
-        target = resolve_target(settings, url)
-    except ValueError as exc:
-        fail(f"{exc} (--url or NAVI_URL)")
-    except SetupError as exc:
-        fail(str(exc))
+    target = target_or_exit(settings, url)
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     text = "" if interactive else sys.stdin.read()
     if not interactive and not text.strip():

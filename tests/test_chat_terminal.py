@@ -7,6 +7,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from PIL import Image
+
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.helpers.terminal import NAVI, CuttableProxy, Terminal, chat_env
@@ -102,8 +104,9 @@ def test_a_conversation_in_the_terminal(tmp_path: Path, fake_server: FakeModelSe
 def test_a_remote_navi_with_a_token_and_a_dropped_connection(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
-    """Through --url and NAVI_API_TOKEN (no token file anywhere), a reply streams on after the
-    connection is cut mid-answer: the chat reconnects with ?since= and nothing is shown twice."""
+    """Through --url and NAVI_API_TOKEN (no token file anywhere): a pasted path is uploaded and a
+    picture attached with /attach goes to the model; the reply streams on after the connection is
+    cut mid-answer (the chat reconnects with ?since=) and nothing is shown twice."""
     script = use_script(fake_server)
     words = [f"part{i}" for i in range(150)]
     script.turn(Reply(text=" ".join(words), chunk_chars=6, delay=0.03))
@@ -111,9 +114,18 @@ def test_a_remote_navi_with_a_token_and_a_dropped_connection(
     with live_navi(tmp_path / "server", fake_server, navi_api_token=token) as navi:
         proxy = CuttableProxy(int(navi.url.rsplit(":", 1)[1]))
         env = chat_env(tmp_path, NAVI_API_TOKEN=token, DB_PATH=str(tmp_path / "client" / "navi.db"))
+        notes, picture = tmp_path / "notes.txt", tmp_path / "pic.png"
+        notes.write_text("remember the milk\n")
+        Image.new("RGB", (4, 4), "red").save(picture)
         term = Terminal([*NAVI, "chat", "--new", "--url", proxy.url], env)
         try:
             term.wait_for("Type a message")
+            term.type(f"'{notes}'")  # a path pasted (or dropped) on its own
+            term.send("Enter")
+            term.wait_for("📎 notes.txt uploaded (18 bytes); it goes with your next message")
+            term.type(f"/attach {picture}")
+            term.send("Enter")
+            term.wait_for("🖼 pic.png attached")
             term.type("Tell me a long story")
             term.send("Enter")
             term.wait_for("part8 part9")
@@ -129,6 +141,10 @@ def test_a_remote_navi_with_a_token_and_a_dropped_connection(
         finally:
             term.close()
             proxy.close()
+    asked = script.of_kind("turn")[0].messages[-1]
+    assert asked.role == "user" and asked.content.startswith("Tell me a long story")
+    assert "notes.txt" in asked.content  # the uploaded file's path, as Navi tells the model
+    assert len(asked.images or []) == 1
 
 
 def _pipe(args: list[str], env: dict[str, str], text: str) -> subprocess.CompletedProcess[str]:

@@ -12,10 +12,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.panel import Panel
+from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -48,6 +49,26 @@ def result_summary(result: str, limit: int = 80) -> str:
         return "(no output)"
     more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
     return one_line(lines[0], limit - len(more)) + more
+
+
+class Trimmed:
+    """`inner` without blank lines above or below (rich's Markdown opens a list with one)."""
+
+    def __init__(self, inner: RenderableType) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = console.render_lines(self.inner, options, pad=False)
+        blank = [not "".join(seg.text for seg in line).strip() for line in lines]
+        start = blank.index(False) if False in blank else len(lines)
+        end = len(lines) - (blank[::-1].index(False) if False in blank else 0)
+        for line in lines[start:end]:
+            yield from line
+            yield Segment.line()
+
+
+def markdown(text: str) -> RenderableType:
+    return Trimmed(Markdown(text, code_theme=CODE_THEME))
 
 
 class Block:
@@ -87,7 +108,7 @@ class PlanBlock(Block):
 
     def final(self) -> RenderableType:
         return Panel(
-            Markdown(self.text, code_theme=CODE_THEME),
+            markdown(self.text),
             title="Plan",
             title_align="left",
             border_style="cyan",
@@ -201,7 +222,7 @@ class TextBlock(Block):
     committed: int = 0  # lines already printed above the live region
 
     def final(self) -> RenderableType:
-        return Markdown(self.text, code_theme=CODE_THEME)
+        return markdown(self.text)
 
 
 @dataclass

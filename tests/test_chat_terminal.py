@@ -3,7 +3,9 @@ and the keys they press. Plus the pipe mode and the token rules, as a script wou
 
 from __future__ import annotations
 
+import json
 import re
+import stat
 import subprocess
 from pathlib import Path
 
@@ -43,6 +45,9 @@ def test_a_conversation_in_the_terminal(tmp_path: Path, fake_server: FakeModelSe
         try:
             term.wait_for("Type a message")
             term.type("Make me a checklist")
+            term.send("Escape", "Enter")  # a new line, not a send
+            term.type("of two items")
+            term.wait_for("· of two items")
             term.send("Enter")
             live = term.wait_for("💭 thinking…")  # dimmed while it streams…
             assert "Plan" in live and "Make a checklist" in live
@@ -81,8 +86,12 @@ def test_a_conversation_in_the_terminal(tmp_path: Path, fake_server: FakeModelSe
         finally:
             term.close()
 
-        history = (tmp_path / "state" / "navi" / "chat_history").read_text()
-        assert "+Make me a checklist" in history and "+Run the command" in history
+        asked = script.of_kind("turn")[0].last_user_text
+        assert asked == "Make me a checklist\nof two items"
+        history_file = tmp_path / "state" / "navi" / "chat_history"
+        history = history_file.read_text()
+        assert "+Make me a checklist\n+of two items" in history and "+Run the command" in history
+        assert stat.S_IMODE(history_file.stat().st_mode) == 0o600
 
         # The next run offers the latest conversation, shows how it ended, and Up recalls input.
         term = Terminal([*NAVI, "chat"], env)
@@ -136,6 +145,26 @@ def test_a_remote_navi_with_a_token_and_a_dropped_connection(
             body = screen.split("Tell me a long story", 1)[1]
             for word in ("part0", "part9", "part10", "part80", "part149"):
                 assert len(re.findall(rf"\b{word}\b", body)) == 1, (word, body)
+
+            # The slash commands, through the same proxy and token.
+            exported = tmp_path / "story.json"
+            for command, shows in (
+                ("/rename Long story", "Renamed: Long story"),
+                ("/profile server_admin", "Profile: "),
+                (f"/export {exported}", f"Wrote {exported} ("),
+                ("/sessions", "*  1  "),  # the open one, marked
+                ("/new", "New conversation; it is created"),
+                ("/open 1", "─ Long story · "),
+                ("/stop", "Nothing is running."),
+                ("/nonsense", "unknown command /nonsense — /help lists them"),
+            ):
+                term.type(command)
+                term.send("Enter")
+                term.wait_for(shows)
+            with navi.client() as http:
+                (session,) = http.get("/sessions").json()
+            assert (session["name"], session["profile_id"]) == ("Long story", "server_admin")
+            assert json.loads(exported.read_text())["session"]["name"] == "Long story"
             term.send("C-d")
             term.wait_for("[exited 0]")
         finally:

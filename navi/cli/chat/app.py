@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
-from navi.cli.chat.blocks import TextBlock, ToolBlock
+from navi.cli.chat.blocks import TextBlock, ToolBlock, UserBlock
 from navi.cli.chat.connection import NotConnected, SessionConnection
 from navi.cli.chat.history import final_answer, history_blocks, last_turn_start
 from navi.cli.chat.keys import turn_keys
@@ -63,7 +63,8 @@ class Chat:
         return self.session["id"] if self.session else None
 
     def profile_name(self, profile_id: str | None) -> str:
-        return self.profiles.get(profile_id or "", profile_id or "default profile")
+        """The profile's name; '' for a new conversation on Navi's default profile (not known yet)."""
+        return self.profiles.get(profile_id or "", profile_id or "")
 
     def title(self) -> str:
         if self.session is None:
@@ -72,7 +73,7 @@ class Chat:
 
     def toolbar(self) -> str:
         profile = self.session["profile_id"] if self.session else self.profile_id
-        parts = [self.title(), self.profile_name(profile)]
+        parts = [p for p in (self.title(), self.profile_name(profile)) if p]
         if g := gauge(*self.context):
             parts.append(g)
         if self.images or self.files:
@@ -126,7 +127,9 @@ class Chat:
         start = last_turn_start(messages, HISTORY_TURNS)
         if start:
             self.say(f"… {start} earlier messages (/export FILE saves them all)")
-        for block in history_blocks(messages[start:]):
+        for n, block in enumerate(history_blocks(messages[start:])):
+            if n and isinstance(block, UserBlock):
+                self.console.print()  # a blank line between exchanges, as after a live turn
             self.console.print(block.final())
         self._connect(session_id)
         if detail.get("active"):
@@ -135,7 +138,8 @@ class Chat:
     async def new(self) -> None:
         await self.close_session()
         profile = self.profile_name(self.profile_id)
-        self.say(f"New conversation ({profile}); it is created when you send the first message.")
+        with_profile = f" ({profile})" if profile else ""
+        self.say(f"New conversation{with_profile}; it is created when you send the first message.")
 
     async def ensure_session(self) -> str:
         if self.session is None:

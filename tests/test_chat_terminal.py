@@ -189,7 +189,9 @@ def test_pipe_mode_prints_the_answer_only(tmp_path: Path, fake_server: FakeModel
         Reply(
             thinking="Secret thoughts.", tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["Hi"]})]
         ),
-        Reply(text="Hello **there**.\n\nSecond paragraph."),
+        # Streams for over two seconds: longer than a reconnect's grace, which a first connection
+        # must not start.
+        Reply(text="Hello **there**.\n\nSecond paragraph.", chunk_chars=2, delay=0.12),
         Reply(text="Still here."),
     )
     with live_navi(tmp_path, fake_server) as navi:

@@ -104,10 +104,13 @@ def import_(
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
         session = import_archive(json.loads(text))
     except OSError as exc:
-        typer.echo(f"navi: cannot read {source}: {exc.strerror or exc}", err=True)
+        typer.echo(
+            f"navi: cannot read {source}: {exc.strerror or exc} — give an archive file, or - for stdin",
+            err=True,
+        )
         raise typer.Exit(1) from None
     except json.JSONDecodeError as exc:
-        typer.echo(f"navi: {source} is not JSON: {exc}", err=True)
+        typer.echo(f"navi: {source} is not JSON ({exc}) — give a file from `navi sessions export`", err=True)
         raise typer.Exit(1) from None
     except ArchiveError as exc:
         typer.echo(f"navi: {exc}", err=True)

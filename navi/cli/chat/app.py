@@ -224,6 +224,7 @@ class Chat:
         turn = LiveTurn(self.console, context=self.context)
         started = replay
         stopping = False
+        dropped = False  # the connection dropped during this turn
         checks: set[asyncio.Task[None]] = set()
 
         def check_later(delay: float) -> None:
@@ -280,8 +281,9 @@ class Chat:
                     if kind == "_connection":
                         if frame["state"] == "reconnecting":
                             turn.phase, turn.detail = "reconnecting", ""
-                        elif frame["state"] == "open":
-                            turn.phase = "waiting"
+                            dropped = True
+                        elif frame["state"] == "open" and dropped:  # not the first open of a new session
+                            turn.phase, dropped = "waiting", False
                             check_later(AWAY_GRACE)
                         continue
                     if kind == "_away":

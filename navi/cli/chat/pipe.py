@@ -40,6 +40,7 @@ async def pipe(remote: Remote, session_id: str, text: str) -> int:
     written = ""
     started = False
     stopping = False
+    dropped = False
     checks: set[asyncio.Task[None]] = set()
 
     def write(part: str) -> None:
@@ -68,8 +69,10 @@ async def pipe(remote: Remote, session_id: str, text: str) -> int:
                         return 130
                     stopping = True
                     later(remote.stop(session_id))
-                elif kind == "_connection" and frame["state"] == "open":
-                    later(_resync(remote, session_id, inbox))
+                elif kind == "_connection":
+                    if frame["state"] == "open" and dropped:  # a reconnect, not the first open
+                        later(_resync(remote, session_id, inbox))
+                    dropped = frame["state"] == "reconnecting"
                 elif kind == "_gone":
                     _err(frame["message"])
                     return 1

@@ -49,6 +49,7 @@ class Chat:
         self.listed: list[dict[str, Any]] = []  # the last /sessions list, for /open N
         self.busy_elsewhere = False  # another window's reply is running in this session
         self.prompt: Any = None
+        self.pending_notice = ""  # something that happened while the prompt waited, said after it
 
     # --- printing -------------------------------------------------------------------------------
 
@@ -178,8 +179,8 @@ class Chat:
                         int(frame.get("max_context_tokens") or 0),
                     )
             elif kind == "_gone":
-                self.session = None
-                self.conn = None
+                self.session, self.conn = None, None
+                self.pending_notice = f"{frame['message']}; your next message starts a new one"
             if self.prompt is not None and self.prompt.app.is_running:
                 self.prompt.app.invalidate()
 

@@ -113,6 +113,9 @@ async def interact(chat: Chat, session_ref: str | None, new: bool) -> int:
                 idle.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await idle
+            if chat.pending_notice:
+                chat.error(chat.pending_notice)
+                chat.pending_notice = ""
             chat.interrupts = 0
             text = line.strip()
             if not text:

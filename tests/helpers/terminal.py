@@ -45,6 +45,7 @@ class Terminal:
         # The pane stays after the program ends, showing how it ended.
         line = f'env -i {assignments} {shlex.join(command)}; echo; echo "[exited $?]"; sleep 600'
         self._tmux("new-session", "-d", "-s", "chat", "-x", str(width), "-y", str(height), line)
+        self.socket_path = Path(self._tmux("display-message", "-p", "#{socket_path}").strip())
 
     def _tmux(self, *args: str) -> str:
         done = subprocess.run(
@@ -84,6 +85,7 @@ class Terminal:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._tmux("kill-server")
+        self.socket_path.unlink(missing_ok=True)
 
 
 class CuttableProxy:

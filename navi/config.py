@@ -118,6 +118,10 @@ class Settings(BaseSettings):
     navi_max_request_mb: int = Field(16, ge=1)
     navi_header_timeout_seconds: float = Field(10.0, gt=0)
     navi_max_pending_connections: int = Field(256, ge=8)
+    # Where `navi chat` and `navi tools` reach Navi (http://host:port); empty: NAVI_HOST:NAVI_PORT.
+    navi_url: str = ""
+    # `navi chat`'s input history; empty: navi/chat_history under $XDG_STATE_HOME (~/.local/state).
+    navi_chat_history_file: str = ""
 
     # --- Database --------------------------------------------------------------------------------
     db_path: str = "navi.db"
@@ -169,7 +173,7 @@ class Settings(BaseSettings):
     def _lower_mode(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator("ollama_host", "openai_base_url", "anthropic_base_url")
+    @field_validator("ollama_host", "openai_base_url", "anthropic_base_url", "navi_url")
     @classmethod
     def _url(cls, value: str) -> str:
         value = value.strip().rstrip("/")

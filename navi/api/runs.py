@@ -32,6 +32,7 @@ from navi.agent.gate import ApprovalNotFound
 from navi.api.feed import SessionFeed
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, new_id
+from navi.llm.tokens import estimate_messages_tokens
 from navi.sessions.store import SessionNotFound
 
 log = structlog.stdlib.get_logger(__name__)
@@ -177,6 +178,38 @@ class RunManager:
         for callback in list(self._watchers.get(session_id, ())):
             callback(run)
         return run
+
+    async def append(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Store messages in the session without answering them (`"respond": false`).
+
+        Refused with `RunActive` while a turn is answering: rows written mid-turn would land between
+        the turn's own (a tool call and its result). An answered run's post-turn work is stopped
+        first, as a new message does, since a summary rewrites the context it read before. While the
+        messages are written, the session's slot is held, so no turn starts in between.
+        """
+        previous = self._runs.get(session_id)
+        if previous is not None and not previous.answered:
+            raise RunActive(session_id)
+        holder = AgentRun(session_id=session_id)
+        self._runs[session_id] = holder
+        try:
+            if previous is not None:
+                previous.stop_event.set()
+                await previous.finished.wait()
+            session = await self.agent.sessions.get(session_id, display=False)
+            if session is None:
+                raise SessionNotFound(session_id)
+            # A count the engine trusts must include what is added; none yet: the engine estimates.
+            tokens = session.context_token_count
+            counted = tokens + estimate_messages_tokens(messages) if tokens else None
+            await self.agent.sessions.append(
+                session_id, display=messages, context=messages, context_token_count=counted
+            )
+        finally:
+            if self._runs.get(session_id) is holder:
+                del self._runs[session_id]
+            holder.finished.set()
+            holder.settled.set()
 
     def approve(self, session_id: str, call_id: str, decision: Decision) -> None:
         """Answer the approval a run of this session waits on (`approval_resolved` follows as a

@@ -33,6 +33,7 @@ from navi.api.feed import SessionFeed
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, new_id
 from navi.llm.tokens import estimate_messages_tokens
+from navi.runctx import Unattended
 from navi.sessions.store import SessionNotFound
 
 log = structlog.stdlib.get_logger(__name__)
@@ -151,13 +152,15 @@ class RunManager:
         *,
         planning: bool = True,
         retry: bool = False,
+        unattended: Unattended | None = None,
     ) -> AgentRun:
         """Start a run (raises `RunActive` if the session has one). Returns immediately.
 
         A run that has already answered does not count as busy: it is stopped, and the new run
         starts once it has finished. `retry=True` runs the session's latest failed turn again
         without storing its message twice (`content` is ignored); its `stream_start` names the
-        stored message and carries `retry: true`.
+        stored message and carries `retry: true`. `unattended`: nobody can answer approvals
+        during this run ("deny" or "allow" them at once).
         """
         previous = self._runs.get(session_id)
         if previous is not None and not previous.answered:
@@ -173,7 +176,9 @@ class RunManager:
             user.id = message_id
             start = {"type": "stream_start", "message": user_message(user)}
         run.task = asyncio.create_task(
-            self._drive(run, content, list(images), list(files), planning, previous, message_id, start)
+            self._drive(
+                run, content, list(images), list(files), planning, previous, message_id, start, unattended
+            )
         )
         for callback in list(self._watchers.get(session_id, ())):
             callback(run)
@@ -241,6 +246,7 @@ class RunManager:
         previous: AgentRun | None = None,
         message_id: str | None = None,
         start: dict[str, Any] | None = None,
+        unattended: Unattended | None = None,
     ) -> None:
         """Drive the engine's turn. `start` is the new message's `stream_start` (None: a retry,
         whose message is stored already)."""
@@ -260,6 +266,7 @@ class RunManager:
                 message_id=message_id,
                 retry=retry,
                 on_stored=None if start is None else (lambda: run.publish(start)),
+                unattended=unattended,
             )
             async for event in stream:
                 frame = event.frame()

@@ -25,9 +25,12 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Iterable
 from http.cookies import SimpleCookie
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from navi.api.openai_wire import error_body, is_openai_path
 
 COOKIE = "navi_session"
 COOKIE_MAX_AGE = 30 * 24 * 3600
@@ -146,33 +149,38 @@ class AccessControl:
         path = scope.get("path", "")
         if not self.policy.host_allowed(host):
             await self._deny(
-                kind, send, receive, 421, f"Host '{host}' is not allowed (set NAVI_ALLOWED_HOSTS)"
+                kind, send, receive, 421, f"Host '{host}' is not allowed (set NAVI_ALLOWED_HOSTS)", path
             )
             return
         origin = headers.get("origin")
         unsafe = kind == "websocket" or scope.get("method", "GET") in UNSAFE_METHODS
         if unsafe:
             if origin is not None and not self.policy.origin_allowed(origin, host):
-                await self._deny(kind, send, receive, 403, f"Origin '{origin}' is not allowed")
+                await self._deny(kind, send, receive, 403, f"Origin '{origin}' is not allowed", path)
                 return
             if origin is None and headers.get("sec-fetch-site") == "cross-site":
-                await self._deny(kind, send, receive, 403, "cross-site request refused")
+                await self._deny(kind, send, receive, 403, "cross-site request refused", path)
                 return
         if path not in PUBLIC_PATHS and not self.policy.authenticated(headers):
             if kind == "http" and path in PAGE_PATHS and scope.get("method") == "GET":
                 await _redirect(send, "/login")
             else:
-                await self._deny(kind, send, receive, 401, "authentication required: send the API token")
+                await self._deny(
+                    kind, send, receive, 401, "authentication required: send the API token", path
+                )
             return
         await self.app(scope, receive, send)
 
     @staticmethod
-    async def _deny(kind: str, send: Send, receive: Receive, status: int, detail: str) -> None:
+    async def _deny(kind: str, send: Send, receive: Receive, status: int, detail: str, path: str) -> None:
         if kind == "websocket":
             await receive()  # the websocket.connect message
             await send({"type": "websocket.close", "code": 1008, "reason": detail[:120]})
             return
-        body = json.dumps({"detail": detail}).encode()
+        payload: dict[str, Any] = {"detail": detail}
+        if is_openai_path(path):  # OpenAI's clients show the message of OpenAI's error object
+            payload = error_body(detail, "invalid_api_key" if status == 401 else None, status)
+        body = json.dumps(payload).encode()
         extra = [(b"www-authenticate", b"Bearer")] if status == 401 else []
         await send(
             {

@@ -266,7 +266,7 @@ def usage_of(frame: dict[str, Any] | None) -> dict[str, int]:
 
 
 def sse(data: dict[str, Any] | str) -> bytes:
-    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return f"data: {text}\n\n".encode()
 
 

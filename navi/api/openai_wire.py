@@ -166,6 +166,10 @@ def to_message(raw: dict[str, Any], index: int) -> Message:
     where = f"messages[{index}]"
     if not isinstance(raw, dict):
         raise bad_request(f"{where} must be an object", param=where)
+    try:  # JSON may escape lone surrogates (\ud800): no text, and nothing a database can store
+        json.dumps(raw, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise bad_request(f"{where} is not valid Unicode (a lone surrogate)", param=where) from None
     role = raw.get("role")
     if role in ("system", "developer"):
         text, _ = _text_and_images(raw.get("content"), where, images_allowed=False)
@@ -182,8 +186,11 @@ def to_message(raw: dict[str, Any], index: int) -> Message:
         call_id = raw.get("tool_call_id")
         if not isinstance(call_id, str) or not call_id:
             raise bad_request(f"{where}: a tool message needs tool_call_id", param=where)
+        name = raw.get("name")
+        if name is not None and not isinstance(name, str):
+            raise bad_request(f"{where}.name must be the tool's name", param=where)
         text, _ = _text_and_images(raw.get("content"), where, images_allowed=False)
-        return Message(role="tool", content=text, tool_call_id=call_id, name=raw.get("name"))
+        return Message(role="tool", content=text, tool_call_id=call_id, name=name)
     raise bad_request(
         f"{where}.role must be system, developer, user, assistant or tool (got {role!r})", param=where
     )

@@ -48,7 +48,6 @@ router = APIRouter(prefix="/v1", tags=["openai"])
 SESSION_HEADER = "X-Session-Id"
 # A turn's error → the HTTP status of a non-streaming answer (the rest: the model side failed).
 RUN_ERROR_STATUS = {"session_not_found": 404, "context_overflow": 400, "busy": 409, "internal": 500}
-ENDS = ("stream_end", "stream_stopped", "error")
 
 
 def _status(code: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 
 import pytest
@@ -102,9 +103,12 @@ def test_bad_stored_messages_are_refused(navi: LiveNavi) -> None:
                 "bad_message",
                 "uploaded",
             ),
+            # json.dumps escapes the lone surrogate: valid JSON, but no text
+            ({"content": "x \ud800", "respond": False}, "bad_request", "Unicode"),
+            ({"content": "x \ud800"}, "bad_request", "Unicode"),
         ]
         for body, code, words in cases:
-            resp = http.post(url, json=body)
+            resp = http.post(url, content=json.dumps(body), headers={"content-type": "application/json"})
             assert resp.status_code == 422, (body, resp.text)
             assert resp.json()["code"] == code and words in resp.json()["detail"], (body, resp.json())
         assert http.get(f"/sessions/{sid}").json()["messages"] == []

@@ -67,6 +67,10 @@ class StopResult(BaseModel):
 async def send_message(
     body: SendMessage, session: SessionDep, runtime: RuntimeDep, runs: RunsDep
 ) -> Answer | Stored:
+    try:  # JSON may escape lone surrogates (\ud800): no text, and nothing a database can store
+        json.dumps(body.model_dump(), ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise BadRequest("the message is not valid Unicode (a lone surrogate)") from None
     if body.role not in STORABLE_ROLES:
         raise BadRequest(
             f"role {body.role!r} cannot be stored: send user, assistant or tool (Navi composes the "

@@ -519,3 +519,24 @@ def test_llm_continues_a_session_by_header_and_shows_errors(
     assert typo.returncode != 0 and "The model 'secretry' does not exist" in typo.stderr
     gone = run_llm(navi, home, "-m", "navi", "hi", headers={"X-Session-Id": MISSING})
     assert gone.returncode != 0 and f"no session '{MISSING}'" in gone.stderr
+
+
+def test_a_turn_stopped_from_the_page_ends_the_answer(navi: LiveNavi, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    full = "slow " * 40
+    script.turn(Reply(text=full, chunk_chars=5, delay=0.05))
+    stream = sdk(navi).chat.completions.with_raw_response.create(
+        model="secretary", messages=[{"role": "user", "content": "talk"}], stream=True
+    )
+    sid = stream.headers["x-session-id"]
+    text, finishes = "", []
+    for chunk in stream.parse():
+        delta = chunk.choices[0].delta.content if chunk.choices else None
+        if delta and not text:
+            with navi.client() as http:
+                assert http.post(f"/sessions/{sid}/stop").json()["ok"] is True
+        text += delta or ""
+        finishes += (
+            [chunk.choices[0].finish_reason] if chunk.choices and chunk.choices[0].finish_reason else []
+        )
+    assert finishes == ["stop"] and text and full.startswith(text)

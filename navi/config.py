@@ -93,6 +93,9 @@ class Settings(BaseSettings):
     navi_approval_overrides: str = ""
     # A call nobody answers within this many seconds is not run (counts as a denial).
     navi_approval_timeout_seconds: float = Field(300.0, gt=0)
+    # Turns run through the OpenAI-compatible API (/v1/chat/completions) have nobody to answer an
+    # approval: its calls are denied at once (deny), or run without asking (allow).
+    navi_openai_api_approvals: Literal["deny", "allow"] = "deny"
 
     # code_exec, terminal and user tools run under bubblewrap: `auto` when it works here (else
     # unconfined, with a warning), `required` (refuse to run them without it), `off`.
@@ -168,7 +171,7 @@ class Settings(BaseSettings):
     def _upper_level(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
 
-    @field_validator("sandbox_mode", "navi_approval_mode", mode="before")
+    @field_validator("sandbox_mode", "navi_approval_mode", "navi_openai_api_approvals", mode="before")
     @classmethod
     def _lower_mode(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value

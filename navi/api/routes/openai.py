@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Request
+from fastapi import Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from navi.api.deps import RunsDep, RuntimeDep
@@ -38,13 +38,14 @@ from navi.api.openai_wire import (
     sse,
     usage_of,
 )
+from navi.api.routing import api_router
 from navi.api.runs import AgentRun, RunActive, Subscriber
 from navi.compose import Runtime
 from navi.llm.messages import Message
 from navi.runctx import Unattended
 from navi.sessions.models import is_session_id
 
-router = APIRouter(prefix="/v1", tags=["openai"])
+router = api_router(prefix="/v1", tags=["openai"])  # bodies through navi.safejson, as everywhere
 SESSION_HEADER = "X-Session-Id"
 # A turn's error → the HTTP status of a non-streaming answer (the rest: the model side failed).
 RUN_ERROR_STATUS = {"session_not_found": 404, "context_overflow": 400, "busy": 409, "internal": 500}

@@ -40,6 +40,7 @@ from navi.agent.events import (
     ToolEvent,
     ToolStarted,
     TurnThinking,
+    TurnUsage,
 )
 from navi.agent.gate import ApprovalGate
 from navi.agent.persistence import RunWriter
@@ -256,6 +257,7 @@ class Agent:
         message_id: str | None = None,
         retry: bool = False,
         on_stored: Callable[[], None] | None = None,
+        unattended: runctx.Unattended | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Run one turn of a stored session, yielding events as they happen.
 
@@ -266,6 +268,8 @@ class Agent:
         `on_stored` is called once the user's message is committed, before any event: the server
         acknowledges the message (`stream_start`) only then, so an acknowledged message survives
         a crash.
+        `unattended` ("deny" or "allow"): nobody can be asked during this turn, so calls that need
+        approval are settled at once (see `ApprovalGate.screen`).
         """
         async for event in self._session_turn(
             session_id,
@@ -277,6 +281,7 @@ class Agent:
             message_id=message_id,
             retry=retry,
             on_stored=on_stored,
+            unattended=unattended,
         ):
             yield event
 
@@ -315,6 +320,7 @@ class Agent:
             is_subagent=True,
             depth=(parent.depth + 1) if parent else 1,
             persistent=False,
+            unattended=parent.unattended if parent else None,
         )
         try:
             run = await self._new_run(
@@ -362,6 +368,7 @@ class Agent:
         message_id: str | None = None,
         retry: bool = False,
         on_stored: Callable[[], None] | None = None,
+        unattended: runctx.Unattended | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         self.active.add(session_id)
         try:
@@ -383,6 +390,7 @@ class Agent:
                 profile_id=profile.id,
                 owner=session.owner,
                 stop_event=stop_event or asyncio.Event(),
+                unattended=unattended,
             )
             with structlog.contextvars.bound_contextvars(session_id=session_id), runctx.using(ctx):
                 if user is None:
@@ -691,6 +699,9 @@ class Agent:
             if not final.usage.estimated and run.sent:
                 self.budget.calibrate(run, run.sent, specs, final.usage.prompt_tokens)
             run.tokens, run.pending = final.usage.total_tokens, 0
+            run.spent_prompt += final.usage.prompt_tokens
+            run.spent_completion += final.usage.completion_tokens
+            run.spent_estimated = run.spent_estimated or final.usage.estimated
             run.fixed = self.budget.fixed(run, run.sent[0].content or "", specs)
             reply = completion.message
             reply.metadata["usage"] = {
@@ -713,6 +724,11 @@ class Agent:
                     context_tokens=run.size,
                     max_context_tokens=run.window,
                     finish_reason="length" if completion.finish_reason == "length" else "stop",
+                    usage=TurnUsage(
+                        prompt_tokens=run.spent_prompt,
+                        completion_tokens=run.spent_completion,
+                        estimated=run.spent_estimated,
+                    ),
                 )
                 return
             await self.writer.save(run, display=[reply], context=[reply], tokens=run.size)

@@ -67,7 +67,7 @@ def settings_or_exit(**overrides: object) -> Settings:
 
 
 def _register() -> None:
-    from navi.cli import chat, config, doctor, fake, memory, serve, sessions, tools
+    from navi.cli import chat, config, doctor, fake, memory, serve, sessions, tools, users
 
     serve.register(app)
     chat.register(app)
@@ -75,6 +75,7 @@ def _register() -> None:
     sessions.register(app)
     memory.register(app)
     tools.register(app)
+    users.register(app)
     config.register(app)
     fake.register(app)
 

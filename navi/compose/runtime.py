@@ -43,6 +43,7 @@ from navi.tools.host.client import ToolHost
 from navi.tools.registry import ToolRegistry
 from navi.tools.session_state import SessionState
 from navi.tools.user_config import EnabledTools
+from navi.users import InMemoryUserStore, SqlUserStore, UserStore
 
 log = get_logger(__name__)
 
@@ -66,6 +67,8 @@ class Runtime:
     # The database both SQL stores share, when the runtime opened it (None when both stores were
     # handed in, or a read-only command found no database yet).
     db: Database | None = None
+    # Users besides the owner (in the database; in memory when the runtime opened none).
+    users: UserStore = field(default_factory=InMemoryUserStore)
     # Called (in the background) with the new session's id after POST /sessions — memory extraction.
     session_created_hooks: list[Callable[[str], Coroutine[Any, Any, None]]] = field(default_factory=list)
 
@@ -218,6 +221,7 @@ async def build_runtime(
         sandbox=sandbox,
         tool_host=tool_host,
         db=db,
+        users=SqlUserStore(db) if db is not None else InMemoryUserStore(),
         session_created_hooks=[extract_after_new_session],
     )
 

@@ -121,3 +121,14 @@ browser_sessions = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("expires_at", DateTime(timezone=True), nullable=False),
 )
+
+# Users besides the owner: each name is an owner id of every store above; only the SHA-256 of the
+# user's token is kept (a token is looked up by its digest). See navi/users/store.py.
+users = Table(
+    "users",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("token_sha256", String(64), nullable=False, unique=True),
+    Column("role", String(16), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)

@@ -1,0 +1,94 @@
+"""`navi users add|list|remove`: who besides the owner may use this Navi, straight in the database.
+
+They need no running Navi, and a running one sees the change with the next request: a new user's
+token works at once, a removed user's stops working at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Annotated, TypeVar
+
+import typer
+
+from navi.cli.main import PLAIN_HELP, fail, settings_or_exit
+from navi.users.store import SqlUserStore, UserError, check_name
+
+T = TypeVar("T")
+app = typer.Typer(
+    help="Add, list and remove users (each with their own sessions, files and memory).",
+    no_args_is_help=True,
+    rich_markup_mode=PLAIN_HELP,
+)
+
+
+def with_users(work: Callable[[SqlUserStore], Awaitable[T]], *, writes: bool = False) -> T | None:
+    """Run `work` against the configured database (None: a read found no database yet)."""
+    from navi.compose import SetupError, parts
+
+    settings = settings_or_exit()
+
+    async def run() -> T | None:
+        db = await parts.open_database(settings, create=writes)
+        if db is None:
+            return None
+        try:
+            return await work(SqlUserStore(db))
+        finally:
+            await db.dispose()
+
+    try:
+        return asyncio.run(run())
+    except (SetupError, UserError) as exc:
+        fail(str(exc), 2 if isinstance(exc, SetupError) else 1)
+
+
+@app.command("add")
+def add(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The user's name (their owner id).")],
+    proxy: Annotated[
+        bool, typer.Option("--proxy", help="A trusted reverse proxy: may name the user (X-User-Id).")
+    ] = False,
+) -> None:
+    """Add a user and print their token (once: Navi keeps only its digest)."""
+    try:
+        check_name(name)  # before a database is made for nothing
+    except UserError as exc:
+        fail(str(exc), 1)
+    added = with_users(lambda store: store.add(name, "proxy" if proxy else "user"), writes=True)
+    assert added is not None
+    user, token = added
+    typer.echo(token)
+    typer.echo(
+        f"Added {user.role} {user.name!r}. This token is shown only now: give it to them "
+        "(Authorization: Bearer …).",
+        err=True,
+    )
+
+
+@app.command("list")
+def list_users(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Users, by name (never their tokens)."""
+    found = with_users(lambda store: store.list()) or []
+    if as_json:
+        typer.echo(json.dumps([u.model_dump(mode="json") for u in found], indent=2))
+        return
+    if not found:
+        typer.echo("No users yet (the owner's token is NAVI_API_TOKEN).")
+        return
+    for user in found:
+        typer.echo(f"{user.name:<24} {user.role:<6} {user.created_at:%Y-%m-%d %H:%M}")
+
+
+@app.command("remove")
+def remove(name: Annotated[str, typer.Argument(metavar="NAME", help="The user to remove.")]) -> None:
+    """Remove a user: their token stops working at once. Their sessions and memory stay."""
+    if not with_users(lambda store: store.remove(name)):
+        fail(f"no user {name!r} (see `navi users list`)", 1)
+    typer.echo(f"Removed {name!r}.")
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="users")

@@ -82,6 +82,7 @@ def create_app(
                 if owned:
                     await rt.aclose()
                 raise
+        policy.attach_users(rt.users)  # tokens of `navi users add`, looked up on every request
         runs = RunManager(rt.agent)
         app.state.runtime = rt
         app.state.runs = runs
@@ -115,6 +116,7 @@ def create_app(
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
             policy.sign_ins.detach()
+            policy.attach_users(None)
             if owned:
                 await rt.aclose()
             log.info("navi.stopped")

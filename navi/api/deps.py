@@ -1,4 +1,8 @@
-"""Typed dependencies for route functions."""
+"""Typed dependencies for route functions.
+
+`CurrentUser` is the name the request acts as (set by `navi.api.security.AccessControl`): the
+owner of every session, file, memory fact and remembered approval the request may see. Another
+user's session is not found (404), exactly like one that does not exist."""
 
 from __future__ import annotations
 
@@ -6,9 +10,10 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from navi.api.identity import user_of
 from navi.api.runs import RunManager
 from navi.compose import Runtime
-from navi.sessions.models import Session
+from navi.sessions.models import Session, is_session_id
 from navi.sessions.store import SessionNotFound
 
 
@@ -22,15 +27,32 @@ def get_runs(request: Request) -> RunManager:
     return runs
 
 
+def get_user(request: Request) -> str:
+    return user_of(request.scope)
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 RunsDep = Annotated[RunManager, Depends(get_runs)]
+CurrentUser = Annotated[str, Depends(get_user)]
 
 
-async def get_session(session_id: str, runtime: RuntimeDep) -> Session:
-    session = await runtime.sessions.get(session_id)
+async def get_session(session_id: str, runtime: RuntimeDep, user: CurrentUser) -> Session:
+    session = await runtime.sessions.get(session_id, owner=user)
     if session is None:
         raise SessionNotFound(session_id)
     return session
 
 
+async def owned_session_id(session_id: str, runtime: RuntimeDep, user: CurrentUser) -> str:
+    """The path's session id when the user owns that session, else 404: for routes that act on a
+    run or a file of the session without reading the whole session."""
+    if (
+        not is_session_id(session_id)
+        or await runtime.sessions.get(session_id, owner=user, display=False) is None
+    ):
+        raise SessionNotFound(session_id)
+    return session_id
+
+
 SessionDep = Annotated[Session, Depends(get_session)]
+OwnedSessionId = Annotated[str, Depends(owned_session_id)]

@@ -13,6 +13,15 @@ With a token (`NAVI_API_TOKEN`, or the one Navi made), every request also needs 
 the browser. The cookie holds a random sign-in id kept server-side (`navi.api.signins`), which
 `/logout` revokes. Comparisons are constant-time. The token never reaches the logs.
 
+**Who is asking** goes on the ASGI scope (`scope["navi.user"]`, read by `navi.api.deps.CurrentUser`):
+the owner token, its browser sign-ins and a Navi without a token are the owner, `DEFAULT_OWNER`.
+Any other bearer token is looked up among the users `navi users add` made (by its SHA-256
+digest, on every request: a removed user's token fails with the next one). A token with the
+`proxy` role may add `X-User-Id: NAME` to act as NAME — any valid user name but the owner's: the
+proxy vouches for whom it forwards, so only give that role to a reverse proxy that authenticates
+its users itself. Without the header the proxy acts as itself. `X-User-Id` with any other token is
+refused (403), so a client cannot believe it is someone it is not.
+
 **Guessing is throttled** on every route: a client whose wrong tokens, cookies and sign-ins add
 up to `FAILURE_LIMIT` within `FAILURE_WINDOW` seconds gets 429 for everything but the public pages
 until the window passes — even with the right token, or the throttle would tell a guess that was
@@ -36,14 +45,20 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from navi.api.identity import USER_KEY
 from navi.api.openai_wire import error_body, is_openai_path
 from navi.api.signins import MAX_AGE, SignIns
+from navi.sessions.models import DEFAULT_OWNER
+from navi.users.store import UserStore, valid_name
 
 COOKIE = "navi_session"
 COOKIE_MAX_AGE = int(MAX_AGE)
 PUBLIC_PATHS = {"/health", "/login", "/favicon.ico"}
 PAGE_PATHS = {"/", "/debug", "/docs", "/redoc"}
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+USER_HEADER = "x-user-id"  # a proxy-role token's user
+NOT_PROXY = "X-User-Id is only for a token with the proxy role (navi users add NAME --proxy)"
+BAD_USER = "X-User-Id must be a user name (lower-case letters, digits, '.', '_', '-'), not the owner's"
 FAILURE_LIMIT = 10  # failed sign-ins (tokens, cookies, the login form) per client …
 FAILURE_WINDOW = 300.0  # … within this many seconds
 TRACKED_CLIENTS = 10_000  # beyond this, clients whose failures are all old are forgotten
@@ -140,6 +155,11 @@ class AccessPolicy:
         self.origins = {o.rstrip("/").lower() for o in allowed_origins}
         self.proxies = [n for n in (_network(p) for p in trusted_proxies) if n is not None]
         self._failures: dict[str, deque[float]] = {}
+        self.users: UserStore | None = None  # attached by the lifespan, with the database
+
+    def attach_users(self, users: UserStore | None) -> None:
+        """Accept the tokens of these users from now on (None: the owner's token only)."""
+        self.users = users
 
     def new_session(self) -> str:
         """A browser sign-in for the cookie, kept in memory (tests sign a browser in with it)."""
@@ -188,6 +208,29 @@ class AccessPolicy:
 
     def authenticated(self, headers: dict[str, str]) -> bool:
         return self.authenticate(headers)[0] == "ok"
+
+    async def identify(self, headers: dict[str, str]) -> tuple[Outcome, bool, str | None, str | None]:
+        """(outcome, unknown cookie, user, problem): `authenticate`, then the users' tokens for
+        what the owner's did not match. The user is the name the request acts as; a problem says
+        why its X-User-Id cannot be used (the request is then refused, whoever sent it)."""
+        wanted = headers.get(USER_HEADER, "").strip()
+        outcome, bad_cookie = self.authenticate(headers)
+        if outcome == "ok":
+            return outcome, bad_cookie, DEFAULT_OWNER, NOT_PROXY if wanted else None
+        scheme, _, value = headers.get("authorization", "").strip().partition(" ")
+        value = value.strip()
+        if self.users is None or scheme.lower() != "bearer" or not value:
+            return outcome, bad_cookie, None, None
+        user = await self.users.by_token(value)
+        if user is None:
+            return outcome, bad_cookie, None, None
+        if not wanted:
+            return "ok", False, user.name, None
+        if user.role != "proxy":
+            return "ok", False, None, NOT_PROXY
+        if not valid_name(wanted):
+            return "ok", False, None, BAD_USER
+        return "ok", False, wanted, None
 
     # --- who is asking ---------------------------------------------------------------------------
     def _trusted(self, address: str) -> bool:
@@ -281,16 +324,19 @@ class AccessControl:
                 await _deny(kind, send, receive, 403, "cross-site request refused", path=path)
                 return
         if path in PUBLIC_PATHS or not self.policy.token:
-            await self.app(scope, receive, send)
+            await self.app({**scope, USER_KEY: DEFAULT_OWNER}, receive, send)
             return
         if not self.policy.login_allowed(client):
             wait = self.policy.retry_after(client)
             detail = f"too many failed sign-ins from this address; try again in {wait} s"
             await _deny(kind, send, receive, 429, detail, [(b"retry-after", str(wait).encode())], path=path)
             return
-        outcome, bad_cookie = self.policy.authenticate(headers)
+        outcome, bad_cookie, user, problem = await self.policy.identify(headers)
         if outcome == "ok":
-            await self.app(scope, receive, send)
+            if problem is not None or user is None:
+                await _deny(kind, send, receive, 403, problem or "no user", path=path)
+                return
+            await self.app({**scope, USER_KEY: user}, receive, send)
             return
         if outcome == "bad":
             self.policy.login_failed(client)

@@ -31,6 +31,7 @@ from navi import safejson
 from navi.agent.approvals import DECISIONS, Decision
 from navi.agent.events import ErrorCode, ErrorEvent
 from navi.agent.gate import ApprovalNotFound
+from navi.api.identity import user_of
 from navi.api.runs import AgentRun, RunActive, RunManager, Subscriber
 from navi.compose import Runtime
 from navi.llm.messages import strip_data_uri
@@ -190,8 +191,13 @@ async def _sender(websocket: WebSocket, outbox: asyncio.Queue[Any], subs: dict[S
 async def session_socket(websocket: WebSocket, session_id: str) -> None:
     runtime: Runtime = websocket.app.state.runtime
     runs: RunManager = websocket.app.state.runs
+    user = user_of(websocket.scope)
     await websocket.accept()
-    if not is_session_id(session_id) or await runtime.sessions.get(session_id, display=False) is None:
+    # Another user's session closes like one that does not exist.
+    if (
+        not is_session_id(session_id)
+        or await runtime.sessions.get(session_id, owner=user, display=False) is None
+    ):
         await websocket.close(code=CLOSE_UNKNOWN_SESSION, reason="session not found")
         return
     outbox: asyncio.Queue[Any] = asyncio.Queue()
@@ -204,7 +210,7 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
     files_root = Path(runtime.settings.session_files_dir)
     try:  # from here on, whatever happens, the finally lets go of the watcher and the feed
         runs.watch(session_id, follow)
-        runs.feed.join(outbox.put_nowait)
+        runs.feed.join(outbox.put_nowait, user)  # session_updated frames of this user's sessions
         current = runs.get(session_id)
         if current is not None:
             # `since` counts frames of the run named by `run` (when given): a client that saw frames

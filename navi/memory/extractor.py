@@ -202,13 +202,14 @@ class MemoryExtractor:
         extracted = await self.memory.get_extracted_at(info.id)
         return extracted is None or extracted < as_utc(info.last_active)
 
-    async def run_pending(self) -> ExtractionReport:
-        """Read every due session. Runs one pass at a time; a second caller returns at once."""
+    async def run_pending(self, owner: str | None = None) -> ExtractionReport:
+        """Read every due session (of `owner`; None: everyone's). Runs one pass at a time; a
+        second caller returns at once."""
         report = ExtractionReport()
         if self._lock.locked():
             return report
         async with self._lock:
-            for info in await self.sessions.list():
+            for info in await self.sessions.list(owner=owner):
                 if self.is_running(info.id) or not await self.is_due(info):
                     continue
                 session = await self.sessions.get(info.id)

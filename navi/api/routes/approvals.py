@@ -14,10 +14,9 @@ from fastapi import Path, Query
 from pydantic import BaseModel, Field
 
 from navi.agent.approvals import Decision
-from navi.api.deps import RunsDep, RuntimeDep, SessionDep
+from navi.api.deps import CurrentUser, RunsDep, RuntimeDep, SessionDep
 from navi.api.errors import NotFound
 from navi.api.routing import api_router
-from navi.sessions.models import DEFAULT_OWNER
 
 router = api_router(tags=["approvals"])
 
@@ -75,8 +74,8 @@ class Forgotten(BaseModel):
     response_model=list[Remembered],
     summary='The "always" answers: calls that run without asking',
 )
-async def remembered(runtime: RuntimeDep) -> list[Remembered]:
-    grants = await runtime.approvals.grants.grants(DEFAULT_OWNER)
+async def remembered(runtime: RuntimeDep, user: CurrentUser) -> list[Remembered]:
+    grants = await runtime.approvals.grants.grants(user)
     return [Remembered(tool=g.tool, program=g.subject or None, created_at=g.created_at) for g in grants]
 
 
@@ -88,11 +87,12 @@ async def remembered(runtime: RuntimeDep) -> list[Remembered]:
 async def forget(
     tool: Annotated[str, Path(max_length=128)],
     runtime: RuntimeDep,
+    user: CurrentUser,
     program: str | None = Query(
         None, max_length=512, description="for terminal: the program whose answer to forget"
     ),
 ) -> Forgotten:
-    if not await runtime.approvals.grants.revoke(DEFAULT_OWNER, tool, program or ""):
+    if not await runtime.approvals.grants.revoke(user, tool, program or ""):
         what = f"{tool} ({program})" if program else tool
         raise NotFound(f"no remembered answer for {what}")
     return Forgotten()

@@ -7,11 +7,9 @@ from pathlib import Path
 from fastapi import Request
 from pydantic import BaseModel
 
-from navi.api.deps import RuntimeDep
+from navi.api.deps import OwnedSessionId, RuntimeDep
 from navi.api.routing import api_router
 from navi.api.uploads import receive_upload
-from navi.sessions.models import is_session_id
-from navi.sessions.store import SessionNotFound
 
 router = api_router(prefix="/sessions", tags=["files"])
 
@@ -46,9 +44,7 @@ class UploadResult(FileOut):
         }
     },
 )
-async def upload(session_id: str, request: Request, runtime: RuntimeDep) -> UploadResult:
-    if not is_session_id(session_id) or await runtime.sessions.get(session_id, display=False) is None:
-        raise SessionNotFound(session_id)
+async def upload(session_id: OwnedSessionId, request: Request, runtime: RuntimeDep) -> UploadResult:
     root = Path(runtime.settings.session_files_dir)
     stored = await receive_upload(
         dict(request.headers),

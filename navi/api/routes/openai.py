@@ -26,7 +26,7 @@ from typing import Annotated, Any
 from fastapi import Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from navi.api.deps import RunsDep, RuntimeDep
+from navi.api.deps import CurrentUser, RunsDep, RuntimeDep
 from navi.api.openai_wire import (
     ChatRequest,
     OpenAIError,
@@ -180,9 +180,9 @@ async def _stream(
         run.unsubscribe(sub)
 
 
-async def _seed(runtime: Runtime, profile_id: str, messages: list[Message]) -> str:
-    """A new session holding the request's history (all but the message it answers)."""
-    session = await runtime.sessions.create(profile_id)
+async def _seed(runtime: Runtime, profile_id: str, messages: list[Message], owner: str) -> str:
+    """A new session of `owner` holding the request's history (all but the message it answers)."""
+    session = await runtime.sessions.create(profile_id, owner=owner)
     for hook in runtime.session_created_hooks:
         runtime.background(hook(session.id))
     if messages:
@@ -219,6 +219,7 @@ async def chat_completions(
     request: Request,
     runtime: RuntimeDep,
     runs: RunsDep,
+    user: CurrentUser,
     x_session_id: Annotated[str | None, Header(description="Continue this Navi session")] = None,
 ) -> Any:
     body.check()
@@ -227,13 +228,15 @@ async def chat_completions(
     last = last_message(body.messages)
     if x_session_id is not None:
         session = (
-            await runtime.sessions.get(x_session_id, display=False) if is_session_id(x_session_id) else None
+            await runtime.sessions.get(x_session_id, owner=user, display=False)
+            if is_session_id(x_session_id)
+            else None
         )
         if session is None:
             raise OpenAIError(404, "session_not_found", f"no session '{x_session_id}'", param=SESSION_HEADER)
         session_id, model = session.id, runtime.profiles.of_session(session.profile_id).id
     else:
-        session_id, model = await _seed(runtime, body.model, history(body.messages)), body.model
+        session_id, model = await _seed(runtime, body.model, history(body.messages), user), body.model
     headers = {SESSION_HEADER: session_id}
     unattended: Unattended = request.app.state.openai_approvals
     try:

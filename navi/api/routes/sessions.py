@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import Body, Query, Request
 from pydantic import BaseModel, Field
 
-from navi.api.deps import RunsDep, RuntimeDep, SessionDep
+from navi.api.deps import CurrentUser, OwnedSessionId, RunsDep, RuntimeDep, SessionDep
 from navi.api.errors import BadRequest
 from navi.api.routing import api_router
 from navi.llm.messages import Message
@@ -80,13 +80,16 @@ class Window(BaseModel):
 
 @router.post("", status_code=201, response_model=Created, summary="Create a session")
 async def create_session(
-    request: Request, runtime: RuntimeDep, body: Annotated[CreateSession | None, Body()] = None
+    request: Request,
+    runtime: RuntimeDep,
+    user: CurrentUser,
+    body: Annotated[CreateSession | None, Body()] = None,
 ) -> Created:
     body = body or CreateSession()
     profile_id = body.profile_id or runtime.profiles.default_id
     if profile_id not in runtime.profiles:
         raise UnknownProfile(profile_id, runtime.profiles.ids())
-    session = await runtime.sessions.create(profile_id, name=body.name or None)
+    session = await runtime.sessions.create(profile_id, owner=user, name=body.name or None)
     for hook in runtime.session_created_hooks:
         runtime.background(hook(session.id))
     return Created(
@@ -95,11 +98,11 @@ async def create_session(
 
 
 @router.get("", response_model=list[SessionListItem], summary="List sessions, pinned first")
-async def list_sessions(runtime: RuntimeDep, runs: RunsDep) -> list[SessionListItem]:
+async def list_sessions(runtime: RuntimeDep, runs: RunsDep, user: CurrentUser) -> list[SessionListItem]:
     active = set(runs.active())
     return [
         SessionListItem(**info.model_dump(), active=info.id in active)
-        for info in await runtime.sessions.list()
+        for info in await runtime.sessions.list(owner=user)
     ]
 
 
@@ -136,8 +139,8 @@ async def get_planning(session: SessionDep) -> list[dict[str, Any]]:
 
 
 @router.patch("/{session_id}/pin", response_model=Pin, summary="Pin or unpin a session")
-async def pin_session(session_id: str, body: Pin, runtime: RuntimeDep) -> Pin:
-    if not await runtime.sessions.set_pinned(session_id, body.pinned):
+async def pin_session(session_id: str, body: Pin, runtime: RuntimeDep, user: CurrentUser) -> Pin:
+    if not await runtime.sessions.set_pinned(session_id, body.pinned, owner=user):
         raise SessionNotFound(session_id)
     return body
 
@@ -146,7 +149,7 @@ async def pin_session(session_id: str, body: Pin, runtime: RuntimeDep) -> Pin:
     "/{session_id}", response_model=SessionListItem, summary="Rename a session or change its profile"
 )
 async def update_session(
-    session_id: str, body: Update, runtime: RuntimeDep, runs: RunsDep
+    session_id: OwnedSessionId, body: Update, runtime: RuntimeDep, runs: RunsDep, user: CurrentUser
 ) -> SessionListItem:
     if "name" not in body.model_fields_set and body.profile_id is None:
         raise BadRequest("send `name` and/or `profile_id`")
@@ -154,21 +157,23 @@ async def update_session(
         raise UnknownProfile(body.profile_id, runtime.profiles.ids())
     if "name" in body.model_fields_set:
         name = (body.name or "").strip() or None
-        if not await runtime.sessions.set_name(session_id, name):
+        if not await runtime.sessions.set_name(session_id, name, owner=user):
             raise SessionNotFound(session_id)
     if body.profile_id is not None and not await runtime.sessions.set_profile(session_id, body.profile_id):
         raise SessionNotFound(session_id)
-    session = await runtime.sessions.get(session_id, display=False)
+    session = await runtime.sessions.get(session_id, owner=user, display=False)
     if session is None:
         raise SessionNotFound(session_id)
     return SessionListItem(**session.info().model_dump(), active=runs.get(session_id) is not None)
 
 
 @router.delete("/{session_id}", response_model=Ok, summary="Delete a session and its uploaded files")
-async def delete_session(session_id: str, runtime: RuntimeDep, runs: RunsDep) -> Ok:
+async def delete_session(
+    session_id: OwnedSessionId, runtime: RuntimeDep, runs: RunsDep, user: CurrentUser
+) -> Ok:
     if runs.stop(session_id):
         await runs.wait(session_id, limit=15)
-    if not await runtime.sessions.delete(session_id):
+    if not await runtime.sessions.delete(session_id, owner=user):
         raise SessionNotFound(session_id)
     await runtime.agent.end_session(session_id)
     return Ok()
@@ -191,7 +196,7 @@ async def export_session(session: SessionDep, runtime: RuntimeDep) -> dict[str, 
         }
     },
 )
-async def import_session(request: Request, runtime: RuntimeDep) -> Imported:
+async def import_session(request: Request, runtime: RuntimeDep, user: CurrentUser) -> Imported:
     """The body is read whole (at most NAVI_IMPORT_MAX_MB, counted by navi/api/limits.py) and
     parsed, validated and rebuilt on a worker thread: a large archive never stalls other clients."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -201,6 +206,7 @@ async def import_session(request: Request, runtime: RuntimeDep) -> Imported:
     session = await asyncio.to_thread(
         parse_archive, body, max_messages=runtime.settings.navi_import_max_messages
     )
+    session.owner = user  # an archive names no owner that counts: the importer's session
     await runtime.sessions.insert(session)
     return Imported(session_id=session.id, messages=len(session.messages))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,12 +19,14 @@ import pytest
 from typer.testing import CliRunner
 from websockets.exceptions import ConnectionClosed
 
+from navi.agent.grants import SqlGrantStore
 from navi.cli.main import _register, app
 from navi.memory.sql_store import SqlMemoryStore
-from navi.storage.database import Database, sqlite_url
+from navi.storage import migrate
+from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
-from navi.users.store import InMemoryUserStore, UserError
+from navi.users.store import InMemoryUserStore, SqlUserStore, UserError, UserStore
 from tests.server_helpers import LiveNavi, frames_until, live_navi, use_script
 
 _register()
@@ -96,15 +98,38 @@ def test_users_command_adds_lists_and_removes_without_a_server(tmp_path: Path) -
     assert [u["name"] for u in json.loads(cli(db, "list", "--json").stdout)] == ["gate"]
 
 
-async def test_in_memory_store_keeps_the_same_contract() -> None:
-    store = InMemoryUserStore()
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[UserStore]:
+    if request.param == "memory":
+        yield InMemoryUserStore()
+        return
+    url = (
+        sqlite_url(tmp_path / "u.db")
+        if request.param == "sqlite"
+        else postgres_url(request.getfixturevalue("pg_url"))
+    )
+    db = Database(url)
+    await migrate.upgrade(db)  # the migration makes the table, as on every start
+    try:
+        yield SqlUserStore(db)
+    finally:
+        await db.dispose()
+
+
+async def test_one_store_contract(store: UserStore) -> None:
     user, token = await store.add("alice")
-    assert (await store.by_token(token)) == user and await store.by_token(token + "x") is None
+    proxy, gate = await store.add("gate", "proxy")
+    assert await store.by_token(token) == user and (await store.by_token(gate)) == proxy
+    assert await store.by_token(token + "x") is None and await store.by_token("") is None
     with pytest.raises(UserError, match="already a user"):
         await store.add("alice")
-    assert [u.name for u in await store.list()] == ["alice"]
+    with pytest.raises(UserError, match="owner's name"):
+        await store.add("local")
+    assert [(u.name, u.role) for u in await store.list()] == [("alice", "user"), ("gate", "proxy")]
     assert await store.remove("alice") and not await store.remove("alice")
     assert await store.by_token(token) is None
+    again, fresh = await store.add("alice")  # the name back, with a new token: the old one stays dead
+    assert fresh != token and await store.by_token(token) is None and await store.by_token(fresh) == again
 
 
 # --- REST ------------------------------------------------------------------------------------------
@@ -205,6 +230,14 @@ async def test_memory_facts_and_the_memory_tool_are_per_user(two: Two, fake_serv
     ids = await _remember(
         two.db, [("alice", "pets", "cat", "Miso the cat"), ("bob", "pets", "dog", "Rex the dog")]
     )
+    db = Database(sqlite_url(two.db))
+    await SqlGrantStore(db).grant("alice", "terminal", "ls")  # an "always" answer of alice's
+    await db.dispose()
+    with two.as_user(two.alice) as alice, two.as_user(two.bob) as bob:
+        assert [g["program"] for g in alice.get("/approvals/remembered").json()] == ["ls"]
+        assert bob.get("/approvals/remembered").json() == []
+        assert bob.delete("/approvals/remembered/terminal", params={"program": "ls"}).status_code == 404
+        assert [g["program"] for g in alice.get("/approvals/remembered").json()] == ["ls"]
     with two.as_user(two.alice) as alice, two.as_user(two.bob) as bob:
         assert [f["value"] for f in alice.get("/memory/facts").json()] == ["Miso the cat"]
         assert [f["value"] for f in bob.get("/memory/facts").json()] == ["Rex the dog"]

@@ -77,6 +77,7 @@ class Settings(BaseSettings):
     llm_max_tokens_summary: int = Field(768, ge=64)
     llm_max_tokens_extraction: int = Field(384, ge=32)
     llm_max_tokens_naming: int = Field(24, ge=4)
+    llm_max_tokens_analysis: int = Field(768, ge=64)
 
     # --- Security / sandboxing -------------------------------------------------------------------
     fs_allowed_paths: str = "*"

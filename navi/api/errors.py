@@ -12,11 +12,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from navi import redact
+from navi.agent.analysis import NothingToAnalyse
 from navi.agent.gate import ApprovalNotFound
 from navi.api.routing import BodyRefused
 from navi.api.runs import RunActive
 from navi.api.uploads import UploadError
 from navi.api.websocket import FrameError
+from navi.llm.errors import LLMError
 from navi.logging import get_logger
 from navi.profiles.registry import UnknownProfile
 from navi.sessions.archive import ArchiveError
@@ -49,6 +51,7 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (UnknownProfile, 422, "unknown_profile"),
     (ArchiveError, 422, "bad_archive"),
     (FrameError, 422, "bad_message"),
+    (NothingToAnalyse, 422, "nothing_to_analyse"),
     (BadRequest, 422, "bad_request"),
     (RunActive, 409, "busy"),
 ]
@@ -84,6 +87,11 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RunFailed)
     async def run_failed(request: Request, exc: RunFailed) -> JSONResponse:
+        return _body(str(exc), exc.code, 502)
+
+    @app.exception_handler(LLMError)
+    async def model_failed(request: Request, exc: LLMError) -> JSONResponse:
+        """A model call a request made itself (archive analytics) failed: the model side's fault."""
         return _body(str(exc), exc.code, 502)
 
     @app.exception_handler(RequestValidationError)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,12 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from navi.agent.analysis import Unusable, assessment_from, statistics, triples_from
+from navi.agent.analysis import AnalysisAsk, Unusable, assessment_from, statistics, triples_from
 from navi.cli.main import _register, app
 from navi.compose import build_runtime
 from navi.llm.messages import Message
 from navi.llm.text_tools import json_in_reply
-from navi.testing.agent_script import AgentScript
+from navi.testing.agent_script import AgentScript, kind_of
 from tests.server_helpers import LiveNavi, live_navi, use_script
 
 _register()
@@ -296,3 +297,48 @@ def test_cli_export_generates_the_analysis_first(
     assert unreachable.exit_code == 1
     last = unreachable.output.strip().splitlines()[-1]
     assert last.startswith("navi: no facts written: cannot reach Ollama at http://127.0.0.1:")
+
+
+async def test_a_long_conversation_is_read_in_chunks(make_settings, fake_server) -> None:
+    """Nothing is cut: facts are gathered chunk by chunk and merged, the summary is folded over
+    chunks, and the assessment reads a summary of the start and the newest lines as they are."""
+    settings = make_settings(ollama_host=fake_server.url, context_summary_max_input_tokens=256)
+    script = use_script(fake_server)
+    respond = script.responder
+
+    def facts_of_each_chunk(request: Any) -> Any:
+        if kind_of(request) != "facts":
+            return respond(request)
+        hosts = re.findall(r"Host (nas\d+) has IP ([\d.]+)", request.last_user_text)
+        triples = [[host, "has IP", ip] for host, ip in hosts] + [["User", "talks about", "Host"]]
+        return json.dumps({"facts": triples})
+
+    script.responder = facts_of_each_chunk
+    rt = await build_runtime(settings)
+    try:
+        session = await rt.sessions.create("secretary")
+        msgs: list[Message] = []
+        for i in range(8):
+            msgs += [
+                Message.user(f"Host nas{i} has IP 192.168.1.{10 + i} and runs backup job number {i}."),
+                Message.assistant(f"Noted: nas{i} is at 192.168.1.{10 + i}."),
+            ]
+        await rt.sessions.append(session.id, display=msgs, context=msgs)
+        loaded = await rt.sessions.get(session.id)
+        assert loaded is not None
+        parts = await rt.analyse(loaded, AnalysisAsk(summary=True, assessment=True, facts=True))
+    finally:
+        await rt.aclose()
+    asked = script.of_kind("facts")
+    assert len(asked) > 1  # more than one chunk
+    triples = parts["facts"]["simple_triples"]
+    assert [t for t in triples if t[1] == "has IP"] == [
+        [f"nas{i}", "has IP", f"192.168.1.{10 + i}"] for i in range(8)
+    ]
+    assert triples.count(["User", "talks about", "Host"]) == 1  # the same fact in every chunk, kept once
+    assert parts["facts"]["statistics"]["relationships_count"] == 9
+    assert parts["summary"]["metrics"]["calls"] > 1
+    judged = script.of_kind("assessment")[0].last_user_text
+    assert "Summary of the earlier conversation:" in judged and "Noted: nas7 is at 192.168.1.17." in judged
+    assert "nas0 has IP" not in judged  # the start is summarised, not sent again
+    assert script.of_kind("summary")  # … by the compression summariser

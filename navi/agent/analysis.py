@@ -232,8 +232,9 @@ class Analyst:
                     parts[name] = await self._assessment(llm, model, lines, ask.criteria or DEFAULT_CRITERIA)
                 else:
                     parts[name] = await self._facts(llm, model, lines)
-            except SummaryRejected as exc:
-                raise AnalysisRejected(name, f"its summary {exc.reason}", model=model) from None
+            except SummaryRejected as exc:  # the summary, or the one of a long conversation's start
+                reason = exc.reason if name == "summary" else f"the summary of its earlier part {exc.reason}"
+                raise AnalysisRejected(name, reason, model=model) from None
         log.info("analysis.done", session_id=session.id, parts=list(parts))
         return parts
 

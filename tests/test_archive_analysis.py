@@ -20,6 +20,7 @@ from navi.compose import build_runtime
 from navi.llm.messages import Message
 from navi.llm.text_tools import json_in_reply
 from navi.testing.agent_script import AgentScript, kind_of
+from navi.testing.script import Reply
 from tests.server_helpers import LiveNavi, live_navi, use_script
 
 _register()
@@ -159,11 +160,10 @@ def test_analysis_round_trip_into_a_fresh_navi(tmp_path: Path, fake_server) -> N
         assert all(r[0].model == navi.settings.ollama_default_model for r in asked.values())
         assert asked["archive_summary"][0].system_text.endswith("Give most room to: disk usage")
         assessing = asked["assessment"][0].last_user_text
-        assert (
-            assessing.startswith("Criteria: accuracy, brevity")
-            and QUESTION in assessing
-            and ANSWER in assessing
+        assert assessing.startswith(
+            f"Conversation:\n\nUser: {QUESTION}\nAssistant: {ANSWER}\n\nCriteria: accuracy, brevity\n"
         )
+        assert assessing.endswith('"actionable_feedback" and "reasoning":')  # the task again, last
         assert all(r[0].options["num_predict"] == 768 for r in asked.values())  # LLM_MAX_TOKENS_ANALYSIS
         assert http.get(f"/sessions/{sid}/analysis").json() == parts
         exported = http.get(f"/sessions/{sid}/export").json()
@@ -212,6 +212,17 @@ def test_a_malformed_reply_is_asked_again_then_refused_clearly(tmp_path: Path, f
         stored = http.get(f"/sessions/{sid}/analysis").json()
         assert stored["summary"] is None and stored["assessment"] is None
         assert stored["facts"]["simple_triples"] == [["/dev/sda1", "is", "91% full"]]
+        # What small models do instead of JSON is named, for the model and for the person.
+        loop = "The user asked about the disk.\n" * 6
+        echo = "You extract facts from a conversation between a person and their assistant."
+        script.facts(Reply(text=echo), Reply(text=loop, finish_reason="length"))
+        resp = http.post(f"/sessions/{sid}/analysis", json={"facts": True})
+        assert resp.status_code == 502 and resp.json()["detail"].endswith(
+            "it repeated the same line over and over"
+        )
+        echoed = script.of_kind("facts")[-1].last_user_text
+        assert "could not be used: it repeated the instructions instead of following them." in echoed
+        assert http.get(f"/sessions/{sid}/analysis").json()["facts"] == stored["facts"]  # the old ones stay
 
 
 def test_bad_analysis_requests_are_refused(tmp_path: Path, fake_server) -> None:

@@ -28,9 +28,11 @@ from typing import Any
 
 from navi import prompts
 from navi.agent.compression import (
+    ECHO_SHARE,
     SummaryRejected,
     format_messages,
     overlap_share,
+    repeats_itself,
     summarize,
     take_chunk,
     words,
@@ -55,6 +57,15 @@ MAX_TERM = 300  # characters of one subject, predicate or object
 MAX_ITEMS = 10  # strengths, feedback
 MAX_TEXT = 1_000  # characters of one summary, reasoning, strength or piece of feedback
 RETRY_NOTE = "Your last answer could not be used: {reason}. Answer again with only the JSON object."
+# The task is said again after the conversation, where even a small model still reads it (one that
+# read it only before a long conversation writes the conversation on, or the instructions back).
+ASSESSMENT_CUE = (
+    'Your judgement, as one JSON object with "overall_score", "judge_summary", "strengths", '
+    '"actionable_feedback" and "reasoning":'
+)
+FACTS_CUE = (
+    'The facts this conversation states, as one JSON object {"facts": [[subject, predicate, object], ...]}:'
+)
 _SCORE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:(?:/|out of)\s*5\s*)?$")
 
 
@@ -291,14 +302,16 @@ class Analyst:
         self, llm: LLMBackend, model: str, lines: list[str], criteria: Sequence[str]
     ) -> dict[str, Any]:
         instructions = prompts.load("analysis_assessment")
-        head = f"Criteria: {', '.join(criteria)}\n\nConversation:\n\n"
-        conversation = await self._within(llm, model, lines, self._budget(instructions, head))
+        tail = f"\n\nCriteria: {', '.join(criteria)}\n{ASSESSMENT_CUE}"
+        conversation = await self._within(
+            llm, model, lines, self._budget(instructions, "Conversation:" + tail)
+        )
         return await self._ask_json(
             "assessment",
             llm,
             model,
             instructions,
-            head + conversation,
+            f"Conversation:\n\n{conversation}{tail}",
             lambda value: assessment_from(value, criteria, instructions),
         )
 
@@ -321,8 +334,7 @@ class Analyst:
 
     async def _facts(self, llm: LLMBackend, model: str, lines: list[str]) -> dict[str, Any]:
         instructions = prompts.load("analysis_facts")
-        head = "Conversation:\n\n"
-        budget = self._budget(instructions, head)
+        budget = self._budget(instructions, f"Conversation:\n\n{FACTS_CUE}")
         found: dict[tuple[str, ...], list[str]] = {}
         remaining = list(lines)
         while remaining and len(found) < MAX_TRIPLES:
@@ -331,7 +343,8 @@ class Analyst:
             def build(value: Any, chunk: str = chunk) -> dict[str, Any]:
                 return {"simple_triples": triples_from(value, chunk, instructions)}
 
-            part = await self._ask_json("facts", llm, model, instructions, head + chunk, build)
+            request = f"Conversation:\n\n{chunk}\n\n{FACTS_CUE}"
+            part = await self._ask_json("facts", llm, model, instructions, request, build)
             for triple in part["simple_triples"]:
                 found.setdefault(tuple(t.casefold() for t in triple), triple)
         triples = list(found.values())[:MAX_TRIPLES]
@@ -363,8 +376,14 @@ class Analyst:
             except Unusable as exc:
                 reason = str(exc)
             except ValueError:  # no JSON at all
-                cut = result.finish_reason == "length"
-                reason = "it was cut off by the token limit: write less" if cut else "it was not JSON"
+                if overlap_share(result.text, instructions) >= ECHO_SHARE:
+                    reason = "it repeated the instructions instead of following them"
+                elif repeats_itself(result.text):
+                    reason = "it repeated the same line over and over"
+                elif result.finish_reason == "length":
+                    reason = "it was cut off by the token limit: write less"
+                else:
+                    reason = "it was not JSON"
             log.info("analysis.unusable", part=part, attempt=attempt, reason=reason)
             note = RETRY_NOTE.format(reason=reason)
         raise AnalysisRejected(part, reason, model=model)

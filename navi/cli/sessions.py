@@ -71,14 +71,16 @@ def export(
         bool, typer.Option("--summary", help="Summarise the conversation through the model first.")
     ] = False,
     focus: Annotated[
-        str | None, typer.Option("--focus", help="What the --summary gives most room to.")
+        str | None, typer.Option("--focus", metavar="TEXT", help="What the --summary gives most room to.")
     ] = None,
     assessment: Annotated[
         bool, typer.Option("--assessment", help="Judge the conversation's quality through the model first.")
     ] = False,
     criteria: Annotated[
         list[str] | None,
-        typer.Option("--criteria", help="What --assessment judges (repeat it, or separate with commas)."),
+        typer.Option(
+            "--criteria", metavar="A,B", help="What --assessment judges (repeat it, or separate with commas)."
+        ),
     ] = None,
     facts: Annotated[
         bool,

@@ -24,6 +24,17 @@ class SettingsError(Exception):
     """A setting has a value Navi cannot use; the message names the variable."""
 
 
+def is_loopback_host(host: str) -> bool:
+    """Whether `host` (a name or an address, IPv6 with or without brackets) is this machine only."""
+    host = host.strip("[]")
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _split_list(raw: str) -> list[str]:
     return [part.strip() for part in raw.split(",") if part.strip()]
 
@@ -94,6 +105,9 @@ class Settings(BaseSettings):
     navi_approval_overrides: str = ""
     # A call nobody answers within this many seconds is not run (counts as a denial).
     navi_approval_timeout_seconds: float = Field(300.0, gt=0)
+    # Turns run through the OpenAI-compatible API (/v1/chat/completions) have nobody to answer an
+    # approval: its calls are denied at once (deny), or run without asking (allow).
+    navi_openai_api_approvals: Literal["deny", "allow"] = "deny"
 
     # code_exec, terminal and user tools run under bubblewrap: `auto` when it works here (else
     # unconfined, with a warning), `required` (refuse to run them without it), `off`.
@@ -119,6 +133,10 @@ class Settings(BaseSettings):
     navi_max_request_mb: int = Field(16, ge=1)
     navi_header_timeout_seconds: float = Field(10.0, gt=0)
     navi_max_pending_connections: int = Field(256, ge=8)
+    # Where `navi chat` and `navi tools` reach Navi (http://host:port); empty: NAVI_HOST:NAVI_PORT.
+    navi_url: str = ""
+    # `navi chat`'s input history; empty: navi/chat_history under $XDG_STATE_HOME (~/.local/state).
+    navi_chat_history_file: str = ""
 
     # --- Database --------------------------------------------------------------------------------
     db_path: str = "navi.db"
@@ -150,6 +168,7 @@ class Settings(BaseSettings):
     context_keep_recent: int = Field(10, ge=1)
     context_summary_temperature: float = Field(0.3, ge=0.0, le=2.0)
     context_summary_max_input_tokens: int = Field(3_000, ge=256)
+    context_long_message_tokens: int = Field(1_500, ge=0)
 
     # --- Memory ----------------------------------------------------------------------------------
     memory_stale_minutes: int = Field(30, ge=1)
@@ -165,12 +184,12 @@ class Settings(BaseSettings):
     def _upper_level(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
 
-    @field_validator("sandbox_mode", "navi_approval_mode", mode="before")
+    @field_validator("sandbox_mode", "navi_approval_mode", "navi_openai_api_approvals", mode="before")
     @classmethod
     def _lower_mode(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator("ollama_host", "openai_base_url", "anthropic_base_url")
+    @field_validator("ollama_host", "openai_base_url", "anthropic_base_url", "navi_url")
     @classmethod
     def _url(cls, value: str) -> str:
         value = value.strip().rstrip("/")
@@ -287,13 +306,7 @@ class Settings(BaseSettings):
         return bool(self.database_url)
 
     def listens_on_loopback(self, host: str | None = None) -> bool:
-        host = (host or self.navi_host).strip("[]")
-        if host in LOOPBACK_NAMES:
-            return True
-        try:
-            return ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            return False
+        return is_loopback_host(host or self.navi_host)
 
 
 def _env_name(loc: tuple[int | str, ...]) -> str:

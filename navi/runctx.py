@@ -13,7 +13,11 @@ import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+# How a run that nobody can be asked in settles calls that need approval: deny them at once, or
+# allow them. None: a person is there (a page, a REST client) and is asked.
+Unattended = Literal["deny", "allow"]
 
 
 @dataclass
@@ -29,6 +33,7 @@ class RunContext:
     is_subagent: bool = False
     depth: int = 0
     persistent: bool = True
+    unattended: Unattended | None = None
     # Full texts of results shortened in the context, by recall key (see the `recall` tool).
     full_texts: dict[str, str] = field(default_factory=dict)
 

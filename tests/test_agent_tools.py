@@ -158,9 +158,10 @@ async def test_long_results_are_shortened_recoverably(tmp_path: Path) -> None:
     full = next(m for m in stored.messages if m.role == "tool")
     short = next(m for m in stored.context if m.role == "tool")
     assert len(full.content or "") == 60000 and full.id == short.id
-    assert len(short.content or "") < 2200 and f'key "{full.id}"' in (short.content or "")
+    assert len(short.content or "") < 2200 and f'key "msg_{full.id}"' in (short.content or "")
     assert (short.content or "").startswith("000000000001") and (short.content or "").endswith("009999")
-    # The model asks for a part of the middle and gets it exactly, from the display history.
+    # The model asks for a part of the middle and gets it exactly, from the display history (by the
+    # bare id: keys written before the `msg_` form still work).
     script.turn(
         Reply(tool_calls=[ScriptedCall("recall", {"key": full.id, "offset": 30000, "length": 18})]), "ok"
     )

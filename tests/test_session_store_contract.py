@@ -210,6 +210,31 @@ async def test_owners_are_isolated(store: SessionStore) -> None:
     assert {s.id for s in await store.list()} == {alice.id, bob.id}
 
 
+async def test_find_message_by_id_within_one_owner(store: SessionStore) -> None:
+    """Recall keys name messages by id: found in any of the owner's sessions, never another's."""
+    alice = await store.create("secretary", owner="alice")
+    alice_other = await store.create("secretary", owner="alice")
+    bob = await store.create("secretary", owner="bob")
+    mine, theirs = Message.user("alice's long text"), Message.user("bob's secret text")
+    only_context = Message.user("a summary", is_summary=True)
+    await store.append(alice.id, display=[mine], context=[mine, only_context])
+    await store.append(bob.id, display=[theirs], context=[theirs])
+    found = await store.find_message(mine.id, owner="alice")
+    assert found is not None and found.content == "alice's long text" and found.id == mine.id
+    assert await store.find_message(theirs.id, owner="alice") is None
+    assert await store.find_message(mine.id, owner="bob") is None
+    assert await store.find_message(only_context.id, owner="alice") is None  # the display history only
+    assert await store.find_message("no-such-id", owner="alice") is None
+    assert await store.find_message("x" * 500, owner="alice") is None
+    # The same id in two of the owner's sessions (an archive imported twice): the preferred one wins.
+    twin = mine.model_copy(update={"content": "the imported copy"})
+    await store.append(alice_other.id, display=[twin])
+    preferred = await store.find_message(mine.id, owner="alice", prefer=alice.id)
+    assert preferred is not None and preferred.content == "alice's long text"
+    other = await store.find_message(mine.id, owner="alice", prefer=alice_other.id)
+    assert other is not None and other.content == "the imported copy"
+
+
 async def test_concurrent_appends_lose_nothing(store: SessionStore) -> None:
     s = await store.create("secretary")
 

@@ -109,6 +109,11 @@ async def test_rest_history_windows(make_settings) -> None:
         budget = client.get(f"/sessions/{sid}/messages", params={"token_budget": 40}).json()
         assert budget["summary_prepended"] is True
         assert budget["messages"][0]["content"] == "Summary: NAS disk check"
+        plain = client.get(
+            f"/sessions/{sid}/messages", params={"token_budget": 40, "include_summary": "false"}
+        ).json()
+        assert plain["summary_prepended"] is False and plain["messages"]
+        assert all(m["content"] != "Summary: NAS disk check" for m in plain["messages"])
         everything = client.get(f"/sessions/{sid}/messages").json()
         assert len(everything["messages"]) == 4 and everything["summary_prepended"] is False
         assert client.get(f"/sessions/{sid}/messages", params={"last": -1}).status_code == 422

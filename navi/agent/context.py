@@ -7,13 +7,16 @@ system message first and strictly alternating turns accept it. Plans are never s
 messages — as the last message they would be a prefill the model continues. The stored context is
 also checked for consistency here: every tool call an assistant message made gets a result (a
 crash between a call and its result would otherwise make the next request invalid for APIs that
-insist on pairs), and stored system messages are left out.
+insist on pairs), and stored system messages are left out. Long messages older than the recent
+turns are sent shortened, with a key to recall them whole (`navi.agent.shorten`); what is stored
+stays as it is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from navi.agent.shorten import LongMessages, shorten_old
 from navi.llm.messages import Message
 from navi.profiles.base import AgentProfile
 from navi.profiles.persona import system_prompt
@@ -96,6 +99,13 @@ def build_context(
     memory_summary: str | None = None,
     *,
     note: str | None = None,
+    long_messages: LongMessages | None = None,
+    texts: dict[str, str] | None = None,
 ) -> list[Message]:
+    """The messages of one model call. `long_messages` says which old messages go shortened
+    (none when it is None); `texts` receives their full texts when they are stored nowhere."""
     system = system_text(persona, profile, memory_summary, plan=current_plan(context), note=note)
-    return [Message.system(system), *repair(context)]
+    conversation = repair(context)
+    if long_messages is not None:
+        conversation = shorten_old(conversation, long_messages, texts)
+    return [Message.system(system), *conversation]

@@ -40,12 +40,14 @@ from navi.agent.events import (
     ToolEvent,
     ToolStarted,
     TurnThinking,
+    TurnUsage,
 )
 from navi.agent.gate import ApprovalGate
 from navi.agent.persistence import RunWriter
 from navi.agent.planning import run_planning
 from navi.agent.pump import pump
 from navi.agent.run import RunState
+from navi.agent.shorten import LongMessages, saving
 from navi.agent.tool_batch import ToolRunner
 from navi.agent.windows import ContextWindows
 from navi.agent.workers import (
@@ -102,6 +104,9 @@ class AgentConfig:
     num_ctx: int = 65536
     think: bool = True
     tool_result_max_chars: int = 16_000
+    # Messages older than the recent turns and longer than this (tokens) go to the model shortened,
+    # recallable by key (navi/agent/shorten.py); 0 sends them whole.
+    long_message_tokens: int = 1500
     planning: bool = True
     max_consecutive_tool_failures: int = 3
     stop_grace_seconds: float = 5.0
@@ -165,12 +170,21 @@ class Agent:
             await asyncio.gather(*list(self._background), return_exceptions=True)
 
     # --- what the model sees ---------------------------------------------------------------------
+    @property
+    def long_messages(self) -> LongMessages:
+        """Which old messages a call sends shortened; "recent" means what compression keeps."""
+        return LongMessages(self.config.long_message_tokens, self.compressor.settings.keep_recent)
+
     def model_view(
         self, profile: AgentProfile, context: Sequence[Message], memory: str | None = None
     ) -> list[Message]:
         """The messages a model call in `profile` would send for `context`: the one place the
         system prompt is built (the engine, `GET /sessions/{id}/context` and archives use it)."""
-        return build_context(self.config.persona, profile, context, memory)
+        return build_context(self.config.persona, profile, context, memory, long_messages=self.long_messages)
+
+    def view_tokens(self, context: Sequence[Message]) -> int:
+        """Estimated tokens of `context` as a model call sends it (old long messages shortened)."""
+        return estimate_messages_tokens(context) - saving(context, self.long_messages)
 
     def system_prompt(self, profile: AgentProfile, memory: str | None = None) -> str:
         return self.model_view(profile, [], memory)[0].content or ""
@@ -243,6 +257,7 @@ class Agent:
         message_id: str | None = None,
         retry: bool = False,
         on_stored: Callable[[], None] | None = None,
+        unattended: runctx.Unattended | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Run one turn of a stored session, yielding events as they happen.
 
@@ -253,6 +268,8 @@ class Agent:
         `on_stored` is called once the user's message is committed, before any event: the server
         acknowledges the message (`stream_start`) only then, so an acknowledged message survives
         a crash.
+        `unattended` ("deny" or "allow"): nobody can be asked during this turn, so calls that need
+        approval are settled at once (see `ApprovalGate.screen`).
         """
         async for event in self._session_turn(
             session_id,
@@ -264,6 +281,7 @@ class Agent:
             message_id=message_id,
             retry=retry,
             on_stored=on_stored,
+            unattended=unattended,
         ):
             yield event
 
@@ -302,6 +320,7 @@ class Agent:
             is_subagent=True,
             depth=(parent.depth + 1) if parent else 1,
             persistent=False,
+            unattended=parent.unattended if parent else None,
         )
         try:
             run = await self._new_run(
@@ -349,6 +368,7 @@ class Agent:
         message_id: str | None = None,
         retry: bool = False,
         on_stored: Callable[[], None] | None = None,
+        unattended: runctx.Unattended | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         self.active.add(session_id)
         try:
@@ -370,6 +390,7 @@ class Agent:
                 profile_id=profile.id,
                 owner=session.owner,
                 stop_event=stop_event or asyncio.Event(),
+                unattended=unattended,
             )
             with structlog.contextvars.bound_contextvars(session_id=session_id), runctx.using(ctx):
                 if user is None:
@@ -441,9 +462,15 @@ class Agent:
             else:
                 yield await self._failed(session.id, user, ErrorEvent.of(exc))
             return
-        run.tokens = session.context_token_count or (run.fixed + estimate_messages_tokens(run.context))
+        run.tokens = session.context_token_count or (run.fixed + self.view_tokens(run.context))
         # The stored count was taken before the new message: it is pending until the next call.
         run.pending = estimate_message_tokens(user) if session.context_token_count and not retry else 0
+        if session.context_token_count and not retry:
+            # That count was of the calls before this message. With it, the oldest recent turn
+            # ages out of the recent ones: its long messages are sent shortened from now on.
+            policy = self.long_messages
+            aged = saving(run.context, policy) - saving(run.context[:-1], policy)
+            run.tokens = max(run.fixed, run.tokens - aged)
         if retry:
             run.answer_metadata["retry_of"] = user.id
             await self._drop_broken_answer(run)
@@ -493,7 +520,7 @@ class Agent:
         if len(kept) == len(run.context):
             return
         run.context = kept
-        run.tokens = run.fixed + estimate_messages_tokens(kept)
+        run.tokens = run.fixed + self.view_tokens(kept)
         await self.sessions.replace_context(run.ctx.session_id, kept, context_token_count=run.tokens)
 
     async def _plan(self, run: RunState) -> AsyncIterator[AgentEvent]:
@@ -672,6 +699,9 @@ class Agent:
             if not final.usage.estimated and run.sent:
                 self.budget.calibrate(run, run.sent, specs, final.usage.prompt_tokens)
             run.tokens, run.pending = final.usage.total_tokens, 0
+            run.spent_prompt += final.usage.prompt_tokens
+            run.spent_completion += final.usage.completion_tokens
+            run.spent_estimated = run.spent_estimated or final.usage.estimated
             run.fixed = self.budget.fixed(run, run.sent[0].content or "", specs)
             reply = completion.message
             reply.metadata["usage"] = {
@@ -694,6 +724,11 @@ class Agent:
                     context_tokens=run.size,
                     max_context_tokens=run.window,
                     finish_reason="length" if completion.finish_reason == "length" else "stop",
+                    usage=TurnUsage(
+                        prompt_tokens=run.spent_prompt,
+                        completion_tokens=run.spent_completion,
+                        estimated=run.spent_estimated,
+                    ),
                 )
                 return
             await self.writer.save(run, display=[reply], context=[reply], tokens=run.size)
@@ -709,7 +744,15 @@ class Agent:
     async def _model_turn(
         self, run: RunState, builder: CompletionBuilder, specs: list[ToolSpec], note: str | None, need: int
     ) -> AsyncIterator[AgentEvent]:
-        messages = build_context(self.config.persona, run.profile, run.context, run.memory, note=note)
+        messages = build_context(
+            self.config.persona,
+            run.profile,
+            run.context,
+            run.memory,
+            note=note,
+            long_messages=self.long_messages,
+            texts=None if run.persistent else run.ctx.full_texts,  # a subagent's texts live nowhere else
+        )
         run.sent = messages
         # Never ask for more than the window has left: a reply cannot push the context past it.
         room = max(self.budget.reserve(run), run.window - need)

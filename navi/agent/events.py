@@ -81,12 +81,13 @@ class ApprovalRequired(_Event):
 
 class ApprovalResolved(_Event):
     """Additive: the question about `call_id` is answered. `by` says who answered: the user, the
-    timeout (a denial), or a stop (the call was not run)."""
+    timeout (a denial), a stop (the call was not run), or `unattended`: the run had nobody to ask
+    (the OpenAI-compatible API) and denied the call at once, without an `approval_required`."""
 
     type: Literal["approval_resolved"] = "approval_resolved"
     call_id: str
     decision: Literal["allow", "deny", "always"]
-    by: Literal["user", "timeout", "stop"] = "user"
+    by: Literal["user", "timeout", "stop", "unattended"] = "user"
     is_subagent: bool = False
 
 
@@ -98,6 +99,17 @@ class TextDelta(_Event):
         return {"type": "stream_delta", "delta": self.delta}
 
 
+class TurnUsage(BaseModel):
+    """The tokens a turn's model calls read and wrote, added over its steps (tool calls make
+    several); `estimated` when a server reported no count for one of them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False
+
+
 class StreamEnd(_Event):
     type: Literal["stream_end"] = "stream_end"
     content: str
@@ -105,6 +117,8 @@ class StreamEnd(_Event):
     max_context_tokens: int
     # Additive: "stop" (the model finished) or "length" (cut off by LLM_MAX_TOKENS_ANSWER).
     finish_reason: Literal["stop", "length"] = "stop"
+    # Additive: what the turn's model calls cost (planning and summaries not included).
+    usage: TurnUsage = Field(default_factory=TurnUsage)
 
 
 class StreamStopped(_Event):

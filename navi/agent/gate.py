@@ -9,7 +9,9 @@ call's failed result, which the model sees; a stop becomes "not run: stopped".
 Answers come from outside the agent: the API layer calls `answer(session_id, call_id, decision)`
 (a WebSocket `approval` frame or `POST /sessions/{id}/approvals/{call_id}`). The gate is built once by
 the composition root and shared by the agent and the API, so the agent never imports the transport.
-A subagent's calls wait under the session it works for (`RunContext.root_session`).
+A subagent's calls wait under the session it works for (`RunContext.root_session`). A run nobody
+can be asked in (`RunContext.unattended`, the OpenAI-compatible API) does not ask: its calls are
+denied at once, or allowed when the setting that started it says so.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from navi.tools.base import ToolResult
 log = structlog.stdlib.get_logger(__name__)
 
 STOPPED = "not run: the user stopped the agent"
-AnsweredBy = Literal["user", "timeout", "stop"]
+AnsweredBy = Literal["user", "timeout", "stop", "unattended"]
 
 
 class ApprovalNotFound(LookupError):
@@ -105,6 +107,20 @@ class ApprovalGate:
             return
         remembered = subject(call.name, call.arguments)
         if remembered is not None and await self._granted(ctx.owner, call.name, remembered):
+            return
+        if ctx.unattended == "allow":  # the setting that started this run said so
+            log.info("approval.unattended", tool=call.name, call_id=call.id, decision="allow")
+            return
+        if ctx.unattended == "deny":  # nobody to ask: no question, no waiting for the timeout
+            log.info("approval.unattended", tool=call.name, call_id=call.id, decision="deny")
+            yield ApprovalResolved(
+                call_id=call.id, decision="deny", by="unattended", is_subagent=ctx.is_subagent
+            )
+            verdict.refusal = ToolResult.fail(
+                f"this {call.name} call needs the user's approval ({reason}), and nobody can be asked "
+                "during this request, so it was not run. Do not try to get the same effect another "
+                "way: tell the user what you wanted to do and why, so they can do it or allow it."
+            )
             return
         pending = Pending(
             session_id=ctx.root_session,

@@ -38,6 +38,11 @@ class RunState:
     sent: list[Message] = field(default_factory=list)  # the messages of the latest model call
     tool_costs: dict[str, int] = field(default_factory=dict)  # estimated tokens per tool (see _tool_cost)
     answer_metadata: dict[str, Any] = field(default_factory=dict)  # added to the final answer (retry_of)
+    # What the turn's model calls (every step of the loop, not planning or summaries) cost, as the
+    # server counted it; `spent_estimated` when any call's count was Navi's estimate.
+    spent_prompt: int = 0
+    spent_completion: int = 0
+    spent_estimated: bool = False
 
     @property
     def is_subagent(self) -> bool:

@@ -19,8 +19,10 @@ from navi.agent.events import AgentEvent, ProfileSwitched, ToolEvent, ToolStarte
 from navi.agent.gate import STOPPED, ApprovalGate, Verdict
 from navi.agent.persistence import RunWriter
 from navi.agent.run import RunState
+from navi.agent.shorten import head_and_tail
 from navi.llm.messages import Message, ToolCall, strip_data_uri
 from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens
+from navi.sessions.keys import recall_key
 from navi.tools.base import Intent, SwitchProfile, ToolResult
 from navi.tools.registry import ToolRegistry, ToolView
 
@@ -85,14 +87,9 @@ class ToolRunner:
         if len(content) <= limit:
             return display, display
         run.ctx.full_texts[display.id] = content
-        head, tail = content[: int(limit * 0.6)], content[-int(limit * 0.3) :]
-        omitted = len(content) - len(head) - len(tail)
-        clipped = (
-            f"{head}\n\n[… {omitted} characters omitted. The full text is kept: call recall with "
-            f'key "{display.id}" (and optionally offset/length) to read it …]\n\n{tail}'
-        )
-        context = display.model_copy(update={"content": clipped})
-        context.metadata = {**display.metadata, "truncated_from": len(content), "recall_key": display.id}
+        key = recall_key(display.id)
+        context = display.model_copy(update={"content": head_and_tail(content, limit, key)})
+        context.metadata = {**display.metadata, "truncated_from": len(content), "recall_key": key}
         return display, context
 
     async def _call(

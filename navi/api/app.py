@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,7 +19,18 @@ from navi.api import errors
 from navi.api.limits import InputLimits, RequestLimits
 from navi.api.loopmon import LoopMonitor
 from navi.api.middleware import RequestContext
-from navi.api.routes import agents, approvals, auth, files, health, memory, messages, models, sessions
+from navi.api.routes import (
+    agents,
+    approvals,
+    auth,
+    files,
+    health,
+    memory,
+    messages,
+    models,
+    openai,
+    sessions,
+)
 from navi.api.runs import RunManager
 from navi.api.security import AccessControl, AccessPolicy
 from navi.api.uploads import cleanup_loop
@@ -111,6 +123,10 @@ def create_app(
     # pages' policy, instead of FastAPI's, which load from a CDN with an inline script.
     app = FastAPI(title="Navi", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.access = policy
+    app.state.started_at = time.time()
+    # Runs of the OpenAI-compatible API have nobody to ask: calls that need approval are denied
+    # at once, or allowed when NAVI_OPENAI_API_APPROVALS says so.
+    app.state.openai_approvals = settings.navi_openai_api_approvals
 
     errors.install(app)  # domain errors → HTTP status codes, in one place
 
@@ -120,7 +136,8 @@ def create_app(
             allow_origins=settings.allowed_origins_list,
             allow_credentials=True,
             allow_methods=["GET", "POST", "PATCH", "DELETE"],
-            allow_headers=["Authorization", "Content-Type"],
+            allow_headers=["Authorization", "Content-Type", "X-Session-Id"],
+            expose_headers=["X-Session-Id"],  # the OpenAI-compatible API names the session in it
         )
     limits = RequestLimits(
         json_bytes=settings.navi_max_request_bytes,
@@ -130,7 +147,7 @@ def create_app(
     app.add_middleware(InputLimits, limits=limits)  # inside access control: no token, no body read
     app.add_middleware(AccessControl, policy=policy)
     app.add_middleware(RequestContext)
-    for module in (health, auth, agents, sessions, messages, approvals, files, memory, models):
+    for module in (health, auth, agents, sessions, messages, approvals, files, memory, models, openai):
         app.include_router(module.router)
     if settings.navi_loop_monitor:
 

@@ -2,18 +2,23 @@
 
 Routes raise what went wrong in the domain's own terms (`SessionNotFound`, `UnknownProfile`,
 `RunActive`, …); this module decides the status code. Every error body is `{"detail": <a sentence
-for people>, "code": <a stable name for programs>}` (`code` is additive to FastAPI's usual body).
+for people>, "code": <a stable name for programs>}` (`code` is additive to FastAPI's usual body),
+except under `/v1/`, the OpenAI-compatible API, where it is OpenAI's error object
+`{"error": {"message", "type", "param", "code"}}` with the same code, and invalid bodies are 400.
 """
 
 from __future__ import annotations
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from navi import redact
 from navi.agent.analysis import NothingToAnalyse
 from navi.agent.gate import ApprovalNotFound
+from navi.api.openai_wire import OpenAIError, error_body, is_openai_path
 from navi.api.routing import BodyRefused
 from navi.api.runs import RunActive
 from navi.api.uploads import UploadError
@@ -57,14 +62,18 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
 ]
 
 
-def _body(detail: str, code: str, status: int) -> JSONResponse:
-    """The one error body; its sentence never carries a credential (see `navi.redact`)."""
-    return JSONResponse({"detail": redact.text(detail), "code": code}, status_code=status)
+def _body(request: Request | None, detail: str, code: str, status: int) -> JSONResponse:
+    """The one error body; its sentence never carries a credential (see `navi.redact`). Under
+    /v1 it is OpenAI's error object, which OpenAI's clients know how to show."""
+    detail = redact.text(detail)
+    if request is not None and is_openai_path(request.url.path):
+        return JSONResponse(error_body(detail, code, status), status_code=status)
+    return JSONResponse({"detail": detail, "code": code}, status_code=status)
 
 
 def error_response(detail: str, code: str, status: int) -> JSONResponse:
     """The one error body, for refusals made before a route runs too (navi/api/limits.py)."""
-    return _body(detail, code, status)
+    return _body(None, detail, code, status)
 
 
 def install(app: FastAPI) -> None:
@@ -73,26 +82,31 @@ def install(app: FastAPI) -> None:
         async def handle(
             request: Request, exc: Exception, status: int = status, code: str = code
         ) -> JSONResponse:
-            return _body(str(exc), code, status)
+            return _body(request, str(exc), code, status)
 
         app.add_exception_handler(kind, handle)
 
     @app.exception_handler(UploadError)
     async def upload_failed(request: Request, exc: UploadError) -> JSONResponse:
-        return _body(exc.detail, "upload_rejected", exc.status)
+        return _body(request, exc.detail, "upload_rejected", exc.status)
 
     @app.exception_handler(BodyRefused)
     async def body_refused(request: Request, exc: BodyRefused) -> JSONResponse:
-        return _body(exc.detail, exc.code, exc.status_code)
+        return _body(request, exc.detail, exc.code, exc.status_code)
 
     @app.exception_handler(RunFailed)
     async def run_failed(request: Request, exc: RunFailed) -> JSONResponse:
-        return _body(str(exc), exc.code, 502)
+        return _body(request, str(exc), exc.code, 502)
+
+    @app.exception_handler(OpenAIError)
+    async def openai_failed(request: Request, exc: OpenAIError) -> JSONResponse:
+        body = error_body(str(exc), exc.code, exc.status, exc.param)
+        return JSONResponse(body, status_code=exc.status, headers=exc.headers)
 
     @app.exception_handler(LLMError)
     async def model_failed(request: Request, exc: LLMError) -> JSONResponse:
         """A model call a request made itself (archive analytics) failed: the model side's fault."""
-        return _body(str(exc), exc.code, 502)
+        return _body(request, str(exc), exc.code, 502)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -100,9 +114,21 @@ def install(app: FastAPI) -> None:
         for err in exc.errors():
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
             problems.append(f"{where}: {err.get('msg', 'invalid')}")
-        return _body("; ".join(problems) or "invalid request", "bad_request", 422)
+        detail = "; ".join(problems) or "invalid request"
+        if is_openai_path(request.url.path):  # OpenAI answers an invalid body with 400
+            return _body(request, detail, "invalid_request", 400)
+        return _body(request, detail, "bad_request", 422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        """Unknown paths and methods under /v1/ answer in OpenAI's shape; elsewhere FastAPI's."""
+        if not is_openai_path(request.url.path):
+            return await http_exception_handler(request, exc)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        body = error_body(str(exc.detail), code, exc.status_code)
+        return JSONResponse(body, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("request.failed", path=request.url.path)
-        return _body(f"internal error: {type(exc).__name__}", "internal", 500)
+        return _body(request, f"internal error: {type(exc).__name__}", "internal", 500)

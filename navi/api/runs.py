@@ -32,6 +32,8 @@ from navi.agent.gate import ApprovalNotFound
 from navi.api.feed import SessionFeed
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, new_id
+from navi.llm.tokens import estimate_messages_tokens
+from navi.runctx import Unattended
 from navi.sessions.store import SessionNotFound
 
 log = structlog.stdlib.get_logger(__name__)
@@ -154,13 +156,15 @@ class RunManager:
         *,
         planning: bool = True,
         retry: bool = False,
+        unattended: Unattended | None = None,
     ) -> AgentRun:
         """Start a run (raises `RunActive` if the session has one). Returns immediately.
 
         A run that has already answered does not count as busy: it is stopped, and the new run
         starts once it has finished. `retry=True` runs the session's latest failed turn again
         without storing its message twice (`content` is ignored); its `stream_start` names the
-        stored message and carries `retry: true`.
+        stored message and carries `retry: true`. `unattended`: nobody can answer approvals
+        during this run ("deny" or "allow" them at once).
         """
         previous = self._runs.get(session_id)
         if previous is not None and not previous.answered:
@@ -176,11 +180,45 @@ class RunManager:
             user.id = message_id
             start = {"type": "stream_start", "message": user_message(user)}
         run.task = asyncio.create_task(
-            self._drive(run, content, list(images), list(files), planning, previous, message_id, start)
+            self._drive(
+                run, content, list(images), list(files), planning, previous, message_id, start, unattended
+            )
         )
         for callback in list(self._watchers.get(session_id, ())):
             callback(run)
         return run
+
+    async def append(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Store messages in the session without answering them (`"respond": false`).
+
+        Refused with `RunActive` while a turn is answering: rows written mid-turn would land between
+        the turn's own (a tool call and its result). An answered run's post-turn work is stopped
+        first, as a new message does, since a summary rewrites the context it read before. While the
+        messages are written, the session's slot is held, so no turn starts in between.
+        """
+        previous = self._runs.get(session_id)
+        if previous is not None and not previous.answered:
+            raise RunActive(session_id)
+        holder = AgentRun(session_id=session_id)
+        self._runs[session_id] = holder
+        try:
+            if previous is not None:
+                previous.stop_event.set()
+                await previous.finished.wait()
+            session = await self.agent.sessions.get(session_id, display=False)
+            if session is None:
+                raise SessionNotFound(session_id)
+            # A count the engine trusts must include what is added; none yet: the engine estimates.
+            tokens = session.context_token_count
+            counted = tokens + estimate_messages_tokens(messages) if tokens else None
+            await self.agent.sessions.append(
+                session_id, display=messages, context=messages, context_token_count=counted
+            )
+        finally:
+            if self._runs.get(session_id) is holder:
+                del self._runs[session_id]
+            holder.finished.set()
+            holder.settled.set()
 
     def approve(self, session_id: str, call_id: str, decision: Decision) -> None:
         """Answer the approval a run of this session waits on (`approval_resolved` follows as a
@@ -212,6 +250,7 @@ class RunManager:
         previous: AgentRun | None = None,
         message_id: str | None = None,
         start: dict[str, Any] | None = None,
+        unattended: Unattended | None = None,
     ) -> None:
         """Drive the engine's turn. `start` is the new message's `stream_start` (None: a retry,
         whose message is stored already)."""
@@ -231,6 +270,7 @@ class RunManager:
                 message_id=message_id,
                 retry=retry,
                 on_stored=None if start is None else (lambda: run.publish(start)),
+                unattended=unattended,
             )
             async for event in stream:
                 frame = event.frame()
@@ -242,16 +282,15 @@ class RunManager:
                 if run.result is not None:
                     run.settled.set()
         except SessionNotFound:
-            run.publish(
-                ErrorEvent(
-                    message=f"session {run.session_id} no longer exists", code="session_not_found"
-                ).frame()
+            self._end_with(
+                run,
+                ErrorEvent(message=f"session {run.session_id} no longer exists", code="session_not_found"),
             )
         except LLMError as exc:
-            run.publish(ErrorEvent.of(exc).frame())
+            self._end_with(run, ErrorEvent.of(exc))
         except Exception as exc:  # the run must always end with a frame and free its slot
             log.exception("run.crashed", session_id=run.session_id)
-            run.publish(ErrorEvent(message=f"internal error: {type(exc).__name__}: {exc}").frame())
+            self._end_with(run, ErrorEvent(message=f"internal error: {type(exc).__name__}: {exc}"))
         finally:
             if self._runs.get(run.session_id) is run:
                 del self._runs[run.session_id]
@@ -260,6 +299,15 @@ class RunManager:
             for sub in list(run.subscribers):
                 sub.end()
             run.subscribers.clear()
+
+    @staticmethod
+    def _end_with(run: AgentRun, error: ErrorEvent) -> None:
+        """A run that ended on an exception: its error is its result too (a REST caller waiting
+        for the answer gets the error, not an empty "stopped")."""
+        frame = error.frame()
+        run.publish(frame)
+        if run.result is None:
+            run.result = frame
 
     async def _failed(self, run: AgentRun) -> dict[str, Any] | None:
         """The user message of the session's latest failed turn (None if there is none: the

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from navi.api.openai_wire import error_body, is_openai_path
 from navi.api.signins import MAX_AGE, SignIns
 
 COOKIE = "navi_session"
@@ -266,24 +267,26 @@ class AccessControl:
         host = headers.get("host", "")
         path = scope.get("path", "")
         if not self.policy.host_allowed(host):
-            await _deny(kind, send, receive, 421, f"Host '{host}' is not allowed (set NAVI_ALLOWED_HOSTS)")
+            await _deny(
+                kind, send, receive, 421, f"Host '{host}' is not allowed (set NAVI_ALLOWED_HOSTS)", path=path
+            )
             return
         origin = headers.get("origin")
         unsafe = kind == "websocket" or scope.get("method", "GET") in UNSAFE_METHODS
         if unsafe:
             if origin is not None and not self.policy.origin_allowed(origin, host):
-                await _deny(kind, send, receive, 403, f"Origin '{origin}' is not allowed")
+                await _deny(kind, send, receive, 403, f"Origin '{origin}' is not allowed", path=path)
                 return
             if origin is None and headers.get("sec-fetch-site") == "cross-site":
-                await _deny(kind, send, receive, 403, "cross-site request refused")
+                await _deny(kind, send, receive, 403, "cross-site request refused", path=path)
                 return
-        if path in PUBLIC_PATHS or not self.policy.token:
+        if path in PUBLIC_PATHS or not self.policy.token or _is_listed_preflight(self.policy, scope, headers):
             await self.app(scope, receive, send)
             return
         if not self.policy.login_allowed(client):
             wait = self.policy.retry_after(client)
             detail = f"too many failed sign-ins from this address; try again in {wait} s"
-            await _deny(kind, send, receive, 429, detail, [(b"retry-after", str(wait).encode())])
+            await _deny(kind, send, receive, 429, detail, [(b"retry-after", str(wait).encode())], path=path)
             return
         outcome, bad_cookie = self.policy.authenticate(headers)
         if outcome == "ok":
@@ -295,7 +298,22 @@ class AccessControl:
         if kind == "http" and path in PAGE_PATHS and scope.get("method") == "GET":
             await _redirect(send, "/login", extra)
         else:
-            await _deny(kind, send, receive, 401, "authentication required: send the API token", extra)
+            await _deny(
+                kind, send, receive, 401, "authentication required: send the API token", extra, path=path
+            )
+
+
+def _is_listed_preflight(policy: AccessPolicy, scope: Scope, headers: dict[str, str]) -> bool:
+    """A CORS preflight (OPTIONS with Access-Control-Request-Method) from an origin listed in
+    NAVI_ALLOWED_ORIGINS. Browsers never send credentials with it, so it cannot carry the token;
+    it reaches the CORS middleware, which answers it and runs nothing."""
+    origin = headers.get("origin", "").strip().lower().rstrip("/")
+    return (
+        scope.get("method") == "OPTIONS"
+        and "access-control-request-method" in headers
+        and bool(origin)
+        and origin in policy.origins
+    )
 
 
 async def _deny(
@@ -305,13 +323,18 @@ async def _deny(
     status: int,
     detail: str,
     extra: list[tuple[bytes, bytes]] | None = None,
+    *,
+    path: str = "",
 ) -> None:
     if kind == "websocket":
         await receive()  # the websocket.connect message
         await send({"type": "websocket.close", "code": 1008, "reason": detail[:120]})
         return
     code = {401: "unauthorized", 403: "forbidden", 421: "misdirected", 429: "too_many_attempts"}[status]
-    body = json.dumps({"detail": detail, "code": code}).encode()
+    payload: dict[str, object] = {"detail": detail, "code": code}
+    if is_openai_path(path):  # OpenAI's clients show the message of OpenAI's error object
+        payload = error_body(detail, "invalid_api_key" if status == 401 else code, status)
+    body = json.dumps(payload).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),

@@ -90,7 +90,7 @@ def read_frame(text: str, session_id: str, files_root: Path) -> ClientFrame:
     content = frame.get("content")
     if not isinstance(content, str) or not content.strip():
         raise FrameError("content is required and must be non-empty text")
-    images = _images(frame.get("images"))
+    images = check_images(frame.get("images"))
     files = _files(frame.get("files"), files_root / session_id)
     return ClientFrame("message", content, images, files)
 
@@ -120,7 +120,9 @@ def _approval(frame: dict[str, Any]) -> ClientFrame:
     return ClientFrame("approval", call_id=call_id, decision=decision)
 
 
-def _images(raw: Any) -> list[str]:
+def check_images(raw: Any) -> list[str]:
+    """Images as a client sends them (base64 or data: URIs), checked (count, size, kind) and
+    returned as bare base64; `FrameError` says what is wrong."""
     if raw is None:
         return []
     if not isinstance(raw, list) or len(raw) > MAX_IMAGES:

@@ -67,12 +67,15 @@ def settings_or_exit(**overrides: object) -> Settings:
 
 
 def _register() -> None:
-    from navi.cli import doctor, fake, memory, serve, sessions
+    from navi.cli import chat, config, doctor, fake, memory, serve, sessions, tools
 
     serve.register(app)
+    chat.register(app)
     doctor.register(app)
     sessions.register(app)
     memory.register(app)
+    tools.register(app)
+    config.register(app)
     fake.register(app)
 
 

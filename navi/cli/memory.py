@@ -67,10 +67,10 @@ def forget(
 
     count = with_runtime(work)
     if count < 0:
-        typer.echo("navi: --id needs a number", err=True)
+        typer.echo(f"navi: --id needs a fact's number, not '{key}' — `navi memory list` shows them", err=True)
         raise typer.Exit(2)
     if count == 0:
-        typer.echo(f"navi: nothing remembered under '{key}'", err=True)
+        typer.echo(f"navi: nothing remembered under '{key}' — `navi memory list` shows what is", err=True)
         raise typer.Exit(1)
     typer.echo(f"Forgot {count} fact{'s' if count > 1 else ''}.")
 

@@ -1,4 +1,9 @@
-"""`navi sessions list|export|import`, straight against the configured database."""
+"""`navi sessions list|export|import|rename|delete`, straight against the configured database.
+
+They need no running Navi. A running one notices a rename or a deletion the next time it reads
+the session (an open page keeps showing it until it reloads); to delete a conversation that is
+answering right now, stop it first, or delete it in the web page.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,11 @@ import typer
 from navi.cli.main import PLAIN_HELP, fail, settings_or_exit
 
 T = TypeVar("T")
-app = typer.Typer(help="List, export and import sessions.", no_args_is_help=True, rich_markup_mode=PLAIN_HELP)
+app = typer.Typer(
+    help="List, export, import, rename and delete sessions.",
+    no_args_is_help=True,
+    rich_markup_mode=PLAIN_HELP,
+)
 
 
 def with_runtime(work: Callable[[Any], Awaitable[T]], *, writes: bool = False) -> T:
@@ -114,8 +123,7 @@ def export(
     except (LLMError, NothingToAnalyse) as exc:
         fail(f"no {' and '.join(ask.parts)} written: {exc}", 1)
     if data is None:
-        typer.echo(f"navi: no session '{session_id}'", err=True)
-        raise typer.Exit(1)
+        fail(f"no session '{session_id}' — `navi sessions list` shows them", 1)
     text = json.dumps(data, indent=2, ensure_ascii=False)
     if output is None:
         typer.echo(text)
@@ -159,7 +167,10 @@ def import_(
         # Parsed before any database is opened or created: there is no event loop yet to block.
         session = parse_archive(data, max_messages=settings.navi_import_max_messages)
     except OSError as exc:
-        typer.echo(f"navi: cannot read {source}: {exc.strerror or exc}", err=True)
+        typer.echo(
+            f"navi: cannot read {source}: {exc.strerror or exc} — give an archive file, or - for stdin",
+            err=True,
+        )
         raise typer.Exit(1) from None
     except ArchiveError as exc:
         typer.echo(f"navi: {exc}", err=True)
@@ -171,6 +182,42 @@ def import_(
 
     with_runtime(work, writes=True)
     typer.echo(f"imported {session.id} ({len(session.messages)} messages)")
+
+
+IdArgument = Annotated[str, typer.Argument(metavar="ID", help="The session's id (see `navi sessions list`).")]
+
+
+@app.command()
+def rename(
+    session_id: IdArgument,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The new name; an empty one clears it.")],
+) -> None:
+    """Give a session a name (shown in the list, the web page and `navi chat`)."""
+    clean = " ".join(name.split()) or None
+
+    async def work(rt: Any) -> bool:
+        return bool(await rt.sessions.set_name(session_id, clean))
+
+    if not with_runtime(work):
+        fail(f"no session '{session_id}' — `navi sessions list` shows them", 1)
+    typer.echo(f"renamed {session_id}: {clean}" if clean else f"cleared the name of {session_id}")
+
+
+@app.command()
+def delete(
+    session_ids: Annotated[list[str], typer.Argument(metavar="ID...", help="Sessions to delete.")],
+) -> None:
+    """Delete sessions with their messages and uploaded files. There is no undo: export first."""
+
+    async def work(rt: Any) -> list[str]:
+        return [sid for sid in session_ids if not await rt.sessions.delete(sid)]
+
+    missing = with_runtime(work)
+    for sid in session_ids:
+        if sid not in missing:
+            typer.echo(f"deleted {sid}")
+    if missing:
+        fail(f"no session {', '.join(repr(m) for m in missing)} — `navi sessions list` shows them", 1)
 
 
 def register(root: typer.Typer) -> None:

@@ -50,6 +50,15 @@ class InMemorySessionStore(SessionStore):
             copy.custom = {}
         return copy
 
+    async def find_message(self, message_id: str, *, owner: str, prefer: str | None = None) -> Message | None:
+        owned = [s for s in self._sessions.values() if s.owner == owner]
+        owned.sort(key=lambda s: (s.id != prefer, -s.last_active.timestamp()))
+        for session in owned:
+            for msg in session.messages:
+                if msg.id == message_id:
+                    return msg.model_copy(deep=True)
+        return None
+
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:
         found = [s for s in self._sessions.values() if owner is None or s.owner == owner]
         found.sort(key=lambda s: (not s.pinned, -s.last_active.timestamp()))

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, case, delete, insert, select, update
 
 from navi.llm.messages import Message, utcnow
 from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, as_utc, is_session_id, new_session_id
@@ -155,6 +155,22 @@ def _load(
         custom=parts.pop(CUSTOM_PART, {}),
         analysis=parts,
     )
+
+
+def _find_message(conn: Connection, message_id: str, owner: str, prefer: str | None) -> Message | None:
+    """One indexed lookup (`message_id`), joined to the session row for its owner."""
+    query = (
+        select(session_messages.c.data)
+        .join(sessions, sessions.c.id == session_messages.c.session_id)
+        .where(session_messages.c.message_id == message_id, sessions.c.owner == owner)
+        .order_by(
+            case((session_messages.c.session_id == (prefer or ""), 0), else_=1),
+            sessions.c.last_active.desc(),
+        )
+        .limit(1)
+    )
+    row = conn.execute(query).first()
+    return None if row is None else Message.model_validate_json(row.data)
 
 
 # Built once: a turn runs these on every append, so skip rebuilding and re-keying them each time.
@@ -351,6 +367,9 @@ class SqlSessionStore(SessionStore):
         if not is_session_id(session_id):
             return None
         return await self.db.read(lambda conn: _load(conn, session_id, owner, display, self._cache))
+
+    async def find_message(self, message_id: str, *, owner: str, prefer: str | None = None) -> Message | None:
+        return await self.db.read(lambda conn: _find_message(conn, message_id, owner, prefer))
 
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:
         query = _owned(select(sessions), owner).order_by(

@@ -77,6 +77,15 @@ class SessionStore(ABC):
         long the session."""
 
     @abstractmethod
+    async def find_message(self, message_id: str, *, owner: str, prefer: str | None = None) -> Message | None:
+        """The display-history message with this id in one of `owner`'s sessions, or None.
+
+        Recall keys name messages by id (`navi.sessions.keys`); the owner scopes the lookup, so
+        another owner's message is never found. When several sessions hold the id (an archive
+        imported twice), session `prefer` wins, then the most recently active.
+        """
+
+    @abstractmethod
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:
         """Pinned sessions first, then most recently active first."""
 

@@ -13,6 +13,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -56,6 +57,8 @@ def _buffer(name: str) -> Table:
 
 session_messages = _buffer("session_messages")
 session_context = _buffer("session_context")
+# Recall keys name a message by its id (navi/sessions/keys.py): found without reading the buffers.
+Index("ix_session_messages_message_id", session_messages.c.message_id)
 
 session_planning_logs = Table(
     "session_planning_logs",

@@ -25,6 +25,16 @@ class ProfileOut(BaseModel):
     scratchpad_sections: list[str]
 
 
+class ToolProblem(BaseModel):
+    file: str
+    message: str
+
+
+class Reloaded(BaseModel):
+    loaded: list[str]
+    errors: list[ToolProblem]
+
+
 class ToolOut(BaseModel):
     name: str
     description: str
@@ -61,3 +71,14 @@ async def tools(runtime: RuntimeDep) -> list[ToolOut]:
         for n in registry.names()
         if (t := registry.get(n)) is not None
     ]
+
+
+@router.post("/tools/reload", response_model=Reloaded, summary="Reload the user tools from the tools folder")
+async def reload_tools(runtime: RuntimeDep) -> Reloaded:
+    """What `navi tools reload` (and the `reload_tools` tool) do: built-ins stay, user tools are
+    replaced by what the folder holds now; each file that failed says why."""
+    result = await runtime.tools.reload_user_tools(runtime.settings.tools_dir)
+    return Reloaded(
+        loaded=sorted(result.names),
+        errors=[ToolProblem(file=e.file, message=e.message) for e in result.errors],
+    )

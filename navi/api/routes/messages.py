@@ -1,4 +1,5 @@
-"""Non-streaming turns (`POST /sessions/{id}/messages`) and stopping a run."""
+"""Non-streaming turns (`POST /sessions/{id}/messages`), messages stored without an answer
+(`"respond": false`), and stopping a run."""
 
 from __future__ import annotations
 
@@ -8,18 +9,34 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from navi.agent.engine import with_files
 from navi.api.deps import RunsDep, RuntimeDep, SessionDep
-from navi.api.errors import RunFailed
+from navi.api.errors import BadRequest, RunFailed
 from navi.api.routing import api_router
 from navi.api.websocket import parse_frame
+from navi.llm.messages import Message, ToolCall
 
 router = api_router(prefix="/sessions", tags=["messages"])
+STORABLE_ROLES = ("user", "assistant", "tool")
+
+
+class CallIn(BaseModel):
+    """A tool call of a stored assistant message (so a stored tool result has its call)."""
+
+    id: str = Field(..., min_length=1, max_length=200)
+    name: str = Field(..., min_length=1, max_length=200)
+    arguments: dict[str, Any] = Field(default_factory=dict)
 
 
 class SendMessage(BaseModel):
-    content: str = Field(..., min_length=1)
+    content: str = ""
     images: list[str] = Field(default_factory=list)
     files: list[dict[str, str]] = Field(default_factory=list)
+    respond: bool = Field(True, description="false: store the message without running the model")
+    role: str = Field("user", description='With "respond": false: "user", "assistant" or "tool"')
+    tool_calls: list[CallIn] = Field(default_factory=list, description="An assistant message's calls")
+    tool_call_id: str | None = Field(None, max_length=200, description="The call a tool message answers")
+    name: str | None = Field(None, max_length=200, description="The tool a tool message is from")
 
 
 class Answer(BaseModel):
@@ -31,15 +48,42 @@ class Answer(BaseModel):
     finish_reason: str = "stop"  # "length" when the answer was cut off by its token cap
 
 
+class Stored(BaseModel):
+    session_id: str
+    message_id: str
+    role: str
+
+
 class StopResult(BaseModel):
     ok: bool
     reason: str | None = None
 
 
 @router.post(
-    "/{session_id}/messages", response_model=Answer, summary="Send a message and wait for the answer"
+    "/{session_id}/messages",
+    response_model=Answer | Stored,
+    summary="Send a message and wait for the answer, or store it without one",
 )
-async def send_message(body: SendMessage, session: SessionDep, runtime: RuntimeDep, runs: RunsDep) -> Answer:
+async def send_message(
+    body: SendMessage, session: SessionDep, runtime: RuntimeDep, runs: RunsDep
+) -> Answer | Stored:
+    try:  # JSON may escape lone surrogates (\ud800): no text, and nothing a database can store
+        json.dumps(body.model_dump(), ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise BadRequest("the message is not valid Unicode (a lone surrogate)") from None
+    if body.role not in STORABLE_ROLES:
+        raise BadRequest(
+            f"role {body.role!r} cannot be stored: send user, assistant or tool (Navi composes the "
+            "system prompt itself, so a session holds no system messages)"
+        )
+    if body.respond and body.role != "user":
+        raise BadRequest(
+            f'only a user message is answered; send "respond": false to store a {body.role} message'
+        )
+    if not body.respond:
+        message = _message(body, session.id, Path(runtime.settings.session_files_dir))
+        await runs.append(session.id, [message])
+        return Stored(session_id=session.id, message_id=message.id, role=message.role)
     frame = {"type": "message", "content": body.content, "images": body.images, "files": body.files}
     files_root = Path(runtime.settings.session_files_dir)
     content, images, files = parse_frame(json.dumps(frame), session.id, files_root)
@@ -57,6 +101,28 @@ async def send_message(body: SendMessage, session: SessionDep, runtime: RuntimeD
         max_context_tokens=result["max_context_tokens"],
         finish_reason=result.get("finish_reason", "stop"),
     )
+
+
+def _message(body: SendMessage, session_id: str, files_root: Path) -> Message:
+    """The message `"respond": false` stores, checked as strictly as one that is answered."""
+    if body.role != "user" and (body.images or body.files):
+        raise BadRequest("images and files belong to user messages")
+    if body.role != "assistant" and body.tool_calls:
+        raise BadRequest("tool_calls belong to assistant messages")
+    if body.role == "user":
+        frame = {"type": "message", "content": body.content, "images": body.images, "files": body.files}
+        content, images, files = parse_frame(json.dumps(frame), session_id, files_root)
+        return Message.user(
+            with_files(content, files), images=images, metadata={"files": files} if files else {}
+        )
+    if body.role == "assistant":
+        if not body.content.strip() and not body.tool_calls:
+            raise BadRequest("an assistant message needs content or tool_calls")
+        calls = [ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in body.tool_calls]
+        return Message.assistant(body.content or None, tool_calls=calls)
+    if not body.tool_call_id:
+        raise BadRequest("a tool message needs tool_call_id: the id of the assistant's call it answers")
+    return Message(role="tool", content=body.content, tool_call_id=body.tool_call_id, name=body.name)
 
 
 @router.post("/{session_id}/stop", response_model=StopResult, summary="Stop the running turn (cooperative)")

@@ -272,8 +272,11 @@ async def history_window(
     token_budget: Annotated[
         int | None, Query(ge=0, description="Newest messages that fit this many tokens")
     ] = None,
+    include_summary: Annotated[
+        bool, Query(description="false: never put the summary in front of a window that left messages out")
+    ] = True,
 ) -> Window:
-    summary = session.summary_message
+    summary = session.summary_message if include_summary else None
     chosen = await asyncio.to_thread(
         window,
         session.messages,

@@ -1,7 +1,12 @@
-"""`recall`: read the full text of a result that was shortened in the model's context.
+"""`recall`: read the whole text of a message shown shortened in the model's context.
 
-Long tool results stay whole in the display history; the context keeps a head and a tail with a
-key. With the key the model reads any part of the original, as much as it needs.
+Long tool results, and long messages older than the recent turns, reach the model as a head and a
+tail around a note with a key (`msg_<message id>`, see `navi.sessions.keys`). The display history
+keeps every message whole; with the key the model reads any part of it, as much as it needs.
+
+Keys resolve for the run's owner only: a message of any of the owner's sessions, the current one
+first; another owner's key gets "no such key", never the text. A subagent's own messages are stored
+nowhere, so the run keeps their full texts in memory (`RunContext.full_texts`), looked at first.
 """
 
 from __future__ import annotations
@@ -9,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from navi import runctx
+from navi.sessions.keys import message_ids
+from navi.sessions.models import is_session_id
 from navi.sessions.store import SessionStore
 from navi.tools.base import Tool, ToolResult
 
@@ -19,7 +26,7 @@ MAX_LENGTH = 40_000
 class RecallTool(Tool):
     name = "recall"
     description = (
-        "Full text of a result shortened in your context: `key` is in its '[… characters omitted "
+        "Full text of a message shortened in your context: `key` is in its '[… characters omitted "
         "…]' note; `offset` and `length` (characters) select a part."
     )
     parameters = {
@@ -37,22 +44,34 @@ class RecallTool(Tool):
     def __init__(self, sessions: SessionStore) -> None:
         self.sessions = sessions
 
-    async def _lookup(self, ctx: runctx.RunContext, key: str) -> str | None:
-        if key in ctx.full_texts:
-            return ctx.full_texts[key]
-        if not ctx.persistent:
-            return None
-        session = await self.sessions.get(ctx.session_id)
-        if session is None:
-            return None
-        return next((m.content or "" for m in session.messages if m.id == key), None)
+    async def _lookup(self, ctx: runctx.RunContext, key: str) -> tuple[str, str] | None:
+        """(message id, full text) for `key`, or None when the owner has no such message."""
+        candidates = message_ids(key)
+        for message_id in candidates:
+            if message_id in ctx.full_texts:
+                return message_id, ctx.full_texts[message_id]
+        # The stored session the run works for (a subagent's parent), preferred among the owner's.
+        prefer = ctx.root_session if is_session_id(ctx.root_session) else None
+        for message_id in candidates:
+            found = await self.sessions.find_message(message_id, owner=ctx.owner, prefer=prefer)
+            if found is not None:
+                return message_id, found.content or ""
+        return None
 
     async def execute(self, params: dict[str, Any]) -> ToolResult:
         ctx = runctx.require()
-        text = await self._lookup(ctx, params["key"])
-        if text is None:
-            return ToolResult.fail(f"nothing is stored under the key '{params['key']}'")
-        ctx.full_texts[params["key"]] = text
+        key = params["key"]
+        found = await self._lookup(ctx, key)
+        if found is None:
+            shown = key if len(key) <= 80 else f"{key[:80]}…"
+            return ToolResult.fail(
+                f"no such key '{shown}': nothing is stored under it. Use a key exactly as a "
+                "'[… characters omitted …]' note in your context gives it."
+            )
+        message_id, text = found
+        ctx.full_texts[message_id] = text  # further parts in this run are read from memory
+        if not text:
+            return ToolResult.ok("[the message under this key has no text]")
         offset = params.get("offset", 0)
         length = params.get("length", DEFAULT_LENGTH)
         if offset >= len(text):

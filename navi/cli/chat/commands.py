@@ -1,0 +1,264 @@
+"""The slash commands of `navi chat`, and file paths pasted at the prompt (attached, not sent)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from rich.text import Text
+
+from navi.cli.chat.app import Chat
+from navi.cli.remote import RemoteError, image_data_url
+
+HELP = """\
+Enter sends · Esc Enter (or Alt+Enter) starts a new line · Up/Down: earlier messages
+Ctrl-C stops a reply (what it wrote stays); at the prompt, Ctrl-C twice (or Ctrl-D) quits
+While a reply waits for your approval: y allows, n declines, a always allows (when offered)
+
+/new               a new conversation (created with its first message)
+/sessions          the conversations there are (newest first)
+/open ID|N         open one (its id, the start of it, or its number in /sessions)
+/profile [P]       switch this conversation's profile (no P: list them)
+/rename NAME       rename this conversation
+/export FILE       save this conversation as a session-archive/v1 file
+/attach PATH…      attach files (pictures go to the model as images); pasting a path does it too
+/detach            drop what is attached and not sent yet
+/retry             run the last failed turn again
+/stop              stop a reply that is still running (one you left with Ctrl-C twice)
+/help              this
+/quit              leave (Ctrl-D too)"""
+
+Handler = Callable[[Chat, str], Awaitable[bool]]
+
+
+def _ago(stamp: str | None) -> str:
+    if not stamp:
+        return ""
+    try:
+        when = datetime.fromisoformat(stamp)
+    except ValueError:
+        return ""
+    now = datetime.now(when.tzinfo)
+    seconds = max(0, int((now - when).total_seconds()))
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if seconds >= size:
+            return f"{seconds // size} {unit} ago"
+    return "just now"
+
+
+def describe(session: dict[str, object]) -> str:
+    name = session.get("name") or "untitled"
+    count = session.get("message_count", 0)
+    return f"“{name}” ({count} messages, {_ago(str(session.get('last_active') or ''))})"
+
+
+async def cmd_new(chat: Chat, arg: str) -> bool:
+    await chat.new()
+    return True
+
+
+async def cmd_sessions(chat: Chat, arg: str) -> bool:
+    chat.listed = await chat.remote.sessions()
+    if not chat.listed:
+        chat.say("No conversations yet.")
+        return True
+    for n, s in enumerate(chat.listed[:30], 1):
+        line = Text(f"{'*' if s['id'] == chat.session_id else ' '}{n:>3}  ", style="bold")
+        line.append(f"{s['id'][:8]}  ", style="cyan")
+        line.append(f"{_ago(s.get('last_active')):>11}  {s.get('message_count', 0):>4} msgs  ", style="dim")
+        line.append(f"{s.get('profile_id', ''):<13} {s.get('name') or 'untitled'}")
+        if s.get("active"):
+            line.append("  (answering)", style="yellow")
+        chat.console.print(line)
+    if len(chat.listed) > 30:
+        chat.say(f"… and {len(chat.listed) - 30} older ones")
+    return True
+
+
+async def find_session(chat: Chat, ref: str) -> str:
+    """A session id from an id, the start of one, or a number in the last /sessions list."""
+    if ref.isdigit() and chat.listed and 1 <= int(ref) <= len(chat.listed):
+        return str(chat.listed[int(ref) - 1]["id"])
+    return await chat.remote.find_session(ref)
+
+
+async def cmd_open(chat: Chat, arg: str) -> bool:
+    if not arg:
+        chat.error("/open needs a conversation: its id, or its number in /sessions")
+        return True
+    await chat.open(await find_session(chat, arg))
+    return True
+
+
+async def cmd_profile(chat: Chat, arg: str) -> bool:
+    current = chat.session["profile_id"] if chat.session else chat.profile_id
+    if not arg:
+        for pid, name in chat.profiles.items():
+            chat.console.print(Text(f"{'*' if pid == current else ' '} {pid:<14} {name}"))
+        return True
+    if arg not in chat.profiles:
+        chat.error(f"unknown profile '{arg}' — choose one of: {', '.join(chat.profiles)}")
+        return True
+    if chat.session is None:
+        chat.profile_id = arg
+    else:
+        updated = await chat.remote.update(chat.session["id"], profile_id=arg)
+        chat.session["profile_id"] = updated.get("profile_id", arg)
+    chat.say(f"Profile: {chat.profiles[arg]}", "magenta")
+    return True
+
+
+async def cmd_rename(chat: Chat, arg: str) -> bool:
+    if chat.session is None:
+        chat.error("nothing to rename yet: the conversation starts with its first message")
+        return True
+    updated = await chat.remote.update(chat.session["id"], name=arg)
+    chat.session["name"] = updated.get("name")
+    chat.say(f"Renamed: {chat.title()}" if arg else "Name cleared.")
+    return True
+
+
+async def cmd_export(chat: Chat, arg: str) -> bool:
+    if chat.session is None:
+        chat.error("nothing to export yet: the conversation starts with its first message")
+        return True
+    path = as_path(arg or f"navi-{chat.session['id'][:8]}.json")
+    archive = await chat.remote.export(chat.session["id"])
+    try:
+        await asyncio.to_thread(_write, path, json.dumps(archive, indent=2, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        chat.error(f"cannot write {path}: {(exc.strerror or str(exc)).lower()} — give another FILE")
+        return True
+    chat.say(f"Wrote {path} ({len(archive.get('messages', []))} messages).")
+    return True
+
+
+async def cmd_attach(chat: Chat, arg: str) -> bool:
+    if not arg:
+        shown = [name for name, _ in chat.images] + [f["name"] for f in chat.files]
+        chat.say(
+            f"Attached: {', '.join(shown)}" if shown else "Nothing attached. /attach PATH attaches a file."
+        )
+        return True
+    try:
+        paths = [as_path(p) for p in shlex.split(arg)]
+    except ValueError as exc:
+        chat.error(f"cannot read the paths: {exc}")
+        return True
+    for path in paths:
+        await attach(chat, path)
+    return True
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+
+
+async def attach(chat: Chat, path: Path) -> None:
+    if not await asyncio.to_thread(path.is_file):
+        chat.error(f"no file {path}")
+        return
+    data = await asyncio.to_thread(image_data_url, path)
+    if data is not None:
+        chat.images.append((path.name, data))
+        chat.say(f"🖼 {path.name} attached (the model sees it with your next message)")
+        return
+    session_id = await chat.ensure_session()
+    uploaded = await chat.remote.upload(session_id, path)
+    chat.files.append({"name": uploaded["name"], "path": uploaded["path"]})
+    chat.say(
+        f"📎 {uploaded['name']} uploaded ({uploaded.get('size', 0):,} bytes); it goes with your next message"
+    )
+
+
+async def cmd_detach(chat: Chat, arg: str) -> bool:
+    count = len(chat.images) + len(chat.files)
+    chat.images, chat.files = [], []
+    chat.say(f"Dropped {count} attachment{'s' if count != 1 else ''}.")
+    return True
+
+
+async def cmd_retry(chat: Chat, arg: str) -> bool:
+    await chat.retry()
+    return True
+
+
+async def cmd_stop(chat: Chat, arg: str) -> bool:
+    if chat.session is None:
+        chat.say("Nothing is running.")
+        return True
+    stopped = await chat.remote.stop(chat.session["id"])
+    chat.say("Stopped." if stopped else "Nothing is running.")
+    return True
+
+
+async def cmd_help(chat: Chat, arg: str) -> bool:
+    chat.console.print(Text(HELP))
+    return True
+
+
+async def cmd_quit(chat: Chat, arg: str) -> bool:
+    return False
+
+
+COMMANDS: dict[str, Handler] = {
+    "new": cmd_new,
+    "sessions": cmd_sessions,
+    "open": cmd_open,
+    "profile": cmd_profile,
+    "rename": cmd_rename,
+    "export": cmd_export,
+    "attach": cmd_attach,
+    "detach": cmd_detach,
+    "retry": cmd_retry,
+    "stop": cmd_stop,
+    "help": cmd_help,
+    "quit": cmd_quit,
+    "exit": cmd_quit,
+}
+
+
+def as_path(text: str) -> Path:
+    """A typed or pasted path; terminals paste dropped files as paths or file:// URIs."""
+    if text.startswith("file://"):
+        text = unquote(urlsplit(text).path)
+    return Path(text).expanduser()
+
+
+def pasted_paths(text: str) -> list[Path] | None:
+    """The files a message consists of, when it is nothing but paths of existing files (a paste
+    or a drop onto the terminal); None for a message to send."""
+    if "\n" in text.strip() and not all(ln.strip() for ln in text.strip().splitlines()):
+        return None
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return None
+    if not words or len(words) > 20:
+        return None
+    paths = [as_path(w) for w in words]
+    if all(
+        (p.is_absolute() or w.startswith(("./", "~", "file://"))) and p.is_file()
+        for p, w in zip(paths, words, strict=True)
+    ):
+        return paths
+    return None
+
+
+async def run_command(chat: Chat, line: str) -> bool:
+    """Run a /command; False when it asks to quit."""
+    name, _, arg = line[1:].strip().partition(" ")
+    handler = COMMANDS.get(name.lower())
+    if handler is None:
+        chat.error(f"unknown command /{name} — /help lists them")
+        return True
+    try:
+        return await handler(chat, arg.strip())
+    except RemoteError as exc:
+        chat.error(str(exc))
+        return True

@@ -1,0 +1,62 @@
+"""The keyboard while a reply streams: keys do not echo over the output, single keys answer
+approvals (y / n / a), and Ctrl-C arrives as a signal the turn turns into Stop.
+
+Between turns prompt_toolkit owns the terminal; during a turn this does: the terminal goes to
+cbreak mode without echo (signals stay on, so Ctrl-C is still SIGINT), stdin is read by the event
+loop, and SIGINT is handled by the loop instead of raising KeyboardInterrupt somewhere in the
+middle of a frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import termios
+from collections.abc import Callable, Iterator
+
+
+@contextlib.contextmanager
+def turn_keys(on_key: Callable[[str], None], on_interrupt: Callable[[], None]) -> Iterator[None]:
+    loop = asyncio.get_running_loop()
+    fd = sys.stdin.fileno() if sys.stdin.isatty() else -1
+    saved = None
+    if fd >= 0:
+        saved = termios.tcgetattr(fd)
+        mode = termios.tcgetattr(fd)
+        mode[3] &= ~(termios.ECHO | termios.ICANON)  # lflag: no echo, key by key; ISIG stays
+        mode[6][termios.VMIN] = 1
+        mode[6][termios.VTIME] = 0
+        termios.tcsetattr(fd, termios.TCSANOW, mode)
+
+        def readable() -> None:
+            try:
+                data = os.read(fd, 64)
+            except OSError:
+                return
+            for char in data.decode("utf-8", errors="ignore"):
+                on_key(char)
+
+        loop.add_reader(fd, readable)
+    loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        if fd >= 0:
+            loop.remove_reader(fd)
+            if saved is not None:
+                termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+@contextlib.contextmanager
+def interrupt_handler(on_interrupt: Callable[[], None]) -> Iterator[None]:
+    """Ctrl-C as a call on the loop (pipe mode: no terminal to set up)."""
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)

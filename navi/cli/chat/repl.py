@@ -1,0 +1,137 @@
+"""The prompt of `navi chat`: Enter sends, Esc Enter (Alt+Enter) adds a line, history across runs,
+Ctrl-C clears the line or (twice) quits; slash commands and pasted paths go to `commands`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+from navi.cli.chat.app import Chat
+from navi.cli.chat.commands import attach, describe, pasted_paths, run_command
+from navi.cli.remote import RemoteError
+
+
+def key_bindings() -> KeyBindings:
+    keys = KeyBindings()
+
+    @keys.add("enter")
+    def _send(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text.strip():
+            buffer.validate_and_handle()
+
+    @keys.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @keys.add("c-c")
+    def _interrupt(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text:
+            buffer.reset()  # the first Ctrl-C clears what was typed
+        else:
+            event.app.exit(exception=KeyboardInterrupt())
+
+    return keys
+
+
+def prompt_session(history_file: Path) -> PromptSession[str]:
+    try:
+        history_file.parent.mkdir(parents=True, exist_ok=True)
+        history: FileHistory | InMemoryHistory = FileHistory(str(history_file))
+        history_file.touch(mode=0o600, exist_ok=True)
+    except OSError:
+        history = InMemoryHistory()  # an unwritable state folder costs the history, not the chat
+    return PromptSession(
+        history=history,
+        multiline=True,
+        key_bindings=key_bindings(),
+        prompt_continuation=lambda width, line, wrap: "· ".rjust(width),
+        enable_history_search=False,
+    )
+
+
+async def ask_yes(question: str) -> bool:
+    """A yes/no question before the chat starts; Enter means yes."""
+    session: PromptSession[str] = PromptSession()
+    answer = await session.prompt_async(FormattedText([("bold", question), ("", " [Y/n] ")]))
+    return answer.strip().lower() in ("", "y", "yes")
+
+
+async def start(chat: Chat, session_ref: str | None, new: bool) -> None:
+    """Open what was asked for: SESSION, a new one, or (asked) the most recent one."""
+    if session_ref:
+        await chat.open(await chat.remote.find_session(session_ref))
+        return
+    if not new:
+        recent = await chat.remote.sessions()
+        if recent and await ask_yes(f"Continue {describe(recent[0])}?"):
+            await chat.open(str(recent[0]["id"]))
+            return
+    await chat.new()
+
+
+async def interact(chat: Chat, session_ref: str | None, new: bool) -> int:
+    profiles = await chat.remote.profiles()
+    chat.profiles = {p["id"]: p["name"] for p in profiles}
+    if chat.profile_id and chat.profile_id not in chat.profiles:
+        raise RemoteError(
+            f"unknown profile '{chat.profile_id}' — choose one of: {', '.join(chat.profiles)}", "bad"
+        )
+    try:
+        await start(chat, session_ref, new)
+    except (KeyboardInterrupt, EOFError):
+        return 0
+    chat.say("Type a message; /help lists commands and keys.")
+    prompt = prompt_session(chat.history_file)
+    chat.prompt = prompt
+    try:
+        while True:
+            idle = asyncio.create_task(chat.idle())
+            try:
+                default, chat.refill = chat.refill, ""
+                line = await prompt.prompt_async(
+                    FormattedText([("ansigreen bold", "› ")]),
+                    default=default,
+                    bottom_toolbar=chat.toolbar,
+                )
+            except KeyboardInterrupt:
+                if chat.interrupts:
+                    return 0
+                chat.interrupts = 1
+                chat.say("(Ctrl-C again, or Ctrl-D, quits)")
+                continue
+            except EOFError:
+                return 0
+            finally:
+                idle.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await idle
+            if chat.pending_notice:
+                chat.error(chat.pending_notice)
+                chat.pending_notice = ""
+            chat.interrupts = 0
+            text = line.strip()
+            if not text:
+                continue
+            paths = pasted_paths(text)
+            if paths:
+                for path in paths:
+                    try:
+                        await attach(chat, path)
+                    except RemoteError as exc:
+                        chat.error(str(exc))
+                continue
+            if text.startswith("/"):
+                if not await run_command(chat, text):
+                    return 0
+                continue
+            await chat.send(line.rstrip())
+    finally:
+        await chat.close_session()

@@ -1,0 +1,130 @@
+"""How `navi chat` draws a turn's frames (the sequences of docs/agent.md) on a real rich console:
+a subagent's calls nest under its spawn_agent, profile switches and compression are said, a long
+answer is printed once, line by line as it becomes stable."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from navi.cli.chat.turn import LiveTurn
+
+
+def console(width: int = 100) -> tuple[Console, io.StringIO]:
+    out = io.StringIO()
+    return Console(file=out, width=width, color_system=None, force_terminal=False, height=30), out
+
+
+def frames(*items: dict) -> list[dict]:
+    return [{"run_id": "r1", "seq": n, **f} for n, f in enumerate(items, 1)]
+
+
+def test_a_subagent_nests_and_state_changes_are_said() -> None:
+    con, out = console()
+    turn = LiveTurn(con)
+    sequence = frames(
+        {"type": "stream_start", "message": {"content": "check the disks"}},
+        {
+            "type": "tool_started",
+            "tool": "spawn_agent",
+            "args": {"task": "df"},
+            "call_id": "s1",
+            "is_subagent": False,
+        },
+        {"type": "turn_thinking", "thinking": "I will run df.", "is_subagent": True},
+        {
+            "type": "tool_started",
+            "tool": "terminal",
+            "args": {"command": "df -h"},
+            "call_id": "t1",
+            "is_subagent": True,
+        },
+        {
+            "type": "tool_call",
+            "tool": "terminal",
+            "args": {"command": "df -h"},
+            "result": "/dev/sda1 40%\nmore",
+            "success": True,
+            "call_id": "t1",
+            "is_subagent": True,
+        },
+        {
+            "type": "tool_call",
+            "tool": "spawn_agent",
+            "args": {"task": "df"},
+            "result": "Disk at 40%",
+            "success": True,
+            "call_id": "s1",
+            "is_subagent": False,
+        },
+        {
+            "type": "tool_started",
+            "tool": "switch_profile",
+            "args": {"profile_id": "server_admin"},
+            "call_id": "p1",
+        },
+        {"type": "profile_switched", "profile_id": "server_admin", "profile_name": "Server Admin"},
+        {
+            "type": "tool_call",
+            "tool": "switch_profile",
+            "args": {},
+            "result": "no such thing",
+            "success": False,
+            "call_id": "p1",
+        },
+        {"type": "stream_delta", "delta": "The disk is **40%** full."},
+        {
+            "type": "stream_end",
+            "content": "The disk is 40% full.",
+            "context_tokens": 1200,
+            "max_context_tokens": 8192,
+            "finish_reason": "length",
+        },
+        {"type": "context_compressed", "messages_before": 30, "messages_after": 8},
+    )
+    ended = [turn.handle(f) for f in sequence]
+    assert ended.index(True) == 10  # stream_end ends the turn
+    turn.flush(final=True)
+    lines = [line.rstrip() for line in out.getvalue().splitlines()]
+    assert lines[0].startswith("✓ spawn_agent  task=df  → Disk at 40%")
+    assert lines[1] == "   💭 subagent thought · 4 words — I will run df."
+    assert lines[2] == "   ✓ terminal  command=df -h  → /dev/sda1 40% (+1 lines)"
+    assert lines[3].startswith("✗ switch_profile") and lines[3].endswith("→ no such thing")
+    assert lines[4] == "↪ switched to the Server Admin profile"  # said under the call that switched
+    assert lines[5] == "The disk is 40% full."
+    assert lines[6] == "✂ the reply was cut off at its length limit"
+    assert turn.context == (1200, 8192)
+
+
+def test_compression_and_errors_and_a_stop() -> None:
+    con, out = console()
+    turn = LiveTurn(con)
+    turn.handle({"type": "context_compressed", "messages_before": 30, "messages_after": 8, "seq": 2})
+    turn.handle({"type": "thinking_delta", "delta": "hmm", "seq": 3})
+    assert turn.handle(
+        {"type": "error", "code": "model_unreachable", "message": "cannot reach Ollama", "seq": 4}
+    )
+    turn.flush(final=True)
+    assert out.getvalue().splitlines() == [
+        "⇣ context compressed: 30 → 8 messages (earlier ones were summarised)",
+        "💭 thought · 1 word — hmm",
+        "✗ error: cannot reach Ollama  (/retry runs it again)",
+    ]
+    assert turn.outcome == "failed"
+
+
+def test_streamed_text_is_printed_once_as_it_becomes_stable() -> None:
+    con, out = console(width=60)
+    turn = LiveTurn(con)
+    text = "".join(f"Line {i} of a long answer.\n\n" for i in range(40))
+    for start in range(0, len(text), 7):
+        turn.handle({"type": "stream_delta", "delta": text[start : start + 7]})
+        turn.flush()  # what the redraw does a few times a second
+    printed_while_streaming = out.getvalue()
+    assert "Line 30 of a long answer." in printed_while_streaming  # not held back until the end…
+    assert "Line 39 of a long answer." not in printed_while_streaming  # …but the last lines may change
+    turn.handle({"type": "stream_end", "content": text, "context_tokens": 1, "max_context_tokens": 2})
+    turn.flush(final=True)
+    shown = [line.rstrip() for line in out.getvalue().splitlines() if line.strip()]
+    assert shown == [f"Line {i} of a long answer." for i in range(40)]  # each line once, in order

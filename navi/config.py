@@ -24,6 +24,17 @@ class SettingsError(Exception):
     """A setting has a value Navi cannot use; the message names the variable."""
 
 
+def is_loopback_host(host: str) -> bool:
+    """Whether `host` (a name or an address, IPv6 with or without brackets) is this machine only."""
+    host = host.strip("[]")
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _split_list(raw: str) -> list[str]:
     return [part.strip() for part in raw.split(",") if part.strip()]
 
@@ -77,6 +88,7 @@ class Settings(BaseSettings):
     llm_max_tokens_summary: int = Field(768, ge=64)
     llm_max_tokens_extraction: int = Field(384, ge=32)
     llm_max_tokens_naming: int = Field(24, ge=4)
+    llm_max_tokens_analysis: int = Field(768, ge=64)
 
     # --- Security / sandboxing -------------------------------------------------------------------
     fs_allowed_paths: str = "*"
@@ -294,13 +306,7 @@ class Settings(BaseSettings):
         return bool(self.database_url)
 
     def listens_on_loopback(self, host: str | None = None) -> bool:
-        host = (host or self.navi_host).strip("[]")
-        if host in LOOPBACK_NAMES:
-            return True
-        try:
-            return ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            return False
+        return is_loopback_host(host or self.navi_host)
 
 
 def _env_name(loc: tuple[int | str, ...]) -> str:

@@ -440,3 +440,17 @@ async def test_every_ollama_call_carries_the_same_window(
     }
     assert windows == {"planning": {8192}, "turn": {8192}, "naming": {8192}}
     await rt.aclose()
+
+
+async def test_a_run_that_crashes_has_its_error_as_its_result(tmp_path: Path) -> None:
+    """A REST caller waits for `run.result`: a crash must be the error, not an empty "stopped"."""
+    rt, _, script = await scripted_runtime(tmp_path, planning_enabled=False)
+    script.turn(Reply(exception=RuntimeError("the backend broke in an unforeseen way")))  # type: ignore[arg-type]
+    session = await rt.sessions.create("secretary")
+    runs = RunManager(rt.agent)
+    run = runs.start(session.id, "hello")
+    await asyncio.wait_for(run.settled.wait(), 5)
+    assert run.result is not None and run.result["type"] == "error"
+    assert run.result["code"] == "internal" and "unforeseen" in run.result["message"]
+    assert run.frames[-1] is run.result
+    await rt.aclose()

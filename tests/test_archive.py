@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from navi.llm.messages import Message, ToolCall, utcnow
-from navi.sessions.archive import ArchiveError, export_session, import_archive
+from navi.sessions.archive import ArchiveError, export_session, import_archive, settle_profile
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.models import Session
 from navi.sessions.sql_store import SqlSessionStore
@@ -176,7 +176,7 @@ async def test_imported_session_survives_a_store(kind: str, tmp_path: Path) -> N
     ("mutate", "expected"),
     [
         (lambda d: d.update(schema_version="session-archive/v9"), "unsupported schema_version"),
-        (lambda d: d["session"].pop("profile_id"), "'profile_id' is a required property"),
+        (lambda d: d["session"].pop("created_at"), "'created_at' is a required property"),
         (lambda d: d["messages"][0].update(role="robot"), "messages/0/role"),
         (lambda d: d["messages"][0].update(timestamp="yesterday"), "messages/0/timestamp"),
         (lambda d: d["context"].append({"ref": "no-such-message"}), "not in messages"),
@@ -194,3 +194,143 @@ def test_bad_archives_are_refused_clearly(mutate, expected: str) -> None:
 def test_non_object_archive() -> None:
     with pytest.raises(ArchiveError, match="JSON object"):
         import_archive(["not", "an", "archive"])
+
+
+# --- analytics and archives written by AbstractCore -------------------------------------------------
+ABSTRACTCORE = Path(__file__).parent / "fixtures" / "abstractcore-session.json"
+ASSESSMENT = {
+    "created_at": "2026-01-02T03:04:05Z",
+    "criteria": ["accuracy", "brevity"],
+    "overall_score": 4,
+    "judge_summary": "Right answer, quickly.",
+    "strengths": ["checked the weather first"],
+    "actionable_feedback": ["say where the numbers come from"],
+}
+FACTS = {
+    "extracted_at": "2026-01-02T03:04:06Z",
+    "simple_triples": [["Oslo", "had", "4°C and rain"]],
+    "statistics": {"entities_count": 2, "relationships_count": 1},
+}
+
+
+def abstractcore() -> dict:
+    return json.loads(ABSTRACTCORE.read_text(encoding="utf-8"))
+
+
+def without_ids_and_times(doc: dict) -> dict:
+    doc = json.loads(json.dumps(doc))
+    doc.pop("exported_at")
+    doc["session"].pop("id")
+    return doc
+
+
+def test_analytics_go_out_and_come_back_exactly() -> None:
+    session = RICH.model_copy(deep=True)
+    session.analysis = {"assessment": ASSESSMENT, "facts": FACTS}
+    first = export(session)
+    jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text())).validate(first)
+    assert first["session"]["assessment"] == ASSESSMENT and first["session"]["facts"] == FACTS
+    assert first["session"]["summary"]["text"].startswith("Summary: user asked")  # compression's
+    restored = import_archive(json.loads(json.dumps(first)))
+    assert restored.analysis == {"assessment": ASSESSMENT, "facts": FACTS}  # the summary is derived
+    assert without_ids_and_times(export(restored)) == without_ids_and_times(first)
+
+
+def test_a_generated_summary_wins_over_the_compression_summary() -> None:
+    session = RICH.model_copy(deep=True)
+    mine = {"created_at": "2026-01-02T03:04:05Z", "text": "- Oslo: 4°C", "focus": "weather", "metrics": {}}
+    session.analysis = {"summary": mine}
+    data = export(session)
+    assert data["session"]["summary"] == mine
+    assert import_archive(data).analysis == {"summary": mine}
+
+
+def test_an_abstractcore_archive_imports_with_a_derived_context() -> None:
+    data = abstractcore()
+    session = settle_profile(import_archive(data), ["secretary", "server_admin"], "secretary")
+    assert session.profile_id == "secretary"  # AbstractCore archives have no profile
+    assert [m.role for m in session.messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    # The context is what the model saw, without the archive's system prompt: Navi writes its own.
+    assert session.context == session.messages[1:]
+    assert session.context_token_count > 0
+    call, result = session.messages[2].tool_calls[0], session.messages[3]
+    assert (call.id, call.name, call.arguments) == ("tc_01K8Z3W6Q5", "get_weather", {"city": "Lyon"})
+    assert result.tool_call_id == call.id and result.name == "get_weather"
+    assert result.metadata["status"] == "ok" and result.metadata["duration_ms"] == 120
+    # Times without a zone are UTC; messages without an id get one.
+    assert session.created_at.isoformat() == "2025-10-13T14:52:46.120931+00:00"
+    assert session.messages[6].created_at.isoformat() == "2025-10-13T14:58:09+00:00"
+    assert session.last_active == session.messages[6].created_at
+    assert session.messages[5].id and session.messages[5].id != session.messages[6].id
+    # Custom metadata is kept, per message and per session.
+    alice = session.messages[1]
+    assert alice.name == "alice" and alice.metadata["custom"] == {
+        "location": "Lyon, France",
+        "device": "phone",
+    }
+    assert result.metadata["custom"] == {"stderr": None}
+    assert session.custom == {
+        "project": {"name": "balcony garden", "tags": ["tomatoes", "basil"], "owner": "alice"}
+    }
+    assert session.analysis == {name: data["session"][name] for name in ("summary", "assessment", "facts")}
+
+
+def test_an_abstractcore_archive_goes_out_as_it_came_in() -> None:
+    data = abstractcore()
+    session = settle_profile(import_archive(data), ["secretary"], "secretary")
+    out = export(session)
+    jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text())).validate(out)
+    meta = out["session"]
+    assert meta["project"] == data["session"]["project"]
+    for name in ("summary", "assessment", "facts"):
+        assert meta[name] == data["session"][name]
+    assert meta["profile_id"] == "secretary" and meta["model"] == "gemma4:e2b-it-q8_0"  # Navi's now
+    assert out["messages"][1]["metadata"] == {"name": "alice", "location": "Lyon, France", "device": "phone"}
+    assert out["messages"][3]["metadata"]["stderr"] is None
+    assert out["messages"][3]["metadata"]["call_id"] == "tc_01K8Z3W6Q5"
+    assert [c.get("ref") for c in out["context"]] == [m["id"] for m in out["messages"][1:]]
+    # And once more through Navi: nothing changes but the ids and times an export makes.
+    again = export(import_archive(json.loads(json.dumps(out))))
+    assert without_ids_and_times(again) == without_ids_and_times(out)
+
+
+def test_an_unknown_profile_becomes_the_default_one() -> None:
+    data = export(RICH)
+    data["session"]["profile_id"] = "researcher"  # a profile of another Navi
+    assert (
+        settle_profile(import_archive(data), ["secretary", "smart_home"], "smart_home").profile_id
+        == "smart_home"
+    )
+    data["session"]["profile_id"] = "secretary"
+    assert (
+        settle_profile(import_archive(data), ["secretary", "smart_home"], "smart_home").profile_id
+        == "secretary"
+    )
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda s: s["assessment"].update(overall_score=7), "session/assessment/overall_score"),
+        (lambda s: s["assessment"].pop("judge_summary"), "'judge_summary' is a required property"),
+        (lambda s: s["assessment"].update(criteria=[1, 2]), "session/assessment/criteria"),
+        (lambda s: s["facts"]["simple_triples"].append(["only", "two"]), "session/facts/simple_triples/3"),
+        (lambda s: s["facts"].pop("simple_triples"), "'simple_triples' is a required property"),
+        (lambda s: s["summary"].update(focus=3), "session/summary/focus"),
+        (lambda s: s.update(created_at="13/10/2025"), "session/created_at"),
+    ],
+)
+def test_bad_analytics_are_refused_clearly(mutate, expected: str) -> None:
+    data = abstractcore()
+    mutate(data["session"])
+    with pytest.raises(ArchiveError) as err:
+        import_archive(data)
+    assert expected in str(err.value)

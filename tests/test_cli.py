@@ -19,6 +19,7 @@ from navi.llm.messages import Message
 from navi.sessions.archive import export_session
 from navi.sessions.models import Session, new_session_id
 from navi.testing.fake_server import FakeModelServer, LlamaCppFace
+from tests.helpers.cli import run_navi
 
 _register()
 runner = CliRunner()
@@ -217,17 +218,9 @@ def test_serve_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Path,
 
 def test_json_output_is_not_mixed_with_logs(tmp_path: Path) -> None:
     """Logs go to stderr: what a command prints for a program to read stays valid JSON."""
-    env = {**os.environ, "DB_PATH": str(tmp_path / "navi.db"), "TOOLS_DIR": str(tmp_path / "tools")}
 
     def navi(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "navi", *args],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return run_navi(tmp_path, *args)
 
     said = [Message.user("Milk and eggs")]
     session = Session(

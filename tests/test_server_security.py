@@ -68,7 +68,7 @@ def test_login_sets_a_strict_httponly_cookie(navi: LiveNavi) -> None:
         value = cookie.split(";", 1)[0].split("=", 1)[1]
     with navi.client(anonymous=True, cookies={COOKIE: value}) as http:
         assert http.get("/sessions").status_code == 200
-    with navi.client(anonymous=True, cookies={COOKIE: value[:-1] + "0"}) as http:
+    with navi.client(anonymous=True, cookies={COOKIE: value[:-1] + ("1" if value[-1] == "0" else "0")}) as http:
         assert http.get("/sessions").status_code == 401
 
 
@@ -154,3 +154,28 @@ def test_with_auth_disabled_loopback_is_open_but_origin_and_host_still_checked(
             raw_status(navi, "GET /sessions HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
             == 421
         )
+
+
+def test_a_listed_origin_gets_its_cors_preflight_answered(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    """Browsers send no credentials with a preflight, so it cannot carry the token: a listed origin's
+    preflight is answered by the CORS layer (running nothing); the request itself still needs the token."""
+    app_origin = "http://app.example"
+    with (
+        live_navi(tmp_path, fake_server, navi_api_token=TOKEN, navi_allowed_origins=app_origin) as navi,
+        navi.client(anonymous=True) as http,
+    ):
+        ask = {"Origin": app_origin, "Access-Control-Request-Method": "POST"}
+        preflight = http.options(
+            "/v1/chat/completions",
+            headers={**ask, "Access-Control-Request-Headers": "authorization,x-session-id"},
+        )
+        assert preflight.status_code == 200, preflight.text
+        assert preflight.headers["access-control-allow-origin"] == app_origin
+        assert "x-session-id" in preflight.headers["access-control-allow-headers"].lower()
+        evil = http.options("/sessions", headers={**ask, "Origin": "http://evil.example"})
+        assert evil.status_code == 401 and "access-control-allow-origin" not in evil.headers
+        assert http.post("/sessions", headers={"Origin": app_origin}).status_code == 401  # still the token
+        made = http.post("/sessions", headers={"Origin": app_origin, **AUTH})
+        assert made.status_code == 201 and made.headers["access-control-allow-origin"] == app_origin

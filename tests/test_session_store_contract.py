@@ -282,6 +282,53 @@ async def test_insert_whole_session(store: SessionStore) -> None:
         await store.insert(session)
 
 
+SUMMARY = {"created_at": "2026-01-02T03:04:05Z", "text": "- Disk at 91% ✓", "focus": None, "metrics": {}}
+FACTS = {"simple_triples": [["the NAS", "is", "91% full"]], "statistics": {"relationships_count": 1}}
+
+
+async def test_analysis_parts_are_kept_and_replaced_one_by_one(store: SessionStore) -> None:
+    s = await store.create("secretary")
+    before = await store.get(s.id)
+    assert before is not None and before.analysis == {} and before.custom == {}
+    assert await store.set_analysis(s.id, {"summary": SUMMARY, "facts": FACTS}) is True
+    newer = {**SUMMARY, "text": "- Disk at 95%", "focus": "disks"}
+    assert await store.set_analysis(s.id, {"summary": newer}) is True
+    got = await store.get(s.id)
+    assert got is not None
+    assert got.analysis == {"summary": newer, "facts": FACTS}
+    assert got.last_active == before.last_active  # nobody talked
+    assert (await store.get(s.id, display=False) or got).analysis == {}  # a turn's read skips them
+    with pytest.raises(ValueError, match="not an analysis part"):
+        await store.set_analysis(s.id, {"custom": {"x": 1}})
+    assert await store.set_analysis("00000000-0000-4000-8000-000000000000", {"facts": FACTS}) is False
+    assert await store.set_analysis("not-a-session-id", {"facts": FACTS}) is False
+
+
+async def test_analysis_belongs_to_the_owner_and_goes_with_the_session(store: SessionStore) -> None:
+    alice = await store.create("secretary", owner="alice")
+    assert await store.set_analysis(alice.id, {"facts": FACTS}, owner="bob") is False
+    assert (await store.get(alice.id) or alice).analysis == {}
+    assert await store.set_analysis(alice.id, {"facts": FACTS}, owner="alice") is True
+    assert await store.delete(alice.id) is True
+    again = Session(id=alice.id, profile_id="secretary", owner="alice")
+    await store.insert(again)  # the same id again: nothing of the deleted session's analysis is left
+    assert (await store.get(alice.id) or again).analysis == {}
+
+
+async def test_insert_keeps_analysis_and_custom_fields(store: SessionStore) -> None:
+    session = Session(
+        id="22222222-3333-4444-8555-666666666666",
+        profile_id="secretary",
+        messages=[Message.user("x")],
+        analysis={"summary": SUMMARY, "facts": FACTS},
+        custom={"project": {"name": "garden", "tags": ["tomatoes", 3]}},
+    )
+    await store.insert(session)
+    got = await store.get(session.id)
+    assert got is not None
+    assert got.analysis == session.analysis and got.custom == session.custom
+
+
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def test_a_turn_writes_only_new_rows(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     url = (

@@ -12,7 +12,7 @@ from navi.api.app import create_app
 from navi.cli.main import _register, app
 from navi.compose import build_runtime
 from navi.llm.messages import Message, ToolCall
-from tests.server_helpers import app_client
+from tests.server_helpers import app_client, live_navi, use_script
 
 _register()
 runner = CliRunner()
@@ -118,3 +118,61 @@ async def test_rest_history_windows(make_settings) -> None:
         assert len(everything["messages"]) == 4 and everything["summary_prepended"] is False
         assert client.get(f"/sessions/{sid}/messages", params={"last": -1}).status_code == 422
         assert client.get(f"/sessions/{sid}/messages", params={"since": "not-a-date"}).status_code == 422
+
+
+ABSTRACTCORE = Path(__file__).parent / "fixtures" / "abstractcore-session.json"
+
+
+def test_an_abstractcore_archive_through_rest(tmp_path: Path, fake_server) -> None:
+    """Imported, continued with the history the model saw, and exported with what it brought."""
+    original = json.loads(ABSTRACTCORE.read_text(encoding="utf-8"))
+    script = use_script(fake_server)
+    script.turn("Yes: sow it indoors now and plant it out in late May.")
+    with live_navi(tmp_path, fake_server) as navi, navi.client() as http:
+        created = http.post("/sessions/import", json=original)
+        assert created.status_code == 201, created.text
+        sid = created.json()["session_id"]
+        assert created.json()["messages"] == 7
+        detail = http.get(f"/sessions/{sid}").json()
+        assert detail["profile_id"] == navi.runtime.profiles.default_id  # AbstractCore has no profile
+        context = http.get(f"/sessions/{sid}/context").json()["messages"]
+        assert [m["content"] for m in context] == [m["content"] for m in original["messages"][1:]]
+        analysis = http.get(f"/sessions/{sid}/analysis").json()
+        assert all(analysis[k] == original["session"][k] for k in ("summary", "assessment", "facts"))
+
+        sent = http.post(f"/sessions/{sid}/messages", json={"content": "Can I start basil indoors?"})
+        assert sent.status_code == 200, sent.text
+        turn = script.of_kind("turn")[-1]
+        assert [m.role for m in turn.messages].count("system") == 1
+        assert "gardening assistant" not in turn.system_text  # Navi's own prompt, not the archive's
+        said = "\n".join(m.content or "" for m in turn.messages)
+        assert "When should I plant tomatoes on my balcony in Lyon?" in said and '"tonight_low_c": 9' in said
+
+        out = http.get(f"/sessions/{sid}/export").json()
+    meta = out["session"]
+    assert meta["project"] == original["session"]["project"]
+    assert meta["assessment"] == original["session"]["assessment"]
+    assert out["messages"][1]["metadata"] == original["messages"][1]["metadata"]
+    assert out["messages"][3]["metadata"]["stderr"] is None
+    assert [m["content"] for m in out["messages"][-2:]] == [
+        "Can I start basil indoors?",
+        "Yes: sow it indoors now and plant it out in late May.",
+    ]
+
+
+def test_an_abstractcore_archive_through_the_cli(make_settings, tmp_path: Path, monkeypatch) -> None:
+    settings = make_settings()
+    monkeypatch.setenv("DB_PATH", settings.db_path)
+    imported = runner.invoke(app, ["sessions", "import", str(ABSTRACTCORE)])
+    assert imported.exit_code == 0, imported.output
+    assert imported.stdout.startswith("imported ") and "(7 messages)" in imported.stdout
+    new_id = imported.stdout.split()[1]
+    exported = runner.invoke(app, ["sessions", "export", new_id])
+    assert exported.exit_code == 0, exported.output
+    out = json.loads(exported.stdout)
+    original = json.loads(ABSTRACTCORE.read_text(encoding="utf-8"))
+    assert out["session"]["profile_id"] == "secretary"
+    assert out["session"]["project"] == original["session"]["project"]
+    assert out["session"]["facts"] == original["session"]["facts"]
+    assert out["messages"][1]["metadata"]["location"] == "Lyon, France"
+    assert len(out["context"]) == 6 and all("ref" in c for c in out["context"])

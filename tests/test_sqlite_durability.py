@@ -38,15 +38,16 @@ async def test_pragmas_and_migrations(tmp_path: Path) -> None:
             ]
         )
         assert pragmas == ["wal", 2, 10000, 1]  # synchronous=2 is FULL
-        assert await migrate.current_revision(store.db) == "0007"
+        assert await migrate.current_revision(store.db) == "0008"
         await store.open()  # applying migrations again is a no-op
-        assert await migrate.current_revision(store.db) == "0007"
+        assert await migrate.current_revision(store.db) == "0008"
         tables = await store.db.read(
             lambda conn: dict(
                 conn.execute(text("SELECT name, sql FROM sqlite_master WHERE type='table'")).all()
             )
         )
         assert "WITHOUT ROWID" in tables["session_messages"]
+        assert "WITHOUT ROWID" in tables["session_archive_parts"]
     finally:
         await store.aclose()
 

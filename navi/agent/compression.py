@@ -374,12 +374,13 @@ async def summarize(
     max_input_tokens: int,
     max_tokens: int | None,
     summary: str = "",
+    instructions: str | None = None,
 ) -> tuple[str, int]:
     """Fold `lines` into `summary` (an earlier one, or none), in chunks when they exceed the cap.
 
-    Returns (summary, model calls).
+    Returns (summary, model calls). `instructions` replace the compression prompt (archives' summaries).
     """
-    instructions = prompts.load("summary")
+    instructions = instructions or prompts.load("summary")
     options = CallOptions(model=model, temperature=temperature, think=False, max_tokens=max_tokens)
     longest_note = max((RETRY_NOTE.format(reason=r, nudge=n) for r, n in NUDGES.items()), key=len)
     calls = 0

@@ -138,7 +138,8 @@ def create_app(
             allow_origins=settings.allowed_origins_list,
             allow_credentials=True,
             allow_methods=["GET", "POST", "PATCH", "DELETE"],
-            allow_headers=["Authorization", "Content-Type"],
+            allow_headers=["Authorization", "Content-Type", "X-Session-Id"],
+            expose_headers=["X-Session-Id"],  # the OpenAI-compatible API names the session in it
         )
     limits = RequestLimits(
         json_bytes=settings.navi_max_request_bytes,

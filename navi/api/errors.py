@@ -16,12 +16,14 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from navi import redact
+from navi.agent.analysis import NothingToAnalyse
 from navi.agent.gate import ApprovalNotFound
 from navi.api.openai_wire import OpenAIError, error_body, is_openai_path
 from navi.api.routing import BodyRefused
 from navi.api.runs import RunActive
 from navi.api.uploads import UploadError
 from navi.api.websocket import FrameError
+from navi.llm.errors import LLMError
 from navi.logging import get_logger
 from navi.profiles.registry import UnknownProfile
 from navi.sessions.archive import ArchiveError
@@ -54,6 +56,7 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (UnknownProfile, 422, "unknown_profile"),
     (ArchiveError, 422, "bad_archive"),
     (FrameError, 422, "bad_message"),
+    (NothingToAnalyse, 422, "nothing_to_analyse"),
     (BadRequest, 422, "bad_request"),
     (RunActive, 409, "busy"),
 ]
@@ -99,6 +102,11 @@ def install(app: FastAPI) -> None:
     async def openai_failed(request: Request, exc: OpenAIError) -> JSONResponse:
         body = error_body(str(exc), exc.code, exc.status, exc.param)
         return JSONResponse(body, status_code=exc.status, headers=exc.headers)
+
+    @app.exception_handler(LLMError)
+    async def model_failed(request: Request, exc: LLMError) -> JSONResponse:
+        """A model call a request made itself (archive analytics) failed: the model side's fault."""
+        return _body(request, str(exc), exc.code, 502)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:

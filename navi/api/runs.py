@@ -282,16 +282,15 @@ class RunManager:
                 if run.result is not None:
                     run.settled.set()
         except SessionNotFound:
-            run.publish(
-                ErrorEvent(
-                    message=f"session {run.session_id} no longer exists", code="session_not_found"
-                ).frame()
+            self._end_with(
+                run,
+                ErrorEvent(message=f"session {run.session_id} no longer exists", code="session_not_found"),
             )
         except LLMError as exc:
-            run.publish(ErrorEvent.of(exc).frame())
+            self._end_with(run, ErrorEvent.of(exc))
         except Exception as exc:  # the run must always end with a frame and free its slot
             log.exception("run.crashed", session_id=run.session_id)
-            run.publish(ErrorEvent(message=f"internal error: {type(exc).__name__}: {exc}").frame())
+            self._end_with(run, ErrorEvent(message=f"internal error: {type(exc).__name__}: {exc}"))
         finally:
             if self._runs.get(run.session_id) is run:
                 del self._runs[run.session_id]
@@ -300,6 +299,15 @@ class RunManager:
             for sub in list(run.subscribers):
                 sub.end()
             run.subscribers.clear()
+
+    @staticmethod
+    def _end_with(run: AgentRun, error: ErrorEvent) -> None:
+        """A run that ended on an exception: its error is its result too (a REST caller waiting
+        for the answer gets the error, not an empty "stopped")."""
+        frame = error.frame()
+        run.publish(frame)
+        if run.result is None:
+            run.result = frame
 
     async def _failed(self, run: AgentRun) -> dict[str, Any] | None:
         """The user message of the session's latest failed turn (None if there is none: the

@@ -323,7 +323,7 @@ class AccessControl:
             if origin is None and headers.get("sec-fetch-site") == "cross-site":
                 await _deny(kind, send, receive, 403, "cross-site request refused", path=path)
                 return
-        if path in PUBLIC_PATHS or not self.policy.token:
+        if path in PUBLIC_PATHS or not self.policy.token or _is_listed_preflight(self.policy, scope, headers):
             await self.app({**scope, USER_KEY: DEFAULT_OWNER}, receive, send)
             return
         if not self.policy.login_allowed(client):
@@ -347,6 +347,19 @@ class AccessControl:
             await _deny(
                 kind, send, receive, 401, "authentication required: send the API token", extra, path=path
             )
+
+
+def _is_listed_preflight(policy: AccessPolicy, scope: Scope, headers: dict[str, str]) -> bool:
+    """A CORS preflight (OPTIONS with Access-Control-Request-Method) from an origin listed in
+    NAVI_ALLOWED_ORIGINS. Browsers never send credentials with it, so it cannot carry the token;
+    it reaches the CORS middleware, which answers it and runs nothing."""
+    origin = headers.get("origin", "").strip().lower().rstrip("/")
+    return (
+        scope.get("method") == "OPTIONS"
+        and "access-control-request-method" in headers
+        and bool(origin)
+        and origin in policy.origins
+    )
 
 
 async def _deny(

@@ -9,7 +9,6 @@ token is never sent anywhere else: pointing `--url` at another server must not h
 from __future__ import annotations
 
 import base64
-import ipaddress
 import mimetypes
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from navi.config import LOOPBACK_NAMES, Settings
+from navi.config import Settings, is_loopback_host
 
 T = TypeVar("T")
 START_FIX = "start it with `navi serve`, or point --url (or NAVI_URL) at it"
@@ -75,15 +74,6 @@ def check_url(url: str) -> str:
     return url
 
 
-def _is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def is_this_navi(settings: Settings, url: str) -> bool:
     """Whether `url` is the Navi these settings describe (whose token file we may read)."""
     parts = urlsplit(url)
@@ -93,7 +83,7 @@ def is_this_navi(settings: Settings, url: str) -> bool:
     host = parts.hostname or ""
     own = settings.navi_host.strip("[]")
     return host == own or (
-        _is_loopback(host) and (settings.listens_on_loopback() or own in ("0.0.0.0", "::"))
+        is_loopback_host(host) and (settings.listens_on_loopback() or own in ("0.0.0.0", "::"))
     )
 
 

@@ -76,14 +76,52 @@ def export(
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="File to write (default stdout).")
     ] = None,
+    summary: Annotated[
+        bool, typer.Option("--summary", help="Summarise the conversation through the model first.")
+    ] = False,
+    focus: Annotated[
+        str | None, typer.Option("--focus", metavar="TEXT", help="What the --summary gives most room to.")
+    ] = None,
+    assessment: Annotated[
+        bool, typer.Option("--assessment", help="Judge the conversation's quality through the model first.")
+    ] = False,
+    criteria: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--criteria", metavar="A,B", help="What --assessment judges (repeat it, or separate with commas)."
+        ),
+    ] = None,
+    facts: Annotated[
+        bool,
+        typer.Option("--facts", help="Extract facts (subject, predicate, object) through the model first."),
+    ] = False,
 ) -> None:
-    """Write a session as session-archive/v1 JSON."""
+    """Write a session as session-archive/v1 JSON, with analytics generated first if asked."""
+    from navi.agent.analysis import AnalysisAsk, NothingToAnalyse
+    from navi.llm.errors import LLMError
+
+    focus = " ".join((focus or "").split()) or None
+    wanted = tuple(dict.fromkeys(c.strip() for item in criteria or () for c in item.split(",") if c.strip()))
+    if focus and not summary:
+        fail("--focus steers the summary: add --summary", 1)
+    if wanted and not assessment:
+        fail("--criteria steer the assessment: add --assessment", 1)
+    if any(len(c) > 100 for c in wanted) or len(wanted) > 12 or len(focus or "") > 500:
+        fail("at most 12 criteria of 100 characters, and a focus of 500", 1)
+    ask = AnalysisAsk(summary=summary, focus=focus, assessment=assessment, criteria=wanted, facts=facts)
 
     async def work(rt: Any) -> dict[str, Any] | None:
         session = await rt.sessions.get(session_id)
-        return None if session is None else rt.export_archive(session)
+        if session is None:
+            return None
+        if ask.parts:
+            await rt.analyse(session, ask)  # stored with the session, and in `session` for the export
+        return rt.export_archive(session)
 
-    data = with_runtime(work)
+    try:
+        data = with_runtime(work, writes=bool(ask.parts))
+    except (LLMError, NothingToAnalyse) as exc:
+        fail(f"no {' and '.join(ask.parts)} written: {exc}", 1)
     if data is None:
         fail(f"no session '{session_id}' — `navi sessions list` shows them", 1)
     text = json.dumps(data, indent=2, ensure_ascii=False)
@@ -112,7 +150,7 @@ def import_(
     source: Annotated[str, typer.Argument(metavar="FILE", help="Archive file, or - for standard input.")],
 ) -> None:
     """Read a session-archive/v1 file into a new session and print its id."""
-    from navi.sessions.archive import ArchiveError, parse_archive
+    from navi.sessions.archive import ArchiveError, parse_archive, settle_profile
 
     settings = settings_or_exit()
     cap = settings.navi_import_max_bytes
@@ -139,6 +177,7 @@ def import_(
         raise typer.Exit(1) from None
 
     async def work(rt: Any) -> None:
+        settle_profile(session, rt.profiles.ids(), rt.profiles.default_id)
         await rt.sessions.insert(session)
 
     with_runtime(work, writes=True)

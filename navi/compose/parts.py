@@ -14,6 +14,7 @@ from typing import Any, cast
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from navi.agent.analysis import AnalysisSettings
 from navi.agent.approvals import ApprovalPolicy, Mode
 from navi.agent.engine import AgentConfig
 from navi.agent.workers import CompressionSettings
@@ -128,6 +129,14 @@ def approval_policy(settings: Settings) -> ApprovalPolicy:
         mode=settings.navi_approval_mode,
         overrides=overrides,
         timeout_seconds=settings.navi_approval_timeout_seconds,
+    )
+
+
+def analysis_settings(settings: Settings) -> AnalysisSettings:
+    """Archive analytics: each call reads at most what a summary call reads, and writes its own cap."""
+    return AnalysisSettings(
+        max_input_tokens=settings.context_summary_max_input_tokens,
+        max_tokens=settings.llm_max_tokens_analysis,
     )
 
 

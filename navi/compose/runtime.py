@@ -16,6 +16,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
+from navi.agent.analysis import AnalysisAsk, Analyst
 from navi.agent.engine import Agent
 from navi.agent.gate import ApprovalGate
 from navi.agent.grants import InMemoryGrantStore, SqlGrantStore
@@ -34,7 +35,7 @@ from navi.sessions.archive import export_session
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.models import Session
 from navi.sessions.sql_store import SqlSessionStore
-from navi.sessions.store import SessionStore
+from navi.sessions.store import SessionNotFound, SessionStore
 from navi.storage.database import Database
 from navi.tools.builtin import register_builtins
 from navi.tools.builtin.agents import SpawnAgentTool
@@ -64,6 +65,8 @@ class Runtime:
     approvals: ApprovalGate
     sandbox: Sandbox
     tool_host: ToolHost
+    # Writes archive analytics (summary, assessment, facts) through a session's model.
+    analyst: Analyst
     # The database both SQL stores share, when the runtime opened it (None when both stores were
     # handed in, or a read-only command found no database yet).
     db: Database | None = None
@@ -85,6 +88,16 @@ class Runtime:
         await self.backends.aclose()
         if self.db is not None:
             await self.db.dispose()
+
+    async def analyse(self, session: Session, ask: AnalysisAsk) -> dict[str, dict[str, Any]]:
+        """Generate the asked analytics through the session's model and store them with it, all or
+        nothing. `session` (read with its display history) gets them too, so an export right after
+        includes them. Raises what `Analyst.analyse` raises, or `SessionNotFound`."""
+        parts = await self.analyst.analyse(session, ask)
+        if not await self.sessions.set_analysis(session.id, parts, owner=session.owner):
+            raise SessionNotFound(session.id)
+        session.analysis.update(parts)
+        return parts
 
     def export_archive(self, session: Session) -> dict[str, Any]:
         """A `session-archive/v1` document with the session's profile, model and prompt filled in."""
@@ -220,6 +233,12 @@ async def build_runtime(
         approvals=approvals,
         sandbox=sandbox,
         tool_host=tool_host,
+        analyst=Analyst(
+            parts.analysis_settings(settings),
+            backends=backends,
+            profiles=profiles,
+            limits=agent.config.limits,
+        ),
         db=db,
         users=SqlUserStore(db) if db is not None else InMemoryUserStore(),
         session_created_hooks=[extract_after_new_session],

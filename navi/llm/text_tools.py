@@ -157,6 +157,31 @@ def _objects(text: str) -> list[Any] | None:
     return found or None
 
 
+_THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
+
+
+def json_in_reply(text: str) -> Any:
+    """The JSON value a model was asked to answer with, from what it wrote: fenced, after a
+    `<think>` block, between sentences ("Here is the JSON: {...} Hope this helps"), or with the
+    usual small-model slips (trailing commas, Python literals). Raises ValueError when none is there.
+    """
+    text = unfence(_THINK_BLOCK.sub("", text))
+    try:
+        return decode_lenient(text)
+    except ValueError:
+        pass
+    # The outermost value: whichever bracket opens first.
+    pairs = sorted((("{", "}"), ("[", "]")), key=lambda pair: text.find(pair[0]) % (len(text) + 1))
+    for opening, closing in pairs:
+        start, end = text.find(opening), text.rfind(closing)
+        if 0 <= start < end:
+            try:
+                return decode_lenient(unfence(text[start : end + 1]))
+            except ValueError:
+                continue
+    raise ValueError("it held no JSON value")
+
+
 def calls_in_block(text: str) -> list[ToolCall] | None:
     """Calls from the inside of a `<tool_call>` block; None when it holds no recognisable call.
 

@@ -1,11 +1,19 @@
 """Session archives: a whole session as versioned JSON (`session-archive/v1`).
 
-Export writes the session's metadata (profile, model, system prompt, settings, the latest summary),
+Export writes the session's metadata (profile, model, system prompt, settings), its analytics
+(a summary — generated on demand, else the latest compression summary —, an assessment, facts),
 the display history and the model context. Context entries that are also in the display history are
 written as `{"ref": id}` so nothing is stored twice. Tool calls are linked to their results by call
 id, and each result carries its status and duration. Credentials in tool-call arguments are masked
 (`navi.sessions.shown`): an archive is a file meant to travel. Import validates against the JSON Schema
 shipped next to this module, rebuilds both buffers exactly, and gives the session a new id.
+
+Archives written by AbstractCore import too: without `context` the context is derived from the
+messages (without display-only ones and the archive's own system prompt: Navi composes its own);
+messages without ids get new ones, times without a zone are UTC; a profile this Navi does not have
+becomes the default one (`settle_profile`). Fields Navi has no use for — session fields beyond the
+schema's, message metadata keys such as `location` — are kept and written again by the next export.
+
 `parse_archive` takes the archive as text from anyone: it is parsed with `navi.safejson` (nesting
 limit, unstorable characters replaced) and its message count checked before the (slow) schema
 validation. It is CPU work proportional to the archive: callers in a server run it on a thread.
@@ -14,7 +22,8 @@ validation. It is CPU work proportional to the archive: callers in a server run 
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from collections.abc import Collection
+from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -22,13 +31,16 @@ from typing import Any
 import jsonschema
 
 from navi import __version__, redact, safejson
-from navi.llm.messages import Message, ToolCall, utcnow
+from navi.llm.messages import Message, ToolCall, new_id, utcnow
+from navi.llm.tokens import estimate_messages_tokens
 from navi.sessions import shown
-from navi.sessions.models import Session, new_session_id
+from navi.sessions.models import ANALYSIS_PARTS, Session, display_only, new_session_id
 
 SCHEMA_VERSION = "session-archive/v1"
 _FLAGS = ("is_summary", "is_plan", "is_compression", "stopped")
 _OWN_KEYS = {"status", "duration_ms"}
+# Where a message keeps the metadata keys of an imported archive that Navi has no use for.
+CUSTOM_KEY = "custom"
 
 
 class ArchiveError(ValueError):
@@ -43,6 +55,15 @@ def archive_schema() -> dict[str, Any]:
         .read_text(encoding="utf-8")
     )
     return dict(json.loads(text))
+
+
+@cache
+def _known(definition: str, *path: str) -> frozenset[str]:
+    """The property names the schema lists for `definition` (then `path` inside it)."""
+    node = archive_schema()["$defs"][definition]
+    for key in path:
+        node = node["properties"][key]
+    return frozenset(node["properties"])
 
 
 def _iso(value: datetime) -> str:
@@ -79,9 +100,13 @@ def _message_out(msg: Message, calls: dict[str, ToolCall]) -> dict[str, Any]:
         meta["arguments"] = shown.arguments(call.arguments) if call else {}
         meta["status"] = msg.metadata.get("status", "ok")
         meta["duration_ms"] = msg.metadata.get("duration_ms")
-    extra = {k: v for k, v in msg.metadata.items() if k not in _OWN_KEYS}
+    extra = {k: v for k, v in msg.metadata.items() if k not in _OWN_KEYS and k != CUSTOM_KEY}
     if extra:
         meta["extra"] = extra
+    custom = msg.metadata.get(CUSTOM_KEY)
+    if isinstance(custom, dict):  # where the archive it came from had them, beside Navi's own keys
+        for key, value in custom.items():
+            meta.setdefault(key, value)
     return {
         "id": msg.id,
         "role": msg.role,
@@ -92,27 +117,31 @@ def _message_out(msg: Message, calls: dict[str, ToolCall]) -> dict[str, Any]:
 
 
 def _when(value: str, where: str) -> datetime:
+    """An archive's date-time; one without a zone (AbstractCore writes local time so) is UTC."""
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise ArchiveError(f"invalid archive at {where}: {value!r} is not an ISO 8601 date-time") from None
-    if parsed.tzinfo is None:
-        raise ArchiveError(f"invalid archive at {where}: {value!r} has no time zone")
-    return parsed
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
 
 
-def _message_in(data: dict[str, Any], where: str) -> Message:
-    meta = data["metadata"]
+def _message_in(data: dict[str, Any], where: str, when: datetime) -> Message:
+    """One archived message; `when` is its time if it has none (the one before it, or the session's)."""
+    meta = data.get("metadata") or {}
     metadata = dict(meta.get("extra") or {})
     if data["role"] == "tool":
         metadata["status"] = meta.get("status", "ok")
         if meta.get("duration_ms") is not None:
             metadata["duration_ms"] = meta["duration_ms"]
+    custom = {k: v for k, v in meta.items() if k not in _known("message", "metadata")}
+    if custom:
+        metadata[CUSTOM_KEY] = custom
+    stamp = data.get("timestamp")
     return Message(
-        id=data["id"],
+        id=data.get("id") or new_id(),
         role=data["role"],
         content=data["content"],
-        created_at=_when(data["timestamp"], f"{where}/timestamp"),
+        created_at=_when(stamp, f"{where}/timestamp") if stamp else when,
         name=meta.get("name"),
         images=list(meta.get("images") or []),
         thinking=meta.get("thinking"),
@@ -172,6 +201,9 @@ def export_session(
             **({"preserve_recent": keep_recent} if keep_recent is not None else {}),
             "metrics": {k: v for k, v in summary.metadata.items() if isinstance(v, int | float)},
         }
+    meta.update({name: session.analysis[name] for name in ANALYSIS_PARTS if name in session.analysis})
+    for key, value in session.custom.items():
+        meta.setdefault(key, value)  # never in place of Navi's own fields
     context: list[dict[str, Any]] = []
     for msg in session.context:
         same = msg.id in display_ids and by_id[msg.id] == msg
@@ -184,6 +216,24 @@ def export_session(
         "messages": [_message_out(m, calls) for m in session.messages],
         "context": context,
     }
+
+
+def _validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+
+
+def _first_error(validator: jsonschema.Draft202012Validator, data: Any, prefix: str = "") -> str | None:
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is None:
+        return None
+    where = "/".join([prefix, *(str(p) for p in error.absolute_path)]).strip("/") or "(top level)"
+    return f"{where}: {error.message}"
+
+
+def part_problem(name: str, data: Any) -> str | None:
+    """Why `data` is not a valid analytics part `name` of an archive's session (None when it is)."""
+    schema = archive_schema()
+    return _first_error(_validator({"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}), data, name)
 
 
 def validate_archive(data: Any, *, max_messages: int | None = None) -> None:
@@ -200,11 +250,9 @@ def validate_archive(data: Any, *, max_messages: int | None = None) -> None:
                     f"the archive's {part} hold {len(entries):,} entries; at most {max_messages:,} "
                     "can be imported (NAVI_IMPORT_MAX_MESSAGES)"
                 )
-    validator = jsonschema.Draft202012Validator(archive_schema(), format_checker=jsonschema.FormatChecker())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise ArchiveError(f"invalid archive at {where}: {error.message}")
+    problem = _first_error(_validator(archive_schema()), data)
+    if problem is not None:
+        raise ArchiveError(f"invalid archive at {problem}")
 
 
 def parse_archive(text: str | bytes, *, max_messages: int, owner: str | None = None) -> Session:
@@ -220,32 +268,86 @@ def parse_archive(text: str | bytes, *, max_messages: int, owner: str | None = N
 
 
 def import_archive(data: Any, *, owner: str | None = None, max_messages: int | None = None) -> Session:
-    """Rebuild a session from an archive, under a new id. Raises `ArchiveError` on bad input."""
+    """Rebuild a session from an archive, under a new id. Raises `ArchiveError` on bad input.
+
+    The session's `profile_id` is the archive's, or "" when it has none: `settle_profile` makes it
+    one this Navi has.
+    """
     validate_archive(data, max_messages=max_messages)
     meta = data["session"]
-    messages = [_message_in(m, f"messages/{i}") for i, m in enumerate(data["messages"])]
+    created = _when(meta["created_at"], "session/created_at")
+    messages: list[Message] = []
+    for i, entry in enumerate(data["messages"]):
+        messages.append(_message_in(entry, f"messages/{i}", messages[-1].created_at if messages else created))
     by_id = {m.id: m for m in messages}
+    if "context" in data:
+        context = _context_in(data["context"], by_id, created)
+        tokens = int(meta.get("context_token_count", 0))
+    else:
+        context = derived_context(messages, meta.get("system_prompt"))
+        tokens = int(meta.get("context_token_count", estimate_messages_tokens(context)))
+    last_active = meta.get("last_active")
+    return Session(
+        id=new_session_id(),
+        owner=owner or "local",
+        profile_id=meta.get("profile_id", ""),
+        name=meta.get("name"),
+        pinned=bool(meta.get("pinned", False)),
+        context_token_count=tokens,
+        created_at=created,
+        last_active=_when(last_active, "session/last_active")
+        if last_active
+        else max([created, *(m.created_at for m in messages)]),
+        messages=messages,
+        context=context,
+        planning_logs=list(meta.get("planning_logs") or []),
+        message_count=len(messages),
+        analysis=_analysis_in(meta, context),
+        custom={k: v for k, v in meta.items() if k not in _known("session")},
+    )
+
+
+def _context_in(entries: list[dict[str, Any]], by_id: dict[str, Message], created: datetime) -> list[Message]:
     context: list[Message] = []
-    for i, entry in enumerate(data["context"]):
+    for i, entry in enumerate(entries):
         if "ref" in entry:
             if entry["ref"] not in by_id:
                 raise ArchiveError(f"context refers to message {entry['ref']!r}, which is not in messages")
             context.append(by_id[entry["ref"]].model_copy(deep=True))
         else:
-            context.append(_message_in(entry, f"context/{i}"))
-    created = _when(meta["created_at"], "session/created_at")
-    last_active = meta.get("last_active")
-    return Session(
-        id=new_session_id(),
-        owner=owner or "local",
-        profile_id=meta["profile_id"],
-        name=meta.get("name"),
-        pinned=bool(meta.get("pinned", False)),
-        context_token_count=int(meta.get("context_token_count", 0)),
-        created_at=created,
-        last_active=_when(last_active, "session/last_active") if last_active else created,
-        messages=messages,
-        context=context,
-        planning_logs=list(meta.get("planning_logs") or []),
-        message_count=len(messages),
-    )
+            context.append(_message_in(entry, f"context/{i}", context[-1].created_at if context else created))
+    return context
+
+
+def derived_context(messages: list[Message], system_prompt: str | None) -> list[Message]:
+    """The context of an archive that has none (AbstractCore's): what the model would have seen —
+    the messages without display-only ones, and without the archive's own system prompt, since
+    Navi composes its own for every call."""
+    return [
+        m.model_copy(deep=True)
+        for m in messages
+        if not display_only(m) and not (m.role == "system" and system_prompt and m.content == system_prompt)
+    ]
+
+
+def _analysis_in(meta: dict[str, Any], context: list[Message]) -> dict[str, dict[str, Any]]:
+    """The analytics to keep. A summary that is the context's compression summary (Navi exports
+    that when none was generated) is not kept: the next export derives it again, newest first."""
+    parts = {name: meta[name] for name in ANALYSIS_PARTS if name in meta}
+    summary = parts.get("summary")
+    compressed = next((m for m in reversed(context) if m.is_summary), None)
+    if (
+        summary
+        and compressed is not None
+        and summary["text"] == compressed.content
+        and not summary.get("focus")
+    ):
+        del parts["summary"]
+    return parts
+
+
+def settle_profile(session: Session, known: Collection[str], default: str) -> Session:
+    """`session` in a profile this Navi has: an archive's unknown profile (or none) becomes `default`."""
+    if session.profile_id not in known:
+        session.profile_id = default
+    return session

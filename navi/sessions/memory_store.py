@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import copy
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from navi.llm.messages import Message, utcnow
@@ -45,6 +46,8 @@ class InMemorySessionStore(SessionStore):
         if not display:
             copy.messages = []
             copy.planning_logs = []
+            copy.analysis = {}
+            copy.custom = {}
         return copy
 
     async def find_message(self, message_id: str, *, owner: str, prefer: str | None = None) -> Message | None:
@@ -118,6 +121,14 @@ class InMemorySessionStore(SessionStore):
 
     async def add_planning_log(self, session_id: str, entry: dict[str, Any]) -> None:
         self._require(session_id).planning_logs.append(dict(entry))
+
+    async def _set_analysis(
+        self, session_id: str, parts: Mapping[str, dict[str, Any]], owner: str | None
+    ) -> bool:
+        session = self._find(session_id, owner)
+        if session is not None:
+            session.analysis.update(copy.deepcopy(dict(parts)))
+        return session is not None
 
     async def _insert(self, session: Session) -> None:
         if session.id in self._sessions:

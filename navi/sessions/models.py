@@ -17,6 +17,8 @@ from pydantic import BaseModel, Field
 from navi.llm.messages import Message, utcnow
 
 DEFAULT_OWNER = "local"
+# The analytics a session-archive/v1 session may carry, generated on demand through the model.
+ANALYSIS_PARTS = ("summary", "assessment", "facts")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -31,6 +33,12 @@ def is_session_id(value: str) -> bool:
 
 def as_utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def display_only(msg: Message) -> bool:
+    """Whether `msg` is in the display history only and never reaches the model: a compression
+    marker, or the error record of a failed turn (kept for the page's Retry)."""
+    return msg.is_compression or ("error" in msg.metadata and "failed_turn" in msg.metadata)
 
 
 class SessionInfo(BaseModel):
@@ -51,9 +59,19 @@ class Session(SessionInfo):
     messages: list[Message] = Field(default_factory=list)
     context: list[Message] = Field(default_factory=list)
     planning_logs: list[dict[str, Any]] = Field(default_factory=list)
+    # Archive analytics generated on demand or imported: "summary", "assessment", "facts", each a
+    # JSON object shaped as session-archive/v1 defines it (navi/sessions/archive.py).
+    analysis: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # Session fields of an imported archive that Navi has no use for, kept to be exported again.
+    custom: dict[str, Any] = Field(default_factory=dict)
 
     def info(self) -> SessionInfo:
         return SessionInfo(**self.model_dump(include=set(SessionInfo.model_fields)))
+
+    @property
+    def conversation(self) -> list[Message]:
+        """The display history without what only the display shows (`display_only`)."""
+        return [m for m in self.messages if not display_only(m)]
 
     @property
     def summary_message(self) -> Message | None:

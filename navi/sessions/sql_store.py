@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, case, delete, insert, select, update
@@ -27,7 +27,15 @@ from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, as_utc, is
 from navi.sessions.store import SessionNotFound, SessionStore
 from navi.storage import migrate
 from navi.storage.database import Database
-from navi.storage.schema import session_context, session_messages, session_planning_logs, sessions
+from navi.storage.schema import (
+    session_archive_parts,
+    session_context,
+    session_messages,
+    session_planning_logs,
+    sessions,
+)
+
+CUSTOM_PART = "custom"  # the row holding an imported archive's unknown session fields
 
 
 def _rows(session_id: str, start: int, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -129,6 +137,12 @@ def _load(
         if display
         else []
     )
+    parts: dict[str, Any] = {}
+    if display:
+        query = select(session_archive_parts.c.name, session_archive_parts.c.data).where(
+            session_archive_parts.c.session_id == session_id
+        )
+        parts = {r.name: json.loads(r.data) for r in conn.execute(query)}
     context = cache.get(session_id, row.context_rev)
     if context is None:
         context = buffer(session_context)
@@ -138,6 +152,8 @@ def _load(
         messages=buffer(session_messages) if display else [],
         context=context,
         planning_logs=[json.loads(r.data) for r in logs],
+        custom=parts.pop(CUSTOM_PART, {}),
+        analysis=parts,
     )
 
 
@@ -235,6 +251,32 @@ def _add_planning_log(conn: Connection, session_id: str, entry: dict[str, Any]) 
     )
 
 
+def _put_parts(conn: Connection, session_id: str, parts: Mapping[str, Any]) -> None:
+    """Replace the named archive parts of a session (delete and insert: the same on both databases)."""
+    if not parts:
+        return
+    c = session_archive_parts.c
+    conn.execute(delete(session_archive_parts).where(c.session_id == session_id, c.name.in_(list(parts))))
+    now = utcnow()
+    conn.execute(
+        insert(session_archive_parts),
+        [
+            {"session_id": session_id, "name": name, "updated_at": now, "data": json.dumps(data)}
+            for name, data in parts.items()
+        ],
+    )
+
+
+def _set_analysis(
+    conn: Connection, session_id: str, owner: str | None, parts: Mapping[str, dict[str, Any]]
+) -> bool:
+    query = _owned(select(sessions.c.id).where(sessions.c.id == session_id), owner).with_for_update()
+    if conn.execute(query).first() is None:
+        return False
+    _put_parts(conn, session_id, parts)
+    return True
+
+
 def _insert(conn: Connection, session: Session) -> None:
     conn.execute(
         insert(sessions).values(
@@ -269,6 +311,9 @@ def _insert(conn: Connection, session: Session) -> None:
                 for i, e in enumerate(session.planning_logs)
             ],
         )
+    _put_parts(
+        conn, session.id, {**session.analysis, **({CUSTOM_PART: session.custom} if session.custom else {})}
+    )
 
 
 class SqlSessionStore(SessionStore):
@@ -381,6 +426,11 @@ class SqlSessionStore(SessionStore):
         if not is_session_id(session_id):
             raise SessionNotFound(session_id)
         await self.db.write(lambda conn: _add_planning_log(conn, session_id, entry))
+
+    async def _set_analysis(
+        self, session_id: str, parts: Mapping[str, dict[str, Any]], owner: str | None
+    ) -> bool:
+        return bool(await self.db.write(lambda conn: _set_analysis(conn, session_id, owner, parts)))
 
     async def _insert(self, session: Session) -> None:
         await self.db.write(lambda conn: _insert(conn, session))

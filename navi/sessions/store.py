@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from navi.llm.messages import Message
-from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, is_session_id
+from navi.sessions.models import ANALYSIS_PARTS, DEFAULT_OWNER, Session, SessionInfo, is_session_id
 
 
 class SessionNotFound(LookupError):
@@ -72,8 +72,9 @@ class SessionStore(ABC):
 
     @abstractmethod
     async def get(self, session_id: str, *, owner: str | None = None, display: bool = True) -> Session | None:
-        """The whole session. `display=False` skips the display buffer and planning logs (the agent
-        needs only the context), which keeps a turn's read small however long the session."""
+        """The whole session. `display=False` skips the display buffer, planning logs, analysis and
+        custom fields (the agent needs only the context), which keeps a turn's read small however
+        long the session."""
 
     @abstractmethod
     async def find_message(self, message_id: str, *, owner: str, prefer: str | None = None) -> Message | None:
@@ -152,8 +153,29 @@ class SessionStore(ABC):
     @abstractmethod
     async def add_planning_log(self, session_id: str, entry: dict[str, Any]) -> None: ...
 
+    async def set_analysis(
+        self, session_id: str, parts: Mapping[str, dict[str, Any]], *, owner: str | None = None
+    ) -> bool:
+        """Store archive analytics (`Session.analysis`): each part replaces the one of its name and
+        the others stay. False when there is no such session (of `owner`). Not a metadata change
+        for listeners, and the session's `last_active` stays: nobody talked."""
+        unknown = set(parts) - set(ANALYSIS_PARTS)
+        if unknown:
+            raise ValueError(f"not an analysis part: {', '.join(sorted(unknown))}")
+        if not is_session_id(session_id):
+            return False
+        if not parts:
+            return await self.get(session_id, owner=owner, display=False) is not None
+        return await self._set_analysis(session_id, parts, owner)
+
+    @abstractmethod
+    async def _set_analysis(
+        self, session_id: str, parts: Mapping[str, dict[str, Any]], owner: str | None
+    ) -> bool: ...
+
     async def insert(self, session: Session) -> None:
-        """Store a complete session as it is (archive import). Its id must be new."""
+        """Store a complete session as it is (archive import), its analysis and custom fields too.
+        Its id must be new."""
         await self._insert(session)
         self._changed(session.id)
 

@@ -122,6 +122,19 @@ browser_sessions = Table(
     Column("expires_at", DateTime(timezone=True), nullable=False),
 )
 
+# Parts of a session's archive that its buffers do not hold, one JSON object per row: analytics
+# generated on demand or imported ("summary", "assessment", "facts") and an imported archive's
+# session fields Navi has no use for ("custom"). See navi/sessions/archive.py.
+session_archive_parts = Table(
+    "session_archive_parts",
+    metadata,
+    Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
+    Column("name", String(32), primary_key=True),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("data", Text, nullable=False),
+    sqlite_with_rowid=False,
+)
+
 # Users besides the owner: each name is an owner id of every store above; only the SHA-256 of the
 # user's token is kept (a token is looked up by its digest). See navi/users/store.py.
 users = Table(

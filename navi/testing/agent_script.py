@@ -1,4 +1,4 @@
-"""A script for whole agent runs: planning, summary and naming calls are answered separately.
+"""A script for whole agent runs: planning, summary, naming and analysis calls are answered separately.
 
 Tests queue the turns that matter (`turns`), and optionally plans and summaries; everything else
 gets a sensible default, so a test reads as the conversation it checks.
@@ -16,6 +16,14 @@ SUMMARY_MARK = "You are compressing the earlier part"
 NAMING_MARK = "Give this conversation a short title"
 EXTRACT_MARK = "You read a conversation between a person"
 PROFILE_MARK = "Write a short profile of the person"
+ARCHIVE_SUMMARY_MARK = "You write the summary of a whole conversation"
+ASSESSMENT_MARK = "You judge how well an assistant"
+FACTS_MARK = "You extract facts from a conversation"
+# A valid answer to each analysis call, for tests that do not care what the model says.
+DEFAULT_ASSESSMENT = (
+    '{"overall_score": 4, "judge_summary": "The assistant answered the question.", '
+    '"strengths": ["direct"], "actionable_feedback": ["say where the numbers come from"]}'
+)
 
 
 def kind_of(request: ScriptRequest) -> str:
@@ -30,6 +38,12 @@ def kind_of(request: ScriptRequest) -> str:
         return "extract"
     if system.startswith(PROFILE_MARK):
         return "profile"
+    if system.startswith(ARCHIVE_SUMMARY_MARK):
+        return "archive_summary"
+    if system.startswith(ASSESSMENT_MARK):
+        return "assessment"
+    if system.startswith(FACTS_MARK):
+        return "facts"
     return "turn"
 
 
@@ -51,6 +65,9 @@ class AgentScript(Script):
         self.summaries: deque[Reply] = deque()
         self.extractions: deque[Reply] = deque()
         self.profiles: deque[Reply] = deque()
+        self.archive_summaries: deque[Reply] = deque()
+        self.assessments: deque[Reply] = deque()
+        self.fact_lists: deque[Reply] = deque()
         self.title = "Scripted title"
 
     def turn(self, *replies: Reply | str) -> AgentScript:
@@ -73,6 +90,18 @@ class AgentScript(Script):
         self.profiles.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
         return self
 
+    def archive_summary(self, *replies: Reply | str) -> AgentScript:
+        self.archive_summaries.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
+        return self
+
+    def assess(self, *replies: Reply | str) -> AgentScript:
+        self.assessments.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
+        return self
+
+    def facts(self, *replies: Reply | str) -> AgentScript:
+        self.fact_lists.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
+        return self
+
     def of_kind(self, kind: str) -> list[ScriptRequest]:
         return [r for r in self.requests if kind_of(r) == kind]
 
@@ -91,6 +120,12 @@ class AgentScript(Script):
                 return self.profiles.popleft()
             facts = request.last_user_text.splitlines()
             return Reply(text="They are known for: " + "; ".join(facts))
+        if kind == "archive_summary":
+            return self.archive_summaries.popleft() if self.archive_summaries else echo_facts_summary(request)
+        if kind == "assessment":
+            return self.assessments.popleft() if self.assessments else Reply(text=DEFAULT_ASSESSMENT)
+        if kind == "facts":
+            return self.fact_lists.popleft() if self.fact_lists else Reply(text='{"facts": []}')
         if self.turns:
             return self.turns.popleft()
         return Reply(text="(the script has no more turns)")

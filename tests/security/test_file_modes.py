@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from navi.testing.fake_server import FakeModelServer
+from tests.helpers.cli import run_navi
 from tests.server_helpers import live_navi, use_script
 
 
@@ -95,17 +95,8 @@ def test_sessions_export_writes_a_private_file(umask: int, tmp_path: Path) -> No
     from navi.sessions.archive import export_session
     from navi.sessions.models import Session, new_session_id
 
-    env = {**os.environ, "DB_PATH": str(tmp_path / "navi.db"), "TOOLS_DIR": str(tmp_path / "tools")}
-
     def navi(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "navi", *args],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return run_navi(tmp_path, *args)
 
     said = [Message.user("my bank PIN is in the drawer")]
     session = Session(id=new_session_id(), profile_id="secretary", messages=said, context=said)

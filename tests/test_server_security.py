@@ -68,7 +68,9 @@ def test_login_sets_a_strict_httponly_cookie(navi: LiveNavi) -> None:
         value = cookie.split(";", 1)[0].split("=", 1)[1]
     with navi.client(anonymous=True, cookies={COOKIE: value}) as http:
         assert http.get("/sessions").status_code == 200
-    with navi.client(anonymous=True, cookies={COOKIE: value[:-1] + ("1" if value[-1] == "0" else "0")}) as http:
+    with navi.client(
+        anonymous=True, cookies={COOKIE: value[:-1] + ("1" if value[-1] == "0" else "0")}
+    ) as http:
         assert http.get("/sessions").status_code == 401
 
 

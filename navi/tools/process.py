@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from navi.sandbox import Sandbox, SandboxRefused
 from navi.tools.base import ToolResult
 
 KILL_GRACE = 1.0
@@ -147,3 +148,42 @@ async def run_process(
         dropped_bytes=out.dropped + err.dropped,
         duration=time.monotonic() - started,
     )
+
+
+async def run_confined(
+    sandbox: Sandbox,
+    argv: Sequence[str],
+    *,
+    what: str,
+    workdir: str,
+    cwd: str,
+    env: Mapping[str, str],
+    time_limit: float,
+    max_output: int,
+    readable: Sequence[str] = (),
+) -> ToolResult:
+    """Run `argv` under `sandbox` for the current run (its session's uploads, its stop event) and
+    turn the outcome into the tool's result; a sandbox that refuses is a failed result."""
+    from navi import runctx
+
+    ctx = runctx.current()
+    try:
+        confined = sandbox.command(
+            argv,
+            workdir=workdir,
+            cwd=cwd,
+            env=env,
+            session_id=ctx.session_id if ctx else None,
+            readable=readable,
+        )
+    except SandboxRefused as exc:
+        return ToolResult.fail(str(exc))
+    result = await run_process(
+        confined,
+        time_limit=time_limit,
+        max_output=max_output,
+        cwd=cwd,
+        env=env,
+        stop_event=ctx.stop_event if ctx else None,
+    )
+    return result.to_tool_result(what, time_limit)

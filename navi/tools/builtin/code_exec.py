@@ -16,10 +16,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from navi import runctx
-from navi.sandbox import Sandbox, SandboxRefused
+from navi.sandbox import Sandbox
 from navi.tools.base import Tool, ToolResult
-from navi.tools.process import run_process
+from navi.tools.process import run_confined
 
 MAX_TIMEOUT = 300
 MAX_OUTPUT = 20_000
@@ -48,7 +47,6 @@ class CodeExecTool(Tool):
         self.default_timeout = default_timeout
 
     async def execute(self, params: dict[str, Any]) -> ToolResult:
-        ctx = runctx.current()
         limit = params.get("timeout", self.default_timeout)
         bootstrap = resources.files("navi.tools").joinpath("sandbox_bootstrap.py")
         with tempfile.TemporaryDirectory(prefix="navi-code-") as tmp, resources.as_file(bootstrap) as boot:
@@ -66,23 +64,14 @@ class CodeExecTool(Tool):
                 "NAVI_MEMORY_BYTES": str(self.memory_mb * 1024 * 1024),
                 "NAVI_CPU_SECONDS": str(limit + 1),
             }
-            try:
-                argv = self.sandbox.command(
-                    [sys.executable, "-I", str(boot), str(script)],
-                    workdir=tmp,
-                    cwd=tmp,
-                    env=env,
-                    session_id=ctx.session_id if ctx else None,
-                    readable=[str(boot)],
-                )
-            except SandboxRefused as exc:
-                return ToolResult.fail(str(exc))
-            result = await run_process(
-                argv,
-                time_limit=limit,
-                max_output=MAX_OUTPUT,
+            return await run_confined(
+                self.sandbox,
+                [sys.executable, "-I", str(boot), str(script)],
+                what="program",
+                workdir=tmp,
                 cwd=tmp,
                 env=env,
-                stop_event=ctx.stop_event if ctx else None,
+                time_limit=limit,
+                max_output=MAX_OUTPUT,
+                readable=[str(boot)],
             )
-        return result.to_tool_result("program", limit)

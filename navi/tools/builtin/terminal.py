@@ -25,11 +25,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from navi import runctx
-from navi.sandbox import Sandbox, SandboxRefused
+from navi.sandbox import Sandbox
 from navi.tools.base import Tool, ToolResult
 from navi.tools.paths import PathDenied, PathPolicy
-from navi.tools.process import run_process
+from navi.tools.process import run_confined
 
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 MAX_TIMEOUT = 600
@@ -127,29 +126,19 @@ class TerminalTool(Tool):
         refusal = self._check_allowed(argv[0], resolved, cwd)
         if refusal:
             return ToolResult.fail(refusal)
-        ctx = runctx.current()
         limit = params.get("timeout", self.default_timeout)
         with tempfile.TemporaryDirectory(prefix="navi-term-") as home:
             env = {"PATH": SAFE_PATH, "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
             env["TERM"] = "dumb"
             # argv[0] stays as typed (multi-call binaries dispatch on it); exec resolves it on the
             # same safe PATH the check used.
-            try:
-                confined = self.sandbox.command(
-                    argv,
-                    workdir=home,
-                    cwd=str(cwd),
-                    env=env,
-                    session_id=ctx.session_id if ctx else None,
-                )
-            except SandboxRefused as exc:
-                return ToolResult.fail(str(exc))
-            result = await run_process(
-                confined,
+            return await run_confined(
+                self.sandbox,
+                argv,
+                what="command",
+                workdir=home,
+                cwd=str(cwd),
+                env=env,
                 time_limit=limit,
                 max_output=MAX_OUTPUT,
-                cwd=cwd,
-                env=env,
-                stop_event=ctx.stop_event if ctx else None,
             )
-        return result.to_tool_result("command", limit)

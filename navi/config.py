@@ -55,6 +55,17 @@ def _tool_modes(raw: str) -> dict[str, str]:
     return modes
 
 
+def _headers(raw: str) -> dict[str, str]:
+    """`"Priority: high, X-Tags: bell"` → {name: value}; ValueError saying which entry is wrong."""
+    headers: dict[str, str] = {}
+    for part in _split_list(raw):
+        name, sep, value = (p.strip() for p in part.partition(":"))
+        if not sep or not name or not name.replace("-", "").isalnum() or not value.isprintable():
+            raise ValueError(f"{part!r} is not Name: value (e.g. Priority: high)")
+        headers[name] = value
+    return headers
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_file=".env",
@@ -170,6 +181,15 @@ class Settings(BaseSettings):
     context_summary_max_input_tokens: int = Field(3_000, ge=256)
     context_long_message_tokens: int = Field(1_500, ge=0)
 
+    # --- Schedules -------------------------------------------------------------------------------
+    # The user's time zone (IANA name) for cron expressions and one-off times; empty: this machine's.
+    tz: str = ""
+    navi_schedule_poll_seconds: float = Field(5.0, ge=0.2, le=60)
+    navi_schedule_busy_wait_seconds: float = Field(300.0, ge=0)
+    navi_notify_webhook_url: str = ""
+    navi_notify_webhook_token: str = ""
+    navi_notify_webhook_headers: str = ""
+
     # --- Memory ----------------------------------------------------------------------------------
     memory_stale_minutes: int = Field(30, ge=1)
     memory_extract_interval_minutes: int = Field(5, ge=1)
@@ -211,6 +231,34 @@ class Settings(BaseSettings):
             except Exception as exc:  # SQLAlchemy's parse errors, and int() on a bad port
                 raise ValueError(f"is not a valid URL ({exc})") from None
         return value
+
+    @field_validator("tz")
+    @classmethod
+    def _tz(cls, value: str) -> str:
+        value = value.strip()
+        if not value or value.startswith(":"):  # ":/etc/localtime", as libc reads TZ: this machine's
+            return ""
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError("must be a time zone name like Europe/Berlin or UTC") from None
+        return value
+
+    @field_validator("navi_notify_webhook_url")
+    @classmethod
+    def _webhook(cls, value: str) -> str:
+        value = value.strip()
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("navi_notify_webhook_headers")
+    @classmethod
+    def _webhook_headers(cls, value: str) -> str:
+        _headers(value)  # raises, naming the entry that is wrong
+        return value.strip()
 
     @field_validator("navi_fetch_allowed_hosts")
     @classmethod
@@ -265,6 +313,10 @@ class Settings(BaseSettings):
     @property
     def approval_overrides(self) -> dict[str, str]:
         return _tool_modes(self.navi_approval_overrides)
+
+    @property
+    def notify_webhook_headers(self) -> dict[str, str]:
+        return _headers(self.navi_notify_webhook_headers)
 
     @property
     def allowed_hosts_list(self) -> list[str]:

@@ -18,6 +18,7 @@ _NAVI_ENV_PREFIXES = (
     "ANTHROPIC_",
     "NAVI_",
     "DB_PATH",
+    "TZ",
     "DATABASE_URL",
     "LOG_",
     "TOOLS_DIR",

@@ -1,5 +1,6 @@
 """The app factory. The lifespan builds the runtime once (`app.state.runtime`), the run manager
-(`app.state.runs`) and the background upload clean-up, and tears them down in order."""
+(`app.state.runs`), the schedule runner (`app.state.schedule_runner`) and the background upload
+clean-up, and tears them down in order."""
 
 from __future__ import annotations
 
@@ -29,9 +30,11 @@ from navi.api.routes import (
     messages,
     models,
     openai,
+    schedules,
     sessions,
 )
 from navi.api.runs import RunManager
+from navi.api.scheduled import ScheduledRuns
 from navi.api.security import AccessControl, AccessPolicy
 from navi.api.uploads import cleanup_loop
 from navi.api.websocket import router as websocket_router
@@ -86,6 +89,11 @@ def create_app(
         runs = RunManager(rt.agent)
         app.state.runtime = rt
         app.state.runs = runs
+        # Due schedules run through the same run manager as a sent message; the runner starts
+        # with the app and stops with it.
+        schedule_runner = ScheduledRuns(rt, runs).runner()
+        app.state.schedule_runner = schedule_runner
+        schedule_runner.start()
         sweeper = asyncio.create_task(
             cleanup_loop(Path(settings.session_files_dir), settings.session_files_ttl_hours)
         )
@@ -109,7 +117,9 @@ def create_app(
         try:
             yield
         finally:
+            await schedule_runner.stop(grace=0)  # no new scheduled runs from here on
             await runs.shutdown()
+            await schedule_runner.stop()  # the stopped ones record how they ended
             for task in (sweeper, extraction, watcher):  # background loops, not runs
                 if task is not None:
                     task.cancel()
@@ -149,7 +159,19 @@ def create_app(
     app.add_middleware(InputLimits, limits=limits)  # inside access control: no token, no body read
     app.add_middleware(AccessControl, policy=policy)
     app.add_middleware(RequestContext)
-    for module in (health, auth, agents, sessions, messages, approvals, files, memory, models, openai):
+    for module in (
+        health,
+        auth,
+        agents,
+        sessions,
+        messages,
+        approvals,
+        files,
+        memory,
+        models,
+        openai,
+        schedules,
+    ):
         app.include_router(module.router)
     if settings.navi_loop_monitor:
 

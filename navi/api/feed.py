@@ -3,7 +3,8 @@
 The session store calls `changed()` whenever a session is created, renamed, pinned, given another
 profile, imported or deleted — by a route, the naming worker or a tool — and every connected page
 updates its list from the frame, whichever session its socket follows. The frame belongs to no
-run, so it has no `run_id` or `seq`.
+run, so it has no `run_id` or `seq`. `publish()` delivers other such frames (`schedule_run`, when
+a scheduled run starts, waits for an approval or ends) to one owner's connections.
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ class SessionFeed:
 
     def leave(self, deliver: Deliver) -> None:
         self._clients.pop(deliver, None)
+
+    def publish(self, frame: dict[str, Any], owner: str) -> None:
+        """Deliver a frame that belongs to no run (`schedule_run`) to `owner`'s connections."""
+        for deliver, wants in list(self._clients.items()):
+            if wants is None or wants == owner:
+                deliver(dict(frame))
 
     def changed(self, change: SessionChange) -> None:
         if not self._clients:

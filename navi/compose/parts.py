@@ -8,6 +8,7 @@ without one.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,6 +27,8 @@ from navi.llm.registry import BackendRegistry
 from navi.net.guard import NetGuard, parse_allowlist
 from navi.profiles.registry import ProfileRegistry, builtin_profiles
 from navi.sandbox import Sandbox, SandboxPolicy, allowed_from_list, navi_code_paths, python_paths
+from navi.schedules.notify import WebhookNotifier
+from navi.schedules.when import system_zone_name
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.tools.builtin import BuiltinSettings
@@ -298,3 +301,36 @@ async def probe_database(settings: Settings, *, connect_timeout: float) -> str:
     finally:
         await db.dispose()
     return f"{describe_database(settings)} opens"
+
+
+# --- schedules -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ScheduleSettings:
+    """How the schedule runner and its notifications are set up, as plain values."""
+
+    zone_name: str  # TZ, else this machine's zone, else UTC
+    poll_seconds: float
+    busy_wait_seconds: float
+    notifier: WebhookNotifier | None
+
+
+def schedule_zone(settings: Settings) -> str:
+    return settings.tz or system_zone_name()
+
+
+def schedule_settings(settings: Settings) -> ScheduleSettings:
+    notifier = (
+        WebhookNotifier(
+            settings.navi_notify_webhook_url,
+            token=settings.navi_notify_webhook_token,
+            headers=settings.notify_webhook_headers,
+        )
+        if settings.navi_notify_webhook_url
+        else None
+    )
+    return ScheduleSettings(
+        zone_name=schedule_zone(settings),
+        poll_seconds=settings.navi_schedule_poll_seconds,
+        busy_wait_seconds=settings.navi_schedule_busy_wait_seconds,
+        notifier=notifier,
+    )

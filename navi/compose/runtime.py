@@ -31,6 +31,8 @@ from navi.memory.in_memory import InMemoryMemoryStore
 from navi.memory.sql_store import SqlMemoryStore
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
 from navi.sandbox import INSTALL_FIX, Sandbox
+from navi.schedules import InMemoryScheduleStore, ScheduleStore, SqlScheduleStore
+from navi.schedules.service import ScheduleService
 from navi.sessions.archive import export_session
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.models import Session
@@ -67,6 +69,10 @@ class Runtime:
     tool_host: ToolHost
     # Writes archive analytics (summary, assessment, facts) through a session's model.
     analyst: Analyst
+    # Schedules and reminders (checked creation and edits over the store; the runner lives with
+    # the API, which can run turns) and how their runner and notifications are set up.
+    schedules: ScheduleService
+    schedule_settings: parts.ScheduleSettings
     # The database both SQL stores share, when the runtime opened it (None when both stores were
     # handed in, or a read-only command found no database yet).
     db: Database | None = None
@@ -170,6 +176,11 @@ async def build_runtime(
         cleanup.push_async_callback(sessions.aclose)
         await memory.open()
         cleanup.push_async_callback(memory.aclose)
+        schedule_store: ScheduleStore = SqlScheduleStore(db) if db is not None else InMemoryScheduleStore()
+        schedule_settings = parts.schedule_settings(settings)
+        schedules = ScheduleService(
+            schedule_store, sessions=sessions, profiles=profiles, zone_name=schedule_settings.zone_name
+        )
         state = SessionState()
         sandbox = parts.build_sandbox(settings)
         report_sandbox(sandbox)
@@ -184,6 +195,7 @@ async def build_runtime(
             sessions=sessions,
             memory=memory,
             sandbox=sandbox,
+            schedules=schedules,
         )
         await parts.load_user_tools(settings, tools, seed=seed_tools)
         cleanup.pop_all()  # built: from here on the runtime's aclose() owns all of it
@@ -239,6 +251,8 @@ async def build_runtime(
             profiles=profiles,
             limits=agent.config.limits,
         ),
+        schedules=schedules,
+        schedule_settings=schedule_settings,
         db=db,
         users=SqlUserStore(db) if db is not None else InMemoryUserStore(),
         session_created_hooks=[extract_after_new_session],

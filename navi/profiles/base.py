@@ -24,6 +24,7 @@ BASE_TOOLS: tuple[str, ...] = (
     "tool_manual",
     "spawn_agent",
     "recall",
+    "schedule",
 )
 
 

@@ -19,6 +19,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 
 metadata = MetaData()
@@ -144,4 +145,58 @@ users = Table(
     Column("token_sha256", String(64), nullable=False, unique=True),
     Column("role", String(16), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# Schedules: a prompt run by cron, interval or at one moment, per owner; `next_run_at` is the one
+# instant the runner acts on, moved atomically when a run is claimed. Runs are unique per
+# (schedule, due instant), a second guard against running one due instant twice. See
+# navi/schedules/.
+schedules = Table(
+    "schedules",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("owner", String(128), nullable=False, index=True),
+    Column("title", Text, nullable=False),
+    Column("prompt", Text, nullable=False),
+    Column("profile_id", String(64), nullable=False),
+    Column("session_id", String(36), nullable=True),
+    Column("kind", String(16), nullable=False),
+    Column("cron", String(200), nullable=True),
+    Column("every_seconds", Integer, nullable=True),
+    Column("at", DateTime(timezone=True), nullable=True),
+    Column("timezone", String(64), nullable=False),
+    Column("missed", String(8), nullable=False),
+    Column("paused", Boolean, nullable=False, default=False),
+    Column("done", Boolean, nullable=False, default=False),
+    Column("next_run_at", DateTime(timezone=True), nullable=True, index=True),
+    Column("last_run_at", DateTime(timezone=True), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+schedule_runs = Table(
+    "schedule_runs",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("schedule_id", String(32), ForeignKey("schedules.id", ondelete="CASCADE"), nullable=False),
+    Column("owner", String(128), nullable=False),
+    Column("due_at", DateTime(timezone=True), nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True), nullable=True),
+    Column("status", String(24), nullable=False),
+    Column("manual", Boolean, nullable=False, default=False),
+    Column("session_id", String(36), nullable=True),
+    Column("preview", Text, nullable=True),
+    Column("error", Text, nullable=True),
+    UniqueConstraint("schedule_id", "due_at", name="uq_schedule_runs_due"),
+)
+Index("ix_schedule_runs_schedule_started", schedule_runs.c.schedule_id, schedule_runs.c.started_at)
+
+# Sessions a scheduled run answered in since their owner last looked (the page's unread badge).
+session_unread = Table(
+    "session_unread",
+    metadata,
+    Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
+    Column("owner", String(128), nullable=False, index=True),
+    Column("marked_at", DateTime(timezone=True), nullable=False),
 )

@@ -42,6 +42,8 @@ class Created(BaseModel):
 
 class SessionListItem(SessionInfo):
     active: bool = False
+    # A scheduled run answered here since the page last marked it read (POST /sessions/{id}/read).
+    unread: bool = False
 
 
 class SessionDetail(SessionListItem):
@@ -126,8 +128,9 @@ async def create_session(
 @router.get("", response_model=list[SessionListItem], summary="List sessions, pinned first")
 async def list_sessions(runtime: RuntimeDep, runs: RunsDep, user: CurrentUser) -> list[SessionListItem]:
     active = set(runs.active())
+    unread = await runtime.schedules.store.unread(owner=user)
     return [
-        SessionListItem(**info.model_dump(), active=info.id in active)
+        SessionListItem(**info.model_dump(), active=info.id in active, unread=info.id in unread)
         for info in await runtime.sessions.list(owner=user)
     ]
 
@@ -138,6 +141,7 @@ async def get_session(session: SessionDep, runtime: RuntimeDep, runs: RunsDep) -
         **session.info().model_dump(exclude={"message_count"}),
         message_count=len(session.messages),
         active=runs.get(session.id) is not None,
+        unread=session.id in await runtime.schedules.store.unread(owner=session.owner),
         messages=shown.messages(session.messages),
         # The window the session's next turn gets: the same service the engine asks (stream_end).
         max_context_tokens=await runtime.agent.windows.for_profile(
@@ -190,7 +194,18 @@ async def update_session(
     session = await runtime.sessions.get(session_id, owner=user, display=False)
     if session is None:
         raise SessionNotFound(session_id)
-    return SessionListItem(**session.info().model_dump(), active=runs.get(session_id) is not None)
+    return SessionListItem(
+        **session.info().model_dump(),
+        active=runs.get(session_id) is not None,
+        unread=session_id in await runtime.schedules.store.unread(owner=user),
+    )
+
+
+@router.post("/{session_id}/read", response_model=Ok, summary="Mark a session read (clears `unread`)")
+async def mark_read(session_id: OwnedSessionId, runtime: RuntimeDep, user: CurrentUser) -> Ok:
+    """The page calls this when it shows the session; marking a read session read is no error."""
+    await runtime.schedules.store.mark_read(session_id, owner=user)
+    return Ok()
 
 
 @router.delete("/{session_id}", response_model=Ok, summary="Delete a session and its uploaded files")

@@ -8,6 +8,7 @@ from navi.memory.base import MemoryStore
 from navi.net.guard import NetGuard
 from navi.profiles.registry import ProfileRegistry
 from navi.sandbox import Sandbox
+from navi.schedules.service import ScheduleService
 from navi.sessions.store import SessionStore
 from navi.tools.paths import PathPolicy
 from navi.tools.registry import ToolRegistry
@@ -50,8 +51,10 @@ def register_builtins(
     sessions: SessionStore,
     memory: MemoryStore,
     sandbox: Sandbox,
+    schedules: ScheduleService | None = None,
 ) -> BuiltinHandles:
-    """Register every built-in; `sandbox` confines the children of code_exec and terminal."""
+    """Register every built-in; `sandbox` confines the children of code_exec and terminal;
+    `schedules` (where the `schedule` tool keeps reminders) is None only where no runtime runs."""
     from navi.tools.builtin.agents import SpawnAgentTool, SwitchProfileTool
     from navi.tools.builtin.code_exec import CodeExecTool
     from navi.tools.builtin.filesystem import FilesystemTool
@@ -60,6 +63,7 @@ def register_builtins(
     from navi.tools.builtin.memory import MemoryForgetTool, MemorySearchTool
     from navi.tools.builtin.meta import ListToolsTool, ReloadToolsTool, ToolManualTool, WriteToolTool
     from navi.tools.builtin.recall import RecallTool
+    from navi.tools.builtin.schedule import ScheduleTool
     from navi.tools.builtin.scratchpad import ScratchpadTool
     from navi.tools.builtin.ssh import SshExecTool
     from navi.tools.builtin.terminal import TerminalTool
@@ -103,4 +107,6 @@ def register_builtins(
         RecallTool(sessions),
     ):
         registry.register(tool, builtin=True)
+    if schedules is not None:
+        registry.register(ScheduleTool(schedules), builtin=True)
     return BuiltinHandles(spawn=spawn, ssh=ssh)

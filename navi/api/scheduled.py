@@ -1,0 +1,166 @@
+"""Scheduled runs, done as if the schedule's owner had sent its prompt from the page.
+
+The runner (navi/schedules/runner.py) decides that a run happens; this executes it through the
+same `RunManager.start` a WebSocket message uses, so the run is the normal agent loop (tools,
+memory, approvals), and every connection watching its session gets its frames live. Around it:
+
+- The session: a new one per run (named after the schedule), or the schedule's fixed session,
+  switched to the schedule's profile first when it is in another one.
+- A busy session (a turn answering) is waited for, up to `busy_wait` seconds; still busy then,
+  the run is recorded as `skipped` ("session busy") rather than interleaving with the user.
+- The owner's connections get `schedule_run` frames (`navi/api/feed.py`) when the run starts,
+  when it waits for an approval, and when it ends; the run waits for an approval exactly as a
+  page's would (`NAVI_APPROVAL_TIMEOUT_SECONDS`), and that wait is pushed to the webhook too.
+- At the end the run is recorded (`ok` with a preview of the answer, or `error` with the
+  message), the session is marked unread for the page's badge, and the webhook is notified.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import structlog
+
+from navi.api.runs import AgentRun, RunActive, RunManager
+from navi.compose import Runtime
+from navi.llm.messages import utcnow
+from navi.profiles.registry import UnknownProfile
+from navi.schedules.models import RunStatus, Schedule, ScheduleRun
+from navi.schedules.notify import first_lines
+from navi.schedules.runner import ScheduleRunner
+
+log = structlog.stdlib.get_logger(__name__)
+PREVIEW_CHARS = 300
+
+
+class ScheduledRuns:
+    def __init__(self, runtime: Runtime, runs: RunManager) -> None:
+        self.runtime = runtime
+        self.runs = runs
+        self.store = runtime.schedules.store
+        config = runtime.schedule_settings
+        self.busy_wait = config.busy_wait_seconds
+        self.notifier = config.notifier
+
+    def runner(self) -> ScheduleRunner:
+        runner = ScheduleRunner(self.store, self, poll_seconds=self.runtime.schedule_settings.poll_seconds)
+        self.runtime.schedules.on_change(runner.wake)
+        return runner
+
+    async def __call__(self, schedule: Schedule, run: ScheduleRun) -> None:
+        try:
+            session_id = await self._session(schedule)
+        except (LookupError, UnknownProfile) as exc:
+            await self._finish(schedule, run, "error", error=str(exc))
+            return
+        run.session_id = session_id
+        await self.store.update_run(run.id, {"session_id": session_id})
+        agent_run = await self._start(session_id, schedule.prompt)
+        if agent_run is None:
+            await self._finish(schedule, run, "skipped", error="the session stayed busy with another turn")
+            return
+        self._frame(schedule, run, "running")
+        outcome = await self._follow(schedule, run, agent_run)
+        result = agent_run.result or {}
+        if result.get("type") == "stream_end":
+            await self._finish(schedule, run, "ok", answer=str(result.get("content") or ""))
+        elif result.get("type") == "error":
+            await self._finish(schedule, run, "error", error=str(result.get("message") or "the run failed"))
+        else:
+            await self._finish(schedule, run, "error", error=outcome or "the run was stopped")
+
+    async def _session(self, schedule: Schedule) -> str:
+        sessions = self.runtime.sessions
+        profiles = self.runtime.profiles
+        profiles.get(schedule.profile_id)  # UnknownProfile when it was removed since
+        if schedule.session_id is None:
+            made = await sessions.create(schedule.profile_id, owner=schedule.owner, name=schedule.title)
+            return made.id
+        found = await sessions.get(schedule.session_id, owner=schedule.owner, display=False)
+        if found is None:
+            raise LookupError(f"its session {schedule.session_id} no longer exists")
+        if found.profile_id != schedule.profile_id:
+            await sessions.set_profile(found.id, schedule.profile_id)
+        return found.id
+
+    async def _start(self, session_id: str, prompt: str) -> AgentRun | None:
+        deadline = asyncio.get_running_loop().time() + self.busy_wait
+        while True:
+            try:
+                return self.runs.start(session_id, prompt)
+            except RunActive:
+                current = self.runs.get(session_id)
+                left = deadline - asyncio.get_running_loop().time()
+                if left <= 0:
+                    return None
+                if current is not None:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(current.settled.wait(), min(left, 5.0))
+                else:
+                    await asyncio.sleep(0.05)
+
+    async def _follow(self, schedule: Schedule, run: ScheduleRun, agent_run: AgentRun) -> str | None:
+        """Read the run's frames until its outcome is known; approvals waited for are reported."""
+        sub = agent_run.subscribe()
+        try:
+            while True:
+                frame = await sub.queue.get()
+                if frame is sub:
+                    return None
+                kind = frame.get("type")
+                if kind == "approval_required":
+                    await self.store.update_run(run.id, {"status": "waiting_approval"})
+                    self._frame(schedule, run, "waiting_approval", tool=frame.get("tool"))
+                    await self._notify(
+                        schedule,
+                        f"Waiting for your approval: {frame.get('tool')} — {frame.get('reason', '')}",
+                    )
+                elif kind == "approval_resolved":
+                    await self.store.update_run(run.id, {"status": "running"})
+                    self._frame(schedule, run, "running")
+                elif kind in ("stream_end", "error"):
+                    return None
+                elif kind == "stream_stopped":
+                    return "the run was stopped"
+        finally:
+            agent_run.unsubscribe(sub)
+
+    async def _finish(
+        self, schedule: Schedule, run: ScheduleRun, status: RunStatus, *, answer: str = "", error: str = ""
+    ) -> None:
+        preview = first_lines(answer, lines=4, chars=PREVIEW_CHARS) if answer else None
+        await self.store.update_run(
+            run.id,
+            {"status": status, "finished_at": utcnow(), "preview": preview, "error": error or None},
+        )
+        unread = False
+        if run.session_id is not None and status in ("ok", "error"):
+            await self.store.mark_unread(run.session_id, schedule.owner)
+            unread = True
+        self._frame(schedule, run, status, preview=preview, error=error or None, unread=unread)
+        if status == "ok":
+            await self._notify(schedule, first_lines(answer) or "(no answer text)", tags="white_check_mark")
+        else:
+            await self._notify(
+                schedule, f"Failed: {error}" if status == "error" else f"Skipped: {error}", tags="warning"
+            )
+        log.info("schedule.run_finished", schedule_id=schedule.id, run_id=run.id, status=status)
+
+    def _frame(self, schedule: Schedule, run: ScheduleRun, status: RunStatus, **extra: Any) -> None:
+        frame = {
+            "type": "schedule_run",
+            "schedule_id": schedule.id,
+            "schedule_run_id": run.id,
+            "session_id": run.session_id,
+            "status": status,
+            "title": schedule.title,
+            "manual": run.manual,
+            **extra,
+        }
+        self.runs.feed.publish(frame, schedule.owner)
+
+    async def _notify(self, schedule: Schedule, body: str, *, tags: str = "") -> None:
+        if self.notifier is not None:
+            await self.notifier.notify(schedule.title, body, tags=tags)

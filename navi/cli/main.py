@@ -67,7 +67,7 @@ def settings_or_exit(**overrides: object) -> Settings:
 
 
 def _register() -> None:
-    from navi.cli import chat, config, doctor, fake, memory, serve, sessions, tools, users
+    from navi.cli import chat, config, doctor, fake, memory, schedules, serve, sessions, tools, users
 
     serve.register(app)
     chat.register(app)
@@ -76,6 +76,7 @@ def _register() -> None:
     memory.register(app)
     tools.register(app)
     users.register(app)
+    schedules.register(app)
     config.register(app)
     fake.register(app)
 

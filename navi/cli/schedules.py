@@ -1,0 +1,160 @@
+"""`navi schedules list|add|pause|resume|remove|run`.
+
+`list`, `add`, `pause`, `resume` and `remove` work on the configured database, like `navi
+sessions`, whether or not Navi runs: a running Navi's runner reads the schedules from the database
+every poll, so what these change takes effect within `NAVI_SCHEDULE_POLL_SECONDS`. They see every
+user's schedules (`add` makes the owner's unless `--user` says whose). `run` asks the running Navi
+(at --url or NAVI_URL, else this machine's) to run a schedule now, because only a running Navi can
+run a turn that a page watching the session sees; it acts as the token's user (the owner's).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from navi.cli.main import PLAIN_HELP, fail
+from navi.cli.sessions import with_runtime
+
+app = typer.Typer(
+    help="Schedules and reminders: list, add, pause, resume, remove, run now.",
+    no_args_is_help=True,
+    rich_markup_mode=PLAIN_HELP,
+)
+IdArgument = Annotated[
+    str, typer.Argument(metavar="ID", help="The schedule's id (see `navi schedules list`).")
+]
+
+
+def _when(rt: Any, schedule: Any) -> str:
+    return str(rt.schedules.describe(schedule))
+
+
+@app.command("list")
+def list_schedules(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Every schedule, oldest first, with when it runs next (in its zone)."""
+
+    async def work(rt: Any) -> list[tuple[Any, str]]:
+        return [(s, _when(rt, s)) for s in await rt.schedules.store.list()]
+
+    found = with_runtime(work)
+    if as_json:
+        typer.echo(json.dumps([s.model_dump(mode="json") for s, _ in found], indent=2, ensure_ascii=False))
+        return
+    if not found:
+        typer.echo("No schedules yet.")
+        return
+    for schedule, when in found:
+        state = "paused" if schedule.paused else ("done" if schedule.done else "active")
+        typer.echo(f"{schedule.id}  {state:<6}  {schedule.owner:<10} {schedule.title} — {when}")
+
+
+@app.command()
+def add(
+    prompt: Annotated[str, typer.Argument(metavar="PROMPT", help="What to ask when it runs.")],
+    cron: Annotated[str | None, typer.Option(help="Five cron fields, e.g. '0 7 * * 1-5' (in TZ).")] = None,
+    every: Annotated[
+        int | None, typer.Option(metavar="SECONDS", help="Run every SECONDS (at least 5).")
+    ] = None,
+    at: Annotated[
+        str | None, typer.Option(help="One moment: 2026-11-26T09:00 or 'tomorrow 9am' (in TZ).")
+    ] = None,
+    title: Annotated[str | None, typer.Option(help="A short title (default: the prompt's start).")] = None,
+    profile: Annotated[str | None, typer.Option(help="The profile it runs in (default: the first).")] = None,
+    session: Annotated[
+        str | None, typer.Option(help="Run in this session every time (default: a new session each run).")
+    ] = None,
+    missed: Annotated[str | None, typer.Option(help="Runs missed while Navi was down: skip or once.")] = None,
+    user: Annotated[str, typer.Option(help="Whose schedule it is (default: the owner, 'local').")] = "local",
+) -> None:
+    """Add a schedule; give exactly one of --cron, --every, --at."""
+    from navi.schedules.when import ScheduleError
+
+    async def work(rt: Any) -> tuple[Any, str]:
+        made = await rt.schedules.create(
+            owner=user,
+            prompt=prompt,
+            cron=cron,
+            every_seconds=every,
+            at=at,
+            title=title,
+            profile_id=profile,
+            session_id=session,
+            missed=missed,
+        )
+        return made, _when(rt, made)
+
+    try:
+        made, when = with_runtime(work, writes=True)
+    except ScheduleError as exc:
+        fail(str(exc), 1)
+    typer.echo(f"added {made.id}: {made.title} — {when}")
+
+
+def _set_paused(schedule_id: str, paused: bool) -> None:
+    async def work(rt: Any) -> tuple[Any, str] | None:
+        changed = await rt.schedules.edit(schedule_id, None, {"paused": paused})
+        return (changed, _when(rt, changed)) if changed is not None else None
+
+    done = with_runtime(work)
+    if done is None:
+        fail(f"no schedule '{schedule_id}' — `navi schedules list` shows them", 1)
+    changed, when = done
+    typer.echo(
+        f"{'paused' if paused else 'resumed'} {changed.id}: {changed.title}"
+        + ("" if paused else f" — {when}")
+    )
+
+
+@app.command()
+def pause(schedule_id: IdArgument) -> None:
+    """Pause a schedule: it does not run until resumed."""
+    _set_paused(schedule_id, True)
+
+
+@app.command()
+def resume(schedule_id: IdArgument) -> None:
+    """Resume a paused schedule from its next instant from now."""
+    _set_paused(schedule_id, False)
+
+
+@app.command()
+def remove(
+    schedule_ids: Annotated[list[str], typer.Argument(metavar="ID...", help="Schedules to delete.")],
+) -> None:
+    """Delete schedules with their runs."""
+
+    async def work(rt: Any) -> list[str]:
+        return [sid for sid in schedule_ids if not await rt.schedules.store.delete(sid)]
+
+    missing = with_runtime(work)
+    for sid in schedule_ids:
+        if sid not in missing:
+            typer.echo(f"removed {sid}")
+    if missing:
+        fail(f"no schedule {', '.join(repr(m) for m in missing)} — `navi schedules list` shows them", 1)
+
+
+@app.command()
+def run(
+    schedule_id: IdArgument,
+    url: Annotated[
+        str | None,
+        typer.Option(help="Navi's address, http://host:port (default NAVI_URL, else NAVI_HOST:NAVI_PORT)."),
+    ] = None,
+) -> None:
+    """Ask the running Navi to run a schedule now (its timing stays as it is)."""
+    from urllib.parse import quote
+
+    from navi.cli.remote import with_remote
+
+    started: dict[str, Any] = with_remote(
+        url, lambda remote: remote.request("POST", f"/schedules/{quote(schedule_id, safe='')}/run")
+    )
+    typer.echo(f"started run {started['schedule_run_id']} of {started['schedule_id']}")
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="schedules")

@@ -41,6 +41,8 @@ from navi.llm.openai_backend import to_openai_tools
 from navi.llm.registry import BackendRegistry
 from navi.logging import configure_logging
 from navi.memory.in_memory import InMemoryMemoryStore
+from navi.schedules import InMemoryScheduleStore
+from navi.schedules.service import ScheduleService
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.tools.builtin import register_builtins
 from navi.tools.host.client import ToolHost
@@ -84,6 +86,9 @@ def fixed_prompts(settings: Settings | None = None) -> dict[str, tuple[str, list
             sessions=InMemorySessionStore(),
             memory=InMemoryMemoryStore(),
             sandbox=sandbox,
+            schedules=ScheduleService(
+                InMemoryScheduleStore(), sessions=InMemorySessionStore(), profiles=profiles, zone_name="UTC"
+            ),
         )
         ensure_tools_dir(settings.tools_dir)
         loaded = asyncio.run(_load_user_tools(registry, host, settings.tools_dir))

@@ -78,7 +78,7 @@ def test_schedules_run_asks_the_running_navi(tmp_path: Path, fake_server: FakeMo
 
 async def test_the_schedule_tool_through_the_agent_loop(tmp_path: Path, fake_server: FakeModelServer) -> None:
     script = use_script(fake_server)
-    soon = (datetime.now(UTC) + timedelta(seconds=1)).astimezone(ZoneInfo("Asia/Tokyo"))
+    soon = (datetime.now(UTC) + timedelta(seconds=3)).astimezone(ZoneInfo("Asia/Tokyo"))
     script.turn(
         Reply(
             tool_calls=[

@@ -21,10 +21,8 @@ from navi.tools.base import Tool, ToolResult
 class ScheduleTool(Tool):
     name = "schedule"
     description = (
-        "Set, list or cancel reminders and recurring tasks. action=set needs `prompt` (what to do "
-        "or say when it runs, e.g. 'Remind the user to call Anna') and one of: `at` (ISO date-time "
-        "in the user's zone, or a phrase like 'tomorrow 9am', 'in 2 hours'), `cron` (five fields, "
-        "e.g. '0 7 * * 1-5'), `every_seconds`. action=cancel needs `id` (from action=list)."
+        "Set, list or cancel reminders and recurring tasks. set: `prompt` (what to do when it runs) "
+        "and one of `at` (ISO time or 'tomorrow 9am'), `cron`, `every_seconds`. cancel: `id`."
     )
     parameters = {
         "type": "object",

@@ -40,6 +40,10 @@ class BadRequest(ValueError):
     """A request that is well-formed JSON but asks for something that makes no sense."""
 
 
+class OwnerOnly(PermissionError):
+    """A route that changes Navi for every user, asked by a user who is not the owner."""
+
+
 class RunFailed(RuntimeError):
     """A non-streaming turn ended with an error from the model side."""
 
@@ -59,6 +63,7 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (NothingToAnalyse, 422, "nothing_to_analyse"),
     (BadRequest, 422, "bad_request"),
     (RunActive, 409, "busy"),
+    (OwnerOnly, 403, "owner_only"),
 ]
 
 

@@ -29,7 +29,8 @@ runner = CliRunner()
 
 def users_cli(navi: LiveNavi, *args: str) -> Any:
     """`navi users ARGS` against the running server's database (SQLite or PostgreSQL)."""
-    env = {"DB_PATH": navi.settings.db_path, "DATABASE_URL": navi.settings.database_url, "LOG_LEVEL": "WARNING"}
+    settings = navi.settings
+    env = {"DB_PATH": settings.db_path, "DATABASE_URL": settings.database_url, "LOG_LEVEL": "WARNING"}
     result = runner.invoke(app, ["users", *args], env=env)
     assert result.exit_code == 0, result.output
     return result

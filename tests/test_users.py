@@ -288,6 +288,26 @@ async def test_sockets_are_scoped_to_the_user(two: Two) -> None:
         assert got[-1]["name"] == "bob only"
 
 
+async def test_another_user_cannot_stop_a_running_turn(two: Two, fake_server: FakeModelServer) -> None:
+    use_script(fake_server).turn(Reply(text="word " * 100, chunk_chars=5, delay=0.03))
+    alices = two.new_session(two.alice)
+    as_alice, as_bob = ({"Authorization": f"Bearer {t}"} for t in (two.alice, two.bob))
+    async with two.navi.socket(alices, anonymous=True, additional_headers=as_alice) as ws:
+        await ws.send(json.dumps({"type": "message", "content": "ramble"}))
+        await frames_until(ws, "stream_delta")
+        with two.as_user(two.bob) as bob:
+            refused = bob.post(f"/sessions/{alices}/stop")
+            assert refused.status_code == 404 and refused.json()["code"] == "session_not_found"
+        # Bob's socket on alice's session closes before any frame of his is read, stop or other.
+        async with two.navi.socket(alices, anonymous=True, additional_headers=as_bob) as intruder:
+            with pytest.raises(ConnectionClosed) as closed:
+                await intruder.send(json.dumps({"type": "stop"}))
+                await intruder.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4004
+        frames = await frames_until(ws, "stream_end", "stream_stopped")
+    assert frames[-1]["type"] == "stream_end" and frames[-1]["content"] == "word " * 100
+
+
 # --- tokens: removal, the proxy role, the owner ----------------------------------------------------
 
 

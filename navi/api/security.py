@@ -16,7 +16,9 @@ the browser. The cookie holds a random sign-in id kept server-side (`navi.api.si
 **Who is asking** goes on the ASGI scope (`scope["navi.user"]`, read by `navi.api.deps.CurrentUser`):
 the owner token, its browser sign-ins and a Navi without a token are the owner, `DEFAULT_OWNER`.
 Any other bearer token is looked up among the users `navi users add` made (by its SHA-256
-digest, on every request: a removed user's token fails with the next one). A token with the
+digest, on every request: a removed user's token fails with the next one). A user's browser
+sign-in carries the user and their token's digest; each request asks the user store whether the
+user still holds it, so a removed user's cookie fails with the next request too. A token with the
 `proxy` role may add `X-User-Id: NAME` to act as NAME — any valid user name but the owner's: the
 proxy vouches for whom it forwards, so only give that role to a reverse proxy that authenticates
 its users itself. Without the header the proxy acts as itself. `X-User-Id` with any other token is

@@ -26,7 +26,7 @@ from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
-from navi.users.store import InMemoryUserStore, SqlUserStore, UserError, UserStore
+from navi.users.store import InMemoryUserStore, SqlUserStore, UserError, UserStore, digest
 from tests.server_helpers import LiveNavi, frames_until, live_navi, use_script
 
 _register()
@@ -130,6 +130,10 @@ async def test_one_store_contract(store: UserStore) -> None:
     assert await store.by_token(token) is None
     again, fresh = await store.add("alice")  # the name back, with a new token: the old one stays dead
     assert fresh != token and await store.by_token(token) is None and await store.by_token(fresh) == again
+    # What a browser sign-in asks on every request: does the name still hold the token it signed in with?
+    assert await store.get("alice") == again and await store.get("carol") is None
+    assert await store.holds("alice", digest(fresh)) and not await store.holds("alice", digest(token))
+    assert not await store.holds("gate", digest(fresh)) and await store.holds("gate", digest(gate))
 
 
 # --- REST ------------------------------------------------------------------------------------------

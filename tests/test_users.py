@@ -26,7 +26,7 @@ from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
-from navi.users.store import InMemoryUserStore, SqlUserStore, UserError, UserStore
+from navi.users.store import InMemoryUserStore, SqlUserStore, UserError, UserStore, digest
 from tests.server_helpers import LiveNavi, frames_until, live_navi, use_script
 
 _register()
@@ -130,6 +130,10 @@ async def test_one_store_contract(store: UserStore) -> None:
     assert await store.by_token(token) is None
     again, fresh = await store.add("alice")  # the name back, with a new token: the old one stays dead
     assert fresh != token and await store.by_token(token) is None and await store.by_token(fresh) == again
+    # What a browser sign-in asks on every request: does the name still hold the token it signed in with?
+    assert await store.get("alice") == again and await store.get("carol") is None
+    assert await store.holds("alice", digest(fresh)) and not await store.holds("alice", digest(token))
+    assert not await store.holds("gate", digest(fresh)) and await store.holds("gate", digest(gate))
 
 
 # --- REST ------------------------------------------------------------------------------------------
@@ -157,12 +161,11 @@ def test_another_users_session_answers_404_on_every_route(two: Two) -> None:
             bob.post(f"/sessions/{mine}/messages", json={"content": "x", "respond": False}),
             bob.post(f"/sessions/{mine}/files", files={"file": ("evil.txt", b"x")}),
             bob.delete(f"/sessions/{mine}"),
+            bob.post(f"/sessions/{mine}/stop"),
         ]
         for resp in attempts:
             assert resp.status_code == 404, (resp.request.method, resp.request.url, resp.text)
             assert resp.json()["code"] == "session_not_found"
-        # Stopping another's run stops nothing, as stopping a session that does not exist.
-        assert bob.post(f"/sessions/{mine}/stop").json() == {"ok": False, "reason": "no active run"}
         assert bob.get("/sessions").json() == []
     with two.as_user(two.alice) as alice:
         seen = alice.get(f"/sessions/{mine}").json()
@@ -287,6 +290,26 @@ async def test_sockets_are_scoped_to_the_user(two: Two) -> None:
         got = await frames_until(bob_ws, "session_updated")
         assert [f["session_id"] for f in got if f["type"] == "session_updated"] == [bobs]
         assert got[-1]["name"] == "bob only"
+
+
+async def test_another_user_cannot_stop_a_running_turn(two: Two, fake_server: FakeModelServer) -> None:
+    use_script(fake_server).turn(Reply(text="word " * 100, chunk_chars=5, delay=0.03))
+    alices = two.new_session(two.alice)
+    as_alice, as_bob = ({"Authorization": f"Bearer {t}"} for t in (two.alice, two.bob))
+    async with two.navi.socket(alices, anonymous=True, additional_headers=as_alice) as ws:
+        await ws.send(json.dumps({"type": "message", "content": "ramble"}))
+        await frames_until(ws, "stream_delta")
+        with two.as_user(two.bob) as bob:
+            refused = bob.post(f"/sessions/{alices}/stop")
+            assert refused.status_code == 404 and refused.json()["code"] == "session_not_found"
+        # Bob's socket on alice's session closes before any frame of his is read, stop or other.
+        async with two.navi.socket(alices, anonymous=True, additional_headers=as_bob) as intruder:
+            with pytest.raises(ConnectionClosed) as closed:
+                await intruder.send(json.dumps({"type": "stop"}))
+                await intruder.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4004
+        frames = await frames_until(ws, "stream_end", "stream_stopped")
+    assert frames[-1]["type"] == "stream_end" and frames[-1]["content"] == "word " * 100
 
 
 # --- tokens: removal, the proxy role, the owner ----------------------------------------------------

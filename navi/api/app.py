@@ -17,6 +17,8 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from navi import __version__, web
 from navi.api import errors
+from navi.api.deps import require_owner
+from navi.api.identity import user_of
 from navi.api.limits import InputLimits, RequestLimits
 from navi.api.loopmon import LoopMonitor
 from navi.api.middleware import RequestContext
@@ -178,6 +180,8 @@ def create_app(
         @app.get("/debug/loop", include_in_schema=False)
         async def loop_stats(request: Request, reset: bool = False) -> dict[str, object]:
             monitor: LoopMonitor = request.app.state.loop_monitor
+            if reset:  # the counters are the whole server's: only the owner starts them over
+                require_owner(user_of(request.scope))
             stats = monitor.snapshot()
             if reset:
                 monitor.reset()

@@ -2,7 +2,11 @@
 
 `CurrentUser` is the name the request acts as (set by `navi.api.security.AccessControl`): the
 owner of every session, file, memory fact and remembered approval the request may see. Another
-user's session is not found (404), exactly like one that does not exist."""
+user's session is not found (404), exactly like one that does not exist.
+
+`OwnerDep` guards the few routes that change Navi for everybody (reloading the tools folder):
+only the owner — the owner's token or a browser the owner signed in — may call them; another
+user gets 403 `owner_only`."""
 
 from __future__ import annotations
 
@@ -10,10 +14,11 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from navi.api.errors import OwnerOnly
 from navi.api.identity import user_of
 from navi.api.runs import RunManager
 from navi.compose import Runtime
-from navi.sessions.models import Session, is_session_id
+from navi.sessions.models import DEFAULT_OWNER, Session, is_session_id
 from navi.sessions.store import SessionNotFound
 
 
@@ -36,6 +41,17 @@ RunsDep = Annotated[RunManager, Depends(get_runs)]
 CurrentUser = Annotated[str, Depends(get_user)]
 
 
+def require_owner(user: CurrentUser) -> None:
+    if user != DEFAULT_OWNER:
+        raise OwnerOnly(
+            "only Navi's owner may do this: it changes Navi for every user "
+            "(use the owner's token, NAVI_API_TOKEN, or a browser the owner signed in)"
+        )
+
+
+OwnerDep = Depends(require_owner)
+
+
 async def get_session(session_id: str, runtime: RuntimeDep, user: CurrentUser) -> Session:
     session = await runtime.sessions.get(session_id, owner=user)
     if session is None:
@@ -45,7 +61,7 @@ async def get_session(session_id: str, runtime: RuntimeDep, user: CurrentUser) -
 
 async def owned_session_id(session_id: str, runtime: RuntimeDep, user: CurrentUser) -> str:
     """The path's session id when the user owns that session, else 404: for routes that act on a
-    run or a file of the session without reading the whole session."""
+    run or a file of the session (or stop its run) without reading the whole session."""
     if (
         not is_session_id(session_id)
         or await runtime.sessions.get(session_id, owner=user, display=False) is None

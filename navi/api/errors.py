@@ -41,6 +41,10 @@ class BadRequest(ValueError):
     """A request that is well-formed JSON but asks for something that makes no sense."""
 
 
+class OwnerOnly(PermissionError):
+    """A route that changes Navi for every user, asked by a user who is not the owner."""
+
+
 class RunFailed(RuntimeError):
     """A non-streaming turn ended with an error from the model side."""
 
@@ -61,6 +65,7 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (BadRequest, 422, "bad_request"),
     (ScheduleError, 422, "bad_schedule"),
     (RunActive, 409, "busy"),
+    (OwnerOnly, 403, "owner_only"),
 ]
 
 

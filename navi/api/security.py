@@ -16,7 +16,9 @@ the browser. The cookie holds a random sign-in id kept server-side (`navi.api.si
 **Who is asking** goes on the ASGI scope (`scope["navi.user"]`, read by `navi.api.deps.CurrentUser`):
 the owner token, its browser sign-ins and a Navi without a token are the owner, `DEFAULT_OWNER`.
 Any other bearer token is looked up among the users `navi users add` made (by its SHA-256
-digest, on every request: a removed user's token fails with the next one). A token with the
+digest, on every request: a removed user's token fails with the next one). A user's browser
+sign-in carries the user and their token's digest; each request asks the user store whether the
+user still holds it, so a removed user's cookie fails with the next request too. A token with the
 `proxy` role may add `X-User-Id: NAME` to act as NAME — any valid user name but the owner's: the
 proxy vouches for whom it forwards, so only give that role to a reverse proxy that authenticates
 its users itself. Without the header the proxy acts as itself. `X-User-Id` with any other token is
@@ -47,9 +49,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from navi.api.identity import USER_KEY
 from navi.api.openai_wire import error_body, is_openai_path
-from navi.api.signins import MAX_AGE, SignIns
+from navi.api.signins import MAX_AGE, SignIn, SignIns
 from navi.sessions.models import DEFAULT_OWNER
 from navi.users.store import UserStore, valid_name
+from navi.users.store import digest as token_digest
 
 COOKIE = "navi_session"
 COOKIE_MAX_AGE = int(MAX_AGE)
@@ -59,6 +62,7 @@ UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 USER_HEADER = "x-user-id"  # a proxy-role token's user
 NOT_PROXY = "X-User-Id is only for a token with the proxy role (navi users add NAME --proxy)"
 BAD_USER = "X-User-Id must be a user name (lower-case letters, digits, '.', '_', '-'), not the owner's"
+PROXY_SIGN_IN = "A proxy's token signs nobody in: sign in with your own user's token."
 FAILURE_LIMIT = 10  # failed sign-ins (tokens, cookies, the login form) per client …
 FAILURE_WINDOW = 300.0  # … within this many seconds
 TRACKED_CLIENTS = 10_000  # beyond this, clients whose failures are all old are forgotten
@@ -66,6 +70,10 @@ TRACKED_CLIENTS = 10_000  # beyond this, clients whose failures are all old are 
 # another token), so the browser stops sending it instead of adding a failure per request.
 CLEAR_COOKIE = f"{COOKIE}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict".encode()
 Outcome = Literal["ok", "none", "bad"]
+
+
+class ProxySignIn(Exception):
+    """A proxy-role token typed at /login (the message says why it is refused)."""
 
 
 def _split_host(value: str) -> str:
@@ -182,39 +190,67 @@ class AccessPolicy:
     def token_matches(self, candidate: str) -> bool:
         return bool(self.token) and hmac.compare_digest(candidate.encode(), self.token.encode())
 
-    def authenticate(self, headers: dict[str, str]) -> tuple[Outcome, bool]:
-        """("ok" | "none" | "bad", whether a cookie Navi does not know came along).
+    def _cookie(self, headers: dict[str, str]) -> str | None:
+        """The sign-in cookie's value, or None (a malformed Cookie header is simply not a login)."""
+        cookies = SimpleCookie()
+        try:
+            cookies.load(headers.get("cookie", ""))
+        except Exception:
+            return None
+        morsel = cookies.get(COOKIE)
+        return None if morsel is None else morsel.value
+
+    def authenticate(self, headers: dict[str, str]) -> tuple[Outcome, bool, SignIn | None]:
+        """("ok" | "none" | "bad", whether a cookie Navi does not know came along, the sign-in).
 
         "none" is a request that carried no credentials at all (not a guess); "bad" one that
-        carried a wrong token or an unknown sign-in cookie and nothing right.
+        carried a wrong token or an unknown sign-in cookie and nothing right. The sign-in is the
+        cookie's when that is what let the request in: whom it acts as is `identify`'s to check.
         """
         if not self.token:
-            return "ok", False
+            return "ok", False, None
         auth = headers.get("authorization", "").strip() or None  # an empty header is no guess
         if auth is not None:
             scheme, _, value = auth.partition(" ")
             if scheme.lower() == "bearer" and self.token_matches(value.strip()):
-                return "ok", False
-        cookies = SimpleCookie()
-        try:
-            cookies.load(headers.get("cookie", ""))
-        except Exception:  # a malformed Cookie header is simply not a login
-            cookies = SimpleCookie()
-        morsel = cookies.get(COOKIE)
-        if morsel is not None and self.sign_ins.valid(morsel.value):
-            return "ok", False
-        bad_cookie = morsel is not None
-        return ("bad" if auth is not None or bad_cookie else "none"), bad_cookie
+                return "ok", False, None
+        cookie = self._cookie(headers)
+        sign_in = self.sign_ins.find(cookie) if cookie is not None else None
+        if sign_in is not None:
+            return "ok", False, sign_in
+        bad_cookie = cookie is not None
+        return ("bad" if auth is not None or bad_cookie else "none"), bad_cookie, None
 
-    def authenticated(self, headers: dict[str, str]) -> bool:
-        return self.authenticate(headers)[0] == "ok"
+    async def sign_in_user(self, token: str) -> tuple[str, str | None] | None:
+        """Whom a token typed at /login signs in as: (the owner, None), (a user, their token's
+        digest), or None for no token of anyone's. A proxy-role token raises `ProxySignIn`: a
+        proxy vouches for others and is nobody to sign in."""
+        if self.token_matches(token):
+            return DEFAULT_OWNER, None
+        if self.users is None or not token:
+            return None
+        user = await self.users.by_token(token)
+        if user is None:
+            return None
+        if user.role == "proxy":
+            raise ProxySignIn(PROXY_SIGN_IN)
+        return user.name, token_digest(token)
 
     async def identify(self, headers: dict[str, str]) -> tuple[Outcome, bool, str | None, str | None]:
         """(outcome, unknown cookie, user, problem): `authenticate`, then the users' tokens for
         what the owner's did not match. The user is the name the request acts as; a problem says
-        why its X-User-Id cannot be used (the request is then refused, whoever sent it)."""
+        why its X-User-Id cannot be used (the request is then refused, whoever sent it).
+
+        A user's browser sign-in is good only while that user still holds the token it was made
+        with, asked of the user store on every request (nothing cached): otherwise it is revoked
+        and the request refused like one with an expired cookie."""
         wanted = headers.get(USER_HEADER, "").strip()
-        outcome, bad_cookie = self.authenticate(headers)
+        outcome, bad_cookie, sign_in = self.authenticate(headers)
+        if outcome == "ok" and sign_in is not None and sign_in.owner != DEFAULT_OWNER:
+            if await self._still_held(sign_in):
+                return outcome, False, sign_in.owner, NOT_PROXY if wanted else None
+            await self.sign_ins.revoke(self._cookie(headers) or "")
+            outcome, bad_cookie = "bad", True
         if outcome == "ok":
             return outcome, bad_cookie, DEFAULT_OWNER, NOT_PROXY if wanted else None
         scheme, _, value = headers.get("authorization", "").strip().partition(" ")
@@ -231,6 +267,11 @@ class AccessPolicy:
         if not valid_name(wanted):
             return "ok", False, None, BAD_USER
         return "ok", False, wanted, None
+
+    async def _still_held(self, sign_in: SignIn) -> bool:
+        if self.users is None or sign_in.user_token is None:
+            return False
+        return await self.users.holds(sign_in.owner, sign_in.user_token)
 
     # --- who is asking ---------------------------------------------------------------------------
     def _trusted(self, address: str) -> bool:

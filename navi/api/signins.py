@@ -8,6 +8,11 @@ token signs every browser out — with the moment it expires. `POST /logout` del
 Digests live in memory for the checks every request makes, and in the `browser_sessions` table
 when the runtime has a database, so sign-ins survive a restart. Without a database (or before the
 lifespan attached it) they are in memory only and a restart signs browsers out.
+
+A sign-in remembers whom it acts as: the owner, or a user of `navi users add` together with the
+digest of the token they signed in with. Whether that user still holds that token is not this
+module's to know (it is the user store's, asked on every request by `navi.api.security`): a user
+removed — or whose name was given a new token — loses their sign-ins with the next request.
 """
 
 from __future__ import annotations
@@ -15,11 +20,12 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import Connection, delete, insert, select
 
-from navi.sessions.models import as_utc
+from navi.sessions.models import DEFAULT_OWNER, as_utc
 from navi.storage.database import Database
 from navi.storage.schema import browser_sessions
 
@@ -31,50 +37,68 @@ def _when(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
 
+@dataclass(frozen=True)
+class SignIn:
+    """A live sign-in: when it expires (Unix time) and whom it acts as. `user_token` is the
+    SHA-256 of the user's token at sign-in (None for the owner, whose sign-ins hang on the access
+    token through their digest instead)."""
+
+    expires: float
+    owner: str = DEFAULT_OWNER
+    user_token: str | None = None
+
+
 class SignIns:
     def __init__(self, token: str, *, max_age: float = MAX_AGE) -> None:
         self._token = token
         self.max_age = max_age
-        self._expiry: dict[str, float] = {}  # digest → expiry (Unix time), oldest first
+        self._live: dict[str, SignIn] = {}  # digest → sign-in, oldest first
         self._db: Database | None = None
 
     def _digest(self, sign_in: str) -> str:
         return hashlib.sha256(f"{self._token}\0{sign_in}".encode()).hexdigest()
 
-    def _remember(self, digest: str, expires: float) -> None:
-        self._expiry[digest] = expires
-        while len(self._expiry) > MAX_SIGN_INS:
-            del self._expiry[next(iter(self._expiry))]
+    def _remember(self, digest: str, sign_in: SignIn) -> None:
+        self._live[digest] = sign_in
+        while len(self._live) > MAX_SIGN_INS:
+            del self._live[next(iter(self._live))]
 
-    def mint(self) -> str:
+    def mint(self, owner: str = DEFAULT_OWNER, user_token: str | None = None) -> str:
         """A new sign-in, in memory only (tests; callers that persist it use `open`)."""
         sign_in = secrets.token_urlsafe(32)
-        self._remember(self._digest(sign_in), time.time() + self.max_age)
+        self._remember(self._digest(sign_in), SignIn(time.time() + self.max_age, owner, user_token))
         return sign_in
 
-    async def open(self) -> str:
-        """A new sign-in, kept in the database too when there is one."""
-        sign_in = self.mint()
+    async def open(self, owner: str = DEFAULT_OWNER, user_token: str | None = None) -> str:
+        """A new sign-in acting as `owner` (a user's also needs `user_token`, the digest of the
+        token they signed in with), kept in the database too when there is one."""
+        sign_in = self.mint(owner, user_token)
         if self._db is not None:
             digest = self._digest(sign_in)
             row = {
                 "digest": digest,
                 "created_at": _when(time.time()),
-                "expires_at": _when(self._expiry[digest]),
+                "expires_at": _when(self._live[digest].expires),
+                "owner": owner,
+                "user_token_sha256": user_token,
             }
             await self._db.write(lambda conn: conn.execute(insert(browser_sessions).values(**row)))
         return sign_in
 
-    def valid(self, sign_in: str) -> bool:
+    def find(self, sign_in: str) -> SignIn | None:
+        """The live sign-in this cookie value names, or None (unknown, expired, no token)."""
         if not self._token or not sign_in:
-            return False
-        expires = self._expiry.get(self._digest(sign_in))
-        return expires is not None and expires > time.time()
+            return None
+        found = self._live.get(self._digest(sign_in))
+        return found if found is not None and found.expires > time.time() else None
+
+    def valid(self, sign_in: str) -> bool:
+        return self.find(sign_in) is not None
 
     async def revoke(self, sign_in: str) -> bool:
-        """Forget a sign-in (POST /logout); False when it was not one."""
+        """Forget a sign-in (POST /logout, a removed user's cookie); False when it was not one."""
         digest = self._digest(sign_in)
-        known = self._expiry.pop(digest, None) is not None
+        known = self._live.pop(digest, None) is not None
         if self._db is not None:
             statement = delete(browser_sessions).where(browser_sessions.c.digest == digest)
             await self._db.write(lambda conn: conn.execute(statement))
@@ -84,15 +108,17 @@ class SignIns:
         """Keep sign-ins in `db` from now on: load the live ones, delete the expired."""
         now = _when(time.time())
 
-        def load(conn: Connection) -> list[tuple[str, datetime]]:
+        def load(conn: Connection) -> list[tuple[str, SignIn]]:
             conn.execute(delete(browser_sessions).where(browser_sessions.c.expires_at <= now))
-            query = select(browser_sessions.c.digest, browser_sessions.c.expires_at).order_by(
-                browser_sessions.c.created_at
-            )
-            return [(row.digest, row.expires_at) for row in conn.execute(query)]
+            table = browser_sessions.c
+            query = select(table.digest, table.expires_at, table.owner, table.user_token_sha256)
+            return [
+                (row.digest, SignIn(as_utc(row.expires_at).timestamp(), row.owner, row.user_token_sha256))
+                for row in conn.execute(query.order_by(table.created_at))
+            ]
 
-        for digest, expires in await db.write(load):
-            self._remember(digest, as_utc(expires).timestamp())
+        for digest, sign_in in await db.write(load):
+            self._remember(digest, sign_in)
         self._db = db
 
     def detach(self) -> None:

@@ -1,4 +1,7 @@
-"""`navi memory list|search|forget`: what Navi remembers about you, straight from the database."""
+"""`navi memory list|search|forget`: what Navi remembers about you, straight from the database.
+
+The owner's memory (`local`) unless `--user NAME` names another user's (which names count:
+`navi.cli.sessions.known_user`)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from navi.cli.main import PLAIN_HELP
-from navi.cli.sessions import with_runtime
+from navi.cli.sessions import UserOption, known_user, with_runtime
 
 app = typer.Typer(help="What Navi remembers about you.", no_args_is_help=True, rich_markup_mode=PLAIN_HELP)
 
@@ -23,11 +26,13 @@ def _print(facts: list[Any]) -> None:
 @app.command("list")
 def list_facts(
     summary: Annotated[bool, typer.Option("--summary", help="Also print the summary.")] = False,
+    user: UserOption = "local",
 ) -> None:
     """Every remembered fact, by category."""
 
     async def work(rt: Any) -> tuple[list[Any], str | None]:
-        return await rt.memory.get_all_facts(), await rt.memory.get_summary()
+        owner = await known_user(rt, user)
+        return await rt.memory.get_all_facts(owner=owner), await rt.memory.get_summary(owner=owner)
 
     facts, text = with_runtime(work)
     _print(facts)
@@ -39,9 +44,14 @@ def list_facts(
 def search(
     query: Annotated[str, typer.Argument(metavar="WORDS", help="Words to look for.")],
     limit: Annotated[int, typer.Option(help="At most this many.")] = 15,
+    user: UserOption = "local",
 ) -> None:
     """Facts matching any of the words, best first."""
-    _print(with_runtime(lambda rt: rt.memory.search_facts(query, limit=limit)))
+
+    async def work(rt: Any) -> list[Any]:
+        return list(await rt.memory.search_facts(query, owner=await known_user(rt, user), limit=limit))
+
+    _print(with_runtime(work))
 
 
 @app.command()
@@ -51,18 +61,20 @@ def forget(
     ],
     category: Annotated[str | None, typer.Option(help="Only in this category.")] = None,
     by_id: Annotated[bool, typer.Option("--id", help="KEY is a fact id.")] = False,
+    user: UserOption = "local",
 ) -> None:
     """Forget facts by key (optionally within a category), or one fact by id."""
 
     async def work(rt: Any) -> int:
+        owner = await known_user(rt, user)
         if by_id:
             if not key.isdigit():
                 return -1
-            count = int(await rt.memory.delete_fact_by_id(int(key)))
+            count = int(await rt.memory.delete_fact_by_id(int(key), owner=owner))
         else:
-            count = await rt.memory.delete_fact(key, category)
+            count = await rt.memory.delete_fact(key, category, owner=owner)
         if count > 0:
-            await rt.extractor.refresh_summary("local")
+            await rt.extractor.refresh_summary(owner)
         return int(count)
 
     count = with_runtime(work)

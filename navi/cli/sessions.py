@@ -3,6 +3,10 @@
 They need no running Navi. A running one notices a rename or a deletion the next time it reads
 the session (an open page keeps showing it until it reloads); to delete a conversation that is
 answering right now, stop it first, or delete it in the web page.
+
+Each acts on one user's sessions: the owner's (`local`) unless `--user NAME` names another —
+someone `navi users add` made, or a name a proxy forwarded for that owns sessions or memory. Another
+user's session is "no session" here too, as it is over HTTP.
 """
 
 from __future__ import annotations
@@ -50,10 +54,46 @@ def with_runtime(work: Callable[[Any], Awaitable[T]], *, writes: bool = False) -
         fail(str(exc))
 
 
+UserOption = Annotated[
+    str,
+    typer.Option(
+        "--user",
+        metavar="NAME",
+        help="Act on this user's sessions and memory (default: the owner, local).",
+    ),
+]
+
+
+async def known_user(rt: Any, name: str) -> str:
+    """`name` when it is the owner, a user of `navi users add`, or a name that owns sessions or
+    memory facts (a user a proxy forwarded for); otherwise stop with one line (exit 2)."""
+    from navi.sessions.models import DEFAULT_OWNER
+    from navi.users.store import NAME_PATTERN
+
+    if name == DEFAULT_OWNER:
+        return name
+    if not NAME_PATTERN.fullmatch(name):
+        fail(f"'{name}' is not a user name — `navi users list` shows them")
+    if (
+        await rt.users.get(name) is not None
+        or await rt.sessions.list(owner=name)
+        or await rt.memory.get_all_facts(owner=name, limit=1)
+    ):
+        return name
+    fail(f"no user '{name}' — `navi users list` shows them")
+
+
 @app.command("list")
-def list_sessions(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+def list_sessions(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    user: UserOption = "local",
+) -> None:
     """Sessions, pinned first, then most recently active."""
-    infos = with_runtime(lambda rt: rt.sessions.list())
+
+    async def work(rt: Any) -> list[Any]:
+        return list(await rt.sessions.list(owner=await known_user(rt, user)))
+
+    infos = with_runtime(work)
     if as_json:
         typer.echo(json.dumps([i.model_dump(mode="json") for i in infos], indent=2))
         return
@@ -95,6 +135,7 @@ def export(
         bool,
         typer.Option("--facts", help="Extract facts (subject, predicate, object) through the model first."),
     ] = False,
+    user: UserOption = "local",
 ) -> None:
     """Write a session as session-archive/v1 JSON, with analytics generated first if asked."""
     from navi.agent.analysis import AnalysisAsk, NothingToAnalyse
@@ -111,7 +152,7 @@ def export(
     ask = AnalysisAsk(summary=summary, focus=focus, assessment=assessment, criteria=wanted, facts=facts)
 
     async def work(rt: Any) -> dict[str, Any] | None:
-        session = await rt.sessions.get(session_id)
+        session = await rt.sessions.get(session_id, owner=await known_user(rt, user))
         if session is None:
             return None
         if ask.parts:
@@ -148,8 +189,9 @@ def write_private(path: Path, text: str) -> None:
 @app.command("import")
 def import_(
     source: Annotated[str, typer.Argument(metavar="FILE", help="Archive file, or - for standard input.")],
+    user: UserOption = "local",
 ) -> None:
-    """Read a session-archive/v1 file into a new session and print its id."""
+    """Read a session-archive/v1 file into a new session (the user's) and print its id."""
     from navi.sessions.archive import ArchiveError, parse_archive, settle_profile
 
     settings = settings_or_exit()
@@ -177,6 +219,7 @@ def import_(
         raise typer.Exit(1) from None
 
     async def work(rt: Any) -> None:
+        session.owner = await known_user(rt, user)
         settle_profile(session, rt.profiles.ids(), rt.profiles.default_id)
         await rt.sessions.insert(session)
 
@@ -191,12 +234,13 @@ IdArgument = Annotated[str, typer.Argument(metavar="ID", help="The session's id 
 def rename(
     session_id: IdArgument,
     name: Annotated[str, typer.Argument(metavar="NAME", help="The new name; an empty one clears it.")],
+    user: UserOption = "local",
 ) -> None:
     """Give a session a name (shown in the list, the web page and `navi chat`)."""
     clean = " ".join(name.split()) or None
 
     async def work(rt: Any) -> bool:
-        return bool(await rt.sessions.set_name(session_id, clean))
+        return bool(await rt.sessions.set_name(session_id, clean, owner=await known_user(rt, user)))
 
     if not with_runtime(work):
         fail(f"no session '{session_id}' — `navi sessions list` shows them", 1)
@@ -206,11 +250,13 @@ def rename(
 @app.command()
 def delete(
     session_ids: Annotated[list[str], typer.Argument(metavar="ID...", help="Sessions to delete.")],
+    user: UserOption = "local",
 ) -> None:
     """Delete sessions with their messages and uploaded files. There is no undo: export first."""
 
     async def work(rt: Any) -> list[str]:
-        return [sid for sid in session_ids if not await rt.sessions.delete(sid)]
+        owner = await known_user(rt, user)
+        return [sid for sid in session_ids if not await rt.sessions.delete(sid, owner=owner)]
 
     missing = with_runtime(work)
     for sid in session_ids:

@@ -121,6 +121,10 @@ browser_sessions = Table(
     Column("digest", String(64), primary_key=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("expires_at", DateTime(timezone=True), nullable=False),
+    # Whom the sign-in acts as (migration 0009): the owner, or a user with the digest of the token
+    # they signed in with (NULL for the owner), which must still be theirs on every request.
+    Column("owner", String(128), nullable=False, server_default="local"),
+    Column("user_token_sha256", String(64), nullable=True),
 )
 
 # Parts of a session's archive that its buffers do not hold, one JSON object per row: analytics

@@ -93,6 +93,15 @@ class UserStore(ABC):
         """The user whose token this is, or None."""
 
     @abstractmethod
+    async def get(self, name: str) -> User | None:
+        """The user of this name, or None."""
+
+    @abstractmethod
+    async def holds(self, name: str, token_sha256: str) -> bool:
+        """Whether `name` is a user whose token has this digest now: a browser sign-in made with
+        the token stays good exactly as long (a removed user, or the name's new token, ends it)."""
+
+    @abstractmethod
     async def list(self) -> list[User]:
         """Every user, by name."""
 
@@ -114,6 +123,14 @@ class InMemoryUserStore(UserStore):
     async def by_token(self, token: str) -> User | None:
         wanted = digest(token)
         return next((u.model_copy() for u, d in self._users.values() if d == wanted), None)
+
+    async def get(self, name: str) -> User | None:
+        found = self._users.get(name)
+        return None if found is None else found[0].model_copy()
+
+    async def holds(self, name: str, token_sha256: str) -> bool:
+        found = self._users.get(name)
+        return found is not None and found[1] == token_sha256
 
     async def list(self) -> list[User]:
         return [u.model_copy() for _, (u, _d) in sorted(self._users.items())]
@@ -143,6 +160,15 @@ class SqlUserStore(UserStore):
         query = select(users).where(users.c.token_sha256 == digest(token))
         row = await self.db.read(lambda conn: conn.execute(query).first())
         return None if row is None else _user(row)
+
+    async def get(self, name: str) -> User | None:
+        query = select(users).where(users.c.name == name)
+        row = await self.db.read(lambda conn: conn.execute(query).first())
+        return None if row is None else _user(row)
+
+    async def holds(self, name: str, token_sha256: str) -> bool:
+        query = select(users.c.name).where((users.c.name == name) & (users.c.token_sha256 == token_sha256))
+        return await self.db.read(lambda conn: conn.execute(query).first()) is not None
 
     async def list(self) -> list[User]:
         query = select(users).order_by(users.c.name)

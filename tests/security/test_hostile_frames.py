@@ -168,6 +168,7 @@ SESSION_ROUTES = [
     ("POST", "/sessions/{id}/messages", {"content": "hi"}),
     ("POST", "/sessions/{id}/files", None),
     ("POST", "/sessions/{id}/approvals/call-1", {"decision": "deny"}),
+    ("POST", "/sessions/{id}/stop", None),
 ]
 
 
@@ -179,8 +180,6 @@ def test_oversized_session_ids_get_a_short_404_on_every_route(navi: LiveNavi) ->
             assert resp.status_code == 404, (method, path, resp.status_code, resp.text[:200])
             error = resp.json()
             assert error["code"] == "session_not_found" and len(error["detail"]) < 200, (method, path)
-        stop = http.post(f"/sessions/{huge}/stop")  # stopping nothing is not an error
-        assert stop.status_code == 200 and stop.json() == {"ok": False, "reason": "no active run"}
 
 
 def test_impossible_ids_and_names_get_4xx_not_500(navi: LiveNavi) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from navi.api.deps import RuntimeDep
+from navi.api.deps import OwnerDep, RuntimeDep
 from navi.api.routing import api_router
 
 router = api_router(prefix="/agents", tags=["agents"])
@@ -73,10 +73,16 @@ async def tools(runtime: RuntimeDep) -> list[ToolOut]:
     ]
 
 
-@router.post("/tools/reload", response_model=Reloaded, summary="Reload the user tools from the tools folder")
+@router.post(
+    "/tools/reload",
+    response_model=Reloaded,
+    summary="Reload the user tools from the tools folder (owner only)",
+    dependencies=[OwnerDep],
+)
 async def reload_tools(runtime: RuntimeDep) -> Reloaded:
     """What `navi tools reload` (and the `reload_tools` tool) do: built-ins stay, user tools are
-    replaced by what the folder holds now; each file that failed says why."""
+    replaced by what the folder holds now; each file that failed says why. The tools are every
+    user's, so only the owner may reload them (403 `owner_only` for anyone else)."""
     result = await runtime.tools.reload_user_tools(runtime.settings.tools_dir)
     return Reloaded(
         loaded=sorted(result.names),

@@ -1,5 +1,9 @@
-"""The login page: exchanges the API token for an HttpOnly, SameSite=Strict cookie holding a new
+"""The login page: exchanges a token for an HttpOnly, SameSite=Strict cookie holding a new
 server-side sign-in (`navi.api.signins`); `POST /logout` revokes it.
+
+The owner's token signs in as the owner; a token of `navi users add NAME` as NAME, for as long as
+NAME holds it. A proxy-role token is refused (403, saying so): a proxy speaks for the users behind
+it and is nobody to sign a browser in. It is a real token, so it is not counted as a guess.
 
 The page cannot be framed (`frame-ancestors 'none'`, `X-Frame-Options: DENY`), so another site
 cannot overlay it to catch a token being typed, and loads nothing but itself."""
@@ -13,7 +17,7 @@ from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from navi.api.routing import api_router
-from navi.api.security import COOKIE, COOKIE_MAX_AGE, AccessPolicy
+from navi.api.security import COOKIE, COOKIE_MAX_AGE, AccessPolicy, ProxySignIn
 from navi.web import PAGE_HEADERS
 
 router = api_router(tags=["auth"])
@@ -76,19 +80,24 @@ async def login(request: Request, token: Annotated[str, Form()] = "") -> Respons
 
 
 async def _sign_in(request: Request, token: str) -> Response:
-    """Token right: the cookie, and on to the page (the address bar no longer holds the token)."""
+    """Token right (the owner's or a user's): the cookie, and on to the page (the address bar no
+    longer holds the token)."""
     policy = _policy(request)
     client = request.client.host if request.client else "unknown"
     if not policy.login_allowed(client):
         wait = {"Retry-After": str(policy.retry_after(client))}
         return _page("Too many attempts. Wait a few minutes and try again.", status=429, headers=wait)
-    if not policy.token_matches(token.strip()):
+    try:
+        who = await policy.sign_in_user(token.strip())
+    except ProxySignIn as exc:
+        return _page(str(exc), status=403)
+    if who is None:
         policy.login_failed(client)
         return _page("That token is not right.", status=401)
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
         COOKIE,
-        await policy.sign_ins.open(),
+        await policy.sign_ins.open(*who),
         max_age=COOKIE_MAX_AGE,
         httponly=True,
         samesite="strict",

@@ -1,7 +1,7 @@
 """Schedules, their runs, and the sessions' unread marks.
 
 Revision ID: 0010
-Revises: 0008 (on the schedules branch; re-chained after 0009 when merged)
+Revises: 0009
 Create Date: 2026-11-28
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0010"
-down_revision = "0008"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

@@ -2,7 +2,7 @@
 
 Revision ID: 0010
 Revises: 0009
-Create Date: 2026-11-28
+Create Date: 2026-11-25
 """
 
 from __future__ import annotations

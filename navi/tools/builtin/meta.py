@@ -159,9 +159,8 @@ class ListToolsTool(Tool):
                     lines.append(f"- {n} ({kind}): {first_line(tool.description)}")
         if not lines:
             return ToolResult.ok("No tools are registered.")
-        header = (
-            f"{len(lines)} tools ({len(builtin)} built-in, {len(user)} user, {len(mcp)} from MCP servers):"
-        )
+        from_mcp = f", {len(mcp)} from MCP servers" if mcp else ""
+        header = f"{len(lines)} tools ({len(builtin)} built-in, {len(user)} user{from_mcp}):"
         return ToolResult.ok("\n".join([header, *lines]), builtin=builtin, user=user, mcp=mcp)
 
 

@@ -160,6 +160,8 @@ class Settings(BaseSettings):
     # --- Tools -----------------------------------------------------------------------------------
     tools_dir: str = "tools"
     manuals_dir: str = "manuals"
+    # JSON file of MCP servers whose tools Navi offers (the `mcpServers` shape); empty: none.
+    mcp_servers_file: str = ""
 
     # --- Session files ---------------------------------------------------------------------------
     session_files_dir: str = "session_files"

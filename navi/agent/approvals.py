@@ -9,6 +9,10 @@
 - `always`: every call asks, except the purely internal tools in `INTERNAL` (unless an override
   names one of them).
 
+Tools of MCP servers have no rule of their own: their server's entry says (`ExternalRule`) whether
+`smart` mode asks (`ask`, the default) or not (`auto`), or whether their calls are refused in
+every mode (`deny`). `always` and `auto` treat them like any tool; an override naming one wins.
+
 The rules read only the call's arguments, after the engine checked them against the tool's schema,
 so tools know nothing about approvals. An action or method a rule does not know asks: a tool that
 gains an operation is safe before its rule learns of it.
@@ -114,13 +118,34 @@ SMART_RULES: dict[str, Callable[[dict[str, Any]], str | None]] = {
 
 
 @dataclass(frozen=True)
+class ExternalRule:
+    """How calls of a tool that comes from outside Navi (an MCP server's) are approved."""
+
+    approval: Literal["ask", "auto", "deny"]
+    source: str  # "the MCP server 'git'"
+    remote_name: str = ""  # the tool's name there
+
+
+@dataclass(frozen=True)
 class ApprovalPolicy:
     mode: Mode = "smart"
     overrides: Mapping[str, Mode] = field(default_factory=dict)
     timeout_seconds: float = 300.0  # no answer by then counts as a denial
+    # The rule of a tool from outside Navi (MCP servers' tools), None for Navi's own tools.
+    external: Callable[[str], ExternalRule | None] = lambda _tool: None
 
     def mode_for(self, tool: str) -> Mode:
         return self.overrides.get(tool, self.mode)
+
+    def refusal(self, tool: str) -> str | None:
+        """Why no call of `tool` may run at all (its server's entry says `deny`), or None."""
+        rule = self.external(tool)
+        if rule is None or rule.approval != "deny":
+            return None
+        return (
+            f'calls of {tool} are not allowed: {rule.source} is set to "approval": "deny" in '
+            "MCP_SERVERS_FILE. Carry on without it, or tell the user what you wanted to do."
+        )
 
     def reason(self, tool: str, args: dict[str, Any]) -> str | None:
         """Why this call must wait for the user, or None when it may run."""
@@ -129,6 +154,9 @@ class ApprovalPolicy:
             return None
         rule = SMART_RULES.get(tool)
         why = rule(args) if rule is not None else None
+        external = self.external(tool)
+        if external is not None and external.approval != "auto":
+            why = f"it runs the tool '{_clip(external.remote_name or tool, 80)}' of {external.source}"
         if mode == "smart" or why is not None:
             return why
         if tool in INTERNAL and tool not in self.overrides:

@@ -129,6 +129,7 @@ class Agent:
         workers: Sequence[Worker] = (),
         memory_summary: Callable[[str], Awaitable[str | None]] | None = None,
         user_tools: Callable[[], list[str]] | None = None,
+        offered_tools: Callable[[str], list[str]] | None = None,
         on_session_end: Sequence[Callable[[str], Awaitable[None] | None]] = (),
         windows: ContextWindows | None = None,
         approvals: ApprovalGate | None = None,
@@ -142,6 +143,8 @@ class Agent:
         self.workers = list(workers)
         self.memory_summary = memory_summary
         self.user_tools = user_tools or (lambda: [])
+        # Tools every profile gets besides its list and the user tools (MCP servers' tools), by profile id.
+        self.offered_tools = offered_tools or (lambda _profile_id: [])
         self.on_session_end = list(on_session_end)
         self.windows = windows or ContextWindows(backends, profiles, config.num_ctx)
         self.budget = Budget(config, self.windows)
@@ -191,10 +194,11 @@ class Agent:
 
     # --- set-up helpers --------------------------------------------------------------------------
     def _tool_view(self, profile: AgentProfile) -> ToolView:
-        return self.tools.view([*profile.enabled_tools, *self.user_tools()])
+        return self.tools.view([*profile.enabled_tools, *self.user_tools(), *self.offered_tools(profile.id)])
 
     def tool_specs(self, profile: AgentProfile) -> list[ToolSpec]:
-        """The tools a profile's model is offered (its list plus user tools enabled for all)."""
+        """The tools a profile's model is offered (its list, user tools enabled for all, and the MCP
+        servers' tools its profile may use)."""
         return self._tool_view(profile).specs()
 
     def _guard(self, backend: LLMBackend, stop: asyncio.Event | None) -> LLMBackend:

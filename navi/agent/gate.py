@@ -102,6 +102,10 @@ class ApprovalGate:
 
     async def screen(self, ctx: RunContext, call: ToolCall, verdict: Verdict) -> AsyncIterator[AgentEvent]:
         """Ask the user about `call` if the policy says so; the outcome goes into `verdict`."""
+        refused = self.policy.refusal(call.name)
+        if refused is not None:  # nobody is asked: the configuration already answered
+            verdict.refusal = ToolResult.fail(refused)
+            return
         reason = self.policy.reason(call.name, call.arguments)
         if reason is None:
             return

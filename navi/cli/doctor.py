@@ -1,5 +1,5 @@
 """`navi doctor`: check the model servers, the profiles' models, the database, the tools folder, the
-sandbox and the address Navi listens on; print each check as it ends, with its fix.
+sandbox, the MCP servers and the address Navi listens on; print each check as it ends, with its fix.
 
 Nothing is created: a missing database or tools folder is reported as what `navi serve` will make.
 Every network question gets a few seconds, so an unreachable host costs seconds, not minutes.
@@ -28,6 +28,7 @@ from navi.llm.registry import BackendRegistry
 
 T = TypeVar("T")
 NETWORK_TIMEOUT = 3.0  # seconds for each request to a model server or database
+MCP_START_TIMEOUT = 20.0  # an MCP server's start (some fetch their packages first)
 
 
 @dataclass
@@ -122,6 +123,48 @@ async def run_checks(settings: Settings) -> AsyncIterator[Check]:
     yield await _database_check(settings)
     yield _tools_check(settings)
     yield await asyncio.to_thread(_sandbox_check, settings)
+    async for check in mcp_checks(settings):
+        yield check
+
+
+async def mcp_checks(settings: Settings, start_timeout: float = MCP_START_TIMEOUT) -> AsyncIterator[Check]:
+    """Start each server of MCP_SERVERS_FILE (all at once), say how many tools it lists or why it
+    failed, with the end of its stderr; then stop them."""
+    from navi.compose.parts import mcp_servers
+    from navi.compose.problems import SetupError
+    from navi.mcp.manager import McpManager
+    from navi.tools.registry import ToolRegistry
+
+    try:
+        servers = mcp_servers(settings)
+    except SetupError as exc:
+        yield Check(False, exc.problem, exc.fix)
+        return
+    if not servers:
+        return
+    manager = McpManager(servers, ToolRegistry(), start_timeout=start_timeout)
+    try:
+        manager.start()
+        await manager.wait_started(start_timeout + 1)
+        for server in servers:
+            where = f"MCP server '{server.name}' ({server.describe()})"
+            connection = manager.connections.get(server.name)
+            if connection is None:
+                yield Check(True, f"{where}: disabled", note=True)
+            elif connection.state == "ready":
+                count = len(connection.tools)
+                yield Check(True, f"{where}: {count} tool{'s' if count != 1 else ''}")
+            else:
+                tail = connection.stderr_tail()[-800:]
+                why = connection.error or "it did not start"
+                fix = (
+                    f"its stderr ends with: {tail}"
+                    if tail
+                    else f"check the entry in {settings.mcp_servers_file}"
+                )
+                yield Check(False, f"{where}: {why}", fix)
+    finally:
+        await manager.aclose()
 
 
 async def _within(work: Awaitable[T]) -> T:
@@ -286,8 +329,9 @@ def _server_fix(backend: str, settings: Settings) -> str:
 def doctor() -> None:
     """Check the set-up and print the fix for each problem.
 
-    The model server and models, the database, the tools folder, the sandbox and the address Navi
-    listens on; each check prints as it ends. Creates nothing.
+    The model server and models, the database, the tools folder, the sandbox, the MCP servers
+    (each started, its tools counted, then stopped) and the address Navi listens on; each check
+    prints as it ends. Creates nothing.
     """
     settings = settings_or_exit()
 

@@ -42,7 +42,7 @@ def with_runtime(work: Callable[[Any], Awaitable[T]], *, writes: bool = False) -
     settings = settings_or_exit()
 
     async def run() -> T:
-        runtime = await build_runtime(settings, create_database=writes, seed_tools=False)
+        runtime = await build_runtime(settings, create_database=writes, seed_tools=False, start_mcp=False)
         try:
             return await work(runtime)
         finally:

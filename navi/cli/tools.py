@@ -36,7 +36,7 @@ def list_tools(
     url: UrlOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (with each tool's schema).")] = False,
 ) -> None:
-    """Every tool, built-in and user, with the first line of its description."""
+    """Every tool, built-in, user and MCP servers' (mcp:SERVER), with the first line of its description."""
     from navi.cli.remote import with_remote
 
     tools: list[dict[str, Any]] = with_remote(url, lambda remote: remote.tools())
@@ -44,9 +44,20 @@ def list_tools(
         typer.echo(json.dumps(tools, indent=2, ensure_ascii=False))
         return
     width = max((len(t["name"]) for t in tools), default=4)
-    for tool in sorted(tools, key=lambda t: (not t["builtin"], t["name"])):
-        kind = "built-in" if tool["builtin"] else "user"
-        typer.echo(f"{tool['name']:<{width}}  {kind:<8}  {_first_line(tool['description'])}")
+    kinds = [_kind(t) for t in tools]
+    kind_width = max((len(k) for k in kinds), default=8)
+    for tool, kind in sorted(zip(tools, kinds, strict=True), key=lambda tk: (_order(tk[0]), tk[0]["name"])):
+        typer.echo(f"{tool['name']:<{width}}  {kind:<{kind_width}}  {_first_line(tool['description'])}")
+
+
+def _kind(tool: dict[str, Any]) -> str:
+    if tool.get("server"):
+        return f"mcp:{tool['server']}"
+    return "built-in" if tool["builtin"] else "user"
+
+
+def _order(tool: dict[str, Any]) -> int:
+    return 0 if tool["builtin"] else (2 if tool.get("server") else 1)
 
 
 @app.command()
@@ -63,7 +74,11 @@ def show(
         close = [t["name"] for t in tools if name.lower() in t["name"]]
         hint = f"did you mean {', '.join(close[:3])}?" if close else "`navi tools list` shows them"
         fail(f"no tool '{name}' — {hint}", 1)
-    typer.echo(f"{tool['name']} ({'built-in' if tool['builtin'] else 'user tool'})\n")
+    if tool.get("server"):
+        kind = f"a tool of the MCP server '{tool['server']}'"
+    else:
+        kind = "built-in" if tool["builtin"] else "user tool"
+    typer.echo(f"{tool['name']} ({kind})\n")
     typer.echo(tool["description"].strip() + "\n")
     typer.echo("Parameters:")
     typer.echo(json.dumps(tool["parameters"], indent=2, ensure_ascii=False))

@@ -24,6 +24,7 @@ from navi.config import Settings
 from navi.llm.base import LLMBackend
 from navi.llm.calls import CallLimits
 from navi.llm.registry import BackendRegistry
+from navi.mcp.config import McpConfigError, ServerConfig, load_servers
 from navi.net.guard import NetGuard, parse_allowlist
 from navi.profiles.registry import ProfileRegistry, builtin_profiles
 from navi.sandbox import Sandbox, SandboxPolicy, allowed_from_list, navi_code_paths, python_paths
@@ -229,6 +230,17 @@ async def load_user_tools(settings: Settings, tools: ToolRegistry, *, seed: bool
                 f"cannot create the tools folder {_abs(settings.tools_dir)}: {reason(exc)}", TOOLS_FIX
             ) from None
     await tools.reload_user_tools(settings.tools_dir)
+
+
+def mcp_servers(settings: Settings) -> list[ServerConfig]:
+    """The MCP servers of MCP_SERVERS_FILE (none when it is unset); a file Navi cannot use is a
+    `SetupError` naming it and the problem."""
+    if not settings.mcp_servers_file:
+        return []
+    try:
+        return load_servers(settings.mcp_servers_file)
+    except McpConfigError as exc:
+        raise SetupError(str(exc), "fix the file (docs/mcp.md) or unset MCP_SERVERS_FILE") from None
 
 
 # --- the database --------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
 Nothing here runs at import time. Built-in tools register through the same `register()` a user
 tool would use; the spawn tool gets the agent after the agent exists. The runtime owns the one
 `Database` both stores share: it is migrated once here and disposed once in `aclose()`, and the
-one tool host (the sandboxed process user tools run in), ended in `aclose()` too.
+one tool host (the sandboxed process user tools run in), ended in `aclose()` too, as are the MCP
+servers of `MCP_SERVERS_FILE`, which start in the background (a slow one holds up only its tools).
 
 The sandbox is probed once here; when it cannot confine anything, the start says so in the log.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from navi.agent.analysis import AnalysisAsk, Analyst
@@ -25,6 +26,7 @@ from navi.compose import parts
 from navi.config import Settings
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
+from navi.mcp.manager import McpManager
 from navi.memory.base import MemoryStore
 from navi.memory.extractor import MemoryExtractor
 from navi.memory.in_memory import InMemoryMemoryStore
@@ -73,6 +75,8 @@ class Runtime:
     # the API, which can run turns) and how their runner and notifications are set up.
     schedules: ScheduleService
     schedule_settings: parts.ScheduleSettings
+    # The MCP servers Navi uses and their tools (none without MCP_SERVERS_FILE).
+    mcp: McpManager
     # The database both SQL stores share, when the runtime opened it (None when both stores were
     # handed in, or a read-only command found no database yet).
     db: Database | None = None
@@ -87,6 +91,7 @@ class Runtime:
 
     async def aclose(self) -> None:
         await self.agent.settle()
+        await self.mcp.aclose()
         await self.tool_host.aclose()
         await self.ssh.pool.aclose()
         await self.memory.aclose()
@@ -142,14 +147,17 @@ async def build_runtime(
     memory: MemoryStore | None = None,
     create_database: bool = True,
     seed_tools: bool = True,
+    start_mcp: bool = True,
 ) -> Runtime:
     """Everything Navi runs on. Stores handed in are used as they are (and opened and closed here).
 
     `create_database=False` (read-only commands) makes no SQLite file: with none there yet, the
-    stores are empty in-memory ones. `seed_tools=False` creates no tools folder. Configuration the
+    stores are empty in-memory ones. `seed_tools=False` creates no tools folder. `start_mcp=False`
+    (commands that run no agent) starts no MCP server. Configuration the
     runtime cannot use (a DB_PATH it cannot write, an unreachable DATABASE_URL, a TOOLS_DIR that is
     a file) is raised as `SetupError`, with nothing left open.
     """
+    mcp_servers = parts.mcp_servers(settings) if start_mcp else []  # a broken file stops us first
     async with AsyncExitStack() as cleanup:
         if backends is None:
             backends = parts.build_backends(settings)
@@ -198,12 +206,16 @@ async def build_runtime(
             schedules=schedules,
         )
         await parts.load_user_tools(settings, tools, seed=seed_tools)
+        mcp = McpManager(mcp_servers, tools)
+        mcp.start()
+        cleanup.push_async_callback(mcp.aclose)
         cleanup.pop_all()  # built: from here on the runtime's aclose() owns all of it
     assert isinstance(handles.spawn, SpawnAgentTool) and isinstance(handles.ssh, SshExecTool)
     compressor = ContextCompressor(parts.compression_settings(settings), sessions)
     # "Always allow" answers live in the shared database (in memory when the runtime opened none).
     grants = SqlGrantStore(db) if db is not None else InMemoryGrantStore()
-    approvals = ApprovalGate(parts.approval_policy(settings), grants)
+    policy = replace(parts.approval_policy(settings), external=mcp.rule)
+    approvals = ApprovalGate(policy, grants)
     agent = Agent(
         parts.agent_config(settings),
         backends=backends,
@@ -214,6 +226,7 @@ async def build_runtime(
         workers=[CompressionWorker(compressor), NamingWorker(sessions, settings.llm_max_tokens_naming)],
         memory_summary=lambda owner: memory.get_summary(owner=owner),
         user_tools=EnabledTools(settings.tools_dir),
+        offered_tools=mcp.offered,
         on_session_end=[state.forget, handles.ssh.pool.close_session],
         approvals=approvals,
     )
@@ -245,6 +258,7 @@ async def build_runtime(
         approvals=approvals,
         sandbox=sandbox,
         tool_host=tool_host,
+        mcp=mcp,
         analyst=Analyst(
             parts.analysis_settings(settings),
             backends=backends,

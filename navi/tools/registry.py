@@ -4,6 +4,10 @@ A profile never reaches into the registry directly: it gets a `ToolView`, the su
 by its tool list (plus the user tools enabled for all profiles). Arguments are validated against a
 tool's schema here, before the tool runs.
 
+Tools of MCP servers (`navi/mcp/`) are registered with the server they come from: they are neither
+built-ins nor user tools, so reloading the user tools leaves them alone, and a server's name, where
+a tool list names it, stands for all of its tools.
+
 User tools come from a `UserToolLoader` — in Navi, the tool host (`navi/tools/host/`), which runs
 them in a sandboxed process and gives the registry a proxy for each. The registry never imports a
 user's file itself.
@@ -60,18 +64,34 @@ class ToolRegistry:
         self.user_tool_loader = user_tools
         self._tools: dict[str, Tool] = {}
         self._builtin: set[str] = set()
+        self._servers: dict[str, str] = {}  # tool name → the MCP server it comes from
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
 
-    def register(self, tool: Tool, *, builtin: bool = False) -> None:
+    def register(self, tool: Tool, *, builtin: bool = False, server: str | None = None) -> None:
+        """Add `tool`; `server` names the MCP server it comes from (see `server_of`)."""
         self._tools[tool.name] = tool
         self._validators.pop(tool.name, None)
         if builtin:
             self._builtin.add(tool.name)
+        if server is not None:
+            self._servers[tool.name] = server
 
     def unregister(self, name: str) -> None:
         self._tools.pop(name, None)
         self._validators.pop(name, None)
         self._builtin.discard(name)
+        self._servers.pop(name, None)
+
+    def server_of(self, name: str) -> str | None:
+        """The MCP server tool `name` comes from, or None for built-in and user tools."""
+        return self._servers.get(name)
+
+    def server_tools(self, server: str) -> list[str]:
+        """The names of the tools MCP server `server` has registered now."""
+        return [n for n, s in self._servers.items() if s == server]
+
+    def mcp_tools(self) -> list[Tool]:
+        return [t for n, t in self._tools.items() if n in self._servers]
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -87,17 +107,19 @@ class ToolRegistry:
         return name in self._builtin
 
     def user_tools(self) -> list[Tool]:
-        return [t for n, t in self._tools.items() if n not in self._builtin]
+        return [t for n, t in self._tools.items() if n not in self._builtin and n not in self._servers]
 
     async def reload_user_tools(self, tools_dir: str | os.PathLike[str]) -> LoadResult:
         """Replace every user tool with what `tools_dir` holds now; built-ins always stay.
 
         Loading happens before anything is dropped, so the registry is never seen half-reloaded. A
-        user tool named like a built-in is a load error, never a replacement.
+        user tool named like a built-in (or an MCP server's tool) is a load error, never a
+        replacement; MCP tools stay.
         """
         if self.user_tool_loader is None:
             return LoadResult(errors=[LoadError(str(tools_dir), "user tools cannot be loaded: no tool host")])
-        result = await self.user_tool_loader.load(tools_dir, reserved=self._builtin)
+        reserved = self._builtin | set(self._servers)
+        result = await self.user_tool_loader.load(tools_dir, reserved=reserved)
         for tool in self.user_tools():
             self.unregister(tool.name)
         for tool in result.loaded:
@@ -105,7 +127,15 @@ class ToolRegistry:
         return result
 
     def view(self, names: Iterable[str]) -> ToolView:
-        return ToolView([self._tools[n] for n in dict.fromkeys(names) if n in self._tools])
+        """The tools named; a name that is no tool but an MCP server's name stands for its tools."""
+        picked: dict[str, Tool] = {}
+        for name in names:
+            if name in self._tools:
+                picked.setdefault(name, self._tools[name])
+            else:
+                for tool in self.server_tools(name):
+                    picked.setdefault(tool, self._tools[tool])
+        return ToolView(list(picked.values()))
 
     def validation_error(self, tool: Tool, args: dict[str, Any]) -> str | None:
         """None when `args` fit the tool's schema, else a sentence saying what is wrong."""

@@ -40,6 +40,8 @@ class ToolOut(BaseModel):
     description: str
     parameters: dict[str, Any]
     builtin: bool
+    # The MCP server (its name in MCP_SERVERS_FILE) a tool comes from; null for Navi's own and user tools.
+    server: str | None = None
 
 
 @router.get("/profiles", response_model=list[ProfileOut], summary="All profiles")
@@ -67,7 +69,13 @@ async def profiles(runtime: RuntimeDep) -> list[ProfileOut]:
 async def tools(runtime: RuntimeDep) -> list[ToolOut]:
     registry = runtime.tools
     return [
-        ToolOut(name=n, description=t.description, parameters=t.parameters, builtin=registry.is_builtin(n))
+        ToolOut(
+            name=n,
+            description=t.description,
+            parameters=t.parameters,
+            builtin=registry.is_builtin(n),
+            server=registry.server_of(n),
+        )
         for n in registry.names()
         if (t := registry.get(n)) is not None
     ]

@@ -139,7 +139,7 @@ class WriteToolTool(Tool):
 
 class ListToolsTool(Tool):
     name = "list_tools"
-    description = "List every tool that exists now (built-in and user), one line each."
+    description = "List every tool that exists now (built-in, user and MCP servers'), one line each."
     parameters = {"type": "object", "properties": {}, "additionalProperties": False}
     timeout = 5.0
 
@@ -149,16 +149,19 @@ class ListToolsTool(Tool):
     async def execute(self, params: dict[str, Any]) -> ToolResult:
         builtin = sorted(self.registry.builtin_names)
         user = sorted(t.name for t in self.registry.user_tools())
+        mcp = sorted(t.name for t in self.registry.mcp_tools())
         lines: list[str] = []
-        for group, names in (("built-in", builtin), ("user", user)):
+        for group, names in (("built-in", builtin), ("user", user), ("mcp", mcp)):
             for n in names:
                 tool = self.registry.get(n)
                 if tool is not None:
-                    lines.append(f"- {n} ({group}): {first_line(tool.description)}")
+                    kind = f"MCP server {self.registry.server_of(n)}" if group == "mcp" else group
+                    lines.append(f"- {n} ({kind}): {first_line(tool.description)}")
         if not lines:
             return ToolResult.ok("No tools are registered.")
-        header = f"{len(lines)} tools ({len(builtin)} built-in, {len(user)} user):"
-        return ToolResult.ok("\n".join([header, *lines]), builtin=builtin, user=user)
+        from_mcp = f", {len(mcp)} from MCP servers" if mcp else ""
+        header = f"{len(lines)} tools ({len(builtin)} built-in, {len(user)} user{from_mcp}):"
+        return ToolResult.ok("\n".join([header, *lines]), builtin=builtin, user=user, mcp=mcp)
 
 
 _MANUAL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

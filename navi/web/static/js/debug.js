@@ -63,7 +63,7 @@ async function showStatic() {
     el("p", { class: "muted", text: `tools: ${p.tools.join(", ") || "(all)"} · planning ${p.planning_enabled ? "on" : "off"}` })),
   "No profiles.");
   list($("debug-tools"), tools, (t) => el("details", { class: "entry" },
-    el("summary", {}, el("strong", { text: t.name }), el("span", { class: "muted", text: t.builtin ? " built-in" : " user" })),
+    el("summary", {}, el("strong", { text: t.name }), el("span", { class: "muted", text: t.server ? ` MCP: ${t.server}` : t.builtin ? " built-in" : " user" })),
     el("p", { text: t.description }), el("pre", { text: formatJson(t.parameters) })), "No tools.");
   $("debug-summary").textContent = summary.summary || "(no summary yet)";
   list($("debug-facts"), facts, (f) => el("div", { class: "entry" },

@@ -67,7 +67,7 @@ def settings_or_exit(**overrides: object) -> Settings:
 
 
 def _register() -> None:
-    from navi.cli import chat, config, doctor, fake, memory, serve, sessions, tools, users
+    from navi.cli import chat, config, doctor, fake, mcp, memory, serve, sessions, tools, users
 
     serve.register(app)
     chat.register(app)
@@ -77,6 +77,7 @@ def _register() -> None:
     tools.register(app)
     users.register(app)
     config.register(app)
+    mcp.register(app)
     fake.register(app)
 
 

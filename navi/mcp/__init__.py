@@ -1,0 +1,1 @@
+"""Model Context Protocol: Navi as an MCP server (and, beside it, MCP servers as Navi tools)."""

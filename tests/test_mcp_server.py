@@ -11,11 +11,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import httpx2
 import pytest
@@ -346,3 +347,27 @@ async def test_a_setting_allows_them(tmp_path: Path, fake_server: FakeModelServe
         use_script(fake_server).turn(Reply(tool_calls=[write]), Reply(text="Done."))
         assert structured(await session.call_tool("ask", {"message": "write notes.txt"}))["answer"] == "Done."
     assert target.read_text() == "written"
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Wait for `condition` (checked every 50 ms, for at most 30 s)."""
+    for _ in range(600):
+        if condition():
+            return
+        await anyio.sleep(0.05)
+    raise AssertionError("the condition never held")
+
+
+async def test_cancelling_an_ask_stops_its_turn(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    script.turn(Reply(text="a long answer " * 50, delay=0.2))  # each chunk slow: the turn lasts
+    async with stdio_session(tmp_path, fake_server) as session:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.call_tool, "ask", {"message": "take your time"})
+            await until(lambda: bool(script.of_kind("turn")))  # the model is answering
+            tg.cancel_scope.cancel()  # the client gives up: the SDK sends notifications/cancelled
+        turn = script.of_kind("turn")[0]
+        await until(lambda: turn.outcome != "pending")  # the model's stream ended, one way or another
+        assert turn.outcome == "aborted"  # Navi closed it: the turn stopped
+        listed = structured(await session.call_tool("list_sessions", {}))["sessions"]
+        assert len(listed) == 1

@@ -119,6 +119,9 @@ class Settings(BaseSettings):
     # Turns run through the OpenAI-compatible API (/v1/chat/completions) have nobody to answer an
     # approval: its calls are denied at once (deny), or run without asking (allow).
     navi_openai_api_approvals: Literal["deny", "allow"] = "deny"
+    # … and so have turns asked for through Navi's MCP server (`navi mcp`, /mcp): its own setting,
+    # since the clients it serves (desktop apps, other agents) are trusted differently.
+    navi_mcp_approvals: Literal["deny", "allow"] = "deny"
 
     # code_exec, terminal and user tools run under bubblewrap: `auto` when it works here (else
     # unconfined, with a warning), `required` (refuse to run them without it), `off`.
@@ -206,7 +209,9 @@ class Settings(BaseSettings):
     def _upper_level(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
 
-    @field_validator("sandbox_mode", "navi_approval_mode", "navi_openai_api_approvals", mode="before")
+    @field_validator(
+        "sandbox_mode", "navi_approval_mode", "navi_openai_api_approvals", "navi_mcp_approvals", mode="before"
+    )
     @classmethod
     def _lower_mode(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value

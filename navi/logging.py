@@ -80,7 +80,7 @@ def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
     root.addHandler(handler)
     root.setLevel(level.upper())
     # Third-party chatter stays at WARNING unless we are debugging.
-    for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "asyncssh", "aiosqlite"):
+    for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "asyncssh", "aiosqlite", "mcp"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if level.upper() == "DEBUG" else logging.WARNING)
 
 

@@ -44,6 +44,7 @@ from navi.compose import Runtime, SetupError, build_runtime
 from navi.compose.token import access_token
 from navi.config import Settings, load_settings
 from navi.logging import get_logger
+from navi.api.mcp_server import NaviHost, mount_http
 
 log = get_logger(__name__)
 
@@ -110,6 +111,12 @@ def create_app(
             gc.collect()
             gc.freeze()
             gc.set_threshold(10_000, 20, 20)
+        app.state.mcp_host = NaviHost(
+            runtime=rt,
+            runs=runs,
+            approvals=settings.navi_mcp_approvals,
+            max_message_bytes=settings.navi_max_request_bytes,
+        )
         log.info(
             "navi.started",
             host=settings.navi_host,
@@ -117,7 +124,8 @@ def create_app(
             backend=settings.default_llm_backend,
         )
         try:
-            yield
+            async with mcp_sessions.run():  # /mcp: the SDK's session manager lives with the app
+                yield
         finally:
             await schedule_runner.stop(grace=0)  # no new scheduled runs from here on
             await runs.shutdown()
@@ -187,6 +195,9 @@ def create_app(
                 monitor.reset()
             return stats
 
+    # Navi's MCP server as streamable HTTP, behind the same access control as every route; each
+    # call acts as its request's user.
+    mcp_sessions = mount_http(app, lambda: app.state.mcp_host, settings.navi_max_request_bytes)
     app.include_router(websocket_router)
     app.include_router(web.router)
     app.mount("/static", web.static_files(), name="static")

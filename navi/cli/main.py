@@ -67,7 +67,7 @@ def settings_or_exit(**overrides: object) -> Settings:
 
 
 def _register() -> None:
-    from navi.cli import chat, config, doctor, fake, memory, schedules, serve, sessions, tools, users
+    from navi.cli import chat, config, doctor, fake, mcp, memory, schedules, serve, sessions, tools, users
 
     serve.register(app)
     chat.register(app)
@@ -78,6 +78,7 @@ def _register() -> None:
     users.register(app)
     schedules.register(app)
     config.register(app)
+    mcp.register(app)
     fake.register(app)
 
 

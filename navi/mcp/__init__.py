@@ -1,2 +1,2 @@
 """The Model Context Protocol: tools of external MCP servers offered in Navi (`config`,
-`connection`, `tools`, `manager`), and Navi offered as an MCP server."""
+`connection`, `tools`, `manager`); Navi offered as an MCP server is `navi/api/mcp_server.py`."""

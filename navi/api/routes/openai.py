@@ -20,7 +20,6 @@ it goes on and is saved, as when a page disconnects.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Header, Request
@@ -40,8 +39,8 @@ from navi.api.openai_wire import (
 )
 from navi.api.routing import api_router
 from navi.api.runs import AgentRun, RunActive, Subscriber
+from navi.api.turns import Answer, frames, new_session, wait_for
 from navi.compose import Runtime
-from navi.llm.messages import Message
 from navi.runctx import Unattended
 from navi.sessions.models import is_session_id
 
@@ -49,113 +48,16 @@ router = api_router(prefix="/v1", tags=["openai"])  # bodies through navi.safejs
 SESSION_HEADER = "X-Session-Id"
 # A turn's error → the HTTP status of a non-streaming answer (the rest: the model side failed).
 RUN_ERROR_STATUS = {"session_not_found": 404, "context_overflow": 400, "busy": 409, "internal": 500}
+APPROVALS_SETTING = "NAVI_OPENAI_API_APPROVALS"  # named in the note about denied calls
 
 
 def _status(code: str) -> int:
     return RUN_ERROR_STATUS.get(code, 502)
 
 
-def denied_note(tools: list[str]) -> str:
-    names = ", ".join(dict.fromkeys(tools))
-    calls = "call" if len(tools) == 1 else "calls"
-    return (
-        f"[Navi did not run {len(tools)} tool {calls} ({names}) that need your approval: nobody can "
-        "approve them through this API. Approve them from Navi's page, or set "
-        "NAVI_OPENAI_API_APPROVALS=allow.]"
-    )
-
-
-@dataclass
-class Answer:
-    """One turn's frames read as OpenAI's answer: the deltas to send, then how it ended.
-
-    Text of every model call of the turn is shown, as the page shows it: steps that called tools
-    first, each separated from the next by a blank line, then the answer.
-    """
-
-    content: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    tools: dict[str, str] = field(default_factory=dict)  # call id → tool, for the denied note
-    denied: list[str] = field(default_factory=list)
-    end: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    stopped: bool = False
-    _text_step: bool = False  # text arrived since the latest tool call
-    _new_step: bool = False  # a tool ran since the latest text
-    _new_thought: bool = False  # … since the latest reasoning
-
-    @property
-    def done(self) -> bool:
-        return self.end is not None or self.error is not None or self.stopped
-
-    @property
-    def finish_reason(self) -> str:
-        return str((self.end or {}).get("finish_reason") or "stop")
-
-    def _text(self, text: str) -> dict[str, Any]:
-        if self._new_step and self.content:
-            text = f"\n\n{text}"
-        self._new_step, self._text_step = False, True
-        self.content.append(text)
-        return {"content": text}
-
-    def read(self, frame: dict[str, Any]) -> list[dict[str, Any]]:
-        """The deltas one frame makes (often none)."""
-        kind = frame.get("type")
-        if kind == "stream_delta":
-            return [self._text(str(frame.get("delta", "")))]
-        if kind == "thinking_delta":
-            text = str(frame.get("delta", ""))
-            if self._new_thought and self.reasoning:
-                text = f"\n\n{text}"
-            self._new_thought = False
-            self.reasoning.append(text)
-            return [{"reasoning_content": text}]
-        if kind == "tool_started":
-            self.tools[str(frame.get("call_id", ""))] = str(frame.get("tool", ""))
-            self._new_step = self._new_thought = True
-            self._text_step = False
-        elif kind == "approval_resolved" and frame.get("by") == "unattended":
-            self.denied.append(self.tools.get(str(frame.get("call_id", "")), "a tool"))
-        elif kind == "stream_end":
-            self.end = frame
-            out = []
-            final = str(frame.get("content") or "")
-            if final and not self._text_step:  # an answer no delta carried (Navi's own words)
-                out.append(self._text(final))
-            if self.denied:
-                self._new_step = True
-                out.append(self._text(denied_note(self.denied)))
-            return out
-        elif kind == "stream_stopped":
-            self.stopped = True
-        elif kind == "error":
-            self.error = frame
-        return []
-
-    def failure(self) -> tuple[int, str, str]:
-        """(status, code, message) of a turn that ended without an answer."""
-        frame = self.error or {"code": "no_answer", "message": "the turn ended without an answer"}
-        code = str(frame.get("code") or "internal")
-        return _status(code), code, str(frame.get("message") or "the turn failed")
-
-
-async def _frames(sub: Subscriber) -> AsyncIterator[dict[str, Any]]:
-    """The run's frames for this request, until they end."""
-    while True:
-        item = await sub.queue.get()
-        if isinstance(item, Subscriber):
-            if item.dropped:
-                yield {"type": "error", "code": "too_slow", "message": "the client fell too far behind"}
-            return
-        yield item
-
-
-async def _read(sub: Subscriber, answer: Answer) -> None:
-    async for frame in _frames(sub):
-        answer.read(frame)
-        if answer.done:
-            return
+def _failure(answer: Answer) -> tuple[int, str, str]:
+    code, message = answer.failure()
+    return _status(code), code, message
 
 
 async def _stream(
@@ -163,13 +65,13 @@ async def _stream(
 ) -> AsyncIterator[bytes]:
     try:
         yield sse(shape.chunk({"role": "assistant", "content": ""}, usage=include_usage))
-        async for frame in _frames(sub):
+        async for frame in frames(sub):
             for delta in answer.read(frame):
                 yield sse(shape.chunk(delta, usage=include_usage))
             if answer.done:
                 break
         if answer.error is not None or not answer.done:
-            status, code, message = answer.failure()
+            status, code, message = _failure(answer)
             yield sse(error_body(message, code, status))
             return
         yield sse(shape.chunk({}, answer.finish_reason, usage=include_usage))
@@ -178,16 +80,6 @@ async def _stream(
         yield sse("[DONE]")
     finally:  # the client went away or the answer is complete; the run goes on either way
         run.unsubscribe(sub)
-
-
-async def _seed(runtime: Runtime, profile_id: str, messages: list[Message], owner: str) -> str:
-    """A new session of `owner` holding the request's history (all but the message it answers)."""
-    session = await runtime.sessions.create(profile_id, owner=owner)
-    for hook in runtime.session_created_hooks:
-        runtime.background(hook(session.id))
-    if messages:
-        await runtime.sessions.append(session.id, display=messages, context=messages)
-    return session.id
 
 
 @router.get("/models", summary="Navi's profiles, as OpenAI models")
@@ -236,30 +128,27 @@ async def chat_completions(
             raise OpenAIError(404, "session_not_found", f"no session '{x_session_id}'", param=SESSION_HEADER)
         session_id, model = session.id, runtime.profiles.of_session(session.profile_id).id
     else:
-        session_id, model = await _seed(runtime, body.model, history(body.messages), user), body.model
+        seeded = await new_session(runtime, body.model, user, messages=history(body.messages))
+        session_id, model = seeded.id, body.model
     headers = {SESSION_HEADER: session_id}
     unattended: Unattended = request.app.state.openai_approvals
     try:
         run = runs.start(session_id, last.content or "", last.images, planning=True, unattended=unattended)
     except RunActive as exc:
         raise OpenAIError(409, "busy", str(exc), headers=headers) from None
-    sub = run.subscribe()
-    shape, answer = Shape(run.run_id, model), Answer()
+    shape, answer = Shape(run.run_id, model), Answer(setting=APPROVALS_SETTING)
     if body.stream:
         return StreamingResponse(
-            _stream(run, sub, shape, answer, body.include_usage),
+            _stream(run, run.subscribe(), shape, answer, body.include_usage),
             media_type="text/event-stream",
             headers={**headers, "Cache-Control": "no-cache"},
         )
-    try:
-        await _read(sub, answer)
-    finally:
-        run.unsubscribe(sub)
+    await wait_for(run, answer)
     if answer.error is not None or not answer.done:
-        status, code, message = answer.failure()
+        status, code, message = _failure(answer)
         # The message is stored and the failure recorded: a retry by the client would send it twice.
         raise OpenAIError(status, code, message, headers={**headers, "x-should-retry": "false"})
     completion = shape.completion(
-        "".join(answer.content), "".join(answer.reasoning), answer.finish_reason, usage_of(answer.end)
+        answer.text, "".join(answer.reasoning), answer.finish_reason, usage_of(answer.end)
     )
     return JSONResponse(completion, headers=headers)

@@ -14,6 +14,7 @@ from navi.agent.analysis import AnalysisAsk
 from navi.api.deps import CurrentUser, OwnedSessionId, RunsDep, RuntimeDep, SessionDep
 from navi.api.errors import BadRequest
 from navi.api.routing import api_router
+from navi.api.turns import new_session
 from navi.llm.messages import Message
 from navi.profiles.registry import UnknownProfile
 from navi.sessions import shown
@@ -117,9 +118,7 @@ async def create_session(
     profile_id = body.profile_id or runtime.profiles.default_id
     if profile_id not in runtime.profiles:
         raise UnknownProfile(profile_id, runtime.profiles.ids())
-    session = await runtime.sessions.create(profile_id, owner=user, name=body.name or None)
-    for hook in runtime.session_created_hooks:
-        runtime.background(hook(session.id))
+    session = await new_session(runtime, profile_id, user, name=body.name or None)
     return Created(
         session_id=session.id, profile_id=profile_id, created_at=session.created_at, name=session.name
     )

@@ -21,6 +21,7 @@ from navi.api.deps import require_owner
 from navi.api.identity import user_of
 from navi.api.limits import InputLimits, RequestLimits
 from navi.api.loopmon import LoopMonitor
+from navi.api.mcp_server import NaviHost, mount_http
 from navi.api.middleware import RequestContext
 from navi.api.routes import (
     agents,
@@ -44,7 +45,6 @@ from navi.compose import Runtime, SetupError, build_runtime
 from navi.compose.token import access_token
 from navi.config import Settings, load_settings
 from navi.logging import get_logger
-from navi.api.mcp_server import NaviHost, mount_http
 
 log = get_logger(__name__)
 

@@ -22,9 +22,9 @@ from navi.config import Settings
 
 
 async def serve_stdio(settings: Settings) -> None:
+    from navi.api.mcp_server import NaviHost, build_server
     from navi.api.runs import RunManager
     from navi.compose import build_runtime
-    from navi.api.mcp_server import NaviHost, build_server
     from navi.sessions.models import DEFAULT_OWNER
 
     @asynccontextmanager

@@ -23,7 +23,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.navi(tz="Europe/Berlin", navi_sch
 
 BROWSER_ZONE = "America/New_York"  # not Navi's: the moment typed is the browser's local time
 
-# Every notification the page makes is recorded (title, body, and the object, to click it).
+# Every notification the page makes is recorded (title, body, and the object, to click it); their
+# count is put on <html data-notes> for the test to wait on (waiting on a script needs eval, which
+# the page's CSP forbids).
 CAPTURE = """
 window.__notes = [];
 const RealNotification = window.Notification;
@@ -31,6 +33,7 @@ window.Notification = class extends RealNotification {
   constructor(title, options = {}) {
     const entry = { title, body: options.body };
     window.__notes.push(entry);
+    document.documentElement.dataset.notes = String(window.__notes.length);
     super(title, options);
     entry.note = this;
   }
@@ -96,7 +99,7 @@ def test_a_one_off_made_in_the_panel_badges_its_session_and_notifies(
     expect(badge).to_have_count(1)
     sid = badge.locator("xpath=ancestor::li").get_attribute("data-id")
     assert sid and unread(navi, sid)
-    page.wait_for_function("window.__notes.length > 0")
+    expect(page.locator("html")).to_have_attribute("data-notes", "1")
     notes = page.evaluate("window.__notes.map(({title, body}) => ({title, body}))")
     assert notes == [{"title": "Plants", "body": "Time to water the plants."}]
 

@@ -6,6 +6,7 @@ page's poll; the second a run that streams into the open conversation through it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -176,8 +177,21 @@ def test_a_bad_cron_is_explained_and_pause_resume_delete_reach_the_server(page: 
     expect(page.locator("#schedule-error")).to_be_hidden()
     expect(page.get_by_label("What should Navi do?")).to_have_value("")
 
-    row.get_by_role("button", name="Pause").click()
+    # Every control of the panel has a name a screen reader can say.
+    unnamed = [
+        line
+        for line in dialog.aria_snapshot().splitlines()
+        if re.match(
+            r"^\s*- (button|textbox|combobox|link|checkbox|radio|spinbutton)\s*(\[[^\]]*\])?:?$", line
+        )
+    ]
+    assert unnamed == [], unnamed
+    expect(row.get_by_role("button", name="Pause: Check the disks")).to_be_visible()
+
+    row.get_by_role("button", name="Pause").focus()
+    page.keyboard.press("Enter")
     expect(row.locator(".schedule-state")).to_have_text("Paused")
+    expect(row.get_by_role("button", name="Resume")).to_be_focused()  # the redraw keeps the place
     assert [s["paused"] for s in schedules(navi)] == [True]
     row.get_by_role("button", name="Resume").click()
     expect(row.locator(".schedule-state")).to_have_count(0)

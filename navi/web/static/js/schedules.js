@@ -30,6 +30,7 @@ export class SchedulesPanel {
     this.status = dialog.querySelector("#schedules-status");
     this.schedules = [];
     this.latest = new Map(); // schedule id → its latest run (from GET /schedules/{id} or events)
+    this.loadedFor = new Map(); // schedule id → its last_run_at when its runs were last read
     this.expanded = new Set(); // schedules whose runs are shown
     openButton.addEventListener("click", () => this.open());
     closeButton.addEventListener("click", () => this.dialog.close());
@@ -75,8 +76,9 @@ export class SchedulesPanel {
     if (!this.isOpen) return;
     this.render();
     for (const s of schedules) {
-      const known = this.latest.get(s.id);
-      if (s.last_run_at && (!known || known.due_at !== s.last_run_at || this.expanded.has(s.id))) this.loadRuns(s.id);
+      const going = ["running", "waiting_approval"].includes(this.latest.get(s.id)?.status);
+      const moved = s.last_run_at && this.loadedFor.get(s.id) !== s.last_run_at;
+      if (moved || going || (this.expanded.has(s.id) && !this.latest.get(s.id)?.runs)) this.loadRuns(s.id);
     }
   }
 
@@ -88,6 +90,7 @@ export class SchedulesPanel {
       return; // deleted meanwhile: the next list drops it
     }
     this.latest.set(id, { ...(detail.runs[0] || {}), runs: detail.runs });
+    this.loadedFor.set(id, detail.last_run_at);
     this.renderItem(id);
   }
 
@@ -95,7 +98,8 @@ export class SchedulesPanel {
   event(event) {
     const known = this.latest.get(event.schedule_id);
     this.latest.set(event.schedule_id, { ...(known || {}), id: event.schedule_run_id, status: event.status,
-      preview: event.preview, error: event.error, session_id: event.session_id });
+      preview: event.preview, error: event.error, session_id: event.session_id, runs: undefined });
+    this.loadedFor.delete(event.schedule_id); // its runs are read again
     if (this.isOpen) this.refresh();
   }
 
@@ -107,15 +111,21 @@ export class SchedulesPanel {
   }
 
   render() {
+    const focused = document.activeElement;
+    const place = this.list.contains(focused) ? [focused.closest("li.schedule")?.dataset.id, focused.dataset.action] : null;
     this.empty.hidden = this.schedules.length > 0;
     this.list.replaceChildren(...this.schedules.map((s) => this.item(s)));
+    if (place) { // a redraw keeps the keyboard's place (Pause becomes Resume under the focus)
+      const row = this.list.querySelector(`li.schedule[data-id="${CSS.escape(place[0] || "")}"]`);
+      (row?.querySelector(`[data-action="${place[1]}"]`) || this.dialog.querySelector("#schedule-prompt")).focus();
+    }
   }
 
   renderItem(id) {
     const schedule = this.schedules.find((s) => s.id === id);
     const old = this.list.querySelector(`li[data-id="${CSS.escape(id)}"]`);
     if (!schedule || !old) return;
-    const focused = document.activeElement?.closest("li") === old ? document.activeElement.dataset.action : null;
+    const focused = old.contains(document.activeElement) ? document.activeElement.dataset.action : null;
     const fresh = this.item(schedule);
     old.replaceWith(fresh);
     if (focused) fresh.querySelector(`[data-action="${focused}"]`)?.focus(); // a redraw keeps the keyboard's place

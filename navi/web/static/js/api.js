@@ -43,6 +43,13 @@ export const api = {
   remove: (id) => request("DELETE", `/sessions/${id}`),
   exportRaw: (id) => request("GET", `/sessions/${id}/export`, undefined, { raw: true }),
   stop: (id) => request("POST", `/sessions/${id}/stop`),
+  markRead: (id) => request("POST", `/sessions/${id}/read`),
+  schedules: () => request("GET", "/schedules"),
+  schedule: (id) => request("GET", `/schedules/${id}`),
+  createSchedule: (body) => request("POST", "/schedules", body),
+  updateSchedule: (id, changes) => request("PATCH", `/schedules/${id}`, changes),
+  deleteSchedule: (id) => request("DELETE", `/schedules/${id}`),
+  runSchedule: (id) => request("POST", `/schedules/${id}/run`),
   upload: (id, file) => {
     const form = new FormData();
     form.append("file", file, file.name);

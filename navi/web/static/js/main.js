@@ -2,6 +2,9 @@
 // The selected session lives in the URL (#/s/<id>), so a reload comes back to it — mid-run included:
 // the history is drawn up to the user's last message and the server replays the running turn.
 // Without one (#/) the page is a draft: the session is created when its first message is sent.
+// Scheduled runs reach it as `schedule_run` frames on the open socket, or through ScheduleWatch's
+// poll while no socket is open; either way they update the badges, the schedules panel and, when
+// allowed, show a browser notification.
 
 import { api } from "/static/js/api.js";
 import { Conversation } from "/static/js/chat.js";
@@ -9,8 +12,11 @@ import { Composer } from "/static/js/composer.js";
 import { toast } from "/static/js/dom.js";
 import { fillIcons } from "/static/js/icons.js";
 import { ModelStatus } from "/static/js/modelstatus.js";
+import { Notifier } from "/static/js/notify.js";
+import { SchedulesPanel } from "/static/js/schedules.js";
 import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
 import { SessionSocket } from "/static/js/socket.js";
+import { ScheduleWatch } from "/static/js/watch.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -35,6 +41,26 @@ const sidebar = new Sidebar({
   onOpen: (id) => navigate(id),
   onDeleted: (id) => { if (state.session?.id === id) navigate(null); },
   onRenamed: (updated) => { if (state.session?.id === updated.id) setHeader({ ...state.session, ...updated }); },
+});
+
+const notifier = new Notifier({ toggle: $("notify-toggle"), note: $("notify-note"), onOpen: (id) => navigate(id) });
+
+const watch = new ScheduleWatch({
+  api,
+  onEvent: scheduleEvent,
+  onSessions: (sessions) => sidebar.setSessions(sessions),
+  onSchedules: (schedules) => panel.update(schedules),
+});
+
+const panel = new SchedulesPanel({
+  dialog: $("schedules"),
+  openButton: $("open-schedules"),
+  closeButton: $("close-schedules"),
+  form: $("schedule-form"),
+  currentSession: () => state.session,
+  profiles: () => sidebar.profiles,
+  onOpenSession: (id) => { closeDrawer(); navigate(id); },
+  onStarted: (id) => watch.started(id),
 });
 
 const composer = new Composer({
@@ -119,6 +145,32 @@ function closeSession() {
   Object.assign(state, { socket: null, pending: null, retrying: false, session: null, waiting: null });
   endTurn();
   setConnection("open");
+  watch.setSocketOpen(false); // the draft view has no socket: scheduled runs are polled for
+}
+
+// The open session is on screen: a scheduled run's answer in it counts as read (the badge goes).
+function readIfShown() {
+  const id = state.session?.id;
+  if (!id || document.visibilityState !== "visible") return;
+  if (!state.session.unread && !sidebar.isUnread(id)) return;
+  state.session.unread = false;
+  sidebar.setUnread(id, false);
+  api.markRead(id).catch(() => { /* it stays unread on the server; the next open tries again */ });
+}
+
+const ENDED = new Set(["ok", "error", "skipped"]);
+
+// A scheduled run started, waits for an approval or ended (a frame, or found by the poll).
+function scheduleEvent(event) {
+  const shown = event.session_id && state.session?.id === event.session_id;
+  if (event.unread && event.session_id) {
+    if (shown) state.session.unread = true;
+    sidebar.setUnread(event.session_id, true);
+  }
+  if (shown && ENDED.has(event.status)) readIfShown();
+  const seen = shown && document.visibilityState === "visible" && document.hasFocus();
+  if (!seen && (ENDED.has(event.status) || event.status === "waiting_approval")) notifier.show(event);
+  panel.event(event);
 }
 
 async function openSession(id, { fresh = false } = {}) {
@@ -159,12 +211,17 @@ async function openSession(id, { fresh = false } = {}) {
       resync(id, reconnected);
       if (reconnected) modelStatus.refresh();
     },
-    onStatus: setConnection,
+    onStatus: (status) => {
+      setConnection(status);
+      watch.setSocketOpen(status === "open"); // while it reconnects, the poll keeps watching
+    },
     onGone: () => {
       toast("This conversation was deleted.");
       navigate(null);
     },
   });
+  watch.setSocketOpen(true); // it carries the user's schedule_run frames
+  readIfShown();
   if (!fresh) closeDrawer();
 }
 
@@ -366,6 +423,9 @@ function handleFrame(frame) {
     case "session_updated":
       sessionUpdated(frame);
       break;
+    case "schedule_run":
+      watch.event(frame);
+      break;
     default:
       break; // newer server, older page: ignore what we do not know
   }
@@ -428,6 +488,7 @@ $("profile-picker").addEventListener("change", () => {
   if (!state.session) $("profile-name").textContent = sidebar.profileName($("profile-picker").value);
 });
 window.addEventListener("hashchange", route);
+document.addEventListener("visibilitychange", readIfShown);
 
 async function start() {
   fillIcons();

@@ -57,6 +57,29 @@ export class Sidebar {
     this.render();
   }
 
+  // GET /sessions answered elsewhere (the schedule watch's poll): redraw only when something changed.
+  setSessions(sessions) {
+    if (JSON.stringify(sessions) === JSON.stringify(this.sessions)) return;
+    this.sessions = sessions;
+    this.render();
+  }
+
+  // A scheduled run answered in this session (true), or the page showed it (false): the badge follows.
+  setUnread(id, unread) {
+    const session = this.sessions.find((s) => s.id === id);
+    if (!session) {
+      if (unread) this.refresh(); // a session this page has not listed yet (a new one per run)
+      return;
+    }
+    if (session.unread === unread) return;
+    session.unread = unread;
+    this.render();
+  }
+
+  isUnread(id) {
+    return Boolean(this.sessions.find((s) => s.id === id)?.unread);
+  }
+
   // A session_updated frame: change the entry in place, drop a deleted one, fetch the list for a
   // session this page has not seen yet (created or imported elsewhere).
   apply(frame) {
@@ -78,6 +101,11 @@ export class Sidebar {
     else this.render();
   }
 
+  // The open conversation on a visible page is being read: no badge there (the page marks it read).
+  badged(session) {
+    return session.unread && !(session.id === this.currentId && document.visibilityState === "visible");
+  }
+
   render() {
     this.list.replaceChildren(...this.sessions.map((s) => this.item(s)));
     this.select(this.currentId);
@@ -92,7 +120,9 @@ export class Sidebar {
         onclick: (event) => { event.stopPropagation(); handler(session); } }, icon);
     return el("li", { class: "session", dataset: { id: session.id } },
       el("button", { class: "session-open", type: "button", onclick: () => this.onOpen(session.id) },
-        el("span", { class: "session-name" }, session.pinned ? el("span", { class: "pinned-mark", title: "Pinned" }, icon("pin", "pinned")) : null, title),
+        el("span", { class: "session-name" }, session.pinned ? el("span", { class: "pinned-mark", title: "Pinned" }, icon("pin", "pinned")) : null,
+          this.badged(session) ? el("span", { class: "unread-badge", title: "A scheduled run answered here" }, "New", el("span", { class: "visually-hidden", text: ":" })) : null,
+          title),
         el("span", { class: "session-meta", text: meta.join(" · ") })),
       el("span", { class: "session-actions" },
         action(session.pinned ? "Unpin" : "Pin", icon(session.pinned ? "unpin" : "pin"), (s) => this.pin(s)),

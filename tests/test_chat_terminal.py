@@ -45,7 +45,7 @@ def test_a_conversation_in_the_terminal(tmp_path: Path, fake_server: FakeModelSe
         try:
             term.wait_for("Type a message")
             term.type("Make me a checklist")
-            term.send("Escape", "Enter")  # a new line, not a send
+            term.send("M-Enter")  # a new line, not a send (Esc and Enter in one write)
             term.type("of two items")
             term.wait_for("· of two items")
             term.send("Enter")

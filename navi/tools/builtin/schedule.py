@@ -22,7 +22,7 @@ class ScheduleTool(Tool):
     name = "schedule"
     description = (
         "Set, list or cancel reminders and recurring tasks. set: `prompt` (what to do when it runs) "
-        "and one of `at` (ISO time or 'tomorrow 9am'), `cron`, `every_seconds`. cancel: `id`."
+        "and one of `at` (ISO or 'tomorrow 9am'), `cron`, `every_seconds`. cancel: `id`."
     )
     parameters = {
         "type": "object",

@@ -37,10 +37,18 @@ def test_schedules_command_without_a_server(tmp_path: Path) -> None:
     bad = cli("add", "x", "--cron", "0 3 * * *", "--every", "60")
     assert bad.exit_code == 1 and "exactly one of cron, every_seconds or at" in bad.stderr
     assert cli("add", "x", "--at", "2001-01-01T00:00").exit_code == 1
-    assert cli("add", "x", "--every", "60", "--user", "bob").exit_code == 0
+    unknown = cli("add", "x", "--every", "60", "--user", "bob")
+    assert unknown.exit_code == 2 and "no user 'bob'" in unknown.stderr
+    assert runner.invoke(app, ["users", "add", "bob"], env=env).exit_code == 0
+    for_bob = cli("add", "x", "--every", "60", "--user", "bob")
+    assert for_bob.exit_code == 0, for_bob.output
+    bobs = for_bob.stdout.split()[1].rstrip(":")
 
+    # Each user's own: the owner's by default, bob's with --user bob; another's id is not found.
     listed = json.loads(cli("list", "--json").stdout)
-    assert [(s["title"], s["owner"]) for s in listed] == [("Disks", "local"), ("x", "bob")]
+    assert [(s["title"], s["owner"]) for s in listed] == [("Disks", "local")]
+    assert [s["id"] for s in json.loads(cli("list", "--json", "--user", "bob").stdout)] == [bobs]
+    assert cli("pause", bobs).exit_code == 1 and cli("remove", bobs).exit_code == 1
     assert cli("pause", sid).stdout.startswith(f"paused {sid}: Disks")
     assert json.loads(cli("list", "--json").stdout)[0]["paused"] is True
     assert " paused " in cli("list").stdout.splitlines()[0]
@@ -49,7 +57,8 @@ def test_schedules_command_without_a_server(tmp_path: Path) -> None:
     missing = cli("remove", sid)
     assert missing.exit_code == 1 and f"no schedule '{sid}'" in missing.stderr
     assert cli("pause", sid).exit_code == 1
-    assert [s["title"] for s in json.loads(cli("list", "--json").stdout)] == ["x"]
+    assert cli("list").stdout.strip() == "No schedules yet."
+    assert cli("remove", bobs, "--user", "bob").stdout.strip() == f"removed {bobs}"
 
 
 def test_schedules_run_asks_the_running_navi(tmp_path: Path, fake_server: FakeModelServer) -> None:

@@ -2,8 +2,8 @@
 
 `list`, `add`, `pause`, `resume` and `remove` work on the configured database, like `navi
 sessions`, whether or not Navi runs: a running Navi's runner reads the schedules from the database
-every poll, so what these change takes effect within `NAVI_SCHEDULE_POLL_SECONDS`. They see every
-user's schedules (`add` makes the owner's unless `--user` says whose). `run` asks the running Navi
+every poll, so what these change takes effect within `NAVI_SCHEDULE_POLL_SECONDS`. They act on one
+user's schedules: the owner's, or `--user NAME`'s. `run` asks the running Navi
 (at --url or NAVI_URL, else this machine's) to run a schedule now, because only a running Navi can
 run a turn that a page watching the session sees; it acts as the token's user (the owner's).
 """
@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from navi.cli.main import PLAIN_HELP, fail
-from navi.cli.sessions import with_runtime
+from navi.cli.sessions import UserOption, known_user, with_runtime
 
 app = typer.Typer(
     help="Schedules and reminders: list, add, pause, resume, remove, run now.",
@@ -33,11 +33,14 @@ def _when(rt: Any, schedule: Any) -> str:
 
 
 @app.command("list")
-def list_schedules(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """Every schedule, oldest first, with when it runs next (in its zone)."""
+def list_schedules(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False, user: UserOption = "local"
+) -> None:
+    """The user's schedules, oldest first, with when each runs next (in its zone)."""
 
     async def work(rt: Any) -> list[tuple[Any, str]]:
-        return [(s, _when(rt, s)) for s in await rt.schedules.store.list()]
+        owner = await known_user(rt, user)
+        return [(s, _when(rt, s)) for s in await rt.schedules.store.list(owner=owner)]
 
     found = with_runtime(work)
     if as_json:
@@ -48,7 +51,7 @@ def list_schedules(as_json: Annotated[bool, typer.Option("--json", help="Print J
         return
     for schedule, when in found:
         state = "paused" if schedule.paused else ("done" if schedule.done else "active")
-        typer.echo(f"{schedule.id}  {state:<6}  {schedule.owner:<10} {schedule.title} — {when}")
+        typer.echo(f"{schedule.id}  {state:<6}  {schedule.title} — {when}")
 
 
 @app.command()
@@ -67,14 +70,14 @@ def add(
         str | None, typer.Option(help="Run in this session every time (default: a new session each run).")
     ] = None,
     missed: Annotated[str | None, typer.Option(help="Runs missed while Navi was down: skip or once.")] = None,
-    user: Annotated[str, typer.Option(help="Whose schedule it is (default: the owner, 'local').")] = "local",
+    user: UserOption = "local",
 ) -> None:
     """Add a schedule; give exactly one of --cron, --every, --at."""
     from navi.schedules.when import ScheduleError
 
     async def work(rt: Any) -> tuple[Any, str]:
         made = await rt.schedules.create(
-            owner=user,
+            owner=await known_user(rt, user),
             prompt=prompt,
             cron=cron,
             every_seconds=every,
@@ -93,9 +96,9 @@ def add(
     typer.echo(f"added {made.id}: {made.title} — {when}")
 
 
-def _set_paused(schedule_id: str, paused: bool) -> None:
+def _set_paused(schedule_id: str, paused: bool, user: str) -> None:
     async def work(rt: Any) -> tuple[Any, str] | None:
-        changed = await rt.schedules.edit(schedule_id, None, {"paused": paused})
+        changed = await rt.schedules.edit(schedule_id, await known_user(rt, user), {"paused": paused})
         return (changed, _when(rt, changed)) if changed is not None else None
 
     done = with_runtime(work)
@@ -109,25 +112,27 @@ def _set_paused(schedule_id: str, paused: bool) -> None:
 
 
 @app.command()
-def pause(schedule_id: IdArgument) -> None:
+def pause(schedule_id: IdArgument, user: UserOption = "local") -> None:
     """Pause a schedule: it does not run until resumed."""
-    _set_paused(schedule_id, True)
+    _set_paused(schedule_id, True, user)
 
 
 @app.command()
-def resume(schedule_id: IdArgument) -> None:
+def resume(schedule_id: IdArgument, user: UserOption = "local") -> None:
     """Resume a paused schedule from its next instant from now."""
-    _set_paused(schedule_id, False)
+    _set_paused(schedule_id, False, user)
 
 
 @app.command()
 def remove(
     schedule_ids: Annotated[list[str], typer.Argument(metavar="ID...", help="Schedules to delete.")],
+    user: UserOption = "local",
 ) -> None:
     """Delete schedules with their runs."""
 
     async def work(rt: Any) -> list[str]:
-        return [sid for sid in schedule_ids if not await rt.schedules.store.delete(sid)]
+        owner = await known_user(rt, user)
+        return [sid for sid in schedule_ids if not await rt.schedules.store.delete(sid, owner=owner)]
 
     missing = with_runtime(work)
     for sid in schedule_ids:

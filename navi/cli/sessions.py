@@ -59,7 +59,7 @@ UserOption = Annotated[
     typer.Option(
         "--user",
         metavar="NAME",
-        help="Act on this user's sessions and memory (default: the owner, local).",
+        help="Act on this user's sessions, memory or schedules (default: the owner, local).",
     ),
 ]
 

@@ -173,3 +173,25 @@ def test_sessions_rename_and_delete(tmp_path: Path) -> None:
         f"navi: no session '{second}' — `navi sessions list` shows them",
     )
     assert runner.invoke(app, ["sessions", "rename", second, "x"], env=env).exit_code == 1
+
+
+def test_a_database_command_keeps_the_start_up_lines_for_debug(tmp_path: Path) -> None:
+    """`navi sessions list` prints the list, not the runtime's start-up log (migrations, sandbox,
+    user tools); LOG_LEVEL=DEBUG still shows it."""
+    import os
+    import subprocess
+    import sys
+
+    paths = {"DB_PATH": "n.db", "TOOLS_DIR": "tools", "SESSION_FILES_DIR": "files"}
+    env = {**os.environ, **{k: str(tmp_path / v) for k, v in paths.items()}}
+    env.pop("LOG_LEVEL", None)
+    settings = load_settings(**{k.lower(): env[k] for k in paths})
+    asyncio.run(_seed(settings, "Quiet"))
+    navi = [sys.executable, "-m", "navi", "sessions", "list"]
+    quiet = subprocess.run(navi, env=env, capture_output=True, text=True, timeout=60, check=True)
+    assert "Quiet" in quiet.stdout
+    assert "sandbox_ready" not in quiet.stderr and "user_tools_loaded" not in quiet.stderr, quiet.stderr
+    loud = subprocess.run(
+        navi, env={**env, "LOG_LEVEL": "DEBUG"}, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert "sandbox_ready" in loud.stderr and "Quiet" in loud.stdout

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -31,6 +32,9 @@ app = typer.Typer(
 )
 
 
+QUIET_AT_START = ("alembic.runtime.migration", "navi.compose.runtime", "navi.tools.host.client")
+
+
 def with_runtime(work: Callable[[Any], Awaitable[T]], *, writes: bool = False) -> T:
     """Run `work` against the configured stores.
 
@@ -40,6 +44,11 @@ def with_runtime(work: Callable[[Any], Awaitable[T]], *, writes: bool = False) -
     from navi.compose import SetupError, build_runtime
 
     settings = settings_or_exit()
+    # What starting the runtime says at INFO (migrations, the sandbox, the user tools loaded) is
+    # news for a server's log, noise before a list; LOG_LEVEL=DEBUG still shows it.
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        for name in QUIET_AT_START:
+            logging.getLogger(name).setLevel(logging.WARNING)
 
     async def run() -> T:
         runtime = await build_runtime(settings, create_database=writes, seed_tools=False, start_mcp=False)

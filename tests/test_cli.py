@@ -228,7 +228,7 @@ def test_json_output_is_not_mixed_with_logs(tmp_path: Path) -> None:
     )
     (tmp_path / "a.json").write_text(json.dumps(export_session(session)))
     assert navi("sessions", "import", "a.json").returncode == 0
-    done = navi("sessions", "list", "--json")
+    done = run_navi(tmp_path, "sessions", "list", "--json", env={"LOG_LEVEL": "DEBUG"})
     assert done.returncode == 0, done.stderr
     assert [s["name"] for s in json.loads(done.stdout)] == ["Groceries"]
     assert "alembic" in done.stderr  # the start-up lines were logged, on stderr

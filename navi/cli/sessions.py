@@ -46,12 +46,18 @@ def with_runtime(work: Callable[[Any], Awaitable[T]], *, writes: bool = False) -
     settings = settings_or_exit()
     # What starting the runtime says at INFO (migrations, the sandbox, the user tools loaded) is
     # news for a server's log, noise before a list; LOG_LEVEL=DEBUG still shows it.
-    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
-        for name in QUIET_AT_START:
-            logging.getLogger(name).setLevel(logging.WARNING)
+    quiet = logging.getLogger().getEffectiveLevel() > logging.DEBUG
+    levels = {name: logging.getLogger(name).level for name in QUIET_AT_START}
 
     async def run() -> T:
-        runtime = await build_runtime(settings, create_database=writes, seed_tools=False, start_mcp=False)
+        if quiet:
+            for name in QUIET_AT_START:
+                logging.getLogger(name).setLevel(logging.WARNING)
+        try:
+            runtime = await build_runtime(settings, create_database=writes, seed_tools=False, start_mcp=False)
+        finally:  # the rest of the process (tests run commands in-process) logs as before
+            for name, level in levels.items():
+                logging.getLogger(name).setLevel(level)
         try:
             return await work(runtime)
         finally:

@@ -43,7 +43,7 @@ def test_a_conversation_in_the_terminal(tmp_path: Path, fake_server: FakeModelSe
         env = chat_env(tmp_path, NAVI_PORT=port, DB_PATH=str(tmp_path / "navi.db"))
         term = Terminal([*NAVI, "chat", "--new"], env)
         try:
-            term.wait_for("Type a message")
+            term.wait_for_prompt()
             term.type("Make me a checklist")
             term.send("M-Enter")  # a new line, not a send (Esc and Enter in one write)
             term.type("of two items")
@@ -98,7 +98,7 @@ def test_a_conversation_in_the_terminal(tmp_path: Path, fake_server: FakeModelSe
         try:
             term.wait_for("Continue “Scripted title” (")
             term.send("Enter")
-            screen = term.wait_for("Type a message")
+            screen = term.wait_for_prompt()
             assert "The command printed approved-run." in screen
             term.send("Up")
             term.wait_for("› Run the command")
@@ -128,7 +128,7 @@ def test_a_remote_navi_with_a_token_and_a_dropped_connection(
         Image.new("RGB", (4, 4), "red").save(picture)
         term = Terminal([*NAVI, "chat", "--new", "--url", proxy.url], env)
         try:
-            term.wait_for("Type a message")
+            term.wait_for_prompt()
             term.type(f"'{notes}'")  # a path pasted (or dropped) on its own
             term.send("Enter")
             term.wait_for("📎 notes.txt uploaded (18 bytes); it goes with your next message")

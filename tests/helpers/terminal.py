@@ -82,6 +82,17 @@ class Terminal:
                 raise AssertionError(f"the screen never showed {check!r}; it shows:\n{text}")
             time.sleep(0.1)
 
+    def wait_for_prompt(self, after: str = "Type a message", *, limit: float = 20.0) -> str:
+        """Wait until the input prompt (a line that is only "›") is drawn below `after`: keys sent
+        before it lands in the terminal's line buffer, where Esc Enter is not Alt+Enter."""
+
+        def drawn(screen: str) -> bool:
+            return after in screen and any(
+                line.strip() == "›" for line in screen.split(after, 1)[1].splitlines()
+            )
+
+        return self.wait_for(drawn, limit=limit)
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._tmux("kill-server")

@@ -37,6 +37,7 @@ from pathlib import Path
 import httpx
 
 from navi.testing.bombs import flat_png
+from navi.testing.served import wait_until_up
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "bench-token-0123456789abcdefghijklmnopqrstuvwxyz"
@@ -103,16 +104,9 @@ class Server:
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"navi serve did not start: {(work / 'serve.log').read_text()[-2000:]}")
-            time.sleep(0.1)
+        wait_until_up(
+            self.url, within=60, proc=self.proc, output=lambda: (work / "serve.log").read_text()[-2000:]
+        )
         self.idle_kb = status_kb(self.proc.pid, "VmRSS")
 
     def peak_kb(self) -> int:

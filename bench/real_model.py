@@ -48,6 +48,7 @@ from prompt_tokens import count_tokens  # noqa: E402
 from navi.llm.messages import ToolSpec  # noqa: E402
 from navi.testing.llama import LlamaServer, free_port  # noqa: E402
 from navi.testing.replay import Exchange, RecordingProxy  # noqa: E402
+from navi.testing.served import NotUp, wait_until_up  # noqa: E402
 from navi.testing.templates import CHATML_TOOLS, path  # noqa: E402
 
 MESSAGE = "Hello! What can you help me with?"
@@ -89,17 +90,11 @@ class Navi:
             stderr=(data / "navi.log").open("wb"),
         )
         self.log = data / "navi.log"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                self.stop()
-                raise RuntimeError(f"Navi did not come up:\n{self.log.read_text()[-2000:]}")
-            time.sleep(0.1)
+        try:
+            wait_until_up(self.url, within=60, proc=self.proc, output=lambda: self.log.read_text()[-2000:])
+        except NotUp:
+            self.stop()
+            raise
 
     @property
     def url(self) -> str:

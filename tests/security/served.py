@@ -6,13 +6,12 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
+from navi.testing.served import wait_until_up
 
 
 def free_port() -> int:
@@ -51,15 +50,7 @@ def served_navi(work: Path, **env: str) -> Iterator[Served]:
         )
     served = Served(f"http://127.0.0.1:{port}", proc, log)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"{served.url}/health", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise AssertionError(f"navi serve did not come up:\n{served.output()}") from None
-                time.sleep(0.1)
+        wait_until_up(served.url, within=30, proc=proc, output=served.output)
         yield served
     finally:
         proc.terminate()

@@ -29,6 +29,7 @@ from navi.api.runs import RunManager
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.postgres import _find
 from navi.testing.script import Reply, Script
+from navi.testing.served import wait_until_up
 from tests.agent_helpers import scripted_runtime
 
 ROOT = Path(__file__).parents[2]
@@ -61,16 +62,8 @@ class Forks:
         answer = self.ask(f"serve {port}")
         assert answer.startswith("pid "), answer
         pid = int(answer.split()[1])
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    return pid
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"navi serve did not come up: {self.log(pid)}")
-            time.sleep(0.02)
+        wait_until_up(f"http://127.0.0.1:{port}", within=30, output=lambda: self.log(pid), poll=0.02)
+        return pid
 
     def kill(self, pid: int) -> None:
         os.kill(pid, signal.SIGKILL)

@@ -16,7 +16,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from navi.cli.main import app as cli
 from navi.config import Settings
 from navi.testing.bombs import flat_png
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.served import wait_until_up
 from navi.tools.builtin.filesystem import MAX_PAGE_CHARS, FilesystemTool
 from navi.tools.builtin.image import ImageViewTool
 from navi.tools.paths import PathPolicy
@@ -330,16 +330,7 @@ def start_serve(tmp: Path, *, fd_limits: tuple[int, int] | None = None, **env: s
 
 
 def wait_up(served: Served, log: Path) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{served.url}/health", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline or served.proc.poll() is not None:
-            raise AssertionError(f"navi serve did not come up: {log.read_text()}")
-        time.sleep(0.1)
+    wait_until_up(served.url, within=30, proc=served.proc, output=log.read_text)
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 import typer
 
@@ -45,6 +47,26 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """Stop with one line on stderr. Exit 2 is a configuration problem, 1 anything else."""
     typer.echo(f"navi: {message}", err=True)
     raise typer.Exit(code)
+
+
+def echo_list(
+    items: Sequence[Any],
+    *,
+    as_json: bool,
+    empty: str,
+    line: Callable[[Any], str],
+    record: Callable[[Any], Any] = lambda item: item,
+) -> None:
+    """Print a listing command's answer: JSON (each item's `record(item)` model) for programs, or
+    one `line(item)` per item — or `empty` when there is nothing — for people."""
+    if as_json:
+        data = [record(item).model_dump(mode="json") for item in items]
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    elif not items:
+        typer.echo(empty)
+    else:
+        for item in items:
+            typer.echo(line(item))
 
 
 def settings_or_exit(**overrides: object) -> Settings:

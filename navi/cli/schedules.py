@@ -10,12 +10,11 @@ run a turn that a page watching the session sees; it acts as the token's user (t
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
 
-from navi.cli.main import PLAIN_HELP, fail
+from navi.cli.main import PLAIN_HELP, echo_list, fail
 from navi.cli.sessions import UserOption, known_user, with_runtime
 
 app = typer.Typer(
@@ -42,16 +41,18 @@ def list_schedules(
         owner = await known_user(rt, user)
         return [(s, _when(rt, s)) for s in await rt.schedules.store.list(owner=owner)]
 
-    found = with_runtime(work)
-    if as_json:
-        typer.echo(json.dumps([s.model_dump(mode="json") for s, _ in found], indent=2, ensure_ascii=False))
-        return
-    if not found:
-        typer.echo("No schedules yet.")
-        return
-    for schedule, when in found:
+    def line(found: tuple[Any, str]) -> str:
+        schedule, when = found
         state = "paused" if schedule.paused else ("done" if schedule.done else "active")
-        typer.echo(f"{schedule.id}  {state:<6}  {schedule.title} — {when}")
+        return f"{schedule.id}  {state:<6}  {schedule.title} — {when}"
+
+    echo_list(
+        with_runtime(work),
+        as_json=as_json,
+        empty="No schedules yet.",
+        line=line,
+        record=lambda found: found[0],
+    )
 
 
 @app.command()

@@ -22,7 +22,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from navi.cli.main import PLAIN_HELP, fail, settings_or_exit
+from navi.cli.main import PLAIN_HELP, echo_list, fail, settings_or_exit
 
 T = TypeVar("T")
 app = typer.Typer(
@@ -108,19 +108,14 @@ def list_sessions(
     async def work(rt: Any) -> list[Any]:
         return list(await rt.sessions.list(owner=await known_user(rt, user)))
 
-    infos = with_runtime(work)
-    if as_json:
-        typer.echo(json.dumps([i.model_dump(mode="json") for i in infos], indent=2))
-        return
-    if not infos:
-        typer.echo("No sessions yet.")
-        return
-    for info in infos:
+    def line(info: Any) -> str:
         pin = "*" if info.pinned else " "
         when = info.last_active.strftime("%Y-%m-%d %H:%M")
-        typer.echo(
+        return (
             f"{pin} {info.id}  {when}  {info.message_count:>5} msgs  {info.profile_id:<13} {info.name or ''}"
         )
+
+    echo_list(with_runtime(work), as_json=as_json, empty="No sessions yet.", line=line)
 
 
 @app.command("export")

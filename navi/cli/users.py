@@ -7,13 +7,12 @@ token works at once, a removed user's stops working at once.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, TypeVar
 
 import typer
 
-from navi.cli.main import PLAIN_HELP, fail, settings_or_exit
+from navi.cli.main import PLAIN_HELP, echo_list, fail, settings_or_exit
 from navi.users.store import SqlUserStore, UserError, check_name
 
 T = TypeVar("T")
@@ -71,15 +70,12 @@ def add(
 @app.command("list")
 def list_users(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """Users, by name (never their tokens)."""
-    found = with_users(lambda store: store.list()) or []
-    if as_json:
-        typer.echo(json.dumps([u.model_dump(mode="json") for u in found], indent=2))
-        return
-    if not found:
-        typer.echo("No users yet (the owner's token is NAVI_API_TOKEN).")
-        return
-    for user in found:
-        typer.echo(f"{user.name:<24} {user.role:<6} {user.created_at:%Y-%m-%d %H:%M}")
+    echo_list(
+        with_users(lambda store: store.list()) or [],
+        as_json=as_json,
+        empty="No users yet (the owner's token is NAVI_API_TOKEN).",
+        line=lambda user: f"{user.name:<24} {user.role:<6} {user.created_at:%Y-%m-%d %H:%M}",
+    )
 
 
 @app.command("remove")

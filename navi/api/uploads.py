@@ -231,9 +231,11 @@ async def receive_upload(
     return stored
 
 
-def _sweep(root: Path, ttl_seconds: float) -> list[str]:
+def _sweep(root: Path, ttl_seconds: float, now: float | None = None) -> list[str]:
+    """Remove the folders untouched for `ttl_seconds` by the file system's clock (`now`: that clock's
+    present, for tests)."""
     removed: list[str] = []
-    now = time.time()
+    now = time.time() if now is None else now
     if not root.is_dir():
         return removed
     for folder in root.iterdir():

@@ -31,6 +31,9 @@ Intent = SwitchProfile
 
 @dataclass
 class ToolResult:
+    """What a tool returns. `metadata` is the tool's own; of it, only `stderr` (a process's error
+    stream, which the output shows too) is kept in the stored tool message, bounded and masked."""
+
     success: bool
     output: str = ""
     error: str | None = None

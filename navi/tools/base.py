@@ -31,8 +31,9 @@ Intent = SwitchProfile
 
 @dataclass
 class ToolResult:
-    """What a tool returns. `metadata` is the tool's own; of it, only `stderr` (a process's error
-    stream, which the output shows too) is kept in the stored tool message, bounded and masked."""
+    """What a tool returns. `metadata` is the tool's own; its `stderr` (a process's error stream,
+    which the output shows too) is also kept in the stored tool message's metadata, bounded and
+    masked (`navi.agent.tool_batch`)."""
 
     success: bool
     output: str = ""

@@ -323,12 +323,24 @@ def summary_problem(summary: str, source: str, conversation: str, instructions: 
 
 
 # --- Summarising ----------------------------------------------------------------------------------
-def summary_request(instructions: str, summary: str, chunk: str, note: str = "") -> list[Message]:
+SUMMARY_IMAGES = 3  # the newest images of the summarised messages a model that reads images sees
+
+
+def summary_images(messages: Sequence[Message], limit: int = SUMMARY_IMAGES) -> list[str]:
+    """The newest `limit` images attached to user messages among `messages`, oldest first: what a
+    summary call shows a model that reads images (the transcript says `[n image(s)]` there)."""
+    found = [image for m in messages if m.role == "user" and not m.is_summary for image in m.images]
+    return found[-limit:] if limit > 0 else []
+
+
+def summary_request(
+    instructions: str, summary: str, chunk: str, note: str = "", images: Sequence[str] = ()
+) -> list[Message]:
     parts = [f"{SO_FAR_LABEL}\n{summary}"] if summary else []
     parts.append(f"{CONVERSATION_LABEL}\n\n{chunk}")
     if note:
         parts.append(note)
-    return [Message.system(instructions), Message.user("\n\n".join(parts))]
+    return [Message.system(instructions), Message.user("\n\n".join(parts), images=list(images))]
 
 
 async def summarize_once(
@@ -337,10 +349,12 @@ async def summarize_once(
     instructions: str,
     summary: str,
     chunk: str,
+    images: Sequence[str] = (),
 ) -> tuple[str, int]:
     """Fold one chunk into `summary`: one call, a second one if the first answer was bad.
 
-    Returns (new summary, calls). Raises `SummaryRejected` when both answers were bad.
+    Returns (new summary, calls). Raises `SummaryRejected` when both answers were bad. `images`
+    go with the request; numbers the summary read off them are not "changed numbers".
     """
     source = f"{summary}\n{chunk}" if summary else chunk
     # The request's own wording counts as instructions: a model may echo the labels too.
@@ -348,7 +362,7 @@ async def summarize_once(
     note = ""
     problem = "was empty"
     for attempt in (1, 2):
-        result = await llm.complete(summary_request(instructions, summary, chunk, note), options)
+        result = await llm.complete(summary_request(instructions, summary, chunk, note, images), options)
         text = result.text.strip()
         if result.finish_reason == "length":
             # Kept up to its last complete line, unless it ran into the cap going round in a loop.
@@ -359,6 +373,8 @@ async def summarize_once(
                 note = RETRY_NOTE.format(reason=problem, nudge=NUDGES[problem])
                 continue
         problem = summary_problem(text, source, chunk, echo_of + ("\n" + note if note else "")) or ""
+        if images and problem == "changed numbers from the conversation":
+            problem = ""  # the numbers may be in the images, which the check cannot read
         if not problem:
             return text, attempt
         note = RETRY_NOTE.format(reason=problem, nudge=NUDGES[problem])
@@ -375,10 +391,12 @@ async def summarize(
     max_tokens: int | None,
     summary: str = "",
     instructions: str | None = None,
+    images: Sequence[str] = (),
 ) -> tuple[str, int]:
     """Fold `lines` into `summary` (an earlier one, or none), in chunks when they exceed the cap.
 
     Returns (summary, model calls). `instructions` replace the compression prompt (archives' summaries).
+    `images` go with the last chunk, which holds the newest lines (their room counts in every chunk's).
     """
     instructions = instructions or prompts.load("summary")
     options = CallOptions(model=model, temperature=temperature, think=False, max_tokens=max_tokens)
@@ -389,10 +407,13 @@ async def summarize(
         # The cap bounds each call's whole input (instructions, summary so far, chunk, a retry's
         # note). A long running summary may squeeze the conversation part to half the cap, never
         # less, so the work always moves forward.
-        fixed = tokens.estimate_messages_tokens(summary_request(instructions, summary, "", longest_note))
+        fixed = tokens.estimate_messages_tokens(
+            summary_request(instructions, summary, "", longest_note, images)
+        )
         budget = max(max_input_tokens // 2, max_input_tokens - fixed - 2)
         chunk, remaining = take_chunk(remaining, budget)
-        summary, used = await summarize_once(llm, options, instructions, summary, chunk)
+        last = () if remaining else images
+        summary, used = await summarize_once(llm, options, instructions, summary, chunk, last)
         calls += used
     return summary, calls
 
@@ -406,9 +427,12 @@ async def compress_context(
     temperature: float = 0.3,
     max_input_tokens: int = 3_000,
     max_tokens: int | None = 768,
+    images: int = 0,
 ) -> CompressionResult | None:
     """Summarise all but the last `keep_recent` turns. None when there is nothing to summarise.
 
+    `images`: how many of the newest images of the summarised user messages the summary call sees
+    (0, for a model that reads no images: the transcript only says they were there).
     Raises `SummaryRejected` (or the model's `LLMError`); the caller then keeps `context` as it was.
     """
     to_summarize, to_keep = partition(context, keep_recent)
@@ -427,6 +451,7 @@ async def compress_context(
         max_input_tokens=max_input_tokens,
         max_tokens=max_tokens,
         summary=so_far.strip(),
+        images=summary_images(to_summarize[earlier:], images),
     )
     summary = Message.user(
         f"{SUMMARY_PREFIX}\n{text}",

@@ -15,6 +15,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
+from navi import redact
 from navi.agent.events import AgentEvent, ProfileSwitched, ToolEvent, ToolStarted
 from navi.agent.gate import STOPPED, ApprovalGate, Verdict
 from navi.agent.persistence import RunWriter
@@ -27,6 +28,17 @@ from navi.tools.base import Intent, SwitchProfile, ToolResult
 from navi.tools.registry import ToolRegistry, ToolView
 
 EVENT_RESULT_MAX = 20_000
+STDERR_KEPT = 4_000  # characters of a tool's stderr kept in its message's metadata
+
+
+def kept_stderr(text: str, limit: int = STDERR_KEPT) -> str:
+    """A tool's stderr as its stored message keeps it: credentials masked (`navi.redact`), and
+    when long its start and end (where errors usually are), saying how much was left out."""
+    text = redact.text(text)
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n… [{len(text) - 2 * half} characters left out] …\n{text[-half:]}"
 
 
 class ToolLimits(Protocol):
@@ -77,12 +89,11 @@ class ToolRunner:
     ) -> tuple[Message, Message]:
         status = "ok" if result.success else ("stopped" if result.metadata.get("stopped") else "error")
         content = result.to_message_content()
-        display = Message.tool(
-            content,
-            tool_call_id=call.id,
-            name=call.name,
-            metadata={"status": status, "duration_ms": duration_ms},
-        )
+        metadata: dict[str, Any] = {"status": status, "duration_ms": duration_ms}
+        stderr = result.metadata.get("stderr")
+        if isinstance(stderr, str) and stderr:
+            metadata["stderr"] = kept_stderr(stderr)
+        display = Message.tool(content, tool_call_id=call.id, name=call.name, metadata=metadata)
         limit = self.config.tool_result_max_chars
         if len(content) <= limit:
             return display, display

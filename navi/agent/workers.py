@@ -11,12 +11,13 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from navi.agent.compression import CompressionResult, SummaryRejected, compress_context
+from navi.agent.compression import SUMMARY_IMAGES, CompressionResult, SummaryRejected, compress_context
 from navi.agent.condense import condense_context
 from navi.agent.events import AgentEvent, ContextCompressed, Notice
 from navi.agent.naming import name_session
 from navi.llm.base import LLMBackend
 from navi.llm.calls import CallStopped
+from navi.llm.errors import LLMError
 from navi.llm.messages import Message
 from navi.llm.tokens import estimate_messages_tokens
 from navi.logging import get_logger
@@ -38,6 +39,14 @@ class CompressionSettings:
 def condense_budget(window: int) -> int:
     """Tokens Navi's own condensation of the earlier conversation may take: a quarter of the window."""
     return max(128, window // 4)
+
+
+async def reads_images(llm: LLMBackend, model: str) -> bool:
+    """Whether the server says `model` reads images ("vision"); unknown counts as no."""
+    try:
+        return (await llm.model_info(model)).supports("vision")
+    except LLMError:
+        return False
 
 
 class CompressionFailed(Exception):
@@ -91,6 +100,7 @@ class ContextCompressor:
                 temperature=self.settings.temperature,
                 max_input_tokens=self.settings.max_input_tokens,
                 max_tokens=self.settings.max_tokens,
+                images=SUMMARY_IMAGES if await reads_images(llm, model) else 0,
             )
         except CallStopped:
             raise  # the user stopped: not a failure, and nothing was changed

@@ -4,9 +4,10 @@ Export writes the session's metadata (profile, model, system prompt, settings), 
 (a summary — generated on demand, else the latest compression summary —, an assessment, facts),
 the display history and the model context. Context entries that are also in the display history are
 written as `{"ref": id}` so nothing is stored twice. Tool calls are linked to their results by call
-id, and each result carries its status and duration. Credentials in tool-call arguments are masked
-(`navi.sessions.shown`): an archive is a file meant to travel. Import validates against the JSON Schema
-shipped next to this module, rebuilds both buffers exactly, and gives the session a new id.
+id, and each result carries its status, duration and stderr (of process tools). Credentials in
+tool-call arguments are masked (`navi.sessions.shown`): an archive is a file meant to travel.
+Import validates against the JSON Schema shipped next to this module, rebuilds both buffers
+exactly, and gives the session a new id.
 
 Archives written by AbstractCore import too: without `context` the context is derived from the
 messages (without display-only ones and the archive's own system prompt: Navi composes its own);
@@ -38,7 +39,7 @@ from navi.sessions.models import ANALYSIS_PARTS, Session, display_only, new_sess
 
 SCHEMA_VERSION = "session-archive/v1"
 _FLAGS = ("is_summary", "is_plan", "is_compression", "stopped")
-_OWN_KEYS = {"status", "duration_ms"}
+_OWN_KEYS = {"status", "duration_ms", "stderr"}
 # Where a message keeps the metadata keys of an imported archive that Navi has no use for.
 CUSTOM_KEY = "custom"
 
@@ -100,6 +101,8 @@ def _message_out(msg: Message, calls: dict[str, ToolCall]) -> dict[str, Any]:
         meta["arguments"] = shown.arguments(call.arguments) if call else {}
         meta["status"] = msg.metadata.get("status", "ok")
         meta["duration_ms"] = msg.metadata.get("duration_ms")
+        stderr = msg.metadata.get("stderr")
+        meta["stderr"] = stderr if isinstance(stderr, str) else None
     extra = {k: v for k, v in msg.metadata.items() if k not in _OWN_KEYS and k != CUSTOM_KEY}
     if extra:
         meta["extra"] = extra
@@ -133,6 +136,8 @@ def _message_in(data: dict[str, Any], where: str, when: datetime) -> Message:
         metadata["status"] = meta.get("status", "ok")
         if meta.get("duration_ms") is not None:
             metadata["duration_ms"] = meta["duration_ms"]
+        if meta.get("stderr"):
+            metadata["stderr"] = meta["stderr"]
     custom = {k: v for k, v in meta.items() if k not in _known("message", "metadata")}
     if custom:
         metadata[CUSTOM_KEY] = custom

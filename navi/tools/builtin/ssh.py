@@ -608,6 +608,8 @@ class SshExecTool(Tool):
             "stderr_dropped": result.stderr_dropped,
             "duration": round(result.duration, 3),
         }
+        if result.stderr:  # also kept apart, in the message's metadata
+            meta["stderr"] = result.stderr
         output = result.render()
         if result.stopped:
             return ToolResult.fail(

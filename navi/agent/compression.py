@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,9 +46,15 @@ NUDGES = {
     "changed numbers from the conversation": "Copy every number exactly as it is written.",
 }
 RETRY_NOTE = "Your last answer could not be used: it {reason}. {nudge}"
-# Below this many words, overlap shares say nothing: a short summary is judged by the other checks.
-MIN_WORDS_FOR_COPY = 12
-COPY_SHARE = 0.8
+# Copying is judged in runs of whitespace-separated tokens: an identifier, path, address or number
+# is one token however much punctuation it holds, so a summary that keeps `FACT:blue_door_42` or
+# `/etc/cron.d/nas-backup` word for word copies nothing; six tokens in a row as the conversation
+# has them are its prose written out again.
+COPY_RUN = 6
+# Below this many copied tokens, shares say nothing: a short summary is judged by the other checks.
+MIN_TOKENS_FOR_COPY = 12
+COPY_SHARE = 0.8  # of the summary in copied runs: the conversation written out again
+CARRY_SHARE = 0.5  # of the conversation in the summary's copied runs: most of it carried back
 ECHO_SHARE = 0.5
 
 
@@ -207,6 +214,7 @@ _TRANSCRIPT_LINE = re.compile(
     r"^(?:(user|assistant|person|plan)\s*:|earlier summary\s*:|[→←])", re.IGNORECASE
 )
 _HEADING = re.compile(r"^(?:#{1,6}\s*.*|\*\*[^*]+\*\*\s*:?|__[^_]+__\s*:?|[^:]{1,60}:)$")
+_OUTER_PUNCTUATION = "".join(sorted(set(string.punctuation) | set("“”‘’«»…→←•–—")))
 
 
 def words(text: str) -> list[str]:
@@ -237,31 +245,77 @@ def repeats_itself(text: str) -> bool:
     return len(grams) >= 20 and len(set(grams)) * 2 < len(grams)
 
 
-def _copied_lines(lines: list[str], conversation: str) -> list[bool]:
-    """Which lines are the conversation written out again rather than notes about it.
+def prose_tokens(text: str) -> list[str | None]:
+    """`text` as whitespace-separated tokens, lower-cased, outer punctuation trimmed. A token that
+    is only punctuation (a bullet, a dash, an arrow) is None: a break no copied run crosses."""
+    out: list[str | None] = []
+    for raw in text.lower().split():
+        token = raw.strip(_OUTER_PUNCTUATION)
+        out.append(token or None)
+    return out
 
-    A line copied (nearly) word for word is; so is a speaker-labelled line that mostly copies, and
-    every speaker-labelled line once the answer reads as a dialogue (the model continuing the
-    transcript, as SmolLM2-135M does).
+
+def copied_runs(tokens: Sequence[str | None], conversation: str) -> list[bool]:
+    """Which of `tokens` lie in a run of `COPY_RUN` or more that the conversation has word for word."""
+    known = _runs(conversation)
+    copied = [False] * len(tokens)
+    for i in range(len(tokens) - COPY_RUN + 1):
+        run = tuple(tokens[i : i + COPY_RUN])
+        if None not in run and run in known:
+            copied[i : i + COPY_RUN] = [True] * COPY_RUN
+    return copied
+
+
+def _runs(text: str) -> set[tuple[str | None, ...]]:
+    tokens = [t for t in prose_tokens(text) if t is not None]  # "→ name(" and "←" join what they join
+    return {tuple(tokens[i : i + COPY_RUN]) for i in range(len(tokens) - COPY_RUN + 1)}
+
+
+def copy_problem(text: str, conversation: str) -> str | None:
+    """"copied the conversation" when `text` is mostly the conversation's prose written out again,
+    or carries most of the conversation back; None otherwise. Judged on the whole text against the
+    whole conversation: facts, names, numbers and identifiers quoted exactly are no copy."""
+    tokens = prose_tokens(text)
+    copied = sum(copied_runs(tokens, conversation))
+    if copied < MIN_TOKENS_FOR_COPY:
+        return None
+    said = sum(t is not None for t in tokens)
+    source = sum(t is not None for t in prose_tokens(conversation))
+    if copied >= COPY_SHARE * said or copied >= CARRY_SHARE * source:
+        return "copied the conversation"
+    return None
+
+
+def _transcript_lines(lines: list[str], conversation: str) -> list[bool]:
+    """Which lines continue the transcript rather than note something about it.
+
+    A speaker-labelled line does when the answer reads as a dialogue (the model continuing the
+    transcript, as SmolLM2-135M does), or when most of it is copied from the conversation. Lines
+    without a label are judged with the whole answer (`copy_problem`), not one by one.
     """
     labelled = [_TRANSCRIPT_LINE.match(line) for line in lines]
     speakers = {m.group(1).lower() for m in labelled if m is not None and m.group(1)}
     dialogue = len(speakers) >= 2
-    copied = []
-    for line, label in zip(lines, labelled, strict=True):
-        share = overlap_share(line, conversation) if conversation else 0.0
-        if label is not None:
-            copied.append(dialogue or share >= 0.5)
+    # Copied runs may span lines (consecutive messages written out again): judged on the whole.
+    per_line = [prose_tokens(line) for line in lines]
+    flags = copied_runs([t for tokens in per_line for t in tokens], conversation) if conversation else []
+    out = []
+    start = 0
+    for tokens, label in zip(per_line, labelled, strict=True):
+        mine = flags[start : start + len(tokens)]
+        start += len(tokens)
+        if label is None:
+            out.append(False)
         else:
-            copied.append(len(words(line)) >= 4 and share >= COPY_SHARE)
-    return copied
+            out.append(dialogue or (bool(mine) and sum(mine) * 2 >= len(tokens)))
+    return out
 
 
 def echo_problem(text: str, instructions: str, conversation: str = "") -> str | None:
     """Why `text` is no answer but a reflection of the request (None when it says something).
 
-    Catches loops, the instructions repeated (whole, or line by line), the `conversation` written
-    out again, and headings with nothing under them. What counts as an instruction line is judged
+    Catches loops, the instructions repeated (whole, or line by line), the transcript of the
+    `conversation` continued, and headings with nothing under them. What counts as an instruction line is judged
     against `instructions` itself, so it keeps working when a prompt is reworded.
     """
     if repeats_itself(text):
@@ -270,7 +324,7 @@ def echo_problem(text: str, instructions: str, conversation: str = "") -> str | 
     lines = [_BULLET.sub("", raw.strip()).strip() for raw in text.splitlines()]
     lines = [line for line in lines if words(line)]
     echoed = copied = content = 0
-    for line, is_copy in zip(lines, _copied_lines(lines, conversation), strict=True):
+    for line, is_copy in zip(lines, _transcript_lines(lines, conversation), strict=True):
         count = len(words(line))
         instruction = " ".join(words(line)) in reference_lines
         if instruction or (count >= 3 and overlap_share(line, instructions) >= 0.6):
@@ -313,8 +367,9 @@ def summary_problem(summary: str, source: str, conversation: str, instructions: 
     problem = echo_problem(summary, instructions, conversation)
     if problem is not None:
         return problem
-    if len(words(summary)) >= MIN_WORDS_FOR_COPY and overlap_share(summary, conversation, 5) >= COPY_SHARE:
-        return "copied the conversation"
+    problem = copy_problem(summary, conversation)
+    if problem is not None:
+        return problem
     if long_numbers(summary) - long_numbers(source):  # "192.168.1.10" came back as "192.168.1.1.10"
         return "changed numbers from the conversation"
     if tokens.estimate_tokens(summary) >= tokens.estimate_tokens(source):

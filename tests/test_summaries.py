@@ -208,7 +208,7 @@ GOOD_FACT_LISTS = [
     "- NAS: 192.168.1.10\n- Bucket: navi-backups on Backblaze B2\n- Cron: /etc/cron.d/nas-backup, "
     "rclone sync at 02:00\n- Failures mailed to sam@example.org\n- B2 keeps versions 30 days",
     "- 192.168.1.10\n- navi-backups\n- /etc/cron.d/nas-backup\n- 02:00\n- sam@example.org",
-    '- Goal: nightly backup of the NAS at 192.168.1.10 to Backblaze B2 (bucket navi-backups).\n'
+    "- Goal: nightly backup of the NAS at 192.168.1.10 to Backblaze B2 (bucket navi-backups).\n"
     '- Done: "rclone sync runs every night at 02:00" from /etc/cron.d/nas-backup.\n'
     '- The user said: "Mail me at sam@example.org when it fails." Set up.',
     "- User: wants failures mailed to sam@example.org",
@@ -307,8 +307,19 @@ def test_the_prompt_is_short_and_plain() -> None:
     text = prompts.load("summary")
     assert estimate_tokens(text) < 200  # a 135M model reads it; the old one was ~430 tokens
     # Every section SPEC.md names is asked for, in plain words.
-    for asked in ("goal", "what was done", "what is left", "blocks", "copied exactly", "files",
-                  "commands", "error", "fixed", "preferences", "corrections"):
+    for asked in (
+        "goal",
+        "what was done",
+        "what is left",
+        "blocks",
+        "copied exactly",
+        "files",
+        "commands",
+        "error",
+        "fixed",
+        "preferences",
+        "corrections",
+    ):
         assert asked in text, asked
     assert "##" not in text  # no headings a small model can echo back empty
     assert text.startswith("You are compressing the earlier part")  # how scripted fakes recognise it

@@ -89,6 +89,39 @@ class CompressionResult:
         return len(self.context)
 
 
+def shrank(before: Sequence[Message], after: Sequence[Message]) -> bool:
+    """Whether a compression made the context smaller: fewer messages, or fewer (estimated) tokens.
+
+    Condensing a context that is only a summary and the latest request gives the same context
+    back: that is no compression, and nothing may be stored or announced for it.
+    """
+    return len(after) < len(before) or tokens.estimate_messages_tokens(
+        after
+    ) < tokens.estimate_messages_tokens(before)
+
+
+class FutileCompressions:
+    """Sessions whose context a compression pass could not make smaller, and its size then.
+
+    A pass is not run on such a context again until it has grown past that size (a new message,
+    an answer, a tool result): the same pass on the same context would only give it back again.
+    """
+
+    def __init__(self) -> None:
+        self._sizes: dict[str, int] = {}
+
+    def allows(self, session_id: str, context: Sequence[Message]) -> bool:
+        size = self._sizes.get(session_id)
+        return size is None or tokens.estimate_messages_tokens(context) > size
+
+    def failed(self, session_id: str, context: Sequence[Message]) -> None:
+        self._sizes[session_id] = tokens.estimate_messages_tokens(context)
+
+    def forget(self, session_id: str) -> None:
+        """A pass helped (or the session ended): judge the next one afresh."""
+        self._sizes.pop(session_id, None)
+
+
 def _starts_turn(msg: Message) -> bool:
     return msg.role == "user" and not msg.is_summary and not msg.metadata.get("synthetic")
 
@@ -272,14 +305,14 @@ def _runs(text: str) -> set[tuple[str | None, ...]]:
 
 
 def copy_problem(text: str, conversation: str) -> str | None:
-    """"copied the conversation" when `text` is mostly the conversation's prose written out again,
+    """ "copied the conversation" when `text` is mostly the conversation's prose written out again,
     or carries most of the conversation back; None otherwise. Judged on the whole text against the
     whole conversation: facts, names, numbers and identifiers quoted exactly are no copy."""
-    tokens = prose_tokens(text)
-    copied = sum(copied_runs(tokens, conversation))
+    written = prose_tokens(text)
+    copied = sum(copied_runs(written, conversation))
     if copied < MIN_TOKENS_FOR_COPY:
         return None
-    said = sum(t is not None for t in tokens)
+    said = sum(t is not None for t in written)
     source = sum(t is not None for t in prose_tokens(conversation))
     if copied >= COPY_SHARE * said or copied >= CARRY_SHARE * source:
         return "copied the conversation"
@@ -298,16 +331,16 @@ def _transcript_lines(lines: list[str], conversation: str) -> list[bool]:
     dialogue = len(speakers) >= 2
     # Copied runs may span lines (consecutive messages written out again): judged on the whole.
     per_line = [prose_tokens(line) for line in lines]
-    flags = copied_runs([t for tokens in per_line for t in tokens], conversation) if conversation else []
+    flags = copied_runs([t for line in per_line for t in line], conversation) if conversation else []
     out = []
     start = 0
-    for tokens, label in zip(per_line, labelled, strict=True):
-        mine = flags[start : start + len(tokens)]
-        start += len(tokens)
+    for line_tokens, label in zip(per_line, labelled, strict=True):
+        mine = flags[start : start + len(line_tokens)]
+        start += len(line_tokens)
         if label is None:
             out.append(False)
         else:
-            out.append(dialogue or (bool(mine) and sum(mine) * 2 >= len(tokens)))
+            out.append(dialogue or (bool(mine) and sum(mine) * 2 >= len(line_tokens)))
     return out
 
 
@@ -315,8 +348,8 @@ def echo_problem(text: str, instructions: str, conversation: str = "") -> str | 
     """Why `text` is no answer but a reflection of the request (None when it says something).
 
     Catches loops, the instructions repeated (whole, or line by line), the transcript of the
-    `conversation` continued, and headings with nothing under them. What counts as an instruction line is judged
-    against `instructions` itself, so it keeps working when a prompt is reworded.
+    `conversation` continued, and headings with nothing under them. What counts as an instruction
+    line is judged against `instructions` itself, so it keeps working when a prompt is reworded.
     """
     if repeats_itself(text):
         return "repeated the same line"

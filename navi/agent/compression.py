@@ -11,7 +11,12 @@ Small models fail here in ways a status code does not show: they answer nothing,
 instructions, copy the conversation, loop one line until the cap. A summary is therefore checked
 before it replaces anything (`summary_problem`); a bad one is retried once with a nudge, and a
 second bad one raises `SummaryRejected`. A failing model call propagates as it is. Either way the
-caller keeps the old context: there is never a placeholder summary.
+caller keeps the old context: there is never a placeholder summary. A copy is judged on the whole
+summary against the whole conversation (`copy_problem`): quoting facts and identifiers word for
+word is what a good summary does.
+
+`shrank()` and `FutileCompressions` decide whether a compression helped: one that did not make the
+context smaller is neither stored nor announced, nor tried again until the context has grown.
 """
 
 from __future__ import annotations

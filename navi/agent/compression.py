@@ -100,9 +100,9 @@ def shrank(before: Sequence[Message], after: Sequence[Message]) -> bool:
     Condensing a context that is only a summary and the latest request gives the same context
     back: that is no compression, and nothing may be stored or announced for it.
     """
-    return len(after) < len(before) or tokens.estimate_messages_tokens(
-        after
-    ) < tokens.estimate_messages_tokens(before)
+    if len(after) < len(before):
+        return True
+    return tokens.estimate_messages_tokens(after) < tokens.estimate_messages_tokens(before)
 
 
 class FutileCompressions:
@@ -293,26 +293,27 @@ def prose_tokens(text: str) -> list[str | None]:
     return out
 
 
-def copied_runs(tokens: Sequence[str | None], conversation: str) -> list[bool]:
-    """Which of `tokens` lie in a run of `COPY_RUN` or more that the conversation has word for word."""
+def copied_runs(written: Sequence[str | None], conversation: str) -> list[bool]:
+    """Which of the `written` tokens lie in a run of `COPY_RUN` or more that the conversation has
+    word for word."""
     known = _runs(conversation)
-    copied = [False] * len(tokens)
-    for i in range(len(tokens) - COPY_RUN + 1):
-        run = tuple(tokens[i : i + COPY_RUN])
+    copied = [False] * len(written)
+    for i in range(len(written) - COPY_RUN + 1):
+        run = tuple(written[i : i + COPY_RUN])
         if None not in run and run in known:
             copied[i : i + COPY_RUN] = [True] * COPY_RUN
     return copied
 
 
 def _runs(text: str) -> set[tuple[str | None, ...]]:
-    tokens = [t for t in prose_tokens(text) if t is not None]  # "→ name(" and "←" join what they join
-    return {tuple(tokens[i : i + COPY_RUN]) for i in range(len(tokens) - COPY_RUN + 1)}
+    said = [t for t in prose_tokens(text) if t is not None]  # an arrow or a dash joins what it joins
+    return {tuple(said[i : i + COPY_RUN]) for i in range(len(said) - COPY_RUN + 1)}
 
 
 def copy_problem(text: str, conversation: str) -> str | None:
-    """ "copied the conversation" when `text` is mostly the conversation's prose written out again,
-    or carries most of the conversation back; None otherwise. Judged on the whole text against the
-    whole conversation: facts, names, numbers and identifiers quoted exactly are no copy."""
+    """Why `text` is a copy of `conversation` (None when it is not): mostly the conversation's
+    prose written out again, or most of the conversation carried back. Judged on the whole text
+    against the whole conversation: facts, names, numbers and identifiers quoted exactly are none."""
     written = prose_tokens(text)
     copied = sum(copied_runs(written, conversation))
     if copied < MIN_TOKENS_FOR_COPY:

@@ -97,7 +97,7 @@ async def test_a_small_window_and_a_model_that_cannot_summarise_compress_a_handf
         notices += sum(isinstance(e, Notice) and "short form" in e.message for e in events)
         for frame in sent:  # only a context that got smaller is announced
             assert frame.messages_after < frame.messages_before, frame
-    # Before: 31 frames in these eight turns, 18 of them `2 → 2` (42 with the real model).
+    # On main: 31 frames in these eight turns, 18 of them `2 → 2`, five in most turns.
     assert max(per_turn) <= 1, per_turn  # at most one a turn, post-turn work included
     assert 1 <= sum(per_turn) <= len(FACTS) - 1, per_turn
     assert notices <= sum(per_turn)  # the condensing notice once a pass, not once a step

@@ -11,13 +11,19 @@ Small models fail here in ways a status code does not show: they answer nothing,
 instructions, copy the conversation, loop one line until the cap. A summary is therefore checked
 before it replaces anything (`summary_problem`); a bad one is retried once with a nudge, and a
 second bad one raises `SummaryRejected`. A failing model call propagates as it is. Either way the
-caller keeps the old context: there is never a placeholder summary.
+caller keeps the old context: there is never a placeholder summary. A copy is judged on the whole
+summary against the whole conversation (`copy_problem`): quoting facts and identifiers word for
+word is what a good summary does.
+
+`shrank()` and `FutileCompressions` decide whether a compression helped: one that did not make the
+context smaller is neither stored nor announced, nor tried again until the context has grown.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import string
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,9 +51,15 @@ NUDGES = {
     "changed numbers from the conversation": "Copy every number exactly as it is written.",
 }
 RETRY_NOTE = "Your last answer could not be used: it {reason}. {nudge}"
-# Below this many words, overlap shares say nothing: a short summary is judged by the other checks.
-MIN_WORDS_FOR_COPY = 12
-COPY_SHARE = 0.8
+# Copying is judged in runs of whitespace-separated tokens: an identifier, path, address or number
+# is one token however much punctuation it holds, so a summary that keeps `FACT:blue_door_42` or
+# `/etc/cron.d/nas-backup` word for word copies nothing; six tokens in a row as the conversation
+# has them are its prose written out again.
+COPY_RUN = 6
+# Below this many copied tokens, shares say nothing: a short summary is judged by the other checks.
+MIN_TOKENS_FOR_COPY = 12
+COPY_SHARE = 0.8  # of the summary in copied runs: the conversation written out again
+CARRY_SHARE = 0.5  # of the conversation in the summary's copied runs: most of it carried back
 ECHO_SHARE = 0.5
 
 
@@ -80,6 +92,39 @@ class CompressionResult:
     @property
     def messages_after(self) -> int:
         return len(self.context)
+
+
+def shrank(before: Sequence[Message], after: Sequence[Message]) -> bool:
+    """Whether a compression made the context smaller: fewer messages, or fewer (estimated) tokens.
+
+    Condensing a context that is only a summary and the latest request gives the same context
+    back: that is no compression, and nothing may be stored or announced for it.
+    """
+    if len(after) < len(before):
+        return True
+    return tokens.estimate_messages_tokens(after) < tokens.estimate_messages_tokens(before)
+
+
+class FutileCompressions:
+    """Sessions whose context a compression pass could not make smaller, and its size then.
+
+    A pass is not run on such a context again until it has grown past that size (a new message,
+    an answer, a tool result): the same pass on the same context would only give it back again.
+    """
+
+    def __init__(self) -> None:
+        self._sizes: dict[str, int] = {}
+
+    def allows(self, session_id: str, context: Sequence[Message]) -> bool:
+        size = self._sizes.get(session_id)
+        return size is None or tokens.estimate_messages_tokens(context) > size
+
+    def failed(self, session_id: str, context: Sequence[Message]) -> None:
+        self._sizes[session_id] = tokens.estimate_messages_tokens(context)
+
+    def forget(self, session_id: str) -> None:
+        """A pass helped (or the session ended): judge the next one afresh."""
+        self._sizes.pop(session_id, None)
 
 
 def _starts_turn(msg: Message) -> bool:
@@ -207,6 +252,7 @@ _TRANSCRIPT_LINE = re.compile(
     r"^(?:(user|assistant|person|plan)\s*:|earlier summary\s*:|[→←])", re.IGNORECASE
 )
 _HEADING = re.compile(r"^(?:#{1,6}\s*.*|\*\*[^*]+\*\*\s*:?|__[^_]+__\s*:?|[^:]{1,60}:)$")
+_OUTER_PUNCTUATION = "".join(sorted(set(string.punctuation) | set("“”‘’«»…→←•–—")))
 
 
 def words(text: str) -> list[str]:
@@ -237,32 +283,79 @@ def repeats_itself(text: str) -> bool:
     return len(grams) >= 20 and len(set(grams)) * 2 < len(grams)
 
 
-def _copied_lines(lines: list[str], conversation: str) -> list[bool]:
-    """Which lines are the conversation written out again rather than notes about it.
+def prose_tokens(text: str) -> list[str | None]:
+    """`text` as whitespace-separated tokens, lower-cased, outer punctuation trimmed. A token that
+    is only punctuation (a bullet, a dash, an arrow) is None: a break no copied run crosses."""
+    out: list[str | None] = []
+    for raw in text.lower().split():
+        token = raw.strip(_OUTER_PUNCTUATION)
+        out.append(token or None)
+    return out
 
-    A line copied (nearly) word for word is; so is a speaker-labelled line that mostly copies, and
-    every speaker-labelled line once the answer reads as a dialogue (the model continuing the
-    transcript, as SmolLM2-135M does).
+
+def copied_runs(written: Sequence[str | None], conversation: str) -> list[bool]:
+    """Which of the `written` tokens lie in a run of `COPY_RUN` or more that the conversation has
+    word for word."""
+    known = _runs(conversation)
+    copied = [False] * len(written)
+    for i in range(len(written) - COPY_RUN + 1):
+        run = tuple(written[i : i + COPY_RUN])
+        if None not in run and run in known:
+            copied[i : i + COPY_RUN] = [True] * COPY_RUN
+    return copied
+
+
+def _runs(text: str) -> set[tuple[str | None, ...]]:
+    said = [t for t in prose_tokens(text) if t is not None]  # an arrow or a dash joins what it joins
+    return {tuple(said[i : i + COPY_RUN]) for i in range(len(said) - COPY_RUN + 1)}
+
+
+def copy_problem(text: str, conversation: str) -> str | None:
+    """Why `text` is a copy of `conversation` (None when it is not): mostly the conversation's
+    prose written out again, or most of the conversation carried back. Judged on the whole text
+    against the whole conversation: facts, names, numbers and identifiers quoted exactly are none."""
+    written = prose_tokens(text)
+    copied = sum(copied_runs(written, conversation))
+    if copied < MIN_TOKENS_FOR_COPY:
+        return None
+    said = sum(t is not None for t in written)
+    source = sum(t is not None for t in prose_tokens(conversation))
+    if copied >= COPY_SHARE * said or copied >= CARRY_SHARE * source:
+        return "copied the conversation"
+    return None
+
+
+def _transcript_lines(lines: list[str], conversation: str) -> list[bool]:
+    """Which lines continue the transcript rather than note something about it.
+
+    A speaker-labelled line does when the answer reads as a dialogue (the model continuing the
+    transcript, as SmolLM2-135M does), or when most of it is copied from the conversation. Lines
+    without a label are judged with the whole answer (`copy_problem`), not one by one.
     """
     labelled = [_TRANSCRIPT_LINE.match(line) for line in lines]
     speakers = {m.group(1).lower() for m in labelled if m is not None and m.group(1)}
     dialogue = len(speakers) >= 2
-    copied = []
-    for line, label in zip(lines, labelled, strict=True):
-        share = overlap_share(line, conversation) if conversation else 0.0
-        if label is not None:
-            copied.append(dialogue or share >= 0.5)
+    # Copied runs may span lines (consecutive messages written out again): judged on the whole.
+    per_line = [prose_tokens(line) for line in lines]
+    flags = copied_runs([t for line in per_line for t in line], conversation) if conversation else []
+    out = []
+    start = 0
+    for line_tokens, label in zip(per_line, labelled, strict=True):
+        mine = flags[start : start + len(line_tokens)]
+        start += len(line_tokens)
+        if label is None:
+            out.append(False)
         else:
-            copied.append(len(words(line)) >= 4 and share >= COPY_SHARE)
-    return copied
+            out.append(dialogue or (bool(mine) and sum(mine) * 2 >= len(line_tokens)))
+    return out
 
 
 def echo_problem(text: str, instructions: str, conversation: str = "") -> str | None:
     """Why `text` is no answer but a reflection of the request (None when it says something).
 
-    Catches loops, the instructions repeated (whole, or line by line), the `conversation` written
-    out again, and headings with nothing under them. What counts as an instruction line is judged
-    against `instructions` itself, so it keeps working when a prompt is reworded.
+    Catches loops, the instructions repeated (whole, or line by line), the transcript of the
+    `conversation` continued, and headings with nothing under them. What counts as an instruction
+    line is judged against `instructions` itself, so it keeps working when a prompt is reworded.
     """
     if repeats_itself(text):
         return "repeated the same line"
@@ -270,7 +363,7 @@ def echo_problem(text: str, instructions: str, conversation: str = "") -> str | 
     lines = [_BULLET.sub("", raw.strip()).strip() for raw in text.splitlines()]
     lines = [line for line in lines if words(line)]
     echoed = copied = content = 0
-    for line, is_copy in zip(lines, _copied_lines(lines, conversation), strict=True):
+    for line, is_copy in zip(lines, _transcript_lines(lines, conversation), strict=True):
         count = len(words(line))
         instruction = " ".join(words(line)) in reference_lines
         if instruction or (count >= 3 and overlap_share(line, instructions) >= 0.6):
@@ -313,8 +406,9 @@ def summary_problem(summary: str, source: str, conversation: str, instructions: 
     problem = echo_problem(summary, instructions, conversation)
     if problem is not None:
         return problem
-    if len(words(summary)) >= MIN_WORDS_FOR_COPY and overlap_share(summary, conversation, 5) >= COPY_SHARE:
-        return "copied the conversation"
+    problem = copy_problem(summary, conversation)
+    if problem is not None:
+        return problem
     if long_numbers(summary) - long_numbers(source):  # "192.168.1.10" came back as "192.168.1.1.10"
         return "changed numbers from the conversation"
     if tokens.estimate_tokens(summary) >= tokens.estimate_tokens(source):

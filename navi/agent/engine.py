@@ -51,7 +51,6 @@ from navi.agent.shorten import LongMessages, saving
 from navi.agent.tool_batch import ToolRunner
 from navi.agent.windows import ContextWindows
 from navi.agent.workers import (
-    CompressionFailed,
     ContextCompressor,
     Worker,
     WorkerContext,
@@ -563,6 +562,7 @@ class Agent:
             needs_name=needs_name,
             user_text=user_text,
             answer=run.final_text,
+            compressed=run.compressed,
             background=self.spawn_background,
         )
         for worker in self.workers:
@@ -591,56 +591,52 @@ class Agent:
 
         The model summarises; for a session whose model wrote no usable summary, or when the prompt
         no longer fits the window after a failed summary (`overflowing`), Navi condenses the earlier
-        conversation itself (`navi.agent.condense`) rather than refusing the message.
+        conversation itself (`navi.agent.condense`) rather than refusing the message. Past the
+        threshold a turn compresses once; only a prompt that no longer fits makes it compress again.
         """
         if not self.compressor.settings.enabled:
             return
-        if not overflowing and (run.compression_failed or not self.compressor.needed(run.size, run.window)):
+        if not overflowing and (
+            run.compression_failed or run.compressed or not self.compressor.needed(run.size, run.window)
+        ):
             return
-        if not partition(run.context, 0)[0]:
-            return  # nothing before the latest request to summarise: the fit check decides the rest
+        if not partition(run.context, 0)[0] or not self.compressor.may_run(run.ctx.session_id, run.context):
+            return  # nothing before the latest request, or nothing a pass could shrink: the fit check decides
         condense = overflowing or run.ctx.session_id in self.compressor.unsummarisable
         detail = "condensing" if condense else "summarising"
         yield Status(phase="compressing", detail=f"{detail} the earlier conversation")
         await self.writer.flush(run)  # compression rewrites stored rows: earlier writes must be in
+        overhead, room = self.budget.overhead(run), run.window - self.budget.reserve(run)
+        bare = self.budget.overhead(run, [])  # the fit check may leave every tool out
+
+        def enough(conversation: int) -> bool:  # below the threshold, and (overflowing) fitting
+            fits = not overflowing or conversation + bare <= room
+            return fits and not self.compressor.needed(overhead + conversation, run.window)
+
         # Keep the configured number of turns; if that is still too much, one turn; in the end only
         # the latest instruction and its newest tool results.
-        for keep in dict.fromkeys([self.compressor.settings.keep_recent, 1, 0]):
+        outcome = await self.compressor.run_pass(
+            run.ctx.session_id,
+            run.context,
+            run.llm,
+            run.model,
+            overhead_tokens=overhead,
+            persistent=run.persistent,
+            condense=condense,
+            keeps=[self.compressor.settings.keep_recent, 1, 0],
+            budget_tokens=condense_budget(run.window),
+            enough=enough,
+        )
+        if outcome.done is not None:
+            run.context, run.tokens, run.pending = outcome.done.context, outcome.done.tokens, 0
+            run.fixed = self.budget.overhead(run)
+            run.compressed = True
+            yield outcome.done.event
             if condense:
-                done = await self.compressor.condense(
-                    run.ctx.session_id,
-                    run.context,
-                    overhead_tokens=self.budget.overhead(run),
-                    persistent=run.persistent,
-                    keep_recent=keep,
-                    budget_tokens=condense_budget(run.window),
-                )
-            else:
-                try:
-                    done = await self.compressor.compress(
-                        run.ctx.session_id,
-                        run.context,
-                        run.llm,
-                        run.model,
-                        overhead_tokens=self.budget.overhead(run),
-                        persistent=run.persistent,
-                        keep_recent=keep,
-                    )
-                except CompressionFailed as exc:
-                    run.compression_failed = True  # carry on with the context as it is
-                    yield summary_failed(exc)
-                    return
-            if done is not None:
-                run.context, run.tokens, run.pending = done.context, done.tokens, 0
-                run.fixed = self.budget.overhead(run)
-                yield done.event
-                if condense:
-                    yield Notice(message=CONDENSED_NOTICE)
-            if not self.compressor.needed(run.size, run.window) and (
-                not overflowing
-                or self.budget.fit_tools(run, run.tools.specs())[1] + self.budget.reserve(run) <= run.window
-            ):
-                return
+                yield Notice(message=CONDENSED_NOTICE)
+        if outcome.failure is not None:
+            run.compression_failed = True  # carry on with the context as it is
+            yield summary_failed(outcome.failure)
 
     # --- the loop --------------------------------------------------------------------------------
     async def _loop(self, run: RunState) -> AsyncIterator[AgentEvent]:

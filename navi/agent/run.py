@@ -33,6 +33,7 @@ class RunState:
     final_text: str = ""
     failures: int = 0
     compression_failed: bool = False  # don't retry a failing summary on every step of this run
+    compressed: bool = False  # the context was compressed this turn (one `context_compressed` a turn)
     write: asyncio.Task[None] | None = None  # a save still in flight; every later write waits for it
     trimmed: tuple[str, ...] = ()  # tools left out because the window cannot hold their schemas
     sent: list[Message] = field(default_factory=list)  # the messages of the latest model call

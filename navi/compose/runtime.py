@@ -227,7 +227,7 @@ async def build_runtime(
         memory_summary=lambda owner: memory.get_summary(owner=owner),
         user_tools=EnabledTools(settings.tools_dir),
         offered_tools=mcp.offered,
-        on_session_end=[state.forget, handles.ssh.pool.close_session],
+        on_session_end=[state.forget, handles.ssh.pool.close_session, compressor.forget],
         approvals=approvals,
     )
     handles.spawn.spawner = agent.run_ephemeral

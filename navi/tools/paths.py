@@ -15,7 +15,7 @@ Uploads (`uploads`, SESSION_FILES_DIR) belong to one session each: only the curr
 folder (`uploads/<session id>`, the session a subagent works for) may be touched. Every other path
 inside `uploads` — another session's folder, so another user's files, or anything at its top — is
 refused like a secret, after symlinks are resolved; a run without a session gets none of them.
-`hides_uploads` tells listings to leave those folders out, `covers_uploads` that a folder holds them.
+`is_other_upload` also tells listings what to leave out, `covers_uploads` that a folder holds them.
 
 The check is made on names, so the tools never open the resolved path by name afterwards: they go
 through `navi.tools.safe_io`, which refuses to follow a symlink put in its way after the check.

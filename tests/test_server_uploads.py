@@ -110,7 +110,7 @@ def test_oversized_uploads_are_refused_while_streaming(navi: LiveNavi, tmp_path:
     sid = navi.new_session()
     host, port = navi.url.removeprefix("http://").split(":")
     head = (
-        b'--x\r\nContent-Disposition: form-data; name="file"; filename="big.dat"\r\n'
+        b'--x\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\n'
         b"Content-Type: application/octet-stream\r\n\r\n"
     )
 

@@ -176,7 +176,7 @@ async def run_confined(
             workdir=workdir,
             cwd=cwd,
             env=env,
-            session_id=ctx.session_id if ctx else None,
+            session_id=ctx.root_session if ctx else None,  # a subagent: the session it works for
             readable=readable,
         )
     except SandboxRefused as exc:

@@ -5,6 +5,10 @@ The owner's token signs in as the owner; a token of `navi users add NAME` as NAM
 NAME holds it. A proxy-role token is refused (403, saying so): a proxy speaks for the users behind
 it and is nobody to sign a browser in. It is a real token, so it is not counted as a guess.
 
+The cookie is `Secure` when the request came over HTTPS: directly, or through a proxy listed in
+NAVI_TRUSTED_PROXIES whose `X-Forwarded-Proto` says `https` (the access control puts that scheme on
+the request); the header from anyone else changes nothing.
+
 The page cannot be framed (`frame-ancestors 'none'`, `X-Frame-Options: DENY`), so another site
 cannot overlay it to catch a token being typed, and loads nothing but itself."""
 
@@ -114,5 +118,7 @@ async def logout(request: Request) -> Response:
     if sign_in:
         await _policy(request).sign_ins.revoke(sign_in)
     response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+    response.delete_cookie(
+        COOKIE, path="/", httponly=True, samesite="strict", secure=request.url.scheme == "https"
+    )
     return response

@@ -33,6 +33,7 @@ from navi.llm import tokens
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message
+from navi.llm.meta import MessageMeta
 
 ARGS_PREVIEW = 120
 RESULT_PREVIEW = 300
@@ -128,7 +129,7 @@ class FutileCompressions:
 
 
 def _starts_turn(msg: Message) -> bool:
-    return msg.role == "user" and not msg.is_summary and not msg.metadata.get("synthetic")
+    return msg.role == "user" and not msg.is_summary and not msg.metadata.synthetic
 
 
 def split_turns(context: Sequence[Message]) -> list[list[Message]]:
@@ -208,7 +209,7 @@ def format_messages(messages: Sequence[Message]) -> list[str]:
                 )
                 lines.append(f"→ {call.name}({clip(args, ARGS_PREVIEW)})")
         elif msg.role == "tool":
-            status = "failed" if msg.metadata.get("status") == "error" else "returned"
+            status = "failed" if msg.metadata.status == "error" else "returned"
             lines.append(f"← {msg.name or 'tool'} {status}: {clip(msg.content or '', RESULT_PREVIEW)}")
     return lines
 
@@ -550,11 +551,11 @@ async def compress_context(
     summary = Message.user(
         f"{SUMMARY_PREFIX}\n{text}",
         is_summary=True,
-        metadata={
-            "messages_summarized": len(to_summarize),
-            "tokens_before": tokens.estimate_messages_tokens(to_summarize),
-            "summary_calls": calls,
-        },
+        metadata=MessageMeta(
+            messages_summarized=len(to_summarize),
+            tokens_before=tokens.estimate_messages_tokens(to_summarize),
+            summary_calls=calls,
+        ),
     )
     return CompressionResult(
         context=[summary, *to_keep],

@@ -7,7 +7,7 @@ already safe in the database.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,10 +22,12 @@ from navi.agent.compression import (
 from navi.agent.condense import condense_context
 from navi.agent.events import AgentEvent, ContextCompressed, Notice
 from navi.agent.naming import name_session
+from navi.agent.run import RunState
 from navi.llm.base import LLMBackend
 from navi.llm.calls import CallStopped
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message
+from navi.llm.meta import MessageMeta
 from navi.llm.tokens import estimate_messages_tokens
 from navi.logging import get_logger
 from navi.sessions.store import SessionStore
@@ -193,13 +195,12 @@ class ContextCompressor:
         kept = result.context[1:]
         # Until the next model call reports a real count, the context size is an estimate.
         tokens = overhead_tokens + estimate_messages_tokens(result.context)
-        result.summary.metadata.update(
-            messages_summarized=summarized,
-            tokens_before=estimate_messages_tokens(context) - estimate_messages_tokens(kept),
-            tokens_after=estimate_messages_tokens([result.summary]),
-        )
+        meta = result.summary.metadata
+        meta.messages_summarized = summarized
+        meta.tokens_before = estimate_messages_tokens(context) - estimate_messages_tokens(kept)
+        meta.tokens_after = estimate_messages_tokens([result.summary])
         if not condensed:
-            result.summary.metadata["summary_calls"] = calls
+            meta.summary_calls = calls
         event = ContextCompressed(messages_before=len(context), messages_after=len(result.context))
         if persistent:
             how = "condensed by Navi (the model could not summarise them)" if condensed else "summarised"
@@ -207,7 +208,9 @@ class ContextCompressor:
                 f"Context compressed: {summarized} earlier messages were {how}; "
                 f"{result.kept} recent messages are kept as they were.",
                 is_compression=True,
-                metadata={"messages_before": event.messages_before, "messages_after": event.messages_after},
+                metadata=MessageMeta(
+                    messages_before=event.messages_before, messages_after=event.messages_after
+                ),
             )
             await self.sessions.replace_context(session_id, result.context, context_token_count=tokens)
             await self.sessions.append(session_id, display=[marker])
@@ -251,6 +254,59 @@ class Worker(Protocol):
     name: str
 
     async def run(self, wctx: WorkerContext) -> WorkerResult: ...
+
+
+async def after_turn(
+    workers: Sequence[Worker],
+    run: RunState,
+    *,
+    detached_llm: LLMBackend,
+    overhead_tokens: int,
+    needs_name: bool,
+    user_text: str,
+    background: Callable[[Coroutine[Any, Any, Any]], None],
+) -> AsyncIterator[AgentEvent]:
+    """Run the workers in order once `run`'s turn has ended, each on the context the one before
+    left (which becomes the run's).
+
+    `stream_end` is already out; a new message from the user stops the run, which skips the rest
+    (see RunManager.start). A worker abandoned on stop, or failing, is logged and the next one
+    runs: post-turn work is best effort, the turn is saved.
+    """
+    wctx = WorkerContext(
+        session_id=run.ctx.session_id,
+        llm=run.llm,
+        detached_llm=detached_llm,
+        model=run.model,
+        window=run.window,
+        context=run.context,
+        context_tokens=run.size,
+        overhead_tokens=overhead_tokens,
+        persistent=run.persistent,
+        needs_name=needs_name,
+        user_text=user_text,
+        answer=run.final_text,
+        compressed=run.compressed,
+        background=background,
+    )
+    for worker in workers:
+        if run.ctx.stopped:
+            log.info("worker.skipped", worker=worker.name, reason="stopped")
+            continue
+        try:
+            result = await worker.run(wctx)
+        except CallStopped:
+            log.info("worker.abandoned", worker=worker.name)
+            continue
+        except Exception as exc:
+            log.warning("worker.failed", worker=worker.name, error=str(exc))
+            continue
+        if result.context is not None:
+            wctx.context = run.context = result.context
+        if result.context_tokens is not None:
+            wctx.context_tokens = result.context_tokens
+        for event in result.events:
+            yield event
 
 
 class CompressionWorker:

@@ -79,7 +79,7 @@ def parse_facts(text: str) -> list[tuple[str, str, str]]:
 
 def is_persons(msg: Message) -> bool:
     """Whether the person wrote `msg` (not a summary or an image message a tool added)."""
-    return msg.role == "user" and not msg.is_summary and not msg.metadata.get("synthetic")
+    return msg.role == "user" and not msg.is_summary and not msg.metadata.synthetic
 
 
 def said_by_person(session: Session) -> str:

@@ -30,13 +30,12 @@ from navi import prompts
 from navi.agent.compression import (
     ECHO_SHARE,
     SummaryRejected,
-    format_messages,
     overlap_share,
     repeats_itself,
     summarize,
-    take_chunk,
     words,
 )
+from navi.agent.transcript import format_messages, take_chunk
 from navi.llm import tokens
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.calls import CallLimits, GuardedBackend

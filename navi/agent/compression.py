@@ -2,18 +2,18 @@
 
 `compress_context()` is a function from a context to a new context plus the model calls it needs.
 The context is cut into turns (a user message and everything up to the next one); tool calls and
-their results always stay in one piece. Earlier summaries are folded into the new one. When the
-text to summarise is larger than the summariser's input cap (in tokens, as `navi.llm.tokens`
-estimates them) it is summarised in chunks, each chunk folded into the summary so far — never
-truncated. Each call is capped by `max_tokens`.
+their results always stay in one piece (navi/agent/transcript.py). Earlier summaries are folded
+into the new one. When the text to summarise is larger than the summariser's input cap (in tokens,
+as `navi.llm.tokens` estimates them) it is summarised in chunks, each chunk folded into the summary
+so far — never truncated. Each call is capped by `max_tokens`.
 
 Small models fail here in ways a status code does not show: they answer nothing, repeat the
 instructions, copy the conversation, loop one line until the cap. A summary is therefore checked
 before it replaces anything (`summary_problem`); a bad one is retried once with a nudge, and a
 second bad one raises `SummaryRejected`. A failing model call propagates as it is. Either way the
 caller keeps the old context: there is never a placeholder summary. A copy is judged on the whole
-summary against the whole conversation (`copy_problem`): quoting facts and identifiers word for
-word is what a good summary does.
+summary against the whole conversation (`copy_problem`, navi/agent/copies.py): quoting facts and
+identifiers word for word is what a good summary does.
 
 `shrank()` and `FutileCompressions` decide whether a compression helped: one that did not make the
 context smaller is neither stored nor announced, nor tried again until the context has grown.
@@ -21,23 +21,21 @@ context smaller is neither stored nor announced, nor tried again until the conte
 
 from __future__ import annotations
 
-import json
 import re
-import string
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from navi import prompts
+from navi.agent.copies import copy_problem, transcript_lines
+from navi.agent.transcript import SUMMARY_PREFIX, format_messages, partition, take_chunk
+from navi.agent.transcript import split_turns as split_turns
 from navi.llm import tokens
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message
 from navi.llm.meta import MessageMeta
 
-ARGS_PREVIEW = 120
-RESULT_PREVIEW = 300
-SUMMARY_PREFIX = "[Summary of the earlier conversation]"
 SO_FAR_LABEL = "Summary so far (keep what still matters):"
 CONVERSATION_LABEL = "Conversation to summarise:"
 # Said on the retry, after the conversation, where even a small model still reads it.
@@ -52,15 +50,6 @@ NUDGES = {
     "changed numbers from the conversation": "Copy every number exactly as it is written.",
 }
 RETRY_NOTE = "Your last answer could not be used: it {reason}. {nudge}"
-# Copying is judged in runs of whitespace-separated tokens: an identifier, path, address or number
-# is one token however much punctuation it holds, so a summary that keeps `FACT:blue_door_42` or
-# `/etc/cron.d/nas-backup` word for word copies nothing; six tokens in a row as the conversation
-# has them are its prose written out again.
-COPY_RUN = 6
-# Below this many copied tokens, shares say nothing: a short summary is judged by the other checks.
-MIN_TOKENS_FOR_COPY = 12
-COPY_SHARE = 0.8  # of the summary in copied runs: the conversation written out again
-CARRY_SHARE = 0.5  # of the conversation in the summary's copied runs: most of it carried back
 ECHO_SHARE = 0.5
 
 
@@ -128,132 +117,10 @@ class FutileCompressions:
         self._sizes.pop(session_id, None)
 
 
-def _starts_turn(msg: Message) -> bool:
-    return msg.role == "user" and not msg.is_summary and not msg.metadata.synthetic
-
-
-def split_turns(context: Sequence[Message]) -> list[list[Message]]:
-    """Group messages into turns. Leading summaries or stray messages form a turn of their own."""
-    turns: list[list[Message]] = []
-    for msg in context:
-        if msg.role == "system":
-            continue
-        if not turns or _starts_turn(msg) or msg.is_summary:
-            turns.append([msg])
-        else:
-            turns[-1].append(msg)
-    return turns
-
-
-def _split_current(turns: list[list[Message]]) -> tuple[list[Message], list[Message]]:
-    """Inside the latest turn: keep the user's instruction and the newest tool group only."""
-    current = turns[-1]
-    groups: list[list[Message]] = []
-    for msg in current[1:]:
-        if msg.role == "assistant" or not groups:
-            groups.append([msg])
-        else:
-            groups[-1].append(msg)
-    last = groups[-1] if groups else []
-    middle = [m for group in groups[:-1] for m in group]
-    to_summarize = [m for turn in turns[:-1] for m in turn] + middle
-    return to_summarize, [current[0], *last]
-
-
-def partition(context: Sequence[Message], keep_recent: int) -> tuple[list[Message], list[Message]]:
-    """(to_summarize, to_keep): the last `keep_recent` real turns are kept whole.
-
-    A turn that is only an earlier summary never counts as a kept turn: it is folded in.
-    `keep_recent=0` is the last resort when the current turn alone is too big: its instruction
-    and its newest tool group stay verbatim, the work in between is summarised.
-    """
-    turns = split_turns(context)
-    if keep_recent == 0:
-        if not turns or not _starts_turn(turns[-1][0]):
-            return [], list(context)
-        return _split_current(turns)
-    kept_turns: list[list[Message]] = []
-    for turn in reversed(turns):
-        if len(kept_turns) >= keep_recent or (len(turn) == 1 and turn[0].is_summary):
-            break
-        kept_turns.insert(0, turn)
-    cut = len(turns) - len(kept_turns)
-    to_summarize = [m for turn in turns[:cut] for m in turn]
-    to_keep = [m for turn in kept_turns for m in turn]
-    return to_summarize, to_keep
-
-
-def clip(text: str, limit: int) -> str:
-    """`text` on one line, at most `limit` characters (an ellipsis marks a cut)."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def format_messages(messages: Sequence[Message]) -> list[str]:
-    """One plain-text entry per message; tool traffic shown as compact previews."""
-    lines: list[str] = []
-    for msg in messages:
-        if msg.is_summary:
-            lines.append(f"Earlier summary:\n{(msg.content or '').removeprefix(SUMMARY_PREFIX).strip()}")
-        elif msg.role == "user":
-            suffix = f" [{len(msg.images)} image(s)]" if msg.images else ""
-            lines.append(f"User: {msg.content or ''}{suffix}")
-        elif msg.role == "assistant":
-            if msg.content:
-                lines.append(f"{'Plan' if msg.is_plan else 'Assistant'}: {msg.content}")
-            for call in msg.tool_calls:
-                args = (
-                    json.dumps(call.arguments, ensure_ascii=False)
-                    if call.raw_arguments is None
-                    else call.raw_arguments
-                )
-                lines.append(f"→ {call.name}({clip(args, ARGS_PREVIEW)})")
-        elif msg.role == "tool":
-            status = "failed" if msg.metadata.status == "error" else "returned"
-            lines.append(f"← {msg.name or 'tool'} {status}: {clip(msg.content or '', RESULT_PREVIEW)}")
-    return lines
-
-
-def _fit_prefix(text: str, budget: int) -> int:
-    """Length of the longest prefix of `text` within `budget` tokens, ended at a space if one is near."""
-    low, high = 1, len(text)
-    while low < high:
-        mid = (low + high + 1) // 2
-        if tokens.estimate_tokens(text[:mid]) <= budget:
-            low = mid
-        else:
-            high = mid - 1
-    space = text.rfind(" ", 0, low)
-    return space + 1 if space > low // 2 else low
-
-
-def take_chunk(lines: list[str], budget: int) -> tuple[str, list[str]]:
-    """The longest run of whole lines that fits `budget` tokens, and what is left.
-
-    A single line larger than the budget is split: its first part now, the rest next time.
-    """
-    if tokens.estimate_tokens(lines[0]) > budget:
-        cut = _fit_prefix(lines[0], budget)
-        return lines[0][:cut], [lines[0][cut:], *lines[1:]]
-    chunk = lines[0]
-    count = 1
-    for line in lines[1:]:
-        longer = f"{chunk}\n{line}"
-        if tokens.estimate_tokens(longer) > budget:
-            break
-        chunk = longer
-        count += 1
-    return chunk, lines[count:]
-
-
 # --- Judging an answer ----------------------------------------------------------------------------
 _WORD = re.compile(r"[^\W_]+")
 _BULLET = re.compile(r"^\s*(?:[-*•+]\s*|\d+[.)]\s+)+")
-_TRANSCRIPT_LINE = re.compile(
-    r"^(?:(user|assistant|person|plan)\s*:|earlier summary\s*:|[→←])", re.IGNORECASE
-)
 _HEADING = re.compile(r"^(?:#{1,6}\s*.*|\*\*[^*]+\*\*\s*:?|__[^_]+__\s*:?|[^:]{1,60}:)$")
-_OUTER_PUNCTUATION = "".join(sorted(set(string.punctuation) | set("“”‘’«»…→←•–—")))
 
 
 def words(text: str) -> list[str]:
@@ -284,73 +151,6 @@ def repeats_itself(text: str) -> bool:
     return len(grams) >= 20 and len(set(grams)) * 2 < len(grams)
 
 
-def prose_tokens(text: str) -> list[str | None]:
-    """`text` as whitespace-separated tokens, lower-cased, outer punctuation trimmed. A token that
-    is only punctuation (a bullet, a dash, an arrow) is None: a break no copied run crosses."""
-    out: list[str | None] = []
-    for raw in text.lower().split():
-        token = raw.strip(_OUTER_PUNCTUATION)
-        out.append(token or None)
-    return out
-
-
-def copied_runs(written: Sequence[str | None], conversation: str) -> list[bool]:
-    """Which of the `written` tokens lie in a run of `COPY_RUN` or more that the conversation has
-    word for word."""
-    known = _runs(conversation)
-    copied = [False] * len(written)
-    for i in range(len(written) - COPY_RUN + 1):
-        run = tuple(written[i : i + COPY_RUN])
-        if None not in run and run in known:
-            copied[i : i + COPY_RUN] = [True] * COPY_RUN
-    return copied
-
-
-def _runs(text: str) -> set[tuple[str | None, ...]]:
-    said = [t for t in prose_tokens(text) if t is not None]  # an arrow or a dash joins what it joins
-    return {tuple(said[i : i + COPY_RUN]) for i in range(len(said) - COPY_RUN + 1)}
-
-
-def copy_problem(text: str, conversation: str) -> str | None:
-    """Why `text` is a copy of `conversation` (None when it is not): mostly the conversation's
-    prose written out again, or most of the conversation carried back. Judged on the whole text
-    against the whole conversation: facts, names, numbers and identifiers quoted exactly are none."""
-    written = prose_tokens(text)
-    copied = sum(copied_runs(written, conversation))
-    if copied < MIN_TOKENS_FOR_COPY:
-        return None
-    said = sum(t is not None for t in written)
-    source = sum(t is not None for t in prose_tokens(conversation))
-    if copied >= COPY_SHARE * said or copied >= CARRY_SHARE * source:
-        return "copied the conversation"
-    return None
-
-
-def _transcript_lines(lines: list[str], conversation: str) -> list[bool]:
-    """Which lines continue the transcript rather than note something about it.
-
-    A speaker-labelled line does when the answer reads as a dialogue (the model continuing the
-    transcript, as SmolLM2-135M does), or when most of it is copied from the conversation. Lines
-    without a label are judged with the whole answer (`copy_problem`), not one by one.
-    """
-    labelled = [_TRANSCRIPT_LINE.match(line) for line in lines]
-    speakers = {m.group(1).lower() for m in labelled if m is not None and m.group(1)}
-    dialogue = len(speakers) >= 2
-    # Copied runs may span lines (consecutive messages written out again): judged on the whole.
-    per_line = [prose_tokens(line) for line in lines]
-    flags = copied_runs([t for line in per_line for t in line], conversation) if conversation else []
-    out = []
-    start = 0
-    for line_tokens, label in zip(per_line, labelled, strict=True):
-        mine = flags[start : start + len(line_tokens)]
-        start += len(line_tokens)
-        if label is None:
-            out.append(False)
-        else:
-            out.append(dialogue or (bool(mine) and sum(mine) * 2 >= len(line_tokens)))
-    return out
-
-
 def echo_problem(text: str, instructions: str, conversation: str = "") -> str | None:
     """Why `text` is no answer but a reflection of the request (None when it says something).
 
@@ -364,7 +164,7 @@ def echo_problem(text: str, instructions: str, conversation: str = "") -> str | 
     lines = [_BULLET.sub("", raw.strip()).strip() for raw in text.splitlines()]
     lines = [line for line in lines if words(line)]
     echoed = copied = content = 0
-    for line, is_copy in zip(lines, _transcript_lines(lines, conversation), strict=True):
+    for line, is_copy in zip(lines, transcript_lines(lines, conversation), strict=True):
         count = len(words(line))
         instruction = " ".join(words(line)) in reference_lines
         if instruction or (count >= 3 and overlap_share(line, instructions) >= 0.6):

@@ -25,6 +25,7 @@ import structlog
 
 from navi import runctx
 from navi.agent import subagents
+from navi.agent.background import BackgroundWork
 from navi.agent.binding import RunBinder
 from navi.agent.budget import Budget
 from navi.agent.context import build_context
@@ -139,28 +140,18 @@ class Agent:
             long_messages=lambda: self.long_messages,
             rebind=self.binder.rebind,
         )
-        self._background: set[asyncio.Task[Any]] = set()
+        self.background = BackgroundWork()
         self.active: set[str] = set()  # sessions with a turn in progress (memory extraction skips them)
 
     async def _memory(self, owner: str) -> str | None:
         return await self.memory_summary(owner) if self.memory_summary else None
 
     def spawn_background(self, coro: Any) -> None:
-        task = asyncio.create_task(self._guarded(coro))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    @staticmethod
-    async def _guarded(coro: Any) -> None:
-        try:
-            await coro
-        except Exception as exc:  # background work is best effort
-            log.warning("background.failed", error=str(exc))
+        self.background.spawn(coro)
 
     async def settle(self) -> None:
         """Wait for background work (session naming) to finish: for shutdown and tests."""
-        while self._background:
-            await asyncio.gather(*list(self._background), return_exceptions=True)
+        await self.background.settle()
 
     # --- what the model sees ---------------------------------------------------------------------
     @property
@@ -357,14 +348,7 @@ class Agent:
             async for event in self.compression.maybe(run):
                 yield event
             if planning and self.config.planning and run.profile.planning_enabled and not ctx.stopped:
-                phase = plan_phase(
-                    run,
-                    self.writer,
-                    self.sessions,
-                    max_tokens=self.config.max_tokens_planning,
-                    num_ctx=self.config.num_ctx,
-                )
-                async for event in phase:
+                async for event in plan_phase(run, self.writer, self.sessions, self.config):
                     yield event
             async for event in self.loop.steps(run):
                 finished = finished or isinstance(event, StreamEnd)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from navi import prompts
 from navi.agent.events import AgentEvent, PlanReady, Status
@@ -116,13 +116,23 @@ async def run_planning(
     return outcome
 
 
+class PlanningConfig(Protocol):
+    max_tokens_planning: int
+    num_ctx: int
+
+
 async def plan_phase(
-    run: RunState, writer: RunWriter, sessions: SessionStore, *, max_tokens: int, num_ctx: int
+    run: RunState, writer: RunWriter, sessions: SessionStore, config: PlanningConfig
 ) -> AsyncIterator[AgentEvent]:
     """The planning phase of a stored session's turn: the call, its log, and the plan if there is one."""
     yield Status(phase="planning", detail="deciding whether the request needs a plan")
     outcome = await run_planning(
-        run.llm, run.model, run.context, run.tools.names, max_tokens=max_tokens, num_ctx=num_ctx
+        run.llm,
+        run.model,
+        run.context,
+        run.tools.names,
+        max_tokens=config.max_tokens_planning,
+        num_ctx=config.num_ctx,
     )
     await writer.flush(run)
     await sessions.add_planning_log(run.ctx.session_id, outcome.log_entry(run.model))

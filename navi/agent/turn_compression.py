@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from navi.agent.budget import Budget
-from navi.agent.compression import partition
 from navi.agent.events import AgentEvent, Notice, Status
 from navi.agent.persistence import RunWriter
 from navi.agent.run import RunState
+from navi.agent.transcript import partition
 from navi.agent.workers import ContextCompressor, condense_budget, summary_failed
 
 CONDENSED_NOTICE = (

@@ -18,7 +18,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     PrivateAttr,
-    SerializerFunctionWrapHandler,
     ValidationError,
     ValidatorFunctionWrapHandler,
     model_serializer,
@@ -32,7 +31,7 @@ class Record(BaseModel):
     """A JSON object with some typed keys: it serialises to the keys that were set, and any others."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
-    _odd: dict[str, Any] = PrivateAttr(default_factory=dict)  # known keys whose values did not fit
+    _odd: dict[str, Any] | None = PrivateAttr(default=None)  # known keys whose values did not fit
 
     @model_validator(mode="wrap")
     @classmethod
@@ -53,16 +52,19 @@ class Record(BaseModel):
                     continue
             fitting[key] = value
         record = handler(fitting)
-        record._odd.update(odd)
+        record._odd = odd
         return record
 
-    # No return annotation: the documented (OpenAPI) schema stays the fields' own.
-    @model_serializer(mode="wrap")
-    def _only_what_was_set(self, handler: SerializerFunctionWrapHandler):
-        data = handler(self)
-        kept = self.model_fields_set | set(self.__pydantic_extra__ or ())
-        out = {key: value for key, value in data.items() if key in kept}
-        out.update((key, value) for key, value in self._odd.items() if key not in out)
+    # No return annotation: the documented (OpenAPI) schema stays the fields' own. The values are
+    # serialised by their types (a nested record by this same method).
+    @model_serializer(mode="plain")
+    def _only_what_was_set(self):
+        kept = self.__pydantic_fields_set__
+        out = {key: value for key, value in self.__dict__.items() if key in kept}
+        if self.__pydantic_extra__:
+            out.update(self.__pydantic_extra__)
+        if self._odd:
+            out.update((key, value) for key, value in self._odd.items() if key not in out)
         return out
 
     # --- the JSON view -----------------------------------------------------------------------------
@@ -71,7 +73,11 @@ class Record(BaseModel):
         return self.model_dump(mode="json")
 
     def _has(self, key: str) -> bool:
-        return key in self.model_fields_set or key in self._odd or key in (self.__pydantic_extra__ or ())
+        return (
+            key in self.__pydantic_fields_set__
+            or key in (self._odd or ())
+            or key in (self.__pydantic_extra__ or ())
+        )
 
     def keys(self) -> list[str]:
         return list(self.as_json())
@@ -83,9 +89,9 @@ class Record(BaseModel):
         return self[key] if self._has(key) else default
 
     def __getitem__(self, key: str) -> Any:
-        if key in self.model_fields_set:
+        if key in self.__pydantic_fields_set__:
             return _plain(getattr(self, key))
-        if key in self._odd:
+        if self._odd and key in self._odd:
             return self._odd[key]
         return (self.__pydantic_extra__ or {})[key]
 
@@ -94,7 +100,8 @@ class Record(BaseModel):
 
     def __setitem__(self, key: str, value: Any) -> None:
         setattr(self, key, value)
-        self._odd.pop(key, None)
+        if self._odd:
+            self._odd.pop(key, None)
 
     def update(self, changes: Mapping[str, Any] = {}, /, **more: Any) -> None:
         for key, value in {**changes, **more}.items():

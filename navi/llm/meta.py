@@ -177,6 +177,7 @@ class MessageMeta(Record):
     status: ToolStatus | None = None
     duration_ms: int | float | None = None
     stderr: str | None = None  # the process's error stream, bounded and masked
+    declined: str | None = None  # not run: "user" said no, or nobody answered ("timeout", "unattended")
     # A shortened copy (a long tool result in the context, an old long message in a model call).
     truncated_from: int | None = None  # length of the whole text
     recall_key: str | None = None  # the key `recall` reads the whole text with

@@ -20,7 +20,7 @@ from typing import TypeVar
 import typer
 
 from navi import redact
-from navi.cli.main import settings_or_exit
+from navi.cli.common import settings_or_exit
 from navi.config import Settings
 from navi.llm.base import LLMBackend, ModelInfo, model_listed
 from navi.llm.errors import LLMError

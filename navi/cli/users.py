@@ -12,7 +12,7 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from navi.cli.main import PLAIN_HELP, echo_list, fail, settings_or_exit
+from navi.cli.common import PLAIN_HELP, echo_list, fail, settings_or_exit
 from navi.users.store import SqlUserStore, UserError, check_name
 
 T = TypeVar("T")

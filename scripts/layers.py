@@ -270,7 +270,9 @@ def main(argv: list[str] | None = None) -> int:
 
     drawn = docs_picture()
     if drawn is None:
-        problems.append(f"{DOCS.relative_to(ROOT)} has no layer picture between {PICTURE_BEGIN} and {PICTURE_END}")
+        problems.append(
+            f"{DOCS.relative_to(ROOT)} has no layer picture between {PICTURE_BEGIN} and {PICTURE_END}"
+        )
     elif drawn != picture():
         problems.append(
             f"the layer picture in {DOCS.relative_to(ROOT)} is not LAYERS': "

@@ -330,7 +330,7 @@ async def test_each_client_exception_becomes_the_error_a_user_can_act_on(
 ) -> None:
     backend = _backend(kind)
     try:
-        error = backend._translate(exc, MODEL, streaming=streaming)  # type: ignore[attr-defined]
+        error = backend._errors.translate(exc, MODEL, streaming=streaming)  # type: ignore[attr-defined]
     finally:
         await backend.aclose()
     assert type(error) is cls
@@ -344,6 +344,6 @@ async def test_an_error_already_translated_passes_through() -> None:
         backend = _backend(kind)
         done = ModelNotFound("already said", backend=kind)
         try:
-            assert backend._translate(done, MODEL) is done  # type: ignore[attr-defined]
+            assert backend._errors.translate(done, MODEL) is done  # type: ignore[attr-defined]
         finally:
             await backend.aclose()

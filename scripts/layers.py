@@ -16,9 +16,12 @@ Fails (exit 1) when an arrow runs against the layers, a part is missing from `LA
 modules import each other in a circle, a module is longer than `MAX_LINES` without an entry in
 `LONG_MODULES`, or the picture in docs/architecture.md is not the one `LAYERS` gives.
 
-    python scripts/layers.py            # the report
+    python scripts/layers.py            # the report (`make lint` runs it)
     python scripts/layers.py --arrows   # … with every arrow between parts
+    python scripts/layers.py --sizes    # … with every module's size, not only the 10 largest
     python scripts/layers.py --picture  # the picture for docs/architecture.md
+
+Standard library only; `--root DIR` checks another checkout (the tests use it).
 """
 
 from __future__ import annotations
@@ -32,23 +35,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = ROOT / "navi"
 DOCS = ROOT / "docs" / "architecture.md"
 PICTURE_BEGIN = "<!-- layers:begin (scripts/layers.py --picture) -->"
 PICTURE_END = "<!-- layers:end -->"
 
 # The layer order, lowest first. Stated here once; docs/architecture.md shows the same picture.
 LAYERS: list[tuple[str, ...]] = [
-    ("navi",),
-    ("net", "redact", "runctx", "safejson", "prompts", "sandbox", "web"),
-    ("logging", "profiles"),
+    ("navi", "net", "redact", "runctx", "safejson", "prompts", "web"),
+    ("logging", "profiles", "sandbox"),
     ("llm",),
     ("config", "sessions", "testing"),
     ("users", "schedules", "memory"),
     ("tools",),
     ("agent",),
-    ("mcp",),
-    ("storage",),
+    ("mcp", "storage"),
     ("compose",),
     ("api",),
     ("cli",),
@@ -59,7 +59,7 @@ MAX_LINES = 500
 # Modules allowed to be longer than MAX_LINES for now, each with the reason. Remove an entry when
 # its module is split.
 LONG_MODULES = {
-    "navi/agent/engine.py": "split pending, issue 29",
+    "navi/agent/engine.py": "split pending, issue 29",  # split pending, issue 29
 }
 
 
@@ -78,8 +78,8 @@ class Module:
     imports: dict[str, bool] = field(default_factory=dict)  # target → only for type checking
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -137,9 +137,10 @@ class _Imports(ast.NodeVisitor):
             self._add(submodule if submodule in self.known else source)
 
 
-def read_modules() -> dict[str, Module]:
-    paths = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
-    modules = {module_name(p): Module(module_name(p), p, 0) for p in paths}
+def read_modules(root: Path = ROOT) -> dict[str, Module]:
+    """Every module of the `navi` package under `root`, with its size and the Navi modules it imports."""
+    paths = sorted(p for p in (root / "navi").rglob("*.py") if "__pycache__" not in p.parts)
+    modules = {module_name(p, root): Module(module_name(p, root), p, 0) for p in paths}
     known = set(modules)
     for module in modules.values():
         text = module.path.read_text(encoding="utf-8")
@@ -198,17 +199,13 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def picture() -> str:
     """The layers, highest on top, as docs/architecture.md shows them."""
-    width = max(len(" · ".join(layer)) for layer in LAYERS)
-    lines = []
-    for number, layer in reversed(list(enumerate(LAYERS, 1))):
-        lines.append(f"{number:>2}  {' · '.join(layer)}".rstrip())
-        if number > 1:
-            lines.append("    " + "↓".center(width).rstrip())
-    return "\n".join(["```", *lines, "```"])
+    rows = [f"{number:>4}  {'   '.join(layer)}" for number, layer in reversed(list(enumerate(LAYERS, 1)))]
+    head = "layer  parts (each imports only parts on the layers below it)"
+    return "\n".join(["```", head, *rows, "```"])
 
 
-def docs_picture() -> str | None:
-    text = DOCS.read_text(encoding="utf-8")
+def docs_picture(docs: Path) -> str | None:
+    text = docs.read_text(encoding="utf-8") if docs.is_file() else ""
     if PICTURE_BEGIN not in text or PICTURE_END not in text:
         return None
     return text.split(PICTURE_BEGIN, 1)[1].split(PICTURE_END, 1)[0].strip()
@@ -221,13 +218,17 @@ def _listed(items: Iterable[str], indent: str = "  ") -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--arrows", action="store_true", help="list every arrow between parts")
+    parser.add_argument("--sizes", action="store_true", help="list every module by size, not the 10 largest")
     parser.add_argument("--picture", action="store_true", help="print the picture for docs/architecture.md")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to check (default: this one)")
     args = parser.parse_args(argv)
     if args.picture:
         print(f"{PICTURE_BEGIN}\n{picture()}\n{PICTURE_END}")
         return 0
 
-    modules = read_modules()
+    root: Path = args.root.resolve()
+    docs = root / DOCS.relative_to(ROOT)
+    modules = read_modules(root)
     layer_of = {part: n for n, layer in enumerate(LAYERS, 1) for part in layer}
     problems: list[str] = []
 
@@ -263,20 +264,18 @@ def main(argv: list[str] | None = None) -> int:
     part_cycles = cycles(part_graph)
     module_cycles = cycles(module_graph)
 
-    long = sorted(((m.lines, m.path.relative_to(ROOT).as_posix()) for m in modules.values()), reverse=True)
-    long = [(n, p) for n, p in long if n > MAX_LINES]
+    sizes = sorted(((m.lines, m.path.relative_to(root).as_posix()) for m in modules.values()), reverse=True)
+    long = [(n, p) for n, p in sizes if n > MAX_LINES]
     unexcused = [p for _, p in long if p not in LONG_MODULES]
     stale = sorted(set(LONG_MODULES) - {p for _, p in long})
 
-    drawn = docs_picture()
+    drawn = docs_picture(docs)
+    where = DOCS.relative_to(ROOT)
     if drawn is None:
-        problems.append(
-            f"{DOCS.relative_to(ROOT)} has no layer picture between {PICTURE_BEGIN} and {PICTURE_END}"
-        )
+        problems.append(f"{where} has no layer picture between {PICTURE_BEGIN} and {PICTURE_END}")
     elif drawn != picture():
         problems.append(
-            f"the layer picture in {DOCS.relative_to(ROOT)} is not LAYERS': "
-            "paste what `python scripts/layers.py --picture` prints"
+            f"the layer picture in {where} is not LAYERS': paste what `scripts/layers.py --picture` prints"
         )
 
     # --- the report ---------------------------------------------------------------------------------
@@ -294,9 +293,14 @@ def main(argv: list[str] | None = None) -> int:
         for (src, dst), behind in sorted(arrows.items()):
             mark = " (types)" if all(a.types_only for a in behind) else ""
             print(f"  {src} → {dst}{mark}: {', '.join(sorted({a.source for a in behind}))}")
-    print(f"modules over {MAX_LINES} lines: {len(long)}")
-    for lines, path in long:
-        why = f"  (allowed: {LONG_MODULES[path]})" if path in LONG_MODULES else ""
+    shown = sizes if args.sizes else sizes[:10]
+    print(
+        f"modules by size ({'all' if args.sizes else 'the 10 largest'}; {len(long)} over {MAX_LINES} lines):"
+    )
+    for lines, path in shown:
+        why = ""
+        if lines > MAX_LINES:
+            why = f"  over {MAX_LINES}, allowed: {LONG_MODULES[path]}" if path in LONG_MODULES else "  OVER"
         print(f"  {lines:>5}  {path}{why}")
     for path in stale:
         print(f"  note: {path} is no longer over {MAX_LINES} lines: remove it from LONG_MODULES")

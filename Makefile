@@ -55,12 +55,15 @@ screenshots: $(DEV)
 	@./scripts/test-deps
 	$(BIN)/python scripts/screenshots.py --out docs/screenshots
 
-CODE := navi tests $(wildcard bench) scripts/screenshots.py
+CODE := navi tests $(wildcard bench) scripts/screenshots.py scripts/layers.py
 
+## Ruff, mypy, and the layer check (scripts/layers.py: module sizes, imports against the layer order
+## of docs/architecture.md, import cycles).
 lint: $(DEV)
 	$(BIN)/ruff check $(CODE)
 	$(BIN)/ruff format --check $(CODE)
 	$(BIN)/mypy
+	$(BIN)/python scripts/layers.py
 
 format: $(DEV)
 	$(BIN)/ruff check --fix $(CODE)

@@ -18,12 +18,13 @@ import pytest
 
 from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry
-from navi.schedules import Schedule, ScheduleRun, SqlScheduleStore
+from navi.schedules import Schedule, ScheduleRun
 from navi.schedules.runner import ScheduleRunner
 from navi.schedules.service import ScheduleService
-from navi.sessions.sql_store import SqlSessionStore
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.schedules import SqlScheduleStore
+from navi.storage.sessions import SqlSessionStore
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

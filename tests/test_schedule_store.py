@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from navi.schedules import InMemoryScheduleStore, Schedule, ScheduleRun, ScheduleStore, SqlScheduleStore
-from navi.sessions.sql_store import SqlSessionStore
+from navi.schedules import InMemoryScheduleStore, Schedule, ScheduleRun, ScheduleStore
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.schedules import SqlScheduleStore
+from navi.storage.sessions import SqlSessionStore
 
 T0 = datetime(2026, 11, 26, 8, 0, 0, 123456, tzinfo=UTC)
 

@@ -13,9 +13,9 @@ from sqlalchemy import event
 from navi.llm.messages import Message, ToolCall
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.models import Session
-from navi.sessions.sql_store import SqlSessionStore
 from navi.sessions.store import SessionChange, SessionExists, SessionNotFound, SessionStore
 from navi.storage.database import postgres_url, sqlite_url
+from navi.storage.sessions import SqlSessionStore
 
 STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 

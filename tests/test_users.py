@@ -20,14 +20,15 @@ import pytest
 from typer.testing import CliRunner
 from websockets.exceptions import ConnectionClosed
 
-from navi.agent.grants import SqlGrantStore
 from navi.cli.main import _register, app
-from navi.memory.sql_store import SqlMemoryStore
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.grants import SqlGrantStore
+from navi.storage.memory import SqlMemoryStore
+from navi.storage.users import SqlUserStore
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
-from navi.users.store import InMemoryUserStore, SqlUserStore, UserError, UserStore, digest
+from navi.users.store import InMemoryUserStore, UserError, UserStore, digest
 from tests.server_helpers import LiveNavi, frames_until, live_navi, use_script
 
 _register()

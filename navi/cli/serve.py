@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from navi.cli.main import fail, settings_or_exit
+from navi.cli.common import fail, settings_or_exit
 
 if TYPE_CHECKING:
     from navi.compose.token import AccessToken

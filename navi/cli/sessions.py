@@ -24,7 +24,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from navi.cli.main import PLAIN_HELP, echo_list, fail, settings_or_exit
+from navi.cli.common import PLAIN_HELP, echo_list, fail, settings_or_exit
 
 T = TypeVar("T")
 app = typer.Typer(

@@ -25,11 +25,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from navi import prompts
-from navi.agent.compression import echo_problem, trim_cut_off
-from navi.agent.engine import without_files
+from navi.llm.answers import echo_problem, trim_cut_off
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.errors import LLMError
-from navi.llm.messages import Message, utcnow
+from navi.llm.messages import Message, utcnow, without_files
 from navi.llm.registry import BackendRegistry
 from navi.llm.tokens import CHARS_PER_TOKEN, estimate_tokens
 from navi.logging import get_logger

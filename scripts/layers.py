@@ -58,9 +58,7 @@ LAYERS: list[tuple[str, ...]] = [
 MAX_LINES = 500
 # Modules allowed to be longer than MAX_LINES for now, each with the reason. Remove an entry when
 # its module is split.
-LONG_MODULES = {
-    "navi/agent/engine.py": "split pending, issue 29",  # split pending, issue 29
-}
+LONG_MODULES: dict[str, str] = {}
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from typing import Any
 from navi.agent.budget import schema_tokens
 from navi.agent.context import build_context
 from navi.agent.events import AgentEvent, ErrorEvent, Notice, Status, StreamEnd, StreamStopped, ToolEvent
-from navi.api.runs import RunManager
 from navi.compose import Runtime, build_runtime
 from navi.config import load_settings
 from navi.llm.base import ModelInfo
@@ -19,6 +18,7 @@ from navi.llm.ollama_backend import OllamaBackend
 from navi.llm.registry import BackendRegistry
 from navi.llm.text_tools import tool_instructions
 from navi.llm.tokens import estimate_message_tokens, estimate_tokens
+from navi.runs import RunManager
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.testing.agent_script import AgentScript
 from navi.testing.fake_server import FakeModelServer

@@ -32,9 +32,10 @@ from navi.agent.approvals import DECISIONS, Decision
 from navi.agent.events import ErrorCode, ErrorEvent
 from navi.agent.gate import ApprovalNotFound
 from navi.api.identity import user_of
-from navi.api.runs import AgentRun, RunActive, RunManager, Subscriber
 from navi.compose import Runtime
+from navi.compose.server import ServerConfig
 from navi.llm.messages import strip_data_uri
+from navi.runs import AgentRun, RunActive, RunManager, Subscriber
 from navi.sessions.models import is_session_id
 
 log = structlog.stdlib.get_logger(__name__)
@@ -191,6 +192,7 @@ async def _sender(websocket: WebSocket, outbox: asyncio.Queue[Any], subs: dict[S
 async def session_socket(websocket: WebSocket, session_id: str) -> None:
     runtime: Runtime = websocket.app.state.runtime
     runs: RunManager = websocket.app.state.runs
+    config: ServerConfig = websocket.app.state.config
     user = user_of(websocket.scope)
     await websocket.accept()
     # Another user's session closes like one that does not exist.
@@ -207,7 +209,7 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
     def follow(run: AgentRun, since: int = 0) -> None:
         subs[run.subscribe(since, outbox)] = run
 
-    files_root = Path(runtime.settings.session_files_dir)
+    files_root = config.uploads.root
     try:  # from here on, whatever happens, the finally lets go of the watcher and the feed
         runs.watch(session_id, follow)
         runs.feed.join(outbox.put_nowait, user)  # session_updated frames of this user's sessions

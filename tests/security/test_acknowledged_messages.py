@@ -25,7 +25,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from navi.api.runs import RunManager
+from navi.runs import RunManager
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.postgres import _find
 from navi.testing.script import Reply, Script

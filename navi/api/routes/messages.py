@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from navi.agent.engine import with_files
-from navi.api.deps import OwnedSessionId, RunsDep, RuntimeDep, SessionDep
+from navi.api.deps import OwnedSessionId, RunsDep, SessionDep, UploadsDep
 from navi.api.errors import BadRequest, RunFailed
 from navi.api.routing import api_router
 from navi.api.websocket import parse_frame
@@ -65,7 +65,7 @@ class StopResult(BaseModel):
     summary="Send a message and wait for the answer, or store it without one",
 )
 async def send_message(
-    body: SendMessage, session: SessionDep, runtime: RuntimeDep, runs: RunsDep
+    body: SendMessage, session: SessionDep, uploads: UploadsDep, runs: RunsDep
 ) -> Answer | Stored:
     try:  # JSON may escape lone surrogates (\ud800): no text, and nothing a database can store
         json.dumps(body.model_dump(), ensure_ascii=False).encode()
@@ -81,12 +81,11 @@ async def send_message(
             f'only a user message is answered; send "respond": false to store a {body.role} message'
         )
     if not body.respond:
-        message = _message(body, session.id, Path(runtime.settings.session_files_dir))
+        message = _message(body, session.id, uploads.root)
         await runs.append(session.id, [message])
         return Stored(session_id=session.id, message_id=message.id, role=message.role)
     frame = {"type": "message", "content": body.content, "images": body.images, "files": body.files}
-    files_root = Path(runtime.settings.session_files_dir)
-    content, images, files = parse_frame(json.dumps(frame), session.id, files_root)
+    content, images, files = parse_frame(json.dumps(frame), session.id, uploads.root)
     run = runs.start(session.id, content, images, files, planning=False)
     await run.settled.wait()  # the answer, not the post-turn work after it
     result: dict[str, Any] = run.result or {}

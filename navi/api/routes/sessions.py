@@ -11,7 +11,7 @@ from fastapi import Body, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from navi.agent.analysis import AnalysisAsk
-from navi.api.deps import CurrentUser, OwnedSessionId, RunsDep, RuntimeDep, SessionDep
+from navi.api.deps import ConfigDep, CurrentUser, OwnedSessionId, RunsDep, RuntimeDep, SessionDep
 from navi.api.errors import BadRequest
 from navi.api.routing import api_router
 from navi.api.turns import new_session
@@ -236,7 +236,9 @@ async def export_session(session: SessionDep, runtime: RuntimeDep) -> dict[str, 
         }
     },
 )
-async def import_session(request: Request, runtime: RuntimeDep, user: CurrentUser) -> Imported:
+async def import_session(
+    request: Request, runtime: RuntimeDep, config: ConfigDep, user: CurrentUser
+) -> Imported:
     """The body is read whole (at most NAVI_IMPORT_MAX_MB, counted by navi/api/limits.py) and
     parsed, validated and rebuilt on a worker thread: a large archive never stalls other clients."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -244,7 +246,7 @@ async def import_session(request: Request, runtime: RuntimeDep, user: CurrentUse
         raise BadRequest("send the archive as application/json")
     body = await request.body()
     session = await asyncio.to_thread(
-        parse_archive, body, max_messages=runtime.settings.navi_import_max_messages
+        parse_archive, body, max_messages=config.import_max_messages
     )
     session.owner = user  # an archive names no owner that counts: the importer's session
     settle_profile(session, runtime.profiles.ids(), runtime.profiles.default_id)

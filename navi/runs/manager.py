@@ -1,11 +1,9 @@
-"""Runs: at most one agent run per session, broadcast to every connected client.
+"""The run manager: at most one agent run per session, broadcast to every connected client.
 
-A run publishes frames (`stream_start`, the agent's events), each stamped with the run's `run_id`
-and a sequence number. `stream_start` carries the user's message, so every window on the session
-can draw it, and acknowledges it: it goes out only once the engine has committed the message, so
-a message a client saw acknowledged survives a crash (kill -9, power loss) of the server. Each
-frame is kept until the run ends, so a client that connects mid-run — a reloaded page — first
-receives the turn's frames so far and then the live ones. A run does not depend on any client: it
+`stream_start` carries the user's message, so every window on the session can draw it, and
+acknowledges it: it goes out only once the engine has committed the message, so a message a client
+saw acknowledged survives a crash (kill -9, power loss) of the server. Each frame is kept until the
+run ends (`run.py`), so a client that connects mid-run replays it. A run does not depend on any client: it
 goes on when all of them leave, and its messages are saved as they complete. Stop is the run's
 stop event; a run task is never cancelled. When a run ends it is removed, with its frames.
 
@@ -18,9 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -29,95 +25,15 @@ from navi.agent.approvals import Decision
 from navi.agent.engine import Agent
 from navi.agent.events import ErrorEvent, StreamEnd
 from navi.agent.gate import ApprovalNotFound
-from navi.api.feed import SessionFeed
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, new_id
 from navi.llm.tokens import estimate_messages_tokens
 from navi.runctx import Unattended
+from navi.runs.feed import SessionFeed
+from navi.runs.run import AgentRun, RunActive, user_message
 from navi.sessions.store import SessionNotFound
 
 log = structlog.stdlib.get_logger(__name__)
-
-MAX_BACKLOG = 20_000  # frames queued for one slow client before it is dropped
-
-
-class RunActive(RuntimeError):
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"a run is already in progress in session {session_id}; wait for it or stop it")
-
-
-def user_message(message: Message) -> dict[str, Any]:
-    """What `stream_start` says about the user's message: enough for another window to draw it."""
-    files = message.metadata.get("files") or []
-    return {
-        "id": message.id,
-        "content": message.metadata.get("text", message.content or ""),
-        "files": [str(f.get("name", "")) for f in files if isinstance(f, dict)],
-        "images": len(message.images or []),
-    }
-
-
-@dataclass(eq=False)
-class Subscriber:
-    """Where a run delivers frames for one client: straight into that client's outbox.
-
-    The subscriber itself, put in the outbox, marks the end of its run's frames (the client then
-    lets go of the run). A client that falls `MAX_BACKLOG` frames behind is dropped (`dropped` is
-    set and the marker sent) rather than letting its queue grow without end.
-    """
-
-    queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
-    dropped: bool = False
-
-    def put(self, frame: dict[str, Any]) -> None:
-        if self.dropped:
-            return
-        if self.queue.qsize() >= MAX_BACKLOG:
-            self.dropped = True
-            self.queue.put_nowait(self)
-            return
-        self.queue.put_nowait(frame)
-
-    def end(self) -> None:
-        if not self.dropped:
-            self.queue.put_nowait(self)
-
-
-@dataclass(eq=False)
-class AgentRun:
-    session_id: str
-    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
-    stop_event: asyncio.Event = field(default_factory=asyncio.Event)
-    frames: list[dict[str, Any]] = field(default_factory=list)
-    subscribers: set[Subscriber] = field(default_factory=set)
-    task: asyncio.Task[None] | None = None
-    result: dict[str, Any] | None = None
-    finished: asyncio.Event = field(default_factory=asyncio.Event)
-    answered: bool = False  # stream_end is out: only post-turn work is left
-    # Set once the turn's outcome is known (its answer, an error, or the end of the run): a caller
-    # waiting for the answer need not wait for post-turn work.
-    settled: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def publish(self, frame: dict[str, Any]) -> None:
-        frame["run_id"] = self.run_id
-        frame["seq"] = len(self.frames) + 1
-        self.frames.append(frame)
-        for sub in list(self.subscribers):
-            sub.put(frame)
-
-    def subscribe(self, since: int = 0, queue: asyncio.Queue[Any] | None = None) -> Subscriber:
-        sub = Subscriber(queue) if queue is not None else Subscriber()
-        for frame in self.frames[since:]:
-            sub.put(frame)
-        if self.finished.is_set():
-            sub.end()
-        else:
-            self.subscribers.add(sub)
-        return sub
-
-    def unsubscribe(self, sub: Subscriber) -> None:
-        self.subscribers.discard(sub)
-
 
 class RunManager:
     def __init__(self, agent: Agent) -> None:
@@ -294,11 +210,7 @@ class RunManager:
         finally:
             if self._runs.get(run.session_id) is run:
                 del self._runs[run.session_id]
-            run.finished.set()
-            run.settled.set()
-            for sub in list(run.subscribers):
-                sub.end()
-            run.subscribers.clear()
+            run.close()
 
     @staticmethod
     def _end_with(run: AgentRun, error: ErrorEvent) -> None:

@@ -248,7 +248,9 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                     outbox.put_nowait(_error(str(exc), "approval_not_found") | {"call_id": frame.call_id})
                 continue
             try:  # every watcher (this connection too) follows the run
-                runs.start(session_id, frame.content, frame.images, frame.files, retry=frame.kind == "retry")
+                await runs.start(
+                    session_id, frame.content, frame.images, frame.files, retry=frame.kind == "retry"
+                )
             except RunActive as exc:
                 outbox.put_nowait(_error(str(exc), "busy"))
     except WebSocketDisconnect:

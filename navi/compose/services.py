@@ -16,6 +16,7 @@ from navi.compose.runtime import Runtime, build_runtime
 from navi.config import Settings
 from navi.logging import get_logger
 from navi.runs import RunManager
+from navi.runs.leases import MemoryLeases, SqlLeases
 from navi.runs.scheduled import ScheduledRuns
 from navi.schedules.runner import ScheduleRunner
 from navi.sessions.files import cleanup_loop
@@ -36,6 +37,7 @@ class Services:
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def start(self) -> None:
+        await self.runs.open()  # its leases renewed, and those of workers that are gone recovered
         if self.schedule_runner is not None:
             self.schedule_runner.start()
         self._tasks = [asyncio.create_task(loop()) for loop in self.loops]
@@ -64,7 +66,10 @@ def build_services(
     """The run manager on `runtime`; with `schedules`, the schedule runner executing due runs
     through it; with `background`, the upload sweep and periodic memory extraction."""
     settings = runtime.settings
-    runs = RunManager(runtime.agent)
+    # The session's lease is a row of the shared database, so no two processes on it (`navi serve`,
+    # `navi mcp`, workers) run two turns in one session at once.
+    leases = SqlLeases(runtime.db, seconds=settings.run_lease_seconds) if runtime.db is not None else None
+    runs = RunManager(runtime.agent, leases or MemoryLeases(seconds=settings.run_lease_seconds))
     services = Services(runtime=runtime, runs=runs, owns_runtime=owns_runtime)
     if schedules:
         config = runtime.schedule_settings

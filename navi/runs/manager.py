@@ -30,17 +30,73 @@ from navi.llm.messages import Message, new_id
 from navi.llm.tokens import estimate_messages_tokens
 from navi.runctx import Unattended
 from navi.runs.feed import SessionFeed
+from navi.runs.leases import Lease, LeaseKind, Leases, MemoryLeases, sleep_beat
+from navi.runs.lost import record_lost
 from navi.runs.run import AgentRun, RunActive, user_message
 from navi.sessions.store import SessionNotFound
 
 log = structlog.stdlib.get_logger(__name__)
 
+
 class RunManager:
-    def __init__(self, agent: Agent) -> None:
+    """`leases`: where a session's lease is taken before a run starts in it — a database row
+    (`SqlLeases`) every process on the database sees, or this process's memory (the default)."""
+
+    def __init__(self, agent: Agent, leases: Leases | None = None) -> None:
         self.agent = agent
+        self.leases: Leases = leases or MemoryLeases()
         self.feed = SessionFeed(agent.sessions)  # session_updated frames for every connection
         self._runs: dict[str, AgentRun] = {}
         self._watchers: dict[str, set[Callable[[AgentRun], None]]] = {}
+        self._keeper: asyncio.Task[None] | None = None
+
+    async def open(self) -> None:
+        """Look after this worker's leases from now on: renew them, and clean up after workers
+        that are gone (their unanswered turns fail with `worker_lost`). Once at once, so a Navi
+        started again after a crash finds the sessions its predecessor held free."""
+        await self._tend()
+        self._keeper = asyncio.create_task(self._keep())
+
+    async def _keep(self) -> None:
+        while True:
+            await sleep_beat(self.leases)
+            await self._tend()
+
+    async def _tend(self) -> None:
+        try:
+            await self.leases.renew()
+            for lease in await self.leases.expired():
+                await self._recover(lease)
+        except Exception as exc:  # a database hiccup: the next beat tries again
+            log.warning("runs.leases_unreachable", error=str(exc))
+
+    async def _recover(self, lease: Lease) -> bool:
+        """Free the session of a run whose worker is gone (once, whoever gets there first); a
+        turn it had not answered is recorded as failed with `worker_lost`, so Retry offers it."""
+        if not await self.leases.take(lease):
+            return False
+        log.warning("runs.worker_lost", session_id=lease.session_id, run_id=lease.run_id, worker=lease.worker)
+        if lease.kind == "turn" and not lease.answered:
+            with contextlib.suppress(SessionNotFound):
+                await record_lost(self.agent.sessions, lease.session_id)
+        return True
+
+    async def _take(
+        self, session_id: str, run_id: str, kind: LeaseKind, replacing: str | None = None
+    ) -> None:
+        """Take the session's lease for `run_id`, or raise `RunActive`. A lease left by a worker
+        that is gone is recovered first."""
+        if await self.leases.acquire(session_id, run_id, kind, replacing=replacing) is not None:
+            return
+        holder = await self.leases.holder(session_id)
+        if (
+            holder is not None
+            and holder.worker != self.leases.worker
+            and await self._recover(holder)
+            and await self.leases.acquire(session_id, run_id, kind) is not None
+        ):
+            return
+        raise RunActive(session_id)
 
     def watch(self, session_id: str, callback: Callable[[AgentRun], None]) -> None:
         """Call `callback(run)` whenever a run starts in this session (each connected client)."""
@@ -63,7 +119,7 @@ class RunManager:
     def active(self) -> list[str]:
         return list(self._runs)
 
-    def start(
+    async def start(
         self,
         session_id: str,
         content: str,
@@ -85,10 +141,15 @@ class RunManager:
         previous = self._runs.get(session_id)
         if previous is not None and not previous.answered:
             raise RunActive(session_id)
+        run = AgentRun(session_id=session_id)
+        self._runs[session_id] = run  # held here while the lease is taken: a second start is busy
+        try:
+            await self._take(session_id, run.run_id, "turn", previous.run_id if previous else None)
+        except BaseException:
+            self._give_back(session_id, run, previous)
+            raise
         if previous is not None:
             previous.stop_event.set()
-        run = AgentRun(session_id=session_id)
-        self._runs[session_id] = run
         message_id = new_id()
         start: dict[str, Any] | None = None
         if not retry:  # published by the engine's `on_stored`, once the message is committed
@@ -118,6 +179,11 @@ class RunManager:
         holder = AgentRun(session_id=session_id)
         self._runs[session_id] = holder
         try:
+            await self._take(session_id, holder.run_id, "store", previous.run_id if previous else None)
+        except BaseException:
+            self._give_back(session_id, holder, previous)
+            raise
+        try:
             if previous is not None:
                 previous.stop_event.set()
                 await previous.finished.wait()
@@ -131,10 +197,25 @@ class RunManager:
                 session_id, display=messages, context=messages, context_token_count=counted
             )
         finally:
+            await self._release(holder)
             if self._runs.get(session_id) is holder:
                 del self._runs[session_id]
             holder.finished.set()
             holder.settled.set()
+
+    def _give_back(self, session_id: str, run: AgentRun, previous: AgentRun | None) -> None:
+        """A start that could not take the lease leaves the session as it found it."""
+        if self._runs.get(session_id) is run:
+            if previous is not None and not previous.finished.is_set():
+                self._runs[session_id] = previous
+            else:
+                del self._runs[session_id]
+
+    async def _release(self, run: AgentRun) -> None:
+        try:
+            await self.leases.release(run.session_id, run.run_id)
+        except Exception as exc:  # it expires on its own once this worker stops renewing it
+            log.warning("runs.lease_not_released", session_id=run.session_id, error=str(exc))
 
     def approve(self, session_id: str, call_id: str, decision: Decision) -> None:
         """Answer the approval a run of this session waits on (`approval_resolved` follows as a
@@ -195,6 +276,7 @@ class RunManager:
                 run.publish(frame)
                 if isinstance(event, StreamEnd):
                     run.answered = True
+                    await self._answered(run)
                 if run.result is not None:
                     run.settled.set()
         except SessionNotFound:
@@ -208,9 +290,16 @@ class RunManager:
             log.exception("run.crashed", session_id=run.session_id)
             self._end_with(run, ErrorEvent(message=f"internal error: {type(exc).__name__}: {exc}"))
         finally:
+            await self._release(run)
             if self._runs.get(run.session_id) is run:
                 del self._runs[run.session_id]
             run.close()
+
+    async def _answered(self, run: AgentRun) -> None:
+        try:
+            await self.leases.answered(run.session_id, run.run_id)
+        except Exception as exc:  # other workers take it as still answering: busy a little longer
+            log.warning("runs.lease_not_marked", session_id=run.session_id, error=str(exc))
 
     @staticmethod
     def _end_with(run: AgentRun, error: ErrorEvent) -> None:
@@ -240,7 +329,13 @@ class RunManager:
                 await asyncio.wait_for(run.finished.wait(), limit)
 
     async def shutdown(self, grace: float = 10.0) -> None:
-        """Stop every run cooperatively and wait for them to save what they have."""
+        """Stop every run cooperatively and wait for them to save what they have (each lets go of
+        its lease as it ends); stop looking after the leases."""
+        if self._keeper is not None:
+            self._keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keeper
+            self._keeper = None
         for run in list(self._runs.values()):
             run.stop_event.set()
         tasks = [r.task for r in self._runs.values() if r.task is not None]

@@ -97,7 +97,7 @@ class ScheduledRuns:
         deadline = asyncio.get_running_loop().time() + self.busy_wait
         while True:
             try:
-                return self.runs.start(session_id, prompt)
+                return await self.runs.start(session_id, prompt)
             except RunActive:
                 current = self.runs.get(session_id)
                 left = deadline - asyncio.get_running_loop().time()
@@ -107,7 +107,7 @@ class ScheduledRuns:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(current.settled.wait(), min(left, 5.0))
                 else:
-                    await asyncio.sleep(0.05)
+                    await asyncio.sleep(min(left, 1.0))  # held by another process: ask again soon
 
     async def _follow(self, schedule: Schedule, run: ScheduleRun, agent_run: AgentRun) -> str | None:
         """Read the run's frames until its outcome is known; approvals waited for are reported."""

@@ -12,6 +12,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -203,4 +204,19 @@ session_unread = Table(
     Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
     Column("owner", String(128), nullable=False, index=True),
     Column("marked_at", DateTime(timezone=True), nullable=False),
+)
+
+# Which run holds a session, for every Navi process on this database (navi/runs/leases.py): one row
+# per session with a run going; `expires_at` (seconds since the epoch, the database's clock) is
+# moved on by the worker's heartbeat, and a row past it belongs to a worker that is gone.
+run_leases = Table(
+    "run_leases",
+    metadata,
+    Column("session_id", String(36), primary_key=True),
+    Column("run_id", String(32), nullable=False),
+    Column("worker", String(300), nullable=False, index=True),
+    Column("kind", String(8), nullable=False),
+    Column("answered", Boolean, nullable=False, default=False),
+    Column("expires_at", Float, nullable=False),
+    Column("started_at", Float, nullable=False),
 )

@@ -86,7 +86,7 @@ async def send_message(
         return Stored(session_id=session.id, message_id=message.id, role=message.role)
     frame = {"type": "message", "content": body.content, "images": body.images, "files": body.files}
     content, images, files = parse_frame(json.dumps(frame), session.id, uploads.root)
-    run = runs.start(session.id, content, images, files, planning=False)
+    run = await runs.start(session.id, content, images, files, planning=False)
     await run.settled.wait()  # the answer, not the post-turn work after it
     result: dict[str, Any] = run.result or {}
     if result.get("type") == "error":

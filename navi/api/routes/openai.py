@@ -133,7 +133,9 @@ async def chat_completions(
     headers = {SESSION_HEADER: session_id}
     unattended: Unattended = config.openai_approvals
     try:
-        run = runs.start(session_id, last.content or "", last.images, planning=True, unattended=unattended)
+        run = await runs.start(
+            session_id, last.content or "", last.images, planning=True, unattended=unattended
+        )
     except RunActive as exc:
         raise OpenAIError(409, "busy", str(exc), headers=headers) from None
     shape, answer = Shape(run.run_id, model), Answer(setting=APPROVALS_SETTING)

@@ -245,9 +245,7 @@ async def import_session(
     if kind != "application/json" and not kind.endswith("+json"):
         raise BadRequest("send the archive as application/json")
     body = await request.body()
-    session = await asyncio.to_thread(
-        parse_archive, body, max_messages=config.import_max_messages
-    )
+    session = await asyncio.to_thread(parse_archive, body, max_messages=config.import_max_messages)
     session.owner = user  # an archive names no owner that counts: the importer's session
     settle_profile(session, runtime.profiles.ids(), runtime.profiles.default_id)
     await runtime.sessions.insert(session)

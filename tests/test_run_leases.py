@@ -122,6 +122,7 @@ async def test_two_managers_on_one_database_run_one_turn_per_session(tmp_path: P
         assert b.get(session.id) is None  # B refused it without keeping anything
         release.set()
         await asyncio.wait_for(run.finished.wait(), 10)
+        await a.wait(session.id, limit=10)  # A's lease follows the end of its run
         second = await b.start(session.id, "second, through B")
         await asyncio.wait_for(second.settled.wait(), 10)
         assert second.result is not None and second.result["content"] == "The second answer."

@@ -17,6 +17,7 @@ from navi.config import Settings
 from navi.logging import get_logger
 from navi.runs import RunManager
 from navi.runs.leases import MemoryLeases, SqlLeases
+from navi.runs.pg import PgBus
 from navi.runs.scheduled import ScheduledRuns
 from navi.schedules.runner import ScheduleRunner
 from navi.sessions.files import cleanup_loop
@@ -68,8 +69,15 @@ def build_services(
     settings = runtime.settings
     # The session's lease is a row of the shared database, so no two processes on it (`navi serve`,
     # `navi mcp`, workers) run two turns in one session at once.
-    leases = SqlLeases(runtime.db, seconds=settings.run_lease_seconds) if runtime.db is not None else None
-    runs = RunManager(runtime.agent, leases or MemoryLeases(seconds=settings.run_lease_seconds))
+    db = runtime.db
+    leases = SqlLeases(db, seconds=settings.run_lease_seconds) if db is not None else None
+    # On PostgreSQL, frames and control messages reach every worker (rows and NOTIFY).
+    bus = (
+        PgBus(db, leases.worker, keep_seconds=settings.run_events_keep_seconds)
+        if db is not None and leases is not None and db.dialect == "postgresql"
+        else None
+    )
+    runs = RunManager(runtime.agent, leases or MemoryLeases(seconds=settings.run_lease_seconds), bus)
     services = Services(runtime=runtime, runs=runs, owns_runtime=owns_runtime)
     if schedules:
         config = runtime.schedule_settings

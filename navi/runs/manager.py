@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Coroutine, Sequence
+from typing import Any, cast
 
 import structlog
 
@@ -29,38 +29,64 @@ from navi.llm.errors import LLMError
 from navi.llm.messages import Message, new_id
 from navi.llm.tokens import estimate_messages_tokens
 from navi.runctx import Unattended
+from navi.runs.bus import Bus, Control, LocalBus
 from navi.runs.feed import SessionFeed
+from navi.runs.follow import Followable, Followers, Watcher
 from navi.runs.leases import Lease, LeaseKind, Leases, MemoryLeases, sleep_beat
-from navi.runs.lost import record_lost
+from navi.runs.lost import lost_error, record_lost
 from navi.runs.run import AgentRun, RunActive, user_message
 from navi.sessions.store import SessionNotFound
 
 log = structlog.stdlib.get_logger(__name__)
 
+HANDOVER_SECONDS = 10.0  # how long a start waits for another worker's answered turn to let go
+PRUNE_BEATS = 25  # old run frames are pruned every this many heartbeats
+
 
 class RunManager:
     """`leases`: where a session's lease is taken before a run starts in it — a database row
-    (`SqlLeases`) every process on the database sees, or this process's memory (the default)."""
+    (`SqlLeases`) every process on the database sees, or this process's memory (the default).
+    `bus`: what carries frames and control messages to other processes (`LocalBus`: nothing;
+    `PgBus`: PostgreSQL rows and NOTIFY)."""
 
-    def __init__(self, agent: Agent, leases: Leases | None = None) -> None:
+    def __init__(self, agent: Agent, leases: Leases | None = None, bus: Bus | None = None) -> None:
         self.agent = agent
         self.leases: Leases = leases or MemoryLeases()
+        self.bus: Bus = bus or LocalBus()
         self.feed = SessionFeed(agent.sessions)  # session_updated frames for every connection
+        self.followers = Followers(self.leases, self.bus)
         self._runs: dict[str, AgentRun] = {}
-        self._watchers: dict[str, set[Callable[[AgentRun], None]]] = {}
         self._keeper: asyncio.Task[None] | None = None
+        self._opened = False
+        self._tasks: set[asyncio.Task[None]] = set()
 
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- this worker among others ----------------------------------------------------------------
     async def open(self) -> None:
-        """Look after this worker's leases from now on: renew them, and clean up after workers
-        that are gone (their unanswered turns fail with `worker_lost`). Once at once, so a Navi
-        started again after a crash finds the sessions its predecessor held free."""
+        """Join the other processes: listen for what they send this worker, look after this
+        worker's leases (renew them; clean up after workers that are gone, whose unanswered turns
+        fail with `worker_lost`) — once at once, so a Navi started again after a crash finds the
+        sessions its predecessor held free."""
+        await self.bus.open(self)
+        self._opened = True
         await self._tend()
         self._keeper = asyncio.create_task(self._keep())
 
     async def _keep(self) -> None:
+        beats = 0
         while True:
             await sleep_beat(self.leases)
             await self._tend()
+            beats += 1
+            if beats % PRUNE_BEATS == 0:
+                try:
+                    await self.bus.prune()
+                except Exception as exc:
+                    log.warning("runs.prune_failed", error=str(exc))
 
     async def _tend(self) -> None:
         try:
@@ -71,53 +97,101 @@ class RunManager:
             log.warning("runs.leases_unreachable", error=str(exc))
 
     async def _recover(self, lease: Lease) -> bool:
-        """Free the session of a run whose worker is gone (once, whoever gets there first); a
-        turn it had not answered is recorded as failed with `worker_lost`, so Retry offers it."""
+        """Free the session of a run whose worker is gone (once, whoever gets there first): a
+        turn it had not answered is recorded as failed with `worker_lost` (Retry offers it), and
+        whoever follows the run gets that error as its last frame."""
         if not await self.leases.take(lease):
             return False
         log.warning("runs.worker_lost", session_id=lease.session_id, run_id=lease.run_id, worker=lease.worker)
-        if lease.kind == "turn" and not lease.answered:
-            with contextlib.suppress(SessionNotFound):
-                await record_lost(self.agent.sessions, lease.session_id)
+        if lease.kind == "turn":
+            if not lease.answered:
+                with contextlib.suppress(SessionNotFound):
+                    await record_lost(self.agent.sessions, lease.session_id)
+            # An answered turn's followers had its answer: its frames just end.
+            await self.bus.lost(lease, None if lease.answered else lost_error().frame())
         return True
 
     async def _take(
         self, session_id: str, run_id: str, kind: LeaseKind, replacing: str | None = None
     ) -> None:
         """Take the session's lease for `run_id`, or raise `RunActive`. A lease left by a worker
-        that is gone is recovered first."""
+        that is gone is recovered first; another worker's answered turn is stopped (its post-turn
+        work abandoned, as a new message does here) and its lease waited for."""
         if await self.leases.acquire(session_id, run_id, kind, replacing=replacing) is not None:
             return
         holder = await self.leases.holder(session_id)
-        if (
-            holder is not None
-            and holder.worker != self.leases.worker
-            and await self._recover(holder)
-            and await self.leases.acquire(session_id, run_id, kind) is not None
+        if holder is None:
+            pass
+        elif holder.worker == self.leases.worker:
+            ended = holder.run_id not in {r.run_id for r in self._runs.values()}  # letting go
+            if ended and await self.leases.acquire(session_id, run_id, kind, replacing=holder.run_id):
+                return
+        elif await self._recover(holder):
+            if await self.leases.acquire(session_id, run_id, kind) is not None:
+                return
+        elif holder.answered and await self.bus.send(
+            holder.worker, Control("stop", session_id, holder.run_id)
         ):
-            return
+            deadline = asyncio.get_running_loop().time() + HANDOVER_SECONDS
+            while asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.02)
+                if await self.leases.acquire(session_id, run_id, kind) is not None:
+                    return
         raise RunActive(session_id)
 
-    def watch(self, session_id: str, callback: Callable[[AgentRun], None]) -> None:
-        """Call `callback(run)` whenever a run starts in this session (each connected client)."""
-        self._watchers.setdefault(session_id, set()).add(callback)
+    def control(self, message: dict[str, Any]) -> None:
+        """A control message another worker sent this one (`Control.payload`)."""
+        run = self._runs.get(str(message.get("s")))
+        if run is None or (message.get("r") and message.get("r") != run.run_id):
+            return
+        if message.get("k") == "stop":
+            run.stop_event.set()
+        elif message.get("k") == "approve" and self.agent.approvals is not None:
+            with contextlib.suppress(ApprovalNotFound):
+                decision = cast(Decision, message.get("d"))
+                self.agent.approvals.answer(run.session_id, str(message.get("c")), decision)
 
-    def unwatch(self, session_id: str, callback: Callable[[AgentRun], None]) -> None:
-        watchers = self._watchers.get(session_id)
-        if watchers is not None:
-            watchers.discard(callback)
-            if not watchers:
-                del self._watchers[session_id]
+    def remote_started(self, session_id: str, run_id: str, worker: str) -> None:
+        self.followers.remote_started(session_id, run_id, worker)
+
+    def remote_frame(self, run_id: str, seq: int, frame: dict[str, Any] | None, end: bool) -> None:
+        self.followers.remote_frame(run_id, seq, frame, end)
+
+    def resync(self) -> None:
+        self.followers.resync()
+
+    # --- following -------------------------------------------------------------------------------
+    async def watch(self, session_id: str, callback: Watcher) -> None:
+        """Call `callback(run)` whenever a run starts in this session, here or on another worker."""
+        await self.followers.watch(session_id, callback)
+
+    async def unwatch(self, session_id: str, callback: Watcher) -> None:
+        await self.followers.unwatch(session_id, callback)
 
     def watchers(self, session_id: str) -> int:
         """How many clients watch this session: each open connection once, none after it closed."""
-        return len(self._watchers.get(session_id, ()))
+        return self.followers.count(session_id)
 
     def get(self, session_id: str) -> AgentRun | None:
+        """The run of this session in this process, if any."""
         return self._runs.get(session_id)
 
     def active(self) -> list[str]:
+        """The sessions with a run in this process."""
         return list(self._runs)
+
+    async def current(self, session_id: str) -> Followable | None:
+        """The run of this session to follow, wherever it runs (another worker's through a bus
+        that carries its frames)."""
+        return self._runs.get(session_id) or await self.followers.current(session_id)
+
+    async def busy(self) -> set[str]:
+        """The sessions with a run going, in any process on the database."""
+        held = {lease.session_id for lease in await self.leases.held()}
+        return held | set(self._runs)
+
+    async def is_busy(self, session_id: str) -> bool:
+        return session_id in self._runs or await self.leases.holder(session_id) is not None
 
     async def start(
         self,
@@ -150,6 +224,9 @@ class RunManager:
             raise
         if previous is not None:
             previous.stop_event.set()
+        if self.bus.shared:
+            run.sink = self.bus.published
+            self.bus.started(run)
         message_id = new_id()
         start: dict[str, Any] | None = None
         if not retry:  # published by the engine's `on_stored`, once the message is committed
@@ -161,8 +238,7 @@ class RunManager:
                 run, content, list(images), list(files), planning, previous, message_id, start, unattended
             )
         )
-        for callback in list(self._watchers.get(session_id, ())):
-            callback(run)
+        self.followers.started(run)
         return run
 
     async def append(self, session_id: str, messages: Sequence[Message]) -> None:
@@ -217,25 +293,40 @@ class RunManager:
         except Exception as exc:  # it expires on its own once this worker stops renewing it
             log.warning("runs.lease_not_released", session_id=run.session_id, error=str(exc))
 
-    def approve(self, session_id: str, call_id: str, decision: Decision) -> None:
-        """Answer the approval a run of this session waits on (`approval_resolved` follows as a
-        run frame, so every client sees it answered); `ApprovalNotFound` when none waits."""
-        if self.agent.approvals is None:
+    async def approve(self, session_id: str, call_id: str, decision: Decision) -> None:
+        """Answer the approval a run of this session waits on, wherever it runs (`approval_resolved`
+        follows as a run frame, so every client sees it answered); `ApprovalNotFound` when none
+        waits, or it was answered already (the first answer counts)."""
+        gate = self.agent.approvals
+        if gate is not None and any(p.call_id == call_id for p in gate.waiting(session_id)):
+            await self.bus.claim(session_id, call_id)  # so no other worker takes an answer too
+            gate.answer(session_id, call_id, decision)
+            return
+        worker = await self.bus.claim(session_id, call_id)
+        if worker is None or worker == self.leases.worker:
             raise ApprovalNotFound(session_id, call_id)
-        self.agent.approvals.answer(session_id, call_id, decision)
+        await self.bus.send(worker, Control("approve", session_id, call_id=call_id, decision=decision))
 
-    def waiting(self, session_id: str) -> list[dict[str, Any]]:
+    async def waiting(self, session_id: str) -> list[dict[str, Any]]:
         """The approvals a run of this session waits on, as `approval_required` describes them."""
-        if self.agent.approvals is None:
-            return []
-        return [p.view() for p in self.agent.approvals.waiting(session_id)]
+        here = (
+            []
+            if self.agent.approvals is None
+            else [p.view() for p in self.agent.approvals.waiting(session_id)]
+        )
+        return here or await self.bus.waiting(session_id)
 
-    def stop(self, session_id: str) -> bool:
+    async def stop(self, session_id: str) -> bool:
+        """Stop the session's run, wherever it runs; False when there is none (or it runs in a
+        process this one cannot reach)."""
         run = self._runs.get(session_id)
-        if run is None:
+        if run is not None:
+            run.stop_event.set()
+            return True
+        holder = await self.leases.holder(session_id)
+        if holder is None or holder.worker == self.leases.worker:
             return False
-        run.stop_event.set()
-        return True
+        return await self.bus.send(holder.worker, Control("stop", session_id, holder.run_id))
 
     async def _drive(
         self,
@@ -276,7 +367,7 @@ class RunManager:
                 run.publish(frame)
                 if isinstance(event, StreamEnd):
                     run.answered = True
-                    await self._answered(run)
+                    self._background(self._answered(run))  # the turn goes on meanwhile
                 if run.result is not None:
                     run.settled.set()
         except SessionNotFound:
@@ -290,10 +381,16 @@ class RunManager:
             log.exception("run.crashed", session_id=run.session_id)
             self._end_with(run, ErrorEvent(message=f"internal error: {type(exc).__name__}: {exc}"))
         finally:
-            await self._release(run)
+            # Gone from here at once; the lease follows, after the run's last frame is out to other
+            # workers. A start meanwhile takes it over (`_take`: a lease of this worker that no run
+            # of it holds).
             if self._runs.get(run.session_id) is run:
                 del self._runs[run.session_id]
             run.close()
+            if run.sink is not None:
+                with contextlib.suppress(Exception):  # followers elsewhere: the lease's expiry ends it
+                    await self.bus.ended(run)
+            await self._release(run)
 
     async def _answered(self, run: AgentRun) -> None:
         try:
@@ -323,10 +420,17 @@ class RunManager:
         return None
 
     async def wait(self, session_id: str, limit: float | None = None) -> None:
+        """Until the session's run has ended (at most `limit` seconds), wherever it runs."""
         run = self._runs.get(session_id)
         if run is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(run.finished.wait(), limit)
+            return
+        deadline = None if limit is None else asyncio.get_running_loop().time() + limit
+        while await self.leases.holder(session_id) is not None:
+            if deadline is not None and asyncio.get_running_loop().time() > deadline:
+                return
+            await asyncio.sleep(0.05)
 
     async def shutdown(self, grace: float = 10.0) -> None:
         """Stop every run cooperatively and wait for them to save what they have (each lets go of
@@ -341,3 +445,9 @@ class RunManager:
         tasks = [r.task for r in self._runs.values() if r.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=grace)
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=grace)
+        await self.followers.close()
+        if self._opened:
+            self._opened = False
+            await self.bus.close()

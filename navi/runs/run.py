@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +74,8 @@ class AgentRun:
     # Set once the turn's outcome is known (its answer, an error, or the end of the run): a caller
     # waiting for the answer need not wait for post-turn work.
     settled: asyncio.Event = field(default_factory=asyncio.Event)
+    # Where every frame also goes, for followers in other processes (`Bus.published`).
+    sink: Callable[[AgentRun, dict[str, Any]], None] | None = None
 
     def publish(self, frame: dict[str, Any]) -> None:
         frame["run_id"] = self.run_id
@@ -80,6 +83,8 @@ class AgentRun:
         self.frames.append(frame)
         for sub in list(self.subscribers):
             sub.put(frame)
+        if self.sink is not None:
+            self.sink(self, frame)
 
     def subscribe(self, since: int = 0, queue: asyncio.Queue[Any] | None = None) -> Subscriber:
         sub = Subscriber(queue) if queue is not None else Subscriber()

@@ -128,6 +128,6 @@ def _message(body: SendMessage, session_id: str, files_root: Path) -> Message:
 async def stop(session_id: OwnedSessionId, runs: RunsDep) -> StopResult:
     """Stopping nothing is not an error. A session that does not exist, or is another user's,
     is 404 like on every other route of a session."""
-    if runs.stop(session_id):
+    if await runs.stop(session_id):
         return StopResult(ok=True)
     return StopResult(ok=False, reason="no active run")

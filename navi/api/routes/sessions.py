@@ -126,7 +126,7 @@ async def create_session(
 
 @router.get("", response_model=list[SessionListItem], summary="List sessions, pinned first")
 async def list_sessions(runtime: RuntimeDep, runs: RunsDep, user: CurrentUser) -> list[SessionListItem]:
-    active = set(runs.active())
+    active = await runs.busy()
     unread = await runtime.schedules.store.unread(owner=user)
     return [
         SessionListItem(**info.model_dump(), active=info.id in active, unread=info.id in unread)
@@ -139,7 +139,7 @@ async def get_session(session: SessionDep, runtime: RuntimeDep, runs: RunsDep) -
     return SessionDetail(
         **session.info().model_dump(exclude={"message_count"}),
         message_count=len(session.messages),
-        active=runs.get(session.id) is not None,
+        active=await runs.is_busy(session.id),
         unread=session.id in await runtime.schedules.store.unread(owner=session.owner),
         messages=shown.messages(session.messages),
         # The window the session's next turn gets: the same service the engine asks (stream_end).
@@ -195,7 +195,7 @@ async def update_session(
         raise SessionNotFound(session_id)
     return SessionListItem(
         **session.info().model_dump(),
-        active=runs.get(session_id) is not None,
+        active=await runs.is_busy(session_id),
         unread=session_id in await runtime.schedules.store.unread(owner=user),
     )
 
@@ -211,7 +211,7 @@ async def mark_read(session_id: OwnedSessionId, runtime: RuntimeDep, user: Curre
 async def delete_session(
     session_id: OwnedSessionId, runtime: RuntimeDep, runs: RunsDep, user: CurrentUser
 ) -> Ok:
-    if runs.stop(session_id):
+    if await runs.stop(session_id):
         await runs.wait(session_id, limit=15)
     if not await runtime.sessions.delete(session_id, owner=user):
         raise SessionNotFound(session_id)

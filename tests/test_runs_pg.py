@@ -163,3 +163,54 @@ async def test_stop_and_approvals_sent_to_another_worker_reach_the_run(
     await b.runs.wait(session.id, limit=10)
     assert await b.runs.is_busy(session.id) is False
     release.set()
+
+
+async def test_a_worker_that_stops_renewing_loses_its_turn_within_the_lease(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Worker A is on another machine (its process cannot be looked at from here) and stalls: it
+    stops renewing its leases. Within RUN_LEASE_SECONDS, B ends A's turn for everyone following it
+    (`worker_lost`) and records it under the message; when A wakes, it finds its lease gone and
+    stops the turn instead of writing on."""
+    script = AgentScript()
+    made = []
+    for worker in ("elsewhere/1/1/1/a", None):
+        rt, _, _ = await scripted_runtime(
+            tmp_path, script, sql=True, database_url=pg_url, planning_enabled=False
+        )
+        assert rt.db is not None
+        leases = SqlLeases(rt.db, worker=worker, seconds=1.0)
+        runs = RunManager(rt.agent, leases, PgBus(rt.db, leases.worker))
+        await runs.open()
+        made.append(Worker(rt, runs))
+    a, b = made
+    try:
+        release = asyncio.Event()
+        script.turn(Reply(text="never finished " * 5, chunk_chars=4, wait_for=release, wait_after=1))
+        session = await a.runtime.sessions.create("secretary")
+        seen: list[Followable] = []
+        await b.runs.watch(session.id, seen.append)
+        run = await a.runs.start(session.id, "hello")
+        for _ in range(200):
+            if seen:
+                break
+            await asyncio.sleep(0.02)
+        sub = seen[0].subscribe()
+        followed = await frames(sub, "stream_delta")
+        assert a.runs._keeper is not None
+        a.runs._keeper.cancel()  # A stalls: no more renewals
+        stalled = asyncio.get_running_loop().time()
+        got = await frames(sub, "error")
+        took = asyncio.get_running_loop().time() - stalled
+        assert got[-1]["code"] == "worker_lost" and got[-1]["run_id"] == run.run_id
+        assert got[-1]["seq"] == (followed + got)[-2]["seq"] + 1
+        assert took <= 1.0, f"declared lost after {took:.2f} s"
+        stored = await b.runtime.sessions.get(session.id)
+        assert stored is not None and stored.messages[-1].metadata["error"]["code"] == "worker_lost"
+        await a.runs._tend()  # A wakes up: its lease is gone, so its turn stops
+        await asyncio.wait_for(run.finished.wait(), 5)
+        assert run.frames[-1]["type"] == "stream_stopped"
+    finally:
+        for worker in made:
+            await worker.runs.shutdown()
+            await worker.runtime.aclose()

@@ -112,8 +112,8 @@ class Leases(Protocol):
 
     async def release(self, session_id: str, run_id: str) -> None: ...
 
-    async def renew(self) -> None:
-        """Extend every lease this worker holds."""
+    async def renew(self) -> set[str]:
+        """Extend every lease this worker holds; the runs that still hold one."""
         ...
 
     async def expired(self) -> list[Lease]:
@@ -159,8 +159,8 @@ class MemoryLeases:
         if held is not None and held.run_id == run_id:
             del self._leases[session_id]
 
-    async def renew(self) -> None:
-        return None
+    async def renew(self) -> set[str]:
+        return {lease.run_id for lease in self._leases.values()}
 
     async def expired(self) -> list[Lease]:
         return []
@@ -261,11 +261,14 @@ class SqlLeases:
         statement = delete(run_leases).where(and_(table.session_id == session_id, table.run_id == run_id))
         await self.db.write(lambda conn: conn.execute(statement))
 
-    async def renew(self) -> None:
+    async def renew(self) -> set[str]:
         statement = (
-            update(run_leases).where(run_leases.c.worker == self.worker).values(expires_at=self._until)
+            update(run_leases)
+            .where(run_leases.c.worker == self.worker)
+            .values(expires_at=self._until)
+            .returning(run_leases.c.run_id)
         )
-        await self.db.write(lambda conn: conn.execute(statement))
+        return await self.db.write(lambda conn: set(conn.execute(statement).scalars()))
 
     async def expired(self) -> list[Lease]:
         table = run_leases.c

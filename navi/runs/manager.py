@@ -90,7 +90,18 @@ class RunManager:
 
     async def _tend(self) -> None:
         try:
-            await self.leases.renew()
+            leased = [run for run in self._runs.values() if run.leased]
+            held = await self.leases.renew()
+            for run in leased:
+                if (
+                    run.run_id not in held
+                    and self._runs.get(run.session_id) is run
+                    and not run.finished.is_set()
+                ):
+                    # Declared lost by another worker (this one stalled past its lease): the turn
+                    # was ended for it, and the session may have a new one. Stop, write nothing more.
+                    log.warning("runs.lease_lost", session_id=run.session_id, run_id=run.run_id)
+                    run.stop_event.set()
             for lease in await self.leases.expired():
                 await self._recover(lease)
         except Exception as exc:  # a database hiccup: the next beat tries again
@@ -222,6 +233,7 @@ class RunManager:
         except BaseException:
             self._give_back(session_id, run, previous)
             raise
+        run.leased = True
         if previous is not None:
             previous.stop_event.set()
         if self.bus.shared:

@@ -52,6 +52,7 @@ WITH ev AS (
     INSERT INTO run_events (run_id, seq, session_id, frame, at)
     SELECT r, q, s, f, extract(epoch FROM clock_timestamp())::float8
     FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) AS t(r, q, s, f)
+    ON CONFLICT DO NOTHING  -- a worker declared lost that comes back: its run was ended for it
 ), asked AS (
     INSERT INTO run_approvals (session_id, call_id, run_id, worker, view, created_at)
     SELECT s, c, r, w, v, extract(epoch FROM clock_timestamp())::float8

@@ -71,6 +71,7 @@ class AgentRun:
     result: dict[str, Any] | None = None
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     answered: bool = False  # stream_end is out: only post-turn work is left
+    leased: bool = False  # it holds its session's lease
     # Set once the turn's outcome is known (its answer, an error, or the end of the run): a caller
     # waiting for the answer need not wait for post-turn work.
     settled: asyncio.Event = field(default_factory=asyncio.Event)

@@ -178,6 +178,14 @@ class Settings(BackendSettings, BaseSettings):
     context_summary_max_input_tokens: int = Field(3_000, ge=256)
     context_long_message_tokens: int = Field(1_500, ge=0)
 
+    # --- Runs across processes --------------------------------------------------------------------
+    # A turn whose Navi process died is declared lost (error `worker_lost`, the message kept, Retry
+    # offered) at most this many seconds after the death; the lease is renewed every fifth of it.
+    run_lease_seconds: float = Field(10.0, ge=0.5, le=3600)
+    # PostgreSQL: a run's frames stay in the database this long after it ended, for connections that
+    # reconnect to any worker (`?since=N&run=…`) and for following it from another worker.
+    run_events_keep_seconds: float = Field(300.0, ge=0)
+
     # --- Schedules -------------------------------------------------------------------------------
     # The user's time zone (IANA name) for cron expressions and one-off times; empty: this machine's.
     tz: str = ""

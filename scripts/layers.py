@@ -49,6 +49,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("tools",),
     ("agent",),
     ("mcp", "storage"),
+    ("runs",),
     ("compose",),
     ("api",),
     ("cli",),

@@ -10,7 +10,6 @@ from typing import Any
 from navi.agent.budget import schema_tokens
 from navi.agent.context import build_context
 from navi.agent.events import AgentEvent, ErrorEvent, Notice, Status, StreamEnd, StreamStopped, ToolEvent
-from navi.api.runs import RunManager
 from navi.compose import Runtime, build_runtime
 from navi.config import load_settings
 from navi.llm.base import ModelInfo
@@ -19,6 +18,7 @@ from navi.llm.ollama_backend import OllamaBackend
 from navi.llm.registry import BackendRegistry
 from navi.llm.text_tools import tool_instructions
 from navi.llm.tokens import estimate_message_tokens, estimate_tokens
+from navi.runs import RunManager
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.testing.agent_script import AgentScript
 from navi.testing.fake_server import FakeModelServer
@@ -292,13 +292,13 @@ async def test_post_turn_work_never_blocks_the_next_message(tmp_path: Path) -> N
     session = await rt.sessions.create("secretary")
     await collect(rt.agent.run_stream(session.id, "One " * 40))
     runs = RunManager(rt.agent)
-    first = runs.start(session.id, "Two")
+    first = await runs.start(session.id, "Two")
     for _ in range(200):
         if first.answered:
             break
         await asyncio.sleep(0.01)
     assert first.answered and not first.finished.is_set()  # answered, summarising
-    second = runs.start(session.id, "Three")  # not refused
+    second = await runs.start(session.id, "Three")  # not refused
     await asyncio.wait_for(second.finished.wait(), 5)
     assert first.finished.is_set()
     assert second.result is not None and second.result["content"] == "Third."
@@ -448,7 +448,7 @@ async def test_a_run_that_crashes_has_its_error_as_its_result(tmp_path: Path) ->
     script.turn(Reply(exception=RuntimeError("the backend broke in an unforeseen way")))  # type: ignore[arg-type]
     session = await rt.sessions.create("secretary")
     runs = RunManager(rt.agent)
-    run = runs.start(session.id, "hello")
+    run = await runs.start(session.id, "hello")
     await asyncio.wait_for(run.settled.wait(), 5)
     assert run.result is not None and run.result["type"] == "error"
     assert run.result["code"] == "internal" and "unforeseen" in run.result["message"]

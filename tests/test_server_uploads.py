@@ -11,7 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from navi.api.uploads import _sweep, safe_filename
+from navi.api.uploads import safe_filename
+from navi.sessions.files import sweep as _sweep
 from navi.testing.fake_server import FakeModelServer
 from tests.server_helpers import LiveNavi, live_navi
 

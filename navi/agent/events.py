@@ -172,6 +172,7 @@ ErrorCode = Literal[
     "nothing_to_retry",  # retry with no failed turn to run again
     "too_slow",  # this connection fell too far behind the run and was closed
     "approval_not_found",  # an answer to an approval no run is waiting for (answered already, or unknown)
+    "worker_lost",  # the Navi process running the turn died; the message is kept, Retry runs it again
     "internal",  # a bug in Navi: the message says what, the log has the rest
 ]
 

@@ -16,8 +16,9 @@ from fastapi import Depends, Request
 
 from navi.api.errors import OwnerOnly
 from navi.api.identity import user_of
-from navi.api.runs import RunManager
 from navi.compose import Runtime
+from navi.compose.server import ServerConfig, Uploads
+from navi.runs import RunManager
 from navi.sessions.models import DEFAULT_OWNER, Session, is_session_id
 from navi.sessions.store import SessionNotFound
 
@@ -36,9 +37,20 @@ def get_user(request: Request) -> str:
     return user_of(request.scope)
 
 
+def get_config(request: Request) -> ServerConfig:
+    config: ServerConfig = request.app.state.config
+    return config
+
+
+def get_uploads(config: Annotated[ServerConfig, Depends(get_config)]) -> Uploads:
+    return config.uploads
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 RunsDep = Annotated[RunManager, Depends(get_runs)]
 CurrentUser = Annotated[str, Depends(get_user)]
+ConfigDep = Annotated[ServerConfig, Depends(get_config)]  # the server's typed parts, never settings
+UploadsDep = Annotated[Uploads, Depends(get_uploads)]
 
 
 def require_owner(user: CurrentUser) -> None:

@@ -20,12 +20,12 @@ from navi.agent.analysis import NothingToAnalyse
 from navi.agent.gate import ApprovalNotFound
 from navi.api.openai_wire import OpenAIError, error_body, is_openai_path
 from navi.api.routing import BodyRefused
-from navi.api.runs import RunActive
 from navi.api.uploads import UploadError
 from navi.api.websocket import FrameError
 from navi.llm.errors import LLMError
 from navi.logging import get_logger
 from navi.profiles.registry import UnknownProfile
+from navi.runs import RunActive
 from navi.schedules.when import ScheduleError
 from navi.sessions.archive import ArchiveError
 from navi.sessions.store import SessionNotFound

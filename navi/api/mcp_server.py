@@ -37,10 +37,10 @@ from starlette.routing import Route
 
 from navi import __version__
 from navi.api.identity import USER_KEY
-from navi.api.runs import RunActive, RunManager
 from navi.api.turns import Answer, new_session, wait_for
 from navi.compose import Runtime
 from navi.runctx import Unattended
+from navi.runs import RunActive, RunManager
 from navi.sessions.models import Session, is_session_id
 
 APPROVALS_SETTING = "NAVI_MCP_APPROVALS"  # named in the note about denied calls
@@ -158,7 +158,7 @@ async def ask(
     else:
         session = await new_session(runtime, profile or runtime.profiles.default_id, user)
     try:
-        run = host.runs.start(session.id, message, planning=True, unattended=host.approvals)
+        run = await host.runs.start(session.id, message, planning=True, unattended=host.approvals)
     except RunActive as exc:
         raise ToolError(str(exc)) from None
     answer = Answer(setting=APPROVALS_SETTING, surface="MCP")

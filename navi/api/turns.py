@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from navi.api.runs import AgentRun, Subscriber
 from navi.compose import Runtime
 from navi.llm.messages import Message
+from navi.runs import AgentRun, Subscriber
 from navi.sessions.models import Session
 from navi.sessions.store import SessionExists
 

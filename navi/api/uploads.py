@@ -18,8 +18,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shutil
-import time
 import unicodedata
 import uuid
 from collections.abc import AsyncIterator
@@ -27,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import structlog
 from python_multipart import MultipartParser
 from python_multipart.multipart import parse_options_header
 
@@ -40,8 +37,6 @@ from navi.api.filetypes import (
     kind_reason,
     zip_reason,
 )
-
-log = structlog.stdlib.get_logger(__name__)
 
 MAX_FILES = 20
 
@@ -239,39 +234,3 @@ async def receive_upload(
         receiver.discard()
         raise UploadError(400, "no file in the upload (send it in a form field with a filename)")
     return stored
-
-
-def _sweep(root: Path, ttl_seconds: float, now: float | None = None) -> list[str]:
-    """Remove the folders untouched for `ttl_seconds` by the file system's clock (`now`: that clock's
-    present, for tests)."""
-    removed: list[str] = []
-    now = time.time() if now is None else now
-    if not root.is_dir():
-        return removed
-    for folder in root.iterdir():
-        if not folder.is_dir():
-            continue
-        try:
-            newest = max((p.stat().st_mtime for p in folder.rglob("*")), default=folder.stat().st_mtime)
-        except OSError:
-            continue
-        if now - newest > ttl_seconds:
-            shutil.rmtree(folder, ignore_errors=True)
-            removed.append(folder.name)
-        else:
-            for temp in folder.glob(".upload-*.part"):  # left by a crash mid-upload
-                if now - temp.stat().st_mtime > 3600:
-                    temp.unlink(missing_ok=True)
-    return removed
-
-
-async def cleanup_loop(root: Path, ttl_hours: float, interval: float = 600.0) -> None:
-    """Delete session upload folders untouched for `ttl_hours`, every `interval` seconds."""
-    while True:
-        try:
-            removed = await asyncio.to_thread(_sweep, root, ttl_hours * 3600)
-            if removed:
-                log.info("uploads.expired", folders=len(removed))
-        except Exception as exc:  # keep sweeping next time
-            log.warning("uploads.cleanup_failed", error=str(exc))
-        await asyncio.sleep(interval)

@@ -33,9 +33,11 @@ from navi.agent.approvals import DECISIONS, Decision
 from navi.agent.events import ErrorCode, ErrorEvent
 from navi.agent.gate import ApprovalNotFound
 from navi.api.identity import user_of
-from navi.api.runs import AgentRun, RunActive, RunManager, Subscriber
 from navi.compose import Runtime
+from navi.compose.server import ServerConfig
 from navi.llm.messages import strip_data_uri
+from navi.runs import RunActive, RunManager, Subscriber
+from navi.runs.follow import Followable
 from navi.sessions.models import is_session_id
 
 log = structlog.stdlib.get_logger(__name__)
@@ -177,7 +179,9 @@ def _files(raw: Any, folder: Path) -> list[dict[str, str]]:
     return files
 
 
-async def _sender(websocket: WebSocket, outbox: asyncio.Queue[Any], subs: dict[Subscriber, AgentRun]) -> None:
+async def _sender(
+    websocket: WebSocket, outbox: asyncio.Queue[Any], subs: dict[Subscriber, Followable]
+) -> None:
     """The only task that writes to the socket: run frames and error frames, in order."""
     while True:
         frame = await outbox.get()
@@ -199,6 +203,7 @@ async def _sender(websocket: WebSocket, outbox: asyncio.Queue[Any], subs: dict[S
 async def session_socket(websocket: WebSocket, session_id: str) -> None:
     runtime: Runtime = websocket.app.state.runtime
     runs: RunManager = websocket.app.state.runs
+    config: ServerConfig = websocket.app.state.config
     user = user_of(websocket.scope)
     await websocket.accept()
     # Another user's session closes like one that does not exist.
@@ -215,17 +220,19 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
         await websocket.close(code=CLOSE_BAD_REQUEST, reason="bad since")
         return
     outbox: asyncio.Queue[Any] = asyncio.Queue()
-    subs: dict[Subscriber, AgentRun] = {}  # the runs this connection follows, until their frames end
+    subs: dict[Subscriber, Followable] = {}  # the runs this connection follows, until their frames end
     sender = asyncio.create_task(_sender(websocket, outbox, subs))
 
-    def follow(run: AgentRun, since: int = 0) -> None:
+    def follow(run: Followable, since: int = 0) -> None:
+        if any(followed is run for followed in subs.values()):
+            return  # announced and found at once (a run of another worker): followed once
         subs[run.subscribe(since, outbox)] = run
 
-    files_root = Path(runtime.settings.session_files_dir)
+    files_root = config.uploads.root
     try:  # from here on, whatever happens, the finally lets go of the watcher and the feed
-        runs.watch(session_id, follow)
+        await runs.watch(session_id, follow)
         runs.feed.join(outbox.put_nowait, user)  # session_updated frames of this user's sessions
-        current = runs.get(session_id)
+        current = await runs.current(session_id)  # wherever it runs
         if current is not None:
             # `since` counts frames of the run named by `run` (when given): a client that saw frames
             # of an earlier run gets the whole of the current one.
@@ -255,18 +262,20 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                 continue
             if frame.kind == "approval":
                 try:  # the run's approval_resolved frame reaches every client, this one too
-                    runs.approve(session_id, frame.call_id, frame.decision)
+                    await runs.approve(session_id, frame.call_id, frame.decision)
                 except ApprovalNotFound as exc:
                     outbox.put_nowait(_error(str(exc), "approval_not_found") | {"call_id": frame.call_id})
                 continue
             try:  # every watcher (this connection too) follows the run
-                runs.start(session_id, frame.content, frame.images, frame.files, retry=frame.kind == "retry")
+                await runs.start(
+                    session_id, frame.content, frame.images, frame.files, retry=frame.kind == "retry"
+                )
             except RunActive as exc:
                 outbox.put_nowait(_error(str(exc), "busy"))
     except WebSocketDisconnect:
         pass
     finally:
-        runs.unwatch(session_id, follow)
+        await runs.unwatch(session_id, follow)
         runs.feed.leave(outbox.put_nowait)
         for sub, run in list(subs.items()):
             run.unsubscribe(sub)

@@ -23,25 +23,25 @@ from navi.config import Settings
 
 async def serve_stdio(settings: Settings) -> None:
     from navi.api.mcp_server import NaviHost, build_server
-    from navi.api.runs import RunManager
-    from navi.compose import build_runtime
+    from navi.compose.services import services_factory
     from navi.sessions.models import DEFAULT_OWNER
 
     @asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[NaviHost]:
-        runtime = await build_runtime(settings)
-        runs = RunManager(runtime.agent)
+        # The same services `navi serve` runs, less the schedule runner and background loops: those
+        # are the server's.
+        services = await services_factory(settings, schedules=False, background=False)()
+        await services.start()
         try:
             yield NaviHost(
-                runtime=runtime,
-                runs=runs,
+                runtime=services.runtime,
+                runs=services.runs,
                 approvals=settings.navi_mcp_approvals,
                 max_message_bytes=settings.navi_max_request_bytes,
                 user=DEFAULT_OWNER,
             )
         finally:
-            await runs.shutdown()  # stop what still runs, cooperatively: it saves what it has
-            await runtime.aclose()
+            await services.stop()  # runs stopped cooperatively (each saves what it has), runtime closed
 
     await build_server(lifespan).run_stdio_async()
 

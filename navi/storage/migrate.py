@@ -7,12 +7,18 @@ from importlib import resources
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
 from navi.storage.database import Database
 
+MIGRATION_LOCK = 0x4E415649  # "NAVI": the advisory lock PostgreSQL migrations take
+
 
 def _config(connection: Connection, revision: str) -> None:
+    if connection.dialect.name == "postgresql":
+        # Several processes starting at once on one database (workers, hosts): one migrates, the
+        # others wait for it and then find nothing to do. (SQLite's BEGIN IMMEDIATE does the same.)
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
     config = Config()
     config.set_main_option("script_location", str(resources.files("navi.storage").joinpath("migrations")))
     config.attributes["connection"] = connection
@@ -20,7 +26,8 @@ def _config(connection: Connection, revision: str) -> None:
 
 
 async def upgrade(db: Database, revision: str = "head") -> None:
-    """Bring the schema to `revision` (idempotent; safe on every start, and from several processes)."""
+    """Bring the schema to `revision` (idempotent; safe on every start, and from several processes
+    at once)."""
     await db.write(lambda conn: _config(conn, revision))
 
 

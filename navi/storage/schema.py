@@ -12,6 +12,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -203,4 +204,57 @@ session_unread = Table(
     Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
     Column("owner", String(128), nullable=False, index=True),
     Column("marked_at", DateTime(timezone=True), nullable=False),
+)
+
+# Which run holds a session, for every Navi process on this database (navi/runs/leases.py): one row
+# per session with a run going; `expires_at` (seconds since the epoch, the database's clock) is
+# moved on by the worker's heartbeat, and a row past it belongs to a worker that is gone.
+run_leases = Table(
+    "run_leases",
+    metadata,
+    Column("session_id", String(36), primary_key=True),
+    Column("run_id", String(32), nullable=False),
+    Column("worker", String(300), nullable=False, index=True),
+    Column("kind", String(8), nullable=False),
+    Column("answered", Boolean, nullable=False, default=False),
+    Column("expires_at", Float, nullable=False),
+    Column("started_at", Float, nullable=False),
+)
+
+# The frames of runs, for workers that follow a run they do not run and for replays after a
+# reconnect (PostgreSQL deployments, navi/runs/pg.py): one row per frame, `seq` counting from 1 per
+# run; a row without a frame ends the run. Deleted RUN_EVENTS_KEEP_SECONDS after the run ended.
+run_events = Table(
+    "run_events",
+    metadata,
+    Column("run_id", String(32), primary_key=True),
+    Column("seq", Integer, primary_key=True),
+    Column("session_id", String(36), nullable=False),
+    Column("frame", Text, nullable=True),
+    Column("at", Float, nullable=False),
+)
+Index(
+    "ix_run_events_ends",
+    run_events.c.at,
+    postgresql_where=run_events.c.frame.is_(None),
+    sqlite_where=run_events.c.frame.is_(None),
+)
+Index(
+    "ix_run_events_starts",
+    run_events.c.at,
+    postgresql_where=run_events.c.seq == 1,
+    sqlite_where=run_events.c.seq == 1,
+)
+
+# Tool calls waiting for the user's answer, as `approval_required` described them, with the run
+# and worker that wait: any worker answers one by deleting its row and telling that worker.
+run_approvals = Table(
+    "run_approvals",
+    metadata,
+    Column("session_id", String(36), primary_key=True),
+    Column("call_id", String(200), primary_key=True),
+    Column("run_id", String(32), nullable=False, index=True),
+    Column("worker", String(300), nullable=False),
+    Column("view", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
 )

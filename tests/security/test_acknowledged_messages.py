@@ -12,10 +12,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,85 +23,30 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from navi.api.runs import RunManager
+from navi.runs import RunManager
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.postgres import _find
 from navi.testing.script import Reply, Script
-from navi.testing.served import wait_until_up
 from tests.agent_helpers import scripted_runtime
+from tests.helpers.forked import Forks, free_port
+from tests.helpers.forked import forks as forked
 
-ROOT = Path(__file__).parents[2]
 TOKEN = "acknowledged-messages-test-token"
 KILLS = 20  # at most; after MIN_KILLS the loop also stops once BUDGET_SECONDS have passed
 MIN_KILLS = 6
 BUDGET_SECONDS = 15.0
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Forks:
-    """The helper that forks `navi serve` children (tests/helpers/serve_forks.py)."""
-
-    def __init__(self, proc: subprocess.Popen[str], folder: Path) -> None:
-        self.proc = proc
-        self.folder = folder  # the helper's working directory, where each child logs
-
-    def ask(self, line: str) -> str:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-        return self.proc.stdout.readline().strip()
-
-    def serve(self, port: int) -> int:
-        answer = self.ask(f"serve {port}")
-        assert answer.startswith("pid "), answer
-        pid = int(answer.split()[1])
-        wait_until_up(f"http://127.0.0.1:{port}", within=30, output=lambda: self.log(pid), poll=0.02)
-        return pid
-
-    def kill(self, pid: int) -> None:
-        os.kill(pid, signal.SIGKILL)
-        assert self.ask(f"wait {pid}") == "gone"
-
-    def log(self, pid: int) -> str:
-        path = self.folder / f"serve-{pid}.log"
-        return path.read_text() if path.exists() else "(no log)"
-
-
 @contextmanager
 def forks(tmp_path: Path, model_url: str) -> Iterator[Forks]:
     env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
         "DB_PATH": str(tmp_path / "navi.db"),
-        "SESSION_FILES_DIR": str(tmp_path / "session_files"),
-        "TOOLS_DIR": str(tmp_path / "tools"),
         "OLLAMA_HOST": model_url,
         "NAVI_API_TOKEN": TOKEN,
         "NAVI_APPROVAL_MODE": "auto",
-        "LOG_LEVEL": "WARNING",
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.helpers.serve_forks"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-    )
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        yield Forks(proc, tmp_path)
-    finally:
-        if proc.stdin is not None:
-            proc.stdin.close()
-        proc.wait(timeout=30)
-        if proc.stdout is not None:
-            proc.stdout.close()
+    with forked(tmp_path, env) as navi:
+        yield navi
 
 
 async def send_and_kill(port: int, session_id: str, text: str, pid: int) -> dict[str, object]:
@@ -195,7 +138,7 @@ async def test_stream_start_goes_out_only_after_the_commit(
     session = await rt.sessions.create("secretary")
     for n in range(3):
         script.turn("Noted.")
-        run = runs.start(session.id, f"note {n}: the spare key is under the blue pot")
+        run = await runs.start(session.id, f"note {n}: the spare key is under the blue pot")
         frame = await run.subscribe().queue.get()
         assert frame["type"] == "stream_start" and frame["seq"] == 1
         where = url or str(tmp_path / "navi.db")

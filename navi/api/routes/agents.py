@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from navi.api.deps import OwnerDep, RuntimeDep
+from navi.api.deps import ConfigDep, OwnerDep, RuntimeDep
 from navi.api.routing import api_router
 
 router = api_router(prefix="/agents", tags=["agents"])
@@ -87,11 +87,11 @@ async def tools(runtime: RuntimeDep) -> list[ToolOut]:
     summary="Reload the user tools from the tools folder (owner only)",
     dependencies=[OwnerDep],
 )
-async def reload_tools(runtime: RuntimeDep) -> Reloaded:
+async def reload_tools(runtime: RuntimeDep, config: ConfigDep) -> Reloaded:
     """What `navi tools reload` (and the `reload_tools` tool) do: built-ins stay, user tools are
     replaced by what the folder holds now; each file that failed says why. The tools are every
     user's, so only the owner may reload them (403 `owner_only` for anyone else)."""
-    result = await runtime.tools.reload_user_tools(runtime.settings.tools_dir)
+    result = await runtime.tools.reload_user_tools(config.tools_dir)
     return Reloaded(
         loaded=sorted(result.names),
         errors=[ToolProblem(file=e.file, message=e.message) for e in result.errors],

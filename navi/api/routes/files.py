@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from fastapi import Request
 from pydantic import BaseModel
 
-from navi.api.deps import OwnedSessionId, RuntimeDep
+from navi.api.deps import OwnedSessionId, UploadsDep
 from navi.api.routing import api_router
 from navi.api.uploads import receive_upload
 
@@ -44,14 +42,14 @@ class UploadResult(FileOut):
         }
     },
 )
-async def upload(session_id: OwnedSessionId, request: Request, runtime: RuntimeDep) -> UploadResult:
-    root = Path(runtime.settings.session_files_dir)
+async def upload(session_id: OwnedSessionId, request: Request, uploads: UploadsDep) -> UploadResult:
+    folder = uploads.folder(session_id)
     stored = await receive_upload(
         dict(request.headers),
         request.stream(),
-        root / session_id,
-        max_bytes=runtime.settings.session_files_max_bytes,
-        public_prefix=root / session_id,
+        folder,
+        max_bytes=uploads.max_bytes,
+        public_prefix=folder,
     )
     files = [FileOut(name=f.name, path=f.path, size=f.size, media_type=f.media_type) for f in stored]
     return UploadResult(**files[0].model_dump(), files=files)

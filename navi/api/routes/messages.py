@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from navi.api.deps import OwnedSessionId, RunsDep, RuntimeDep, SessionDep
+from navi.api.deps import OwnedSessionId, RunsDep, SessionDep, UploadsDep
 from navi.api.errors import BadRequest, RunFailed
 from navi.api.routing import api_router
 from navi.api.websocket import parse_frame
@@ -64,7 +64,7 @@ class StopResult(BaseModel):
     summary="Send a message and wait for the answer, or store it without one",
 )
 async def send_message(
-    body: SendMessage, session: SessionDep, runtime: RuntimeDep, runs: RunsDep
+    body: SendMessage, session: SessionDep, uploads: UploadsDep, runs: RunsDep
 ) -> Answer | Stored:
     try:  # JSON may escape lone surrogates (\ud800): no text, and nothing a database can store
         json.dumps(body.model_dump(), ensure_ascii=False).encode()
@@ -80,13 +80,12 @@ async def send_message(
             f'only a user message is answered; send "respond": false to store a {body.role} message'
         )
     if not body.respond:
-        message = _message(body, session.id, Path(runtime.settings.session_files_dir))
+        message = _message(body, session.id, uploads.root)
         await runs.append(session.id, [message])
         return Stored(session_id=session.id, message_id=message.id, role=message.role)
     frame = {"type": "message", "content": body.content, "images": body.images, "files": body.files}
-    files_root = Path(runtime.settings.session_files_dir)
-    content, images, files = parse_frame(json.dumps(frame), session.id, files_root)
-    run = runs.start(session.id, content, images, files, planning=False)
+    content, images, files = parse_frame(json.dumps(frame), session.id, uploads.root)
+    run = await runs.start(session.id, content, images, files, planning=False)
     await run.settled.wait()  # the answer, not the post-turn work after it
     result: dict[str, Any] = run.result or {}
     if result.get("type") == "error":
@@ -128,6 +127,6 @@ def _message(body: SendMessage, session_id: str, files_root: Path) -> Message:
 async def stop(session_id: OwnedSessionId, runs: RunsDep) -> StopResult:
     """Stopping nothing is not an error. A session that does not exist, or is another user's,
     is 404 like on every other route of a session."""
-    if runs.stop(session_id):
+    if await runs.stop(session_id):
         return StopResult(ok=True)
     return StopResult(ok=False, reason="no active run")

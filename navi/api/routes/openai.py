@@ -27,7 +27,7 @@ from typing import Annotated, Any
 from fastapi import Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from navi.api.deps import CurrentUser, RunsDep, RuntimeDep
+from navi.api.deps import ConfigDep, CurrentUser, RunsDep, RuntimeDep
 from navi.api.openai_wire import (
     ChatRequest,
     OpenAIError,
@@ -41,10 +41,10 @@ from navi.api.openai_wire import (
     usage_of,
 )
 from navi.api.routing import api_router
-from navi.api.runs import AgentRun, RunActive, Subscriber
 from navi.api.turns import Answer, frames, new_session, own_or_new_session, wait_for
 from navi.compose import Runtime
 from navi.runctx import Unattended
+from navi.runs import AgentRun, RunActive, Subscriber
 from navi.sessions.models import is_session_id
 
 router = api_router(prefix="/v1", tags=["openai"])  # bodies through navi.safejson, as everywhere
@@ -116,9 +116,9 @@ def _unknown_model(model: str, runtime: Runtime) -> OpenAIError:
 @router.post("/chat/completions", summary="Run a Navi turn, answered in OpenAI's chat format")
 async def chat_completions(
     body: ChatRequest,
-    request: Request,
     runtime: RuntimeDep,
     runs: RunsDep,
+    config: ConfigDep,
     user: CurrentUser,
     x_session_id: Annotated[str | None, Header(description="Continue this Navi session")] = None,
 ) -> Any:
@@ -144,9 +144,11 @@ async def chat_completions(
         seeded = await new_session(runtime, body.model, user, messages=history(body.messages))
         session_id, model = seeded.id, body.model
     headers = {SESSION_HEADER: session_id}
-    unattended: Unattended = request.app.state.openai_approvals
+    unattended: Unattended = config.openai_approvals
     try:
-        run = runs.start(session_id, last.content or "", last.images, planning=True, unattended=unattended)
+        run = await runs.start(
+            session_id, last.content or "", last.images, planning=True, unattended=unattended
+        )
     except RunActive as exc:
         raise OpenAIError(409, "busy", str(exc), headers=headers) from None
     shape, answer = Shape(run.run_id, model), Answer(setting=APPROVALS_SETTING)

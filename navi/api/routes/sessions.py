@@ -11,7 +11,7 @@ from fastapi import Body, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from navi.agent.analysis import AnalysisAsk
-from navi.api.deps import CurrentUser, OwnedSessionId, RunsDep, RuntimeDep, SessionDep
+from navi.api.deps import ConfigDep, CurrentUser, OwnedSessionId, RunsDep, RuntimeDep, SessionDep
 from navi.api.errors import BadRequest
 from navi.api.routing import api_router
 from navi.api.turns import new_session
@@ -130,7 +130,7 @@ async def create_session(
 
 @router.get("", response_model=list[SessionListItem], summary="List sessions, pinned first")
 async def list_sessions(runtime: RuntimeDep, runs: RunsDep, user: CurrentUser) -> list[SessionListItem]:
-    active = set(runs.active())
+    active = await runs.busy()
     unread = await runtime.schedules.store.unread(owner=user)
     return [
         SessionListItem(**info.model_dump(), active=info.id in active, unread=info.id in unread)
@@ -143,7 +143,7 @@ async def get_session(session: SessionDep, runtime: RuntimeDep, runs: RunsDep) -
     return SessionDetail(
         **session.info().model_dump(exclude={"message_count"}),
         message_count=len(session.messages),
-        active=runs.get(session.id) is not None,
+        active=await runs.is_busy(session.id),
         unread=session.id in await runtime.schedules.store.unread(owner=session.owner),
         messages=shown.messages(session.messages),
         # The window the session's next turn gets: the same service the engine asks (stream_end).
@@ -211,7 +211,7 @@ async def update_session(
         raise SessionNotFound(session_id)
     return SessionListItem(
         **session.info().model_dump(),
-        active=runs.get(session_id) is not None,
+        active=await runs.is_busy(session_id),
         unread=session_id in await runtime.schedules.store.unread(owner=user),
     )
 
@@ -227,7 +227,7 @@ async def mark_read(session_id: OwnedSessionId, runtime: RuntimeDep, user: Curre
 async def delete_session(
     session_id: OwnedSessionId, runtime: RuntimeDep, runs: RunsDep, user: CurrentUser
 ) -> Ok:
-    if runs.stop(session_id):
+    if await runs.stop(session_id):
         await runs.wait(session_id, limit=15)
     if not await runtime.sessions.delete(session_id, owner=user):
         raise SessionNotFound(session_id)
@@ -252,16 +252,16 @@ async def export_session(session: SessionDep, runtime: RuntimeDep) -> dict[str, 
         }
     },
 )
-async def import_session(request: Request, runtime: RuntimeDep, user: CurrentUser) -> Imported:
+async def import_session(
+    request: Request, runtime: RuntimeDep, config: ConfigDep, user: CurrentUser
+) -> Imported:
     """The body is read whole (at most NAVI_IMPORT_MAX_MB, counted by navi/api/limits.py) and
     parsed, validated and rebuilt on a worker thread: a large archive never stalls other clients."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json" and not kind.endswith("+json"):
         raise BadRequest("send the archive as application/json")
     body = await request.body()
-    session = await asyncio.to_thread(
-        parse_archive, body, max_messages=runtime.settings.navi_import_max_messages
-    )
+    session = await asyncio.to_thread(parse_archive, body, max_messages=config.import_max_messages)
     session.owner = user  # an archive names no owner that counts: the importer's session
     settle_profile(session, runtime.profiles.ids(), runtime.profiles.default_id)
     await runtime.sessions.insert(session)

@@ -8,7 +8,7 @@ memory, approvals), and every connection watching its session gets its frames li
   switched to the schedule's profile first when it is in another one.
 - A busy session (a turn answering) is waited for, up to `busy_wait` seconds; still busy then,
   the run is recorded as `skipped` ("session busy") rather than interleaving with the user.
-- The owner's connections get `schedule_run` frames (`navi/api/feed.py`) when the run starts,
+- The owner's connections get `schedule_run` frames (`navi/runs/feed.py`) when the run starts,
   when it waits for an approval, and when it ends; the run waits for an approval exactly as a
   page's would (`NAVI_APPROVAL_TIMEOUT_SECONDS`), and that wait is pushed to the webhook too.
 - At the end the run is recorded (`ok` with a preview of the answer, or `error` with the
@@ -23,31 +23,39 @@ from typing import Any
 
 import structlog
 
-from navi.api.runs import AgentRun, RunActive, RunManager
-from navi.compose import Runtime
 from navi.llm.messages import utcnow
-from navi.profiles.registry import UnknownProfile
+from navi.profiles.registry import ProfileRegistry, UnknownProfile
+from navi.runs.manager import RunManager
+from navi.runs.run import AgentRun, RunActive
 from navi.schedules.models import RunStatus, Schedule, ScheduleRun
-from navi.schedules.notify import first_lines
-from navi.schedules.runner import ScheduleRunner
+from navi.schedules.notify import WebhookNotifier, first_lines
+from navi.schedules.store import ScheduleStore
+from navi.sessions.store import SessionStore
 
 log = structlog.stdlib.get_logger(__name__)
 PREVIEW_CHARS = 300
 
 
 class ScheduledRuns:
-    def __init__(self, runtime: Runtime, runs: RunManager) -> None:
-        self.runtime = runtime
-        self.runs = runs
-        self.store = runtime.schedules.store
-        config = runtime.schedule_settings
-        self.busy_wait = config.busy_wait_seconds
-        self.notifier = config.notifier
+    """What the schedule runner calls for each run it claims (`navi/compose/services.py` wires
+    the two together)."""
 
-    def runner(self) -> ScheduleRunner:
-        runner = ScheduleRunner(self.store, self, poll_seconds=self.runtime.schedule_settings.poll_seconds)
-        self.runtime.schedules.on_change(runner.wake)
-        return runner
+    def __init__(
+        self,
+        store: ScheduleStore,
+        sessions: SessionStore,
+        profiles: ProfileRegistry,
+        runs: RunManager,
+        *,
+        busy_wait: float,
+        notifier: WebhookNotifier | None = None,
+    ) -> None:
+        self.store = store
+        self.sessions = sessions
+        self.profiles = profiles
+        self.runs = runs
+        self.busy_wait = busy_wait
+        self.notifier = notifier
 
     async def __call__(self, schedule: Schedule, run: ScheduleRun) -> None:
         try:
@@ -72,8 +80,8 @@ class ScheduledRuns:
             await self._finish(schedule, run, "error", error=outcome or "the run was stopped")
 
     async def _session(self, schedule: Schedule) -> str:
-        sessions = self.runtime.sessions
-        profiles = self.runtime.profiles
+        sessions = self.sessions
+        profiles = self.profiles
         profiles.get(schedule.profile_id)  # UnknownProfile when it was removed since
         if schedule.session_id is None:
             made = await sessions.create(schedule.profile_id, owner=schedule.owner, name=schedule.title)
@@ -89,7 +97,7 @@ class ScheduledRuns:
         deadline = asyncio.get_running_loop().time() + self.busy_wait
         while True:
             try:
-                return self.runs.start(session_id, prompt)
+                return await self.runs.start(session_id, prompt)
             except RunActive:
                 current = self.runs.get(session_id)
                 left = deadline - asyncio.get_running_loop().time()
@@ -99,7 +107,7 @@ class ScheduledRuns:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(current.settled.wait(), min(left, 5.0))
                 else:
-                    await asyncio.sleep(0.05)
+                    await asyncio.sleep(min(left, 1.0))  # held by another process: ask again soon
 
     async def _follow(self, schedule: Schedule, run: ScheduleRun, agent_run: AgentRun) -> str | None:
         """Read the run's frames until its outcome is known; approvals waited for are reported."""

@@ -1,0 +1,126 @@
+"""Everything that runs beside the requests: the run manager, the schedule runner and the
+background loops (the upload sweep, memory extraction), built from one runtime for every entry
+point — `navi serve` (the app's lifespan), `navi mcp` and the tests — and started and stopped as one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from navi.compose.runtime import Runtime, build_runtime
+from navi.config import Settings
+from navi.logging import get_logger
+from navi.runs import RunManager
+from navi.runs.leases import MemoryLeases, SqlLeases
+from navi.runs.pg import PgBus
+from navi.runs.scheduled import ScheduledRuns
+from navi.schedules.runner import ScheduleRunner
+from navi.sessions.files import cleanup_loop
+
+log = get_logger(__name__)
+
+
+@dataclass
+class Services:
+    """The running parts of one Navi process. `owns_runtime`: `stop()` closes the runtime too."""
+
+    runtime: Runtime
+    runs: RunManager
+    schedule_runner: ScheduleRunner | None = None
+    # Background loops, each started as a task by `start()` and cancelled by `stop()`.
+    loops: list[Callable[[], Coroutine[Any, Any, None]]] = field(default_factory=list)
+    owns_runtime: bool = False
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    async def start(self) -> None:
+        await self.runs.open()  # its leases renewed, and those of workers that are gone recovered
+        if self.schedule_runner is not None:
+            self.schedule_runner.start()
+        self._tasks = [asyncio.create_task(loop()) for loop in self.loops]
+
+    async def stop(self) -> None:
+        """No new scheduled runs; every run stopped cooperatively (each saves what it has); the
+        background loops cancelled; the runtime closed when these services own it."""
+        try:
+            if self.schedule_runner is not None:
+                await self.schedule_runner.stop(grace=0)  # no new scheduled runs from here on
+            await self.runs.shutdown()
+            if self.schedule_runner is not None:
+                await self.schedule_runner.stop()  # the stopped ones record how they ended
+            for task in self._tasks:  # background loops, not runs
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        finally:
+            if self.owns_runtime:
+                await self.runtime.aclose()
+
+
+def build_services(
+    runtime: Runtime, *, schedules: bool = True, background: bool = True, owns_runtime: bool = False
+) -> Services:
+    """The run manager on `runtime`; with `schedules`, the schedule runner executing due runs
+    through it; with `background`, the upload sweep and periodic memory extraction."""
+    settings = runtime.settings
+    # The session's lease is a row of the shared database, so no two processes on it (`navi serve`,
+    # `navi mcp`, workers) run two turns in one session at once.
+    db = runtime.db
+    leases = SqlLeases(db, seconds=settings.run_lease_seconds) if db is not None else None
+    # On PostgreSQL, frames and control messages reach every worker (rows and NOTIFY).
+    bus = (
+        PgBus(db, leases.worker, keep_seconds=settings.run_events_keep_seconds)
+        if db is not None and leases is not None and db.dialect == "postgresql"
+        else None
+    )
+    runs = RunManager(runtime.agent, leases or MemoryLeases(seconds=settings.run_lease_seconds), bus)
+    services = Services(runtime=runtime, runs=runs, owns_runtime=owns_runtime)
+    if schedules:
+        config = runtime.schedule_settings
+        execute = ScheduledRuns(
+            runtime.schedules.store,
+            runtime.sessions,
+            runtime.profiles,
+            runs,
+            busy_wait=config.busy_wait_seconds,
+            notifier=config.notifier,
+        )
+        runner = ScheduleRunner(runtime.schedules.store, execute, poll_seconds=config.poll_seconds)
+        runtime.schedules.on_change(runner.wake)
+        services.schedule_runner = runner
+    if background:
+        files, ttl = Path(settings.session_files_dir), settings.session_files_ttl_hours
+        interval = settings.memory_extract_interval_minutes
+        services.loops = [
+            lambda: cleanup_loop(files, ttl),
+            lambda: runtime.extractor.periodic(interval),
+        ]
+    return services
+
+
+ServicesFactory = Callable[[], Awaitable[Services]]
+
+
+def services_factory(
+    settings: Settings,
+    *,
+    runtime: Runtime | None = None,
+    runtime_factory: Callable[[Settings], Awaitable[Runtime]] | None = None,
+    schedules: bool = True,
+    background: bool = True,
+) -> ServicesFactory:
+    """How a server's lifespan gets its services: on `runtime` when one is handed in (it stays its
+    caller's to close), else on a runtime built then, inside the server's event loop, by
+    `runtime_factory` (default `build_runtime`), which the services then own."""
+
+    async def build() -> Services:
+        if runtime is not None:
+            return build_services(runtime, schedules=schedules, background=background)
+        built = await (runtime_factory or build_runtime)(settings)
+        return build_services(built, schedules=schedules, background=background, owns_runtime=True)
+
+    return build

@@ -1,0 +1,465 @@
+"""The run manager: at most one agent run per session, broadcast to every connected client.
+
+`stream_start` carries the user's message, so every window on the session can draw it, and
+acknowledges it: it goes out only once the engine has committed the message, so a message a client
+saw acknowledged survives a crash (kill -9, power loss) of the server. Each frame is kept until the
+run ends (`run.py`), so a client that connects mid-run replays it. A run does not depend on any client: it
+goes on when all of them leave, and its messages are saved as they complete. Stop is the run's
+stop event; a run task is never cancelled. When a run ends it is removed, with its frames.
+
+Once a run has answered (`stream_end`), what is left is post-turn work (a summary, naming). A new
+message does not wait for it: starting the next run stops the answered one, whose post-turn work
+is abandoned at once, and the new run begins when the old one has let go of the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Coroutine, Sequence
+from typing import Any, cast
+
+import structlog
+
+from navi.agent.approvals import Decision
+from navi.agent.engine import Agent
+from navi.agent.events import ErrorEvent, StreamEnd
+from navi.agent.gate import ApprovalNotFound
+from navi.llm.errors import LLMError
+from navi.llm.messages import Message, new_id
+from navi.llm.tokens import estimate_messages_tokens
+from navi.runctx import Unattended
+from navi.runs.bus import Bus, Control, LocalBus
+from navi.runs.feed import SessionFeed
+from navi.runs.follow import Followable, Followers, Watcher
+from navi.runs.leases import Lease, LeaseKind, Leases, MemoryLeases, sleep_beat
+from navi.runs.lost import lost_error, record_lost
+from navi.runs.run import AgentRun, RunActive, user_message
+from navi.sessions.store import SessionNotFound
+
+log = structlog.stdlib.get_logger(__name__)
+
+HANDOVER_SECONDS = 10.0  # how long a start waits for another worker's answered turn to let go
+PRUNE_BEATS = 25  # old run frames are pruned every this many heartbeats
+
+
+class RunManager:
+    """`leases`: where a session's lease is taken before a run starts in it — a database row
+    (`SqlLeases`) every process on the database sees, or this process's memory (the default).
+    `bus`: what carries frames and control messages to other processes (`LocalBus`: nothing;
+    `PgBus`: PostgreSQL rows and NOTIFY)."""
+
+    def __init__(self, agent: Agent, leases: Leases | None = None, bus: Bus | None = None) -> None:
+        self.agent = agent
+        self.leases: Leases = leases or MemoryLeases()
+        self.bus: Bus = bus or LocalBus()
+        self.feed = SessionFeed(agent.sessions)  # session_updated frames for every connection
+        self.followers = Followers(self.leases, self.bus)
+        self._runs: dict[str, AgentRun] = {}
+        self._keeper: asyncio.Task[None] | None = None
+        self._opened = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- this worker among others ----------------------------------------------------------------
+    async def open(self) -> None:
+        """Join the other processes: listen for what they send this worker, look after this
+        worker's leases (renew them; clean up after workers that are gone, whose unanswered turns
+        fail with `worker_lost`) — once at once, so a Navi started again after a crash finds the
+        sessions its predecessor held free."""
+        await self.bus.open(self)
+        self._opened = True
+        await self._tend()
+        self._keeper = asyncio.create_task(self._keep())
+
+    async def _keep(self) -> None:
+        beats = 0
+        while True:
+            await sleep_beat(self.leases)
+            await self._tend()
+            beats += 1
+            if beats % PRUNE_BEATS == 0:
+                try:
+                    await self.bus.prune()
+                except Exception as exc:
+                    log.warning("runs.prune_failed", error=str(exc))
+
+    async def _tend(self) -> None:
+        try:
+            leased = [run for run in self._runs.values() if run.leased]
+            held = await self.leases.renew()
+            for run in leased:
+                if (
+                    run.run_id not in held
+                    and self._runs.get(run.session_id) is run
+                    and not run.finished.is_set()
+                ):
+                    # Declared lost by another worker (this one stalled past its lease): the turn
+                    # was ended for it, and the session may have a new one. Stop, write nothing more.
+                    log.warning("runs.lease_lost", session_id=run.session_id, run_id=run.run_id)
+                    run.stop_event.set()
+            for lease in await self.leases.expired():
+                await self._recover(lease)
+        except Exception as exc:  # a database hiccup: the next beat tries again
+            log.warning("runs.leases_unreachable", error=str(exc))
+
+    async def _recover(self, lease: Lease) -> bool:
+        """Free the session of a run whose worker is gone (once, whoever gets there first): a
+        turn it had not answered is recorded as failed with `worker_lost` (Retry offers it), and
+        whoever follows the run gets that error as its last frame."""
+        if not await self.leases.take(lease):
+            return False
+        log.warning("runs.worker_lost", session_id=lease.session_id, run_id=lease.run_id, worker=lease.worker)
+        if lease.kind == "turn":
+            if not lease.answered:
+                with contextlib.suppress(SessionNotFound):
+                    await record_lost(self.agent.sessions, lease.session_id)
+            # An answered turn's followers had its answer: its frames just end.
+            await self.bus.lost(lease, None if lease.answered else lost_error().frame())
+        return True
+
+    async def _take(
+        self, session_id: str, run_id: str, kind: LeaseKind, replacing: str | None = None
+    ) -> None:
+        """Take the session's lease for `run_id`, or raise `RunActive`. A lease left by a worker
+        that is gone is recovered first; another worker's answered turn is stopped (its post-turn
+        work abandoned, as a new message does here) and its lease waited for."""
+        if await self.leases.acquire(session_id, run_id, kind, replacing=replacing) is not None:
+            return
+        holder = await self.leases.holder(session_id)
+        if holder is None:
+            pass
+        elif holder.worker == self.leases.worker:
+            ended = holder.run_id not in {r.run_id for r in self._runs.values()}  # letting go
+            if ended and await self.leases.acquire(session_id, run_id, kind, replacing=holder.run_id):
+                return
+        elif await self._recover(holder):
+            if await self.leases.acquire(session_id, run_id, kind) is not None:
+                return
+        elif holder.answered and await self.bus.send(
+            holder.worker, Control("stop", session_id, holder.run_id)
+        ):
+            deadline = asyncio.get_running_loop().time() + HANDOVER_SECONDS
+            while asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.02)
+                if await self.leases.acquire(session_id, run_id, kind) is not None:
+                    return
+        raise RunActive(session_id)
+
+    def control(self, message: dict[str, Any]) -> None:
+        """A control message another worker sent this one (`Control.payload`)."""
+        run = self._runs.get(str(message.get("s")))
+        if run is None or (message.get("r") and message.get("r") != run.run_id):
+            return
+        if message.get("k") == "stop":
+            run.stop_event.set()
+        elif message.get("k") == "approve" and self.agent.approvals is not None:
+            with contextlib.suppress(ApprovalNotFound):
+                decision = cast(Decision, message.get("d"))
+                self.agent.approvals.answer(run.session_id, str(message.get("c")), decision)
+
+    def remote_started(self, session_id: str, run_id: str, worker: str) -> None:
+        self.followers.remote_started(session_id, run_id, worker)
+
+    def remote_frame(self, run_id: str, seq: int, frame: dict[str, Any] | None, end: bool) -> None:
+        self.followers.remote_frame(run_id, seq, frame, end)
+
+    def resync(self) -> None:
+        self.followers.resync()
+
+    # --- following -------------------------------------------------------------------------------
+    async def watch(self, session_id: str, callback: Watcher) -> None:
+        """Call `callback(run)` whenever a run starts in this session, here or on another worker."""
+        await self.followers.watch(session_id, callback)
+
+    async def unwatch(self, session_id: str, callback: Watcher) -> None:
+        await self.followers.unwatch(session_id, callback)
+
+    def watchers(self, session_id: str) -> int:
+        """How many clients watch this session: each open connection once, none after it closed."""
+        return self.followers.count(session_id)
+
+    def get(self, session_id: str) -> AgentRun | None:
+        """The run of this session in this process, if any."""
+        return self._runs.get(session_id)
+
+    def active(self) -> list[str]:
+        """The sessions with a run in this process."""
+        return list(self._runs)
+
+    async def current(self, session_id: str) -> Followable | None:
+        """The run of this session to follow, wherever it runs (another worker's through a bus
+        that carries its frames)."""
+        return self._runs.get(session_id) or await self.followers.current(session_id)
+
+    async def busy(self) -> set[str]:
+        """The sessions with a run going, in any process on the database."""
+        held = {lease.session_id for lease in await self.leases.held()}
+        return held | set(self._runs)
+
+    async def is_busy(self, session_id: str) -> bool:
+        return session_id in self._runs or await self.leases.holder(session_id) is not None
+
+    async def start(
+        self,
+        session_id: str,
+        content: str,
+        images: Sequence[str] = (),
+        files: Sequence[dict[str, str]] = (),
+        *,
+        planning: bool = True,
+        retry: bool = False,
+        unattended: Unattended | None = None,
+    ) -> AgentRun:
+        """Start a run (raises `RunActive` if the session has one). Returns immediately.
+
+        A run that has already answered does not count as busy: it is stopped, and the new run
+        starts once it has finished. `retry=True` runs the session's latest failed turn again
+        without storing its message twice (`content` is ignored); its `stream_start` names the
+        stored message and carries `retry: true`. `unattended`: nobody can answer approvals
+        during this run ("deny" or "allow" them at once).
+        """
+        previous = self._runs.get(session_id)
+        if previous is not None and not previous.answered:
+            raise RunActive(session_id)
+        run = AgentRun(session_id=session_id)
+        self._runs[session_id] = run  # held here while the lease is taken: a second start is busy
+        try:
+            await self._take(session_id, run.run_id, "turn", previous.run_id if previous else None)
+        except BaseException:
+            self._give_back(session_id, run, previous)
+            raise
+        run.leased = True
+        if previous is not None:
+            previous.stop_event.set()
+        if self.bus.shared:
+            run.sink = self.bus.published
+            self.bus.started(run)
+        message_id = new_id()
+        start: dict[str, Any] | None = None
+        if not retry:  # published by the engine's `on_stored`, once the message is committed
+            user = Message.user(content, images=list(images), metadata={"files": list(files)})
+            user.id = message_id
+            start = {"type": "stream_start", "message": user_message(user)}
+        run.task = asyncio.create_task(
+            self._drive(
+                run, content, list(images), list(files), planning, previous, message_id, start, unattended
+            )
+        )
+        self.followers.started(run)
+        return run
+
+    async def append(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Store messages in the session without answering them (`"respond": false`).
+
+        Refused with `RunActive` while a turn is answering: rows written mid-turn would land between
+        the turn's own (a tool call and its result). An answered run's post-turn work is stopped
+        first, as a new message does, since a summary rewrites the context it read before. While the
+        messages are written, the session's slot is held, so no turn starts in between.
+        """
+        previous = self._runs.get(session_id)
+        if previous is not None and not previous.answered:
+            raise RunActive(session_id)
+        holder = AgentRun(session_id=session_id)
+        self._runs[session_id] = holder
+        try:
+            await self._take(session_id, holder.run_id, "store", previous.run_id if previous else None)
+        except BaseException:
+            self._give_back(session_id, holder, previous)
+            raise
+        try:
+            if previous is not None:
+                previous.stop_event.set()
+                await previous.finished.wait()
+            session = await self.agent.sessions.get(session_id, display=False)
+            if session is None:
+                raise SessionNotFound(session_id)
+            # A count the engine trusts must include what is added; none yet: the engine estimates.
+            tokens = session.context_token_count
+            counted = tokens + estimate_messages_tokens(messages) if tokens else None
+            await self.agent.sessions.append(
+                session_id, display=messages, context=messages, context_token_count=counted
+            )
+        finally:
+            await self._release(holder)
+            if self._runs.get(session_id) is holder:
+                del self._runs[session_id]
+            holder.finished.set()
+            holder.settled.set()
+
+    def _give_back(self, session_id: str, run: AgentRun, previous: AgentRun | None) -> None:
+        """A start that could not take the lease leaves the session as it found it."""
+        if self._runs.get(session_id) is run:
+            if previous is not None and not previous.finished.is_set():
+                self._runs[session_id] = previous
+            else:
+                del self._runs[session_id]
+
+    async def _release(self, run: AgentRun) -> None:
+        try:
+            await self.leases.release(run.session_id, run.run_id)
+        except Exception as exc:  # it expires on its own once this worker stops renewing it
+            log.warning("runs.lease_not_released", session_id=run.session_id, error=str(exc))
+
+    async def approve(self, session_id: str, call_id: str, decision: Decision) -> None:
+        """Answer the approval a run of this session waits on, wherever it runs (`approval_resolved`
+        follows as a run frame, so every client sees it answered); `ApprovalNotFound` when none
+        waits, or it was answered already (the first answer counts)."""
+        gate = self.agent.approvals
+        if gate is not None and any(p.call_id == call_id for p in gate.waiting(session_id)):
+            await self.bus.claim(session_id, call_id)  # so no other worker takes an answer too
+            gate.answer(session_id, call_id, decision)
+            return
+        worker = await self.bus.claim(session_id, call_id)
+        if worker is None or worker == self.leases.worker:
+            raise ApprovalNotFound(session_id, call_id)
+        await self.bus.send(worker, Control("approve", session_id, call_id=call_id, decision=decision))
+
+    async def waiting(self, session_id: str) -> list[dict[str, Any]]:
+        """The approvals a run of this session waits on, as `approval_required` describes them."""
+        here = (
+            []
+            if self.agent.approvals is None
+            else [p.view() for p in self.agent.approvals.waiting(session_id)]
+        )
+        return here or await self.bus.waiting(session_id)
+
+    async def stop(self, session_id: str) -> bool:
+        """Stop the session's run, wherever it runs; False when there is none (or it runs in a
+        process this one cannot reach)."""
+        run = self._runs.get(session_id)
+        if run is not None:
+            run.stop_event.set()
+            return True
+        holder = await self.leases.holder(session_id)
+        if holder is None or holder.worker == self.leases.worker:
+            return False
+        return await self.bus.send(holder.worker, Control("stop", session_id, holder.run_id))
+
+    async def _drive(
+        self,
+        run: AgentRun,
+        content: str,
+        images: list[str],
+        files: list[dict[str, str]],
+        planning: bool,
+        previous: AgentRun | None = None,
+        message_id: str | None = None,
+        start: dict[str, Any] | None = None,
+        unattended: Unattended | None = None,
+    ) -> None:
+        """Drive the engine's turn. `start` is the new message's `stream_start` (None: a retry,
+        whose message is stored already)."""
+        retry = start is None
+        try:
+            if retry:
+                run.publish({"type": "stream_start", "retry": True, "message": await self._failed(run)})
+            if previous is not None:
+                await previous.finished.wait()
+            stream = self.agent.run_stream(
+                run.session_id,
+                content,
+                images,
+                files,
+                stop_event=run.stop_event,
+                planning=planning,
+                message_id=message_id,
+                retry=retry,
+                on_stored=None if start is None else (lambda: run.publish(start)),
+                unattended=unattended,
+            )
+            async for event in stream:
+                frame = event.frame()
+                if isinstance(event, StreamEnd) or (isinstance(event, ErrorEvent) and run.result is None):
+                    run.result = frame
+                run.publish(frame)
+                if isinstance(event, StreamEnd):
+                    run.answered = True
+                    self._background(self._answered(run))  # the turn goes on meanwhile
+                if run.result is not None:
+                    run.settled.set()
+        except SessionNotFound:
+            self._end_with(
+                run,
+                ErrorEvent(message=f"session {run.session_id} no longer exists", code="session_not_found"),
+            )
+        except LLMError as exc:
+            self._end_with(run, ErrorEvent.of(exc))
+        except Exception as exc:  # the run must always end with a frame and free its slot
+            log.exception("run.crashed", session_id=run.session_id)
+            self._end_with(run, ErrorEvent(message=f"internal error: {type(exc).__name__}: {exc}"))
+        finally:
+            # Gone from here at once; the lease follows, after the run's last frame is out to other
+            # workers. A start meanwhile takes it over (`_take`: a lease of this worker that no run
+            # of it holds).
+            if self._runs.get(run.session_id) is run:
+                del self._runs[run.session_id]
+            run.close()
+            if run.sink is not None:
+                with contextlib.suppress(Exception):  # followers elsewhere: the lease's expiry ends it
+                    await self.bus.ended(run)
+            await self._release(run)
+
+    async def _answered(self, run: AgentRun) -> None:
+        try:
+            await self.leases.answered(run.session_id, run.run_id)
+        except Exception as exc:  # other workers take it as still answering: busy a little longer
+            log.warning("runs.lease_not_marked", session_id=run.session_id, error=str(exc))
+
+    @staticmethod
+    def _end_with(run: AgentRun, error: ErrorEvent) -> None:
+        """A run that ended on an exception: its error is its result too (a REST caller waiting
+        for the answer gets the error, not an empty "stopped")."""
+        frame = error.frame()
+        run.publish(frame)
+        if run.result is None:
+            run.result = frame
+
+    async def _failed(self, run: AgentRun) -> dict[str, Any] | None:
+        """The user message of the session's latest failed turn (None if there is none: the
+        engine then says there is nothing to retry)."""
+        session = await self.agent.sessions.get(run.session_id)
+        if session is None or not session.messages or not session.messages[-1].metadata.get("error"):
+            return None
+        wanted = session.messages[-1].metadata.get("failed_turn")
+        for message in reversed(session.messages):
+            if message.role == "user" and (message.id == wanted or wanted is None):
+                return user_message(message)
+        return None
+
+    async def wait(self, session_id: str, limit: float | None = None) -> None:
+        """Until the session's run has ended (at most `limit` seconds), wherever it runs."""
+        run = self._runs.get(session_id)
+        if run is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run.finished.wait(), limit)
+            return
+        deadline = None if limit is None else asyncio.get_running_loop().time() + limit
+        while await self.leases.holder(session_id) is not None:
+            if deadline is not None and asyncio.get_running_loop().time() > deadline:
+                return
+            await asyncio.sleep(0.05)
+
+    async def shutdown(self, grace: float = 10.0) -> None:
+        """Stop every run cooperatively and wait for them to save what they have (each lets go of
+        its lease as it ends); stop looking after the leases."""
+        if self._keeper is not None:
+            self._keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keeper
+            self._keeper = None
+        for run in list(self._runs.values()):
+            run.stop_event.set()
+        tasks = [r.task for r in self._runs.values() if r.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace)
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=grace)
+        await self.followers.close()
+        if self._opened:
+            self._opened = False
+            await self.bus.close()

@@ -1,0 +1,385 @@
+"""Runs across workers and machines through PostgreSQL: rows for what must last, NOTIFY to wake.
+
+- **Frames.** Every frame of a run of this worker is appended to `run_events` (`run_id`, `seq`)
+  and announced on its session's channel (`navi_s_<session id>`) with NOTIFY, in the same
+  statement, so an announcement is never ahead of its row. One writer task per worker, on its own
+  asyncpg connection, sends what has queued up as one statement — one round trip for any number of
+  frames of any number of runs; with `synchronous_commit` off for it (a frame is a replay copy,
+  not data: the messages themselves are stored by the session store). An announcement carries the
+  frame unless it is too large for NOTIFY (8,000 bytes), then readers fetch the row.
+- **Following.** This worker LISTENs, on one dedicated connection, on the channels of the sessions
+  its connections follow: a run starting elsewhere is announced there (`start`), then its frames,
+  then its end (a row with no frame). `RemoteRun` reads what it missed from the table.
+- **Control.** Stop and an approval's answer go by NOTIFY to the channel of the worker that runs
+  the turn (`navi_w_…`, named after its lease). Waiting approvals are rows of `run_approvals`,
+  written and deleted in order with the frames that ask and answer them; any worker answers one
+  by deleting its row (once: the first answer counts) and telling its worker.
+- **Pruning.** A run's rows are deleted `keep_seconds` after it ended.
+
+If the listening connection drops, it is opened again and every followed run re-reads its rows,
+so nothing announced meanwhile is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+import asyncpg
+import structlog
+from sqlalchemy import Connection, and_, delete, func, select, text
+from sqlalchemy.engine import make_url
+
+from navi.runs.bus import Control, Handlers
+from navi.runs.leases import Lease
+from navi.runs.run import AgentRun
+from navi.storage.database import Database
+from navi.storage.schema import run_approvals, run_events
+
+log = structlog.stdlib.get_logger(__name__)
+
+VIEW = ("call_id", "tool", "args", "reason", "always_scope", "is_subagent")  # as GET …/approvals lists it
+MAX_PAYLOAD = 7_900  # NOTIFY's limit is 8,000 bytes
+BATCH = 1_000  # at most this many queued items per statement
+FOREVER = 86_400.0  # rows of a run that never ended are deleted after a day at the latest
+
+WRITE = """
+WITH ev AS (
+    INSERT INTO run_events (run_id, seq, session_id, frame, at)
+    SELECT r, q, s, f, extract(epoch FROM clock_timestamp())::float8
+    FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) AS t(r, q, s, f)
+    ON CONFLICT DO NOTHING  -- a worker declared lost that comes back: its run was ended for it
+), asked AS (
+    INSERT INTO run_approvals (session_id, call_id, run_id, worker, view, created_at)
+    SELECT s, c, r, w, v, extract(epoch FROM clock_timestamp())::float8
+    FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) AS t(s, c, r, w, v)
+    ON CONFLICT DO NOTHING
+), answered AS (
+    DELETE FROM run_approvals a USING unnest($10::text[], $11::text[]) AS t(s, c)
+    WHERE a.session_id = t.s AND a.call_id = t.c
+)
+SELECT count(pg_notify(n.c, n.p)) FROM unnest($12::text[], $13::text[]) AS n(c, p)
+"""
+
+
+def session_channel(session_id: str) -> str:
+    return f"navi_s_{session_id}"
+
+
+def worker_channel(worker: str) -> str:
+    return f"navi_w_{hashlib.sha256(worker.encode()).hexdigest()[:24]}"
+
+
+def asyncpg_dsn(db: Database) -> str:
+    """The database's URL as asyncpg takes it (`postgresql://…`, no SQLAlchemy driver name)."""
+    return make_url(db.url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+class _Batch:
+    """What one statement writes and announces."""
+
+    def __init__(self) -> None:
+        self.events: tuple[list[str], list[int], list[str], list[str | None]] = ([], [], [], [])
+        self.asked: dict[tuple[str, str], tuple[str, str, str]] = {}  # (session, call) → (run, worker, view)
+        self.answered: set[tuple[str, str]] = set()
+        self.notes: tuple[list[str], list[str]] = ([], [])
+        self.done: list[asyncio.Future[None]] = []
+
+    def args(self) -> list[Any]:
+        asked = list(self.asked.items())
+        gone = [key for key in self.answered if key not in self.asked]
+        return [
+            *self.events,
+            [k[0] for k, _ in asked],
+            [k[1] for k, _ in asked],
+            [v[0] for _, v in asked],
+            [v[1] for _, v in asked],
+            [v[2] for _, v in asked],
+            [k[0] for k in gone],
+            [k[1] for k in gone],
+            *self.notes,
+        ]
+
+
+class PgBus:
+    shared = True
+
+    def __init__(self, db: Database, worker: str, *, keep_seconds: float = 300.0) -> None:
+        self.db = db
+        self.worker = worker
+        self.keep_seconds = keep_seconds
+        self.channel = worker_channel(worker)
+        self._dsn = asyncpg_dsn(db)
+        self._handlers: Handlers | None = None
+        self._queue: list[Callable[[_Batch], None]] = []
+        self._wake = asyncio.Event()
+        self._writer: asyncio.Task[None] | None = None
+        self._listener: asyncpg.Connection | None = None
+        self._listening: dict[str, int] = {}  # channel → how many want it
+        self._reconnect: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+    async def open(self, handlers: Handlers) -> None:
+        self._handlers = handlers
+        self._closed = False
+        await self._listen_connection()
+        self._listening[self.channel] = 1
+        await self._add(self.channel)
+        self._writer = asyncio.create_task(self._write_loop())
+
+    async def close(self) -> None:
+        """Write what is queued, then close both connections."""
+        self._closed = True
+        if self._writer is not None:
+            self._wake.set()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._writer, 10)
+            self._writer = None
+        if self._reconnect is not None:
+            self._reconnect.cancel()
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                await self._listener.close(timeout=5)
+            self._listener = None
+
+    # --- frames of this worker's runs --------------------------------------------------------------------
+    def _put(self, item: Callable[[_Batch], None]) -> None:
+        self._queue.append(item)
+        self._wake.set()
+
+    def published(self, run: AgentRun, frame: dict[str, Any]) -> None:
+        self._put(self._frame_item(run.session_id, run.run_id, int(frame["seq"]), frame))
+        kind = frame.get("type")
+        if kind == "approval_required":
+            key = (run.session_id, str(frame.get("call_id", "")))
+            view = {k: frame.get(k) for k in VIEW}
+            text_view = json.dumps(view)
+            self._put(lambda b: b.asked.__setitem__(key, (run.run_id, self.worker, text_view)))
+        elif kind == "approval_resolved":
+            key = (run.session_id, str(frame.get("call_id", "")))
+
+            def answered(b: _Batch) -> None:
+                if b.asked.pop(key, None) is None:
+                    b.answered.add(key)
+
+            self._put(answered)
+
+    def _frame_item(
+        self, session_id: str, run_id: str, seq: int, frame: dict[str, Any] | None
+    ) -> Callable[[_Batch], None]:
+        body = None if frame is None else json.dumps(frame)
+        note: dict[str, Any] = {"r": run_id, "q": seq}
+        if frame is None:
+            note["end"] = True
+        payload = json.dumps(note)
+        if body is not None and len(body) + len(payload) < MAX_PAYLOAD:
+            payload = f'{payload[:-1]}, "f": {body}}}'
+        channel = session_channel(session_id)
+
+        def add(b: _Batch) -> None:
+            b.events[0].append(run_id)
+            b.events[1].append(seq)
+            b.events[2].append(session_id)
+            b.events[3].append(body)
+            b.notes[0].append(channel)
+            b.notes[1].append(payload)
+
+        return add
+
+    def started(self, run: AgentRun) -> None:
+        payload = json.dumps({"k": "start", "r": run.run_id, "w": self.worker})
+        channel = session_channel(run.session_id)
+
+        def add(b: _Batch) -> None:
+            b.notes[0].append(channel)
+            b.notes[1].append(payload)
+
+        self._put(add)
+
+    async def ended(self, run: AgentRun) -> None:
+        await self._end(run.session_id, run.run_id, len(run.frames) + 1)
+
+    async def _end(self, session_id: str, run_id: str, seq: int) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._put(self._frame_item(session_id, run_id, seq, None))
+        self._put(lambda b: b.done.append(done))
+        await done
+
+    async def _write_loop(self) -> None:
+        conn: asyncpg.Connection | None = None
+        pause = 0.1
+        while True:
+            if not self._queue:
+                if self._closed:
+                    break
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            items, self._queue = self._queue[:BATCH], self._queue[BATCH:]
+            batch = _Batch()
+            for item in items:
+                item(batch)
+            while True:
+                try:
+                    if conn is None or conn.is_closed():
+                        conn = await asyncpg.connect(self._dsn)
+                        await conn.execute("SET synchronous_commit TO off")
+                    await conn.fetchval(WRITE, *batch.args())
+                    pause = 0.1
+                    break
+                except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                    log.warning("runs.events_not_written", error=str(exc), retry_in=pause)
+                    if conn is not None:
+                        with contextlib.suppress(Exception):
+                            conn.terminate()
+                    conn = None
+                    if self._closed:
+                        break
+                    await asyncio.sleep(pause)
+                    pause = min(pause * 2, 5.0)
+            for future in batch.done:
+                if not future.done():
+                    future.set_result(None)
+        if conn is not None:
+            await conn.close()
+
+    # --- following runs of other workers ------------------------------------------------------------------
+    async def watch(self, session_id: str) -> None:
+        channel = session_channel(session_id)
+        self._listening[channel] = self._listening.get(channel, 0) + 1
+        if self._listening[channel] == 1:
+            await self._add(channel)
+
+    async def unwatch(self, session_id: str) -> None:
+        channel = session_channel(session_id)
+        left = self._listening.get(channel, 0) - 1
+        if left > 0:
+            self._listening[channel] = left
+            return
+        self._listening.pop(channel, None)
+        if self._listener is not None and not self._listener.is_closed():
+            with contextlib.suppress(Exception):
+                await self._listener.remove_listener(channel, self._notified)
+
+    async def _add(self, channel: str) -> None:
+        if self._listener is not None and not self._listener.is_closed():
+            try:
+                await self._listener.add_listener(channel, self._notified)
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                log.warning("runs.listen_failed", error=str(exc))
+                self._lost_listener()
+
+    async def _listen_connection(self) -> None:
+        conn = await asyncpg.connect(self._dsn)
+        conn.add_termination_listener(lambda _conn: self._lost_listener())
+        self._listener = conn
+
+    def _lost_listener(self) -> None:
+        if self._closed or (self._reconnect is not None and not self._reconnect.done()):
+            return
+        self._reconnect = asyncio.get_running_loop().create_task(self._listen_again())
+
+    async def _listen_again(self) -> None:
+        pause = 0.1
+        while not self._closed:
+            try:
+                if self._listener is not None:
+                    self._listener.terminate()
+                await self._listen_connection()
+                assert self._listener is not None
+                for channel in list(self._listening):
+                    await self._listener.add_listener(channel, self._notified)
+                break
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                log.warning("runs.listen_failed", error=str(exc), retry_in=pause)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 5.0)
+        if self._handlers is not None:
+            self._handlers.resync()
+
+    def _notified(self, _conn: object, _pid: int, channel: str, payload: str) -> None:
+        handlers = self._handlers
+        if handlers is None:
+            return
+        try:
+            note = json.loads(payload)
+            if channel == self.channel:
+                handlers.control(note)
+            elif note.get("k") == "start":
+                handlers.remote_started(channel.removeprefix("navi_s_"), note["r"], note["w"])
+            else:  # this worker's own runs come back too: the manager knows them and passes them over
+                handlers.remote_frame(note["r"], int(note["q"]), note.get("f"), bool(note.get("end")))
+        except Exception as exc:  # one bad announcement must not stop the others
+            log.warning("runs.bad_announcement", channel=channel, error=str(exc))
+
+    async def fetch(self, run_id: str, after: int) -> list[tuple[int, dict[str, Any] | None]]:
+        table = run_events.c
+        query = (
+            select(table.seq, table.frame)
+            .where(and_(table.run_id == run_id, table.seq > after))
+            .order_by(table.seq)
+        )
+        rows = await self.db.read(lambda conn: list(conn.execute(query)))
+        return [(row.seq, None if row.frame is None else json.loads(row.frame)) for row in rows]
+
+    # --- control and approvals -------------------------------------------------------------------------
+    async def send(self, worker: str, control: Control) -> bool:
+        payload = json.dumps(control.payload())
+        channel = worker_channel(worker)
+        await self.db.write(
+            lambda conn: conn.execute(text("SELECT pg_notify(:c, :p)"), {"c": channel, "p": payload})
+        )
+        return True
+
+    async def waiting(self, session_id: str) -> list[dict[str, Any]]:
+        table = run_approvals.c
+        query = select(table.view).where(table.session_id == session_id).order_by(table.created_at)
+        rows = await self.db.read(lambda conn: list(conn.execute(query).scalars()))
+        return [json.loads(view) for view in rows]
+
+    async def claim(self, session_id: str, call_id: str) -> str | None:
+        table = run_approvals.c
+        statement = (
+            delete(run_approvals)
+            .where(and_(table.session_id == session_id, table.call_id == call_id))
+            .returning(table.worker)
+        )
+        return await self.db.write(lambda conn: conn.execute(statement).scalar())
+
+    # --- a worker that is gone -------------------------------------------------------------------------
+    async def lost(self, lease: Lease, frame: dict[str, Any] | None) -> None:
+        table = run_events.c
+
+        def last(conn: Connection) -> int:
+            conn.execute(delete(run_approvals).where(run_approvals.c.run_id == lease.run_id))
+            found = conn.execute(select(func.max(table.seq)).where(table.run_id == lease.run_id)).scalar()
+            return int(found or 0)
+
+        seq = await self.db.write(last)
+        if frame is not None:
+            seq += 1
+            frame = {**frame, "run_id": lease.run_id, "seq": seq}
+            self._put(self._frame_item(lease.session_id, lease.run_id, seq, frame))
+        await self._end(lease.session_id, lease.run_id, seq + 1)
+
+    async def prune(self) -> None:
+        keep, forever = self.keep_seconds, max(self.keep_seconds, FOREVER)
+
+        def prune(conn: Connection) -> None:
+            # Both halves read a partial index: the ends of runs, and the starts of runs that never
+            # got an end (their worker died and nobody was there to end them).
+            conn.execute(
+                text(
+                    "DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM run_events WHERE "
+                    "(frame IS NULL AND at < extract(epoch FROM clock_timestamp()) - :keep) OR "
+                    "(seq = 1 AND at < extract(epoch FROM clock_timestamp()) - :forever))"
+                ),
+                {"keep": keep, "forever": forever},
+            )
+
+        await self.db.write(prune)

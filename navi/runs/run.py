@@ -1,0 +1,109 @@
+"""One run: the frames it published, the clients following it, and how it ended.
+
+A run publishes frames (`stream_start`, the agent's events), each stamped with the run's `run_id`
+and a sequence number, and keeps them until it ends, so a client that connects mid-run — a
+reloaded page — first receives the turn's frames so far and then the live ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from navi.llm.messages import Message
+
+MAX_BACKLOG = 20_000  # frames queued for one slow client before it is dropped
+
+
+class RunActive(RuntimeError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"a run is already in progress in session {session_id}; wait for it or stop it")
+
+
+def user_message(message: Message) -> dict[str, Any]:
+    """What `stream_start` says about the user's message: enough for another window to draw it."""
+    files = message.metadata.get("files") or []
+    return {
+        "id": message.id,
+        "content": message.metadata.get("text", message.content or ""),
+        "files": [str(f.get("name", "")) for f in files if isinstance(f, dict)],
+        "images": len(message.images or []),
+    }
+
+
+@dataclass(eq=False)
+class Subscriber:
+    """Where a run delivers frames for one client: straight into that client's outbox.
+
+    The subscriber itself, put in the outbox, marks the end of its run's frames (the client then
+    lets go of the run). A client that falls `MAX_BACKLOG` frames behind is dropped (`dropped` is
+    set and the marker sent) rather than letting its queue grow without end.
+    """
+
+    queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    dropped: bool = False
+
+    def put(self, frame: dict[str, Any]) -> None:
+        if self.dropped:
+            return
+        if self.queue.qsize() >= MAX_BACKLOG:
+            self.dropped = True
+            self.queue.put_nowait(self)
+            return
+        self.queue.put_nowait(frame)
+
+    def end(self) -> None:
+        if not self.dropped:
+            self.queue.put_nowait(self)
+
+
+@dataclass(eq=False)
+class AgentRun:
+    session_id: str
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    stop_event: asyncio.Event = field(default_factory=asyncio.Event)
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    subscribers: set[Subscriber] = field(default_factory=set)
+    task: asyncio.Task[None] | None = None
+    result: dict[str, Any] | None = None
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    answered: bool = False  # stream_end is out: only post-turn work is left
+    leased: bool = False  # it holds its session's lease
+    # Set once the turn's outcome is known (its answer, an error, or the end of the run): a caller
+    # waiting for the answer need not wait for post-turn work.
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+    # Where every frame also goes, for followers in other processes (`Bus.published`).
+    sink: Callable[[AgentRun, dict[str, Any]], None] | None = None
+
+    def publish(self, frame: dict[str, Any]) -> None:
+        frame["run_id"] = self.run_id
+        frame["seq"] = len(self.frames) + 1
+        self.frames.append(frame)
+        for sub in list(self.subscribers):
+            sub.put(frame)
+        if self.sink is not None:
+            self.sink(self, frame)
+
+    def subscribe(self, since: int = 0, queue: asyncio.Queue[Any] | None = None) -> Subscriber:
+        sub = Subscriber(queue) if queue is not None else Subscriber()
+        for frame in self.frames[since:]:
+            sub.put(frame)
+        if self.finished.is_set():
+            sub.end()
+        else:
+            self.subscribers.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        self.subscribers.discard(sub)
+
+    def close(self) -> None:
+        """The run's frames are over: every follower lets go of it."""
+        self.finished.set()
+        self.settled.set()
+        for sub in list(self.subscribers):
+            sub.end()
+        self.subscribers.clear()

@@ -1,0 +1,216 @@
+"""Runs across workers on PostgreSQL (navi/runs/pg.py), two workers in one test process.
+
+Two runtimes on one PostgreSQL database, each with its run manager on the PostgreSQL bus, are two
+workers: a run started through A is followed live through B and replayed from any sequence number;
+stop and an approval's answer sent through B reach the run on A; a frame too large for NOTIFY
+still arrives (read from its row). `tests/test_runs_workers.py` does the same with real processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from navi.agent.gate import ApprovalNotFound
+from navi.compose import Runtime
+from navi.runs import RunManager, Subscriber
+from navi.runs.follow import Followable
+from navi.runs.leases import SqlLeases
+from navi.runs.pg import PgBus
+from navi.testing.agent_script import AgentScript
+from navi.testing.script import Reply, ScriptedCall
+from tests.agent_helpers import scripted_runtime
+
+pytestmark = pytest.mark.postgres
+
+
+@dataclass
+class Worker:
+    runtime: Runtime
+    runs: RunManager
+
+
+@pytest.fixture
+async def workers(tmp_path: Path, pg_url: str) -> AsyncIterator[tuple[Worker, Worker, AgentScript]]:
+    script = AgentScript()
+    made = []
+    for _ in range(2):
+        rt, _, _ = await scripted_runtime(
+            tmp_path,
+            script,
+            sql=True,
+            database_url=pg_url,
+            planning_enabled=False,
+            navi_approval_mode="smart",
+        )
+        assert rt.db is not None
+        leases = SqlLeases(rt.db)
+        runs = RunManager(rt.agent, leases, PgBus(rt.db, leases.worker))
+        await runs.open()
+        made.append(Worker(rt, runs))
+    try:
+        yield made[0], made[1], script
+    finally:
+        for worker in made:
+            await worker.runs.shutdown()
+            await worker.runtime.aclose()
+
+
+async def frames(sub: Subscriber, until: str, within: float = 10.0) -> list[dict[str, Any]]:
+    got: list[dict[str, Any]] = []
+    async with asyncio.timeout(within):
+        while True:
+            item = await sub.queue.get()
+            if item is sub:
+                return got
+            got.append(item)
+            if item["type"] == until:
+                return got
+
+
+async def test_a_run_on_one_worker_is_followed_and_replayed_on_another(
+    workers: tuple[Worker, Worker, AgentScript],
+) -> None:
+    a, b, script = workers
+    release = asyncio.Event()
+    big = "x" * 12_000  # beyond NOTIFY's 8,000 bytes: announced without the frame, read from its row
+    script.turn(
+        Reply(text=f"First part. {big} Second part.", chunk_chars=4_000, wait_for=release, wait_after=2)
+    )
+    session = await a.runtime.sessions.create("secretary")
+    seen: list[Followable] = []
+    await b.runs.watch(session.id, seen.append)
+    run = await a.runs.start(session.id, "tell me")
+    for _ in range(200):
+        if seen:
+            break
+        await asyncio.sleep(0.02)
+    assert seen and seen[0].run_id == run.run_id  # B heard of the run as it started
+    live = seen[0].subscribe()
+    early = await frames(live, "stream_delta")
+    release.set()
+    later = await frames(live, "stream_end")
+    assert await frames(live, "never") == []  # then the run's frames end, with its last one
+    got = early + later
+    await asyncio.wait_for(run.finished.wait(), 10)
+    assert got == run.frames  # every frame, in order, the same run_id and seq
+    assert [f["seq"] for f in got] == list(range(1, len(run.frames) + 1))
+    assert (
+        "".join(f["delta"] for f in got if f["type"] == "stream_delta") == f"First part. {big} Second part."
+    )
+    await b.runs.unwatch(session.id, seen.append)
+
+
+async def test_a_reconnect_on_another_worker_replays_from_its_seq(
+    workers: tuple[Worker, Worker, AgentScript],
+) -> None:
+    a, b, script = workers
+    release = asyncio.Event()
+    script.turn(Reply(text="one two three four five six", chunk_chars=4, wait_for=release, wait_after=3))
+    session = await a.runtime.sessions.create("secretary")
+    run = await a.runs.start(session.id, "count")
+    for _ in range(200):
+        if len(run.frames) >= 4:
+            break
+        await asyncio.sleep(0.02)
+    await b.runs.watch(session.id, lambda _run: None)
+    current = await b.runs.current(session.id)  # what a socket opening on B follows
+    assert current is not None and current.run_id == run.run_id
+    replay = current.subscribe(since=2)
+    release.set()
+    got = await frames(replay, "stream_end")
+    await asyncio.wait_for(run.finished.wait(), 10)
+    assert got == run.frames[2:]
+
+
+async def test_stop_and_approvals_sent_to_another_worker_reach_the_run(
+    workers: tuple[Worker, Worker, AgentScript],
+    tmp_path: Path,
+) -> None:
+    a, b, script = workers
+    marker = tmp_path / "made"
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("terminal", {"command": f"touch {marker}"})]),
+        Reply(text="I did not make it."),
+    )
+    session = await a.runtime.sessions.create("secretary")
+    run = await a.runs.start(session.id, "make the file")
+    sub = run.subscribe()
+    asked = (await frames(sub, "approval_required"))[-1]
+    waiting = await b.runs.waiting(session.id)  # B lists what A's run waits for
+    assert waiting == [{k: v for k, v in asked.items() if k not in ("type", "run_id", "seq")}]
+    await b.runs.approve(session.id, asked["call_id"], "deny")
+    with pytest.raises(ApprovalNotFound):  # the first answer counts
+        await b.runs.approve(session.id, asked["call_id"], "allow")
+    resolved = (await frames(sub, "approval_resolved"))[-1]
+    assert (resolved["decision"], resolved["by"]) == ("deny", "user")
+    assert (await frames(sub, "stream_end"))[-1]["content"] == "I did not make it."
+    await asyncio.wait_for(run.finished.wait(), 10)
+    assert not marker.exists() and await b.runs.waiting(session.id) == []
+
+    release = asyncio.Event()
+    script.turn(Reply(text="a long answer " * 10, chunk_chars=4, wait_for=release, wait_after=1))
+    second = await a.runs.start(session.id, "talk")
+    sub = second.subscribe()
+    await frames(sub, "stream_delta")
+    assert await b.runs.stop(session.id) is True  # through B: A's run stops
+    assert (await frames(sub, "stream_stopped"))[-1]["type"] == "stream_stopped"
+    await b.runs.wait(session.id, limit=10)
+    assert await b.runs.is_busy(session.id) is False
+    release.set()
+
+
+async def test_a_worker_that_stops_renewing_loses_its_turn_within_the_lease(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Worker A is on another machine (its process cannot be looked at from here) and stalls: it
+    stops renewing its leases. Within RUN_LEASE_SECONDS, B ends A's turn for everyone following it
+    (`worker_lost`) and records it under the message; when A wakes, it finds its lease gone and
+    stops the turn instead of writing on."""
+    script = AgentScript()
+    made = []
+    for worker in ("elsewhere/1/1/1/a", None):
+        rt, _, _ = await scripted_runtime(
+            tmp_path, script, sql=True, database_url=pg_url, planning_enabled=False
+        )
+        assert rt.db is not None
+        leases = SqlLeases(rt.db, worker=worker, seconds=1.0)
+        runs = RunManager(rt.agent, leases, PgBus(rt.db, leases.worker))
+        await runs.open()
+        made.append(Worker(rt, runs))
+    a, b = made
+    try:
+        release = asyncio.Event()
+        script.turn(Reply(text="never finished " * 5, chunk_chars=4, wait_for=release, wait_after=1))
+        session = await a.runtime.sessions.create("secretary")
+        seen: list[Followable] = []
+        await b.runs.watch(session.id, seen.append)
+        run = await a.runs.start(session.id, "hello")
+        for _ in range(200):
+            if seen:
+                break
+            await asyncio.sleep(0.02)
+        sub = seen[0].subscribe()
+        followed = await frames(sub, "stream_delta")
+        assert a.runs._keeper is not None
+        a.runs._keeper.cancel()  # A stalls: no more renewals
+        stalled = asyncio.get_running_loop().time()
+        got = await frames(sub, "error")
+        took = asyncio.get_running_loop().time() - stalled
+        assert got[-1]["code"] == "worker_lost" and got[-1]["run_id"] == run.run_id
+        assert got[-1]["seq"] == (followed + got)[-2]["seq"] + 1
+        assert took <= 1.0, f"declared lost after {took:.2f} s"
+        stored = await b.runtime.sessions.get(session.id)
+        assert stored is not None and stored.messages[-1].metadata["error"]["code"] == "worker_lost"
+        await a.runs._tend()  # A wakes up: its lease is gone, so its turn stops
+        await asyncio.wait_for(run.finished.wait(), 5)
+        assert run.frames[-1]["type"] == "stream_stopped"
+    finally:
+        for worker in made:
+            await worker.runs.shutdown()
+            await worker.runtime.aclose()

@@ -77,12 +77,10 @@ class ToolRunner:
     ) -> tuple[Message, Message]:
         status = "ok" if result.success else ("stopped" if result.metadata.get("stopped") else "error")
         content = result.to_message_content()
-        display = Message.tool(
-            content,
-            tool_call_id=call.id,
-            name=call.name,
-            metadata={"status": status, "duration_ms": duration_ms},
-        )
+        metadata: dict[str, Any] = {"status": status, "duration_ms": duration_ms}
+        if result.metadata.get("declined"):  # not run: the user said no ("user") or nobody answered
+            metadata["declined"] = result.metadata["declined"]
+        display = Message.tool(content, tool_call_id=call.id, name=call.name, metadata=metadata)
         limit = self.config.tool_result_max_chars
         if len(content) <= limit:
             return display, display

@@ -26,6 +26,7 @@ const state = {
   turn: null, // the live Turn while a run streams
   pending: null, // the message sent, until its stream_start (or its error)
   replaying: false, // opened mid-run: the next stream_start is the replay of that run
+  replayFrom: 0, // when that run's message was stored (the replayed turn's start)
   retrying: false, // Retry was pressed: the next stream_start is that retry
   opening: 0, // which openSession call is the latest (an older one finishing late must not win)
   creating: null, // the session being created for a first message or upload
@@ -198,6 +199,7 @@ async function openSession(id, { fresh = false } = {}) {
     const last = messages.map((m) => m.role).lastIndexOf("user");
     conversation.renderHistory(last >= 0 ? messages.slice(0, last + 1) : messages);
     state.replaying = true;
+    state.replayFrom = last >= 0 ? Date.parse(messages[last].created_at) || Date.now() : Date.now();
     composer.setRunning(true);
   } else {
     conversation.renderHistory(messages);
@@ -361,7 +363,7 @@ function handleFrame(frame) {
       } else if (!state.replaying && frame.message) {
         conversation.addAnnouncedUser(frame.message); // another window of this session sent it
       }
-      state.turn = conversation.startTurn();
+      state.turn = conversation.startTurn(state.replaying ? state.replayFrom : Date.now());
       Object.assign(state, { replaying: false, retrying: false });
       composer.setRunning(true);
       conversation.scrollToEnd();

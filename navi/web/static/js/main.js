@@ -7,13 +7,14 @@
 // allowed, show a browser notification.
 
 import { api } from "/static/js/api.js";
+import { statusText } from "/static/js/blocks.js";
 import { Conversation } from "/static/js/chat.js";
 import { Composer } from "/static/js/composer.js";
 import { toast } from "/static/js/dom.js";
 import { fillIcons } from "/static/js/icons.js";
-import { ModelStatus } from "/static/js/modelstatus.js";
 import { Notifier } from "/static/js/notify.js";
 import { SchedulesPanel } from "/static/js/schedules.js";
+import { StatusLight } from "/static/js/status.js";
 import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
 import { SessionSocket } from "/static/js/socket.js";
 import { ScheduleWatch } from "/static/js/watch.js";
@@ -31,10 +32,11 @@ const state = {
   opening: 0, // which openSession call is the latest (an older one finishing late must not win)
   creating: null, // the session being created for a first message or upload
   waiting: null, // the nodes drawn for a message sent, until its turn starts
+  queued: null, // a message waiting for Navi to be reachable (a token: Stop or a switch voids it)
 };
 
 const conversation = new Conversation($("messages"), { onRetry: retry });
-const modelStatus = new ModelStatus($("model-status"));
+const light = new StatusLight($("model-status"));
 
 const sidebar = new Sidebar({
   list: $("sessions"),
@@ -104,12 +106,6 @@ function setMeter(tokens, max) {
   $("context-short").textContent = `${Math.round(share * 100)}%`;
 }
 
-function setConnection(status) {
-  const badge = $("connection");
-  badge.hidden = status === "open";
-  badge.textContent = status === "reconnecting" ? "Reconnecting…" : "";
-}
-
 // ---- sessions -----------------------------------------------------------------------------------
 
 function navigate(id) {
@@ -145,7 +141,7 @@ function closeSession() {
   state.socket?.close();
   Object.assign(state, { socket: null, pending: null, retrying: false, session: null, waiting: null });
   endTurn();
-  setConnection("open");
+  light.setSocket("none");
   watch.setSocketOpen(false); // the draft view has no socket: scheduled runs are polled for
 }
 
@@ -175,6 +171,7 @@ function scheduleEvent(event) {
 }
 
 async function openSession(id, { fresh = false } = {}) {
+  if (!fresh) state.queued = null; // another conversation: a message waiting to go out stays in the box
   closeSession();
   if (!fresh) composer.dropUploads(); // uploaded files belong to the session they were sent to
   const ticket = ++state.opening;
@@ -209,12 +206,9 @@ async function openSession(id, { fresh = false } = {}) {
       handleFrame(frame);
       if (!state.pending) clearWaiting(); // its turn has started, or the message was refused
     },
-    onOpen: ({ reconnected }) => {
-      resync(id, reconnected);
-      if (reconnected) modelStatus.refresh();
-    },
+    onOpen: ({ reconnected }) => resync(id, reconnected),
     onStatus: (status) => {
-      setConnection(status);
+      light.setSocket(status);
       watch.setSocketOpen(status === "open"); // while it reconnects, the poll keeps watching
     },
     onGone: () => {
@@ -247,6 +241,7 @@ async function route() {
     await openSession(id);
   } else {
     state.opening += 1; // an open still under way is void
+    state.queued = null;
     closeSession();
     setHeader(null);
     $("profile-name").textContent = sidebar.profileName($("profile-picker").value); // the draft's
@@ -278,18 +273,57 @@ function clearWaiting() {
   }
 }
 
+// The waiting line under a message sent says it waits for Navi to be reachable again.
+function showQueued() {
+  const line = state.waiting?.[1]?.querySelector(".status-line");
+  if (!line) return;
+  line.textContent = "Navi is not reachable: your message goes out as soon as it is back (Stop takes it back).";
+  line.classList.add("queued");
+}
+
+function showSending() {
+  const line = state.waiting?.[1]?.querySelector(".status-line");
+  if (!line) return;
+  line.textContent = statusText("starting");
+  line.classList.remove("queued");
+}
+
+// A message sent while Navi cannot be reached waits, drawn with a line saying so, and goes out once
+// it is back — once: it is only ever written to an open socket. Stop takes it back into the box.
 async function send(message) {
+  const ticket = {};
+  state.queued = ticket;
+  const voided = () => state.queued !== ticket;
   showWaiting(message);
   composer.setRunning(true); // no second send while the session is being created
   try {
-    await ensureSession();
+    for (;;) {
+      try {
+        await ensureSession();
+        break;
+      } catch (error) {
+        if (!error.network || voided()) throw error;
+        showQueued();
+        await light.whenOnline();
+        if (voided()) return;
+        showSending();
+      }
+    }
+    if (voided()) return;
     showWaiting(message); // opening the new session cleared the pane
-    state.pending = message;
     composer.setRunning(true);
-    await state.socket.whenOpen();
+    if (!state.socket.ready) {
+      showQueued();
+      await state.socket.whenOpen(0);
+      if (voided()) return;
+      showSending();
+    }
+    state.queued = null;
+    state.pending = message;
     state.socket.send({ type: "message", ...message });
   } catch (error) {
-    state.pending = null;
+    if (voided()) return;
+    Object.assign(state, { queued: null, pending: null });
     clearWaiting();
     composer.setRunning(false);
     toast(error.message);
@@ -321,6 +355,12 @@ function answerApproval(callId, decision) {
 }
 
 async function stop() {
+  if (state.queued) { // not sent yet: take it back (its text is still in the box)
+    Object.assign(state, { queued: null, pending: null });
+    clearWaiting();
+    composer.setRunning(false);
+    return;
+  }
   if (!state.session) return;
   try {
     await api.stop(state.session.id);
@@ -398,6 +438,7 @@ function handleFrame(frame) {
       break;
     case "stream_end":
       liveTurn().finish(frame.content, frame.finish_reason);
+      light.turnAnswered();
       setMeter(frame.context_tokens, frame.max_context_tokens);
       endTurn();
       sidebar.refresh(); // its place in the list (last active); a new name comes as session_updated
@@ -445,6 +486,7 @@ function handleError(frame) {
     return;
   }
   if (frame.seq !== undefined && frame.code !== "nothing_to_retry") { // the run failed, and it is stored
+    light.turnFailed(frame.code, frame.message);
     conversation.failTurn(liveTurn(), frame.message, true);
     state.pending = null;
     endTurn();
@@ -500,7 +542,7 @@ async function start() {
     toast(`Navi is not answering: ${error.message}`);
   }
   await sidebar.refresh();
-  modelStatus.start();
+  light.start();
   $("composer").hidden = false;
   composer.setRunning(false);
   await route();

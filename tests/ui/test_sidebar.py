@@ -118,8 +118,8 @@ def test_new_conversation_is_a_draft_until_its_first_message(
     open_app(page)
     expect(page.locator("#empty-state")).to_be_visible()
     expect(page.locator("#input")).to_be_focused()
-    page.locator("#profile-picker").select_option(other["id"])
-    expect(page.locator("#profile-name")).to_have_text(other["name"])
+    page.locator("#profile-picker").select_option(other["id"])  # the draft's profile, in the header
+    expect(page.locator("#model-name")).to_have_text(other["model"])
 
     # "New conversation" three times: still one draft, no session, nothing in the list.
     for _ in range(3):
@@ -137,7 +137,7 @@ def test_new_conversation_is_a_draft_until_its_first_message(
     wait_idle(page)
     expect(page.locator("#sessions .session")).to_have_count(1)
     expect(page.locator(f'#sessions li[data-id="{sid}"]')).to_have_class("session current")
-    expect(page.locator("#profile-name")).to_have_text(other["name"])
+    expect(page.locator("#profile-picker")).to_have_value(other["id"])
     assert len(created) == 1 and session_count(navi) == 1
     with navi.client() as http:
         detail = http.get(f"/sessions/{sid}").json()

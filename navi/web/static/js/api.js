@@ -51,6 +51,7 @@ export const api = {
   planning: (id) => request("GET", `/sessions/${id}/planning`),
   create: (profileId) => request("POST", "/sessions", { profile_id: profileId }),
   rename: (id, name) => request("PATCH", `/sessions/${id}`, { name }),
+  setProfile: (id, profileId) => request("PATCH", `/sessions/${id}`, { profile_id: profileId }),
   pin: (id, pinned) => request("PATCH", `/sessions/${id}/pin`, { pinned }),
   remove: (id) => request("DELETE", `/sessions/${id}`),
   exportRaw: (id) => request("GET", `/sessions/${id}/export`, undefined, { raw: true }),

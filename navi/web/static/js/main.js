@@ -13,6 +13,7 @@ import { Composer } from "/static/js/composer.js";
 import { toast } from "/static/js/dom.js";
 import { fillIcons } from "/static/js/icons.js";
 import { Notifier } from "/static/js/notify.js";
+import { ProfilePicker } from "/static/js/profile.js";
 import { SchedulesPanel } from "/static/js/schedules.js";
 import { StatusLight } from "/static/js/status.js";
 import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
@@ -40,10 +41,19 @@ const light = new StatusLight($("model-status"));
 
 const sidebar = new Sidebar({
   list: $("sessions"),
-  picker: $("profile-picker"),
   onOpen: (id) => navigate(id),
   onDeleted: (id) => { if (state.session?.id === id) navigate(null); },
   onRenamed: (updated) => { if (state.session?.id === updated.id) setHeader({ ...state.session, ...updated }); },
+});
+
+const picker = new ProfilePicker({
+  select: $("profile-picker"),
+  modelName: $("model-name"),
+  currentSession: () => state.session,
+  onChanged: (updated) => {
+    if (state.session?.id === updated.id) setHeader({ ...state.session, profile_id: updated.profile_id });
+    sidebar.refresh();
+  },
 });
 
 const notifier = new Notifier({ toggle: $("notify-toggle"), note: $("notify-note"), onOpen: (id) => navigate(id) });
@@ -86,7 +96,7 @@ function setHeader(session) {
   const title = session ? sessionTitle(session) : "Navi";
   $("session-title").textContent = title;
   document.title = session ? `${title} · Navi` : "Navi";
-  $("profile-name").textContent = session ? sidebar.profileName(session.profile_id) : "";
+  picker.show(session?.profile_id); // a draft shows the profile it will be created with
   document.querySelector(".debug-link").href = session ? `/debug?session=${session.id}` : "/debug";
 }
 
@@ -120,7 +130,7 @@ function currentRouteId() {
 }
 
 async function createSession() {
-  const created = await api.create($("profile-picker").value || undefined);
+  const created = await api.create(picker.draft || undefined);
   await sidebar.refresh();
   return created.session_id;
 }
@@ -244,7 +254,6 @@ async function route() {
     state.queued = null;
     closeSession();
     setHeader(null);
-    $("profile-name").textContent = sidebar.profileName($("profile-picker").value); // the draft's
     setMeter(0, 0);
     conversation.clear();
     $("messages").hidden = true;
@@ -528,16 +537,15 @@ $("new-session").addEventListener("submit", (event) => {
   closeDrawer();
   $("input").focus();
 });
-$("profile-picker").addEventListener("change", () => {
-  if (!state.session) $("profile-name").textContent = sidebar.profileName($("profile-picker").value);
-});
 window.addEventListener("hashchange", route);
 document.addEventListener("visibilitychange", readIfShown);
 
 async function start() {
   fillIcons();
   try {
-    sidebar.setProfiles(await api.profiles());
+    const profiles = await api.profiles();
+    sidebar.setProfiles(profiles);
+    picker.setProfiles(profiles);
   } catch (error) {
     toast(`Navi is not answering: ${error.message}`);
   }

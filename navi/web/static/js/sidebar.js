@@ -18,9 +18,8 @@ function download(filename, blob) {
 }
 
 export class Sidebar {
-  constructor({ list, picker, onOpen, onDeleted, onRenamed }) {
+  constructor({ list, onOpen, onDeleted, onRenamed }) {
     this.list = list;
-    this.picker = picker;
     this.onOpen = onOpen;
     this.onDeleted = onDeleted;
     this.onRenamed = onRenamed;
@@ -31,7 +30,6 @@ export class Sidebar {
 
   setProfiles(profiles) {
     this.profiles = profiles;
-    this.picker.replaceChildren(...profiles.map((p) => el("option", { value: p.id, text: p.name })));
   }
 
   profileName(id) {

@@ -8,7 +8,7 @@ import { el } from "/static/js/dom.js";
 const SPAWN = "spawn_agent";
 
 export function duration(ms) {
-  const seconds = Math.max(0, Math.round(ms / 1000));
+  const seconds = Math.max(1, Math.round(ms / 1000)); // "0 s" would read as nothing happened
   if (seconds < 60) return `${seconds} s`;
   const minutes = Math.floor(seconds / 60);
   return seconds % 60 ? `${minutes} min ${seconds % 60} s` : `${minutes} min`;

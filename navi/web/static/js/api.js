@@ -72,4 +72,8 @@ export const api = {
   summary: () => request("GET", "/memory/summary"),
   modelStatus: () => request("GET", "/models/status"),
   health: () => request("GET", "/health"),
+  remembered: () => request("GET", "/approvals/remembered"),
+  forget: (tool, program) =>
+    request("DELETE", `/approvals/remembered/${encodeURIComponent(tool)}${program ? `?program=${encodeURIComponent(program)}` : ""}`),
+  logout: () => request("POST", "/logout", undefined, { raw: true }),
 };

@@ -15,6 +15,7 @@ import { fillIcons } from "/static/js/icons.js";
 import { Notifier } from "/static/js/notify.js";
 import { ProfilePicker } from "/static/js/profile.js";
 import { SchedulesPanel } from "/static/js/schedules.js";
+import { SettingsPanel } from "/static/js/settings.js";
 import { StatusLight } from "/static/js/status.js";
 import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
 import { SessionSocket } from "/static/js/socket.js";
@@ -74,6 +75,12 @@ const panel = new SchedulesPanel({
   profiles: () => sidebar.profiles,
   onOpenSession: (id) => { closeDrawer(); navigate(id); },
   onStarted: (id) => watch.started(id),
+});
+
+const settings = new SettingsPanel({
+  dialog: $("settings"),
+  openButton: $("open-settings"),
+  closeButton: $("close-settings"),
 });
 
 const composer = new Composer({

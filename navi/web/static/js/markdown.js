@@ -69,7 +69,10 @@ function copyButton(code) {
 export function fillMarkdown(element, text) {
   element.innerHTML = renderMarkdown(text);
   for (const code of element.querySelectorAll("pre > code")) {
-    hljs.highlightElement(code);
+    // Only code that says its language is coloured: guessing paints plain output (a tool's result,
+    // a log) as some language it is not.
+    if (/\blanguage-(?!plaintext\b|text\b)/.test(code.className)) hljs.highlightElement(code);
+    else code.classList.add("hljs", "plain");
     const pre = code.parentElement;
     const block = el("div", { class: "code-block" });
     pre.replaceWith(block);

@@ -41,7 +41,8 @@ def test_a_remembered_answer_is_forgotten_from_the_page(
     expect(item).to_have_count(1)
     expect(item).to_contain_text("terminal: touch")
     item.get_by_role("button", name="Forget: terminal: touch").click()
-    expect(dialog.locator("#settings-status")).to_have_text("Forgotten: Navi asks again before terminal: touch.")
+    status = dialog.locator("#settings-status")
+    expect(status).to_have_text("Forgotten: Navi asks again before terminal: touch.")
     expect(item).to_have_count(0)
     expect(dialog.locator("#remembered-empty")).to_be_visible()
     with navi.client() as http:

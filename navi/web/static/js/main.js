@@ -16,6 +16,7 @@ import { Notifier } from "/static/js/notify.js";
 import { ProfilePicker } from "/static/js/profile.js";
 import { SchedulesPanel } from "/static/js/schedules.js";
 import { SettingsPanel } from "/static/js/settings.js";
+import { installShortcuts } from "/static/js/shortcuts.js";
 import { StatusLight } from "/static/js/status.js";
 import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
 import { SessionSocket } from "/static/js/socket.js";
@@ -42,6 +43,7 @@ const light = new StatusLight($("model-status"));
 
 const sidebar = new Sidebar({
   list: $("sessions"),
+  search: $("session-search"),
   onOpen: (id) => navigate(id),
   onDeleted: (id) => { if (state.session?.id === id) navigate(null); },
   onRenamed: (updated) => { if (state.session?.id === updated.id) setHeader({ ...state.session, ...updated }); },
@@ -522,10 +524,48 @@ function closeDrawer() {
   $("sidebar").classList.remove("open");
 }
 
-$("open-sidebar").addEventListener("click", () => {
+const PHONE = window.matchMedia("(max-width: 760px)");
+
+function openDrawer() {
   $("sidebar").classList.add("open");
+}
+
+$("open-sidebar").addEventListener("click", () => {
+  openDrawer();
   $("sessions").querySelector("button")?.focus();
 });
+
+function newConversation() {
+  navigate(null);
+  closeDrawer();
+  $("input").focus();
+}
+
+installShortcuts({
+  dialog: $("shortcuts"),
+  openButton: $("open-shortcuts"),
+  closeButton: $("close-shortcuts"),
+  newConversation,
+  search: () => {
+    if (PHONE.matches) openDrawer();
+    $("session-search").focus();
+    $("session-search").select();
+  },
+  focusInput: () => {
+    closeDrawer();
+    $("input").focus();
+  },
+});
+
+// The example prompts of the empty page are sent as they are, as if typed.
+for (const example of document.querySelectorAll("#examples .example")) {
+  example.addEventListener("click", () => {
+    if (composer.running) return;
+    $("input").value = example.dataset.prompt;
+    $("input").dispatchEvent(new Event("input"));
+    composer.submit();
+  });
+}
 // On a phone the list is a drawer over the chat: a tap beside it or Escape closes it.
 document.querySelector(".main").addEventListener("click", (event) => {
   if ($("sidebar").classList.contains("open") && !event.target.closest("#open-sidebar")) closeDrawer();
@@ -540,9 +580,7 @@ $("close-sidebar").addEventListener("click", () => {
 // A new conversation is a draft until its first message: nothing is created for an empty one.
 $("new-session").addEventListener("submit", (event) => {
   event.preventDefault();
-  navigate(null);
-  closeDrawer();
-  $("input").focus();
+  newConversation();
 });
 window.addEventListener("hashchange", route);
 document.addEventListener("visibilitychange", readIfShown);

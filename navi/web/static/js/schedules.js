@@ -5,6 +5,7 @@
 // everything typed.
 
 import { api } from "/static/js/api.js";
+import { confirmDialog } from "/static/js/confirm.js";
 import { el } from "/static/js/dom.js";
 import { inZone, timingWords } from "/static/js/timing.js";
 
@@ -192,7 +193,12 @@ export class SchedulesPanel {
   }
 
   async remove(s, title) {
-    if (!window.confirm(`Delete the schedule “${title}” and its runs? Its conversations stay.`)) return;
+    const ok = await confirmDialog({
+      title: "Delete this schedule?",
+      message: `“${title}” and its runs will be deleted. The conversations it answered in stay.`,
+      confirm: "Delete",
+    });
+    if (!ok) return;
     await this.change(s, "delete", () => api.deleteSchedule(s.id));
     this.latest.delete(s.id);
     this.dialog.querySelector("#schedule-prompt").focus(); // its row is gone

@@ -573,6 +573,8 @@ document.querySelector(".main").addEventListener("click", (event) => {
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape" && $("sidebar").classList.contains("open")) closeDrawer();
 });
+// A panel opened from the phone's list takes the screen: the list closes under it.
+for (const opener of ["open-schedules", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
 $("close-sidebar").addEventListener("click", () => {
   closeDrawer();
   $("open-sidebar").focus();

@@ -54,7 +54,10 @@ export class SchedulesPanel {
     here.parentElement.title = session ? "" : "Open a conversation first";
     if (!session && here.checked) this.form.querySelector('input[name="target"][value="new"]').checked = true;
     if (!this.dialog.open) this.dialog.showModal();
-    this.form.querySelector("#schedule-prompt").focus();
+    // On a touch screen a focused text box brings up the keyboard over the list: focus the panel's
+    // close button there, the prompt elsewhere.
+    const touch = window.matchMedia("(hover: none) and (pointer: coarse)").matches;
+    (touch ? this.dialog.querySelector("#close-schedules") : this.form.querySelector("#schedule-prompt")).focus();
     this.refresh();
   }
 

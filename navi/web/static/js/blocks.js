@@ -172,12 +172,15 @@ export class TextSegment {
 // or italic marker at the end is closed (or a lone marker still being typed is left out).
 export function closeOpenMarkdown(text) {
   const fences = text.match(/^ {0,3}(```|~~~)/gm) || [];
-  if (fences.length % 2 === 1) return `${text}\n${fences.at(-1).trim()}`;
+  if (fences.length % 2 === 1) { // inside a code block: close it (a closing fence half typed is left out)
+    return `${text.replace(/\n {0,3}(`{1,2}|~{1,2})$/, "")}\n${fences.at(-1).trim()}`;
+  }
+  if (/(^|\n) {0,3}(```|~~~)\s*$/.test(text)) return text; // it ends with a code block, closed
   // Only the last paragraph can hold an unfinished inline marker.
   const start = text.lastIndexOf("\n\n") + 1;
   let tail = text.slice(start);
   const head = text.slice(0, start);
-  tail = tail.replace(/(\*{1,3}|`)$/, ""); // a marker just typed, nothing after it yet
+  tail = tail.replace(/(\*{1,3}|`{1,2})$/, ""); // a marker (or a fence) just begun, nothing after it yet
   const code = (tail.match(/`/g) || []).length;
   if (code % 2 === 1) return `${head}${tail}\``;
   const outside = tail.replace(/`[^`]*`/g, "");

@@ -66,6 +66,14 @@ function copyButton(code) {
   return button;
 }
 
+// Markdown as the plain text it reads as (for one-line previews and notifications): rendered and
+// sanitised like an answer, then only its text is kept, on one line.
+export function plainText(text) {
+  const box = document.createElement("div");
+  box.innerHTML = renderMarkdown(text);
+  return box.textContent.replace(/\s+/g, " ").trim();
+}
+
 export function fillMarkdown(element, text) {
   element.innerHTML = renderMarkdown(text);
   for (const code of element.querySelectorAll("pre > code")) {

@@ -7,12 +7,13 @@
 import { api } from "/static/js/api.js";
 import { confirmDialog } from "/static/js/confirm.js";
 import { el } from "/static/js/dom.js";
+import { plainText } from "/static/js/markdown.js";
 import { inZone, timingWords } from "/static/js/timing.js";
 
 const STATUS = { running: "running", waiting_approval: "waiting for your approval", ok: "ok", error: "failed", skipped: "skipped" };
 
 function runLine(run, timeZone) {
-  const what = run.status === "ok" ? run.preview : run.error;
+  const what = run.status === "ok" ? plainText(run.preview || "") : run.error; // the answer's start, read as text
   return [STATUS[run.status] || run.status, inZone(run.finished_at || run.started_at || run.due_at, timeZone), what]
     .filter(Boolean).join(" · ");
 }

@@ -96,6 +96,8 @@ class ToolRunner:
         stderr = result.metadata.get("stderr")
         if isinstance(stderr, str) and stderr:
             metadata.stderr = kept_stderr(stderr)
+        if result.metadata.get("declined"):  # not run: the user said no ("user") or nobody answered
+            metadata.declined = str(result.metadata["declined"])
         display = Message.tool(content, tool_call_id=call.id, name=call.name, metadata=metadata)
         limit = self.config.tool_result_max_chars
         if len(content) <= limit:

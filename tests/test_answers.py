@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from navi.agent import compression, engine
+from navi.agent import engine
 from navi.llm.answers import echo_problem, long_numbers, overlap_share, repeats_itself, trim_cut_off, words
 from navi.llm.messages import Message, with_files, without_files
 
@@ -33,8 +33,6 @@ ANSWERS = {
 @pytest.mark.parametrize(("answer", "problem"), ANSWERS.items())
 def test_an_answer_is_judged_by_what_it_says(answer: str, problem: str | None) -> None:
     assert echo_problem(answer, INSTRUCTIONS, CONVERSATION) == problem
-    # compression keeps its own copy until the engine work moves it here: both judge alike
-    assert compression.echo_problem(answer, INSTRUCTIONS, CONVERSATION) == problem
 
 
 def test_the_measures_behind_the_judgement() -> None:

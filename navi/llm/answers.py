@@ -12,14 +12,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-COPY_SHARE = 0.8  # a line sharing this much of its word trigrams with the conversation copies it
+from navi.llm.copies import transcript_lines
+
 ECHO_SHARE = 0.5  # an answer sharing this much with the instructions plays them back
 
 _WORD = re.compile(r"[^\W_]+")
 _BULLET = re.compile(r"^\s*(?:[-*•+]\s*|\d+[.)]\s+)+")
-_TRANSCRIPT_LINE = re.compile(
-    r"^(?:(user|assistant|person|plan)\s*:|earlier summary\s*:|[→←])", re.IGNORECASE
-)
 _HEADING = re.compile(r"^(?:#{1,6}\s*.*|\*\*[^*]+\*\*\s*:?|__[^_]+__\s*:?|[^:]{1,60}:)$")
 
 
@@ -51,32 +49,12 @@ def repeats_itself(text: str) -> bool:
     return len(grams) >= 20 and len(set(grams)) * 2 < len(grams)
 
 
-def _copied_lines(lines: list[str], conversation: str) -> list[bool]:
-    """Which lines are the conversation written out again rather than notes about it.
-
-    A line copied (nearly) word for word is; so is a speaker-labelled line that mostly copies, and
-    every speaker-labelled line once the answer reads as a dialogue (the model continuing the
-    transcript, as SmolLM2-135M does).
-    """
-    labelled = [_TRANSCRIPT_LINE.match(line) for line in lines]
-    speakers = {m.group(1).lower() for m in labelled if m is not None and m.group(1)}
-    dialogue = len(speakers) >= 2
-    copied = []
-    for line, label in zip(lines, labelled, strict=True):
-        share = overlap_share(line, conversation) if conversation else 0.0
-        if label is not None:
-            copied.append(dialogue or share >= 0.5)
-        else:
-            copied.append(len(words(line)) >= 4 and share >= COPY_SHARE)
-    return copied
-
-
 def echo_problem(text: str, instructions: str, conversation: str = "") -> str | None:
     """Why `text` is no answer but a reflection of the request (None when it says something).
 
-    Catches loops, the instructions repeated (whole, or line by line), the `conversation` written
-    out again, and headings with nothing under them. What counts as an instruction line is judged
-    against `instructions` itself, so it keeps working when a prompt is reworded.
+    Catches loops, the instructions repeated (whole, or line by line), the transcript of the
+    `conversation` continued, and headings with nothing under them. What counts as an instruction
+    line is judged against `instructions` itself, so it keeps working when a prompt is reworded.
     """
     if repeats_itself(text):
         return "repeated the same line"
@@ -84,7 +62,7 @@ def echo_problem(text: str, instructions: str, conversation: str = "") -> str | 
     lines = [_BULLET.sub("", raw.strip()).strip() for raw in text.splitlines()]
     lines = [line for line in lines if words(line)]
     echoed = copied = content = 0
-    for line, is_copy in zip(lines, _copied_lines(lines, conversation), strict=True):
+    for line, is_copy in zip(lines, transcript_lines(lines, conversation), strict=True):
         count = len(words(line))
         instruction = " ".join(words(line)) in reference_lines
         if instruction or (count >= 3 and overlap_share(line, instructions) >= 0.6):

@@ -128,26 +128,29 @@ class RunManager:
         """Take the session's lease for `run_id`, or raise `RunActive`. A lease left by a worker
         that is gone is recovered first; another worker's answered turn is stopped (its post-turn
         work abandoned, as a new message does here) and its lease waited for."""
-        if await self.leases.acquire(session_id, run_id, kind, replacing=replacing) is not None:
-            return
-        holder = await self.leases.holder(session_id)
-        if holder is None:
-            pass
-        elif holder.worker == self.leases.worker:
-            ended = holder.run_id not in {r.run_id for r in self._runs.values()}  # letting go
-            if ended and await self.leases.acquire(session_id, run_id, kind, replacing=holder.run_id):
+        for _ in range(3):  # the holder may let go between the two looks: look again
+            if await self.leases.acquire(session_id, run_id, kind, replacing=replacing) is not None:
                 return
-        elif await self._recover(holder):
-            if await self.leases.acquire(session_id, run_id, kind) is not None:
-                return
-        elif holder.answered and await self.bus.send(
-            holder.worker, Control("stop", session_id, holder.run_id)
-        ):
-            deadline = asyncio.get_running_loop().time() + HANDOVER_SECONDS
-            while asyncio.get_running_loop().time() < deadline:
-                await asyncio.sleep(0.02)
-                if await self.leases.acquire(session_id, run_id, kind) is not None:
-                    return
+            holder = await self.leases.holder(session_id)
+            if holder is None:
+                continue
+            if holder.worker == self.leases.worker:
+                if holder.run_id in {r.run_id for r in self._runs.values()}:
+                    break  # a run of this worker holds it
+                replacing = holder.run_id  # a run of this worker that ended and is letting go
+            elif await self._recover(holder):
+                replacing = None
+            elif holder.answered and await self.bus.send(
+                holder.worker, Control("stop", session_id, holder.run_id)
+            ):
+                deadline = asyncio.get_running_loop().time() + HANDOVER_SECONDS
+                while asyncio.get_running_loop().time() < deadline:
+                    await asyncio.sleep(0.02)
+                    if await self.leases.acquire(session_id, run_id, kind) is not None:
+                        return
+                break
+            else:
+                break
         raise RunActive(session_id)
 
     def control(self, message: dict[str, Any]) -> None:

@@ -7,7 +7,10 @@ token signs every browser out — with the moment it expires. `POST /logout` del
 
 Digests live in memory for the checks every request makes, and in the `browser_sessions` table
 when the runtime has a database, so sign-ins survive a restart. Without a database (or before the
-lifespan attached it) they are in memory only and a restart signs browsers out.
+lifespan attached it) they are in memory only and a restart signs browsers out. Where several
+workers share the database (PostgreSQL), each check reads the table instead of memory: a sign-in
+made through one worker is good on every other, and signing out through any of them revokes it
+everywhere at once.
 
 A sign-in remembers whom it acts as: the owner, or a user of `navi users add` together with the
 digest of the token they signed in with. Whether that user still holds that token is not this
@@ -54,6 +57,7 @@ class SignIns:
         self.max_age = max_age
         self._live: dict[str, SignIn] = {}  # digest → sign-in, oldest first
         self._db: Database | None = None
+        self._shared = False  # the database is the only truth (several workers): no memory copy
 
     def _digest(self, sign_in: str) -> str:
         return hashlib.sha256(f"{self._token}\0{sign_in}".encode()).hexdigest()
@@ -75,25 +79,32 @@ class SignIns:
         sign_in = self.mint(owner, user_token)
         if self._db is not None:
             digest = self._digest(sign_in)
+            expires = self._live.pop(digest) if self._shared else self._live[digest]
             row = {
                 "digest": digest,
                 "created_at": _when(time.time()),
-                "expires_at": _when(self._live[digest].expires),
+                "expires_at": _when(expires.expires),
                 "owner": owner,
                 "user_token_sha256": user_token,
             }
             await self._db.write(lambda conn: conn.execute(insert(browser_sessions).values(**row)))
         return sign_in
 
-    def find(self, sign_in: str) -> SignIn | None:
+    async def find(self, sign_in: str) -> SignIn | None:
         """The live sign-in this cookie value names, or None (unknown, expired, no token)."""
         if not self._token or not sign_in:
             return None
-        found = self._live.get(self._digest(sign_in))
+        digest = self._digest(sign_in)
+        found = self._live.get(digest)
+        if found is None and self._shared and self._db is not None:
+            table = browser_sessions.c
+            query = select(table.expires_at, table.owner, table.user_token_sha256).where(
+                table.digest == digest
+            )
+            row = await self._db.read(lambda conn: conn.execute(query).first())
+            if row is not None:
+                found = SignIn(as_utc(row.expires_at).timestamp(), row.owner, row.user_token_sha256)
         return found if found is not None and found.expires > time.time() else None
-
-    def valid(self, sign_in: str) -> bool:
-        return self.find(sign_in) is not None
 
     async def revoke(self, sign_in: str) -> bool:
         """Forget a sign-in (POST /logout, a removed user's cookie); False when it was not one."""
@@ -104,8 +115,9 @@ class SignIns:
             await self._db.write(lambda conn: conn.execute(statement))
         return known
 
-    async def attach(self, db: Database) -> None:
-        """Keep sign-ins in `db` from now on: load the live ones, delete the expired."""
+    async def attach(self, db: Database, *, shared: bool = False) -> None:
+        """Keep sign-ins in `db` from now on: delete the expired, and load the live ones — unless
+        the database is `shared` by several workers, where every check reads it."""
         now = _when(time.time())
 
         def load(conn: Connection) -> list[tuple[str, SignIn]]:
@@ -118,9 +130,12 @@ class SignIns:
             ]
 
         for digest, sign_in in await db.write(load):
-            self._remember(digest, sign_in)
+            if not shared:
+                self._remember(digest, sign_in)
         self._db = db
+        self._shared = shared
 
     def detach(self) -> None:
         """Stop writing to the database (it is about to be disposed); memory keeps working."""
         self._db = None
+        self._shared = False

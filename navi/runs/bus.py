@@ -30,6 +30,10 @@ class Handlers(Protocol):
 
     def control(self, message: dict[str, Any]) -> None: ...
 
+    def feed_note(self, note: dict[str, Any]) -> None:
+        """A session change or an owner's frame another worker broadcast (`SessionFeed.remote`)."""
+        ...
+
     def resync(self) -> None:
         """Announcements may have been missed (the bus reconnected): read what was missed."""
         ...
@@ -64,6 +68,10 @@ class Bus(Protocol):
 
     async def ended(self, run: AgentRun) -> None:
         """The run's frames are over; returns once every frame of it is out."""
+        ...
+
+    def feed(self, note: dict[str, Any]) -> None:
+        """Broadcast `note` to the feeds of the other workers."""
         ...
 
     async def watch(self, session_id: str) -> None:
@@ -116,6 +124,9 @@ class LocalBus:
         return None
 
     async def ended(self, run: AgentRun) -> None:
+        return None
+
+    def feed(self, note: dict[str, Any]) -> None:
         return None
 
     async def watch(self, session_id: str) -> None:

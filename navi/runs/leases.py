@@ -29,10 +29,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from sqlalchemy import Connection, Float, and_, cast, delete, func, insert, literal_column, select, update
+from sqlalchemy import Connection, and_, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
+from navi.storage.clock import db_now
 from navi.storage.database import Database
 from navi.storage.schema import run_leases
 
@@ -169,13 +170,6 @@ class MemoryLeases:
 
     async def take(self, lease: Lease) -> bool:
         return False
-
-
-def db_now(dialect: str) -> ColumnElement[float]:
-    """The database's clock, in seconds since the epoch."""
-    if dialect == "sqlite":
-        return cast(literal_column("(julianday('now') - 2440587.5) * 86400.0"), Float)
-    return cast(func.extract("epoch", func.clock_timestamp()), Float)
 
 
 def _lease(row: object) -> Lease:

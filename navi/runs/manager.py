@@ -53,7 +53,8 @@ class RunManager:
         self.agent = agent
         self.leases: Leases = leases or MemoryLeases()
         self.bus: Bus = bus or LocalBus()
-        self.feed = SessionFeed(agent.sessions)  # session_updated frames for every connection
+        # session_updated frames for every connection (of every worker, through a shared bus)
+        self.feed = SessionFeed(agent.sessions, self.bus.feed if self.bus.shared else None)
         self.followers = Followers(self.leases, self.bus)
         self._runs: dict[str, AgentRun] = {}
         self._keeper: asyncio.Task[None] | None = None
@@ -173,6 +174,9 @@ class RunManager:
 
     def resync(self) -> None:
         self.followers.resync()
+
+    def feed_note(self, note: dict[str, Any]) -> None:
+        self.feed.remote(note)
 
     # --- following -------------------------------------------------------------------------------
     async def watch(self, session_id: str, callback: Watcher) -> None:

@@ -9,6 +9,7 @@ still arrives (read from its row). `tests/test_runs_workers.py` does the same wi
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,3 +216,26 @@ async def test_a_worker_that_stops_renewing_loses_its_turn_within_the_lease(
         for worker in made:
             await worker.runs.shutdown()
             await worker.runtime.aclose()
+
+
+async def test_many_sessions_watched_at_once_are_all_followed(
+    workers: tuple[Worker, Worker, AgentScript], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Connections opening together on B: each session's channel is listened to (one command at a
+    time on B's listening connection, none failing), and every run on A reaches its follower on B."""
+    a, b, script = workers
+    caplog.set_level(logging.WARNING)
+    sessions = [await a.runtime.sessions.create("secretary") for _ in range(12)]
+    seen: dict[str, list[Followable]] = {s.id: [] for s in sessions}
+    await asyncio.gather(*(b.runs.watch(s.id, seen[s.id].append) for s in sessions))
+    for n, _ in enumerate(sessions):
+        script.turn(f"answer {n}")
+    runs = [await a.runs.start(s.id, "hi") for s in sessions]
+    for _ in range(300):
+        if all(seen.values()):
+            break
+        await asyncio.sleep(0.02)
+    ends = [(await frames(seen[s.id][0].subscribe(), "stream_end"))[-1] for s in sessions]
+    assert sorted(e["content"] for e in ends) == sorted(f"answer {n}" for n in range(12))
+    assert [e["run_id"] for e in ends] == [r.run_id for r in runs]
+    assert not [r for r in caplog.records if "listen_failed" in r.getMessage()]

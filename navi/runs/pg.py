@@ -125,6 +125,9 @@ class PgBus:
         self._listening: dict[str, int] = {}  # channel → how many want it
         self._reconnect: asyncio.Task[None] | None = None
         self._closed = False
+        # One command at a time on the listening connection (asyncpg runs no two at once), and a
+        # channel is listened to before `watch` returns.
+        self._listen_lock = asyncio.Lock()
 
     # --- lifecycle -----------------------------------------------------------------------------------
     async def open(self, handlers: Handlers) -> None:
@@ -278,12 +281,19 @@ class PgBus:
             self._listening[channel] = left
             return
         self._listening.pop(channel, None)
-        if self._listener is not None and not self._listener.is_closed():
-            with contextlib.suppress(Exception):
-                await self._listener.remove_listener(channel, self._notified)
+        async with self._listen_lock:
+            if (
+                self._listener is not None
+                and not self._listener.is_closed()
+                and channel not in self._listening
+            ):
+                with contextlib.suppress(Exception):
+                    await self._listener.remove_listener(channel, self._notified)
 
     async def _add(self, channel: str) -> None:
-        if self._listener is not None and not self._listener.is_closed():
+        async with self._listen_lock:
+            if self._listener is None or self._listener.is_closed() or channel not in self._listening:
+                return
             try:
                 await self._listener.add_listener(channel, self._notified)
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
@@ -304,12 +314,13 @@ class PgBus:
         pause = 0.1
         while not self._closed:
             try:
-                if self._listener is not None:
-                    self._listener.terminate()
-                await self._listen_connection()
-                assert self._listener is not None
-                for channel in list(self._listening):
-                    await self._listener.add_listener(channel, self._notified)
+                async with self._listen_lock:
+                    if self._listener is not None:
+                        self._listener.terminate()
+                    await self._listen_connection()
+                    assert self._listener is not None
+                    for channel in list(self._listening):
+                        await self._listener.add_listener(channel, self._notified)
                 break
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
                 log.warning("runs.listen_failed", error=str(exc), retry_in=pause)

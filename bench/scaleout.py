@@ -128,6 +128,9 @@ async def turn(
                 if frame["type"] == "error":
                     errors.append(f"{frame.get('code')}: {frame['message']}")
                     return
+                if frame["type"] == "stream_stopped":
+                    errors.append("stopped")
+                    return
                 if frame["type"] == "stream_end":
                     return
     except Exception as exc:  # a benchmark counts failures instead of stopping

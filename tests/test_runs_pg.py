@@ -199,8 +199,9 @@ async def test_a_worker_that_stops_renewing_loses_its_turn_within_the_lease(
             await asyncio.sleep(0.02)
         sub = seen[0].subscribe()
         followed = await frames(sub, "stream_delta")
-        assert a.runs._keeper is not None
+        assert a.runs._keeper is not None and a.runs._heartbeat is not None
         a.runs._keeper.cancel()  # A stalls: no more renewals
+        a.runs._heartbeat.stop()
         stalled = asyncio.get_running_loop().time()
         got = await frames(sub, "error")
         took = asyncio.get_running_loop().time() - stalled

@@ -32,7 +32,8 @@ from navi.runctx import Unattended
 from navi.runs.bus import Bus, Control, LocalBus
 from navi.runs.feed import SessionFeed
 from navi.runs.follow import Followable, Followers, Watcher
-from navi.runs.leases import Lease, LeaseKind, Leases, MemoryLeases, sleep_beat
+from navi.runs.heartbeat import Heartbeat
+from navi.runs.leases import Lease, LeaseKind, Leases, MemoryLeases, SqlLeases, sleep_beat
 from navi.runs.lost import lost_error, record_lost
 from navi.runs.run import AgentRun, RunActive, user_message
 from navi.sessions.store import SessionNotFound
@@ -58,6 +59,7 @@ class RunManager:
         self.followers = Followers(self.leases, self.bus)
         self._runs: dict[str, AgentRun] = {}
         self._keeper: asyncio.Task[None] | None = None
+        self._heartbeat: Heartbeat | None = None
         self._opened = False
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -75,6 +77,9 @@ class RunManager:
         await self.bus.open(self)
         self._opened = True
         await self._tend()
+        if self.bus.shared and isinstance(self.leases, SqlLeases):  # renewed however busy the loop is
+            self._heartbeat = Heartbeat(self.leases.db.url, self.leases.worker, self.leases.seconds)
+            self._heartbeat.start()
         self._keeper = asyncio.create_task(self._keep())
 
     async def _keep(self) -> None:
@@ -459,6 +464,9 @@ class RunManager:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._keeper
             self._keeper = None
+        if self._heartbeat is not None:
+            await asyncio.to_thread(self._heartbeat.stop)
+            self._heartbeat = None
         for run in list(self._runs.values()):
             run.stop_event.set()
         tasks = [r.task for r in self._runs.values() if r.task is not None]

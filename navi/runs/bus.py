@@ -80,6 +80,12 @@ class Bus(Protocol):
 
     async def unwatch(self, session_id: str) -> None: ...
 
+    async def follow(self, run_id: str) -> None:
+        """The frames of this run of another worker are announced to this process from now on."""
+        ...
+
+    async def unfollow(self, run_id: str) -> None: ...
+
     async def send(self, worker: str, control: Control) -> bool:
         """Deliver `control` to `worker`; False when this bus cannot reach other processes."""
         ...
@@ -133,6 +139,12 @@ class LocalBus:
         return None
 
     async def unwatch(self, session_id: str) -> None:
+        return None
+
+    async def follow(self, run_id: str) -> None:
+        return None
+
+    async def unfollow(self, run_id: str) -> None:
         return None
 
     async def send(self, worker: str, control: Control) -> bool:

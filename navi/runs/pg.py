@@ -1,15 +1,17 @@
 """Runs across workers and machines through PostgreSQL: rows for what must last, NOTIFY to wake.
 
 - **Frames.** Every frame of a run of this worker is appended to `run_events` (`run_id`, `seq`)
-  and announced on its session's channel (`navi_s_<session id>`) with NOTIFY, in the same
-  statement, so an announcement is never ahead of its row. One writer task per worker, on its own
+  and announced on the run's channel (`navi_r_<run id>`) with NOTIFY, in the same statement, so an
+  announcement is never ahead of its row. Only workers that follow the run listen there: its own
+  worker never reads its own frames back. One writer task per worker, on its own
   asyncpg connection, sends what has queued up as one statement — one round trip for any number of
   frames of any number of runs; with `synchronous_commit` off for it (a frame is a replay copy,
   not data: the messages themselves are stored by the session store). An announcement carries the
   frame unless it is too large for NOTIFY (8,000 bytes), then readers fetch the row.
 - **Following.** This worker LISTENs, on one dedicated connection, on the channels of the sessions
-  its connections follow: a run starting elsewhere is announced there (`start`), then its frames,
-  then its end (a row with no frame). `RemoteRun` reads what it missed from the table.
+  its connections follow, where a run starting elsewhere is announced (`start`), and on the channel
+  of each run it follows: its frames, then its end (a row with no frame). `RemoteRun` listens
+  first, then reads what came before from the table.
 - **Control.** Stop and an approval's answer go by NOTIFY to the channel of the worker that runs
   the turn (`navi_w_…`, named after its lease). Waiting approvals are rows of `run_approvals`,
   written and deleted in order with the frames that ask and answer them; any worker answers one
@@ -69,8 +71,16 @@ SELECT count(pg_notify(n.c, n.p)) FROM unnest($12::text[], $13::text[]) AS n(c, 
 FEED = "navi_feed"  # session changes and owners' frames, for every worker
 
 
+SESSION_PREFIX = "navi_s_"  # a session's runs start: `start` announcements
+RUN_PREFIX = "navi_r_"  # a run's frames and end, for the workers that follow it
+
+
 def session_channel(session_id: str) -> str:
-    return f"navi_s_{session_id}"
+    return f"{SESSION_PREFIX}{session_id}"
+
+
+def run_channel(run_id: str) -> str:
+    return f"{RUN_PREFIX}{run_id}"
 
 
 def worker_channel(worker: str) -> str:
@@ -186,7 +196,7 @@ class PgBus:
         payload = json.dumps(note)
         if body is not None and len(body) + len(payload) < MAX_PAYLOAD:
             payload = f'{payload[:-1]}, "f": {body}}}'
-        channel = session_channel(session_id)
+        channel = run_channel(run_id)
 
         def add(b: _Batch) -> None:
             b.events[0].append(run_id)
@@ -269,13 +279,23 @@ class PgBus:
 
     # --- following runs of other workers ------------------------------------------------------------------
     async def watch(self, session_id: str) -> None:
-        channel = session_channel(session_id)
+        await self._listen(session_channel(session_id))
+
+    async def unwatch(self, session_id: str) -> None:
+        await self._unlisten(session_channel(session_id))
+
+    async def follow(self, run_id: str) -> None:
+        await self._listen(run_channel(run_id))
+
+    async def unfollow(self, run_id: str) -> None:
+        await self._unlisten(run_channel(run_id))
+
+    async def _listen(self, channel: str) -> None:
         self._listening[channel] = self._listening.get(channel, 0) + 1
         if self._listening[channel] == 1:
             await self._add(channel)
 
-    async def unwatch(self, session_id: str) -> None:
-        channel = session_channel(session_id)
+    async def _unlisten(self, channel: str) -> None:
         left = self._listening.get(channel, 0) - 1
         if left > 0:
             self._listening[channel] = left
@@ -340,9 +360,9 @@ class PgBus:
             elif channel == FEED:
                 if note.get("w") != self.worker:
                     handlers.feed_note(note)
-            elif note.get("k") == "start":
-                handlers.remote_started(channel.removeprefix("navi_s_"), note["r"], note["w"])
-            else:  # this worker's own runs come back too: the manager knows them and passes them over
+            elif channel.startswith(SESSION_PREFIX):
+                handlers.remote_started(channel.removeprefix(SESSION_PREFIX), note["r"], note["w"])
+            else:  # a run this worker follows (never its own: nobody here listens to those)
                 handlers.remote_frame(note["r"], int(note["q"]), note.get("f"), bool(note.get("end")))
         except Exception as exc:  # one bad announcement must not stop the others
             log.warning("runs.bad_announcement", channel=channel, error=str(exc))

@@ -92,6 +92,10 @@ def asyncpg_dsn(db: Database) -> str:
     return make_url(db.url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
+# A frame's row and announcement: (run_id, seq, session_id, frame JSON or None, channel, payload).
+_Row = tuple[str, int, str, str | None, str, str]
+
+
 class _Batch:
     """What one statement writes and announces."""
 
@@ -101,6 +105,15 @@ class _Batch:
         self.answered: set[tuple[str, str]] = set()
         self.notes: tuple[list[str], list[str]] = ([], [])
         self.done: list[asyncio.Future[None]] = []
+
+    def add_row(self, row: _Row) -> None:
+        run_id, seq, session_id, body, channel, payload = row
+        self.events[0].append(run_id)
+        self.events[1].append(seq)
+        self.events[2].append(session_id)
+        self.events[3].append(body)
+        self.notes[0].append(channel)
+        self.notes[1].append(payload)
 
     def args(self) -> list[Any]:
         asked = list(self.asked.items())
@@ -128,7 +141,7 @@ class PgBus:
         self.channel = worker_channel(worker)
         self._dsn = asyncpg_dsn(db)
         self._handlers: Handlers | None = None
-        self._queue: list[Callable[[_Batch], None]] = []
+        self._queue: list[_Row | Callable[[_Batch], None]] = []
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._listener: asyncpg.Connection | None = None
@@ -165,7 +178,7 @@ class PgBus:
             self._listener = None
 
     # --- frames of this worker's runs --------------------------------------------------------------------
-    def _put(self, item: Callable[[_Batch], None]) -> None:
+    def _put(self, item: _Row | Callable[[_Batch], None]) -> None:
         self._queue.append(item)
         self._wake.set()
 
@@ -186,27 +199,17 @@ class PgBus:
 
             self._put(answered)
 
-    def _frame_item(
-        self, session_id: str, run_id: str, seq: int, frame: dict[str, Any] | None
-    ) -> Callable[[_Batch], None]:
+    def _frame_item(self, session_id: str, run_id: str, seq: int, frame: dict[str, Any] | None) -> _Row:
+        """A frame's row and announcement, as the writer queues them (a tuple: this is per frame)."""
         body = None if frame is None else json.dumps(frame)
-        note: dict[str, Any] = {"r": run_id, "q": seq}
-        if frame is None:
-            note["end"] = True
-        payload = json.dumps(note)
-        if body is not None and len(body) + len(payload) < MAX_PAYLOAD:
-            payload = f'{payload[:-1]}, "f": {body}}}'
-        channel = run_channel(run_id)
-
-        def add(b: _Batch) -> None:
-            b.events[0].append(run_id)
-            b.events[1].append(seq)
-            b.events[2].append(session_id)
-            b.events[3].append(body)
-            b.notes[0].append(channel)
-            b.notes[1].append(payload)
-
-        return add
+        head = f'{{"r": {json.dumps(run_id)}, "q": {int(seq)}'
+        if body is None:
+            payload = f'{head}, "end": true}}'
+        elif len(body) + len(head) < MAX_PAYLOAD:
+            payload = f'{head}, "f": {body}}}'
+        else:  # too large to announce: followers read its row
+            payload = f"{head}}}"
+        return (run_id, seq, session_id, body, run_channel(run_id), payload)
 
     def feed(self, note: dict[str, Any]) -> None:
         payload = json.dumps({**note, "w": self.worker})
@@ -252,7 +255,10 @@ class PgBus:
             items, self._queue = self._queue[:BATCH], self._queue[BATCH:]
             batch = _Batch()
             for item in items:
-                item(batch)
+                if type(item) is tuple:
+                    batch.add_row(item)
+                else:
+                    item(batch)  # type: ignore[operator]
             while True:
                 try:
                     if conn is None or conn.is_closed():

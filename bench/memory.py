@@ -20,8 +20,8 @@ from pathlib import Path
 from sqlalchemy import insert
 
 from navi.llm.messages import utcnow
-from navi.memory.sql_store import SqlMemoryStore
 from navi.storage.database import postgres_url, sqlite_url
+from navi.storage.memory import SqlMemoryStore
 from navi.storage.schema import memory_facts
 from navi.testing.postgres import PostgresCluster
 

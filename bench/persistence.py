@@ -22,8 +22,8 @@ from pathlib import Path
 from sqlalchemy import text
 
 from navi.llm.messages import Message
-from navi.sessions.sql_store import SqlSessionStore
 from navi.storage.database import postgres_url, sqlite_url
+from navi.storage.sessions import SqlSessionStore
 from navi.testing.postgres import PostgresCluster
 
 FILLER = "The quick brown fox jumps over the lazy dog. " * 6

@@ -14,6 +14,7 @@ from pydantic import Field, ValidationError, computed_field, field_validator, mo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from navi import redact
+from navi.llm.settings import BackendSettings
 from navi.net.guard import parse_allowlist
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
@@ -66,7 +67,10 @@ def _headers(raw: str) -> dict[str, str]:
     return headers
 
 
-class Settings(BaseSettings):
+class Settings(BackendSettings, BaseSettings):
+    """Every setting. The model backends' own (OLLAMA_*, OPENAI_*, ANTHROPIC_*, DEFAULT_LLM_BACKEND)
+    come first, from `navi.llm.settings.BackendSettings`, beside the backends that use them."""
+
     model_config = SettingsConfigDict(
         env_file=".env",
         env_file_encoding="utf-8",
@@ -75,19 +79,7 @@ class Settings(BaseSettings):
         validate_default=True,
     )
 
-    # --- LLM -------------------------------------------------------------------------------------
-    ollama_host: str = "http://localhost:11434"
-    ollama_default_model: str = "gemma4:e2b-it-q8_0"
-    ollama_num_ctx: int = Field(65536, ge=512)
-    ollama_think: bool = True
-    openai_api_key: str = ""
-    openai_base_url: str = ""
-    openai_default_model: str = "gpt-4o-mini"
-    anthropic_api_key: str = ""
-    anthropic_base_url: str = ""
-    anthropic_default_model: str = "claude-sonnet-4-5"
-    anthropic_max_tokens: int = Field(8192, ge=1)
-    default_llm_backend: str = "ollama"
+    # --- LLM (after the backends' own settings) ---------------------------------------------------
     llm_connect_timeout_seconds: float = Field(5.0, gt=0)
     # A model call fails when the first token takes longer than this (model load + reading the
     # prompt), or when the stream then goes quiet for longer than the idle timeout.
@@ -224,7 +216,7 @@ class Settings(BaseSettings):
     def _lower_mode(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator("ollama_host", "openai_base_url", "anthropic_base_url", "navi_url")
+    @field_validator("navi_url")
     @classmethod
     def _url(cls, value: str) -> str:
         value = value.strip().rstrip("/")
@@ -296,13 +288,6 @@ class Settings(BaseSettings):
     def _overrides(cls, value: str) -> str:
         _tool_modes(value)  # raises, naming the entry that is wrong
         return value.strip()
-
-    @field_validator("default_llm_backend")
-    @classmethod
-    def _backend(cls, value: str) -> str:
-        if value not in ("ollama", "openai", "anthropic"):
-            raise ValueError("must be one of ollama, openai, anthropic")
-        return value
 
     @model_validator(mode="after")
     def _load_persona_from_file(self) -> Settings:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import pytest
 from navi.config import Settings, load_settings
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.postgres import PostgresCluster
+from tests.helpers.clock import shifted
+from tests.helpers.programs import suite_guard
 
 _NAVI_ENV_PREFIXES = (
     "OLLAMA_",
@@ -33,6 +36,36 @@ _NAVI_ENV_PREFIXES = (
     "DEFAULT_LLM",
     "LLM_",
 )
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--clock-shift",
+        type=int,
+        default=0,
+        metavar="DAYS",
+        help="run every test with the clock moved this many days (negative: back): tests/helpers/clock.py",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    sys.addaudithook(suite_guard().hook)  # for the whole run: an audit hook cannot be removed
+
+
+@pytest.fixture(autouse=True)
+def listed_programs_only() -> Iterator[None]:
+    """Fails the test that started a program scripts/test-deps does not list (tests/helpers/programs.py)."""
+    suite_guard().take_violations()
+    yield
+    violations = suite_guard().take_violations()
+    if violations:
+        pytest.fail(violations[0], pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def moved_clock(request: pytest.FixtureRequest) -> Iterator[None]:
+    with shifted(request.config.getoption("--clock-shift")):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 from navi.agent.compression import SUMMARY_PREFIX, format_messages, partition, split_turns, take_chunk
@@ -128,21 +129,60 @@ async def test_a_summary_that_echoes_the_prompt_is_refused_and_the_user_told(tmp
 
 async def test_long_histories_are_summarised_in_chunks_not_cut(tmp_path: Path) -> None:
     rt, backend, script, sid, old = await seeded(
-        tmp_path, turns=40, tokens=14000, context_summary_max_input_tokens=400
+        tmp_path, turns=40, tokens=14000, context_summary_max_input_tokens=600
     )
     script.summary(*[SUMMARY] * 40)
     script.turn("ok")
     await collect(rt.agent.run_stream(sid, "continue"))
     requests = script.of_kind("summary")
     assert len(requests) >= 3
+    # (600: the prompt, a retry note and the summary so far take ~250; the chunk at least half the cap)
     for request in requests:  # the cap is in tokens and bounds each call's whole input
-        assert estimate_messages_tokens(request.messages) <= 400
+        assert estimate_messages_tokens(request.messages) <= 600
     assert all("Summary so far" in r.last_user_text for r in requests[1:])
     seen = "\n".join(r.last_user_text for r in requests)
     for i in range(1, 38):  # every summarised turn reached the summariser
         assert f"Question number {i}:" in seen
     stored = await rt.sessions.get(sid)
     assert stored is not None and "4711" in (stored.context[0].content or "")  # folded through every chunk
+    await rt.aclose()
+
+
+def pictures(count: int) -> list[str]:
+    return [base64.b64encode(f"picture {i}".encode()).decode() for i in range(count)]
+
+
+async def test_a_model_that_reads_images_sees_the_newest_images_of_what_it_summarises(tmp_path: Path) -> None:
+    rt, backend, script, sid, old = await seeded(tmp_path, turns=8, tokens=14000)
+    images = pictures(5)
+    old[0].images = images[:2]  # the locker photo and another, in the first turn
+    old[6].images = images[2:]  # three more, later; the turns kept verbatim have none
+    await rt.sessions.replace_context(sid, old, context_token_count=14000)
+    # A number read off a photo is not in the transcript: with the photos it is no "changed number".
+    script.summary(SUMMARY + "\n- The photo shows the serial 88-2041-77.")
+    script.turn("Done.")
+    events = await collect(rt.agent.run_stream(sid, "Carry on"))
+    assert "context_compressed" in types(events)
+    (request,) = script.of_kind("summary")
+    asked = [m for m in request.messages if m.role == "user"]
+    assert [m.images for m in asked] == [images[-3:]]  # the newest three, oldest first, in one call
+    assert "[2 image(s)]" in asked[0].content and "[3 image(s)]" in asked[0].content
+    stored = await rt.sessions.get(sid)
+    assert stored is not None and "88-2041-77" in (stored.context[0].content or "")
+    await rt.aclose()
+
+
+async def test_a_model_that_reads_no_images_is_sent_none(tmp_path: Path) -> None:
+    rt, backend, script, sid, old = await seeded(tmp_path, turns=8, tokens=14000)
+    backend.capabilities = ("completion", "tools")
+    old[0].images = pictures(2)
+    await rt.sessions.replace_context(sid, old, context_token_count=14000)
+    script.summary(SUMMARY)
+    script.turn("Done.")
+    await collect(rt.agent.run_stream(sid, "Carry on"))
+    (request,) = script.of_kind("summary")
+    assert all(m.images == [] for m in request.messages)
+    assert "[2 image(s)]" in request.last_user_text  # as before: the transcript says they were there
     await rt.aclose()
 
 

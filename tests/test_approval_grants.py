@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from navi.agent.grants import GrantStore, InMemoryGrantStore, SqlGrantStore
+from navi.agent.grants import GrantStore, InMemoryGrantStore
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.grants import SqlGrantStore
 
 STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 

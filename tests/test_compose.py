@@ -13,7 +13,7 @@ from navi.compose import SetupError, build_runtime
 from navi.llm.messages import Message
 from navi.memory.in_memory import InMemoryMemoryStore
 from navi.sessions.memory_store import InMemorySessionStore
-from navi.sessions.sql_store import SqlSessionStore
+from navi.storage.sessions import SqlSessionStore
 
 
 def migration_runs(caplog: pytest.LogCaptureFixture) -> int:

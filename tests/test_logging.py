@@ -12,7 +12,7 @@ from navi.logging import configure_logging
 
 
 def test_request_lines_carry_the_request_id(make_settings, capsys: pytest.CaptureFixture[str]) -> None:
-    configure_logging("INFO", "json")
+    configure_logging("DEBUG", "json")  # the access log is at DEBUG
     try:
         with TestClient(create_app(make_settings()), base_url="http://localhost") as client:
             resp = client.get("/health", headers={"X-Request-Id": "req-abc123"})
@@ -29,7 +29,9 @@ def test_request_lines_carry_the_request_id(make_settings, capsys: pytest.Captur
 
 
 def test_level_filters_lines(make_settings, capsys: pytest.CaptureFixture[str]) -> None:
-    configure_logging("WARNING", "json")
+    """At the default level (INFO) no access-log line is written: a page polling every few seconds
+    would bury the sign-in link and every warning under them."""
+    configure_logging("INFO", "json")
     try:
         with TestClient(create_app(make_settings()), base_url="http://localhost") as client:
             client.get("/health")

@@ -19,8 +19,8 @@ from navi.llm.errors import BackendUnreachable
 from navi.llm.messages import utcnow
 from navi.memory.base import DEFAULT_OWNER
 from navi.memory.extractor import MemoryExtractor, fallback_summary, parse_facts, stated
-from navi.sessions.sql_store import SqlSessionStore
 from navi.storage.schema import sessions as sessions_table
+from navi.storage.sessions import SqlSessionStore
 from navi.testing.script import Reply, ScriptedCall
 from tests.agent_helpers import collect, scripted_runtime
 from tests.server_helpers import app_client

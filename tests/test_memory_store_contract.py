@@ -10,8 +10,8 @@ import pytest
 
 from navi.memory.base import MemoryStore
 from navi.memory.in_memory import InMemoryMemoryStore
-from navi.memory.sql_store import SqlMemoryStore
 from navi.storage.database import postgres_url, sqlite_url
+from navi.storage.memory import SqlMemoryStore
 
 STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 

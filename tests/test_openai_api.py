@@ -180,6 +180,59 @@ def test_streaming_continues_a_session_by_header(navi: LiveNavi, fake_server: Fa
     assert any(m.content == "First answer." for m in sent)
 
 
+def test_an_id_no_session_has_yet_makes_that_session(navi: LiveNavi, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    script.turn("Noted, 4411.", "4411.")
+    chosen = "5c0ffee0-1234-4abc-8def-0123456789ab"
+    client = sdk(navi)
+    raw = client.chat.completions.with_raw_response.create(
+        model="server_admin",
+        messages=[
+            {"role": "user", "content": "My locker is 4411."},
+            {"role": "assistant", "content": "I'll keep it."},
+            {"role": "user", "content": "Say it back."},
+        ],
+        extra_headers={"X-Session-Id": chosen},
+    )
+    assert raw.headers["x-session-id"] == chosen
+    assert raw.parse().choices[0].message.content == "Noted, 4411."
+    with navi.client() as http:
+        made = http.get(f"/sessions/{chosen}").json()
+        assert [s["id"] for s in http.get("/sessions").json()] == [chosen]
+    assert made["profile_id"] == "server_admin"  # seeded like a new session without the header
+    assert [m["content"] for m in made["messages"]] == [
+        "My locker is 4411.",
+        "I'll keep it.",
+        "Say it back.",
+        "Noted, 4411.",
+    ]
+    again = client.chat.completions.create(  # now the session's own history: one message added
+        model="secretary",
+        messages=[{"role": "user", "content": "not stored"}, {"role": "user", "content": "Again?"}],
+        extra_headers={"X-Session-Id": chosen},
+    )
+    assert again.model == "server_admin" and again.choices[0].message.content == "4411."
+    assert [m["content"] for m in history(navi, chosen)][4:] == ["Again?", "4411."]
+
+    for bad in ("not-a-session", chosen.upper(), "../" + chosen, "x" * 5000):
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.chat.completions.create(
+                model="secretary",
+                messages=[{"role": "user", "content": "hi"}],
+                extra_headers={"X-Session-Id": bad},
+            )
+        assert refused.value.code == "invalid_session_id" and refused.value.param == "X-Session-Id"
+        assert "lowercase UUID" in refused.value.message and len(refused.value.message) < 300
+    with navi.client() as http:
+        assert [s["id"] for s in http.get("/sessions").json()] == [chosen]  # the refused made nothing
+        bad_history = {
+            "model": "secretary",
+            "messages": [{"role": "robot"}, {"role": "user", "content": "x"}],
+        }
+        resp = http.post("/v1/chat/completions", json=bad_history, headers={"X-Session-Id": MISSING})
+        assert resp.status_code == 400 and http.get(f"/sessions/{MISSING}").status_code == 404
+
+
 def test_the_wire_without_the_sdk(navi: LiveNavi, fake_server: FakeModelServer) -> None:
     """Server-sent events as OpenAI writes them: `data:` lines, no `usage` unless asked for, [DONE]."""
     use_script(fake_server).turn("Plain answer.")
@@ -266,9 +319,8 @@ def test_errors_use_openais_error_object(navi: LiveNavi, fake_server: FakeModelS
         return caught.value
 
     assert refused(openai.NotFoundError, model="gpt-4o").code == "model_not_found"
-    for sid in (MISSING, "not-a-session"):
-        missing = refused(openai.NotFoundError, extra_headers={"X-Session-Id": sid})
-        assert missing.code == "session_not_found" and sid in missing.message
+    malformed = refused(openai.BadRequestError, extra_headers={"X-Session-Id": "not-a-session"})
+    assert malformed.code == "invalid_session_id" and "not-a-session" in malformed.message
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     declared = refused(openai.BadRequestError, tools=tools)
     assert declared.code == "tools_not_supported" and "Navi runs its own tools" in declared.message
@@ -516,8 +568,8 @@ def test_llm_continues_a_session_by_header_and_shows_errors(
     assert [m["content"] for m in history(navi, sid)] == ["one", "First.", "two", "Second."]
     typo = run_llm(navi, home, "-m", "navi-typo", "hi")
     assert typo.returncode != 0 and "The model 'secretry' does not exist" in typo.stderr
-    gone = run_llm(navi, home, "-m", "navi", "hi", headers={"X-Session-Id": MISSING})
-    assert gone.returncode != 0 and f"no session '{MISSING}'" in gone.stderr
+    typo_id = run_llm(navi, home, "-m", "navi", "hi", headers={"X-Session-Id": sid[:-1]})
+    assert typo_id.returncode != 0 and "must be a Navi session id" in typo_id.stderr
 
 
 def test_a_turn_stopped_from_the_page_ends_the_answer(navi: LiveNavi, fake_server: FakeModelServer) -> None:

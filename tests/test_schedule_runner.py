@@ -18,12 +18,13 @@ import pytest
 
 from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry
-from navi.schedules import Schedule, ScheduleRun, SqlScheduleStore
+from navi.schedules import Schedule, ScheduleRun
 from navi.schedules.runner import ScheduleRunner
 from navi.schedules.service import ScheduleService
-from navi.sessions.sql_store import SqlSessionStore
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.schedules import SqlScheduleStore
+from navi.storage.sessions import SqlSessionStore
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -231,8 +232,9 @@ async def test_paused_schedules_do_not_fire_and_resume_from_now(world: World) ->
 async def test_the_loop_starts_a_due_run_within_its_poll(world: World) -> None:
     """The real loop on the real clock, polling every 0.1 s: a run due now starts promptly."""
     runner = ScheduleRunner(world.store, world.did, poll_seconds=0.1)
+    world.clock.at = datetime.now(UTC)  # the service checks "not in the past" on the loop's clock
     await world.service.create(
-        owner="alice", prompt="p", title="now", at=(datetime.now(UTC) + timedelta(seconds=0.3)).isoformat()
+        owner="alice", prompt="p", title="now", at=(world.clock.at + timedelta(seconds=0.3)).isoformat()
     )
     runner.start()
     try:

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from navi.schedules import InMemoryScheduleStore, Schedule, ScheduleRun, ScheduleStore, SqlScheduleStore
-from navi.sessions.sql_store import SqlSessionStore
+from navi.schedules import InMemoryScheduleStore, Schedule, ScheduleRun, ScheduleStore
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.schedules import SqlScheduleStore
+from navi.storage.sessions import SqlSessionStore
 
 T0 = datetime(2026, 11, 26, 8, 0, 0, 123456, tzinfo=UTC)
 
@@ -76,15 +77,17 @@ async def test_schedule_store_contract(stores: tuple[ScheduleStore, str]) -> Non
     assert await store.due(T0 - timedelta(microseconds=1)) == []
 
     # The claim: only from the expected instant, once; the run is recorded with it.
-    first = ScheduleRun(schedule_id=a.id, owner="alice", due_at=T0)
+    first = ScheduleRun(schedule_id=a.id, owner="alice", due_at=T0, started_at=T0)
     assert await store.claim(T0, T0 + timedelta(seconds=60), first)
-    again = ScheduleRun(schedule_id=a.id, owner="alice", due_at=T0)
+    again = ScheduleRun(schedule_id=a.id, owner="alice", due_at=T0, started_at=T0)
     assert not await store.claim(T0, T0 + timedelta(seconds=60), again)
     moved = await store.get(a.id)
     assert moved is not None and moved.next_run_at == T0 + timedelta(seconds=60) and moved.last_run_at == T0
     assert [r.id for r in await store.runs(a.id)] == [first.id]
     # A one-off claimed with no next instant is done, and no longer due.
-    one = ScheduleRun(schedule_id=b.id, owner="bob", due_at=T0 + timedelta(hours=1))
+    one = ScheduleRun(
+        schedule_id=b.id, owner="bob", due_at=T0 + timedelta(hours=1), started_at=T0 + timedelta(hours=1)
+    )
     assert await store.claim(T0 + timedelta(hours=1), None, one)
     done = await store.get(b.id)
     assert done is not None and done.done and done.next_run_at is None
@@ -93,7 +96,7 @@ async def test_schedule_store_contract(stores: tuple[ScheduleStore, str]) -> Non
     await store.update(a.id, {"paused": True})
     later = T0 + timedelta(seconds=60)
     assert not await store.claim(
-        later, later + timedelta(seconds=60), ScheduleRun(schedule_id=a.id, due_at=later)
+        later, later + timedelta(seconds=60), ScheduleRun(schedule_id=a.id, due_at=later, started_at=later)
     )
 
     manual = ScheduleRun(
@@ -104,7 +107,7 @@ async def test_schedule_store_contract(stores: tuple[ScheduleStore, str]) -> Non
         manual=True,
     )
     assert await store.add_run(manual)
-    assert not await store.add_run(ScheduleRun(schedule_id="gone", due_at=T0))
+    assert not await store.add_run(ScheduleRun(schedule_id="gone", due_at=T0, started_at=T0))
     await store.update_run(
         manual.id, {"status": "error", "error": "boom", "finished_at": T0 + timedelta(minutes=6)}
     )

@@ -65,6 +65,40 @@ def test_session_lifecycle(navi: LiveNavi) -> None:
         assert http.delete(f"/sessions/{sid}").status_code == 404
 
 
+def test_the_model_view_of_the_context_is_what_the_model_is_sent(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn("Read it.", "Fine.", "Third answer.")
+    paste = "PASTE BEGINS " + "".join(f"line {i:04d} of the paste. " for i in range(300)) + "PASTE ENDS"
+    settings = {"planning_enabled": False, "context_keep_recent": 1, "context_long_message_tokens": 100}
+    with live_navi(tmp_path, fake_server, **settings) as navi, navi.client() as http:
+        sid = navi.new_session()
+        for text in (paste, "And now?"):
+            assert http.post(f"/sessions/{sid}/messages", json={"content": text}).status_code == 200
+        stored = http.get(f"/sessions/{sid}/context").json()
+        assert stored["view"] == "stored" and stored["messages"][0]["content"] == paste
+        assert http.get(f"/sessions/{sid}/context?view=stored").json() == stored
+        model = http.get(f"/sessions/{sid}/context", params={"view": "model"}).json()
+        assert model["view"] == "model" and model["system_prompt"] == stored["system_prompt"]
+        old = model["messages"][0]
+        key = f"msg_{stored['messages'][0]['id']}"
+        assert old["metadata"]["recall_key"] == key and f'recall with key "{key}"' in old["content"]
+        assert old["content"].startswith("PASTE BEGINS") and old["content"].endswith("PASTE ENDS")
+        assert len(old["content"]) < len(paste) // 3
+        assert [m["content"] for m in model["messages"][1:]] == ["Read it.", "And now?", "Fine."]
+        # The next call sends exactly that, then the new message.
+        assert http.post(f"/sessions/{sid}/messages", json={"content": "Third"}).status_code == 200
+        sent = script.of_kind("turn")[-1].messages
+        assert sent[0].role == "system" and sent[0].content == model["system_prompt"]
+        assert [(m.role, m.content) for m in sent[1:-1]] == [
+            (m["role"], m["content"]) for m in model["messages"]
+        ]
+        bad = http.get(f"/sessions/{sid}/context", params={"view": "raw"})
+        assert bad.status_code == 422 and bad.json()["code"] == "bad_request"
+        assert "view" in bad.json()["detail"]
+
+
 def test_unknown_sessions_are_404(navi: LiveNavi) -> None:
     with navi.client() as http:
         for sid in (MISSING, "nope", "..%2F..%2Fetc"):

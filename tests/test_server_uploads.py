@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -112,7 +111,7 @@ def test_oversized_uploads_are_refused_while_streaming(navi: LiveNavi, tmp_path:
     sid = navi.new_session()
     host, port = navi.url.removeprefix("http://").split(":")
     head = (
-        b'--x\r\nContent-Disposition: form-data; name="file"; filename="big.dat"\r\n'
+        b'--x\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\n'
         b"Content-Type: application/octet-stream\r\n\r\n"
     )
 
@@ -188,10 +187,11 @@ def test_files_go_with_their_session_and_expire(navi: LiveNavi, tmp_path: Path) 
         assert http.delete(f"/sessions/{sid}").status_code == 200
     root = tmp_path / "session_files"
     assert not (root / sid).exists() and (root / keep / "b.txt").exists()
-    old = time.time() - 48 * 3600
-    os.utime(root / keep / "b.txt", (old, old))
-    os.utime(root / keep, (old, old))
     fresh = navi.new_session()
     upload(navi, fresh, "c.txt", b"c")
-    assert _sweep(root, 24 * 3600) == [keep]
+    now = (root / fresh / "c.txt").stat().st_mtime  # the file system's clock, which stamped the files
+    old = now - 48 * 3600
+    os.utime(root / keep / "b.txt", (old, old))
+    os.utime(root / keep, (old, old))
+    assert _sweep(root, 24 * 3600, now=now + 1) == [keep]
     assert not (root / keep).exists() and (root / fresh / "c.txt").exists()

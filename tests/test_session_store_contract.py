@@ -13,9 +13,9 @@ from sqlalchemy import event
 from navi.llm.messages import Message, ToolCall
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.models import Session
-from navi.sessions.sql_store import SqlSessionStore
-from navi.sessions.store import SessionChange, SessionNotFound, SessionStore
+from navi.sessions.store import SessionChange, SessionExists, SessionNotFound, SessionStore
 from navi.storage.database import postgres_url, sqlite_url
+from navi.storage.sessions import SqlSessionStore
 
 STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -62,6 +62,21 @@ async def test_create_and_get(store: SessionStore) -> None:
     assert got.pinned is False and got.name is None and got.context_token_count == 0
     assert got.created_at.tzinfo is not None and got.created_at.utcoffset() == timedelta(0)
     assert abs((got.created_at - created.created_at).total_seconds()) < 1
+
+
+async def test_create_with_a_chosen_id(store: SessionStore) -> None:
+    chosen = "0a1b2c3d-0000-4000-8000-00000000beef"
+    made = await store.create("smart_home", owner="alice", session_id=chosen)
+    assert made.id == chosen
+    got = await store.get(chosen, owner="alice")
+    assert got is not None and (got.owner, got.profile_id, got.messages) == ("alice", "smart_home", [])
+    for owner in ("alice", "bob"):  # a taken id is never created again, whoever asks
+        with pytest.raises(SessionExists):
+            await store.create("secretary", owner=owner, session_id=chosen)
+    assert (await store.get(chosen)).owner == "alice"  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="not a session id"):
+        await store.create("secretary", session_id="../etc")
+    assert [s.id for s in await store.list()] == [chosen]
 
 
 async def test_messages_round_trip_exactly(store: SessionStore) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -91,6 +93,45 @@ def test_cli_list_export_import(make_settings, tmp_path: Path, monkeypatch) -> N
     junk = runner.invoke(app, ["sessions", "import", str(tmp_path / "junk.json")])
     assert junk.exit_code == 1 and "JSON object" in junk.output
     assert runner.invoke(app, ["sessions", "import", str(tmp_path / "absent.json")]).exit_code == 1
+
+
+def test_cli_archives_named_gz_are_gzipped_both_ways(make_settings, tmp_path: Path, monkeypatch) -> None:
+    settings = make_settings()
+    monkeypatch.setenv("DB_PATH", settings.db_path)
+    sid = asyncio.run(seed(settings))
+    packed = tmp_path / "disk.json.gz"
+    exported = runner.invoke(app, ["sessions", "export", sid, "-o", str(packed)])
+    assert exported.exit_code == 0, exported.output
+    raw = packed.read_bytes()
+    assert raw[:2] == b"\x1f\x8b" and packed.stat().st_mode & 0o777 == 0o600
+    archive = json.loads(gzip.decompress(raw))
+    assert archive["session"]["name"] == "Disk check" and len(archive["messages"]) == 4
+    imported = runner.invoke(app, ["sessions", "import", str(packed)])
+    assert imported.exit_code == 0, imported.output
+    new_id = imported.stdout.split()[1]
+    plain = runner.invoke(app, ["sessions", "export", new_id])
+    assert json.loads(plain.stdout)["messages"] == archive["messages"]
+
+    def refused(name: str, data: bytes) -> Any:
+        (tmp_path / name).write_bytes(data)
+        return runner.invoke(app, ["sessions", "import", str(tmp_path / name)])
+
+    for name, data in (
+        ("cut.json.gz", raw[: len(raw) // 2]),  # ends before the end of the stream
+        ("plain.json.gz", b'{"schema_version": "session-archive/v1"}'),  # not gzip at all
+        ("flipped.json.gz", raw[:20] + bytes(b ^ 0xFF for b in raw[20:40]) + raw[40:]),
+    ):
+        bad = refused(name, data)
+        assert bad.exit_code == 2, (name, bad.output)
+        lines = bad.stderr.strip().splitlines()
+        assert len(lines) == 1 and "is not a readable gzip file" in lines[0] and "Traceback" not in bad.output
+    named_json = refused("packed.json", raw)  # by the name: a .json file is read as JSON
+    assert named_json.exit_code == 1 and "not JSON" in named_json.stderr
+    monkeypatch.setenv("NAVI_IMPORT_MAX_MB", "1")  # a small file that unpacks beyond the limit
+    bomb = refused("bomb.json.gz", gzip.compress(b" " * (2 * 1024 * 1024)))
+    assert bomb.exit_code == 1 and "larger than the 1 MB limit" in bomb.stderr
+    listed = json.loads(runner.invoke(app, ["sessions", "list", "--json"]).stdout)
+    assert {s["id"] for s in listed} == {sid, new_id}  # nothing refused made a session
 
 
 async def test_rest_history_windows(make_settings) -> None:

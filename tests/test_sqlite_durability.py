@@ -15,9 +15,9 @@ from pathlib import Path
 from sqlalchemy import text
 
 from navi.llm.messages import Message
-from navi.sessions.sql_store import SqlSessionStore
 from navi.storage import migrate
 from navi.storage.database import sqlite_url
+from navi.storage.sessions import SqlSessionStore
 
 ROOT = Path(__file__).parents[1]
 

@@ -203,6 +203,65 @@ async def test_two_bad_summaries_raise_and_leave_the_context_alone(bad: Reply, r
     assert context == before
 
 
+# Good summaries keep facts, names, numbers and identifiers word for word: that is no copy.
+GOOD_FACT_LISTS = [
+    "- NAS: 192.168.1.10\n- Bucket: navi-backups on Backblaze B2\n- Cron: /etc/cron.d/nas-backup, "
+    "rclone sync at 02:00\n- Failures mailed to sam@example.org\n- B2 keeps versions 30 days",
+    "- 192.168.1.10\n- navi-backups\n- /etc/cron.d/nas-backup\n- 02:00\n- sam@example.org",
+    "- Goal: nightly backup of the NAS at 192.168.1.10 to Backblaze B2 (bucket navi-backups).\n"
+    '- Done: "rclone sync runs every night at 02:00" from /etc/cron.d/nas-backup.\n'
+    '- The user said: "Mail me at sam@example.org when it fails." Set up.',
+    "- User: wants failures mailed to sam@example.org",
+]
+
+
+@pytest.mark.parametrize("good", GOOD_FACT_LISTS)
+async def test_a_fact_list_that_quotes_exactly_is_accepted(good: str) -> None:
+    backend = ScriptedBackend([good])
+    result = await compress(backend, backup_chat())
+    assert result is not None and result.calls == 1  # accepted at once, no retry
+    assert result.summary.content == f"{SUMMARY_PREFIX}\n{good}"
+
+
+def twelve_turns() -> list[Message]:
+    """Twelve turns; the first holds a fact a good summary keeps word for word."""
+    context: list[Message] = []
+    for i in range(12):
+        said = "Remember FACT:blue_door_42 for later." if i == 0 else f"Question {i}: what about topic {i}?"
+        context += [Message.user(said), Message.assistant(f"Topic {i} is covered; nothing more to add.")]
+    return [*context, Message.user("What was the fact?")]
+
+
+async def test_one_bullet_keeping_a_fact_verbatim_is_a_summary() -> None:
+    backend = ScriptedBackend(["- FACT:blue_door_42"])
+    result = await compress(backend, twelve_turns())
+    assert result is not None and result.calls == 1
+    assert result.summary.content == f"{SUMMARY_PREFIX}\n- FACT:blue_door_42"
+
+
+# The conversation written out again without speaker labels, and most of it carried back with a
+# note around it: copies all the same.
+UNLABELLED_COPY = "\n".join(
+    line.split(": ", 1)[1] if line.startswith(("User: ", "Assistant: ")) else line
+    for line in SMOL_COPY.splitlines()
+)
+CARRIED_BACK = (
+    "- Notes on the NAS backup so far:\n"
+    "- I want to back up my NAS at 192.168.1.10 to the cloud every night.\n"
+    "- Backblaze B2, the bucket is called navi-backups.\n"
+    "- I wrote /etc/cron.d/nas-backup: rclone sync runs every night at 02:00.\n"
+    "- Done: the job now mails sam@example.org whenever the sync fails.\n"
+    "- Yes: B2 keeps every version for 30 days with the lifecycle rule I set."
+)
+
+
+@pytest.mark.parametrize("copy", [UNLABELLED_COPY, CARRIED_BACK])
+async def test_prose_written_out_again_is_a_copy_even_without_labels(copy: str) -> None:
+    backend = ScriptedBackend([copy, copy])
+    with pytest.raises(SummaryRejected, match="copied the conversation"):
+        await compress(backend, backup_chat())
+
+
 async def test_a_summary_must_be_shorter_than_what_it_replaces() -> None:
     context = [Message.user("Hi"), Message.assistant("Hello!"), Message.user("Plans for today?")]
     padded = "- The user greeted the assistant, who greeted the user back in a friendly way."
@@ -247,5 +306,20 @@ async def test_an_earlier_summary_is_the_summary_so_far() -> None:
 def test_the_prompt_is_short_and_plain() -> None:
     text = prompts.load("summary")
     assert estimate_tokens(text) < 200  # a 135M model reads it; the old one was ~430 tokens
+    # Every section SPEC.md names is asked for, in plain words.
+    for asked in (
+        "goal",
+        "what was done",
+        "what is left",
+        "blocks",
+        "copied exactly",
+        "files",
+        "commands",
+        "error",
+        "fixed",
+        "preferences",
+        "corrections",
+    ):
+        assert asked in text, asked
     assert "##" not in text  # no headings a small model can echo back empty
     assert text.startswith("You are compressing the earlier part")  # how scripted fakes recognise it

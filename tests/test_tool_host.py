@@ -66,7 +66,8 @@ class Env:
     def __init__(self, root: Path, sandbox: Sandbox) -> None:
         self.tools_dir = root / "tools"
         self.tools_dir.mkdir()
-        self.host = ToolHost(sandbox, import_timeout=2.0)
+        # Room for a tool that imports part of the server (navi.api takes ~5 s cold on a slow machine).
+        self.host = ToolHost(sandbox, import_timeout=30.0)
         self.registry = ToolRegistry(user_tools=self.host)
         self.builtin = Echo()
         self.registry.register(self.builtin, builtin=True)

@@ -22,14 +22,9 @@ import pytest
 
 from navi import runctx
 from navi.runctx import RunContext
-from navi.tools.builtin.ssh import (
-    MAX_STDOUT_CHARS,
-    SshExecTool,
-    SshHost,
-    SshPool,
-    describe_connect_error,
-    load_host,
-)
+from navi.tools.builtin.ssh import MAX_STDOUT_CHARS, SshExecTool
+from navi.tools.builtin.ssh_hosts import SshHost, load_host
+from navi.tools.builtin.ssh_pool import SshPool, describe_connect_error
 
 USER = "navi"
 PASSWORD = "s3cret"

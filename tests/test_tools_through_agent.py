@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from navi.agent.events import ToolEvent
+from navi.agent.tool_batch import STDERR_KEPT
+from navi.sessions.archive import import_archive
 from navi.testing.script import Reply, ScriptedCall
 from navi.tools.builtin.web import WebSearchTool
 from tests.agent_helpers import collect, scripted_runtime
@@ -122,4 +124,56 @@ async def test_every_builtin_through_the_loop(tmp_path: Path, http: LocalHttpSer
     doubled = next(e for e in events if isinstance(e, ToolEvent))
     assert doubled.tool == "double" and doubled.success and doubled.result == "42"
     assert "double" in script.of_kind("turn")[-2].tools
+    await rt.aclose()
+
+
+async def test_stderr_is_kept_in_the_tool_messages_metadata_and_archives(tmp_path: Path, env: Env) -> None:  # noqa: F811
+    rt, _, script = await scripted_runtime(tmp_path, sql=True, ssh_hosts_file=env.write_hosts())
+    leaky = (
+        "import sys\nprint('done')\n"
+        "sys.stderr.write('fetch https://bob:hunter2@example.org/x failed\\n')\n"
+        "sys.stderr.write('w' * 9000 + '\\nlast line\\n')"
+    )
+    script.turn(
+        Reply(
+            tool_calls=[
+                ScriptedCall("code_exec", {"code": leaky}),
+                ScriptedCall("ssh_exec", {"host": "box", "command": "echo out; echo disk is full >&2"}),
+                ScriptedCall("code_exec", {"code": "print('quiet')"}),
+            ]
+        ),
+        "Done.",
+    )
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "Run them"))
+    stored = await rt.sessions.get(session.id)
+    assert stored is not None
+    code, ssh, quiet = [m for m in stored.messages if m.role == "tool"]
+    # What the model sees is as before: the output holds stderr as the process wrote it.
+    sent = {m.tool_call_id: m.content for m in script.of_kind("turn")[-1].messages if m.role == "tool"}
+    assert "hunter2" in (sent[code.tool_call_id] or "") and "[stderr]" in (sent[code.tool_call_id] or "")
+    # The metadata keeps stderr apart: credentials masked, its start and end when long.
+    kept = code.metadata["stderr"]
+    assert kept.startswith("fetch https://bob:***@example.org/x failed") and "hunter2" not in kept
+    assert kept.endswith("w\nlast line\n") and "characters left out" in kept
+    assert len(kept) < STDERR_KEPT + 100
+    assert ssh.metadata["stderr"] == "disk is full\n" and "stderr" not in quiet.metadata
+    context = await rt.sessions.get(session.id, display=False)
+    assert context is not None
+    assert [m.metadata.get("stderr") for m in context.context if m.role == "tool"] == [
+        kept,
+        "disk is full\n",
+        None,
+    ]
+    # And archives: exported beside status and duration, imported back.
+    archive = rt.export_archive(stored)
+    out = [m["metadata"] for m in archive["messages"] if m["role"] == "tool"]
+    assert [m["stderr"] for m in out] == [kept, "disk is full\n", None]
+    assert all("stderr" not in m.get("extra", {}) for m in out)
+    again = import_archive(archive)
+    assert [m.metadata.get("stderr") for m in again.messages if m.role == "tool"] == [
+        kept,
+        "disk is full\n",
+        None,
+    ]
     await rt.aclose()

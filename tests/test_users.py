@@ -15,18 +15,20 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import openai
 import pytest
 from typer.testing import CliRunner
 from websockets.exceptions import ConnectionClosed
 
-from navi.agent.grants import SqlGrantStore
 from navi.cli.main import _register, app
-from navi.memory.sql_store import SqlMemoryStore
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.grants import SqlGrantStore
+from navi.storage.memory import SqlMemoryStore
+from navi.storage.users import SqlUserStore
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
-from navi.users.store import InMemoryUserStore, SqlUserStore, UserError, UserStore, digest
+from navi.users.store import InMemoryUserStore, UserError, UserStore, digest
 from tests.server_helpers import LiveNavi, frames_until, live_navi, use_script
 
 _register()
@@ -212,6 +214,44 @@ def test_openai_api_is_scoped_to_the_caller(two: Two, fake_server: FakeModelServ
     with two.as_user(two.alice) as alice:
         assert alice.get(f"/sessions/{new}").status_code == 404
         assert alice.get(f"/sessions/{alices}").json()["messages"] == []
+
+
+def test_a_chosen_session_id_is_made_for_the_caller_and_never_taken_over(
+    two: Two, fake_server: FakeModelServer
+) -> None:
+    use_script(fake_server).turn("hello alice", "never said")
+    chosen = "7e57ab1e-0000-4000-8000-0000000000a1"
+    hi = [{"role": "user", "content": "hi"}]
+
+    def sdk(token: str) -> openai.OpenAI:
+        return openai.OpenAI(base_url=f"{two.navi.url}/v1", api_key=token, max_retries=0)
+
+    with sdk(two.alice) as alice:
+        made = alice.chat.completions.with_raw_response.create(
+            model="secretary", messages=hi, extra_headers={"X-Session-Id": chosen}
+        )
+        assert made.headers["x-session-id"] == chosen
+        assert made.parse().choices[0].message.content == "hello alice"
+    with sdk(two.bob) as bob, pytest.raises(openai.NotFoundError) as refused:
+        bob.chat.completions.create(
+            model="secretary",
+            messages=[{"role": "user", "content": "let me in"}],
+            extra_headers={"X-Session-Id": chosen},
+        )
+    # Exactly the answer a missing session got before ids could be chosen: nothing says it exists.
+    assert refused.value.body == {
+        "message": f"no session '{chosen}'",
+        "type": "invalid_request_error",
+        "param": "X-Session-Id",
+        "code": "session_not_found",
+    }
+    with two.as_user(two.bob) as bob_http:
+        assert (
+            bob_http.get("/sessions").json() == [] and bob_http.get(f"/sessions/{chosen}").status_code == 404
+        )
+    with two.as_user(two.alice) as alice_http:
+        stored = alice_http.get(f"/sessions/{chosen}").json()
+    assert [m["content"] for m in stored["messages"]] == ["hi", "hello alice"]
 
 
 # --- memory ----------------------------------------------------------------------------------------

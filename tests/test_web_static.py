@@ -8,6 +8,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from navi.api.app import create_app
+from navi.api.filetypes import KINDS
 from navi.config import Settings
 from navi.web import STATIC
 from tests.server_helpers import app_client
@@ -63,3 +64,11 @@ def test_vendored_versions_match_the_pins() -> None:
     assert f"@highlightjs/cdn-assets {pins['HIGHLIGHT']}" in shipped
     assert f"DOMPurify {pins['DOMPURIFY']}" in (STATIC / "vendor" / "purify.es.mjs").read_text()[:200]
     assert "sourceMappingURL" not in (STATIC / "vendor" / "marked.esm.js").read_text()
+
+
+def test_the_file_chooser_offers_the_kinds_uploads_accept() -> None:
+    """The page's file input lists exactly the extensions the server takes (navi/api/filetypes.py)."""
+    page = (STATIC / "index.html").read_text()
+    found = re.search(r'<input type="file" id="file-input" multiple\s+accept="([^"]+)">', page)
+    assert found is not None
+    assert found.group(1).split(",") == [ext for kind in KINDS.values() for ext in kind]

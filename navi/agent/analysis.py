@@ -27,17 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from navi import prompts
-from navi.agent.compression import (
-    ECHO_SHARE,
-    SummaryRejected,
-    format_messages,
-    overlap_share,
-    repeats_itself,
-    summarize,
-    take_chunk,
-    words,
-)
+from navi.agent.compression import SummaryRejected, summarize
+from navi.agent.transcript import format_messages, take_chunk
 from navi.llm import tokens
+from navi.llm.answers import ECHO_SHARE, overlap_share, repeats_itself, words
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.calls import CallLimits, GuardedBackend
 from navi.llm.errors import LLMError

@@ -2,35 +2,39 @@
 
 `compress_context()` is a function from a context to a new context plus the model calls it needs.
 The context is cut into turns (a user message and everything up to the next one); tool calls and
-their results always stay in one piece. Earlier summaries are folded into the new one. When the
-text to summarise is larger than the summariser's input cap (in tokens, as `navi.llm.tokens`
-estimates them) it is summarised in chunks, each chunk folded into the summary so far — never
-truncated. Each call is capped by `max_tokens`.
+their results always stay in one piece (navi/agent/transcript.py). Earlier summaries are folded
+into the new one. When the text to summarise is larger than the summariser's input cap (in tokens,
+as `navi.llm.tokens` estimates them) it is summarised in chunks, each chunk folded into the summary
+so far — never truncated. Each call is capped by `max_tokens`.
 
 Small models fail here in ways a status code does not show: they answer nothing, repeat the
 instructions, copy the conversation, loop one line until the cap. A summary is therefore checked
 before it replaces anything (`summary_problem`); a bad one is retried once with a nudge, and a
 second bad one raises `SummaryRejected`. A failing model call propagates as it is. Either way the
-caller keeps the old context: there is never a placeholder summary.
+caller keeps the old context: there is never a placeholder summary. A copy is judged on the whole
+summary against the whole conversation (`copy_problem`, navi/llm/copies.py): quoting facts and
+identifiers word for word is what a good summary does.
+
+`shrank()` and `FutileCompressions` decide whether a compression helped: one that did not make the
+context smaller is neither stored nor announced, nor tried again until the context has grown.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from navi import prompts
+from navi.agent.transcript import SUMMARY_PREFIX, format_messages, partition, take_chunk
+from navi.agent.transcript import split_turns as split_turns
 from navi.llm import tokens
+from navi.llm.answers import echo_problem, long_numbers, repeats_itself, trim_cut_off
 from navi.llm.base import CallOptions, LLMBackend
+from navi.llm.copies import copy_problem
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message
+from navi.llm.meta import MessageMeta
 
-ARGS_PREVIEW = 120
-RESULT_PREVIEW = 300
-SUMMARY_PREFIX = "[Summary of the earlier conversation]"
 SO_FAR_LABEL = "Summary so far (keep what still matters):"
 CONVERSATION_LABEL = "Conversation to summarise:"
 # Said on the retry, after the conversation, where even a small model still reads it.
@@ -45,9 +49,6 @@ NUDGES = {
     "changed numbers from the conversation": "Copy every number exactly as it is written.",
 }
 RETRY_NOTE = "Your last answer could not be used: it {reason}. {nudge}"
-# Below this many words, overlap shares say nothing: a short summary is judged by the other checks.
-MIN_WORDS_FOR_COPY = 12
-COPY_SHARE = 0.8
 ECHO_SHARE = 0.5
 
 
@@ -82,224 +83,37 @@ class CompressionResult:
         return len(self.context)
 
 
-def _starts_turn(msg: Message) -> bool:
-    return msg.role == "user" and not msg.is_summary and not msg.metadata.get("synthetic")
+def shrank(before: Sequence[Message], after: Sequence[Message]) -> bool:
+    """Whether a compression made the context smaller: fewer messages, or fewer (estimated) tokens.
 
-
-def split_turns(context: Sequence[Message]) -> list[list[Message]]:
-    """Group messages into turns. Leading summaries or stray messages form a turn of their own."""
-    turns: list[list[Message]] = []
-    for msg in context:
-        if msg.role == "system":
-            continue
-        if not turns or _starts_turn(msg) or msg.is_summary:
-            turns.append([msg])
-        else:
-            turns[-1].append(msg)
-    return turns
-
-
-def _split_current(turns: list[list[Message]]) -> tuple[list[Message], list[Message]]:
-    """Inside the latest turn: keep the user's instruction and the newest tool group only."""
-    current = turns[-1]
-    groups: list[list[Message]] = []
-    for msg in current[1:]:
-        if msg.role == "assistant" or not groups:
-            groups.append([msg])
-        else:
-            groups[-1].append(msg)
-    last = groups[-1] if groups else []
-    middle = [m for group in groups[:-1] for m in group]
-    to_summarize = [m for turn in turns[:-1] for m in turn] + middle
-    return to_summarize, [current[0], *last]
-
-
-def partition(context: Sequence[Message], keep_recent: int) -> tuple[list[Message], list[Message]]:
-    """(to_summarize, to_keep): the last `keep_recent` real turns are kept whole.
-
-    A turn that is only an earlier summary never counts as a kept turn: it is folded in.
-    `keep_recent=0` is the last resort when the current turn alone is too big: its instruction
-    and its newest tool group stay verbatim, the work in between is summarised.
+    Condensing a context that is only a summary and the latest request gives the same context
+    back: that is no compression, and nothing may be stored or announced for it.
     """
-    turns = split_turns(context)
-    if keep_recent == 0:
-        if not turns or not _starts_turn(turns[-1][0]):
-            return [], list(context)
-        return _split_current(turns)
-    kept_turns: list[list[Message]] = []
-    for turn in reversed(turns):
-        if len(kept_turns) >= keep_recent or (len(turn) == 1 and turn[0].is_summary):
-            break
-        kept_turns.insert(0, turn)
-    cut = len(turns) - len(kept_turns)
-    to_summarize = [m for turn in turns[:cut] for m in turn]
-    to_keep = [m for turn in kept_turns for m in turn]
-    return to_summarize, to_keep
-
-
-def clip(text: str, limit: int) -> str:
-    """`text` on one line, at most `limit` characters (an ellipsis marks a cut)."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def format_messages(messages: Sequence[Message]) -> list[str]:
-    """One plain-text entry per message; tool traffic shown as compact previews."""
-    lines: list[str] = []
-    for msg in messages:
-        if msg.is_summary:
-            lines.append(f"Earlier summary:\n{(msg.content or '').removeprefix(SUMMARY_PREFIX).strip()}")
-        elif msg.role == "user":
-            suffix = f" [{len(msg.images)} image(s)]" if msg.images else ""
-            lines.append(f"User: {msg.content or ''}{suffix}")
-        elif msg.role == "assistant":
-            if msg.content:
-                lines.append(f"{'Plan' if msg.is_plan else 'Assistant'}: {msg.content}")
-            for call in msg.tool_calls:
-                args = (
-                    json.dumps(call.arguments, ensure_ascii=False)
-                    if call.raw_arguments is None
-                    else call.raw_arguments
-                )
-                lines.append(f"→ {call.name}({clip(args, ARGS_PREVIEW)})")
-        elif msg.role == "tool":
-            status = "failed" if msg.metadata.get("status") == "error" else "returned"
-            lines.append(f"← {msg.name or 'tool'} {status}: {clip(msg.content or '', RESULT_PREVIEW)}")
-    return lines
-
-
-def _fit_prefix(text: str, budget: int) -> int:
-    """Length of the longest prefix of `text` within `budget` tokens, ended at a space if one is near."""
-    low, high = 1, len(text)
-    while low < high:
-        mid = (low + high + 1) // 2
-        if tokens.estimate_tokens(text[:mid]) <= budget:
-            low = mid
-        else:
-            high = mid - 1
-    space = text.rfind(" ", 0, low)
-    return space + 1 if space > low // 2 else low
-
-
-def take_chunk(lines: list[str], budget: int) -> tuple[str, list[str]]:
-    """The longest run of whole lines that fits `budget` tokens, and what is left.
-
-    A single line larger than the budget is split: its first part now, the rest next time.
-    """
-    if tokens.estimate_tokens(lines[0]) > budget:
-        cut = _fit_prefix(lines[0], budget)
-        return lines[0][:cut], [lines[0][cut:], *lines[1:]]
-    chunk = lines[0]
-    count = 1
-    for line in lines[1:]:
-        longer = f"{chunk}\n{line}"
-        if tokens.estimate_tokens(longer) > budget:
-            break
-        chunk = longer
-        count += 1
-    return chunk, lines[count:]
-
-
-# --- Judging an answer ----------------------------------------------------------------------------
-_WORD = re.compile(r"[^\W_]+")
-_BULLET = re.compile(r"^\s*(?:[-*•+]\s*|\d+[.)]\s+)+")
-_TRANSCRIPT_LINE = re.compile(
-    r"^(?:(user|assistant|person|plan)\s*:|earlier summary\s*:|[→←])", re.IGNORECASE
-)
-_HEADING = re.compile(r"^(?:#{1,6}\s*.*|\*\*[^*]+\*\*\s*:?|__[^_]+__\s*:?|[^:]{1,60}:)$")
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
-
-
-def _grams(ws: Sequence[str], n: int) -> list[tuple[str, ...]]:
-    return [tuple(ws[i : i + n]) for i in range(len(ws) - n + 1)]
-
-
-def overlap_share(text: str, reference: str, n: int = 3) -> float:
-    """Which share of `text`'s word n-grams also occur in `reference` (0.0 for a text under n words)."""
-    grams = _grams(words(text), n)
-    if not grams:
-        return 0.0
-    known = set(_grams(words(reference), n))
-    return sum(gram in known for gram in grams) / len(grams)
-
-
-def repeats_itself(text: str) -> bool:
-    """A model stuck in a loop: one line again and again, or the same phrase going round."""
-    lines = [" ".join(words(_BULLET.sub("", line))) for line in text.splitlines()]  # "1." ≠ "2." aside
-    lines = [line for line in lines if line.count(" ") >= 1]
-    counts = Counter(lines)
-    if counts and (max(counts.values()) >= 3 or (len(lines) >= 4 and len(counts) * 2 <= len(lines))):
+    if len(after) < len(before):
         return True
-    grams = _grams(words(text), 4)
-    return len(grams) >= 20 and len(set(grams)) * 2 < len(grams)
+    return tokens.estimate_messages_tokens(after) < tokens.estimate_messages_tokens(before)
 
 
-def _copied_lines(lines: list[str], conversation: str) -> list[bool]:
-    """Which lines are the conversation written out again rather than notes about it.
+class FutileCompressions:
+    """Sessions whose context a compression pass could not make smaller, and its size then.
 
-    A line copied (nearly) word for word is; so is a speaker-labelled line that mostly copies, and
-    every speaker-labelled line once the answer reads as a dialogue (the model continuing the
-    transcript, as SmolLM2-135M does).
+    A pass is not run on such a context again until it has grown past that size (a new message,
+    an answer, a tool result): the same pass on the same context would only give it back again.
     """
-    labelled = [_TRANSCRIPT_LINE.match(line) for line in lines]
-    speakers = {m.group(1).lower() for m in labelled if m is not None and m.group(1)}
-    dialogue = len(speakers) >= 2
-    copied = []
-    for line, label in zip(lines, labelled, strict=True):
-        share = overlap_share(line, conversation) if conversation else 0.0
-        if label is not None:
-            copied.append(dialogue or share >= 0.5)
-        else:
-            copied.append(len(words(line)) >= 4 and share >= COPY_SHARE)
-    return copied
 
+    def __init__(self) -> None:
+        self._sizes: dict[str, int] = {}
 
-def echo_problem(text: str, instructions: str, conversation: str = "") -> str | None:
-    """Why `text` is no answer but a reflection of the request (None when it says something).
+    def allows(self, session_id: str, context: Sequence[Message]) -> bool:
+        size = self._sizes.get(session_id)
+        return size is None or tokens.estimate_messages_tokens(context) > size
 
-    Catches loops, the instructions repeated (whole, or line by line), the `conversation` written
-    out again, and headings with nothing under them. What counts as an instruction line is judged
-    against `instructions` itself, so it keeps working when a prompt is reworded.
-    """
-    if repeats_itself(text):
-        return "repeated the same line"
-    reference_lines = {" ".join(words(line)) for line in instructions.splitlines()} - {""}
-    lines = [_BULLET.sub("", raw.strip()).strip() for raw in text.splitlines()]
-    lines = [line for line in lines if words(line)]
-    echoed = copied = content = 0
-    for line, is_copy in zip(lines, _copied_lines(lines, conversation), strict=True):
-        count = len(words(line))
-        instruction = " ".join(words(line)) in reference_lines
-        if instruction or (count >= 3 and overlap_share(line, instructions) >= 0.6):
-            echoed += count
-        elif is_copy:
-            copied += count
-        elif not _HEADING.match(line):
-            content += count
-    if echoed + copied and echoed + copied >= content:  # at least half of what it says
-        return "repeated the instructions" if echoed >= copied else "copied the conversation"
-    if overlap_share(text, instructions) >= ECHO_SHARE:
-        return "repeated the instructions"
-    if content < 2:
-        return "had headings with nothing under them"
-    return None
+    def failed(self, session_id: str, context: Sequence[Message]) -> None:
+        self._sizes[session_id] = tokens.estimate_messages_tokens(context)
 
-
-def long_numbers(text: str) -> set[str]:
-    """Numbers that are identifiers rather than counts: addresses, versions, times, dates, codes."""
-    return set(re.findall(r"\d+(?:[.:/-]\d+)+|\d{3,}", text))
-
-
-def trim_cut_off(text: str) -> str:
-    """What is left of an answer cut by the token cap: its complete lines, else complete sentences."""
-    text = text.rstrip()
-    if "\n" in text:
-        return text.rsplit("\n", 1)[0].rstrip()
-    end = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
-    return text[: end + 1] if end > 0 else ""
+    def forget(self, session_id: str) -> None:
+        """A pass helped (or the session ended): judge the next one afresh."""
+        self._sizes.pop(session_id, None)
 
 
 def summary_problem(summary: str, source: str, conversation: str, instructions: str) -> str | None:
@@ -313,8 +127,9 @@ def summary_problem(summary: str, source: str, conversation: str, instructions: 
     problem = echo_problem(summary, instructions, conversation)
     if problem is not None:
         return problem
-    if len(words(summary)) >= MIN_WORDS_FOR_COPY and overlap_share(summary, conversation, 5) >= COPY_SHARE:
-        return "copied the conversation"
+    problem = copy_problem(summary, conversation)
+    if problem is not None:
+        return problem
     if long_numbers(summary) - long_numbers(source):  # "192.168.1.10" came back as "192.168.1.1.10"
         return "changed numbers from the conversation"
     if tokens.estimate_tokens(summary) >= tokens.estimate_tokens(source):
@@ -323,12 +138,24 @@ def summary_problem(summary: str, source: str, conversation: str, instructions: 
 
 
 # --- Summarising ----------------------------------------------------------------------------------
-def summary_request(instructions: str, summary: str, chunk: str, note: str = "") -> list[Message]:
+SUMMARY_IMAGES = 3  # the newest images of the summarised messages a model that reads images sees
+
+
+def summary_images(messages: Sequence[Message], limit: int = SUMMARY_IMAGES) -> list[str]:
+    """The newest `limit` images attached to user messages among `messages`, oldest first: what a
+    summary call shows a model that reads images (the transcript says `[n image(s)]` there)."""
+    found = [image for m in messages if m.role == "user" and not m.is_summary for image in m.images]
+    return found[-limit:] if limit > 0 else []
+
+
+def summary_request(
+    instructions: str, summary: str, chunk: str, note: str = "", images: Sequence[str] = ()
+) -> list[Message]:
     parts = [f"{SO_FAR_LABEL}\n{summary}"] if summary else []
     parts.append(f"{CONVERSATION_LABEL}\n\n{chunk}")
     if note:
         parts.append(note)
-    return [Message.system(instructions), Message.user("\n\n".join(parts))]
+    return [Message.system(instructions), Message.user("\n\n".join(parts), images=list(images))]
 
 
 async def summarize_once(
@@ -337,10 +164,12 @@ async def summarize_once(
     instructions: str,
     summary: str,
     chunk: str,
+    images: Sequence[str] = (),
 ) -> tuple[str, int]:
     """Fold one chunk into `summary`: one call, a second one if the first answer was bad.
 
-    Returns (new summary, calls). Raises `SummaryRejected` when both answers were bad.
+    Returns (new summary, calls). Raises `SummaryRejected` when both answers were bad. `images`
+    go with the request; numbers the summary read off them are not "changed numbers".
     """
     source = f"{summary}\n{chunk}" if summary else chunk
     # The request's own wording counts as instructions: a model may echo the labels too.
@@ -348,7 +177,7 @@ async def summarize_once(
     note = ""
     problem = "was empty"
     for attempt in (1, 2):
-        result = await llm.complete(summary_request(instructions, summary, chunk, note), options)
+        result = await llm.complete(summary_request(instructions, summary, chunk, note, images), options)
         text = result.text.strip()
         if result.finish_reason == "length":
             # Kept up to its last complete line, unless it ran into the cap going round in a loop.
@@ -359,6 +188,8 @@ async def summarize_once(
                 note = RETRY_NOTE.format(reason=problem, nudge=NUDGES[problem])
                 continue
         problem = summary_problem(text, source, chunk, echo_of + ("\n" + note if note else "")) or ""
+        if images and problem == "changed numbers from the conversation":
+            problem = ""  # the numbers may be in the images, which the check cannot read
         if not problem:
             return text, attempt
         note = RETRY_NOTE.format(reason=problem, nudge=NUDGES[problem])
@@ -375,10 +206,12 @@ async def summarize(
     max_tokens: int | None,
     summary: str = "",
     instructions: str | None = None,
+    images: Sequence[str] = (),
 ) -> tuple[str, int]:
     """Fold `lines` into `summary` (an earlier one, or none), in chunks when they exceed the cap.
 
     Returns (summary, model calls). `instructions` replace the compression prompt (archives' summaries).
+    `images` go with the last chunk, which holds the newest lines (their room counts in every chunk's).
     """
     instructions = instructions or prompts.load("summary")
     options = CallOptions(model=model, temperature=temperature, think=False, max_tokens=max_tokens)
@@ -389,10 +222,13 @@ async def summarize(
         # The cap bounds each call's whole input (instructions, summary so far, chunk, a retry's
         # note). A long running summary may squeeze the conversation part to half the cap, never
         # less, so the work always moves forward.
-        fixed = tokens.estimate_messages_tokens(summary_request(instructions, summary, "", longest_note))
+        fixed = tokens.estimate_messages_tokens(
+            summary_request(instructions, summary, "", longest_note, images)
+        )
         budget = max(max_input_tokens // 2, max_input_tokens - fixed - 2)
         chunk, remaining = take_chunk(remaining, budget)
-        summary, used = await summarize_once(llm, options, instructions, summary, chunk)
+        last = () if remaining else images
+        summary, used = await summarize_once(llm, options, instructions, summary, chunk, last)
         calls += used
     return summary, calls
 
@@ -406,9 +242,12 @@ async def compress_context(
     temperature: float = 0.3,
     max_input_tokens: int = 3_000,
     max_tokens: int | None = 768,
+    images: int = 0,
 ) -> CompressionResult | None:
     """Summarise all but the last `keep_recent` turns. None when there is nothing to summarise.
 
+    `images`: how many of the newest images of the summarised user messages the summary call sees
+    (0, for a model that reads no images: the transcript only says they were there).
     Raises `SummaryRejected` (or the model's `LLMError`); the caller then keeps `context` as it was.
     """
     to_summarize, to_keep = partition(context, keep_recent)
@@ -427,15 +266,16 @@ async def compress_context(
         max_input_tokens=max_input_tokens,
         max_tokens=max_tokens,
         summary=so_far.strip(),
+        images=summary_images(to_summarize[earlier:], images),
     )
     summary = Message.user(
         f"{SUMMARY_PREFIX}\n{text}",
         is_summary=True,
-        metadata={
-            "messages_summarized": len(to_summarize),
-            "tokens_before": tokens.estimate_messages_tokens(to_summarize),
-            "summary_calls": calls,
-        },
+        metadata=MessageMeta(
+            messages_summarized=len(to_summarize),
+            tokens_before=tokens.estimate_messages_tokens(to_summarize),
+            summary_calls=calls,
+        ),
     )
     return CompressionResult(
         context=[summary, *to_keep],

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from navi.agent.compression import SUMMARY_PREFIX, CompressionResult, clip, partition
+from navi.agent.compression import CompressionResult
+from navi.agent.transcript import SUMMARY_PREFIX, clip, partition
 from navi.llm.messages import Message
+from navi.llm.meta import MessageMeta
 from navi.llm.tokens import CHARS_PER_TOKEN, estimate_messages_tokens
 
 CONDENSED_PREFIX = "[Earlier conversation, condensed by Navi because the model could not summarise it]"
@@ -30,7 +32,7 @@ def digest_lines(messages: Sequence[Message]) -> list[str]:
             body = text.removeprefix(SUMMARY_PREFIX).removeprefix(CONDENSED_PREFIX).strip()
             if body:
                 lines.append(body)
-        elif msg.role == "user" and text and not msg.metadata.get("synthetic"):
+        elif msg.role == "user" and text and not msg.metadata.synthetic:
             lines.append(f"- The user said: {clip(text, USER_CHARS)}")
         elif msg.role == "assistant" and text and not msg.tool_calls and not msg.is_plan:
             lines.append(f"- You answered: {clip(text, ANSWER_CHARS)}")
@@ -60,11 +62,11 @@ def condense_context(
     summary = Message.user(
         "\n".join([CONDENSED_PREFIX, *kept]),
         is_summary=True,
-        metadata={
-            "condensed": True,
-            "messages_summarized": len(to_condense),
-            "tokens_before": estimate_messages_tokens(to_condense),
-        },
+        metadata=MessageMeta(
+            condensed=True,
+            messages_summarized=len(to_condense),
+            tokens_before=estimate_messages_tokens(to_condense),
+        ),
     )
     return CompressionResult(
         context=[summary, *to_keep],

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from navi.agent.shorten import LongMessages, shorten_old
 from navi.llm.messages import Message
+from navi.llm.meta import MessageMeta
 from navi.profiles.base import AgentProfile
 from navi.profiles.persona import system_prompt
 
@@ -37,7 +38,7 @@ def current_plan(context: Sequence[Message]) -> str | None:
     for msg in reversed(context):
         if msg.is_plan:
             return msg.content or None
-        if msg.role == "user" and not msg.is_summary and not msg.metadata.get("synthetic"):
+        if msg.role == "user" and not msg.is_summary and not msg.metadata.synthetic:
             return None
     return None
 
@@ -60,19 +61,23 @@ def repair(context: Sequence[Message]) -> list[Message]:
         if role == "system" or msg.is_plan:
             continue
         if open_calls:
-            if role == "user" and msg.metadata.get("synthetic"):
+            if role == "user" and msg.metadata.synthetic:
                 append(msg)  # an image injected after a tool result belongs to the tool group
                 continue
             for call_id, name in open_calls.items():
                 append(
-                    Message.tool(INTERRUPTED, tool_call_id=call_id, name=name, metadata={"status": "error"})
+                    Message.tool(
+                        INTERRUPTED, tool_call_id=call_id, name=name, metadata=MessageMeta(status="error")
+                    )
                 )
             open_calls = {}
         append(msg)
         if role == "assistant" and msg.tool_calls:
             open_calls = {c.id: c.name for c in msg.tool_calls}
     for call_id, name in open_calls.items():
-        append(Message.tool(INTERRUPTED, tool_call_id=call_id, name=name, metadata={"status": "error"}))
+        append(
+            Message.tool(INTERRUPTED, tool_call_id=call_id, name=name, metadata=MessageMeta(status="error"))
+        )
     return out
 
 

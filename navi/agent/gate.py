@@ -123,7 +123,8 @@ class ApprovalGate:
             verdict.refusal = ToolResult.fail(
                 f"this {call.name} call needs the user's approval ({reason}), and nobody can be asked "
                 "during this request, so it was not run. Do not try to get the same effect another "
-                "way: tell the user what you wanted to do and why, so they can do it or allow it."
+                "way: tell the user what you wanted to do and why, so they can do it or allow it.",
+                declined="unattended",
             )
             return
         pending = Pending(
@@ -155,12 +156,14 @@ class ApprovalGate:
             verdict.refusal = ToolResult.fail(
                 f"the user did not answer within {self.policy.timeout_seconds:g} s whether to run this "
                 f"{call.name} call, so it was not run. Tell the user what you wanted to do and why, "
-                "and let them ask again."
+                "and let them ask again.",
+                declined="timeout",
             )
         elif decision == "deny":
             verdict.refusal = ToolResult.fail(
                 f"the user declined to run this {call.name} call; it was not run. Do not try to get "
-                "the same effect another way: carry on without it, or ask the user what they want."
+                "the same effect another way: carry on without it, or ask the user what they want.",
+                declined="user",
             )
 
     async def _wait(self, pending: Pending, stop: asyncio.Event) -> tuple[Decision, AnsweredBy]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from navi import prompts
-from navi.agent.compression import overlap_share, repeats_itself, words
+from navi.llm.answers import overlap_share, repeats_itself, words
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message

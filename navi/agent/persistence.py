@@ -71,6 +71,6 @@ class RunWriter:
             return
         partial = Message.assistant(text, thinking=thinking or None, stopped=stopped)
         if error:
-            partial.metadata["interrupted"] = error
-        run.pending += estimate_message_tokens(partial)
+            partial.metadata.interrupted = error
+        run.grew(estimate_message_tokens(partial))
         await self.save(run, display=[partial], context=[partial], tokens=run.size)

@@ -11,18 +11,26 @@ message while it carries out the request.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from navi import prompts
+from navi.agent.events import AgentEvent, PlanReady, Status
+from navi.agent.persistence import RunWriter
+from navi.agent.run import RunState
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, utcnow
+from navi.llm.tokens import estimate_tokens
+from navi.logging import get_logger
+from navi.sessions.store import SessionStore
 
 PLANNING_TEMPERATURE = 0.3
 RECENT_CHARS = 4_000  # of earlier conversation shown to the planner; the latest request is whole
 STEP = re.compile(r"^\s*\d+[.)]\s+\S", re.MULTILINE)
+
+log = get_logger(__name__)
 
 Decision = Literal["direct", "plan", "malformed", "error"]
 
@@ -61,7 +69,7 @@ def planning_input(context: Sequence[Message]) -> str:
     lines: list[str] = []
     for msg in context:
         text = (msg.content or "").strip()
-        if msg.role == "user" and not msg.metadata.get("synthetic") and text:
+        if msg.role == "user" and not msg.metadata.synthetic and text:
             lines.append(f"{'Summary' if msg.is_summary else 'User'}: {text}")
         elif msg.role == "assistant" and text and not msg.is_plan and not msg.is_compression:
             lines.append(f"Assistant: {text}")
@@ -106,3 +114,32 @@ async def run_planning(
         # A plan that ran into the cap is not trusted (small models loop); the log keeps it.
         return PlanOutcome("malformed", result.text, error=f"cut off at {max_tokens} tokens")
     return outcome
+
+
+class PlanningConfig(Protocol):
+    max_tokens_planning: int
+    num_ctx: int
+
+
+async def plan_phase(
+    run: RunState, writer: RunWriter, sessions: SessionStore, config: PlanningConfig
+) -> AsyncIterator[AgentEvent]:
+    """The planning phase of a stored session's turn: the call, its log, and the plan if there is one."""
+    yield Status(phase="planning", detail="deciding whether the request needs a plan")
+    outcome = await run_planning(
+        run.llm,
+        run.model,
+        run.context,
+        run.tools.names,
+        max_tokens=config.max_tokens_planning,
+        num_ctx=config.num_ctx,
+    )
+    await writer.flush(run)
+    await sessions.add_planning_log(run.ctx.session_id, outcome.log_entry(run.model))
+    if outcome.plan:
+        plan = Message.assistant(outcome.plan, is_plan=True)
+        await writer.save(run, display=[plan], context=[plan])
+        run.grew(estimate_tokens(outcome.plan))  # it goes into the system message
+        yield PlanReady(plan=outcome.plan)
+    elif outcome.error:
+        log.warning("planning.failed", error=outcome.error)

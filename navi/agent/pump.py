@@ -4,16 +4,21 @@ The stream is closed however the pump ends (an answer, an error, or stop: the ru
 `GuardedBackend` bound to its stop event, which raises `CallStopped` and closes the HTTP request).
 Thinking opens and closes around the text; a run that does not stream (a subagent) gets its
 reasoning as one `turn_thinking` event at the end.
+
+Stop is handled in one place, `until_stopped`: a phase that sees the run stopped raises
+`CallStopped` (the guarded backend does so for model calls), which ends the run's events with one
+`stream_stopped`. What a phase must keep on stop (a partial answer) it saves before re-raising.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
-from navi.agent.events import AgentEvent, TextDelta, ThinkingDelta, ThinkingEnd, TurnThinking
+from navi.agent.events import AgentEvent, StreamStopped, TextDelta, ThinkingDelta, ThinkingEnd, TurnThinking
 from navi.agent.run import RunState
 from navi.llm.base import CallOptions
+from navi.llm.calls import CallStopped
 from navi.llm.chunks import CompletionBuilder
 from navi.llm.chunks import TextDelta as TextChunk
 from navi.llm.chunks import ThinkingDelta as ThinkingChunk
@@ -44,3 +49,19 @@ async def pump(
                 yield TextDelta(delta=chunk.text)
     if not run.stream and builder.thinking:
         yield TurnThinking(thinking="".join(builder.thinking), is_subagent=run.is_subagent)
+
+
+async def until_stopped(events: AsyncGenerator[AgentEvent, None]) -> AsyncIterator[AgentEvent]:
+    """`events`, ended by one `stream_stopped` when the run is stopped (`CallStopped`) in them."""
+    try:
+        async with contextlib.aclosing(events):
+            async for event in events:
+                yield event
+    except CallStopped:
+        yield StreamStopped()
+
+
+def check_stop(run: RunState) -> None:
+    """Raise `CallStopped` when the user has stopped the run."""
+    if run.ctx.stopped:
+        raise CallStopped()

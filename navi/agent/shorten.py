@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from navi.agent.compression import partition
+from navi.agent.transcript import partition
 from navi.llm.messages import Message
 from navi.llm.tokens import CHARS_PER_TOKEN, estimate_message_tokens, estimate_tokens
 from navi.sessions.keys import recall_key
@@ -63,7 +63,7 @@ def _can_shorten(msg: Message) -> bool:
         msg.role in ("user", "assistant", "tool")
         and not msg.is_summary
         and not msg.is_plan
-        and not msg.metadata.get("synthetic")
+        and not msg.metadata.synthetic
     )
 
 
@@ -73,11 +73,11 @@ def shortened(msg: Message, max_tokens: int) -> Message | None:
     if max_tokens <= 0 or estimate_tokens(text) <= max_tokens or not _can_shorten(msg):
         return None
     key = recall_key(msg.id)
-    full_length = int(msg.metadata.get("truncated_from") or len(text))
+    full_length = msg.metadata.truncated_from or len(text)
     short = head_and_tail(text, int(max_tokens * CHARS_PER_TOKEN), key, full_length)
     if len(short) >= len(text):  # a tiny limit: the note alone would be longer than what it replaces
         return None
-    metadata = {**msg.metadata, "recall_key": key, "truncated_from": full_length}
+    metadata = msg.metadata.but(recall_key=key, truncated_from=full_length)
     return msg.model_copy(update={"content": short, "metadata": metadata})
 
 

@@ -15,18 +15,31 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
+from navi import redact
 from navi.agent.events import AgentEvent, ProfileSwitched, ToolEvent, ToolStarted
 from navi.agent.gate import STOPPED, ApprovalGate, Verdict
 from navi.agent.persistence import RunWriter
 from navi.agent.run import RunState
 from navi.agent.shorten import head_and_tail
 from navi.llm.messages import Message, ToolCall, strip_data_uri
+from navi.llm.meta import MessageMeta, ToolStatus
 from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens
 from navi.sessions.keys import recall_key
 from navi.tools.base import Intent, SwitchProfile, ToolResult
 from navi.tools.registry import ToolRegistry, ToolView
 
 EVENT_RESULT_MAX = 20_000
+STDERR_KEPT = 4_000  # characters of a tool's stderr kept in its message's metadata
+
+
+def kept_stderr(text: str, limit: int = STDERR_KEPT) -> str:
+    """A tool's stderr as its stored message keeps it: credentials masked (`navi.redact`), and
+    when long its start and end (where errors usually are), saying how much was left out."""
+    text = redact.text(text)
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n… [{len(text) - 2 * half} characters left out] …\n{text[-half:]}"
 
 
 class ToolLimits(Protocol):
@@ -58,38 +71,41 @@ class ToolRunner:
             intents.extend(result.intents)
             display, context = self._result_messages(run, call, result, outcome["duration_ms"])
             await self.writer.save(run, display=[display], context=[context])
-            run.pending += estimate_message_tokens(context)
+            run.grew(estimate_message_tokens(context))
             run.failures = 0 if result.success else run.failures + 1
             if result.success and result.metadata.get("is_image") and result.metadata.get("base64"):
                 images.append(
                     Message.user(
                         f"[Image from {call.name}: {result.output[:200]}]",
                         images=[strip_data_uri(str(result.metadata["base64"]))],
-                        metadata={"synthetic": "image", "tool_call_id": call.id},
+                        metadata=MessageMeta(synthetic="image", tool_call_id=call.id),
                     )
                 )
         if images:  # after all results: a user message between results would break tool pairing
             await self.writer.save(run, context=images)
-            run.pending += estimate_messages_tokens(images)
+            run.grew(estimate_messages_tokens(images))
 
     def _result_messages(
         self, run: RunState, call: ToolCall, result: ToolResult, duration_ms: float
     ) -> tuple[Message, Message]:
-        status = "ok" if result.success else ("stopped" if result.metadata.get("stopped") else "error")
-        content = result.to_message_content()
-        display = Message.tool(
-            content,
-            tool_call_id=call.id,
-            name=call.name,
-            metadata={"status": status, "duration_ms": duration_ms},
+        status: ToolStatus = (
+            "ok" if result.success else ("stopped" if result.metadata.get("stopped") else "error")
         )
+        content = result.to_message_content()
+        metadata = MessageMeta(status=status, duration_ms=duration_ms)
+        stderr = result.metadata.get("stderr")
+        if isinstance(stderr, str) and stderr:
+            metadata.stderr = kept_stderr(stderr)
+        if result.metadata.get("declined"):  # not run: the user said no ("user") or nobody answered
+            metadata.declined = str(result.metadata["declined"])
+        display = Message.tool(content, tool_call_id=call.id, name=call.name, metadata=metadata)
         limit = self.config.tool_result_max_chars
         if len(content) <= limit:
             return display, display
         run.ctx.full_texts[display.id] = content
         key = recall_key(display.id)
         context = display.model_copy(update={"content": head_and_tail(content, limit, key)})
-        context.metadata = {**display.metadata, "truncated_from": len(content), "recall_key": key}
+        context.metadata = display.metadata.but(truncated_from=len(content), recall_key=key)
         return display, context
 
     async def _call(

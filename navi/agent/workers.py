@@ -7,17 +7,27 @@ already safe in the database.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from navi.agent.compression import CompressionResult, SummaryRejected, compress_context
+from navi.agent.compression import (
+    SUMMARY_IMAGES,
+    CompressionResult,
+    FutileCompressions,
+    SummaryRejected,
+    compress_context,
+    shrank,
+)
 from navi.agent.condense import condense_context
 from navi.agent.events import AgentEvent, ContextCompressed, Notice
 from navi.agent.naming import name_session
+from navi.agent.run import RunState
 from navi.llm.base import LLMBackend
 from navi.llm.calls import CallStopped
+from navi.llm.errors import LLMError
 from navi.llm.messages import Message
+from navi.llm.meta import MessageMeta
 from navi.llm.tokens import estimate_messages_tokens
 from navi.logging import get_logger
 from navi.sessions.store import SessionStore
@@ -40,6 +50,14 @@ def condense_budget(window: int) -> int:
     return max(128, window // 4)
 
 
+async def reads_images(llm: LLMBackend, model: str) -> bool:
+    """Whether the server says `model` reads images ("vision"); unknown counts as no."""
+    try:
+        return (await llm.model_info(model)).supports("vision")
+    except LLMError:
+        return False
+
+
 class CompressionFailed(Exception):
     """The summary call failed; the context was left as it was (already logged)."""
 
@@ -54,6 +72,16 @@ class Compressed:
     context: list[Message]
     tokens: int
     event: ContextCompressed
+    condensed: bool = False  # by Navi itself, not summarised by the model
+
+
+@dataclass
+class PassOutcome:
+    """What one compression pass did: `done` when the context got smaller (stored, and the one
+    event to send), `failure` when a summary call failed (the context is as `done` left it)."""
+
+    done: Compressed | None = None
+    failure: CompressionFailed | None = None
 
 
 class ContextCompressor:
@@ -65,11 +93,21 @@ class ContextCompressor:
         # Sessions whose model wrote no usable summary: Navi condenses them itself from then on
         # (for as long as the server runs), instead of spending two failing calls every turn.
         self.unsummarisable: set[str] = set()
+        self.futile = FutileCompressions()
 
     def needed(self, tokens: int, window: int) -> bool:
         return self.settings.enabled and tokens >= self.settings.threshold * window
 
-    async def compress(
+    def may_run(self, session_id: str, context: Sequence[Message]) -> bool:
+        """False while the context is one a pass could not shrink and has not grown since."""
+        return self.futile.allows(session_id, context)
+
+    def forget(self, session_id: str) -> None:
+        """A session ended (a subagent's): drop what was remembered about it."""
+        self.unsummarisable.discard(session_id)
+        self.futile.forget(session_id)
+
+    async def run_pass(
         self,
         session_id: str,
         context: Sequence[Message],
@@ -78,12 +116,53 @@ class ContextCompressor:
         *,
         overhead_tokens: int,
         persistent: bool,
-        keep_recent: int | None = None,
-    ) -> Compressed | None:
-        """Compress; None when there was nothing to summarise. Raises `CompressionFailed` (logged)."""
-        keep = self.settings.keep_recent if keep_recent is None else keep_recent
+        condense: bool,
+        keeps: Sequence[int],
+        budget_tokens: int,
+        enough: Callable[[int], bool] = lambda _conversation: True,
+    ) -> PassOutcome:
+        """One compression pass: summarise (or, `condense`, condense) all but `keeps[0]` turns, then
+        all but each next number of turns while the result is not `enough` (given the estimated
+        tokens of the conversation). Raises `CallStopped`.
+
+        A step that makes nothing smaller is skipped. The pass is stored and announced once, and
+        only if the context got smaller; a pass that could not shrink it is not run again until
+        the context has grown.
+        """
+        if not self.futile.allows(session_id, context):
+            return PassOutcome()
+        current: list[Message] = list(context)
+        last: CompressionResult | None = None
+        calls = 0
+        failure: CompressionFailed | None = None
+        for keep in dict.fromkeys(keeps):
+            if condense:
+                step = condense_context(current, keep_recent=keep, budget_tokens=budget_tokens)
+            else:
+                try:
+                    step = await self._summarise(session_id, current, llm, model, keep)
+                except CompressionFailed as exc:
+                    failure = exc
+                    break
+            if step is None or not shrank(current, step.context):
+                continue
+            current, last, calls = step.context, step, calls + step.calls
+            if enough(estimate_messages_tokens(current)):
+                break
+        if last is None:
+            if failure is None:  # it ran and could not shrink this context
+                self.futile.failed(session_id, context)
+            return PassOutcome(failure=failure)
+        self.futile.forget(session_id)
+        done = await self._apply(session_id, context, last, overhead_tokens, persistent, calls, condense)
+        return PassOutcome(done=done, failure=failure)
+
+    async def _summarise(
+        self, session_id: str, context: Sequence[Message], llm: LLMBackend, model: str, keep: int
+    ) -> CompressionResult | None:
+        """The model's summary of all but `keep` turns. Raises `CompressionFailed` (logged)."""
         try:
-            result = await compress_context(
+            return await compress_context(
                 context,
                 llm,
                 model,
@@ -91,6 +170,7 @@ class ContextCompressor:
                 temperature=self.settings.temperature,
                 max_input_tokens=self.settings.max_input_tokens,
                 max_tokens=self.settings.max_tokens,
+                images=SUMMARY_IMAGES if await reads_images(llm, model) else 0,
             )
         except CallStopped:
             raise  # the user stopped: not a failure, and nothing was changed
@@ -99,25 +179,6 @@ class ContextCompressor:
             if isinstance(exc, SummaryRejected):
                 self.unsummarisable.add(session_id)
             raise CompressionFailed(str(exc)) from exc
-        if result is None:
-            return None
-        return await self._apply(session_id, context, result, overhead_tokens, persistent)
-
-    async def condense(
-        self,
-        session_id: str,
-        context: Sequence[Message],
-        *,
-        overhead_tokens: int,
-        persistent: bool,
-        keep_recent: int,
-        budget_tokens: int,
-    ) -> Compressed | None:
-        """Navi's own condensation, for a model that cannot summarise (see `navi.agent.condense`)."""
-        result = condense_context(context, keep_recent=keep_recent, budget_tokens=budget_tokens)
-        if result is None:
-            return None
-        return await self._apply(session_id, context, result, overhead_tokens, persistent, condensed=True)
 
     async def _apply(
         self,
@@ -126,20 +187,30 @@ class ContextCompressor:
         result: CompressionResult,
         overhead_tokens: int,
         persistent: bool,
-        *,
-        condensed: bool = False,
+        calls: int,
+        condensed: bool,
     ) -> Compressed:
+        # `result` may come from the pass's last step: what it replaced is counted from `context`.
+        summarized = len(context) - result.kept
+        kept = result.context[1:]
         # Until the next model call reports a real count, the context size is an estimate.
         tokens = overhead_tokens + estimate_messages_tokens(result.context)
-        result.summary.metadata["tokens_after"] = estimate_messages_tokens([result.summary])
+        meta = result.summary.metadata
+        meta.messages_summarized = summarized
+        meta.tokens_before = estimate_messages_tokens(context) - estimate_messages_tokens(kept)
+        meta.tokens_after = estimate_messages_tokens([result.summary])
+        if not condensed:
+            meta.summary_calls = calls
         event = ContextCompressed(messages_before=len(context), messages_after=len(result.context))
         if persistent:
             how = "condensed by Navi (the model could not summarise them)" if condensed else "summarised"
             marker = Message.assistant(
-                f"Context compressed: {result.summarized} earlier messages were {how}; "
+                f"Context compressed: {summarized} earlier messages were {how}; "
                 f"{result.kept} recent messages are kept as they were.",
                 is_compression=True,
-                metadata={"messages_before": event.messages_before, "messages_after": event.messages_after},
+                metadata=MessageMeta(
+                    messages_before=event.messages_before, messages_after=event.messages_after
+                ),
             )
             await self.sessions.replace_context(session_id, result.context, context_token_count=tokens)
             await self.sessions.append(session_id, display=[marker])
@@ -150,7 +221,7 @@ class ContextCompressor:
             after=len(result.context),
             condensed=condensed,
         )
-        return Compressed(context=result.context, tokens=tokens, event=event)
+        return Compressed(context=result.context, tokens=tokens, event=event, condensed=condensed)
 
 
 @dataclass
@@ -167,6 +238,7 @@ class WorkerContext:
     needs_name: bool = False  # the session has no name yet (its first turn, or earlier ones failed)
     user_text: str = ""
     answer: str = ""
+    compressed: bool = False  # the turn compressed its context already
     # Schedule work that must not hold the run open (the run ends when the workers return).
     background: Callable[[Coroutine[Any, Any, Any]], None] = lambda coro: coro.close()
 
@@ -184,6 +256,59 @@ class Worker(Protocol):
     async def run(self, wctx: WorkerContext) -> WorkerResult: ...
 
 
+async def after_turn(
+    workers: Sequence[Worker],
+    run: RunState,
+    *,
+    detached_llm: LLMBackend,
+    overhead_tokens: int,
+    needs_name: bool,
+    user_text: str,
+    background: Callable[[Coroutine[Any, Any, Any]], None],
+) -> AsyncIterator[AgentEvent]:
+    """Run the workers in order once `run`'s turn has ended, each on the context the one before
+    left (which becomes the run's).
+
+    `stream_end` is already out; a new message from the user stops the run, which skips the rest
+    (see RunManager.start). A worker abandoned on stop, or failing, is logged and the next one
+    runs: post-turn work is best effort, the turn is saved.
+    """
+    wctx = WorkerContext(
+        session_id=run.ctx.session_id,
+        llm=run.llm,
+        detached_llm=detached_llm,
+        model=run.model,
+        window=run.window,
+        context=run.context,
+        context_tokens=run.size,
+        overhead_tokens=overhead_tokens,
+        persistent=run.persistent,
+        needs_name=needs_name,
+        user_text=user_text,
+        answer=run.final_text,
+        compressed=run.compressed,
+        background=background,
+    )
+    for worker in workers:
+        if run.ctx.stopped:
+            log.info("worker.skipped", worker=worker.name, reason="stopped")
+            continue
+        try:
+            result = await worker.run(wctx)
+        except CallStopped:
+            log.info("worker.abandoned", worker=worker.name)
+            continue
+        except Exception as exc:
+            log.warning("worker.failed", worker=worker.name, error=str(exc))
+            continue
+        if result.context is not None:
+            wctx.context = run.context = result.context
+        if result.context_tokens is not None:
+            wctx.context_tokens = result.context_tokens
+        for event in result.events:
+            yield event
+
+
 class CompressionWorker:
     name = "compression"
 
@@ -191,36 +316,26 @@ class CompressionWorker:
         self.compressor = compressor
 
     async def run(self, wctx: WorkerContext) -> WorkerResult:
-        if not self.compressor.needed(wctx.context_tokens, wctx.window):
+        """Compress once the answer took the context past the threshold, unless the turn has
+        compressed already (at most one `context_compressed` a turn: the next turn can)."""
+        if wctx.compressed or not self.compressor.needed(wctx.context_tokens, wctx.window):
             return WorkerResult()
-        if wctx.session_id in self.compressor.unsummarisable:
-            condensed = await self.compressor.condense(
-                wctx.session_id,
-                wctx.context,
-                overhead_tokens=wctx.overhead_tokens,
-                persistent=wctx.persistent,
-                keep_recent=self.compressor.settings.keep_recent,
-                budget_tokens=condense_budget(wctx.window),
-            )
-            if condensed is None:
-                return WorkerResult()
-            return WorkerResult(
-                events=[condensed.event], context=condensed.context, context_tokens=condensed.tokens
-            )
-        try:
-            done = await self.compressor.compress(
-                wctx.session_id,
-                wctx.context,
-                wctx.llm,
-                wctx.model,
-                overhead_tokens=wctx.overhead_tokens,
-                persistent=wctx.persistent,
-            )
-        except CompressionFailed as exc:
-            return WorkerResult(events=[summary_failed(exc)])
-        if done is None:
-            return WorkerResult()
-        return WorkerResult(events=[done.event], context=done.context, context_tokens=done.tokens)
+        outcome = await self.compressor.run_pass(
+            wctx.session_id,
+            wctx.context,
+            wctx.llm,
+            wctx.model,
+            overhead_tokens=wctx.overhead_tokens,
+            persistent=wctx.persistent,
+            condense=wctx.session_id in self.compressor.unsummarisable,
+            keeps=[self.compressor.settings.keep_recent],
+            budget_tokens=condense_budget(wctx.window),
+        )
+        events: list[AgentEvent] = [summary_failed(outcome.failure)] if outcome.failure else []
+        if outcome.done is None:
+            return WorkerResult(events=events)
+        done = outcome.done
+        return WorkerResult(events=[done.event, *events], context=done.context, context_tokens=done.tokens)
 
 
 class NamingWorker:

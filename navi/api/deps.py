@@ -20,9 +20,9 @@ from navi.compose import Runtime
 from navi.compose.server import ServerConfig, Uploads
 from navi.compose.services import Services
 from navi.runs import RunManager
-from navi.sessions.file_store import SharedFiles
 from navi.sessions.models import DEFAULT_OWNER, Session, is_session_id
 from navi.sessions.store import SessionNotFound
+from navi.storage.files import SharedFiles
 
 
 def get_runtime(request: Request) -> Runtime:

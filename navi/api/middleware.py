@@ -14,7 +14,10 @@ log = structlog.stdlib.get_logger("navi.http")
 
 class RequestContext:
     """Binds a request id (from `X-Request-Id` or fresh) to the log context, echoes it back, and
-    writes one access-log line per HTTP request. Query strings are left out: they may hold tokens.
+    writes one access-log line per HTTP request — at DEBUG: the page polls every few seconds, and at
+    the default level those lines would bury everything else (the sign-in link `navi serve`
+    prints, warnings). A 5xx answer is logged at WARNING. Query strings are left out: they may
+    hold tokens.
 
     At DEBUG, each request and WebSocket handshake is also logged with its query string and
     headers (for "why was this refused?": Host, Origin, which credentials came); the logging set-up
@@ -60,7 +63,7 @@ class RequestContext:
                 await self.app(scope, receive, send_with_id)
             finally:
                 if scope["type"] == "http":
-                    log.info(
+                    (log.warning if status >= 500 else log.debug)(
                         "http.request",
                         method=scope.get("method"),
                         status=status,

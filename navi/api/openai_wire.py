@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from navi.api.websocket import FrameError, check_images
 from navi.llm.messages import Message, ToolCall
+from navi.llm.meta import MessageMeta
 
 MAX_MESSAGES = 10_000
 # A system (or developer) message of the request becomes a user-side note, marked as such: a
@@ -173,7 +174,7 @@ def to_message(raw: dict[str, Any], index: int) -> Message:
     role = raw.get("role")
     if role in ("system", "developer"):
         text, _ = _text_and_images(raw.get("content"), where, images_allowed=False)
-        return Message.user(SYSTEM_NOTE.format(role=role) + text, metadata={"openai_role": role})
+        return Message.user(SYSTEM_NOTE.format(role=role) + text, metadata=MessageMeta(openai_role=role))
     if role == "user":
         text, images = _text_and_images(raw.get("content"), where, images_allowed=True)
         if not text.strip() and not images:
@@ -199,7 +200,7 @@ def to_message(raw: dict[str, Any], index: int) -> Message:
 def last_message(raw: list[dict[str, Any]]) -> Message:
     """The request's last message: the user's, which Navi answers."""
     last = to_message(raw[-1], len(raw) - 1)
-    if last.role != "user" or last.metadata.get("openai_role"):
+    if last.role != "user" or last.metadata.openai_role:
         raise bad_request("the last message must be the user's: it is the one Navi answers", param="messages")
     return last
 

@@ -407,7 +407,8 @@ class AccessControl:
             return
         if outcome == "bad":
             await self.policy.login_failed(client)
-        extra = [(b"set-cookie", CLEAR_COOKIE)] if bad_cookie else []
+        secure = b"; Secure" if scope.get("scheme") in ("https", "wss") else b""
+        extra = [(b"set-cookie", CLEAR_COOKIE + secure)] if bad_cookie else []
         if kind == "http" and path in PAGE_PATHS and scope.get("method") == "GET":
             await _redirect(send, "/login", extra)
         else:

@@ -10,7 +10,7 @@ user (the REST route uses it too), so the hooks that follow a new session always
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +18,7 @@ from navi.compose import Runtime
 from navi.llm.messages import Message
 from navi.runs import AgentRun, Subscriber
 from navi.sessions.models import Session
+from navi.sessions.store import SessionExists
 
 
 def denied_note(tools: list[str], setting: str, surface: str = "this API") -> str:
@@ -147,13 +148,35 @@ async def new_session(
     *,
     name: str | None = None,
     messages: Sequence[Message] = (),
+    session_id: str | None = None,
 ) -> Session:
-    """A new session of `owner` (holding `messages`, when a client brings its history); the hooks
-    that follow a new session (memory extraction) are started in the background."""
-    session = await runtime.sessions.create(profile_id, owner=owner, name=name)
+    """A new session of `owner` (holding `messages`, when a client brings its history; with the id
+    the client chose, when it names one: `SessionExists` if it is taken); the hooks that follow a
+    new session (memory extraction) are started in the background."""
+    session = await runtime.sessions.create(profile_id, owner=owner, name=name, session_id=session_id)
     for hook in runtime.session_created_hooks:
         runtime.background(hook(session.id))
     if messages:
         history = list(messages)
         await runtime.sessions.append(session.id, display=history, context=history)
     return session
+
+
+async def own_or_new_session(
+    runtime: Runtime,
+    session_id: str,
+    owner: str,
+    profile_id: str,
+    messages: Callable[[], Sequence[Message]],
+) -> Session | None:
+    """The session a client names by id (a valid session id): `owner`'s own, or a new one with
+    exactly that id when no session has it yet (a client may choose its ids), seeded like any new
+    session with `messages()`. None when the id is another user's: never revealed, never taken over."""
+    session = await runtime.sessions.get(session_id, owner=owner, display=False)
+    if session is not None:
+        return session
+    history = messages()  # read before creating: a history that fails to parse leaves nothing behind
+    try:
+        return await new_session(runtime, profile_id, owner, messages=history, session_id=session_id)
+    except SessionExists:  # taken since: by a request of this caller's running alongside, or not theirs
+        return await runtime.sessions.get(session_id, owner=owner, display=False)

@@ -1,8 +1,8 @@
-"""File uploads: streamed to disk, capped while reading, executables refused, names made safe.
+"""File uploads: streamed to disk, capped while reading, only kinds the model reads, names made safe.
 
-What counts as an executable (by name and by content) is navi/api/filetypes.py: the name is checked
-as soon as a part's headers arrive, the content when its first bytes have, and zip-based programs
-once the part is complete.
+Which files are taken (an allowlist of kinds, by name and by content) is navi/api/filetypes.py: the
+name is checked as soon as a part's headers arrive, the content for programs when its first bytes
+have, and zip-based programs and the content's kind once the part is complete.
 
 The multipart body is parsed as it arrives (`python-multipart`'s streaming parser), so a file is
 never held in memory and an oversized one is answered with 413 as soon as it passes the cap. Each
@@ -28,7 +28,15 @@ from typing import IO, Any
 from python_multipart import MultipartParser
 from python_multipart.multipart import parse_options_header
 
-from navi.api.filetypes import SNIFF_BYTES, content_reason, executable_reason, extension_reason, zip_reason
+from navi.api.filetypes import (
+    REFUSED,
+    SNIFF_BYTES,
+    content_reason,
+    executable_reason,
+    extension_reason,
+    kind_reason,
+    zip_reason,
+)
 
 MAX_FILES = 20
 
@@ -155,7 +163,7 @@ class _Receiver:
         if len(part.head) < SNIFF_BYTES:
             part.head += chunk[: SNIFF_BYTES - len(part.head)]
             if len(part.head) == SNIFF_BYTES and (what := content_reason(part.head)):
-                raise UploadError(415, f"{part.filename} is {what}; executables and scripts are refused")
+                raise UploadError(415, f"{part.filename} is {what}; {REFUSED}")
         part.size += len(chunk)
         if part.size > self.max_bytes:
             raise UploadError(
@@ -206,7 +214,9 @@ async def receive_upload(
             assert part.temp is not None
             reason = executable_reason(name, part.head)
             if reason is None and (what := await asyncio.to_thread(zip_reason, part.temp)):
-                reason = f"{name} is {what}; executables and scripts are refused"
+                reason = f"{name} is {what}; {REFUSED}"
+            if reason is None:
+                reason = await asyncio.to_thread(kind_reason, name, part.head, part.temp)
             if reason:
                 raise UploadError(415, reason)
             target = _claim(folder, name)

@@ -4,8 +4,9 @@ One task per connection receives client frames; one sends everything the client 
 `session_updated` frames and error frames) from a single outbox, so sends never interleave. A bad
 frame gets an `error` frame (code `bad_frame`) and the socket stays open. Connecting while a run is
 going replays that turn's frames so far, then continues live (`?since=N&run=ID` skips frames the
-client already has of run ID; a different run is replayed whole). A connection lets go of each run
-when the run's frames end.
+client already has of run ID; a different run is replayed whole; a `since` that is not a count gets
+`bad_frame` and the socket is closed, 4400). A connection lets go of each run when the run's
+frames end.
 
 Client frames: `{"type": "message", "content", "images"?, "files"?}` starts a turn;
 `{"type": "retry"}` runs the session's latest failed turn again without storing its message twice;
@@ -37,8 +38,8 @@ from navi.compose.server import ServerConfig
 from navi.llm.messages import strip_data_uri
 from navi.runs import RunActive, RunManager, Subscriber
 from navi.runs.follow import Followable
-from navi.sessions.file_store import SharedFiles
 from navi.sessions.models import is_session_id
+from navi.storage.files import SharedFiles
 
 log = structlog.stdlib.get_logger(__name__)
 router = APIRouter()
@@ -48,6 +49,7 @@ MAX_IMAGES = 10
 MAX_IMAGE_BYTES = 15 * 1024 * 1024
 IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"RIFF", b"BM")
 CLOSE_UNKNOWN_SESSION = 4004
+CLOSE_BAD_REQUEST = 4400  # the address's query is unusable (after a `bad_frame` error frame)
 MAX_CALL_ID = 200
 MAX_SINCE_DIGITS = 9  # a run never gets near a billion frames
 MAX_SHARED_FILES = 100  # files of one message looked up among other machines' uploads
@@ -123,10 +125,16 @@ async def bring_files(shared: SharedFiles | None, text: str, session_id: str, fi
 
 
 def since_param(raw: str | None) -> int:
-    """`?since=N`: frames the client already has. Anything but a plain count (absent, negative,
-    not a number, `²`, more digits than any run has frames) means none: the whole run is replayed."""
-    if raw is None or not raw.isascii() or not raw.isdigit() or len(raw) > MAX_SINCE_DIGITS:
+    """`?since=N`: frames the client already has; absent means none. Anything but a plain count
+    of at most `MAX_SINCE_DIGITS` ASCII digits (empty, negative, `1.5`, `²`, a control character,
+    5,000 digits) is a `FrameError`: the connection gets `bad_frame` and is closed."""
+    if raw is None:
         return 0
+    if not raw.isascii() or not raw.isdigit() or len(raw) > MAX_SINCE_DIGITS:
+        raise FrameError(
+            f"since must be a count of frames already received: 1 to {MAX_SINCE_DIGITS} digits "
+            "(leave it out to get the running turn from its start)"
+        )
     return int(raw)
 
 
@@ -230,6 +238,12 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
     ):
         await websocket.close(code=CLOSE_UNKNOWN_SESSION, reason="session not found")
         return
+    try:
+        since = since_param(websocket.query_params.get("since"))
+    except FrameError as exc:  # said at once and closed: nothing else would ever come
+        await websocket.send_text(json.dumps(_error(str(exc), "bad_frame")))
+        await websocket.close(code=CLOSE_BAD_REQUEST, reason="bad since")
+        return
     outbox: asyncio.Queue[Any] = asyncio.Queue()
     subs: dict[Subscriber, Followable] = {}  # the runs this connection follows, until their frames end
     sender = asyncio.create_task(_sender(websocket, outbox, subs))
@@ -249,7 +263,7 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
             # of an earlier run gets the whole of the current one.
             seen_run = websocket.query_params.get("run")
             same_run = seen_run is None or seen_run == current.run_id
-            follow(current, since_param(websocket.query_params.get("since")) if same_run else 0)
+            follow(current, since if same_run else 0)
         while True:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from navi.cli.main import fail, settings_or_exit
+from navi.cli.common import fail, settings_or_exit
 
 SECRET = re.compile(r"(_KEY|_TOKEN|PASSWORD|SECRET)$")
 SHOWN = 70  # longer values are cut (a persona can be pages)

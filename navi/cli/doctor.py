@@ -19,9 +19,9 @@ from typing import TypeVar
 
 import typer
 
-from navi import redact
-from navi.cli.main import settings_or_exit
+from navi.cli.common import settings_or_exit
 from navi.config import Settings
+from navi.llm.backends import kind_of, spelled_out
 from navi.llm.base import LLMBackend, ModelInfo, model_listed
 from navi.llm.errors import LLMError
 from navi.llm.registry import BackendRegistry
@@ -179,22 +179,24 @@ async def _backend_checks(
     try:
         llm = backends.get(backend_name)
     except LLMError as exc:
-        yield Check(False, str(exc), "set DEFAULT_LLM_BACKEND to ollama, openai or anthropic")
+        yield Check(False, str(exc), f"set DEFAULT_LLM_BACKEND to {spelled_out()}")
         return
     silent = f"the {backend_name} server did not answer within {NETWORK_TIMEOUT * 2:.0f} s"
+    kind = kind_of(backend_name)
+    pull = kind.pull if kind else ""  # how to get a missing model, where the server has a command
     try:
         status = await _within(llm.status())
     except TimeoutError:
-        yield Check(False, silent, _server_fix(backend_name, settings))
+        yield Check(False, silent, _server_fix(backend_name, llm))
         return
     if not status.ok:
-        yield Check(False, status.detail, _server_fix(backend_name, settings))
+        yield Check(False, status.detail, _server_fix(backend_name, llm))
         return
     yield Check(True, status.detail)
     try:
         available = await _within(llm.list_models())
     except (LLMError, TimeoutError) as exc:
-        yield Check(False, f"cannot list models: {str(exc) or silent}", _server_fix(backend_name, settings))
+        yield Check(False, f"cannot list models: {str(exc) or silent}", _server_fix(backend_name, llm))
         return
     for model, profile_ids in models.items():
         users = ", ".join(profile_ids)
@@ -203,8 +205,8 @@ async def _backend_checks(
                 yield Check(True, f"model {model} is available ({users})")
                 for check in await _within(model_checks(llm, model, settings.ollama_num_ctx)):
                     yield check
-            elif backend_name == "ollama":
-                yield Check(False, f"model {model} is not pulled ({users})", f"run `ollama pull {model}`")
+            elif pull:
+                yield Check(False, f"model {model} is not pulled ({users})", pull.format(model=model))
             else:
                 yield Check(
                     False,
@@ -212,7 +214,7 @@ async def _backend_checks(
                     f"pick one of: {', '.join(available[:8])}",
                 )
         except TimeoutError:
-            yield Check(False, f"model {model}: {silent}", _server_fix(backend_name, settings))
+            yield Check(False, f"model {model}: {silent}", _server_fix(backend_name, llm))
 
 
 def _host_check(settings: Settings) -> Check:
@@ -316,14 +318,10 @@ async def _serves_any_name(llm: LLMBackend, model: str) -> bool:
         return False
 
 
-def _server_fix(backend: str, settings: Settings) -> str:
-    if backend == "ollama":
-        return (
-            f"start Ollama with `ollama serve` (or set OLLAMA_HOST; now {redact.url(settings.ollama_host)})"
-        )
-    if backend == "openai":
-        return "start the server or set OPENAI_BASE_URL / OPENAI_API_KEY"
-    return "set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if you use a proxy)"
+def _server_fix(backend: str, llm: LLMBackend) -> str:
+    """What to do when the backend's server does not answer (its entry in `navi.llm.backends`)."""
+    kind = kind_of(backend)
+    return kind.server_fix.format(where=llm.where) if kind else ""
 
 
 def doctor() -> None:

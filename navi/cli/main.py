@@ -1,20 +1,16 @@
-"""`navi` entry point: builds the Typer app from the command modules."""
+"""`navi` entry point: builds the Typer app from the command modules.
+
+The helpers the commands share (`fail`, `settings_or_exit`, `echo_list`, `PLAIN_HELP`) live in
+`navi.cli.common`, which the commands import; nothing imports this module back.
+"""
 
 from __future__ import annotations
 
-import json
-import logging
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
 
 import typer
 
-from navi.config import Settings, SettingsError, load_settings
-
-# Plain click help, not Rich panels: this Typer's panels print a type such as `<bool>` beside every
-# flag (`--json <bool>`, even `--help <bool>`), as if it took a value. Every group sets this.
-PLAIN_HELP = None
+from navi.cli.common import PLAIN_HELP
 
 app = typer.Typer(
     name="navi",
@@ -41,51 +37,6 @@ def _root(
     ),
 ) -> None:
     """Navi — a self-hosted personal AI agent."""
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    """Stop with one line on stderr. Exit 2 is a configuration problem, 1 anything else."""
-    typer.echo(f"navi: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def echo_list(
-    items: Sequence[Any],
-    *,
-    as_json: bool,
-    empty: str,
-    line: Callable[[Any], str],
-    record: Callable[[Any], Any] = lambda item: item,
-) -> None:
-    """Print a listing command's answer: JSON (each item's `record(item)` model) for programs, or
-    one `line(item)` per item — or `empty` when there is nothing — for people."""
-    if as_json:
-        data = [record(item).model_dump(mode="json") for item in items]
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
-    elif not items:
-        typer.echo(empty)
-    else:
-        for item in items:
-            typer.echo(line(item))
-
-
-def settings_or_exit(**overrides: object) -> Settings:
-    """Load settings, or print which variable is wrong and exit 2.
-
-    Logging is set up here for every command, on stderr, so what a command prints on stdout (JSON
-    from `navi sessions list --json`, an archive from `navi sessions export`) stays clean.
-    """
-    from navi.logging import configure_logging
-
-    try:
-        settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
-    except SettingsError as exc:
-        fail(str(exc))
-    configure_logging(settings.log_level, settings.log_format)
-    # Alembic lists its plugins at INFO when first imported; a command that imports it after this
-    # point (doctor) would print seven lines of that before its own.
-    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
-    return settings
 
 
 def _register() -> None:

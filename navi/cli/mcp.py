@@ -17,7 +17,7 @@ from typing import Any
 
 import typer
 
-from navi.cli.main import fail, settings_or_exit
+from navi.cli.common import fail, settings_or_exit
 from navi.config import Settings
 
 

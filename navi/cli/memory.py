@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from navi.cli.main import PLAIN_HELP
+from navi.cli.common import PLAIN_HELP
 from navi.cli.sessions import UserOption, known_user, with_runtime
 
 app = typer.Typer(help="What Navi remembers about you.", no_args_is_help=True, rich_markup_mode=PLAIN_HELP)

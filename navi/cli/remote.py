@@ -242,7 +242,7 @@ def image_data_url(path: Path) -> str | None:
 
 
 def target_or_exit(settings: Settings, url: str | None) -> Target:
-    from navi.cli.main import fail
+    from navi.cli.common import fail
     from navi.compose import SetupError
 
     try:
@@ -258,7 +258,7 @@ def with_remote(url: str | None, work: Callable[[Remote], Awaitable[T]]) -> T:
     on stderr (exit 2 for a bad address or setting, 1 for what Navi answered or did not)."""
     import asyncio
 
-    from navi.cli.main import fail, settings_or_exit
+    from navi.cli.common import fail, settings_or_exit
 
     target = target_or_exit(settings_or_exit(), url)
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from navi.cli.main import PLAIN_HELP, echo_list, fail
+from navi.cli.common import PLAIN_HELP, echo_list, fail
 from navi.cli.sessions import UserOption, known_user, with_runtime
 
 app = typer.Typer(

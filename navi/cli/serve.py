@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from navi.cli.main import fail, settings_or_exit
+from navi.cli.common import fail, settings_or_exit
 
 if TYPE_CHECKING:
     from navi.compose.token import AccessToken
@@ -139,19 +139,34 @@ def short_token_problem(settings: Settings) -> str | None:
 
 
 def sign_in_text(host: str, port: int, token: AccessToken) -> str:
-    """What `navi serve` prints before it starts, whatever the log level: where Navi is and how to
-    sign in. This is the only place Navi's own token is ever shown (never in a log line)."""
+    """What `navi serve` prints once it listens, whatever the log level, as the last lines of its
+    start: where Navi is and how to sign in. This and `navi token` are the only places Navi's own
+    token is ever shown (never in a log line)."""
     shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
     base = f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
     if token.source == "disabled":
-        return f"Navi: {base}/ (no access token: NAVI_AUTH_DISABLED is set)"
+        return f"Navi is ready: {base}/ (no access token: NAVI_AUTH_DISABLED is set)"
     if token.source == "setting":
-        return f"Navi: {base}/ (sign in with your NAVI_API_TOKEN)"
+        return f"Navi is ready: {base}/ (sign in with your NAVI_API_TOKEN)"
     return (
-        f"Navi: {base}/\n"
+        f"Navi is ready: {base}/\n"
         f"  sign in: {base}/login?token={token.value}\n"
-        f"  (the token is kept in {token.path}, readable only by you)"
+        f"  (the token is kept in {token.path}, readable only by you; `navi token` prints this link again)"
     )
+
+
+def announced_server(config: Any, text: str) -> Any:
+    """uvicorn's server, printing `text` once it listens: after uvicorn's and Navi's start-up lines,
+    so the sign-in link is the last thing on the screen, not scrolled away under them."""
+    import uvicorn
+
+    class AnnouncedServer(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and not self.should_exit:
+                typer.echo(text, err=True)
+
+    return AnnouncedServer(config)
 
 
 def serve(
@@ -197,18 +212,43 @@ def serve(
     except SetupError as exc:
         fail(str(exc))
     open_files = raise_open_file_limit()
-    typer.echo(sign_in_text(settings.navi_host, settings.navi_port, token), err=True)
-    if workers > 1:
+    if workers > 1:  # the parent says where Navi is; each worker announces nothing of its own
+        typer.echo(sign_in_text(settings.navi_host, settings.navi_port, token), err=True)
         raise typer.Exit(serve_workers(settings, workers, open_files))
     app = create_app(settings, tune_gc=True)
     options = uvicorn_options(settings, open_files)
+    config = uvicorn.Config(
+        OneLineStartupFailure(app), host=settings.navi_host, port=settings.navi_port, **options
+    )
+    server = announced_server(config, sign_in_text(settings.navi_host, settings.navi_port, token))
     try:
-        uvicorn.run(OneLineStartupFailure(app), host=settings.navi_host, port=settings.navi_port, **options)
+        server.run()  # as uvicorn.run does
+    except KeyboardInterrupt:
+        pass
     except SystemExit:
         startup_problem = getattr(app.state, "startup_problem", None)
         if startup_problem is not None:
             fail(str(startup_problem))
         raise
+    if not server.started:
+        raise SystemExit(3)  # uvicorn's STARTUP_FAILURE
+
+
+def token_command() -> None:
+    """Print the sign-in link of this machine's Navi (from its token file), or say where the token is."""
+    from navi.compose import SetupError
+    from navi.compose.token import access_token
+
+    settings = settings_or_exit()
+    try:
+        found = access_token(settings, create=False)
+    except SetupError as exc:
+        fail(str(exc))
+    if found.source == "file" and not found.value:
+        fail(f"no token yet: `navi serve` makes one in {found.path} on its first start")
+    typer.echo(
+        sign_in_text(settings.navi_host, settings.navi_port, found).replace("Navi is ready: ", "Navi: ")
+    )
 
 
 def serve_workers(settings: Settings, count: int, open_files: int) -> int:
@@ -238,3 +278,4 @@ def serve_workers(settings: Settings, count: int, open_files: int) -> int:
 
 def register(app: typer.Typer) -> None:
     app.command()(serve)
+    app.command("token")(token_command)

@@ -12,17 +12,19 @@ user's session is "no session" here too, as it is over HTTP.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import logging
 import os
 import sys
+import zlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
-from navi.cli.main import PLAIN_HELP, echo_list, fail, settings_or_exit
+from navi.cli.common import PLAIN_HELP, echo_list, fail, settings_or_exit
 
 T = TypeVar("T")
 app = typer.Typer(
@@ -124,7 +126,8 @@ def export(
         str, typer.Argument(metavar="ID", help="The session's id (see `navi sessions list`).")
     ],
     output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="File to write (default stdout).")
+        Path | None,
+        typer.Option("-o", "--output", help="File to write, gzipped when it ends in .gz (default: stdout)."),
     ] = None,
     summary: Annotated[
         bool, typer.Option("--summary", help="Summarise the conversation through the model first.")
@@ -179,26 +182,49 @@ def export(
     if output is None:
         typer.echo(text)
     else:
+        body = (text + "\n").encode("utf-8")
         try:
-            write_private(output, text + "\n")
+            write_private(output, gzip.compress(body, mtime=0) if gzipped(output) else body)
         except OSError as exc:
             typer.echo(f"navi: cannot write {output}: {exc.strerror or exc}", err=True)
             raise typer.Exit(1) from None
         typer.echo(f"wrote {output} ({len(data['messages'])} messages)")
 
 
-def write_private(path: Path, text: str) -> None:
-    """Write `text` to a file only its owner can read (0600, whatever the umask), also when it
+def gzipped(path: Path | str) -> bool:
+    """Whether an archive's file is gzip-compressed: its name says so (`.gz`, as `.json.gz`)."""
+    return str(path).lower().endswith(".gz")
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write `data` to a file only its owner can read (0600, whatever the umask), also when it
     replaces an existing file: an archive holds a whole conversation."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
+    with os.fdopen(fd, "wb") as out:
         os.fchmod(fd, 0o600)
-        out.write(text)
+        out.write(data)
+
+
+def read_capped(source: str, cap: int) -> bytes:
+    """Up to `cap + 1` bytes of the archive `source` (`-`: stdin), uncompressed when its name ends
+    in `.gz`: the cap counts what the archive unpacks to, so a small bomb stays small."""
+    if source == "-":
+        return sys.stdin.buffer.read(cap + 1)  # never more than the cap, whatever is piped in
+    with Path(source).open("rb") as fh:
+        if not gzipped(source):
+            return fh.read(cap + 1)
+        try:
+            with gzip.GzipFile(fileobj=fh) as unpacked:
+                return unpacked.read(cap + 1)
+        except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+            fail(f"{source} is not a readable gzip file ({exc}) — a name ending in .gz is read as gzip")
 
 
 @app.command("import")
 def import_(
-    source: Annotated[str, typer.Argument(metavar="FILE", help="Archive file, or - for standard input.")],
+    source: Annotated[
+        str, typer.Argument(metavar="FILE", help="Archive file (gzip when it ends in .gz), or - for stdin.")
+    ],
     user: UserOption = "local",
 ) -> None:
     """Read a session-archive/v1 file into a new session (the user's) and print its id."""
@@ -208,11 +234,7 @@ def import_(
     cap = settings.navi_import_max_bytes
     too_big = f"navi: {source} is larger than the {settings.navi_import_max_mb} MB limit (NAVI_IMPORT_MAX_MB)"
     try:
-        if source == "-":
-            data = sys.stdin.buffer.read(cap + 1)  # never more than the cap, whatever is piped in
-        else:
-            with Path(source).open("rb") as fh:
-                data = fh.read(cap + 1)
+        data = read_capped(source, cap)
         if len(data) > cap:
             typer.echo(too_big, err=True)
             raise typer.Exit(1)

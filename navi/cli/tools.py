@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from navi.cli.main import PLAIN_HELP, fail
+from navi.cli.common import PLAIN_HELP, fail
 
 app = typer.Typer(
     help="The tools a running Navi offers; reload the user tools.",

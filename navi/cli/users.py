@@ -12,8 +12,8 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from navi.cli.main import PLAIN_HELP, echo_list, fail, settings_or_exit
-from navi.users.store import SqlUserStore, UserError, check_name
+from navi.cli.common import PLAIN_HELP, echo_list, fail, settings_or_exit
+from navi.users.store import UserError, UserStore, check_name
 
 T = TypeVar("T")
 app = typer.Typer(
@@ -23,9 +23,10 @@ app = typer.Typer(
 )
 
 
-def with_users(work: Callable[[SqlUserStore], Awaitable[T]], *, writes: bool = False) -> T | None:
+def with_users(work: Callable[[UserStore], Awaitable[T]], *, writes: bool = False) -> T | None:
     """Run `work` against the configured database (None: a read found no database yet)."""
     from navi.compose import SetupError, parts
+    from navi.storage.stores import build_stores
 
     settings = settings_or_exit()
 
@@ -34,7 +35,7 @@ def with_users(work: Callable[[SqlUserStore], Awaitable[T]], *, writes: bool = F
         if db is None:
             return None
         try:
-            return await work(SqlUserStore(db))
+            return await work(build_stores(db, files_dir=settings.session_files_dir).users)
         finally:
             await db.dispose()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -21,7 +22,7 @@ from navi.agent.engine import AgentConfig
 from navi.agent.workers import CompressionSettings
 from navi.compose.problems import SetupError, file_problem, folder_problem, reason
 from navi.config import Settings
-from navi.llm.base import LLMBackend
+from navi.llm import backends as catalogue
 from navi.llm.calls import CallLimits
 from navi.llm.registry import BackendRegistry
 from navi.mcp.config import McpConfigError, ServerConfig, load_servers
@@ -44,7 +45,7 @@ DB_ERRORS = (OSError, TimeoutError, SQLAlchemyError)
 
 # --- model backends and profiles ---------------------------------------------------------------
 def build_backends(settings: Settings, *, timeout: float | None = None) -> BackendRegistry:
-    """The three built-in backends, configured from settings.
+    """Every backend in `navi.llm.backends.BACKENDS`, each given the settings its entry names.
 
     Each SDK is imported and its client made on first use, so an Ollama-only install never pays
     for loading the OpenAI and Anthropic SDKs. `timeout` replaces both HTTP timeouts (`navi doctor`
@@ -58,30 +59,14 @@ def build_backends(settings: Settings, *, timeout: float | None = None) -> Backe
         "connect_timeout": timeout or settings.llm_connect_timeout_seconds,
     }
 
-    def ollama() -> LLMBackend:
-        from navi.llm.ollama_backend import OllamaBackend
-
-        return OllamaBackend(settings.ollama_host, num_ctx=settings.ollama_num_ctx, **timeouts)
-
-    def openai() -> LLMBackend:
-        from navi.llm.openai_backend import OpenAIBackend
-
-        return OpenAIBackend(settings.openai_base_url, settings.openai_api_key, **timeouts)
-
-    def anthropic() -> LLMBackend:
-        from navi.llm.anthropic_backend import AnthropicBackend
-
-        return AnthropicBackend(
-            settings.anthropic_api_key,
-            settings.anthropic_base_url,
-            max_tokens=settings.anthropic_max_tokens,
-            **timeouts,
-        )
-
     registry = BackendRegistry()
-    registry.register("ollama", ollama, default_model=settings.ollama_default_model)
-    registry.register("openai", openai, default_model=settings.openai_default_model)
-    registry.register("anthropic", anthropic, default_model=settings.anthropic_default_model)
+    for kind in catalogue.BACKENDS:
+        options = {arg: getattr(settings, setting) for arg, setting in kind.options.items()}
+        registry.register(
+            kind.name,
+            partial(kind.build, **options, **timeouts),
+            default_model=getattr(settings, kind.default_model),
+        )
     return registry
 
 

@@ -20,7 +20,6 @@ from typing import Any
 from navi.agent.analysis import AnalysisAsk, Analyst
 from navi.agent.engine import Agent
 from navi.agent.gate import ApprovalGate
-from navi.agent.grants import InMemoryGrantStore, SqlGrantStore
 from navi.agent.workers import CompressionWorker, ContextCompressor, NamingWorker
 from navi.compose import parts
 from navi.config import Settings
@@ -29,18 +28,14 @@ from navi.logging import get_logger
 from navi.mcp.manager import McpManager
 from navi.memory.base import MemoryStore
 from navi.memory.extractor import MemoryExtractor
-from navi.memory.in_memory import InMemoryMemoryStore
-from navi.memory.sql_store import SqlMemoryStore
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
 from navi.sandbox import INSTALL_FIX, Sandbox
-from navi.schedules import InMemoryScheduleStore, ScheduleStore, SqlScheduleStore
 from navi.schedules.service import ScheduleService
 from navi.sessions.archive import export_session
-from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.models import Session
-from navi.sessions.sql_store import SqlSessionStore
 from navi.sessions.store import SessionNotFound, SessionStore
 from navi.storage.database import Database
+from navi.storage.stores import build_stores
 from navi.tools.builtin import register_builtins
 from navi.tools.builtin.agents import SpawnAgentTool
 from navi.tools.builtin.ssh import SshExecTool
@@ -48,7 +43,7 @@ from navi.tools.host.client import ToolHost
 from navi.tools.registry import ToolRegistry
 from navi.tools.session_state import SessionState
 from navi.tools.user_config import EnabledTools
-from navi.users import InMemoryUserStore, SqlUserStore, UserStore
+from navi.users import InMemoryUserStore, UserStore
 
 log = get_logger(__name__)
 
@@ -171,20 +166,19 @@ async def build_runtime(
             db = await parts.open_database(settings, create=create_database)
             if db is not None:
                 cleanup.push_async_callback(db.dispose)
-        if sessions is None:
-            sessions = (
-                SqlSessionStore(db, settings.session_files_dir)
-                if db
-                else InMemorySessionStore(settings.session_files_dir)
-            )
-        if memory is None:
-            embed = parts.embedder(settings, backends)
-            memory = SqlMemoryStore(db, embed=embed) if db else InMemoryMemoryStore()
+        stores = build_stores(
+            db,
+            files_dir=settings.session_files_dir,
+            embed=parts.embedder(settings, backends),
+            sessions=sessions,
+            memory=memory,
+        )
+        sessions, memory = stores.sessions, stores.memory
         await sessions.open()
         cleanup.push_async_callback(sessions.aclose)
         await memory.open()
         cleanup.push_async_callback(memory.aclose)
-        schedule_store: ScheduleStore = SqlScheduleStore(db) if db is not None else InMemoryScheduleStore()
+        schedule_store = stores.schedules
         schedule_settings = parts.schedule_settings(settings)
         schedules = ScheduleService(
             schedule_store, sessions=sessions, profiles=profiles, zone_name=schedule_settings.zone_name
@@ -213,7 +207,7 @@ async def build_runtime(
     assert isinstance(handles.spawn, SpawnAgentTool) and isinstance(handles.ssh, SshExecTool)
     compressor = ContextCompressor(parts.compression_settings(settings), sessions)
     # "Always allow" answers live in the shared database (in memory when the runtime opened none).
-    grants = SqlGrantStore(db) if db is not None else InMemoryGrantStore()
+    grants = stores.grants
     policy = replace(parts.approval_policy(settings), external=mcp.rule)
     approvals = ApprovalGate(policy, grants)
     agent = Agent(
@@ -227,7 +221,7 @@ async def build_runtime(
         memory_summary=lambda owner: memory.get_summary(owner=owner),
         user_tools=EnabledTools(settings.tools_dir),
         offered_tools=mcp.offered,
-        on_session_end=[state.forget, handles.ssh.pool.close_session],
+        on_session_end=[state.forget, handles.ssh.pool.close_session, compressor.forget],
         approvals=approvals,
     )
     handles.spawn.spawner = agent.run_ephemeral
@@ -268,7 +262,7 @@ async def build_runtime(
         schedules=schedules,
         schedule_settings=schedule_settings,
         db=db,
-        users=SqlUserStore(db) if db is not None else InMemoryUserStore(),
+        users=stores.users,
         session_created_hooks=[extract_after_new_session],
     )
 

@@ -20,8 +20,8 @@ from navi.runs.leases import MemoryLeases, SqlLeases
 from navi.runs.pg import PgBus
 from navi.runs.scheduled import ScheduledRuns
 from navi.schedules.runner import ScheduleRunner
-from navi.sessions.file_store import SharedFiles
 from navi.sessions.files import cleanup_loop
+from navi.storage.files import SharedFiles
 
 log = get_logger(__name__)
 

@@ -17,22 +17,49 @@ import httpx2
 from navi import redact
 from navi.llm.base import CallOptions, LLMBackend, ModelInfo, ServerStatus
 from navi.llm.chunks import Chunk, FinishReason, StreamFinal, TextDelta, ThinkingDelta, ToolCallsChunk, Usage
-from navi.llm.errors import (
-    AuthenticationFailed,
-    BackendHTTPError,
-    BackendTimeout,
-    BackendUnreachable,
-    ContextOverflow,
-    LLMError,
-    ModelNotFound,
-    StreamInterrupted,
-    looks_like_overflow,
-)
+from navi.llm.errors import StreamInterrupted
+from navi.llm.failures import Failure, Translator, Wording
 from navi.llm.messages import Message, ToolCall, ToolSpec, image_media_type, strip_data_uri
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 THINKING_BUDGET = 4096
 CONTEXT_WINDOW = 200_000
+
+WORDING = Wording(
+    unreachable="cannot reach Anthropic at {where} — check the network or ANTHROPIC_BASE_URL",
+    no_answer="Anthropic did not answer within {timeout:.0f}s",
+    stalled="Anthropic stopped answering for {timeout:.0f}s",
+    dropped="the connection to Anthropic dropped mid-stream: {text}",
+    connection_lost="the connection to Anthropic dropped mid-stream",
+    auth="Anthropic refused the API key — set ANTHROPIC_API_KEY",
+    not_found="Anthropic has no model '{model}': {text}",
+    http="Anthropic answered HTTP {status}: {text}",
+    stream_error="Anthropic reported an error mid-stream: {text}",
+    stream_failed="Anthropic stream failed: {text}",
+    failed="Anthropic call failed: {text}",
+)
+
+
+def failure(exc: BaseException, streaming: bool) -> Failure:
+    """What an exception of the `anthropic` SDK (or of httpx under it) means."""
+    if isinstance(exc, anthropic.APITimeoutError):
+        return Failure("no_answer")
+    if isinstance(exc, anthropic.APIConnectionError):
+        return Failure("connection")
+    if isinstance(exc, anthropic.AuthenticationError):
+        return Failure("auth")
+    if isinstance(exc, anthropic.APIStatusError):
+        text = _error_text(exc)
+        if streaming and exc.status_code == 200:  # an `error` event inside the stream
+            return Failure("stream_error", text)
+        return Failure("status", text, status=exc.status_code, not_found=exc.status_code == 404)
+    if isinstance(exc, httpx2.TimeoutException):
+        return Failure("stalled")
+    if isinstance(exc, httpx2.TransportError):
+        return Failure("dropped", str(exc))
+    if isinstance(exc, anthropic.APIError | json.JSONDecodeError):
+        return Failure("stream_failed", str(exc))
+    return Failure("other", str(exc))
 
 
 def _user_blocks(msg: Message) -> list[dict[str, Any]]:
@@ -114,7 +141,6 @@ class AnthropicBackend(LLMBackend):
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.where = redact.url(self.base_url)  # for messages: a password in the URL stays hidden
         self.max_tokens = max_tokens
-        self._timeout = timeout
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key or "missing",
             base_url=self.base_url,
@@ -122,58 +148,7 @@ class AnthropicBackend(LLMBackend):
             max_retries=0,
         )
         self._has_key = bool(api_key)
-
-    def _unreachable(self) -> BackendUnreachable:
-        return BackendUnreachable(
-            f"cannot reach Anthropic at {self.where} — check the network or ANTHROPIC_BASE_URL",
-            backend=self.name,
-        )
-
-    def _translate(self, exc: BaseException, model: str, *, streaming: bool = False) -> LLMError:
-        if isinstance(exc, LLMError):
-            return exc
-        if isinstance(exc, anthropic.APITimeoutError):
-            return BackendTimeout(
-                f"Anthropic did not answer within {self._timeout:.0f}s", backend=self.name, model=model
-            )
-        if isinstance(exc, anthropic.APIConnectionError):
-            if streaming:
-                return StreamInterrupted(
-                    "the connection to Anthropic dropped mid-stream", backend=self.name, model=model
-                )
-            return self._unreachable()
-        if isinstance(exc, anthropic.AuthenticationError):
-            return AuthenticationFailed(
-                "Anthropic refused the API key — set ANTHROPIC_API_KEY", backend=self.name, model=model
-            )
-        if isinstance(exc, anthropic.APIStatusError):
-            text = _error_text(exc)
-            if streaming and exc.status_code == 200:
-                return StreamInterrupted(f"Anthropic reported an error mid-stream: {text}", backend=self.name)
-            if exc.status_code == 404:
-                return ModelNotFound(
-                    f"Anthropic has no model '{model}': {text}", backend=self.name, model=model
-                )
-            if looks_like_overflow(text):
-                return ContextOverflow(
-                    f"the conversation no longer fits {model}'s context: {text}", backend=self.name
-                )
-            return BackendHTTPError(
-                f"Anthropic answered HTTP {exc.status_code}: {text}",
-                status=exc.status_code,
-                backend=self.name,
-            )
-        if isinstance(exc, httpx2.TimeoutException):
-            return BackendTimeout(
-                f"Anthropic stopped answering for {self._timeout:.0f}s", backend=self.name, model=model
-            )
-        if isinstance(exc, httpx2.TransportError):
-            return StreamInterrupted(
-                f"the connection to Anthropic dropped mid-stream: {exc}", backend=self.name, model=model
-            )
-        if isinstance(exc, anthropic.APIError | json.JSONDecodeError):
-            return StreamInterrupted(f"Anthropic stream failed: {exc}", backend=self.name, model=model)
-        return LLMError(f"Anthropic call failed: {exc}", backend=self.name, model=model)
+        self._errors = Translator(WORDING, failure, self.name, self.where, timeout)
 
     def normalize(self, messages: Sequence[Message]) -> list[Message]:
         """Unchanged: `to_anthropic` folds turns itself, block by block.
@@ -252,7 +227,7 @@ class AnthropicBackend(LLMBackend):
                     model=model,
                 )
         except Exception as exc:
-            raise self._translate(exc, model, streaming=stream is not None) from None
+            raise self._errors.translate(exc, model, streaming=stream is not None) from None
         finally:
             if stream is not None:
                 await stream.close()
@@ -291,7 +266,7 @@ class AnthropicBackend(LLMBackend):
         try:
             page = await self._client.models.list()
         except Exception as exc:
-            raise self._translate(exc, "") from None
+            raise self._errors.translate(exc, "") from None
         return [m.id for m in page.data]
 
     async def status(self) -> ServerStatus:
@@ -304,7 +279,7 @@ class AnthropicBackend(LLMBackend):
         except anthropic.APIStatusError as exc:
             return ServerStatus(ok=True, detail=f"Anthropic answers (HTTP {exc.status_code} on /v1/models)")
         except anthropic.APIError:
-            return ServerStatus(ok=False, detail=str(self._unreachable()))
+            return ServerStatus(ok=False, detail=str(self._errors.unreachable()))
         return ServerStatus(ok=True, detail=f"Anthropic at {self.where}")
 
     async def aclose(self) -> None:

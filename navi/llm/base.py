@@ -114,6 +114,7 @@ class LLMBackend:
     """
 
     name: str = "abstract"
+    where: str = ""  # the server's address as people see it (a password in it masked)
 
     def stream_complete(
         self,

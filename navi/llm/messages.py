@@ -12,11 +12,13 @@ import base64
 import json
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from navi.llm.meta import MessageMeta
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -179,7 +181,7 @@ class Message(BaseModel):
     # Weak-referenceable, so per-message wire encodings can be cached by identity (see the Ollama
     # backend) and forgotten when the message is.
     __slots__ = ("__weakref__",)
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
 
     id: str = Field(default_factory=new_id)
     role: Role
@@ -195,7 +197,7 @@ class Message(BaseModel):
     thinking_signature: str | None = None
     stopped: bool = False
     created_at: datetime = Field(default_factory=utcnow)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: MessageMeta = Field(default_factory=MessageMeta)
 
     @property
     def text(self) -> str:
@@ -254,3 +256,24 @@ def image_media_type(b64: str) -> str:
         if head.startswith(magic):
             return media
     return "image/png"
+
+
+# --- Uploaded files in a user message ------------------------------------------------------------
+FILES_NOTE = "\n\n[Uploaded files on disk:\n"
+
+
+def with_files(message: str, files: Sequence[dict[str, str]] | None) -> str:
+    """Append uploaded files' paths to the user's text, as the reference shows."""
+    if not files:
+        return message
+    lines = "\n".join(f"- {f.get('name', '')} → {f.get('path', '')}" for f in files)
+    return f"{message}{FILES_NOTE}{lines}]"
+
+
+def without_files(message: Message) -> str:
+    """What the person typed: a user message's text without the uploaded files' note `with_files`
+    added (file names and server paths, which the person did not write)."""
+    text = message.content or ""
+    if message.metadata.get("files") and FILES_NOTE in text:
+        return text[: text.rindex(FILES_NOTE)]
+    return text

@@ -25,20 +25,40 @@ import ollama
 from navi import redact
 from navi.llm.base import CallOptions, LLMBackend, ModelInfo, ModelInfoCache, ServerStatus
 from navi.llm.chunks import Chunk, FinishReason, StreamFinal, TextDelta, ThinkingDelta, ToolCallsChunk, Usage
-from navi.llm.errors import (
-    BackendHTTPError,
-    BackendTimeout,
-    BackendUnreachable,
-    ContextOverflow,
-    LLMError,
-    ModelNotFound,
-    StreamInterrupted,
-    looks_like_overflow,
-)
+from navi.llm.errors import StreamInterrupted
+from navi.llm.failures import Failure, Translator, Wording
 from navi.llm.messages import Message, ToolCall, ToolSpec, strip_data_uri
 from navi.llm.tokens import estimate_messages_tokens, estimate_tokens
 
 POOL_SHARDS = 8
+
+WORDING = Wording(
+    unreachable="cannot reach Ollama at {where} — is `ollama serve` running?",
+    no_answer="Ollama at {where} did not answer within {timeout:.0f}s",
+    stalled="Ollama at {where} did not answer within {timeout:.0f}s",
+    dropped="the connection to Ollama dropped{mid}: {text}",
+    not_found="model '{model}' is not available on Ollama at {where} — run `ollama pull {model}`",
+    http="Ollama answered HTTP {status}: {text}",
+    stream_error="Ollama reported an error mid-stream: {text}",
+    failed="Ollama call failed: {text}",
+)
+
+
+def failure(exc: BaseException, streaming: bool) -> Failure:
+    """What an exception of the `ollama` client (or of httpx under it) means."""
+    if isinstance(exc, ollama.ResponseError):
+        text, status = str(exc.error), exc.status_code
+        lowered = text.lower()
+        missing = status == 404 or ("not found" in lowered and "model" in lowered)
+        # The client reports an error line inside a stream with status -1.
+        return Failure("status", text, status=status, not_found=missing, mid_stream=status == -1)
+    if isinstance(exc, ConnectionError | httpx.ConnectError):
+        return Failure("connection")
+    if isinstance(exc, httpx.TimeoutException):
+        return Failure("no_answer")
+    if isinstance(exc, httpx.TransportError | json.JSONDecodeError):
+        return Failure("dropped", str(exc))
+    return Failure("other", str(exc))
 
 
 class _LenientFunction(ollama.Message.ToolCall.Function):
@@ -176,52 +196,7 @@ class OllamaBackend(LLMBackend):
         self._next_shard = 0
         self._client = self._streams[0]
         self._info = ModelInfoCache(self._show)
-
-    # --- errors ----------------------------------------------------------------------------------
-    def _unreachable(self) -> BackendUnreachable:
-        return BackendUnreachable(
-            f"cannot reach Ollama at {self.where} — is `ollama serve` running?", backend=self.name
-        )
-
-    def _translate(self, exc: BaseException, model: str, *, streaming: bool = False) -> LLMError:
-        if isinstance(exc, LLMError):
-            return exc
-        if isinstance(exc, ollama.ResponseError):
-            text = str(exc.error)
-            status = exc.status_code
-            if status == 404 or ("not found" in text.lower() and "model" in text.lower()):
-                return ModelNotFound(
-                    f"model '{model}' is not available on Ollama at {self.where} — run `ollama pull {model}`",
-                    backend=self.name,
-                    model=model,
-                )
-            if looks_like_overflow(text):
-                return ContextOverflow(
-                    f"the conversation no longer fits {model}'s context: {text}", backend=self.name
-                )
-            if status == -1:
-                return StreamInterrupted(
-                    f"Ollama reported an error mid-stream: {text}", backend=self.name, model=model
-                )
-            return BackendHTTPError(
-                f"Ollama answered HTTP {status}: {text}", status=status, backend=self.name
-            )
-        if isinstance(exc, ConnectionError | httpx.ConnectError):
-            return self._unreachable()
-        if isinstance(exc, httpx.TimeoutException):
-            return BackendTimeout(
-                f"Ollama at {self.where} did not answer within {self._timeout.read:.0f}s",
-                backend=self.name,
-                model=model,
-            )
-        if isinstance(exc, httpx.TransportError | json.JSONDecodeError):
-            return StreamInterrupted(
-                f"the connection to Ollama dropped{' mid-stream' if streaming else ''}: "
-                f"{exc or type(exc).__name__}",
-                backend=self.name,
-                model=model,
-            )
-        return LLMError(f"Ollama call failed: {exc}", backend=self.name, model=model)
+        self._errors = Translator(WORDING, failure, self.name, self.where, timeout)
 
     # --- calls -----------------------------------------------------------------------------------
     async def _think_param(self, options: CallOptions) -> bool | None:
@@ -276,7 +251,7 @@ class OllamaBackend(LLMBackend):
                     model=model,
                 )
         except Exception as exc:
-            raise self._translate(exc, model, streaming=stream is not None) from None
+            raise self._errors.translate(exc, model, streaming=stream is not None) from None
         finally:
             if stream is not None:
                 await stream.aclose()
@@ -302,7 +277,7 @@ class OllamaBackend(LLMBackend):
         try:
             shown = await self._client.show(model)
         except Exception as exc:
-            raise self._translate(exc, model) from None
+            raise self._errors.translate(exc, model) from None
         details = dict(shown.modelinfo or {})
         trained = next(
             (
@@ -328,14 +303,14 @@ class OllamaBackend(LLMBackend):
         try:
             result = await self._client.embed(model=model, input=list(texts))
         except Exception as exc:
-            raise self._translate(exc, model) from None
+            raise self._errors.translate(exc, model) from None
         return [list(vector) for vector in result.embeddings]
 
     async def list_models(self) -> list[str]:
         try:
             listed = await self._client.list()
         except Exception as exc:
-            raise self._translate(exc, "") from None
+            raise self._errors.translate(exc, "") from None
         return [m.model for m in listed.models if m.model]
 
     async def status(self) -> ServerStatus:
@@ -345,7 +320,7 @@ class OllamaBackend(LLMBackend):
                 resp.raise_for_status()
                 version = str(resp.json().get("version", ""))
         except (httpx.HTTPError, ValueError):
-            return ServerStatus(ok=False, detail=str(self._unreachable()))
+            return ServerStatus(ok=False, detail=str(self._errors.unreachable()))
         return ServerStatus(ok=True, detail=f"Ollama {version} at {self.where}", version=version)
 
     async def aclose(self) -> None:

@@ -21,17 +21,8 @@ import openai
 from navi import redact
 from navi.llm.base import CallOptions, LLMBackend, ModelInfo, ModelInfoCache, ServerStatus
 from navi.llm.chunks import Chunk, FinishReason, StreamFinal, TextDelta, ThinkingDelta, ToolCallsChunk, Usage
-from navi.llm.errors import (
-    AuthenticationFailed,
-    BackendHTTPError,
-    BackendTimeout,
-    BackendUnreachable,
-    ContextOverflow,
-    LLMError,
-    ModelNotFound,
-    StreamInterrupted,
-    looks_like_overflow,
-)
+from navi.llm.errors import StreamInterrupted
+from navi.llm.failures import Failure, Translator, Wording
 from navi.llm.messages import Message, ToolCall, ToolSpec, image_media_type, strip_data_uri
 from navi.llm.tokens import estimate_messages_tokens, estimate_tokens
 from navi.logging import get_logger
@@ -42,6 +33,40 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _CONTEXT_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
 PROBE_TIMEOUT = 10.0
 _THINKING_MARKS = ("enable_thinking", "<think>", "reasoning_content")
+
+WORDING = Wording(
+    unreachable="cannot reach the OpenAI-compatible server at {where} — is it running? "
+    "(check OPENAI_BASE_URL)",
+    no_answer="the model server at {where} did not answer within {timeout:.0f}s",
+    stalled="the model server at {where} stopped answering for {timeout:.0f}s",
+    dropped="the connection to {where} dropped mid-stream: {text}",
+    connection_lost="the connection to {where} dropped mid-stream",
+    auth="{where} refused the API key — set OPENAI_API_KEY",
+    not_found="model '{model}' was not found at {where}: {text}",
+    http="{where} answered HTTP {status}: {text}",
+    stream_error="the model server reported an error mid-stream: {text}",
+    failed="model call failed: {text}",
+)
+
+
+def failure(exc: BaseException, streaming: bool) -> Failure:
+    """What an exception of the `openai` SDK (or of httpx under it) means."""
+    if isinstance(exc, openai.APITimeoutError):
+        return Failure("no_answer")
+    if isinstance(exc, openai.APIConnectionError):
+        return Failure("connection")
+    if isinstance(exc, openai.AuthenticationError):
+        return Failure("auth")
+    if isinstance(exc, openai.APIStatusError):
+        missing = isinstance(exc, openai.NotFoundError) or exc.status_code == 404
+        return Failure("status", _error_text(exc), status=exc.status_code, not_found=missing)
+    if isinstance(exc, httpx2.TimeoutException):
+        return Failure("stalled")
+    if isinstance(exc, httpx2.TransportError):
+        return Failure("dropped", str(exc))
+    if isinstance(exc, openai.APIError):
+        return Failure("stream_error", exc.message)
+    return Failure("other", str(exc))
 
 
 def _user_content(msg: Message) -> str | list[dict[str, Any]]:
@@ -116,7 +141,6 @@ class OpenAIBackend(LLMBackend):
     ) -> None:
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.where = redact.url(self.base_url)  # for messages: a password in the URL stays hidden
-        self._timeout = timeout
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url,
             api_key=api_key or "not-needed",
@@ -127,73 +151,12 @@ class OpenAIBackend(LLMBackend):
             timeout=openai.Timeout(PROBE_TIMEOUT, connect=connect_timeout)
         )
         self._info = ModelInfoCache(self._probe)
+        self._errors = Translator(WORDING, failure, self.name, self.where, timeout)
 
     @property
     def server_root(self) -> str:
         """The server's own root, where llama.cpp and LM Studio keep their native endpoints."""
         return self.base_url.removesuffix("/v1")
-
-    def _unreachable(self) -> BackendUnreachable:
-        return BackendUnreachable(
-            f"cannot reach the OpenAI-compatible server at {self.where} — is it running? "
-            "(check OPENAI_BASE_URL)",
-            backend=self.name,
-        )
-
-    def _translate(self, exc: BaseException, model: str, *, streaming: bool = False) -> LLMError:
-        if isinstance(exc, LLMError):
-            return exc
-        if isinstance(exc, openai.APITimeoutError):
-            return BackendTimeout(
-                f"the model server at {self.where} did not answer within {self._timeout:.0f}s",
-                backend=self.name,
-                model=model,
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            if streaming:
-                return StreamInterrupted(
-                    f"the connection to {self.where} dropped mid-stream", backend=self.name, model=model
-                )
-            return self._unreachable()
-        if isinstance(exc, openai.AuthenticationError):
-            return AuthenticationFailed(
-                f"{self.where} refused the API key — set OPENAI_API_KEY", backend=self.name, model=model
-            )
-        if isinstance(exc, openai.APIStatusError):
-            text = _error_text(exc)
-            if isinstance(exc, openai.NotFoundError) or exc.status_code == 404:
-                return ModelNotFound(
-                    f"model '{model}' was not found at {self.where}: {text}",
-                    backend=self.name,
-                    model=model,
-                )
-            if looks_like_overflow(text):
-                return ContextOverflow(
-                    f"the conversation no longer fits {model}'s context: {text}", backend=self.name
-                )
-            return BackendHTTPError(
-                f"{self.where} answered HTTP {exc.status_code}: {text}",
-                status=exc.status_code,
-                backend=self.name,
-                model=model,
-            )
-        if isinstance(exc, httpx2.TimeoutException):
-            return BackendTimeout(
-                f"the model server at {self.where} stopped answering for {self._timeout:.0f}s",
-                backend=self.name,
-                model=model,
-            )
-        if isinstance(exc, httpx2.TransportError):
-            return StreamInterrupted(
-                f"the connection to {self.where} dropped mid-stream: {exc}", backend=self.name, model=model
-            )
-        if isinstance(exc, openai.APIError):
-            return StreamInterrupted(
-                f"the model server reported an error mid-stream: {exc.message}",
-                backend=self.name,
-                model=model,
-            )
-        return LLMError(f"model call failed: {exc}", backend=self.name, model=model)
 
     async def _stream(
         self,
@@ -250,7 +213,7 @@ class OpenAIBackend(LLMBackend):
                     model=model,
                 )
         except Exception as exc:
-            raise self._translate(exc, model, streaming=stream is not None) from None
+            raise self._errors.translate(exc, model, streaming=stream is not None) from None
         finally:
             if stream is not None:
                 await stream.close()
@@ -277,14 +240,14 @@ class OpenAIBackend(LLMBackend):
         try:
             result = await self._client.embeddings.create(model=model, input=list(texts))
         except Exception as exc:
-            raise self._translate(exc, model) from None
+            raise self._errors.translate(exc, model) from None
         return [list(item.embedding) for item in result.data]
 
     async def list_models(self) -> list[str]:
         try:
             page = await self._client.models.list()
         except Exception as exc:
-            raise self._translate(exc, "") from None
+            raise self._errors.translate(exc, "") from None
         return [m.id for m in page.data]
 
     async def model_info(self, model: str) -> ModelInfo:
@@ -354,7 +317,7 @@ class OpenAIBackend(LLMBackend):
             # Answering at all (even 401/404 on /models) proves the server is up.
             return ServerStatus(ok=True, detail=f"{self.where} answers (HTTP {exc.status_code} on /models)")
         except openai.APIError:
-            return ServerStatus(ok=False, detail=str(self._unreachable()))
+            return ServerStatus(ok=False, detail=str(self._errors.unreachable()))
         return ServerStatus(ok=True, detail=f"OpenAI-compatible server at {self.where}")
 
     async def aclose(self) -> None:

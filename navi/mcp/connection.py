@@ -38,7 +38,7 @@ from mcp.shared.exceptions import MCPError
 from navi import runctx
 from navi.logging import get_logger
 from navi.mcp.config import ServerConfig
-from navi.mcp.tools import to_result
+from navi.mcp.results import to_result
 from navi.tools.base import ToolResult
 
 log = get_logger(__name__)

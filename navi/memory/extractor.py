@@ -25,11 +25,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from navi import prompts
-from navi.agent.compression import echo_problem, trim_cut_off
-from navi.agent.engine import without_files
+from navi.llm.answers import echo_problem, trim_cut_off
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.errors import LLMError
-from navi.llm.messages import Message, utcnow
+from navi.llm.messages import Message, utcnow, without_files
 from navi.llm.registry import BackendRegistry
 from navi.llm.tokens import CHARS_PER_TOKEN, estimate_tokens
 from navi.logging import get_logger
@@ -79,7 +78,7 @@ def parse_facts(text: str) -> list[tuple[str, str, str]]:
 
 def is_persons(msg: Message) -> bool:
     """Whether the person wrote `msg` (not a summary or an image message a tool added)."""
-    return msg.role == "user" and not msg.is_summary and not msg.metadata.get("synthetic")
+    return msg.role == "user" and not msg.is_summary and not msg.metadata.synthetic
 
 
 def said_by_person(session: Session) -> str:

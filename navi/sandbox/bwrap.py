@@ -12,11 +12,14 @@ The file system is laid out in layers, later ones on top of earlier ones:
 1. the base: the whole file system read-write (FS_ALLOWED_PATHS=*), or only the system's programs,
    libraries and /etc read-only, an empty /tmp and the Python installation read-only (restricted);
 2. what the child may write: the allowed folders (restricted only), its scratch folder, extras;
-3. what it may only read: Navi's code and Python installation (never writable), extras such as
-   the session's upload folder;
+3. what it may only read: Navi's code and Python installation (never writable), extras;
 4. a fresh /dev and /proc, whatever was bound above, with /proc/sys read-only (and /sys
    read-only when the whole file system is shown);
-5. Navi's secrets, each covered by an empty file (or an empty folder).
+5. the uploads: SESSION_FILES_DIR covered by an empty folder wherever a layer above shows it, so
+   no session's uploads (another user's among them) can be seen — not even ones made after the
+   child started; then the current session's own folder alone, read-only, and whatever Navi
+   itself needs that lies inside SESSION_FILES_DIR (the layers above, bound again);
+6. Navi's secrets, each covered by an empty file (or an empty folder).
 """
 
 from __future__ import annotations
@@ -74,9 +77,12 @@ def bwrap_argv(
     env: Mapping[str, str],
     writable: Sequence[str] = (),
     readable: Sequence[str] = (),
+    uploads: str | None = None,
 ) -> list[str]:
     """`command` wrapped in bwrap under `policy`; `workdir` (the child's HOME and TMPDIR) and
-    `writable` are read-write, `readable` read-only; `cwd` must be one of the visible folders."""
+    `writable` are read-write, `readable` read-only, `uploads` (the current session's upload
+    folder, None for none) the only part of `policy.session_files_dir` shown, read-only; `cwd`
+    must be one of the visible folders."""
     args = [bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not policy.network:
@@ -105,6 +111,7 @@ def bwrap_argv(
     args += ["--dev", "/dev", "--proc", "/proc"]
     args += ["--ro-bind-try", "/proc/sys", "/proc/sys"]
     args += ["--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
+    args += _uploads_layer(policy, visible, uploads, rw=[workdir, *writable], ro=ro)
     for secret in _real(policy.hidden_paths):
         if _under(secret, visible):
             args += ["--tmpfs", secret] if os.path.isdir(secret) else ["--ro-bind", "/dev/null", secret]
@@ -113,3 +120,22 @@ def bwrap_argv(
     for name, value in env.items():
         args += ["--setenv", name, value]
     return [*args, "--", *command]
+
+
+def _uploads_layer(
+    policy: SandboxPolicy, visible: list[str], uploads: str | None, *, rw: Sequence[str], ro: Sequence[str]
+) -> list[str]:
+    """Arguments that hide every session's uploads but `uploads` (see layer 5 above)."""
+    args: list[str] = []
+    root = os.path.realpath(policy.session_files_dir) if policy.session_files_dir else ""
+    if root and os.path.isdir(root) and _under(root, visible):
+        args += ["--tmpfs", root]
+        # Navi's own folders that happen to lie inside it (never an allowed folder: FS_ALLOWED_PATHS
+        # inside SESSION_FILES_DIR would be some session's uploads).
+        inside = [p for p in [*_real(rw), *_real(ro), *_real(policy.runtime_paths)] if _under(p, [root])]
+        for path in _real(inside):
+            mode = "--bind" if path in _real(rw) else "--ro-bind"
+            args += [mode, path, path]
+    if uploads:
+        args += ["--ro-bind", uploads, uploads]
+    return args

@@ -28,6 +28,8 @@ class SandboxPolicy:
     (FS_ALLOWED_PATHS=*). `hidden_paths` (Navi's secrets) are never readable, whatever else is.
     `protected_paths` (Navi's code, the Python it runs on) are read-only in every sandbox, and
     `runtime_paths` (the Python installation) are readable even when the file system is restricted.
+    `session_files_dir` (SESSION_FILES_DIR) is hidden like a secret but for the one folder of the
+    session a child runs for (`session_folder`), shown read-only.
     """
 
     mode: SandboxMode = "auto"

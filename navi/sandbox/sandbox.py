@@ -7,6 +7,8 @@ working bubblewrap — the runtime has said so at start), or `SandboxRefused` (`
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Mapping, Sequence
 
 from navi.sandbox.bwrap import bwrap_argv
@@ -64,15 +66,16 @@ class Sandbox:
     ) -> list[str]:
         """The argv that runs `argv` under this sandbox (`argv` itself when not confining).
 
-        `workdir` is the child's own scratch folder; `session_id` adds that session's upload
-        folder read-only. Raises `SandboxRefused` when confinement is required but unavailable.
+        `workdir` is the child's own scratch folder; `session_id` shows that session's upload
+        folder, read-only, and no other session's (without one, none at all). Raises
+        `SandboxRefused` when confinement is required but unavailable.
         """
         if not self.active:
             if self.policy.mode == "required":
                 raise SandboxRefused(self.refusal())
             return list(argv)
         assert self.availability.bwrap is not None
-        uploads = self.policy.session_folder(session_id)
+        self._make_uploads_root()
         return bwrap_argv(
             self.availability.bwrap,
             self.policy,
@@ -81,5 +84,13 @@ class Sandbox:
             cwd=cwd,
             env=env,
             writable=writable,
-            readable=[*readable, *([uploads] if uploads else [])],
+            readable=readable,
+            uploads=self.policy.session_folder(session_id),
         )
+
+    def _make_uploads_root(self) -> None:
+        """SESSION_FILES_DIR exists before a child starts (0700, as the uploads make it), so it is
+        covered: uploads made while the child runs land in a folder it cannot see."""
+        if self.policy.session_files_dir:
+            with contextlib.suppress(OSError):  # a folder that cannot be made holds no uploads either
+                os.makedirs(self.policy.session_files_dir, mode=0o700, exist_ok=True)

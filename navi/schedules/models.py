@@ -69,7 +69,7 @@ class ScheduleRun(BaseModel):
     schedule_id: str
     owner: str = DEFAULT_OWNER
     due_at: datetime  # the instant it was claimed for (unique per schedule: no double runs)
-    started_at: datetime = Field(default_factory=utcnow)
+    started_at: datetime  # from the runner's clock: never read here, so tests can set every instant
     finished_at: datetime | None = None
     status: RunStatus = "running"
     manual: bool = False  # started by "run now", not by the clock

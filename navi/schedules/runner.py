@@ -127,7 +127,11 @@ class ScheduleRunner:
             with contextlib.suppress(Exception):
                 await self.store.update_run(
                     run.id,
-                    {"status": "error", "error": f"{type(exc).__name__}: {exc}", "finished_at": utcnow()},
+                    {
+                        "status": "error",
+                        "error": f"{type(exc).__name__}: {exc}",
+                        "finished_at": utc(self.clock.now()),
+                    },
                 )
 
     async def drain(self) -> None:

@@ -1,7 +1,8 @@
 """Where schedules, their runs and the sessions' unread marks are kept.
 
 `ScheduleStore` is the interface; `InMemoryScheduleStore` (tests, runtimes without a database)
-and `SqlScheduleStore` (SQLite, PostgreSQL) pass one contract suite (tests/test_schedule_store.py).
+and `SqlScheduleStore` (SQLite, PostgreSQL; navi/storage/schedules.py) pass one contract suite
+(tests/test_schedule_store.py).
 `owner=None` means any owner; passing one restricts a call to that owner's schedules, so another
 user's schedule is not found, exactly like one that does not exist.
 

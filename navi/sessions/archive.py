@@ -4,9 +4,10 @@ Export writes the session's metadata (profile, model, system prompt, settings), 
 (a summary — generated on demand, else the latest compression summary —, an assessment, facts),
 the display history and the model context. Context entries that are also in the display history are
 written as `{"ref": id}` so nothing is stored twice. Tool calls are linked to their results by call
-id, and each result carries its status and duration. Credentials in tool-call arguments are masked
-(`navi.sessions.shown`): an archive is a file meant to travel. Import validates against the JSON Schema
-shipped next to this module, rebuilds both buffers exactly, and gives the session a new id.
+id, and each result carries its status, duration and stderr (of process tools). Credentials in
+tool-call arguments are masked (`navi.sessions.shown`): an archive is a file meant to travel.
+Import validates against the JSON Schema shipped next to this module, rebuilds both buffers
+exactly, and gives the session a new id.
 
 Archives written by AbstractCore import too: without `context` the context is derived from the
 messages (without display-only ones and the archive's own system prompt: Navi composes its own);
@@ -32,13 +33,14 @@ import jsonschema
 
 from navi import __version__, redact, safejson
 from navi.llm.messages import Message, ToolCall, new_id, utcnow
+from navi.llm.meta import MessageMeta
 from navi.llm.tokens import estimate_messages_tokens
 from navi.sessions import shown
 from navi.sessions.models import ANALYSIS_PARTS, Session, display_only, new_session_id
 
 SCHEMA_VERSION = "session-archive/v1"
 _FLAGS = ("is_summary", "is_plan", "is_compression", "stopped")
-_OWN_KEYS = {"status", "duration_ms"}
+_OWN_KEYS = {"status", "duration_ms", "stderr"}
 # Where a message keeps the metadata keys of an imported archive that Navi has no use for.
 CUSTOM_KEY = "custom"
 
@@ -94,18 +96,20 @@ def _message_out(msg: Message, calls: dict[str, ToolCall]) -> dict[str, Any]:
             }
             for c in msg.tool_calls
         ]
+    # The stored values, as they are: an imported archive's may be of any type its schema allows.
+    stored = msg.metadata.as_json()
     if msg.role == "tool":
         call = calls.get(msg.tool_call_id or "")
         meta["call_id"] = msg.tool_call_id or ""
         meta["arguments"] = shown.arguments(call.arguments) if call else {}
-        meta["status"] = msg.metadata.get("status", "ok")
-        meta["duration_ms"] = msg.metadata.get("duration_ms")
-    extra = {k: v for k, v in msg.metadata.items() if k not in _OWN_KEYS and k != CUSTOM_KEY}
+        meta["status"] = stored.get("status", "ok")
+        meta["duration_ms"] = stored.get("duration_ms")
+        meta["stderr"] = msg.metadata.stderr
+    extra = {k: v for k, v in stored.items() if k not in _OWN_KEYS and k != CUSTOM_KEY}
     if extra:
         meta["extra"] = extra
-    custom = msg.metadata.get(CUSTOM_KEY)
-    if isinstance(custom, dict):  # where the archive it came from had them, beside Navi's own keys
-        for key, value in custom.items():
+    if msg.metadata.custom:  # where the archive it came from had them, beside Navi's own keys
+        for key, value in msg.metadata.custom.items():
             meta.setdefault(key, value)
     return {
         "id": msg.id,
@@ -128,11 +132,13 @@ def _when(value: str, where: str) -> datetime:
 def _message_in(data: dict[str, Any], where: str, when: datetime) -> Message:
     """One archived message; `when` is its time if it has none (the one before it, or the session's)."""
     meta = data.get("metadata") or {}
-    metadata = dict(meta.get("extra") or {})
+    metadata = dict(meta.get("extra") or {})  # validated as `MessageMeta`, which keeps every key
     if data["role"] == "tool":
         metadata["status"] = meta.get("status", "ok")
         if meta.get("duration_ms") is not None:
             metadata["duration_ms"] = meta["duration_ms"]
+        if meta.get("stderr"):
+            metadata["stderr"] = meta["stderr"]
     custom = {k: v for k, v in meta.items() if k not in _known("message", "metadata")}
     if custom:
         metadata[CUSTOM_KEY] = custom
@@ -157,7 +163,7 @@ def _message_in(data: dict[str, Any], where: str, when: datetime) -> Message:
             )
             for c in meta.get("requested_tool_calls") or []
         ],
-        metadata=metadata,
+        metadata=MessageMeta.model_validate(metadata),
         **{flag: bool(meta.get(flag)) for flag in _FLAGS},
     )
 
@@ -199,7 +205,7 @@ def export_session(
             "created_at": _iso(summary.created_at),
             "text": summary.content or "",
             **({"preserve_recent": keep_recent} if keep_recent is not None else {}),
-            "metrics": {k: v for k, v in summary.metadata.items() if isinstance(v, int | float)},
+            "metrics": {k: v for k, v in summary.metadata.as_json().items() if isinstance(v, int | float)},
         }
     meta.update({name: session.analysis[name] for name in ANALYSIS_PARTS if name in session.analysis})
     for key, value in session.custom.items():

@@ -17,9 +17,11 @@ import structlog
 log = structlog.stdlib.get_logger(__name__)
 
 
-def sweep(root: Path, ttl_seconds: float) -> list[str]:
+def sweep(root: Path, ttl_seconds: float, now: float | None = None) -> list[str]:
+    """Remove the folders untouched for `ttl_seconds` by the file system's clock (`now`: that clock's
+    present, for tests)."""
     removed: list[str] = []
-    now = time.time()
+    now = time.time() if now is None else now
     if not root.is_dir():
         return removed
     for folder in root.iterdir():

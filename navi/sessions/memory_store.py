@@ -9,7 +9,7 @@ from typing import Any
 
 from navi.llm.messages import Message, utcnow
 from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, new_session_id
-from navi.sessions.store import SessionNotFound, SessionStore
+from navi.sessions.store import SessionExists, SessionNotFound, SessionStore
 
 
 class InMemorySessionStore(SessionStore):
@@ -31,9 +31,16 @@ class InMemorySessionStore(SessionStore):
         return session
 
     async def _create(
-        self, profile_id: str, *, owner: str = DEFAULT_OWNER, name: str | None = None
+        self,
+        profile_id: str,
+        *,
+        owner: str = DEFAULT_OWNER,
+        name: str | None = None,
+        session_id: str | None = None,
     ) -> Session:
-        session = Session(id=new_session_id(), profile_id=profile_id, owner=owner, name=name)
+        if session_id is not None and session_id in self._sessions:
+            raise SessionExists(session_id)
+        session = Session(id=session_id or new_session_id(), profile_id=profile_id, owner=owner, name=name)
         self._sessions[session.id] = session
         return session.model_copy(deep=True)
 

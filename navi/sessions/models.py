@@ -38,7 +38,7 @@ def as_utc(value: datetime) -> datetime:
 def display_only(msg: Message) -> bool:
     """Whether `msg` is in the display history only and never reaches the model: a compression
     marker, or the error record of a failed turn (kept for the page's Retry)."""
-    return msg.is_compression or ("error" in msg.metadata and "failed_turn" in msg.metadata)
+    return msg.is_compression or msg.metadata.is_failure_record
 
 
 class SessionInfo(BaseModel):

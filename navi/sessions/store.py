@@ -28,6 +28,14 @@ class SessionNotFound(LookupError):
         return f"no session '{shown}'"  # an id from a request is echoed, but never a 10 kB one
 
 
+class SessionExists(ValueError):
+    """`create` was asked for an id that a session (of any owner) already has."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session '{session_id}' already exists")
+        self.session_id = session_id
+
+
 @dataclass(frozen=True)
 class SessionChange:
     """A session was created, renamed, pinned, given another profile, imported or deleted."""
@@ -61,14 +69,25 @@ class SessionStore(ABC):
 
     # --- sessions --------------------------------------------------------------------------------
     async def create(
-        self, profile_id: str, *, owner: str = DEFAULT_OWNER, name: str | None = None
+        self,
+        profile_id: str,
+        *,
+        owner: str = DEFAULT_OWNER,
+        name: str | None = None,
+        session_id: str | None = None,
     ) -> Session:
-        session = await self._create(profile_id, owner=owner, name=name)
+        """A new empty session; a fresh id unless the caller names one (`session_id`, a session id
+        no session has yet: `SessionExists` otherwise, whoever owns it)."""
+        if session_id is not None and not is_session_id(session_id):
+            raise ValueError(f"not a session id: {session_id[:64]!r}")
+        session = await self._create(profile_id, owner=owner, name=name, session_id=session_id)
         self._changed(session.id)
         return session
 
     @abstractmethod
-    async def _create(self, profile_id: str, *, owner: str, name: str | None) -> Session: ...
+    async def _create(
+        self, profile_id: str, *, owner: str, name: str | None, session_id: str | None
+    ) -> Session: ...
 
     @abstractmethod
     async def get(self, session_id: str, *, owner: str | None = None, display: bool = True) -> Session | None:

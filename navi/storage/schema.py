@@ -272,7 +272,7 @@ signin_failures = Table(
 Index("ix_signin_failures_client_at", signin_failures.c.client, signin_failures.c.at)
 
 # Uploaded files' bytes, where workers on several machines share the database: a run on any of them
-# reads a file uploaded through another (navi/sessions/file_store.py). Capped as uploads are.
+# reads a file uploaded through another (navi/storage/files.py). Capped as uploads are.
 session_files = Table(
     "session_files",
     metadata,

@@ -31,6 +31,10 @@ Intent = SwitchProfile
 
 @dataclass
 class ToolResult:
+    """What a tool returns. `metadata` is the tool's own; its `stderr` (a process's error stream,
+    which the output shows too) is also kept in the stored tool message's metadata, bounded and
+    masked (`navi.agent.tool_batch`)."""
+
     success: bool
     output: str = ""
     error: str | None = None

@@ -11,6 +11,12 @@ path that resolves to them (symlinks, `..`), by a hard link to the same file, an
 them. `covers_secret` tells the tools when a folder holds one, so copying, moving or deleting the
 folder whole can be refused too.
 
+Uploads (`uploads`, SESSION_FILES_DIR) belong to one session each: only the current run's session
+folder (`uploads/<session id>`, the session a subagent works for) may be touched. Every other path
+inside `uploads` — another session's folder, so another user's files, or anything at its top — is
+refused like a secret, after symlinks are resolved; a run without a session gets none of them.
+`is_other_upload` also tells listings what to leave out, `covers_uploads` that a folder holds them.
+
 The check is made on names, so the tools never open the resolved path by name afterwards: they go
 through `navi.tools.safe_io`, which refuses to follow a symlink put in its way after the check.
 """
@@ -21,14 +27,36 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from navi import runctx
+
 
 class PathDenied(PermissionError):
     """The path is outside the allowed roots, or a secret; the message says which and why."""
 
 
+def run_session() -> str | None:
+    """The session whose uploads the current run may use (a subagent's: the one it works for)."""
+    ctx = runctx.current()
+    return ctx.root_session if ctx is not None else None
+
+
+def upload_folder_name(session_id: str | None) -> str | None:
+    """`session_id` as a folder name in SESSION_FILES_DIR, or None when it cannot be one (empty,
+    `.`/`..`, a separator or NUL in it): such a run has no upload folder."""
+    if not session_id or session_id in (".", "..") or "/" in session_id or "\x00" in session_id:
+        return None
+    return session_id
+
+
 class PathPolicy:
     def __init__(
-        self, allowed: list[str], *, base: Path | None = None, denied: list[str] | None = None
+        self,
+        allowed: list[str],
+        *,
+        base: Path | None = None,
+        denied: list[str] | None = None,
+        uploads: str | None = None,
+        session: Callable[[], str | None] = run_session,
     ) -> None:
         self.unrestricted = not allowed or "*" in allowed
         self.base = base or Path.cwd()
@@ -36,6 +64,8 @@ class PathPolicy:
             [] if self.unrestricted else [Path(os.path.realpath(Path(a).expanduser())) for a in allowed]
         )
         self.denied = [self._absolute(d) for d in denied or []]
+        self.uploads = self._absolute(uploads) if uploads else None
+        self.session = session
         # Called with each path that passed the checks, just before `resolve` returns it: a seam for
         # tests that must change the tree exactly between the check and the open. None in use.
         self.after_check: Callable[[Path], None] | None = None
@@ -60,6 +90,8 @@ class PathPolicy:
             raise PathDenied(f"{raw} is outside the allowed paths ({self.describe()})")
         if self.is_secret(real, follow=follow_last):
             raise self.secret_denied(raw)
+        if self.is_other_upload(real):
+            raise self.upload_denied(raw)
         if self.after_check is not None:
             self.after_check(real)
         return real
@@ -70,6 +102,39 @@ class PathPolicy:
             f"{raw} is one of Navi's own secret files (its database, access token, .env or SSH "
             "hosts file); no tool may read, change or move it"
         )
+
+    @staticmethod
+    def upload_denied(raw: str) -> PathDenied:
+        return PathDenied(
+            f"{raw} is in the uploads of another session (another conversation, maybe another "
+            "user's); no tool may read, change or move it — only this session's own uploads"
+        )
+
+    # --- uploads ---------------------------------------------------------------------------------
+    def _upload_roots(self) -> tuple[Path, Path | None] | None:
+        """SESSION_FILES_DIR's real path now, and the current session's folder in it (None: no
+        session, so no folder); None when there is no SESSION_FILES_DIR."""
+        if self.uploads is None:
+            return None
+        root = Path(os.path.realpath(self.uploads))
+        name = upload_folder_name(self.session())
+        return root, (root / name if name else None)
+
+    def is_other_upload(self, real: Path) -> bool:
+        """Whether the resolved path `real` lies inside SESSION_FILES_DIR but outside the current
+        session's own folder (the folder itself, if a symlink, does not count as its own)."""
+        roots = self._upload_roots()
+        if roots is None:
+            return False
+        root, own = roots
+        if real == root or not real.is_relative_to(root):
+            return False
+        return own is None or not real.is_relative_to(own)
+
+    def covers_uploads(self, real: Path) -> bool:
+        """Whether the folder `real` holds SESSION_FILES_DIR (and so other sessions' uploads)."""
+        roots = self._upload_roots()
+        return roots is not None and roots[0].is_relative_to(real)
 
     def allows(self, raw: str) -> bool:
         try:

@@ -15,6 +15,7 @@ import signal
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from navi.sandbox import Sandbox, SandboxRefused
 from navi.tools.base import ToolResult
@@ -35,13 +36,15 @@ class ProcessResult:
     def to_tool_result(self, what: str, time_limit: float) -> ToolResult:
         """A failed result unless the child exited 0 by itself; the output is always included."""
         text = self.render()
+        kept: dict[str, Any] = {"stderr": self.stderr} if self.stderr else {}  # also in the message metadata
         if self.stopped:
-            return ToolResult.fail("stopped by the user", text, stopped=True)
+            return ToolResult.fail("stopped by the user", text, stopped=True, **kept)
         if self.timed_out:
-            return ToolResult.fail(f"the {what} ran longer than {time_limit:g} s and was killed", text)
+            killed = f"the {what} ran longer than {time_limit:g} s and was killed"
+            return ToolResult.fail(killed, text, **kept)
         if self.returncode != 0:
-            return ToolResult.fail(f"the {what} exited with code {self.returncode}", text)
-        return ToolResult.ok(text, exit_code=0)
+            return ToolResult.fail(f"the {what} exited with code {self.returncode}", text, **kept)
+        return ToolResult.ok(text, exit_code=0, **kept)
 
     def render(self) -> str:
         """What the model sees: both streams, how it ended, and whether output was cut."""
@@ -173,7 +176,7 @@ async def run_confined(
             workdir=workdir,
             cwd=cwd,
             env=env,
-            session_id=ctx.session_id if ctx else None,
+            session_id=ctx.root_session if ctx else None,  # a subagent: the session it works for
             readable=readable,
         )
     except SandboxRefused as exc:

@@ -10,8 +10,8 @@ byte. Nothing is cached: a removed user's token stops working with the next requ
 Roles: `user` acts as itself; `proxy` is a trusted reverse proxy that may name the user it
 forwards for (the `X-User-Id` header, see navi/api/security.py).
 
-`SqlUserStore` keeps users in the `users` table; `InMemoryUserStore` is for runtimes without a
-database. Both pass one contract suite (tests/test_users.py).
+`SqlUserStore` (navi/storage/users.py) keeps users in the `users` table; `InMemoryUserStore` is
+for runtimes without a database. Both pass one contract suite (tests/test_users.py).
 """
 
 from __future__ import annotations
@@ -24,13 +24,9 @@ from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
-from sqlalchemy import Connection, delete, insert, select
-from sqlalchemy.exc import IntegrityError
 
 from navi.llm.messages import utcnow
-from navi.sessions.models import DEFAULT_OWNER, as_utc
-from navi.storage.database import Database
-from navi.storage.schema import users
+from navi.sessions.models import DEFAULT_OWNER
 
 Role = Literal["user", "proxy"]
 ROLES: tuple[Role, ...] = ("user", "proxy")
@@ -137,47 +133,3 @@ class InMemoryUserStore(UserStore):
 
     async def remove(self, name: str) -> bool:
         return self._users.pop(name, None) is not None
-
-
-class SqlUserStore(UserStore):
-    """Users in the shared database, which the composition root migrates and disposes."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    async def _add(self, user: User, token_sha256: str) -> None:
-        row = user.model_dump() | {"token_sha256": token_sha256}
-
-        def write(conn: Connection) -> None:
-            conn.execute(insert(users).values(**row))
-
-        try:
-            await self.db.write(write)
-        except IntegrityError:
-            raise UserError(f"there is already a user {user.name!r}") from None
-
-    async def by_token(self, token: str) -> User | None:
-        query = select(users).where(users.c.token_sha256 == digest(token))
-        row = await self.db.read(lambda conn: conn.execute(query).first())
-        return None if row is None else _user(row)
-
-    async def get(self, name: str) -> User | None:
-        query = select(users).where(users.c.name == name)
-        row = await self.db.read(lambda conn: conn.execute(query).first())
-        return None if row is None else _user(row)
-
-    async def holds(self, name: str, token_sha256: str) -> bool:
-        query = select(users.c.name).where((users.c.name == name) & (users.c.token_sha256 == token_sha256))
-        return await self.db.read(lambda conn: conn.execute(query).first()) is not None
-
-    async def list(self) -> list[User]:
-        query = select(users).order_by(users.c.name)
-        return [_user(row) for row in await self.db.read(lambda conn: conn.execute(query).all())]
-
-    async def remove(self, name: str) -> bool:
-        statement = delete(users).where(users.c.name == name)
-        return bool(await self.db.write(lambda conn: conn.execute(statement).rowcount))
-
-
-def _user(row: object) -> User:
-    return User(name=row.name, role=row.role, created_at=as_utc(row.created_at))  # type: ignore[attr-defined]

@@ -10,8 +10,8 @@ import asyncio
 import sys
 
 from navi.llm.messages import Message
-from navi.sessions.sql_store import SqlSessionStore
 from navi.storage.database import Database, sqlite_url
+from navi.storage.sessions import SqlSessionStore
 
 
 async def main(db_path: str, session_id: str) -> None:

@@ -17,7 +17,8 @@ from unittest.mock import patch
 
 import pytest
 
-from navi.testing.llama import MODELS, LlamaError, LlamaServer, llama_server_binary, model_file
+from navi.testing.llama import LlamaServer
+from navi.testing.llama_files import MODELS, LlamaError, llama_server_binary, model_file
 from tests.real_model.helpers import WINDOW, RealNavi, real_navi
 
 SERVER_FIXTURES = {f"{name}_server": name for name in MODELS}

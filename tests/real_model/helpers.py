@@ -7,6 +7,7 @@ exchanges as a fixture the fast tests replay.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Iterator
@@ -121,6 +122,55 @@ def real_navi(
         proxy.stop()
     if record and scenario:
         proxy.save(FIXTURES / f"{scenario}.jsonl")
+
+
+# Eight turns in a 4,096-token window whose compression threshold (half of it) is below what Navi's
+# own instructions take, with Gemma 3 270M, which cannot summarise: the conversation in which Navi
+# condensed a context it could not shrink again and again (31 passes in eight turns; recorded in
+# fixtures/real_model/compression-gemma3.jsonl).
+EIGHT_TURNS = [
+    "My sister Ingrid lives in Tromsø and works as a marine biologist studying cod.",
+    "I keep three raspberry bushes and a plum tree in my garden behind the house.",
+    "The project I lead at work is called Lighthouse and ships in March next year.",
+    "My bicycle is a green steel touring bike I bought second hand in 2019.",
+    "On Sundays I bake sourdough bread with rye flour and caraway seeds.",
+    "My neighbour Tor repairs old radios in his garage on weekday evenings.",
+    "I am learning to play the cello, slowly, with a teacher called Maren.",
+    "Tell me one thing you remember about my sister.",
+]
+SMALL_WINDOW_COMPRESSION: dict[str, Any] = {
+    "planning_enabled": False,
+    "llm_max_tokens_answer": 96,
+    "llm_max_tokens_summary": 160,
+    "context_keep_recent": 1,
+    "context_compression_threshold": 0.5,
+}
+
+
+async def compressions_per_turn(
+    real: RealNavi, session_id: str, texts: list[str]
+) -> list[list[dict[str, Any]]]:
+    """Send `texts` one turn each; then, once the last turn's post-turn work is done, the compression
+    markers of the display history grouped by the turn they happened in (before, during or after
+    its answer: a turn's own message is stored before anything it compresses)."""
+    for text in texts:
+        frames = await real.turn(session_id, text)
+        assert frames[-1]["type"] == "stream_end", errors(frames)
+    agent = real.navi.runtime.agent
+    for _ in range(3000):  # the last turn's post-turn work (naming, compression)
+        if session_id not in agent.active:
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.to_thread(real.proxy.wait_idle, 120)
+    with real.navi.client() as http:
+        messages = http.get(f"/sessions/{session_id}").json()["messages"]
+    turns: list[list[dict[str, Any]]] = []
+    for message in messages:
+        if message["role"] == "user" and not message.get("is_summary"):
+            turns.append([])
+        elif message.get("is_compression") and turns:
+            turns[-1].append(message)
+    return turns
 
 
 def errors(frames: list[dict[str, Any]]) -> list[str]:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from navi.testing import llama
-from navi.testing.llama import LlamaError, ModelSpec, Wheel, model_file
+from navi.testing import llama_files as llama
+from navi.testing.llama_files import LlamaError, ModelSpec, Wheel, model_file
 
 
 def _wheel(folder: Path, name: str, files: dict[str, bytes]) -> Wheel:

@@ -7,7 +7,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from navi.testing.llama import LlamaError, LlamaServer
+from navi.testing.llama import LlamaServer
+from navi.testing.llama_files import LlamaError
 from tests.real_model.helpers import WINDOW
 
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(300)]

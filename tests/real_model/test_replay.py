@@ -17,7 +17,18 @@ import pytest
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.replay import Exchange, RecordingProxy, ReplayServer, load_exchanges
 from navi.testing.script import Reply
-from tests.real_model.helpers import FIXTURES, WINDOW, errors, navi_settings, started_navi, streamed_text
+from tests.real_model.helpers import (
+    EIGHT_TURNS,
+    FIXTURES,
+    SMALL_WINDOW_COMPRESSION,
+    WINDOW,
+    compressions_per_turn,
+    errors,
+    navi_settings,
+    real_navi,
+    started_navi,
+    streamed_text,
+)
 from tests.server_helpers import frames_until
 
 
@@ -121,3 +132,24 @@ async def test_recorded_greeting_replays_through_navi(scenario: str, tmp_path: P
     assert [body["messages"][-1]["role"] for body in replay.requests] == [
         x.request["messages"][-1]["role"] for x in chat
     ]
+
+
+async def test_recorded_small_window_conversation_compresses_a_handful_of_times(tmp_path: Path) -> None:
+    """Gemma 3 270M, eight turns in a 4,096-token window (tests/real_model/test_scenarios.py records
+    it): its summaries are unusable, Navi's instructions alone pass the threshold. Before, Navi
+    condensed a summary and the latest request into themselves four times a turn (31 passes)."""
+    recorded = load_exchanges(FIXTURES / "compression-gemma3.jsonl")
+    model = next(x for x in recorded if x.is_chat).request["model"]
+    # Matched by request: background naming may reach the server before or after the next turn.
+    with (
+        ReplayServer(recorded, mode="match") as replay,
+        real_navi(replay.url, model, tmp_path, record=False, **SMALL_WINDOW_COMPRESSION) as real,
+    ):
+        sid = real.navi.new_session()
+        turns = await compressions_per_turn(real, sid, EIGHT_TURNS)
+    assert replay.unmatched == []
+    assert len(turns) == len(EIGHT_TURNS)
+    assert all(len(markers) <= 1 for markers in turns), [len(m) for m in turns]  # post-turn included
+    passes = [m["metadata"] for markers in turns for m in markers]
+    assert all(p["messages_after"] < p["messages_before"] for p in passes), passes
+    assert 1 <= len(passes) <= len(EIGHT_TURNS) - 1, passes  # a handful, not 31

@@ -23,7 +23,14 @@ import pytest
 from navi.llm.calls import CallLimits
 from navi.testing.llama import LlamaServer
 from navi.testing.replay import Exchange
-from tests.real_model.helpers import RealNavi, call_cap, errors
+from tests.real_model.helpers import (
+    EIGHT_TURNS,
+    SMALL_WINDOW_COMPRESSION,
+    RealNavi,
+    call_cap,
+    compressions_per_turn,
+    errors,
+)
 
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]
 
@@ -130,6 +137,23 @@ async def test_a_long_conversation_compresses_within_a_small_window(
     assert compressions >= 2, f"only {compressions} compressions in {len(facts)} turns"
     check_calls(calls, gemma3_server.ctx)
     assert any(m.get("is_summary") for m in context["messages"])
+
+
+async def test_a_context_navi_cannot_shrink_is_not_compressed_again_and_again(
+    gemma3_server: LlamaServer, navi_on: Any
+) -> None:
+    """Navi's instructions alone pass the threshold and Gemma cannot summarise: each turn may fold
+    the turn before it into Navi's condensation, once, but never condense what cannot shrink.
+    Recorded (NAVI_RECORD_REAL_MODEL=1) as the fixture the fast replay test serves."""
+    with navi_on(gemma3_server, scenario="compression-gemma3", **SMALL_WINDOW_COMPRESSION) as real:
+        sid = real.navi.new_session()
+        turns = await compressions_per_turn(real, sid, EIGHT_TURNS)
+        calls = real.chat
+    check_calls(calls, gemma3_server.ctx)
+    assert all(len(markers) <= 1 for markers in turns), [len(m) for m in turns]
+    passes = [m["metadata"] for markers in turns for m in markers]
+    assert all(p["messages_after"] < p["messages_before"] for p in passes), passes
+    assert 1 <= len(passes) <= len(EIGHT_TURNS) - 1, passes
 
 
 async def test_memory_is_taken_only_from_what_the_person_said(

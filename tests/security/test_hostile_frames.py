@@ -1,6 +1,7 @@
 """Hostile frames get an error, never a crash (issue 14, item 6).
 
-Deeply nested JSON, lone surrogates and NUL characters, `?since=` values that are not a count,
+Deeply nested JSON, lone surrogates and NUL characters, `?since=` values that are not a count
+(answered `bad_frame` and closed at once),
 oversized or impossible ids in REST paths, and tool names with a trailing newline — each through
 the real surface a client or the model uses: a live Navi over TCP (SQLite and PostgreSQL where
 the store is involved), and the write_tool tool with its real registry.
@@ -78,9 +79,42 @@ async def test_lone_surrogates_and_nul_in_a_message_are_stored_cleaned(
     assert [m["content"] for m in stored] == [shown, "Got it."]
 
 
-@pytest.mark.parametrize("since", ["²", "-1", "abc", "1.5", "9" * 5000, "99999999999", "%00"])
-async def test_since_that_is_not_a_count_replays_the_run_and_leaves_no_watcher(
-    sqlite_navi: LiveNavi, fake_server: FakeModelServer, since: str
+BAD_SINCE = ["²", "-1", "abc", "1.5", "9" * 5000, "99999999999", "%00", "%01", "1%0A", "%7F", "", "1e3"]
+
+
+async def bad_since_answer(navi: LiveNavi, sid: str, since: str) -> tuple[dict[str, Any], int | None]:
+    """The one frame a reconnect with `?since=<since>` gets, and the code it is then closed with;
+    within 5 s (before the fix, nothing came at all until the client gave up)."""
+    async with asyncio.timeout(5), navi.socket(sid, query=f"?since={since}&run=r1") as ws:
+        frame = json.loads(await ws.recv())
+        with pytest.raises(ConnectionClosed) as closed:
+            await ws.recv()
+    return frame, closed.value.rcvd.code if closed.value.rcvd else None
+
+
+async def no_watcher_left(navi: LiveNavi, sid: str) -> None:
+    for _ in range(500):  # the server sees the close within moments; 10 s at most
+        if not navi.runs.watchers(sid):
+            return
+        await asyncio.sleep(0.02)
+    assert navi.runs.watchers(sid) == 0
+
+
+@pytest.mark.parametrize("since", BAD_SINCE, ids=lambda s: repr(s[:12]))
+async def test_since_that_is_not_a_count_gets_bad_frame_and_a_close(
+    sqlite_navi: LiveNavi, since: str
+) -> None:
+    """No run going (where a reconnect used to wait in silence) and a run going alike."""
+    sid = sqlite_navi.new_session()
+    frame, code = await bad_since_answer(sqlite_navi, sid, since)
+    assert frame["type"] == "error" and frame["code"] == "bad_frame" and "since" in frame["message"]
+    assert "9999" not in frame["message"] and "\x01" not in frame["message"]  # the value is not echoed
+    assert code == 4400
+    await no_watcher_left(sqlite_navi, sid)
+
+
+async def test_a_bad_since_during_a_run_leaves_the_run_and_its_clients_alone(
+    sqlite_navi: LiveNavi, fake_server: FakeModelServer
 ) -> None:
     navi = sqlite_navi
     answer = "a reply that streams slowly enough to join it half way"
@@ -89,18 +123,15 @@ async def test_since_that_is_not_a_count_replays_the_run_and_leaves_no_watcher(
     async with navi.socket(sid) as first:
         await first.send(json.dumps({"type": "message", "content": "go"}))
         await frames_until(first, "stream_delta")
-        async with navi.socket(sid, query=f"?since={since}") as late:
+        frame, code = await bad_since_answer(navi, sid, "9" * 5000)
+        assert (frame["code"], code) == ("bad_frame", 4400)
+        async with navi.socket(sid, query="?since=0") as late:  # a count still replays
             replay = await frames_until(late, "stream_end")
-            assert replay[0]["type"] == "stream_start" and replay[0]["seq"] == 1  # treated as 0
-            assert "".join(f["delta"] for f in replay if f["type"] == "stream_delta") == answer
-            await late.send("not json")  # the socket is still usable
-            assert json.loads(await late.recv())["code"] == "bad_frame"
-        await frames_until(first, "stream_end")
-    for _ in range(500):  # the server sees both closes within moments; 10 s at most
-        if not navi.runs.watchers(sid):
-            break
-        await asyncio.sleep(0.02)
-    assert navi.runs.watchers(sid) == 0
+        assert replay[0]["type"] == "stream_start" and replay[0]["seq"] == 1
+        assert "".join(f["delta"] for f in replay if f["type"] == "stream_delta") == answer
+        done = await frames_until(first, "stream_end")
+    assert done[-1]["content"] == answer
+    await no_watcher_left(navi, sid)
 
 
 async def test_unknown_oversized_session_id_on_the_socket(sqlite_navi: LiveNavi) -> None:

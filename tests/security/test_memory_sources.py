@@ -85,7 +85,7 @@ async def test_a_web_page_read_aloud_and_quoted_back_is_not_a_fact(tmp_path: Pat
 async def test_the_uploaded_files_note_is_not_what_the_person_said(tmp_path: Path) -> None:
     rt, _backend, script = await scripted_runtime(tmp_path, sql=True)
     upload = tmp_path / "files" / "Mallory-Springfield-CV.pdf"
-    upload.parent.mkdir(parents=True)
+    upload.parent.mkdir(parents=True, exist_ok=True)  # the runtime made SESSION_FILES_DIR already
     upload.write_bytes(b"%PDF-1.4 a CV")
     session = await rt.sessions.create("secretary")
     script.turn("I see the file.")

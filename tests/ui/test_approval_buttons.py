@@ -4,6 +4,7 @@ again — but not for a question answered before the reload."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,8 @@ def test_allow_deny_and_always(
     card.get_by_role("button", name="Deny").click()
     expect(card.locator(".approval-outcome")).to_have_text("Declined: not run.")
     expect(card.locator(".tool-result")).to_contain_text("the user declined to run this filesystem call")
-    expect(card.locator(".status")).to_have_text("failed")
+    expect(card.locator(".status")).to_have_text("declined")  # the user's choice, not a failure
+    expect(card).to_have_class("tool declined")
 
     card = cards.nth(2)
     always = card.get_by_role("button", name="Always")
@@ -68,6 +70,16 @@ def test_allow_deny_and_always(
     expect(cards.nth(3).locator(".approval")).to_have_count(0)  # the remembered program ran unasked
     expect(page.locator(".approval-actions")).to_have_count(0)
     assert first.exists() and second.exists() and third.exists()
+    summary = re.compile(r"^Used terminal, you declined filesystem, took \d+ s$")
+    expect(page.locator("details.steps > summary")).to_have_text(summary)
+
+    # Read back from the history: the declined call is still drawn as declined, nothing as failed.
+    reload(page)
+    expect(page.locator("details.steps > summary")).to_have_text(summary)
+    declined = page.locator("details.tool[data-tool='filesystem']")
+    expect(declined).to_have_class("tool declined")
+    expect(declined.locator(".status")).to_have_text("declined")
+    expect(page.locator("details.tool.failed")).to_have_count(0)
 
 
 def test_a_reload_while_waiting_asks_again(
@@ -121,6 +133,8 @@ def test_a_question_nobody_answers_and_one_stopped(
     expect(card.locator(".approval-outcome")).to_have_text("Not run: nobody answered in time.")
     expect(card.locator(".approval button")).to_have_count(0)
     wait_idle(page)
+    expect(card.locator(".status")).to_have_text("not run: nobody answered")
+    expect(page.locator("details.steps > summary")).to_have_text(re.compile(r"^1 call not run, took \d+ s$"))
 
     send(page, "Second")
     card = page.locator("article.turn").last.locator("details.tool")
@@ -129,4 +143,6 @@ def test_a_question_nobody_answers_and_one_stopped(
     expect(card.locator(".approval-outcome")).to_have_text("Not run: stopped.")
     expect(page.locator("article.turn").last.locator(".notice.stopped")).to_be_visible()
     wait_idle(page)
+    expect(card.locator(".status")).to_have_text("not run: stopped")
+    expect(page.locator("details.tool.failed")).to_have_count(0)
     assert not late.exists() and not stopped.exists()

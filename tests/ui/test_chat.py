@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -54,22 +56,30 @@ def test_a_turn_with_thinking_plan_tools_and_a_subagent(
     expect(page.locator("#stop")).to_be_visible()
     expect(page.locator("#input")).to_be_disabled()
     expect(page.locator("#send")).to_be_hidden()
+    # The steps are one line that says what Navi is doing; inside it the thinking streams open.
+    steps = page.locator("article.turn details.steps")
+    expect(steps.locator("> summary")).to_have_text("Planned, used todo, asked a helper · thinking…")
+    expect(steps).to_have_attribute("data-live", "true")
     streaming = page.locator("details.thinking", has_text="Now I can answer")
     expect(streaming).to_have_attribute("open", "")
     expect(streaming.locator("summary")).to_have_text("Thinking…")
     wait_idle(page)
     expect(streaming).not_to_have_attribute("open", "")  # collapsed at thinking_end
     expect(streaming.locator("summary")).to_have_text("Thought")
+    expect(steps).to_have_attribute("data-live", "false")
+    expect(steps.locator("> summary")).to_have_text(
+        re.compile(r"^Planned, used todo, asked a helper, thought for \d+ s$")
+    )
 
     turn = page.locator("article.turn")
     expect(page.locator("article.msg.user .bubble")).to_have_text("Make me a travel checklist")
+    steps.locator("> summary").click()  # the steps open on a click
     plan = turn.locator("details.plan")
     expect(plan).to_contain_text("Write the checklist")
     expect(plan.locator("ol li")).to_have_count(2)
     # turn thinking of the tool-calling step, collapsed
-    expect(turn.locator("> details.thinking", has_text="A checklist first.")).not_to_have_attribute(
-        "open", ""
-    )
+    first_thought = turn.locator(".steps-body > details.thinking", has_text="A checklist first.")
+    expect(first_thought).not_to_have_attribute("open", "")
 
     todo = turn.locator('details.tool[data-tool="todo"]')
     expect(todo).to_have_class("tool ok")
@@ -77,13 +87,14 @@ def test_a_turn_with_thinking_plan_tools_and_a_subagent(
     expect(todo.locator(".tool-args")).to_contain_text('"tasks"')
     expect(todo.locator(".tool-result")).to_contain_text("Pack")
 
-    spawn = turn.locator('> details.tool[data-tool="spawn_agent"]')
+    spawn = turn.locator('.steps-body > details.tool[data-tool="spawn_agent"]')
     expect(spawn).to_have_class("tool ok")
     expect(spawn.locator("> .tool-body > .tool-result")).to_contain_text("The checklist is fine.")
     nested = spawn.locator('.subcalls details.tool[data-tool="scratchpad"]')
     expect(nested).to_have_class("tool ok")
     expect(spawn.locator(".subcalls details.thinking")).to_contain_text("Helper reasoning.")
-    expect(turn.locator('> details.tool[data-tool="scratchpad"]')).to_have_count(0)  # not at top level
+    top_level = turn.locator('.steps-body > details.tool[data-tool="scratchpad"]')
+    expect(top_level).to_have_count(0)  # nested in the helper's card, not at top level
 
     # Markdown rendered and code highlighted.
     answer = turn.locator(".markdown.text").last
@@ -104,6 +115,9 @@ def test_a_turn_with_thinking_plan_tools_and_a_subagent(
     # Read back after a reload: the same blocks from the stored history.
     reload(page)
     turn = page.locator("article.turn")
+    expect(turn.locator("details.steps > summary")).to_have_text(
+        re.compile(r"^Planned, used todo, asked a helper, thought for \d+ s$")
+    )
     expect(turn.locator("details.plan")).to_contain_text("Have a helper check it")
     expect(turn.locator('details.tool[data-tool="todo"].ok .tool-result')).to_contain_text("Pack")
     expect(turn.locator('details.tool[data-tool="spawn_agent"].ok')).to_have_count(1)
@@ -186,7 +200,7 @@ def test_profile_switch_error_and_compression_are_shown(
     first = page.locator("#profile-picker option").first.inner_text()
     send(page, "Switch to the home profile")
     wait_idle(page)
-    expect(page.locator("#profile-name")).to_have_text(profiles["smart_home"])
+    expect(page.locator("#profile-picker")).to_have_value("smart_home")
     assert profiles["smart_home"] != first
 
     send(page, "This one fails")
@@ -202,7 +216,7 @@ def test_profile_switch_error_and_compression_are_shown(
     expect(marker).to_contain_text("Context compressed")
     reload(page)
     expect(page.locator(".notice.compressed")).to_have_count(1)
-    expect(page.locator("#profile-name")).to_have_text(profiles["smart_home"])
+    expect(page.locator("#profile-picker")).to_have_value("smart_home")
 
 
 def test_status_while_the_model_reads_then_a_cut_off_answer_says_so(

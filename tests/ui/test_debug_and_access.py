@@ -190,7 +190,7 @@ def test_keyboard_labels_focus_and_contrast(page: Page, navi: LiveNavi, fake_ser
     # The message box has focus on arrival; from the top, Tab walks every control to it again, each
     # with a visible focus ring.
     expect(page.locator("#input")).to_be_focused()
-    page.locator("#profile-picker").focus()
+    page.locator("#new-session-button").focus()
     reached = []
     for _ in range(20):
         focused = page.evaluate("() => document.activeElement.id || document.activeElement.className")
@@ -200,8 +200,8 @@ def test_keyboard_labels_focus_and_contrast(page: Page, navi: LiveNavi, fake_ser
         if focused == "input":
             break
         page.keyboard.press("Tab")
-    assert reached[:2] == ["profile-picker", "new-session-button"] and reached[-1] == "input", reached
-    assert "session-open" in reached and "debug-link" in reached
+    assert reached[0] == "new-session-button" and reached[-1] == "input", reached
+    assert "session-open" in reached and "debug-link" in reached and "profile-picker" in reached
 
     # Shift+Enter is a new line, Enter sends.
     page.locator("#sessions .session-open").first.click()

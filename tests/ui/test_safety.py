@@ -94,6 +94,7 @@ def test_model_output_with_scripts_and_handlers_is_inert(
 
     # The person's own words, tool arguments and results, thinking and plan show as text.
     expect(page.locator("article.msg.user .bubble")).to_have_text(f"Show me {HOSTILE}")
+    page.locator("details.steps > summary").click()
     todo = page.locator('details.tool[data-tool="todo"]')
     todo.locator("summary").click()
     expect(todo.locator(".tool-args")).to_contain_text("onerror")

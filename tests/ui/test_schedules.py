@@ -197,8 +197,10 @@ def test_a_bad_cron_is_explained_and_pause_resume_delete_reach_the_server(page: 
     expect(row.locator(".schedule-state")).to_have_count(0)
     assert [s["paused"] for s in schedules(navi)] == [False]
 
-    page.once("dialog", lambda confirm: confirm.accept())
     row.get_by_role("button", name="Delete").click()
+    question = page.get_by_role("dialog", name="Delete this schedule?")  # asked in the page, over the panel
+    expect(question).to_contain_text("The conversations it answered in stay.")
+    question.get_by_role("button", name="Delete").click()
     expect(row).to_have_count(0)
     assert schedules(navi) == []
     page.keyboard.press("Escape")

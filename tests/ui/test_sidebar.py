@@ -1,5 +1,6 @@
-"""The session list: order, profile picker, pin, rename, delete with confirmation, export; drafts
-that become a session only with their first message; row actions beside the title, not over it."""
+"""The session list: order, pin, rename in place, delete asked in a dialog of the page (never the
+browser's prompt or confirm), export; drafts that become a session only with their first message;
+a row's "⋯" button beside the title, not over it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Dialog, FloatRect, Locator, Page, expect
+from playwright.sync_api import FloatRect, Locator, Page, expect
 
 from navi.testing.fake_server import FakeModelServer
 from tests.server_helpers import LiveNavi, use_script
@@ -22,10 +23,13 @@ def names(page: Page) -> list[str]:
 
 
 def row_action(page: Page, title: str, action: str) -> Locator:
-    """A row's action button, shown as a mouse user sees it: by pointing at the row first."""
+    """A row's action, as a mouse user reaches it: pointing at the row, its "⋯" button, the item."""
     row = page.locator("#sessions .session").filter(has=page.locator(".session-name", has_text=title))
     row.hover()
-    return row.get_by_role("button", name=f"{action}: {title}")
+    row.get_by_role("button", name=f"More: {title}").click()
+    menu = page.get_by_role("menu", name=f"More: {title}")
+    expect(menu).to_be_visible()
+    return menu.get_by_role("menuitem", name=action)
 
 
 def test_sessions_are_listed_pinned_first_and_can_be_managed(
@@ -36,6 +40,8 @@ def test_sessions_are_listed_pinned_first_and_can_be_managed(
         for name in ("Alpha", "Bravo", "Charlie"):
             ids[name] = http.post("/sessions", json={"name": name}).json()["session_id"]
             time.sleep(0.02)  # distinct last_active
+    browser_dialogs: list[str] = []
+    page.on("dialog", lambda d: (browser_dialogs.append(d.message), d.dismiss()))
     open_app(page)
     expect(page.locator("#sessions .session")).to_have_count(3)
     assert names(page) == ["Charlie", "Bravo", "Alpha"]  # most recently active first
@@ -50,34 +56,42 @@ def test_sessions_are_listed_pinned_first_and_can_be_managed(
     row_action(page, "Alpha", "Unpin").click()
     expect(page.locator("#sessions .session").first).to_contain_text("Charlie")
 
-    # Rename through the prompt; the open session's header follows.
+    # Rename in place: the name becomes a text box; Escape keeps it, Enter saves; the header follows.
     page.locator(f'#sessions li[data-id="{ids["Bravo"]}"] .session-open').click()
     expect(page.locator("#session-title")).to_have_text("Bravo")
-
-    def answer_prompt(dialog: Dialog) -> None:
-        assert dialog.type == "prompt" and dialog.default_value == "Bravo"
-        dialog.accept("Packing list")
-
-    page.once("dialog", answer_prompt)
     row_action(page, "Bravo", "Rename").click()
+    box = page.get_by_role("textbox", name="New name for Bravo (empty: Navi names it)")
+    expect(box).to_be_focused()
+    expect(box).to_have_value("Bravo")
+    box.fill("Not this")
+    box.press("Escape")
+    expect(page.locator(f'#sessions li[data-id="{ids["Bravo"]}"] .session-name')).to_have_text("Bravo")
+    row_action(page, "Bravo", "Rename").click()
+    box.fill("Packing list")
+    box.press("Enter")
     expect(page.locator(f'#sessions li[data-id="{ids["Bravo"]}"] .session-name')).to_have_text("Packing list")
     expect(page.locator("#session-title")).to_have_text("Packing list")
+    with navi.client() as http:
+        assert http.get(f"/sessions/{ids['Bravo']}").json()["name"] == "Packing list"
 
-    # Delete asks first: dismissing keeps it, accepting removes it (and its files) for good.
-    page.once("dialog", lambda d: d.dismiss())
+    # Delete asks first, in the page's own dialog: Cancel keeps it, Delete removes it for good.
     row_action(page, "Charlie", "Delete").click()
+    question = page.get_by_role("dialog", name="Delete this conversation?")
+    expect(question).to_contain_text("“Charlie” and its uploaded files will be deleted")
+    expect(question).to_contain_text("cannot be undone")
+    expect(question.get_by_role("button", name="Cancel")).to_be_focused()  # Enter does the safe thing
+    question.get_by_role("button", name="Cancel").click()
+    expect(question).to_have_count(0)
     expect(page.locator("#sessions .session")).to_have_count(3)
-    seen: list[str] = []
-    page.once("dialog", lambda d: (seen.append(d.message), d.accept()))
     row_action(page, "Charlie", "Delete").click()
+    question.get_by_role("button", name="Delete").click()
     expect(page.locator("#sessions .session")).to_have_count(2)
-    assert "Charlie" in seen[0] and "cannot be undone" in seen[0]
     with navi.client() as http:
         assert http.get(f"/sessions/{ids['Charlie']}").status_code == 404
 
     # Deleting the open session returns to the start page.
-    page.once("dialog", lambda d: d.accept())
     row_action(page, "Packing list", "Delete").click()
+    question.get_by_role("button", name="Delete").click()
     expect(page.locator("#empty-state")).to_be_visible()
     expect(page.locator("#session-title")).to_have_text("Navi")
 
@@ -92,6 +106,7 @@ def test_sessions_are_listed_pinned_first_and_can_be_managed(
     download.save_as(path)
     archive = json.loads(path.read_text())
     assert archive["schema_version"] == "session-archive/v1" and archive["session"]["name"] == "Alpha"
+    assert browser_dialogs == []  # no window.prompt, confirm or alert anywhere
 
 
 def session_count(navi: LiveNavi) -> int:
@@ -118,8 +133,8 @@ def test_new_conversation_is_a_draft_until_its_first_message(
     open_app(page)
     expect(page.locator("#empty-state")).to_be_visible()
     expect(page.locator("#input")).to_be_focused()
-    page.locator("#profile-picker").select_option(other["id"])
-    expect(page.locator("#profile-name")).to_have_text(other["name"])
+    page.locator("#profile-picker").select_option(other["id"])  # the draft's profile, in the header
+    expect(page.locator("#model-name")).to_have_text(other["model"])
 
     # "New conversation" three times: still one draft, no session, nothing in the list.
     for _ in range(3):
@@ -137,7 +152,7 @@ def test_new_conversation_is_a_draft_until_its_first_message(
     wait_idle(page)
     expect(page.locator("#sessions .session")).to_have_count(1)
     expect(page.locator(f'#sessions li[data-id="{sid}"]')).to_have_class("session current")
-    expect(page.locator("#profile-name")).to_have_text(other["name"])
+    expect(page.locator("#profile-picker")).to_have_value(other["id"])
     assert len(created) == 1 and session_count(navi) == 1
     with navi.client() as http:
         detail = http.get(f"/sessions/{sid}").json()
@@ -189,10 +204,9 @@ def test_row_actions_sit_beside_the_title_not_over_it(page: Page, navi: LiveNavi
         name_box, meta_box = name.bounding_box(), meta.bounding_box()
         assert name_box and meta_box
         buttons = actions.get_by_role("button")
-        expect(buttons).to_have_count(4)
-        for i in range(4):
-            box = buttons.nth(i).bounding_box()
-            assert box and not overlap(box, name_box) and not overlap(box, meta_box), (box, name_box)
+        expect(buttons).to_have_count(1)  # one "⋯" button: its menu holds pin, rename, export, delete
+        box = buttons.first.bounding_box()
+        assert box and not overlap(box, name_box) and not overlap(box, meta_box), (box, name_box)
         # The title gives way with an ellipsis instead of running under the buttons.
         assert name.evaluate("(n) => n.scrollWidth > n.clientWidth")
         assert name.evaluate("(n) => getComputedStyle(n).textOverflow") == "ellipsis"

@@ -5,6 +5,10 @@ The owner's token signs in as the owner; a token of `navi users add NAME` as NAM
 NAME holds it. A proxy-role token is refused (403, saying so): a proxy speaks for the users behind
 it and is nobody to sign a browser in. It is a real token, so it is not counted as a guess.
 
+The cookie is `Secure` when the request came over HTTPS: directly, or through a proxy listed in
+NAVI_TRUSTED_PROXIES whose `X-Forwarded-Proto` says `https` (the access control puts that scheme on
+the request); the header from anyone else changes nothing.
+
 The page cannot be framed (`frame-ancestors 'none'`, `X-Frame-Options: DENY`), so another site
 cannot overlay it to catch a token being typed, and loads nothing but itself."""
 
@@ -26,22 +30,33 @@ PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Navi — sign in</title>
+<meta name="color-scheme" content="dark light">
 <style>
 body{{font-family:system-ui,sans-serif;background:#0f1419;color:#e6e6e6;display:grid;place-items:center;
 min-height:100vh;margin:0}}
-form{{background:#1a2029;padding:2rem;border-radius:12px;width:min(22rem,90vw);display:grid;gap:.8rem}}
+form{{background:#1a2029;padding:2rem;border-radius:12px;width:min(24rem,90vw);display:grid;gap:.8rem}}
 h1{{margin:0;font-size:1.4rem}} label{{font-size:.9rem}}
 input{{padding:.6rem;border-radius:8px;border:1px solid #3a4452;background:#0f1419;color:#fff;font-size:1rem}}
-button{{padding:.6rem;border:0;border-radius:8px;background:#4f8cff;color:#fff;font-size:1rem;cursor:pointer}}
+button{{padding:.6rem;border:0;border-radius:8px;background:#2f6fe0;color:#fff;font-size:1rem;cursor:pointer}}
 button:focus-visible,input:focus-visible{{outline:3px solid #9cc0ff;outline-offset:2px}}
-.error{{color:#ff9b9b;margin:0}}
+.error{{color:#ff9b9b;margin:0}} .where{{font-size:.85rem;color:#a9b4c2;margin:0;line-height:1.45}}
+code{{font-size:.85rem}}
+@media (prefers-color-scheme: light){{body{{background:#fff;color:#18212c}} form{{background:#f5f7fa}}
+input{{background:#fff;color:#18212c;border-color:#c3ccd7}} .where{{color:#556170}} .error{{color:#b3261e}}
+button:focus-visible,input:focus-visible{{outline-color:#1c5bc9}}}}
 </style></head>
 <body><form method="post" action="/login">
 <h1>Navi</h1>
 <label for="token">Access token</label>
-<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+<input id="token" name="token" type="password" autocomplete="current-password" required autofocus
+ aria-describedby="where">
 {error}
 <button type="submit">Sign in</button>
+<p class="where" id="where">Where is it? <code>navi serve</code> prints a sign-in link with the token
+when it starts; on the machine Navi runs on, <code>navi token</code> prints that link again. The token
+itself is kept in the file <code>navi_token</code> beside Navi's database (<code>NAVI_TOKEN_FILE</code>),
+or it is the <code>NAVI_API_TOKEN</code> you set. A user added with <code>navi users add</code> signs in
+with their own token.</p>
 </form></body></html>"""
 
 
@@ -114,5 +129,7 @@ async def logout(request: Request) -> Response:
     if sign_in:
         await _policy(request).sign_ins.revoke(sign_in)
     response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+    response.delete_cookie(
+        COOKIE, path="/", httponly=True, samesite="strict", secure=request.url.scheme == "https"
+    )
     return response

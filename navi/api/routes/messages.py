@@ -9,12 +9,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from navi.agent.engine import with_files
 from navi.api.deps import OwnedSessionId, RunsDep, SessionDep, SharedFilesDep, UploadsDep
 from navi.api.errors import BadRequest, RunFailed
 from navi.api.routing import api_router
 from navi.api.websocket import bring_files, parse_frame
-from navi.llm.messages import Message, ToolCall
+from navi.llm.messages import Message, ToolCall, with_files
 
 router = api_router(prefix="/sessions", tags=["messages"])
 STORABLE_ROLES = ("user", "assistant", "tool")

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from navi import redact
 from navi.api.deps import RuntimeDep
 from navi.api.routing import api_router
+from navi.llm.backends import kind_of
 from navi.llm.base import LLMBackend, model_listed
 from navi.llm.errors import LLMError, ModelNotFound
 from navi.llm.registry import BackendRegistry
@@ -30,9 +31,6 @@ router = api_router(prefix="/models", tags=["models"])
 
 CHECK_TIMEOUT = 3.0  # seconds, for each question to the model server
 CACHE_SECONDS = 10.0
-
-# Where each backend's server is configured, for the "check …" in an unreachable server's detail.
-SETTING = {"ollama": "OLLAMA_HOST", "openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_API_KEY"}
 
 T = TypeVar("T")
 
@@ -78,7 +76,9 @@ async def check(profiles: ProfileRegistry, backends: BackendRegistry) -> ModelSt
             backend=backend, model=model, reachable=reachable, model_available=available, detail=detail
         )
 
-    setting = SETTING.get(backend, "DEFAULT_LLM_BACKEND")
+    # Where the backend's server is configured, for the "check …" in an unreachable server's detail.
+    kind = kind_of(backend)
+    setting = kind.server_setting if kind else "DEFAULT_LLM_BACKEND"
     try:
         llm = backends.get(backend)
         status = await _bounded(llm.status())
@@ -92,7 +92,7 @@ async def check(profiles: ProfileRegistry, backends: BackendRegistry) -> ModelSt
         return result(False, None, f"{status.detail} (check {setting})")
     available = await _model_available(llm, model)
     if available is False:
-        fix = f" — run `ollama pull {model}`" if backend == "ollama" else ""
+        fix = f" — {kind.pull.format(model=model)}" if kind and kind.pull else ""
         return result(True, False, f"model {model} is not available on {status.detail}{fix}")
     return result(True, available, f"{model} on {status.detail}")
 

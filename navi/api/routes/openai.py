@@ -5,7 +5,9 @@ message: one turn per session (409 `busy` otherwise), planning, tools, compressi
 always, and the frames every page of the session sees. Which history the turn has:
 
 - With an `X-Session-Id` header, the session's own: only the request's last message (the user's)
-  is added, and the session's profile answers (the `model` must still name a profile).
+  is added, and the session's profile answers (the `model` must still name a profile). An id no
+  session has yet makes a new session with exactly that id (the client chose it), seeded with the
+  request's messages like one without the header; another user's id is 404 as if it did not exist.
 - Without it, the request's messages are the conversation: a new session of the `model` profile
   is seeded with all but the last, which is answered; its id comes back in `X-Session-Id`, so
   the client can go on with it.
@@ -30,6 +32,7 @@ from navi.api.openai_wire import (
     ChatRequest,
     OpenAIError,
     Shape,
+    bad_request,
     error_body,
     history,
     last_message,
@@ -38,7 +41,7 @@ from navi.api.openai_wire import (
     usage_of,
 )
 from navi.api.routing import api_router
-from navi.api.turns import Answer, frames, new_session, wait_for
+from navi.api.turns import Answer, frames, new_session, own_or_new_session, wait_for
 from navi.compose import Runtime
 from navi.runctx import Unattended
 from navi.runs import AgentRun, RunActive, Subscriber
@@ -49,6 +52,11 @@ SESSION_HEADER = "X-Session-Id"
 # A turn's error → the HTTP status of a non-streaming answer (the rest: the model side failed).
 RUN_ERROR_STATUS = {"session_not_found": 404, "context_overflow": 400, "busy": 409, "internal": 500}
 APPROVALS_SETTING = "NAVI_OPENAI_API_APPROVALS"  # named in the note about denied calls
+
+
+def shown(value: str) -> str:
+    """A header's value echoed in an error: never a 10 kB one."""
+    return value if len(value) <= 64 else f"{value[:64]}…"
 
 
 def _status(code: str) -> int:
@@ -119,12 +127,17 @@ async def chat_completions(
         raise _unknown_model(body.model, runtime)
     last = last_message(body.messages)
     if x_session_id is not None:
-        session = (
-            await runtime.sessions.get(x_session_id, owner=user, display=False)
-            if is_session_id(x_session_id)
-            else None
+        if not is_session_id(x_session_id):
+            raise bad_request(
+                f"{SESSION_HEADER} must be a Navi session id, a lowercase UUID such as "
+                f"3f2e8a1c-5b7d-4e9f-a0c2-6d4b8e1f3a57 (got {shown(x_session_id)!r})",
+                "invalid_session_id",
+                SESSION_HEADER,
+            )
+        session = await own_or_new_session(
+            runtime, x_session_id, user, body.model, lambda: history(body.messages)
         )
-        if session is None:
+        if session is None:  # another user's: answered as a missing session always was
             raise OpenAIError(404, "session_not_found", f"no session '{x_session_id}'", param=SESSION_HEADER)
         session_id, model = session.id, runtime.profiles.of_session(session.profile_id).id
     else:

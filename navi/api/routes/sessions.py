@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import Body, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -52,11 +52,15 @@ class SessionDetail(SessionListItem):
     max_context_tokens: int
 
 
+ContextKind = Literal["stored", "model"]
+
+
 class ContextView(BaseModel):
     system_prompt: str
     memory: str | None
     messages: list[Message]
     context_token_count: int
+    view: ContextKind = "stored"
 
 
 class Pin(BaseModel):
@@ -150,15 +154,27 @@ async def get_session(session: SessionDep, runtime: RuntimeDep, runs: RunsDep) -
 
 
 @router.get("/{session_id}/context", response_model=ContextView, summary="What the model sees")
-async def get_context(session: SessionDep, runtime: RuntimeDep) -> ContextView:
+async def get_context(
+    session: SessionDep,
+    runtime: RuntimeDep,
+    view: Annotated[
+        ContextKind,
+        Query(
+            description="`stored`: the context buffer as stored; `model`: the messages the next model "
+            "call sends (built as the agent builds them: old long messages shortened with their "
+            "recall keys, plans in the system prompt)"
+        ),
+    ] = "stored",
+) -> ContextView:
     profile = runtime.profiles.of_session(session.profile_id)
     memory = await runtime.memory.get_summary(owner=session.owner)
     built = runtime.agent.model_view(profile, session.context, memory)
     return ContextView(
         system_prompt=built[0].content or "",
         memory=memory,
-        messages=shown.messages(session.context),
+        messages=shown.messages(built[1:] if view == "model" else session.context),
         context_token_count=session.context_token_count,
+        view=view,
     )
 
 

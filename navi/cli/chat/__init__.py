@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from navi.cli.main import fail, settings_or_exit
+from navi.cli.common import fail, settings_or_exit
 
 
 def history_path(configured: str) -> Path:

@@ -73,7 +73,8 @@ def register_builtins(
     allowed = config.fs_allowed_paths
     if allowed and "*" not in allowed:
         allowed = [*allowed, config.session_files_dir]  # the agent must be able to read uploads
-    policy = PathPolicy(allowed, denied=config.secret_paths)
+    # Uploads: only the current run's session folder; every other session's is off limits.
+    policy = PathPolicy(allowed, denied=config.secret_paths, uploads=config.session_files_dir)
     spawn = SpawnAgentTool(profiles)
     ssh = SshExecTool(config.ssh_hosts_file)
     for tool in (

@@ -5,7 +5,9 @@ own secrets refused), and the I/O goes through `navi.tools.safe_io` on the resol
 descriptors from `/` down, never following a symlink, so a folder swapped for a symlink after the
 check cannot send a read, a write or a listing outside. A file opened is checked against the
 secrets again by inode. A folder holding a secret cannot be copied, moved or deleted whole;
-listings show secrets marked, and never go into a secret folder.
+listings show secrets marked, and never go into a secret folder. Other sessions' uploads (every
+folder in SESSION_FILES_DIR but the current session's) are refused the same way, and left out of
+listings and searches altogether: their names are other conversations' ids.
 Text files are read in pages of lines (and of at most `MAX_PAGE_CHARS` characters, read in bounded
 chunks, so neither a large log nor a file without newlines lands in memory or the context whole);
 binary files are described, not dumped.
@@ -107,6 +109,7 @@ def _when(ts: float) -> str:
 
 
 SECRET_MARK = "  [Navi's own secret: off limits]"
+UPLOADS_NOTE = "[other sessions' upload folders are not shown: they are off limits]"
 
 
 def _entry(dir_fd: int, name: str, shown: str) -> str:
@@ -247,32 +250,38 @@ class FilesystemTool(Tool):
         entries: list[str] = []
         with safe_io.folder(path, listable=True) as top:
             if p.get("recursive"):
+                hidden = self.policy.covers_uploads(path)  # the walk leaves other sessions' out
                 for root, dirs, files, dir_fd in self._walk(path, top):
                     for name in dirs + sorted(files):
                         entries.append(self._entry(dir_fd, name, path / root / name, str(root / name)))
                     if len(entries) >= MAX_ENTRIES:
                         break
             else:
-                for name in sorted(os.listdir(top)):
-                    entries.append(self._entry(top, name, path / name, name))
+                names = sorted(os.listdir(top))
+                kept = [name for name in names if not self.policy.is_other_upload(path / name)]
+                hidden = len(kept) < len(names)
+                entries = [self._entry(top, name, path / name, name) for name in kept]
         shown = entries[:MAX_ENTRIES]
-        note = (
-            f"\n[{len(entries) - MAX_ENTRIES} more entries not shown]" if len(entries) > MAX_ENTRIES else ""
-        )
-        return ToolResult.ok(
-            f"[{p['path']}: {len(shown)} entries]\n" + "\n".join(shown) + note
-            if shown
-            else f"{p['path']} is empty."
-        )
+        more = len(entries) - MAX_ENTRIES
+        notes = [f"[{more} more entries not shown]"] if more > 0 else []
+        notes += [UPLOADS_NOTE] if hidden else []
+        head = f"[{p['path']}: {len(shown)} entries]" if shown else f"{p['path']} is empty."
+        return ToolResult.ok("\n".join([head, *shown, *notes]))
 
     def _walk(self, path: Path, top: int) -> Any:
         """`os.fwalk` below the folder `top` (the real `path`): (folder relative to `path`, its
         folders, its files, its descriptor). Symlinks are not followed, a folder swapped for one
-        while the walk runs is skipped, and secret folders are not entered."""
+        while the walk runs is skipped; secret folders and other sessions' uploads are not
+        entered (nor shown)."""
         for root, dirs, files, dir_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
             rel = Path(root)
-            dirs[:] = sorted(d for d in dirs if not self.policy.is_secret(path / rel / d))
+            dirs[:] = sorted(d for d in dirs if not self._off_limits(path / rel / d))
+            files = [f for f in files if not self.policy.is_other_upload(path / rel / f)]
             yield rel, dirs, files, dir_fd
+
+    def _off_limits(self, folder: Path) -> bool:
+        """A folder a listing or search does not enter: a secret, or another session's uploads."""
+        return self.policy.is_secret(folder) or self.policy.is_other_upload(folder)
 
     def _find(self, path: Path, p: dict[str, Any]) -> ToolResult:
         pattern = p.get("pattern")
@@ -307,6 +316,11 @@ class FilesystemTool(Tool):
             raise PathDenied(
                 f"{p['path']} holds Navi's own secret files (its database, access token, .env or SSH "
                 f"hosts file); it cannot be {p['action']}d as a whole"
+            )
+        if self.policy.covers_uploads(path):
+            raise PathDenied(
+                f"{p['path']} holds the uploads of other sessions (other conversations, maybe other "
+                f"users'); it cannot be {p['action']}d as a whole"
             )
 
     # --- writing ---------------------------------------------------------------------------------

@@ -123,6 +123,8 @@ class TerminalTool(Tool):
         resolved = self._resolve(argv[0], cwd)
         if resolved is None:
             return ToolResult.fail(f"command not found: {argv[0]}")
+        if self.policy.is_other_upload(resolved):  # the sandbox hides it too; say why here
+            return ToolResult.fail(str(self.policy.upload_denied(argv[0])))
         refusal = self._check_allowed(argv[0], resolved, cwd)
         if refusal:
             return ToolResult.fail(refusal)

@@ -1,11 +1,16 @@
 // REST calls to Navi. Same origin, cookie credentials; errors become exceptions with Navi's message.
+// Every call also tells `connectivity` whether Navi answered, for the header's status light.
 
 export class ApiError extends Error {
-  constructor(status, message) {
+  constructor(status, message, { network = false } = {}) {
     super(message);
     this.status = status;
+    this.network = network; // the request got no answer (Navi down, network gone)
   }
 }
+
+// Whether Navi answers: "offline" when a request got no answer, "online" when one did.
+export const connectivity = new EventTarget();
 
 async function request(method, path, body, { raw = false } = {}) {
   const options = { method, credentials: "same-origin", headers: {} };
@@ -15,7 +20,14 @@ async function request(method, path, body, { raw = false } = {}) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);
   }
-  const response = await fetch(path, options);
+  let response;
+  try {
+    response = await fetch(path, options);
+  } catch { // no answer at all: Navi is down or the network is gone
+    connectivity.dispatchEvent(new Event("offline"));
+    throw new ApiError(0, "Navi is not answering; it may be stopped or restarting.", { network: true });
+  }
+  connectivity.dispatchEvent(new Event("online"));
   if (response.status === 401) {
     window.location.assign("/login");
     throw new ApiError(401, "Please sign in.");
@@ -39,6 +51,7 @@ export const api = {
   planning: (id) => request("GET", `/sessions/${id}/planning`),
   create: (profileId) => request("POST", "/sessions", { profile_id: profileId }),
   rename: (id, name) => request("PATCH", `/sessions/${id}`, { name }),
+  setProfile: (id, profileId) => request("PATCH", `/sessions/${id}`, { profile_id: profileId }),
   pin: (id, pinned) => request("PATCH", `/sessions/${id}/pin`, { pinned }),
   remove: (id) => request("DELETE", `/sessions/${id}`),
   exportRaw: (id) => request("GET", `/sessions/${id}/export`, undefined, { raw: true }),
@@ -58,4 +71,9 @@ export const api = {
   facts: () => request("GET", "/memory/facts"),
   summary: () => request("GET", "/memory/summary"),
   modelStatus: () => request("GET", "/models/status"),
+  health: () => request("GET", "/health"),
+  remembered: () => request("GET", "/approvals/remembered"),
+  forget: (tool, program) =>
+    request("DELETE", `/approvals/remembered/${encodeURIComponent(tool)}${program ? `?program=${encodeURIComponent(program)}` : ""}`),
+  logout: () => request("POST", "/logout", undefined, { raw: true }),
 };

@@ -2,155 +2,26 @@
 // WebSocket frames. Both paths end in the same blocks (thinking, plan, tool cards, text), so a turn
 // looks the same while it streams, after a reload mid-run, and when read back later.
 
-import { el, formatJson, imageSrc } from "/static/js/dom.js";
+import { ToolCard, TextSegment, notice, planCard, statusText, thinkingBlock } from "/static/js/blocks.js";
+import { el, imageSrc } from "/static/js/dom.js";
 import { icon } from "/static/js/icons.js";
-import { fillMarkdown } from "/static/js/markdown.js";
+import { Steps } from "/static/js/steps.js";
 
 const SPAWN = "spawn_agent";
 // Navi appends uploaded files' paths to the user's text for the model; the page shows them as chips.
 const FILES_SUFFIX = /\n\n\[Uploaded files on disk:\n[\s\S]*\]$/;
-
-function thinkingBlock(text, { open = false, label = "Thought" } = {}) {
-  const body = el("div", { class: "thinking-text" }, text || "");
-  const details = el("details", { class: "thinking", open }, el("summary", { text: label }), body);
-  return { details, body };
-}
-
-function planCard(text, open) {
-  const body = el("div", { class: "markdown" });
-  fillMarkdown(body, text);
-  return el("details", { class: "plan", open }, el("summary", {}, icon("plan"), " Plan"), body);
-}
-
-function notice(text, kind) {
-  return el("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : undefined }, text);
-}
-
-// What Navi is doing while no token flows (status frames); replaced by the next one, gone with the
-// first thinking, text or tool block. A turn starts out waiting, before any frame says more.
-const STATUS_LABELS = {
-  starting: "Waiting for Navi",
-  preparing: "Preparing",
-  compressing: "Summarising earlier messages",
-  planning: "Planning",
-  waiting: "Waiting for the model",
-};
-
-function statusText(phase, detail) {
-  const label = STATUS_LABELS[phase] || "Working";
-  return detail ? `${label}: ${detail}…` : `${label}…`;
-}
 
 function compressionNotice(before, after) {
   const detail = before !== undefined ? ` (${before} → ${after} messages)` : "";
   return el("div", { class: "msg" }, notice(`Context compressed${detail}; earlier messages were summarised.`, "compressed"));
 }
 
-// One tool call. Pending until its result; subagent calls of a spawn_agent nest in `.subcalls`.
-class ToolCard {
-  constructor(tool, args, callId) {
-    this.callId = callId || "";
-    this.status = el("span", { class: "status", text: "running" });
-    this.args = el("pre", { class: "tool-args" }, formatJson(args ?? {}));
-    this.result = el("pre", { class: "tool-result" });
-    this.resultLabel = el("div", { class: "tool-label", text: "Result", hidden: true });
-    this.result.hidden = true;
-    this.subcalls = el("div", { class: "subcalls", hidden: true });
-    this.node = el(
-      "details",
-      { class: "tool pending", dataset: { callId: this.callId, tool } },
-      el("summary", {}, icon("tool"), " ", el("strong", { text: tool }), " · ", this.status),
-      el("div", { class: "tool-body" },
-        el("div", { class: "tool-label", text: "Arguments" }), this.args, this.resultLabel, this.result, this.subcalls),
-    );
-  }
-
-  nest(node) {
-    this.subcalls.hidden = false;
-    this.subcalls.append(node);
-  }
-
-  // The call waits for the user: the reason, and Allow / Deny (/ Always, when Navi can remember it).
-  // The card opens (and any subagent card around it), so what is asked is in view with its arguments.
-  ask(reason, alwaysScope, onAnswer) {
-    this.approval?.remove();
-    const choose = (decision) => {
-      for (const b of this.approval.querySelectorAll("button")) b.disabled = true;
-      this.status.textContent = "answering…";
-      if (!onAnswer(this.callId, decision)) { // not sent: let the user try again
-        for (const b of this.approval.querySelectorAll("button")) b.disabled = false;
-        this.status.textContent = "waiting for approval";
-      }
-    };
-    const button = (label, decision, title) =>
-      el("button", { type: "button", class: `approve-${decision}`, title, onclick: () => choose(decision) }, label);
-    this.approval = el("div", { class: "approval", role: "group", "aria-label": "Approval" },
-      el("p", { class: "approval-reason", text: `Navi asks before running this: ${reason}` }),
-      el("div", { class: "approval-actions" },
-        button("Allow", "allow", "Run this call"),
-        button("Deny", "deny", "Do not run it; Navi is told you declined"),
-        alwaysScope ? button("Always", "always", `Run it, and from now on allow ${alwaysScope} without asking`) : null));
-    this.node.querySelector(".tool-body").prepend(this.approval);
-    this.node.classList.add("asking");
-    this.status.textContent = "waiting for approval";
-    for (let card = this.node; card; card = card.parentElement?.closest("details.tool")) card.open = true;
-  }
-
-  // The question was answered (here, in another window, by the timeout or a stop): the buttons go.
-  answered(decision, by) {
-    if (!this.approval) return;
-    const outcomes = {
-      allow: "Allowed.",
-      always: "Allowed, and remembered: Navi will not ask again for this.",
-      deny: by === "timeout" ? "Not run: nobody answered in time." : by === "stop" ? "Not run: stopped." : "Declined: not run.",
-    };
-    const outcome = el("p", { class: `approval-outcome ${decision}`, role: "status", text: outcomes[decision] || decision });
-    this.approval.querySelector(".approval-actions")?.replaceWith(outcome);
-    this.node.classList.remove("asking");
-    this.status.textContent = decision === "deny" ? "not run" : "running";
-  }
-
-  get asking() {
-    return this.node.classList.contains("asking");
-  }
-
-  complete(args, result, success) {
-    if (args !== undefined) this.args.textContent = formatJson(args);
-    this.result.textContent = result ?? "";
-    this.result.hidden = false;
-    this.resultLabel.hidden = false;
-    this.node.classList.remove("pending");
-    this.node.classList.add(success ? "ok" : "failed");
-    this.status.textContent = success ? "done" : "failed";
-  }
-}
-
-// A streamed text segment, re-rendered at most once per animation frame.
-class TextSegment {
-  constructor(text = "") {
-    this.text = text;
-    this.node = el("div", { class: "markdown text" });
-    this.rendered = null; // the text the node shows
-    this.frame = 0;
-  }
-
-  append(delta) {
-    this.text += delta;
-    this.frame ||= requestAnimationFrame(() => this.flush());
-  }
-
-  flush() {
-    cancelAnimationFrame(this.frame);
-    this.frame = 0;
-    if (this.rendered === this.text) return;
-    this.rendered = this.text;
-    fillMarkdown(this.node, this.text);
-  }
-}
-
-// An assistant turn: an ordered list of blocks.
+// An assistant turn: its steps folded into one line (see steps.js), then the answer and notices.
 export class Turn {
-  constructor({ live = false } = {}) {
+  // `startedAt`: when the turn began (ms since the epoch), for the time on its steps line.
+  constructor({ live = false, startedAt = Date.now() } = {}) {
+    this.live = live;
+    this.startedAt = startedAt;
     this.node = el("article", { class: "msg turn", "aria-busy": live ? "true" : undefined });
     this.cards = new Map();
     this.spawns = []; // running spawn_agent cards, innermost last
@@ -158,16 +29,37 @@ export class Turn {
     this.segment = null;
     this.texts = [];
     this.statusNode = null;
+    this.steps = null; // made with the first step
   }
 
   get text() {
     return this.texts.map((s) => s.text).join("");
   }
 
+  // A notice or other block of the turn itself (not a step).
   add(node) {
     this.clearStatus();
     this.segment = null; // text after any other block starts a new segment
     this.node.append(node);
+  }
+
+  // A step: into the steps line, made (at the top of the turn) with the first one. Text written
+  // before this step was said on the way, not the answer: it goes into the steps too.
+  addStep(node) {
+    this.clearStatus();
+    if (!this.steps) {
+      this.steps = new Steps({ live: this.live });
+      this.node.prepend(this.steps.node);
+    }
+    for (const segment of this.texts) {
+      if (segment.node.parentElement === this.node) {
+        segment.flush({ final: true });
+        segment.node.classList.add("narration");
+        this.steps.body.append(segment.node);
+      }
+    }
+    this.segment = null;
+    this.steps.add(node);
   }
 
   status(phase, detail) {
@@ -188,16 +80,22 @@ export class Turn {
   // Where a subagent's blocks go: inside the running spawn_agent card when there is one.
   place(node, isSubagent) {
     const parent = isSubagent ? this.spawns[this.spawns.length - 1] : null;
-    if (parent) parent.nest(node);
-    else this.add(node);
+    if (parent) {
+      parent.nest(node);
+      this.steps?.update();
+    } else {
+      this.addStep(node);
+    }
   }
 
   thinkingDelta(delta) {
     this.clearStatus();
     if (!this.thinking) {
       this.thinking = thinkingBlock("", { open: true, label: "Thinking…" });
-      this.add(this.thinking.details);
+      this.addStep(this.thinking.details);
+      this.steps.thought();
     }
+    this.steps.doing("thinking…");
     this.thinking.body.append(delta); // a new text node: no copy of what is already there
   }
 
@@ -206,31 +104,37 @@ export class Turn {
     this.thinking.details.open = false;
     this.thinking.details.querySelector("summary").textContent = "Thought";
     this.thinking = null;
+    this.steps?.doing("");
   }
 
   turnThinking(text, isSubagent) {
     if (!text) return;
     const { details } = thinkingBlock(text, { label: isSubagent ? "Subagent thought" : "Thought" });
     this.place(details, isSubagent);
+    if (!isSubagent || !this.spawns.length) this.steps.thought();
   }
 
   plan(text, open = true) {
-    this.add(planCard(text, open));
+    this.addStep(planCard(text, open));
+    this.steps.plan();
   }
 
   toolStarted(tool, args, callId, isSubagent) {
     this.thinkingEnd();
-    const card = new ToolCard(tool, args, callId);
+    const card = new ToolCard(tool, args, callId, () => this.steps?.update());
     if (callId) this.cards.set(callId, card);
+    const nested = isSubagent && this.spawns.length > 0;
     this.place(card.node, isSubagent);
+    if (!nested) this.steps.card(card);
     if (tool === SPAWN && !isSubagent) this.spawns.push(card);
     return card;
   }
 
-  toolCall(tool, args, result, success, callId, isSubagent) {
+  // `outcome`: the live frame's success (true/false), or what the stored history says.
+  toolCall(tool, args, result, outcome, callId, isSubagent) {
     let card = callId ? this.cards.get(callId) : null;
     if (!card) card = this.toolStarted(tool, args, callId, isSubagent);
-    card.complete(args, result, success);
+    card.complete(args, result, outcome);
     const at = this.spawns.indexOf(card);
     if (at >= 0) this.spawns.splice(at, 1);
   }
@@ -258,23 +162,28 @@ export class Turn {
       this.texts.push(this.segment);
       this.node.append(this.segment.node);
     }
+    this.steps?.doing("writing…");
     this.segment.append(delta);
   }
 
   setText(text) {
     const segment = new TextSegment(text);
-    segment.flush();
+    segment.flush({ final: true });
     this.texts.push(segment);
     this.add(segment.node);
   }
 
-  finish(content, finishReason) {
+  // The turn is over: every text drawn whole, and the steps line says how long it took (`endedAt`,
+  // ms since the epoch, when the history knows; else now, for a turn this page saw start).
+  finish(content, finishReason, endedAt = null) {
     this.clearStatus();
     this.thinkingEnd();
-    for (const segment of this.texts) segment.flush();
+    for (const segment of this.texts) segment.flush({ final: true });
     if (content && !this.text) this.setText(content);
     if (finishReason === "length") this.add(notice("The reply was cut off at its length limit.", "cut"));
     this.node.removeAttribute("aria-busy");
+    const end = endedAt ?? Date.now();
+    this.steps?.finish(this.startedAt !== null ? end - this.startedAt : null);
   }
 
   stopped() {
@@ -298,6 +207,7 @@ export class Turn {
     }
     this.add(node);
     this.node.removeAttribute("aria-busy");
+    this.steps?.finish(null);
   }
 
   retrying() {
@@ -329,6 +239,16 @@ function storedUserMessage(m) {
   const files = m.metadata?.files || [];
   const text = files.length ? (m.content || "").replace(FILES_SUFFIX, "") : m.content || "";
   return userMessage(text, m.images || [], files);
+}
+
+// How a stored tool result ended (its metadata: `status`, and `declined` when a question was answered no).
+function storedOutcome(metadata = {}) {
+  const status = metadata.status;
+  if (status === "ok" || status === undefined) return "ok";
+  if (status === "stopped") return "stopped";
+  if (metadata.declined === "timeout" || metadata.declined === "unattended") return "timeout";
+  if (metadata.declined) return "declined";
+  return "failed";
 }
 
 export class Conversation {
@@ -394,8 +314,9 @@ export class Conversation {
     this.failed = null;
   }
 
-  startTurn() {
-    const turn = new Turn({ live: true });
+  // `startedAt`: when the turn began, if not now (a turn replayed after a reload began earlier).
+  startTurn(startedAt = Date.now()) {
+    const turn = new Turn({ live: true, startedAt });
     turn.status("starting");
     this.append(turn.node);
     return turn;
@@ -423,26 +344,41 @@ export class Conversation {
   }
 
   // Stored display history → blocks. Assistant messages and tool results between two user messages
-  // form one turn; tool results fill the cards of the calls they answer.
+  // form one turn; tool results fill the cards of the calls they answer. A turn's time is from its
+  // user message to its last message.
   renderHistory(messages) {
     this.clear();
     this.failed = null;
     let turn = null;
+    let asked = null; // when the turn's user message was stored
+    let last = null; // when its latest message was
+    const close = () => {
+      if (turn) turn.steps?.finish(asked !== null && last !== null ? last - asked : null);
+      turn = null;
+    };
     const ensureTurn = () => {
       if (!turn) {
-        turn = new Turn();
+        turn = new Turn({ startedAt: asked });
         this.container.append(turn.node);
       }
       return turn;
     };
     for (const m of messages) {
+      const at = Date.parse(m.created_at);
       if (m.role === "user") {
-        turn = null;
+        close();
+        asked = Number.isFinite(at) ? at : null;
         this.container.append(storedUserMessage(m));
-      } else if (m.role === "assistant" && m.is_compression) {
-        turn = null;
+        continue;
+      }
+      if (m.role === "assistant" && m.is_compression) {
+        close();
+        asked = null;
         this.container.append(compressionNotice(m.metadata?.messages_before, m.metadata?.messages_after));
-      } else if (m.role === "assistant" && m.is_plan) {
+        continue;
+      }
+      last = Number.isFinite(at) ? at : last;
+      if (m.role === "assistant" && m.is_plan) {
         ensureTurn().plan(m.content || "", false);
       } else if (m.role === "assistant" && m.metadata?.error) {
         // A failed turn's record; only the latest one, at the very end, can be retried.
@@ -455,11 +391,10 @@ export class Conversation {
         for (const call of m.tool_calls || []) t.toolStarted(call.name, call.arguments, call.id, false);
         if (m.stopped) t.markStopped();
       } else if (m.role === "tool") {
-        const t = ensureTurn();
-        const status = m.metadata?.status;
-        t.toolCall(m.name || "tool", undefined, m.content || "", status === "ok" || status === undefined, m.tool_call_id);
+        ensureTurn().toolCall(m.name || "tool", undefined, m.content || "", storedOutcome(m.metadata), m.tool_call_id);
       }
     }
+    close();
     this.scrollToEnd();
   }
 }

@@ -48,7 +48,7 @@ export class Composer {
     });
     stop.addEventListener("click", () => this.onStop());
     document.addEventListener("keydown", (event) => {
-      if (event.key === "Escape" && this.running) {
+      if (event.key === "Escape" && !event.shiftKey && this.running) { // Shift+Esc focuses the box
         event.preventDefault();
         this.onStop();
       }

@@ -7,13 +7,17 @@
 // allowed, show a browser notification.
 
 import { api } from "/static/js/api.js";
+import { statusText } from "/static/js/blocks.js";
 import { Conversation } from "/static/js/chat.js";
 import { Composer } from "/static/js/composer.js";
 import { toast } from "/static/js/dom.js";
 import { fillIcons } from "/static/js/icons.js";
-import { ModelStatus } from "/static/js/modelstatus.js";
 import { Notifier } from "/static/js/notify.js";
+import { ProfilePicker } from "/static/js/profile.js";
 import { SchedulesPanel } from "/static/js/schedules.js";
+import { SettingsPanel } from "/static/js/settings.js";
+import { installShortcuts } from "/static/js/shortcuts.js";
+import { StatusLight } from "/static/js/status.js";
 import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
 import { SessionSocket } from "/static/js/socket.js";
 import { ScheduleWatch } from "/static/js/watch.js";
@@ -26,21 +30,33 @@ const state = {
   turn: null, // the live Turn while a run streams
   pending: null, // the message sent, until its stream_start (or its error)
   replaying: false, // opened mid-run: the next stream_start is the replay of that run
+  replayFrom: 0, // when that run's message was stored (the replayed turn's start)
   retrying: false, // Retry was pressed: the next stream_start is that retry
   opening: 0, // which openSession call is the latest (an older one finishing late must not win)
   creating: null, // the session being created for a first message or upload
   waiting: null, // the nodes drawn for a message sent, until its turn starts
+  queued: null, // a message waiting for Navi to be reachable (a token: Stop or a switch voids it)
 };
 
 const conversation = new Conversation($("messages"), { onRetry: retry });
-const modelStatus = new ModelStatus($("model-status"));
+const light = new StatusLight($("model-status"));
 
 const sidebar = new Sidebar({
   list: $("sessions"),
-  picker: $("profile-picker"),
+  search: $("session-search"),
   onOpen: (id) => navigate(id),
   onDeleted: (id) => { if (state.session?.id === id) navigate(null); },
   onRenamed: (updated) => { if (state.session?.id === updated.id) setHeader({ ...state.session, ...updated }); },
+});
+
+const picker = new ProfilePicker({
+  select: $("profile-picker"),
+  modelName: $("model-name"),
+  currentSession: () => state.session,
+  onChanged: (updated) => {
+    if (state.session?.id === updated.id) setHeader({ ...state.session, profile_id: updated.profile_id });
+    sidebar.refresh();
+  },
 });
 
 const notifier = new Notifier({ toggle: $("notify-toggle"), note: $("notify-note"), onOpen: (id) => navigate(id) });
@@ -63,6 +79,12 @@ const panel = new SchedulesPanel({
   onStarted: (id) => watch.started(id),
 });
 
+const settings = new SettingsPanel({
+  dialog: $("settings"),
+  openButton: $("open-settings"),
+  closeButton: $("close-settings"),
+});
+
 const composer = new Composer({
   form: $("composer"),
   input: $("input"),
@@ -83,7 +105,7 @@ function setHeader(session) {
   const title = session ? sessionTitle(session) : "Navi";
   $("session-title").textContent = title;
   document.title = session ? `${title} · Navi` : "Navi";
-  $("profile-name").textContent = session ? sidebar.profileName(session.profile_id) : "";
+  picker.show(session?.profile_id); // a draft shows the profile it will be created with
   document.querySelector(".debug-link").href = session ? `/debug?session=${session.id}` : "/debug";
 }
 
@@ -103,12 +125,6 @@ function setMeter(tokens, max) {
   $("context-short").textContent = `${Math.round(share * 100)}%`;
 }
 
-function setConnection(status) {
-  const badge = $("connection");
-  badge.hidden = status === "open";
-  badge.textContent = status === "reconnecting" ? "Reconnecting…" : "";
-}
-
 // ---- sessions -----------------------------------------------------------------------------------
 
 function navigate(id) {
@@ -123,7 +139,7 @@ function currentRouteId() {
 }
 
 async function createSession() {
-  const created = await api.create($("profile-picker").value || undefined);
+  const created = await api.create(picker.draft || undefined);
   await sidebar.refresh();
   return created.session_id;
 }
@@ -144,7 +160,7 @@ function closeSession() {
   state.socket?.close();
   Object.assign(state, { socket: null, pending: null, retrying: false, session: null, waiting: null });
   endTurn();
-  setConnection("open");
+  light.setSocket("none");
   watch.setSocketOpen(false); // the draft view has no socket: scheduled runs are polled for
 }
 
@@ -174,6 +190,7 @@ function scheduleEvent(event) {
 }
 
 async function openSession(id, { fresh = false } = {}) {
+  if (!fresh) state.queued = null; // another conversation: a message waiting to go out stays in the box
   closeSession();
   if (!fresh) composer.dropUploads(); // uploaded files belong to the session they were sent to
   const ticket = ++state.opening;
@@ -198,6 +215,7 @@ async function openSession(id, { fresh = false } = {}) {
     const last = messages.map((m) => m.role).lastIndexOf("user");
     conversation.renderHistory(last >= 0 ? messages.slice(0, last + 1) : messages);
     state.replaying = true;
+    state.replayFrom = last >= 0 ? Date.parse(messages[last].created_at) || Date.now() : Date.now();
     composer.setRunning(true);
   } else {
     conversation.renderHistory(messages);
@@ -207,12 +225,9 @@ async function openSession(id, { fresh = false } = {}) {
       handleFrame(frame);
       if (!state.pending) clearWaiting(); // its turn has started, or the message was refused
     },
-    onOpen: ({ reconnected }) => {
-      resync(id, reconnected);
-      if (reconnected) modelStatus.refresh();
-    },
+    onOpen: ({ reconnected }) => resync(id, reconnected),
     onStatus: (status) => {
-      setConnection(status);
+      light.setSocket(status);
       watch.setSocketOpen(status === "open"); // while it reconnects, the poll keeps watching
     },
     onGone: () => {
@@ -245,9 +260,9 @@ async function route() {
     await openSession(id);
   } else {
     state.opening += 1; // an open still under way is void
+    state.queued = null;
     closeSession();
     setHeader(null);
-    $("profile-name").textContent = sidebar.profileName($("profile-picker").value); // the draft's
     setMeter(0, 0);
     conversation.clear();
     $("messages").hidden = true;
@@ -276,18 +291,57 @@ function clearWaiting() {
   }
 }
 
+// The waiting line under a message sent says it waits for Navi to be reachable again.
+function showQueued() {
+  const line = state.waiting?.[1]?.querySelector(".status-line");
+  if (!line) return;
+  line.textContent = "Navi is not reachable: your message goes out as soon as it is back (Stop takes it back).";
+  line.classList.add("queued");
+}
+
+function showSending() {
+  const line = state.waiting?.[1]?.querySelector(".status-line");
+  if (!line) return;
+  line.textContent = statusText("starting");
+  line.classList.remove("queued");
+}
+
+// A message sent while Navi cannot be reached waits, drawn with a line saying so, and goes out once
+// it is back — once: it is only ever written to an open socket. Stop takes it back into the box.
 async function send(message) {
+  const ticket = {};
+  state.queued = ticket;
+  const voided = () => state.queued !== ticket;
   showWaiting(message);
   composer.setRunning(true); // no second send while the session is being created
   try {
-    await ensureSession();
+    for (;;) {
+      try {
+        await ensureSession();
+        break;
+      } catch (error) {
+        if (!error.network || voided()) throw error;
+        showQueued();
+        await light.whenOnline();
+        if (voided()) return;
+        showSending();
+      }
+    }
+    if (voided()) return;
     showWaiting(message); // opening the new session cleared the pane
-    state.pending = message;
     composer.setRunning(true);
-    await state.socket.whenOpen();
+    if (!state.socket.ready) {
+      showQueued();
+      await state.socket.whenOpen(0);
+      if (voided()) return;
+      showSending();
+    }
+    state.queued = null;
+    state.pending = message;
     state.socket.send({ type: "message", ...message });
   } catch (error) {
-    state.pending = null;
+    if (voided()) return;
+    Object.assign(state, { queued: null, pending: null });
     clearWaiting();
     composer.setRunning(false);
     toast(error.message);
@@ -319,6 +373,12 @@ function answerApproval(callId, decision) {
 }
 
 async function stop() {
+  if (state.queued) { // not sent yet: take it back (its text is still in the box)
+    Object.assign(state, { queued: null, pending: null });
+    clearWaiting();
+    composer.setRunning(false);
+    return;
+  }
   if (!state.session) return;
   try {
     await api.stop(state.session.id);
@@ -361,7 +421,7 @@ function handleFrame(frame) {
       } else if (!state.replaying && frame.message) {
         conversation.addAnnouncedUser(frame.message); // another window of this session sent it
       }
-      state.turn = conversation.startTurn();
+      state.turn = conversation.startTurn(state.replaying ? state.replayFrom : Date.now());
       Object.assign(state, { replaying: false, retrying: false });
       composer.setRunning(true);
       conversation.scrollToEnd();
@@ -396,6 +456,7 @@ function handleFrame(frame) {
       break;
     case "stream_end":
       liveTurn().finish(frame.content, frame.finish_reason);
+      light.turnAnswered();
       setMeter(frame.context_tokens, frame.max_context_tokens);
       endTurn();
       sidebar.refresh(); // its place in the list (last active); a new name comes as session_updated
@@ -443,6 +504,7 @@ function handleError(frame) {
     return;
   }
   if (frame.seq !== undefined && frame.code !== "nothing_to_retry") { // the run failed, and it is stored
+    light.turnFailed(frame.code, frame.message);
     conversation.failTurn(liveTurn(), frame.message, true);
     state.pending = null;
     endTurn();
@@ -462,17 +524,61 @@ function closeDrawer() {
   $("sidebar").classList.remove("open");
 }
 
-$("open-sidebar").addEventListener("click", () => {
+const PHONE = window.matchMedia("(max-width: 760px)");
+
+function openDrawer() {
   $("sidebar").classList.add("open");
+}
+
+$("open-sidebar").addEventListener("click", () => {
+  openDrawer();
   $("sessions").querySelector("button")?.focus();
 });
-// On a phone the list is a drawer over the chat: a tap beside it or Escape closes it.
-document.querySelector(".main").addEventListener("click", (event) => {
-  if ($("sidebar").classList.contains("open") && !event.target.closest("#open-sidebar")) closeDrawer();
+
+function newConversation() {
+  navigate(null);
+  closeDrawer();
+  $("input").focus();
+}
+
+installShortcuts({
+  dialog: $("shortcuts"),
+  openButton: $("open-shortcuts"),
+  closeButton: $("close-shortcuts"),
+  newConversation,
+  search: () => {
+    if (PHONE.matches) openDrawer();
+    $("session-search").focus();
+    $("session-search").select();
+  },
+  focusInput: () => {
+    closeDrawer();
+    $("input").focus();
+  },
 });
+
+// The example prompts of the empty page are sent as they are, as if typed.
+for (const example of document.querySelectorAll("#examples .example")) {
+  example.addEventListener("click", () => {
+    if (composer.running) return;
+    $("input").value = example.dataset.prompt;
+    $("input").dispatchEvent(new Event("input"));
+    composer.submit();
+  });
+}
+// On a phone the list is a drawer over the chat: a tap beside it or Escape closes it. That tap only
+// closes it: it does not also press what lies under it (an example prompt, a link).
+document.querySelector(".main").addEventListener("click", (event) => {
+  if (!$("sidebar").classList.contains("open") || event.target.closest("#open-sidebar")) return;
+  closeDrawer();
+  event.preventDefault();
+  event.stopPropagation();
+}, true);
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape" && $("sidebar").classList.contains("open")) closeDrawer();
 });
+// A panel opened from the phone's list takes the screen: the list closes under it.
+for (const opener of ["open-schedules", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
 $("close-sidebar").addEventListener("click", () => {
   closeDrawer();
   $("open-sidebar").focus();
@@ -480,12 +586,7 @@ $("close-sidebar").addEventListener("click", () => {
 // A new conversation is a draft until its first message: nothing is created for an empty one.
 $("new-session").addEventListener("submit", (event) => {
   event.preventDefault();
-  navigate(null);
-  closeDrawer();
-  $("input").focus();
-});
-$("profile-picker").addEventListener("change", () => {
-  if (!state.session) $("profile-name").textContent = sidebar.profileName($("profile-picker").value);
+  newConversation();
 });
 window.addEventListener("hashchange", route);
 document.addEventListener("visibilitychange", readIfShown);
@@ -493,12 +594,14 @@ document.addEventListener("visibilitychange", readIfShown);
 async function start() {
   fillIcons();
   try {
-    sidebar.setProfiles(await api.profiles());
+    const profiles = await api.profiles();
+    sidebar.setProfiles(profiles);
+    picker.setProfiles(profiles);
   } catch (error) {
     toast(`Navi is not answering: ${error.message}`);
   }
   await sidebar.refresh();
-  modelStatus.start();
+  light.start();
   $("composer").hidden = false;
   composer.setRunning(false);
   await route();

@@ -66,10 +66,21 @@ function copyButton(code) {
   return button;
 }
 
+// Markdown as the plain text it reads as (for one-line previews and notifications): rendered and
+// sanitised like an answer, then only its text is kept, on one line.
+export function plainText(text) {
+  const box = document.createElement("div");
+  box.innerHTML = renderMarkdown(text);
+  return box.textContent.replace(/\s+/g, " ").trim();
+}
+
 export function fillMarkdown(element, text) {
   element.innerHTML = renderMarkdown(text);
   for (const code of element.querySelectorAll("pre > code")) {
-    hljs.highlightElement(code);
+    // Only code that says its language is coloured: guessing paints plain output (a tool's result,
+    // a log) as some language it is not.
+    if (/\blanguage-(?!plaintext\b|text\b)/.test(code.className)) hljs.highlightElement(code);
+    else code.classList.add("hljs", "plain");
     const pre = code.parentElement;
     const block = el("div", { class: "code-block" });
     pre.replaceWith(block);

@@ -2,6 +2,8 @@
 // schedules panel: that click is the user gesture browsers require before asking for permission,
 // and the page never asks on load. The choice is kept in localStorage for this browser.
 
+import { plainText } from "/static/js/markdown.js";
+
 const KEY = "navi.notify";
 
 export class Notifier {
@@ -51,7 +53,7 @@ export class Notifier {
     if (!this.enabled) return;
     let body;
     if (event.status === "waiting_approval") body = `Waiting for your approval${event.tool ? `: ${event.tool}` : ""}`;
-    else if (event.status === "ok") body = event.preview || "Done.";
+    else if (event.status === "ok") body = plainText(event.preview || "") || "Done.";
     else body = `${event.status === "skipped" ? "Skipped" : "Failed"}: ${event.error || "no reason given"}`;
     try {
       const note = new Notification(event.title || "Navi", { body, tag: `navi-${event.schedule_run_id}` });

@@ -5,13 +5,15 @@
 // everything typed.
 
 import { api } from "/static/js/api.js";
+import { confirmDialog } from "/static/js/confirm.js";
 import { el } from "/static/js/dom.js";
+import { plainText } from "/static/js/markdown.js";
 import { inZone, timingWords } from "/static/js/timing.js";
 
 const STATUS = { running: "running", waiting_approval: "waiting for your approval", ok: "ok", error: "failed", skipped: "skipped" };
 
 function runLine(run, timeZone) {
-  const what = run.status === "ok" ? run.preview : run.error;
+  const what = run.status === "ok" ? plainText(run.preview || "") : run.error; // the answer's start, read as text
   return [STATUS[run.status] || run.status, inZone(run.finished_at || run.started_at || run.due_at, timeZone), what]
     .filter(Boolean).join(" · ");
 }
@@ -53,7 +55,10 @@ export class SchedulesPanel {
     here.parentElement.title = session ? "" : "Open a conversation first";
     if (!session && here.checked) this.form.querySelector('input[name="target"][value="new"]').checked = true;
     if (!this.dialog.open) this.dialog.showModal();
-    this.form.querySelector("#schedule-prompt").focus();
+    // On a touch screen a focused text box brings up the keyboard over the list: focus the panel's
+    // close button there, the prompt elsewhere.
+    const touch = window.matchMedia("(hover: none) and (pointer: coarse)").matches;
+    (touch ? this.dialog.querySelector("#close-schedules") : this.form.querySelector("#schedule-prompt")).focus();
     this.refresh();
   }
 
@@ -192,7 +197,12 @@ export class SchedulesPanel {
   }
 
   async remove(s, title) {
-    if (!window.confirm(`Delete the schedule “${title}” and its runs? Its conversations stay.`)) return;
+    const ok = await confirmDialog({
+      title: "Delete this schedule?",
+      message: `“${title}” and its runs will be deleted. The conversations it answered in stay.`,
+      confirm: "Delete",
+    });
+    if (!ok) return;
     await this.change(s, "delete", () => api.deleteSchedule(s.id));
     this.latest.delete(s.id);
     this.dialog.querySelector("#schedule-prompt").focus(); // its row is gone

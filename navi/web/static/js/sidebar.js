@@ -1,8 +1,13 @@
-// The session list: pinned first (the server's order), with open, pin, rename, delete and export.
+// The session list: pinned first, then grouped by when each was last active (Today, Yesterday,
+// Previous 7 days, Previous 30 days, then by month), filtered by the search box. Each row opens its
+// session; its "⋯" button opens a small menu: pin, rename (in place), export, delete (asked first in
+// a dialog of the page, never the browser's prompt or confirm).
 
 import { api } from "/static/js/api.js";
+import { confirmDialog } from "/static/js/confirm.js";
 import { el, relativeTime, toast } from "/static/js/dom.js";
 import { icon } from "/static/js/icons.js";
+import { RowMenu } from "/static/js/rowmenu.js";
 
 export function sessionTitle(session) {
   return session?.name || "New conversation";
@@ -17,30 +22,65 @@ function download(filename, blob) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
+const DAY = 86_400_000;
+
+function startOfDay(time) {
+  const date = new Date(time);
+  date.setHours(0, 0, 0, 0);
+  return date.getTime();
+}
+
+// Which group a session last active at `iso` falls in, seen from `now` (the browser's calendar days).
+export function dateGroup(iso, now = Date.now()) {
+  const then = Date.parse(iso);
+  if (!Number.isFinite(then)) return "Older";
+  const days = Math.round((startOfDay(now) - startOfDay(then)) / DAY);
+  if (days <= 0) return "Today";
+  if (days === 1) return "Yesterday";
+  if (days <= 7) return "Previous 7 days";
+  if (days <= 30) return "Previous 30 days";
+  return new Intl.DateTimeFormat(undefined, { month: "long", year: "numeric" }).format(new Date(then));
+}
+
 export class Sidebar {
-  constructor({ list, picker, onOpen, onDeleted, onRenamed }) {
+  constructor({ list, search, onOpen, onDeleted, onRenamed }) {
     this.list = list;
-    this.picker = picker;
+    this.search = search;
     this.onOpen = onOpen;
     this.onDeleted = onDeleted;
     this.onRenamed = onRenamed;
     this.sessions = [];
     this.profiles = [];
     this.currentId = null;
+    this.renaming = null; // the id of the session whose name is being edited
+    this.menu = new RowMenu();
+    search.addEventListener("input", () => this.render());
+    search.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && search.value) {
+        event.stopPropagation();
+        search.value = "";
+        this.render();
+      } else if (event.key === "Enter") {
+        this.list.querySelector(".session-open")?.click(); // the first match
+      }
+    });
   }
 
   setProfiles(profiles) {
     this.profiles = profiles;
-    this.picker.replaceChildren(...profiles.map((p) => el("option", { value: p.id, text: p.name })));
   }
 
   profileName(id) {
     return this.profiles.find((p) => p.id === id)?.name || id;
   }
 
+  rows() {
+    return [...this.list.querySelectorAll("li.session")];
+  }
+
   select(id) {
     this.currentId = id;
-    for (const item of this.list.children) {
+    for (const item of this.rows()) {
       const current = item.dataset.id === id;
       item.classList.toggle("current", current);
       item.querySelector(".session-open")?.setAttribute("aria-current", current ? "page" : "false");
@@ -106,29 +146,57 @@ export class Sidebar {
     return session.unread && !(session.id === this.currentId && document.visibilityState === "visible");
   }
 
+  matches(session) {
+    const words = this.search.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
+    const text = `${sessionTitle(session)} ${this.profileName(session.profile_id)}`.toLowerCase();
+    return words.every((word) => text.includes(word));
+  }
+
   render() {
-    this.list.replaceChildren(...this.sessions.map((s) => this.item(s)));
+    if (this.renaming && this.list.querySelector(".rename-input")) return; // not under the user's typing
+    const focused = document.activeElement?.closest?.("li.session")?.dataset.id;
+    const groups = [];
+    for (const session of this.sessions.filter((s) => this.matches(s))) {
+      const label = session.pinned ? "Pinned" : dateGroup(session.last_active);
+      if (groups.at(-1)?.label !== label) groups.push({ label, sessions: [] });
+      groups.at(-1).sessions.push(session);
+    }
+    const sections = groups.map(({ label, sessions }) => {
+      const id = `group-${label.replace(/\W+/g, "-").toLowerCase()}`;
+      return el("section", { class: "session-group", "aria-labelledby": id },
+        el("h2", { class: "group-label", id, text: label }),
+        el("ul", { class: "session-rows" }, sessions.map((s) => this.item(s))));
+    });
+    const empty = this.sessions.length && !groups.length
+      ? el("p", { class: "no-match", text: "No conversation matches." }) : null;
+    this.list.replaceChildren(...sections, ...(empty ? [empty] : []));
     this.select(this.currentId);
+    if (focused) this.list.querySelector(`li.session[data-id="${CSS.escape(focused)}"] .session-open`)?.focus();
   }
 
   item(session) {
     const title = sessionTitle(session);
     const meta = [this.profileName(session.profile_id), relativeTime(session.last_active)];
     if (session.active) meta.push("● running");
-    const action = (label, icon, handler) =>
-      el("button", { class: "icon-button", type: "button", title: label, "aria-label": `${label}: ${title}`,
-        onclick: (event) => { event.stopPropagation(); handler(session); } }, icon);
+    const more = el("button", { class: "icon-button row-more", type: "button", title: "More",
+      "aria-label": `More: ${title}`, "aria-haspopup": "menu", "aria-expanded": "false",
+      onclick: (event) => { event.stopPropagation(); this.openMenu(session, more); } }, icon("more"));
     return el("li", { class: "session", dataset: { id: session.id } },
       el("button", { class: "session-open", type: "button", onclick: () => this.onOpen(session.id) },
         el("span", { class: "session-name" }, session.pinned ? el("span", { class: "pinned-mark", title: "Pinned" }, icon("pin", "pinned")) : null,
           this.badged(session) ? el("span", { class: "unread-badge", title: "A scheduled run answered here" }, "New", el("span", { class: "visually-hidden", text: ":" })) : null,
           title),
         el("span", { class: "session-meta", text: meta.join(" · ") })),
-      el("span", { class: "session-actions" },
-        action(session.pinned ? "Unpin" : "Pin", icon(session.pinned ? "unpin" : "pin"), (s) => this.pin(s)),
-        action("Rename", icon("edit"), (s) => this.rename(s)),
-        action("Export", icon("download"), (s) => this.export(s)),
-        action("Delete", icon("trash"), (s) => this.remove(s))));
+      el("span", { class: "session-actions" }, more));
+  }
+
+  openMenu(session, button) {
+    this.menu.open(button, [
+      { label: session.pinned ? "Unpin" : "Pin", icon: session.pinned ? "unpin" : "pin", run: () => this.pin(session) },
+      { label: "Rename", icon: "edit", run: () => this.rename(session) },
+      { label: "Export", icon: "download", run: () => this.export(session) },
+      { label: "Delete", icon: "trash", danger: true, run: () => this.remove(session) },
+    ]);
   }
 
   // Run one change, say what went wrong if it failed, and show the list as it is now.
@@ -145,15 +213,57 @@ export class Sidebar {
     return this.change("pin", () => api.pin(session.id, !session.pinned));
   }
 
+  // The name becomes a text box in its row: Enter (or leaving it) saves, Escape keeps the old name.
+  // An empty name lets Navi name the conversation again.
   rename(session) {
-    const name = window.prompt("Name this conversation (leave empty to let Navi name it):", session.name || "");
-    if (name === null) return undefined;
-    return this.change("rename", async () => this.onRenamed?.(await api.rename(session.id, name.trim())));
+    const row = this.list.querySelector(`li.session[data-id="${CSS.escape(session.id)}"]`);
+    const name = row?.querySelector(".session-name");
+    if (!name) return;
+    const input = el("input", { class: "rename-input", type: "text", maxlength: "200",
+      "aria-label": `New name for ${sessionTitle(session)} (empty: Navi names it)` });
+    input.value = session.name || "";
+    this.renaming = session.id;
+    let done = false;
+    const finish = async (save) => {
+      if (done) return;
+      done = true;
+      this.renaming = null;
+      const value = input.value.trim();
+      const refocus = () => this.list.querySelector(`li.session[data-id="${CSS.escape(session.id)}"] .session-open`)?.focus();
+      if (!save || value === (session.name || "")) {
+        this.render();
+        refocus();
+        return;
+      }
+      await this.change("rename", async () => this.onRenamed?.(await api.rename(session.id, value)));
+      refocus();
+    };
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        finish(true);
+      } else if (event.key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation(); // not the drawer's or the reply's Escape
+        finish(false);
+      }
+    });
+    input.addEventListener("blur", () => finish(true));
+    input.addEventListener("click", (event) => event.stopPropagation());
+    row.classList.add("renaming");
+    row.querySelector(".session-open").replaceWith(el("div", { class: "session-open editing" }, input));
+    input.focus();
+    input.select();
   }
 
-  remove(session) {
-    if (!window.confirm(`Delete “${sessionTitle(session)}” and its uploaded files? This cannot be undone.`)) return undefined;
-    return this.change("delete", async () => {
+  async remove(session) {
+    const ok = await confirmDialog({
+      title: "Delete this conversation?",
+      message: `“${sessionTitle(session)}” and its uploaded files will be deleted. This cannot be undone.`,
+      confirm: "Delete",
+    });
+    if (!ok) return;
+    await this.change("delete", async () => {
       await api.remove(session.id);
       this.onDeleted?.(session.id);
     });

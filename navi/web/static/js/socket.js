@@ -59,16 +59,17 @@ export class SessionSocket {
         return;
       }
       this.onStatus?.("reconnecting");
-      const delay = Math.min(8000, 250 * 2 ** this.retries++);
+      const delay = Math.min(4000, 250 * 2 ** this.retries++);
       this.timer = setTimeout(() => this.connect(), delay);
     };
   }
 
-  // Resolves once the socket is open (at once when it is), fails after `ms` or when it is closed.
+  // Resolves once the socket is open (at once when it is); fails when it is closed, or after `ms`
+  // (0: no time limit).
   whenOpen(ms = 8000) {
     if (this.ready) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("Could not reach Navi; check that it is running.")), ms);
+      const timer = ms ? setTimeout(() => reject(new Error("Could not reach Navi; check that it is running.")), ms) : 0;
       this.waiters.push({
         resolve: () => { clearTimeout(timer); resolve(); },
         reject: (error) => { clearTimeout(timer); reject(error); },

@@ -21,10 +21,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, case, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
 from navi.llm.messages import Message, utcnow
 from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, as_utc, is_session_id, new_session_id
-from navi.sessions.store import SessionNotFound, SessionStore
+from navi.sessions.store import SessionExists, SessionNotFound, SessionStore
 from navi.storage import migrate
 from navi.storage.database import Database
 from navi.storage.schema import (
@@ -349,18 +350,28 @@ class SqlSessionStore(SessionStore):
 
     # --- sessions --------------------------------------------------------------------------------
     async def _create(
-        self, profile_id: str, *, owner: str = DEFAULT_OWNER, name: str | None = None
+        self,
+        profile_id: str,
+        *,
+        owner: str = DEFAULT_OWNER,
+        name: str | None = None,
+        session_id: str | None = None,
     ) -> Session:
         now = utcnow()
         session = Session(
-            id=new_session_id(),
+            id=session_id or new_session_id(),
             owner=owner,
             profile_id=profile_id,
             name=name,
             created_at=now,
             last_active=now,
         )
-        await self.db.write(lambda conn: _insert(conn, session))
+        try:
+            await self.db.write(lambda conn: _insert(conn, session))
+        except IntegrityError:  # only a named id can be taken (the primary key)
+            if session_id is None:
+                raise
+            raise SessionExists(session_id) from None
         return session
 
     async def get(self, session_id: str, *, owner: str | None = None, display: bool = True) -> Session | None:

@@ -1,0 +1,97 @@
+"""A run's state, made and bound to a profile: its backend (guarded, bound to the run's stop
+event), model, context window, tools, and what the system prompt and tool schemas take.
+
+A tool may switch the run to another profile (`switch_profile`): the run is bound again, and the
+next model call uses the new backend, model and tools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from navi import runctx
+from navi.agent.budget import Budget
+from navi.agent.run import RunState
+from navi.agent.windows import ContextWindows
+from navi.llm.base import LLMBackend
+from navi.llm.calls import CallLimits, GuardedBackend
+from navi.llm.messages import Message
+from navi.llm.registry import BackendRegistry
+from navi.profiles.base import AgentProfile
+from navi.profiles.registry import ProfileRegistry
+from navi.tools.registry import ToolRegistry, ToolView
+
+
+class BindingConfig(Protocol):
+    num_ctx: int
+    limits: CallLimits
+
+
+class RunBinder:
+    def __init__(
+        self,
+        config: BindingConfig,
+        *,
+        backends: BackendRegistry,
+        profiles: ProfileRegistry,
+        tools: ToolRegistry,
+        windows: ContextWindows,
+        budget: Budget,
+        tool_names: Callable[[AgentProfile], list[str]],
+        memory: Callable[[str], Awaitable[str | None]],
+    ) -> None:
+        self.config = config
+        self.backends = backends
+        self.profiles = profiles
+        self.tools = tools
+        self.windows = windows
+        self.budget = budget
+        self.tool_names = tool_names  # the tools a profile's model is offered, by name
+        self.memory = memory  # the memory summary of an owner
+
+    def tool_view(self, profile: AgentProfile) -> ToolView:
+        return self.tools.view(self.tool_names(profile))
+
+    def backend(self, profile: AgentProfile, stop: asyncio.Event | None) -> LLMBackend:
+        """The profile's backend with the call limits, abandoning its calls on `stop` (never: None)."""
+        return GuardedBackend(self.backends.get(self.profiles.backend_of(profile)), self.config.limits, stop)
+
+    async def bind(self, run: RunState, profile: AgentProfile) -> None:
+        run.profile = profile
+        run.llm = self.backend(profile, run.ctx.stop_event)
+        run.model = self.profiles.model_of(profile)
+        run.window = await self.windows.window(run.llm, run.model)
+        run.tools = self.tool_view(profile)
+        run.ctx.profile_id = profile.id
+        run.tool_costs = {}  # another backend or model may price tools differently
+        run.refixed(self.budget.overhead(run))
+
+    async def rebind(self, run: RunState, profile_id: str) -> None:
+        await self.bind(run, self.profiles.get(profile_id))
+
+    async def new_run(
+        self,
+        ctx: runctx.RunContext,
+        profile: AgentProfile,
+        context: list[Message],
+        *,
+        persistent: bool,
+        stream: bool,
+    ) -> RunState:
+        memory = await self.memory(ctx.owner)
+        run = RunState(
+            ctx=ctx,
+            profile=profile,
+            llm=self.backend(profile, ctx.stop_event),
+            model="",
+            window=self.config.num_ctx,
+            tools=ToolView([]),
+            context=context,
+            persistent=persistent,
+            stream=stream,
+            memory=memory,
+        )
+        await self.bind(run, profile)
+        return run

@@ -1,0 +1,219 @@
+"""The loop of one run: model call → tools → model call → … → answer.
+
+Each step: stop is checked; the context is compressed if it passed the threshold; the step's tools
+are chosen (none at the step limit, or after several failed calls in a row) and fitted to the
+window, condensing the earlier conversation when even that does not fit; the model is called, its
+reply saved; an answer ends the run (`stream_end`), tool calls run (navi/agent/tool_batch.py) and
+the next step follows. Stop raises `CallStopped` from wherever it is noticed (what a model call had
+produced is kept); the caller ends the run's events there (`until_stopped`, navi/agent/pump.py).
+The run's token counts come from each call's usage (`RunState.called`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from typing import Protocol
+
+import structlog
+
+from navi.agent.budget import Budget
+from navi.agent.context import build_context
+from navi.agent.events import AgentEvent, ErrorEvent, Notice, Status, StreamEnd, TurnUsage
+from navi.agent.persistence import RunWriter
+from navi.agent.pump import check_stop, pump
+from navi.agent.run import RunState
+from navi.agent.shorten import LongMessages
+from navi.agent.tool_batch import ToolRunner
+from navi.agent.turn_compression import TurnCompression
+from navi.llm.base import CallOptions
+from navi.llm.calls import CallStopped
+from navi.llm.chunks import Completion, CompletionBuilder
+from navi.llm.errors import ContextOverflow, LLMError
+from navi.llm.messages import Message, ToolSpec
+from navi.llm.meta import TokenUsage
+from navi.tools.base import Intent, SwitchProfile
+from navi.tools.registry import ToolView
+
+log = structlog.stdlib.get_logger(__name__)
+
+FAILURE_NOTE = (
+    "Several tool calls in a row have failed. Do not call tools now: answer the user with what you "
+    "have, and say plainly what failed."
+)
+LIMIT_NOTE = (
+    "You have reached the step limit for this request. Do not call tools: tell the user what was "
+    "done, what the results are, and what remains."
+)
+STOPPED_CALLING_TOOLS = (
+    "I stopped calling tools here (the step limit was reached or several tools failed in a row). "
+    "Ask me to continue if there is more to do."
+)
+
+
+class LoopConfig(Protocol):
+    persona: str
+    think: bool
+    num_ctx: int
+    max_tokens_answer: int
+    max_consecutive_tool_failures: int
+
+
+class Loop:
+    def __init__(
+        self,
+        config: LoopConfig,
+        *,
+        budget: Budget,
+        writer: RunWriter,
+        compression: TurnCompression,
+        tool_runner: ToolRunner,
+        long_messages: Callable[[], LongMessages],
+        rebind: Callable[[RunState, str], Awaitable[None]],
+    ) -> None:
+        self.config = config
+        self.budget = budget
+        self.writer = writer
+        self.compression = compression
+        self.tool_runner = tool_runner
+        self.long_messages = long_messages  # which old messages a call sends shortened
+        self.rebind = rebind  # switch the run to another profile (a tool asked for it)
+
+    async def steps(self, run: RunState) -> AsyncGenerator[AgentEvent, None]:
+        """Model calls and tool batches until an answer or an error. Raises `CallStopped` on stop."""
+        limit = max(1, run.profile.max_iterations)
+        for step in range(limit + 1):
+            check_stop(run)
+            async for event in self.compression.maybe(run):
+                yield event
+            note, offered = self._offer(run, last_step=step == limit)
+            specs, need = self.budget.fit_tools(run, offered)
+            if need + self.budget.reserve(run) > run.window:
+                # The model could not summarise: Navi condenses rather than refuse.
+                async for event in self.compression.maybe(run, overflowing=True):
+                    yield event
+                specs, need = self.budget.fit_tools(run, offered)
+            if need + self.budget.reserve(run) > run.window:
+                yield ErrorEvent(message=self.budget.too_small(run, need), code="context_overflow")
+                return
+            if notice := self._left_out(run, offered, specs):
+                yield notice
+            builder = CompletionBuilder()
+            try:
+                async for event in self._model_turn(run, builder, specs, note, need):
+                    yield event
+            except LLMError as exc:
+                if isinstance(exc, ContextOverflow):  # the server knows better: compress next time
+                    run.counted(max(run.size, run.window))
+                await self.writer.save_partial(run, builder, error=str(exc))
+                yield ErrorEvent.of(exc)
+                return
+            completion = self._completed(run, builder, specs)
+            reply = completion.message
+            await self.writer.save(run, display=[reply], context=[reply], tokens=run.size)
+            if not reply.tool_calls:
+                yield self._answer(run, completion)
+                return
+            async for event in self._tools(run, reply, specs):
+                yield event
+        yield ErrorEvent(message="the run ended without an answer", code="no_answer")  # unreachable
+
+    def _offer(self, run: RunState, *, last_step: bool) -> tuple[str | None, list[ToolSpec]]:
+        """The note and the tools of the next call: none at the step limit or after failures."""
+        if last_step:
+            return LIMIT_NOTE, []
+        if run.failures >= self.config.max_consecutive_tool_failures:
+            return FAILURE_NOTE, []
+        return None, run.tools.specs()
+
+    @staticmethod
+    def _left_out(run: RunState, offered: list[ToolSpec], specs: list[ToolSpec]) -> Notice | None:
+        """Say once which tools the window cannot hold, when that changes."""
+        left_out = tuple(s.name for s in offered if s not in specs)
+        if not left_out or left_out == run.trimmed:
+            return None
+        run.trimmed = left_out
+        log.info("tools.trimmed", window=run.window, left_out=left_out)
+        return Notice(
+            message=f"The model's context window ({run.window} tokens) cannot hold every tool; "
+            f"left out for now: {', '.join(left_out)}."
+        )
+
+    async def _model_turn(
+        self, run: RunState, builder: CompletionBuilder, specs: list[ToolSpec], note: str | None, need: int
+    ) -> AsyncIterator[AgentEvent]:
+        messages = build_context(
+            self.config.persona,
+            run.profile,
+            run.context,
+            run.memory,
+            note=note,
+            long_messages=self.long_messages(),
+            texts=None if run.persistent else run.ctx.full_texts,  # a subagent's texts live nowhere else
+        )
+        run.sent = messages
+        # Never ask for more than the window has left: a reply cannot push the context past it.
+        room = max(self.budget.reserve(run), run.window - need)
+        options = CallOptions(
+            model=run.model,
+            temperature=run.profile.temperature,
+            think=self.config.think,
+            num_ctx=self.config.num_ctx,
+            max_tokens=min(self.config.max_tokens_answer, room) or self.config.max_tokens_answer,
+        )
+        yield Status(phase="waiting", detail=f"the model is reading about {need} tokens")
+        try:
+            async for event in pump(run, builder, messages, options, specs):
+                yield event
+        except CallStopped:
+            await self.writer.save_partial(run, builder, stopped=True)
+            raise
+
+    def _completed(self, run: RunState, builder: CompletionBuilder, specs: list[ToolSpec]) -> Completion:
+        """The model's reply as the turn keeps it, and the run's counts as the server gave them."""
+        completion = builder.build()
+        final = builder.final
+        assert final is not None
+        if not final.usage.estimated and run.sent:
+            self.budget.calibrate(run, run.sent, specs, final.usage.prompt_tokens)
+        run.called(final.usage, fixed=self.budget.fixed(run, run.sent[0].content or "", specs))
+        reply = completion.message
+        usage = final.usage
+        reply.metadata.usage = TokenUsage(
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            estimated=usage.estimated,
+        )
+        if completion.finish_reason == "length":
+            reply.metadata.finish_reason = "length"
+        if reply.tool_calls and not specs:  # no tool was offered: calls are not run, text is the answer
+            log.info("tools.unoffered_calls_dropped", calls=[c.name for c in reply.tool_calls])
+            reply.tool_calls = []
+            reply.content = reply.content or STOPPED_CALLING_TOOLS
+        if not reply.tool_calls and run.retry_of is not None:
+            reply.metadata.retry_of = run.retry_of
+        return completion
+
+    @staticmethod
+    def _answer(run: RunState, completion: Completion) -> StreamEnd:
+        run.final_text = completion.message.content or ""
+        return StreamEnd(
+            content=run.final_text,
+            context_tokens=run.size,
+            max_context_tokens=run.window,
+            finish_reason="length" if completion.finish_reason == "length" else "stop",
+            usage=TurnUsage(
+                prompt_tokens=run.spent_prompt,
+                completion_tokens=run.spent_completion,
+                estimated=run.spent_estimated,
+            ),
+        )
+
+    async def _tools(self, run: RunState, reply: Message, specs: list[ToolSpec]) -> AsyncIterator[AgentEvent]:
+        """Run the reply's tool calls; a profile switch a tool asked for applies from the next call."""
+        intents: list[Intent] = []
+        offered = ToolView([tool for s in specs if (tool := run.tools.get(s.name)) is not None])
+        async for event in self.tool_runner.batch(run, reply.tool_calls, offered, intents):
+            yield event
+        switch = next((i for i in reversed(intents) if isinstance(i, SwitchProfile)), None)
+        if switch is not None and switch.profile_id != run.profile.id:  # announced as the tool returned
+            await self.rebind(run, switch.profile_id)

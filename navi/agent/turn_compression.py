@@ -1,0 +1,81 @@
+"""Compression inside a turn: before a model call, when the context passed the threshold.
+
+The model summarises; for a session whose model wrote no usable summary, or when the prompt no
+longer fits the window after a failed summary (`overflowing`), Navi condenses the earlier
+conversation itself (`navi.agent.condense`) rather than refusing the message. Past the threshold a
+turn compresses once; only a prompt that no longer fits makes it compress again. After the turn,
+`CompressionWorker` may compress once more (navi/agent/workers.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from navi.agent.budget import Budget
+from navi.agent.events import AgentEvent, Notice, Status
+from navi.agent.persistence import RunWriter
+from navi.agent.run import RunState
+from navi.agent.transcript import partition
+from navi.agent.workers import ContextCompressor, condense_budget, summary_failed
+
+CONDENSED_NOTICE = (
+    "The model could not summarise the earlier conversation, so Navi kept your earlier messages in "
+    "short form; every message is still in the history."
+)
+
+
+class TurnCompression:
+    def __init__(self, compressor: ContextCompressor, budget: Budget, writer: RunWriter) -> None:
+        self.compressor = compressor
+        self.budget = budget
+        self.writer = writer
+
+    def _due(self, run: RunState, overflowing: bool) -> bool:
+        if not self.compressor.settings.enabled:
+            return False
+        if not overflowing and (
+            run.compression_failed or run.compressed or not self.compressor.needed(run.size, run.window)
+        ):
+            return False
+        # Nothing before the latest request, or nothing a pass could shrink: the fit check decides.
+        return bool(partition(run.context, 0)[0]) and self.compressor.may_run(run.ctx.session_id, run.context)
+
+    async def maybe(self, run: RunState, *, overflowing: bool = False) -> AsyncIterator[AgentEvent]:
+        """Compress `run`'s context if it is due. Raises `CallStopped` on stop."""
+        if not self._due(run, overflowing):
+            return
+        condense = overflowing or run.ctx.session_id in self.compressor.unsummarisable
+        detail = "condensing" if condense else "summarising"
+        yield Status(phase="compressing", detail=f"{detail} the earlier conversation")
+        await self.writer.flush(run)  # compression rewrites stored rows: earlier writes must be in
+        overhead, room = self.budget.overhead(run), run.window - self.budget.reserve(run)
+        bare = self.budget.overhead(run, [])  # the fit check may leave every tool out
+
+        def enough(conversation: int) -> bool:  # below the threshold, and (overflowing) fitting
+            fits = not overflowing or conversation + bare <= room
+            return fits and not self.compressor.needed(overhead + conversation, run.window)
+
+        # Keep the configured number of turns; if that is still too much, one turn; in the end only
+        # the latest instruction and its newest tool results.
+        outcome = await self.compressor.run_pass(
+            run.ctx.session_id,
+            run.context,
+            run.llm,
+            run.model,
+            overhead_tokens=overhead,
+            persistent=run.persistent,
+            condense=condense,
+            keeps=[self.compressor.settings.keep_recent, 1, 0],
+            budget_tokens=condense_budget(run.window),
+            enough=enough,
+        )
+        if outcome.done is not None:
+            run.context = outcome.done.context
+            run.counted(outcome.done.tokens, fixed=self.budget.overhead(run))
+            run.compressed = True
+            yield outcome.done.event
+            if condense:
+                yield Notice(message=CONDENSED_NOTICE)
+        if outcome.failure is not None:
+            run.compression_failed = True  # carry on with the context as it is
+            yield summary_failed(outcome.failure)

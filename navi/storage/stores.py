@@ -1,0 +1,61 @@
+"""Every store Navi keeps its data in, built in one place: SQL on the one database, or in memory.
+
+The composition root opens (and migrates) the database and hands it here; with none (a read-only
+command before `navi serve` made one, or tests), every store is the in-memory one of its package.
+A store handed in (tests, benchmarks) is used as it is. Browser sign-ins (`signins.py`) are kept by
+the API's `SignIns`, which writes them through to the database once the runtime has one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from navi.agent.grants import GrantStore, InMemoryGrantStore
+from navi.memory.base import MemoryStore
+from navi.memory.in_memory import InMemoryMemoryStore
+from navi.schedules.store import InMemoryScheduleStore, ScheduleStore
+from navi.sessions.memory_store import InMemorySessionStore
+from navi.sessions.store import SessionStore
+from navi.storage.database import Database
+from navi.storage.grants import SqlGrantStore
+from navi.storage.memory import Embed, SqlMemoryStore
+from navi.storage.schedules import SqlScheduleStore
+from navi.storage.sessions import SqlSessionStore
+from navi.storage.users import SqlUserStore
+from navi.users.store import InMemoryUserStore, UserStore
+
+
+@dataclass
+class Stores:
+    sessions: SessionStore
+    memory: MemoryStore
+    schedules: ScheduleStore
+    users: UserStore
+    grants: GrantStore  # "always allow" answers
+
+
+def build_stores(
+    db: Database | None,
+    *,
+    files_dir: str,
+    embed: Embed | None = None,
+    sessions: SessionStore | None = None,
+    memory: MemoryStore | None = None,
+) -> Stores:
+    """The stores on `db` (in memory without one). `files_dir` is where sessions keep uploaded
+    files; `embed` gives memory facts embeddings (SQL only)."""
+    if db is None:
+        return Stores(
+            sessions=InMemorySessionStore(files_dir) if sessions is None else sessions,
+            memory=InMemoryMemoryStore() if memory is None else memory,
+            schedules=InMemoryScheduleStore(),
+            users=InMemoryUserStore(),
+            grants=InMemoryGrantStore(),
+        )
+    return Stores(
+        sessions=SqlSessionStore(db, files_dir) if sessions is None else sessions,
+        memory=SqlMemoryStore(db, embed=embed) if memory is None else memory,
+        schedules=SqlScheduleStore(db),
+        users=SqlUserStore(db),
+        grants=SqlGrantStore(db),
+    )

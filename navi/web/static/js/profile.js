@@ -1,0 +1,69 @@
+// The header's profile picker and model name: they show the open conversation's profile (or the
+// draft's), and changing the picker changes that conversation's profile (PATCH /sessions/{id}) — or,
+// in a draft, the profile its first message creates it with. The draft's choice is remembered in
+// this browser (localStorage), so "New conversation" starts with the profile last picked for one.
+
+import { api } from "/static/js/api.js";
+import { el, toast } from "/static/js/dom.js";
+
+const KEY = "navi.draftProfile";
+
+export class ProfilePicker {
+  constructor({ select, modelName, currentSession, onChanged }) {
+    this.select = select;
+    this.modelName = modelName;
+    this.currentSession = currentSession; // () → the open session, or null in a draft
+    this.onChanged = onChanged; // (updated session) → the page shows it
+    this.profiles = [];
+    this.shown = ""; // the profile id on screen
+    select.addEventListener("change", () => this.changed());
+  }
+
+  setProfiles(profiles) {
+    this.profiles = profiles;
+    this.select.replaceChildren(...profiles.map((p) => el("option", { value: p.id, text: p.name })));
+  }
+
+  name(id) {
+    return this.profiles.find((p) => p.id === id)?.name || id;
+  }
+
+  // The profile a draft's first message creates its conversation with.
+  get draft() {
+    const kept = localStorage.getItem(KEY);
+    return this.profiles.some((p) => p.id === kept) ? kept : this.profiles[0]?.id || "";
+  }
+
+  show(profileId) {
+    const id = profileId || this.draft;
+    if (id && ![...this.select.options].some((o) => o.value === id)) {
+      this.select.append(el("option", { value: id, text: id })); // a profile this page was not told of
+    }
+    this.select.value = id;
+    this.shown = id;
+    const profile = this.profiles.find((p) => p.id === id);
+    this.modelName.textContent = profile?.model || "";
+    this.modelName.title = profile ? `The model that answers: ${profile.model} (${profile.llm_backend})` : "";
+  }
+
+  async changed() {
+    const id = this.select.value;
+    const session = this.currentSession();
+    if (!session) {
+      localStorage.setItem(KEY, id);
+      this.show(id);
+      return;
+    }
+    this.select.disabled = true;
+    try {
+      const updated = await api.setProfile(session.id, id);
+      this.show(updated.profile_id);
+      this.onChanged(updated);
+    } catch (error) {
+      toast(`Could not switch the profile: ${error.message}`);
+      this.show(this.shown);
+    } finally {
+      this.select.disabled = false;
+    }
+  }
+}

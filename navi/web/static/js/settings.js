@@ -1,0 +1,97 @@
+// The settings panel (a modal dialog): the theme (this browser's), the remembered "Always" answers
+// (GET /approvals/remembered, each forgotten with DELETE: those calls ask again) and signing out
+// (POST /logout revokes this browser's sign-in).
+
+import { api } from "/static/js/api.js";
+import { el, relativeTime } from "/static/js/dom.js";
+
+const THEME = "navi.theme";
+
+export function applyTheme(theme) {
+  if (theme === "light" || theme === "dark") document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+}
+
+export class SettingsPanel {
+  constructor({ dialog, openButton, closeButton }) {
+    this.dialog = dialog;
+    this.opener = openButton;
+    this.list = dialog.querySelector("#remembered-list");
+    this.empty = dialog.querySelector("#remembered-empty");
+    this.status = dialog.querySelector("#settings-status");
+    openButton.addEventListener("click", () => this.open());
+    closeButton.addEventListener("click", () => this.dialog.close());
+    dialog.addEventListener("close", () => this.opener.focus());
+    for (const radio of dialog.querySelectorAll('input[name="theme"]')) {
+      radio.addEventListener("change", () => this.setTheme(radio.value));
+    }
+    dialog.querySelector("#sign-out").addEventListener("click", () => this.signOut());
+  }
+
+  get theme() {
+    return localStorage.getItem(THEME) || "system";
+  }
+
+  setTheme(theme) {
+    if (theme === "system") localStorage.removeItem(THEME);
+    else localStorage.setItem(THEME, theme);
+    applyTheme(theme);
+  }
+
+  open() {
+    const chosen = this.dialog.querySelector(`input[name="theme"][value="${this.theme}"]`);
+    if (chosen) chosen.checked = true;
+    this.say("");
+    if (!this.dialog.open) this.dialog.showModal();
+    this.dialog.querySelector('input[name="theme"]:checked')?.focus();
+    this.load();
+  }
+
+  say(message, kind = "info") {
+    this.status.textContent = message;
+    this.status.className = `panel-status ${kind}`;
+    this.status.hidden = !message;
+  }
+
+  async load() {
+    let remembered;
+    try {
+      remembered = await api.remembered();
+    } catch (error) {
+      this.say(`Could not load the remembered answers: ${error.message}`, "error");
+      return;
+    }
+    this.empty.hidden = remembered.length > 0;
+    this.list.replaceChildren(...remembered.map((r) => this.item(r)));
+  }
+
+  item(r) {
+    const what = r.program ? `${r.tool}: ${r.program}` : `${r.tool} (every call)`;
+    return el("li", { class: "remembered-item", dataset: { tool: r.tool, program: r.program || "" } },
+      el("span", { class: "remembered-what" }, el("code", { text: what }),
+        el("span", { class: "note", text: ` · ${relativeTime(r.created_at)}` })),
+      el("button", { type: "button", class: "outline small", "aria-label": `Forget: ${what}`,
+        onclick: () => this.forget(r, what) }, "Forget"));
+  }
+
+  async forget(r, what) {
+    try {
+      await api.forget(r.tool, r.program);
+      this.say(`Forgotten: Navi asks again before ${what}.`);
+    } catch (error) {
+      this.say(`Could not forget it: ${error.message}`, "error");
+    }
+    await this.load();
+    (this.list.querySelector("button") || this.dialog.querySelector("#sign-out")).focus(); // its row is gone
+  }
+
+  async signOut() {
+    try {
+      await api.logout();
+    } catch (error) {
+      this.say(`Could not sign out: ${error.message}`, "error");
+      return;
+    }
+    window.location.assign("/login");
+  }
+}

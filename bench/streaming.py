@@ -14,6 +14,12 @@ Measured in one run:
 4. Event-loop stalls inside Navi during each phase (`NAVI_LOOP_MONITOR`, GET /debug/loop).
 
     .venv/bin/python bench/streaming.py [--ttft-runs 40] [--sessions 100,300] [--seconds 6]
+
+With `--workers N` (N > 1) it measures Navi on PostgreSQL instead (`bench/scaleout.py`): the load
+through one worker and through `navi serve --workers N` in one run, cross-worker frames, and a
+failover (kill -9 of a worker during 50 turns).
+
+    .venv/bin/python bench/streaming.py --workers 2 [--sessions 300] [--seconds 6]
 """
 
 from __future__ import annotations
@@ -402,7 +408,41 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=20_000)
     parser.add_argument("--sessions", type=lambda s: [int(x) for x in s.split(",")], default=[100, 300])
     parser.add_argument("--seconds", type=float, default=6.0)
-    asyncio.run(run(parser.parse_args()))
+    parser.add_argument("--workers", type=int, default=1, help="N > 1: Navi on PostgreSQL, 1 and N workers")
+    args = parser.parse_args()
+    if args.workers > 1:
+        scaled(args)
+    else:
+        asyncio.run(run(args))
+
+
+def scaled(args: argparse.Namespace) -> None:
+    import scaleout  # bench/scaleout.py, beside this script
+
+    with tempfile.TemporaryDirectory() as tmp:
+        fake = Processes(Path(tmp))
+        fake.procs.append(
+            subprocess.Popen(
+                [sys.executable, str(ROOT / "bench" / "fake_model.py"), "--port", str(fake.fake_port)],
+                cwd=tmp,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if httpx.get(f"{fake.fake}/api/version", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the fake model server did not come up")
+                time.sleep(0.1)
+            asyncio.run(scaleout.run(fake.fake_port, Path(tmp), args.workers, args.sessions, args.seconds))
+        finally:
+            fake.stop()
 
 
 if __name__ == "__main__":

@@ -180,7 +180,7 @@ class Settings(BackendSettings, BaseSettings):
 
     # --- Runs across processes --------------------------------------------------------------------
     # A turn whose Navi process died is declared lost (error `worker_lost`, the message kept, Retry
-    # offered) at most this many seconds after the death; the lease is renewed every fifth of it.
+    # offered) at most this many seconds after the death; leases are renewed every 0.15 × of it.
     run_lease_seconds: float = Field(10.0, ge=0.5, le=3600)
     # PostgreSQL: a run's frames stay in the database this long after it ended, for connections that
     # reconnect to any worker (`?since=N&run=…`) and for following it from another worker.

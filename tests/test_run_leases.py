@@ -70,15 +70,17 @@ async def test_a_session_is_held_by_one_run_at_a_time(db: Database) -> None:
 
 
 async def test_a_lease_nobody_renews_expires_and_is_taken_once(db: Database) -> None:
-    gone = SqlLeases(db, worker="elsewhere/1/1/1/x", seconds=0.5)  # expires 0.3 s after a renewal
-    alive = SqlLeases(db, worker="elsewhere/1/1/1/y", seconds=0.5)
+    gone = SqlLeases(db, worker="elsewhere/1/1/1/x", seconds=1.0)  # expires 0.5 s after a renewal
+    alive = SqlLeases(db, worker="elsewhere/1/1/1/y", seconds=60)
     here = SqlLeases(db, seconds=0.5)
     assert await gone.acquire("s1", "run-1") is not None
     assert await alive.acquire("s2", "run-2") is not None
     assert await here.expired() == []
-    for _ in range(4):  # `alive` renews, `gone` does not
-        await asyncio.sleep(0.15)
-        await alive.renew()
+    await asyncio.sleep(0.3)
+    assert await gone.renew() == {"run-1"}  # renewed: not expired
+    assert await here.expired() == []
+    await asyncio.sleep(0.7)  # then `gone` stops renewing
+    assert await alive.renew() == {"run-2"}
     lost = await here.expired()
     assert [(x.session_id, x.run_id) for x in lost] == [("s1", "run-1")]
     assert await here.take(lost[0]) is True

@@ -45,6 +45,7 @@ from navi.compose.server import ServerConfig, server_config
 from navi.compose.services import ServicesFactory, services_factory
 from navi.config import Settings, load_settings
 from navi.logging import get_logger
+from navi.storage.throttle import SqlFailures
 
 log = get_logger(__name__)
 
@@ -92,10 +93,12 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         rt = running.runtime
         if rt.db is not None:  # browser sign-ins survive restarts, and /logout revokes them for good
             try:
-                await policy.sign_ins.attach(rt.db)
+                await policy.sign_ins.attach(rt.db, shared=running.shared)
             except BaseException:
                 await running.stop()
                 raise
+            if running.shared:  # workers on one database: guesses add up across all of them
+                policy.attach_failures(SqlFailures(rt.db))
         policy.attach_users(rt.users)  # tokens of `navi users add`, looked up on every request
         app.state.services = running
         app.state.runtime = rt
@@ -128,6 +131,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
                 with contextlib.suppress(asyncio.CancelledError):
                     await watcher
             policy.sign_ins.detach()
+            policy.attach_failures(None)
             policy.attach_users(None)
             await running.stop()
             log.info("navi.stopped")

@@ -18,9 +18,11 @@ from navi.api.errors import OwnerOnly
 from navi.api.identity import user_of
 from navi.compose import Runtime
 from navi.compose.server import ServerConfig, Uploads
+from navi.compose.services import Services
 from navi.runs import RunManager
 from navi.sessions.models import DEFAULT_OWNER, Session, is_session_id
 from navi.sessions.store import SessionNotFound
+from navi.storage.files import SharedFiles
 
 
 def get_runtime(request: Request) -> Runtime:
@@ -37,6 +39,11 @@ def get_user(request: Request) -> str:
     return user_of(request.scope)
 
 
+def get_shared_files(request: Request) -> SharedFiles | None:
+    services: Services = request.app.state.services
+    return services.files
+
+
 def get_config(request: Request) -> ServerConfig:
     config: ServerConfig = request.app.state.config
     return config
@@ -51,6 +58,8 @@ RunsDep = Annotated[RunManager, Depends(get_runs)]
 CurrentUser = Annotated[str, Depends(get_user)]
 ConfigDep = Annotated[ServerConfig, Depends(get_config)]  # the server's typed parts, never settings
 UploadsDep = Annotated[Uploads, Depends(get_uploads)]
+# Uploads' bytes in the shared database, for workers on other machines (None: one machine).
+SharedFilesDep = Annotated[SharedFiles | None, Depends(get_shared_files)]
 
 
 def require_owner(user: CurrentUser) -> None:

@@ -30,6 +30,8 @@ until the window passes — even with the right token, or the throttle would tel
 right. A client is its address (IPv6: its /64). `X-Forwarded-For` names the client only when the
 connection comes from a proxy listed in `NAVI_TRUSTED_PROXIES`; from anyone else it is ignored, so
 rotating it gets an attacker nowhere (`navi serve` turns uvicorn's own proxy handling off).
+Where several workers share a PostgreSQL database, failures are counted in it (`signin_failures`,
+navi/storage/throttle.py), so spreading guesses over workers or machines does not multiply them.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from http.cookies import SimpleCookie
-from typing import Literal
+from typing import Literal, Protocol
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -162,8 +164,12 @@ class AccessPolicy:
         self.hosts = hosts
         self.origins = {o.rstrip("/").lower() for o in allowed_origins}
         self.proxies = [n for n in (_network(p) for p in trusted_proxies) if n is not None]
-        self._failures: dict[str, deque[float]] = {}
+        self.failures: Failures = MemoryFailures()  # the database's when workers share one
         self.users: UserStore | None = None  # attached by the lifespan, with the database
+
+    def attach_failures(self, failures: Failures | None) -> None:
+        """Count failed sign-ins in `failures` from now on (None: this process's memory)."""
+        self.failures = failures or MemoryFailures()
 
     def attach_users(self, users: UserStore | None) -> None:
         """Accept the tokens of these users from now on (None: the owner's token only)."""
@@ -200,7 +206,7 @@ class AccessPolicy:
         morsel = cookies.get(COOKIE)
         return None if morsel is None else morsel.value
 
-    def authenticate(self, headers: dict[str, str]) -> tuple[Outcome, bool, SignIn | None]:
+    async def authenticate(self, headers: dict[str, str]) -> tuple[Outcome, bool, SignIn | None]:
         """("ok" | "none" | "bad", whether a cookie Navi does not know came along, the sign-in).
 
         "none" is a request that carried no credentials at all (not a guess); "bad" one that
@@ -215,7 +221,7 @@ class AccessPolicy:
             if scheme.lower() == "bearer" and self.token_matches(value.strip()):
                 return "ok", False, None
         cookie = self._cookie(headers)
-        sign_in = self.sign_ins.find(cookie) if cookie is not None else None
+        sign_in = await self.sign_ins.find(cookie) if cookie is not None else None
         if sign_in is not None:
             return "ok", False, sign_in
         bad_cookie = cookie is not None
@@ -245,7 +251,7 @@ class AccessPolicy:
         with, asked of the user store on every request (nothing cached): otherwise it is revoked
         and the request refused like one with an expired cookie."""
         wanted = headers.get(USER_HEADER, "").strip()
-        outcome, bad_cookie, sign_in = self.authenticate(headers)
+        outcome, bad_cookie, sign_in = await self.authenticate(headers)
         if outcome == "ok" and sign_in is not None and sign_in.owner != DEFAULT_OWNER:
             if await self._still_held(sign_in):
                 return outcome, False, sign_in.owner, NOT_PROXY if wanted else None
@@ -301,30 +307,50 @@ class AccessPolicy:
         return proto if proto in ("http", "https") else None
 
     # --- throttling ------------------------------------------------------------------------------
-    def _recent(self, client: str) -> deque[float]:
-        attempts = self._failures.get(client_key(client))
-        if attempts is None:
-            return deque()
-        cutoff = time.monotonic() - FAILURE_WINDOW
-        while attempts and attempts[0] < cutoff:
-            attempts.popleft()
-        return attempts
-
-    def login_allowed(self, client: str) -> bool:
+    async def login_allowed(self, client: str) -> bool:
         """False while `client` is locked out (too many failed sign-ins lately)."""
-        return len(self._recent(client)) < FAILURE_LIMIT
+        return len(await self.failures.recent(client_key(client), FAILURE_WINDOW)) < FAILURE_LIMIT
 
-    def retry_after(self, client: str) -> int:
+    async def retry_after(self, client: str) -> int:
         """Seconds until a locked-out client may try again."""
-        attempts = self._recent(client)
-        if len(attempts) < FAILURE_LIMIT:
+        ages = await self.failures.recent(client_key(client), FAILURE_WINDOW)
+        if len(ages) < FAILURE_LIMIT:
             return 0
-        return max(1, int(attempts[-FAILURE_LIMIT] + FAILURE_WINDOW - time.monotonic()) + 1)
+        return max(1, int(FAILURE_WINDOW - ages[-FAILURE_LIMIT]) + 1)
 
-    def login_failed(self, client: str) -> None:
-        key = client_key(client)
+    async def login_failed(self, client: str) -> None:
+        await self.failures.add(client_key(client), FAILURE_WINDOW)
+
+
+class Failures(Protocol):
+    """Where failed sign-ins are counted, per client key."""
+
+    async def recent(self, key: str, window: float) -> list[float]:
+        """How long ago (seconds) each failure of `key` within the last `window` seconds was,
+        oldest first."""
+        ...
+
+    async def add(self, key: str, window: float) -> None: ...
+
+
+class MemoryFailures:
+    """This process's count (one worker)."""
+
+    def __init__(self) -> None:
+        self._failures: dict[str, deque[float]] = {}
+
+    async def recent(self, key: str, window: float) -> list[float]:
+        attempts = self._failures.get(key)
+        if attempts is None:
+            return []
+        now = time.monotonic()
+        while attempts and attempts[0] < now - window:
+            attempts.popleft()
+        return [now - at for at in attempts]
+
+    async def add(self, key: str, window: float) -> None:
         if key not in self._failures and len(self._failures) >= TRACKED_CLIENTS:
-            cutoff = time.monotonic() - FAILURE_WINDOW
+            cutoff = time.monotonic() - window
             for stale in [k for k, v in self._failures.items() if not v or v[-1] < cutoff]:
                 del self._failures[stale]
         self._failures.setdefault(key, deque(maxlen=FAILURE_LIMIT * 2)).append(time.monotonic())
@@ -367,8 +393,8 @@ class AccessControl:
         if path in PUBLIC_PATHS or not self.policy.token or _is_listed_preflight(self.policy, scope, headers):
             await self.app({**scope, USER_KEY: DEFAULT_OWNER}, receive, send)
             return
-        if not self.policy.login_allowed(client):
-            wait = self.policy.retry_after(client)
+        if not await self.policy.login_allowed(client):
+            wait = await self.policy.retry_after(client)
             detail = f"too many failed sign-ins from this address; try again in {wait} s"
             await _deny(kind, send, receive, 429, detail, [(b"retry-after", str(wait).encode())], path=path)
             return
@@ -380,7 +406,7 @@ class AccessControl:
             await self.app({**scope, USER_KEY: user}, receive, send)
             return
         if outcome == "bad":
-            self.policy.login_failed(client)
+            await self.policy.login_failed(client)
         secure = b"; Secure" if scope.get("scheme") in ("https", "wss") else b""
         extra = [(b"set-cookie", CLEAR_COOKIE + secure)] if bad_cookie else []
         if kind == "http" and path in PAGE_PATHS and scope.get("method") == "GET":

@@ -8,7 +8,9 @@ token signs every browser out — with the moment it expires. `POST /logout` del
 Digests live in memory for the checks every request makes, and in the `browser_sessions` table
 (`navi.storage.signins`) when the runtime has a database, so sign-ins survive a restart. Without a
 database (or before the lifespan attached it) they are in memory only and a restart signs browsers
-out.
+out. Where several workers share the database (PostgreSQL), each check reads the table instead of
+memory: a sign-in made through one worker is good on every other, and signing out through any of
+them revokes it everywhere at once.
 
 A sign-in remembers whom it acts as: the owner, or a user of `navi users add` together with the
 digest of the token they signed in with. Whether that user still holds that token is not this
@@ -48,6 +50,7 @@ class SignIns:
         self.max_age = max_age
         self._live: dict[str, SignIn] = {}  # digest → sign-in, oldest first
         self._store: SqlSignInStore | None = None
+        self._shared = False  # the database is the only truth (several workers): no memory copy
 
     def _digest(self, sign_in: str) -> str:
         return hashlib.sha256(f"{self._token}\0{sign_in}".encode()).hexdigest()
@@ -69,18 +72,21 @@ class SignIns:
         sign_in = self.mint(owner, user_token)
         if self._store is not None:
             digest = self._digest(sign_in)
-            await self._store.add(digest, time.time(), self._live[digest].expires, owner, user_token)
+            expires = self._live.pop(digest) if self._shared else self._live[digest]
+            await self._store.add(digest, time.time(), expires.expires, owner, user_token)
         return sign_in
 
-    def find(self, sign_in: str) -> SignIn | None:
+    async def find(self, sign_in: str) -> SignIn | None:
         """The live sign-in this cookie value names, or None (unknown, expired, no token)."""
         if not self._token or not sign_in:
             return None
-        found = self._live.get(self._digest(sign_in))
+        digest = self._digest(sign_in)
+        found = self._live.get(digest)
+        if found is None and self._shared and self._store is not None:
+            row = await self._store.find(digest)
+            if row is not None:
+                found = SignIn(row.expires, row.owner, row.user_token)
         return found if found is not None and found.expires > time.time() else None
-
-    def valid(self, sign_in: str) -> bool:
-        return self.find(sign_in) is not None
 
     async def revoke(self, sign_in: str) -> bool:
         """Forget a sign-in (POST /logout, a removed user's cookie); False when it was not one."""
@@ -90,13 +96,17 @@ class SignIns:
             await self._store.remove(digest)
         return known
 
-    async def attach(self, db: Database) -> None:
-        """Keep sign-ins in `db` from now on: load the live ones, delete the expired."""
+    async def attach(self, db: Database, *, shared: bool = False) -> None:
+        """Keep sign-ins in `db` from now on: delete the expired, and load the live ones — unless
+        the database is `shared` by several workers, where every check reads it."""
         store = SqlSignInStore(db)
         for row in await store.live(time.time()):
-            self._remember(row.digest, SignIn(row.expires, row.owner, row.user_token))
+            if not shared:
+                self._remember(row.digest, SignIn(row.expires, row.owner, row.user_token))
         self._store = store
+        self._shared = shared
 
     def detach(self) -> None:
         """Stop writing to the database (it is about to be disposed); memory keeps working."""
         self._store = None
+        self._shared = False

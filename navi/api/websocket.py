@@ -39,6 +39,7 @@ from navi.llm.messages import strip_data_uri
 from navi.runs import RunActive, RunManager, Subscriber
 from navi.runs.follow import Followable
 from navi.sessions.models import is_session_id
+from navi.storage.files import SharedFiles
 
 log = structlog.stdlib.get_logger(__name__)
 router = APIRouter()
@@ -51,6 +52,7 @@ CLOSE_UNKNOWN_SESSION = 4004
 CLOSE_BAD_REQUEST = 4400  # the address's query is unusable (after a `bad_frame` error frame)
 MAX_CALL_ID = 200
 MAX_SINCE_DIGITS = 9  # a run never gets near a billion frames
+MAX_SHARED_FILES = 100  # files of one message looked up among other machines' uploads
 
 
 class FrameError(ValueError):
@@ -98,6 +100,28 @@ def read_frame(text: str, session_id: str, files_root: Path) -> ClientFrame:
     images = check_images(frame.get("images"))
     files = _files(frame.get("files"), files_root / session_id)
     return ClientFrame("message", content, images, files)
+
+
+async def bring_files(shared: SharedFiles | None, text: str, session_id: str, files_root: Path) -> bool:
+    """Bring to this machine the files a message names that were uploaded through a worker on
+    another one (where workers share a PostgreSQL database); True when any came, and the frame is
+    worth checking again. Anything unreadable brings nothing: the frame's own check says why."""
+    if shared is None or len(text) > MAX_FRAME_BYTES:
+        return False
+    try:
+        frame = safejson.loads(text)
+        files = frame.get("files") if isinstance(frame, dict) else None
+        if not isinstance(files, list):
+            return False
+        wanted = [
+            f["path"]
+            for f in files[:MAX_SHARED_FILES]
+            if isinstance(f, dict) and isinstance(f.get("path"), str)
+        ]
+        return await shared.bring(session_id, files_root / session_id, [Path(p).name for p in wanted]) > 0
+    except Exception as exc:  # a frame no check foresaw, or the database: the frame's check answers
+        log.warning("ws.files_not_brought", session_id=session_id, error=str(exc))
+        return False
 
 
 def since_param(raw: str | None) -> int:
@@ -204,6 +228,7 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
     runtime: Runtime = websocket.app.state.runtime
     runs: RunManager = websocket.app.state.runs
     config: ServerConfig = websocket.app.state.config
+    shared: SharedFiles | None = websocket.app.state.services.files
     user = user_of(websocket.scope)
     await websocket.accept()
     # Another user's session closes like one that does not exist.
@@ -252,7 +277,12 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                     else "x" * (MAX_FRAME_BYTES + 1)
                 )
             try:
-                frame = read_frame(text, session_id, files_root)
+                try:
+                    frame = read_frame(text, session_id, files_root)
+                except FrameError:  # its files may have been uploaded through another machine
+                    if not await bring_files(shared, text, session_id, files_root):
+                        raise
+                    frame = read_frame(text, session_id, files_root)
             except FrameError as exc:
                 outbox.put_nowait(_error(str(exc), "bad_frame"))
                 continue

@@ -174,6 +174,10 @@ def serve(
         str | None, typer.Option(help="Address to listen on (default NAVI_HOST, 127.0.0.1).")
     ] = None,
     port: Annotated[int | None, typer.Option(help="Port to listen on (default NAVI_PORT, 8000).")] = None,
+    workers: Annotated[
+        int,
+        typer.Option(min=1, help="Processes serving the one port (PostgreSQL: DATABASE_URL). Default 1."),
+    ] = 1,
 ) -> None:
     """Start Navi."""
     import uvicorn
@@ -184,6 +188,11 @@ def serve(
     from navi.compose.token import access_token
 
     settings = settings_or_exit(navi_host=host, navi_port=port)
+    if workers > 1 and not settings.database_url:
+        fail(
+            f"--workers {workers} needs PostgreSQL (DATABASE_URL): workers share runs, sign-ins and "
+            "uploads through it; on SQLite one `navi serve` serves (run it without --workers)"
+        )
     if not settings.listens_on_loopback() and not settings.navi_api_token:
         fail(
             f"refusing to listen on {settings.navi_host} without an access token — anyone on the "
@@ -202,8 +211,12 @@ def serve(
         token = access_token(settings)
     except SetupError as exc:
         fail(str(exc))
+    open_files = raise_open_file_limit()
+    if workers > 1:  # the parent says where Navi is; each worker announces nothing of its own
+        typer.echo(sign_in_text(settings.navi_host, settings.navi_port, token), err=True)
+        raise typer.Exit(serve_workers(settings, workers, open_files))
     app = create_app(settings, tune_gc=True)
-    options = uvicorn_options(settings, raise_open_file_limit())
+    options = uvicorn_options(settings, open_files)
     config = uvicorn.Config(
         OneLineStartupFailure(app), host=settings.navi_host, port=settings.navi_port, **options
     )
@@ -236,6 +249,31 @@ def token_command() -> None:
     typer.echo(
         sign_in_text(settings.navi_host, settings.navi_port, found).replace("Navi is ready: ", "Navi: ")
     )
+
+
+def serve_workers(settings: Settings, count: int, open_files: int) -> int:
+    """`count` processes on one socket (`navi/cli/workers.py`), each with its own app."""
+    import socket as sockets
+
+    import uvicorn
+
+    from navi.api.app import create_app
+    from navi.cli.workers import STARTUP_FAILED, listening_socket, supervise
+
+    def serve_one(sock: sockets.socket) -> int:
+        app = create_app(settings, tune_gc=True)
+        options = uvicorn_options(settings, open_files)
+        config = uvicorn.Config(
+            OneLineStartupFailure(app), host=settings.navi_host, port=settings.navi_port, **options
+        )
+        uvicorn.Server(config).run(sockets=[sock])
+        startup_problem = getattr(app.state, "startup_problem", None)
+        if startup_problem is not None:
+            typer.echo(f"navi: {startup_problem}", err=True)
+            return STARTUP_FAILED
+        return 0
+
+    return supervise(count, listening_socket(settings.navi_host, settings.navi_port), serve_one)
 
 
 def register(app: typer.Typer) -> None:

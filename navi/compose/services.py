@@ -21,6 +21,7 @@ from navi.runs.pg import PgBus
 from navi.runs.scheduled import ScheduledRuns
 from navi.schedules.runner import ScheduleRunner
 from navi.sessions.files import cleanup_loop
+from navi.storage.files import SharedFiles
 
 log = get_logger(__name__)
 
@@ -35,7 +36,14 @@ class Services:
     # Background loops, each started as a task by `start()` and cancelled by `stop()`.
     loops: list[Callable[[], Coroutine[Any, Any, None]]] = field(default_factory=list)
     owns_runtime: bool = False
+    # Where workers share the database (PostgreSQL): uploads' bytes kept in it for every machine.
+    files: SharedFiles | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    @property
+    def shared(self) -> bool:
+        """Whether this process is one worker among others on a shared database."""
+        return self.runs.bus.shared
 
     async def start(self) -> None:
         await self.runs.open()  # its leases renewed, and those of workers that are gone recovered
@@ -79,6 +87,8 @@ def build_services(
     )
     runs = RunManager(runtime.agent, leases or MemoryLeases(seconds=settings.run_lease_seconds), bus)
     services = Services(runtime=runtime, runs=runs, owns_runtime=owns_runtime)
+    if bus is not None and db is not None:
+        services.files = SharedFiles(db, max_bytes=settings.session_files_max_bytes)
     if schedules:
         config = runtime.schedule_settings
         execute = ScheduledRuns(
@@ -99,6 +109,9 @@ def build_services(
             lambda: cleanup_loop(files, ttl),
             lambda: runtime.extractor.periodic(interval),
         ]
+        if services.files is not None:
+            shared = services.files
+            services.loops.append(lambda: shared.expire_loop(ttl))
     return services
 
 

@@ -30,6 +30,10 @@ class Handlers(Protocol):
 
     def control(self, message: dict[str, Any]) -> None: ...
 
+    def feed_note(self, note: dict[str, Any]) -> None:
+        """A session change or an owner's frame another worker broadcast (`SessionFeed.remote`)."""
+        ...
+
     def resync(self) -> None:
         """Announcements may have been missed (the bus reconnected): read what was missed."""
         ...
@@ -66,11 +70,21 @@ class Bus(Protocol):
         """The run's frames are over; returns once every frame of it is out."""
         ...
 
+    def feed(self, note: dict[str, Any]) -> None:
+        """Broadcast `note` to the feeds of the other workers."""
+        ...
+
     async def watch(self, session_id: str) -> None:
         """Runs of this session, wherever they run, are announced to this process from now on."""
         ...
 
     async def unwatch(self, session_id: str) -> None: ...
+
+    async def follow(self, run_id: str) -> None:
+        """The frames of this run of another worker are announced to this process from now on."""
+        ...
+
+    async def unfollow(self, run_id: str) -> None: ...
 
     async def send(self, worker: str, control: Control) -> bool:
         """Deliver `control` to `worker`; False when this bus cannot reach other processes."""
@@ -118,10 +132,19 @@ class LocalBus:
     async def ended(self, run: AgentRun) -> None:
         return None
 
+    def feed(self, note: dict[str, Any]) -> None:
+        return None
+
     async def watch(self, session_id: str) -> None:
         return None
 
     async def unwatch(self, session_id: str) -> None:
+        return None
+
+    async def follow(self, run_id: str) -> None:
+        return None
+
+    async def unfollow(self, run_id: str) -> None:
         return None
 
     async def send(self, worker: str, control: Control) -> bool:

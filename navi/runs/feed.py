@@ -4,7 +4,9 @@ The session store calls `changed()` whenever a session is created, renamed, pinn
 profile, imported or deleted — by a route, the naming worker or a tool — and every connected page
 updates its list from the frame, whichever session its socket follows. The frame belongs to no
 run, so it has no `run_id` or `seq`. `publish()` delivers other such frames (`schedule_run`, when
-a scheduled run starts, waits for an approval or ends) to one owner's connections.
+a scheduled run starts, waits for an approval or ends) to one owner's connections. With a shared
+bus (PostgreSQL) both reach the connections of every worker: each change and frame is broadcast,
+and each worker reads the session from the shared database to build its frame.
 """
 
 from __future__ import annotations
@@ -23,8 +25,14 @@ Deliver = Callable[[dict[str, Any]], None]
 
 
 class SessionFeed:
-    def __init__(self, sessions: SessionStore) -> None:
+    """`broadcast`: where this process's changes and frames also go, for the connections of other
+    workers (`Bus.feed`); what other workers broadcast arrives through `remote`."""
+
+    def __init__(
+        self, sessions: SessionStore, broadcast: Callable[[dict[str, Any]], None] | None = None
+    ) -> None:
         self.sessions = sessions
+        self.broadcast = broadcast
         self._clients: dict[Deliver, str | None] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         sessions.on_change(self.changed)
@@ -36,18 +44,33 @@ class SessionFeed:
     def leave(self, deliver: Deliver) -> None:
         self._clients.pop(deliver, None)
 
-    def publish(self, frame: dict[str, Any], owner: str) -> None:
-        """Deliver a frame that belongs to no run (`schedule_run`) to `owner`'s connections."""
+    def publish(self, frame: dict[str, Any], owner: str, *, here_only: bool = False) -> None:
+        """Deliver a frame that belongs to no run (`schedule_run`) to `owner`'s connections, on
+        every worker."""
+        if self.broadcast is not None and not here_only:
+            self.broadcast({"k": "frame", "o": owner, "f": frame})
         for deliver, wants in list(self._clients.items()):
             if wants is None or wants == owner:
                 deliver(dict(frame))
 
     def changed(self, change: SessionChange) -> None:
+        if self.broadcast is not None:
+            self.broadcast({"k": "change", "s": change.session_id, "d": change.deleted})
+        self._changed(change)
+
+    def _changed(self, change: SessionChange) -> None:
         if not self._clients:
             return
         task = asyncio.get_running_loop().create_task(self._publish(change))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def remote(self, note: dict[str, Any]) -> None:
+        """What another worker broadcast: a change of a session, or a frame for an owner."""
+        if note.get("k") == "change":
+            self._changed(SessionChange(str(note["s"]), deleted=bool(note.get("d"))))
+        elif note.get("k") == "frame" and isinstance(note.get("f"), dict):
+            self.publish(note["f"], str(note.get("o")), here_only=True)
 
     async def _publish(self, change: SessionChange) -> None:
         owner = None

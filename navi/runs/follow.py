@@ -64,7 +64,7 @@ class Followers:
     def _remote_run(self, session_id: str, run_id: str, worker: str) -> RemoteRun:
         remote = self._remote.get(run_id)
         if remote is None:
-            remote = RemoteRun(session_id, run_id, worker, self.bus.fetch)
+            remote = RemoteRun(session_id, run_id, worker, self.bus)
             remote.on_idle = self._idle
             self._remote[run_id] = remote
             remote.start()

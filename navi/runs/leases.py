@@ -6,9 +6,11 @@ before a run starts, and a second taker gets `None` (the caller answers `busy`).
 run, the worker that runs it, whether the turn has answered already (only post-turn work left,
 which a new message may stop) and when the lease expires.
 
-Its worker renews every lease it holds every `seconds / 5` (`heartbeat`); a lease not renewed for
-`0.6 × seconds` has expired: its worker is gone (killed, its machine down), and `expired()` hands
-it to whoever cleans up after it (`navi/runs/manager.py`: the turn is marked failed with
+Its worker renews every lease it holds every `0.15 × seconds`; a lease not renewed for
+`0.5 × seconds` has expired (three renewals missed), so whoever checks next (every `0.15 × seconds`)
+finds it within `0.65 × seconds` of the worker's end, the rest of `seconds` being the margin for
+the clean-up itself. Such a worker is gone (killed, its machine down), and `expired()` hands the
+lease to whoever cleans up after it (`navi/runs/manager.py`: the turn is marked failed with
 `worker_lost`). A worker on this same machine that no longer exists (its process id is gone or now
 belongs to another process) has lost its leases at once, without waiting for them to expire — a
 `navi serve` killed and started again finds its sessions free.
@@ -27,16 +29,17 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from sqlalchemy import Connection, Float, and_, cast, delete, func, insert, literal_column, select, update
+from sqlalchemy import Connection, and_, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
+from navi.storage.clock import db_now
 from navi.storage.database import Database
 from navi.storage.schema import run_leases
 
 LeaseKind = Literal["turn", "store"]  # a turn of the agent, or messages stored without an answer
-EXPIRY = 0.6  # a lease expires this share of RUN_LEASE_SECONDS after its last renewal
-BEAT = 0.2  # … and is renewed (and others' checked) every this share of it
+EXPIRY = 0.5  # a lease expires this share of RUN_LEASE_SECONDS after its last renewal
+BEAT = 0.15  # … and is renewed (and others' checked) every this share of it
 
 
 @dataclass(frozen=True)
@@ -167,13 +170,6 @@ class MemoryLeases:
 
     async def take(self, lease: Lease) -> bool:
         return False
-
-
-def db_now(dialect: str) -> ColumnElement[float]:
-    """The database's clock, in seconds since the epoch."""
-    if dialect == "sqlite":
-        return cast(literal_column("(julianday('now') - 2440587.5) * 86400.0"), Float)
-    return cast(func.extract("epoch", func.clock_timestamp()), Float)
 
 
 def _lease(row: object) -> Lease:

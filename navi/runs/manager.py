@@ -32,7 +32,8 @@ from navi.runctx import Unattended
 from navi.runs.bus import Bus, Control, LocalBus
 from navi.runs.feed import SessionFeed
 from navi.runs.follow import Followable, Followers, Watcher
-from navi.runs.leases import Lease, LeaseKind, Leases, MemoryLeases, sleep_beat
+from navi.runs.heartbeat import Heartbeat
+from navi.runs.leases import Lease, LeaseKind, Leases, MemoryLeases, SqlLeases, sleep_beat
 from navi.runs.lost import lost_error, record_lost
 from navi.runs.run import AgentRun, RunActive, user_message
 from navi.sessions.store import SessionNotFound
@@ -53,10 +54,12 @@ class RunManager:
         self.agent = agent
         self.leases: Leases = leases or MemoryLeases()
         self.bus: Bus = bus or LocalBus()
-        self.feed = SessionFeed(agent.sessions)  # session_updated frames for every connection
+        # session_updated frames for every connection (of every worker, through a shared bus)
+        self.feed = SessionFeed(agent.sessions, self.bus.feed if self.bus.shared else None)
         self.followers = Followers(self.leases, self.bus)
         self._runs: dict[str, AgentRun] = {}
         self._keeper: asyncio.Task[None] | None = None
+        self._heartbeat: Heartbeat | None = None
         self._opened = False
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -74,6 +77,9 @@ class RunManager:
         await self.bus.open(self)
         self._opened = True
         await self._tend()
+        if self.bus.shared and isinstance(self.leases, SqlLeases):  # renewed however busy the loop is
+            self._heartbeat = Heartbeat(self.leases.db.url, self.leases.worker, self.leases.seconds)
+            self._heartbeat.start()
         self._keeper = asyncio.create_task(self._keep())
 
     async def _keep(self) -> None:
@@ -128,26 +134,29 @@ class RunManager:
         """Take the session's lease for `run_id`, or raise `RunActive`. A lease left by a worker
         that is gone is recovered first; another worker's answered turn is stopped (its post-turn
         work abandoned, as a new message does here) and its lease waited for."""
-        if await self.leases.acquire(session_id, run_id, kind, replacing=replacing) is not None:
-            return
-        holder = await self.leases.holder(session_id)
-        if holder is None:
-            pass
-        elif holder.worker == self.leases.worker:
-            ended = holder.run_id not in {r.run_id for r in self._runs.values()}  # letting go
-            if ended and await self.leases.acquire(session_id, run_id, kind, replacing=holder.run_id):
+        for _ in range(3):  # the holder may let go between the two looks: look again
+            if await self.leases.acquire(session_id, run_id, kind, replacing=replacing) is not None:
                 return
-        elif await self._recover(holder):
-            if await self.leases.acquire(session_id, run_id, kind) is not None:
-                return
-        elif holder.answered and await self.bus.send(
-            holder.worker, Control("stop", session_id, holder.run_id)
-        ):
-            deadline = asyncio.get_running_loop().time() + HANDOVER_SECONDS
-            while asyncio.get_running_loop().time() < deadline:
-                await asyncio.sleep(0.02)
-                if await self.leases.acquire(session_id, run_id, kind) is not None:
-                    return
+            holder = await self.leases.holder(session_id)
+            if holder is None:
+                continue
+            if holder.worker == self.leases.worker:
+                if holder.run_id in {r.run_id for r in self._runs.values()}:
+                    break  # a run of this worker holds it
+                replacing = holder.run_id  # a run of this worker that ended and is letting go
+            elif await self._recover(holder):
+                replacing = None
+            elif holder.answered and await self.bus.send(
+                holder.worker, Control("stop", session_id, holder.run_id)
+            ):
+                deadline = asyncio.get_running_loop().time() + HANDOVER_SECONDS
+                while asyncio.get_running_loop().time() < deadline:
+                    await asyncio.sleep(0.02)
+                    if await self.leases.acquire(session_id, run_id, kind) is not None:
+                        return
+                break
+            else:
+                break
         raise RunActive(session_id)
 
     def control(self, message: dict[str, Any]) -> None:
@@ -170,6 +179,9 @@ class RunManager:
 
     def resync(self) -> None:
         self.followers.resync()
+
+    def feed_note(self, note: dict[str, Any]) -> None:
+        self.feed.remote(note)
 
     # --- following -------------------------------------------------------------------------------
     async def watch(self, session_id: str, callback: Watcher) -> None:
@@ -452,6 +464,9 @@ class RunManager:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._keeper
             self._keeper = None
+        if self._heartbeat is not None:
+            await asyncio.to_thread(self._heartbeat.stop)
+            self._heartbeat = None
         for run in list(self._runs.values()):
             run.stop_event.set()
         tasks = [r.task for r in self._runs.values() if r.task is not None]

@@ -1,15 +1,17 @@
 """Runs across workers and machines through PostgreSQL: rows for what must last, NOTIFY to wake.
 
 - **Frames.** Every frame of a run of this worker is appended to `run_events` (`run_id`, `seq`)
-  and announced on its session's channel (`navi_s_<session id>`) with NOTIFY, in the same
-  statement, so an announcement is never ahead of its row. One writer task per worker, on its own
+  and announced on the run's channel (`navi_r_<run id>`) with NOTIFY, in the same statement, so an
+  announcement is never ahead of its row. Only workers that follow the run listen there: its own
+  worker never reads its own frames back. One writer task per worker, on its own
   asyncpg connection, sends what has queued up as one statement — one round trip for any number of
   frames of any number of runs; with `synchronous_commit` off for it (a frame is a replay copy,
   not data: the messages themselves are stored by the session store). An announcement carries the
   frame unless it is too large for NOTIFY (8,000 bytes), then readers fetch the row.
 - **Following.** This worker LISTENs, on one dedicated connection, on the channels of the sessions
-  its connections follow: a run starting elsewhere is announced there (`start`), then its frames,
-  then its end (a row with no frame). `RemoteRun` reads what it missed from the table.
+  its connections follow, where a run starting elsewhere is announced (`start`), and on the channel
+  of each run it follows: its frames, then its end (a row with no frame). `RemoteRun` listens
+  first, then reads what came before from the table.
 - **Control.** Stop and an approval's answer go by NOTIFY to the channel of the worker that runs
   the turn (`navi_w_…`, named after its lease). Waiting approvals are rows of `run_approvals`,
   written and deleted in order with the frames that ask and answer them; any worker answers one
@@ -66,8 +68,19 @@ SELECT count(pg_notify(n.c, n.p)) FROM unnest($12::text[], $13::text[]) AS n(c, 
 """
 
 
+FEED = "navi_feed"  # session changes and owners' frames, for every worker
+
+
+SESSION_PREFIX = "navi_s_"  # a session's runs start: `start` announcements
+RUN_PREFIX = "navi_r_"  # a run's frames and end, for the workers that follow it
+
+
 def session_channel(session_id: str) -> str:
-    return f"navi_s_{session_id}"
+    return f"{SESSION_PREFIX}{session_id}"
+
+
+def run_channel(run_id: str) -> str:
+    return f"{RUN_PREFIX}{run_id}"
 
 
 def worker_channel(worker: str) -> str:
@@ -79,6 +92,10 @@ def asyncpg_dsn(db: Database) -> str:
     return make_url(db.url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
+# A frame's row and announcement: (run_id, seq, session_id, frame JSON or None, channel, payload).
+_Row = tuple[str, int, str, str | None, str, str]
+
+
 class _Batch:
     """What one statement writes and announces."""
 
@@ -88,6 +105,15 @@ class _Batch:
         self.answered: set[tuple[str, str]] = set()
         self.notes: tuple[list[str], list[str]] = ([], [])
         self.done: list[asyncio.Future[None]] = []
+
+    def add_row(self, row: _Row) -> None:
+        run_id, seq, session_id, body, channel, payload = row
+        self.events[0].append(run_id)
+        self.events[1].append(seq)
+        self.events[2].append(session_id)
+        self.events[3].append(body)
+        self.notes[0].append(channel)
+        self.notes[1].append(payload)
 
     def args(self) -> list[Any]:
         asked = list(self.asked.items())
@@ -115,21 +141,25 @@ class PgBus:
         self.channel = worker_channel(worker)
         self._dsn = asyncpg_dsn(db)
         self._handlers: Handlers | None = None
-        self._queue: list[Callable[[_Batch], None]] = []
+        self._queue: list[_Row | Callable[[_Batch], None]] = []
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._listener: asyncpg.Connection | None = None
         self._listening: dict[str, int] = {}  # channel → how many want it
         self._reconnect: asyncio.Task[None] | None = None
         self._closed = False
+        # One command at a time on the listening connection (asyncpg runs no two at once), and a
+        # channel is listened to before `watch` returns.
+        self._listen_lock = asyncio.Lock()
 
     # --- lifecycle -----------------------------------------------------------------------------------
     async def open(self, handlers: Handlers) -> None:
         self._handlers = handlers
         self._closed = False
         await self._listen_connection()
-        self._listening[self.channel] = 1
-        await self._add(self.channel)
+        for channel in (self.channel, FEED):
+            self._listening[channel] = 1
+            await self._add(channel)
         self._writer = asyncio.create_task(self._write_loop())
 
     async def close(self) -> None:
@@ -148,7 +178,7 @@ class PgBus:
             self._listener = None
 
     # --- frames of this worker's runs --------------------------------------------------------------------
-    def _put(self, item: Callable[[_Batch], None]) -> None:
+    def _put(self, item: _Row | Callable[[_Batch], None]) -> None:
         self._queue.append(item)
         self._wake.set()
 
@@ -169,27 +199,29 @@ class PgBus:
 
             self._put(answered)
 
-    def _frame_item(
-        self, session_id: str, run_id: str, seq: int, frame: dict[str, Any] | None
-    ) -> Callable[[_Batch], None]:
+    def _frame_item(self, session_id: str, run_id: str, seq: int, frame: dict[str, Any] | None) -> _Row:
+        """A frame's row and announcement, as the writer queues them (a tuple: this is per frame)."""
         body = None if frame is None else json.dumps(frame)
-        note: dict[str, Any] = {"r": run_id, "q": seq}
-        if frame is None:
-            note["end"] = True
-        payload = json.dumps(note)
-        if body is not None and len(body) + len(payload) < MAX_PAYLOAD:
-            payload = f'{payload[:-1]}, "f": {body}}}'
-        channel = session_channel(session_id)
+        head = f'{{"r": {json.dumps(run_id)}, "q": {int(seq)}'
+        if body is None:
+            payload = f'{head}, "end": true}}'
+        elif len(body) + len(head) < MAX_PAYLOAD:
+            payload = f'{head}, "f": {body}}}'
+        else:  # too large to announce: followers read its row
+            payload = f"{head}}}"
+        return (run_id, seq, session_id, body, run_channel(run_id), payload)
+
+    def feed(self, note: dict[str, Any]) -> None:
+        payload = json.dumps({**note, "w": self.worker})
+        if len(payload) >= MAX_PAYLOAD:  # an owner's frame too large to announce: not expected
+            log.warning("runs.feed_too_large", size=len(payload))
+            return
 
         def add(b: _Batch) -> None:
-            b.events[0].append(run_id)
-            b.events[1].append(seq)
-            b.events[2].append(session_id)
-            b.events[3].append(body)
-            b.notes[0].append(channel)
+            b.notes[0].append(FEED)
             b.notes[1].append(payload)
 
-        return add
+        self._put(add)
 
     def started(self, run: AgentRun) -> None:
         payload = json.dumps({"k": "start", "r": run.run_id, "w": self.worker})
@@ -223,7 +255,10 @@ class PgBus:
             items, self._queue = self._queue[:BATCH], self._queue[BATCH:]
             batch = _Batch()
             for item in items:
-                item(batch)
+                if type(item) is tuple:
+                    batch.add_row(item)
+                else:
+                    item(batch)  # type: ignore[operator]
             while True:
                 try:
                     if conn is None or conn.is_closed():
@@ -250,24 +285,41 @@ class PgBus:
 
     # --- following runs of other workers ------------------------------------------------------------------
     async def watch(self, session_id: str) -> None:
-        channel = session_channel(session_id)
+        await self._listen(session_channel(session_id))
+
+    async def unwatch(self, session_id: str) -> None:
+        await self._unlisten(session_channel(session_id))
+
+    async def follow(self, run_id: str) -> None:
+        await self._listen(run_channel(run_id))
+
+    async def unfollow(self, run_id: str) -> None:
+        await self._unlisten(run_channel(run_id))
+
+    async def _listen(self, channel: str) -> None:
         self._listening[channel] = self._listening.get(channel, 0) + 1
         if self._listening[channel] == 1:
             await self._add(channel)
 
-    async def unwatch(self, session_id: str) -> None:
-        channel = session_channel(session_id)
+    async def _unlisten(self, channel: str) -> None:
         left = self._listening.get(channel, 0) - 1
         if left > 0:
             self._listening[channel] = left
             return
         self._listening.pop(channel, None)
-        if self._listener is not None and not self._listener.is_closed():
-            with contextlib.suppress(Exception):
-                await self._listener.remove_listener(channel, self._notified)
+        async with self._listen_lock:
+            if (
+                self._listener is not None
+                and not self._listener.is_closed()
+                and channel not in self._listening
+            ):
+                with contextlib.suppress(Exception):
+                    await self._listener.remove_listener(channel, self._notified)
 
     async def _add(self, channel: str) -> None:
-        if self._listener is not None and not self._listener.is_closed():
+        async with self._listen_lock:
+            if self._listener is None or self._listener.is_closed() or channel not in self._listening:
+                return
             try:
                 await self._listener.add_listener(channel, self._notified)
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
@@ -288,12 +340,13 @@ class PgBus:
         pause = 0.1
         while not self._closed:
             try:
-                if self._listener is not None:
-                    self._listener.terminate()
-                await self._listen_connection()
-                assert self._listener is not None
-                for channel in list(self._listening):
-                    await self._listener.add_listener(channel, self._notified)
+                async with self._listen_lock:
+                    if self._listener is not None:
+                        self._listener.terminate()
+                    await self._listen_connection()
+                    assert self._listener is not None
+                    for channel in list(self._listening):
+                        await self._listener.add_listener(channel, self._notified)
                 break
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
                 log.warning("runs.listen_failed", error=str(exc), retry_in=pause)
@@ -310,9 +363,12 @@ class PgBus:
             note = json.loads(payload)
             if channel == self.channel:
                 handlers.control(note)
-            elif note.get("k") == "start":
-                handlers.remote_started(channel.removeprefix("navi_s_"), note["r"], note["w"])
-            else:  # this worker's own runs come back too: the manager knows them and passes them over
+            elif channel == FEED:
+                if note.get("w") != self.worker:
+                    handlers.feed_note(note)
+            elif channel.startswith(SESSION_PREFIX):
+                handlers.remote_started(channel.removeprefix(SESSION_PREFIX), note["r"], note["w"])
+            else:  # a run this worker follows (never its own: nobody here listens to those)
                 handlers.remote_frame(note["r"], int(note["q"]), note.get("f"), bool(note.get("end")))
         except Exception as exc:  # one bad announcement must not stop the others
             log.warning("runs.bad_announcement", channel=channel, error=str(exc))

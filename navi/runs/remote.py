@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import structlog
 
@@ -27,19 +27,29 @@ log = structlog.stdlib.get_logger(__name__)
 
 RESYNC = -1  # an announcement that only says: read the table again
 
-# (seq, frame or None for the end of the run) of `run_id` after seq `after`, read from the database.
-Fetch = Callable[[str, int], Awaitable[list[tuple[int, dict[str, Any] | None]]]]
+
+class Source(Protocol):
+    """Where a run of another worker is read from (the bus)."""
+
+    async def fetch(self, run_id: str, after: int) -> list[tuple[int, dict[str, Any] | None]]:
+        """(seq, frame or None for the end of the run) of `run_id` after seq `after`."""
+        ...
+
+    async def follow(self, run_id: str) -> None: ...
+
+    async def unfollow(self, run_id: str) -> None: ...
 
 
 class RemoteRun:
-    def __init__(self, session_id: str, run_id: str, worker: str, fetch: Fetch) -> None:
+    def __init__(self, session_id: str, run_id: str, worker: str, source: Source) -> None:
         self.session_id = session_id
         self.run_id = run_id
         self.worker = worker
         self.frames: list[dict[str, Any]] = []
         self.ended = False
         self.subscribers: dict[Subscriber, int] = {}  # subscriber → the last seq it already had
-        self._fetch = fetch
+        self._source = source
+        self._following = False
         self._inbox: asyncio.Queue[tuple[int, dict[str, Any] | None, bool]] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self.on_idle: Callable[[RemoteRun], None] | None = None  # no subscriber left
@@ -53,6 +63,10 @@ class RemoteRun:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        if self._following:
+            self._following = False
+            with contextlib.suppress(Exception):
+                await self._source.unfollow(self.run_id)
         self._end()
 
     # --- what followers see ----------------------------------------------------------------------
@@ -83,6 +97,8 @@ class RemoteRun:
 
     async def _pump(self) -> None:
         try:
+            await self._source.follow(self.run_id)  # announcements from here on, then what came before
+            self._following = True
             await self._catch_up()
             while not self.ended:
                 seq, frame, end = await self._inbox.get()
@@ -99,7 +115,7 @@ class RemoteRun:
             self._end()
 
     async def _catch_up(self) -> None:
-        for seq, frame in await self._fetch(self.run_id, len(self.frames)):
+        for seq, frame in await self._source.fetch(self.run_id, len(self.frames)):
             if frame is None:
                 self._end()
                 return

@@ -16,6 +16,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -256,5 +257,27 @@ run_approvals = Table(
     Column("run_id", String(32), nullable=False, index=True),
     Column("worker", String(300), nullable=False),
     Column("view", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+
+# Failed sign-ins per client (an address, an IPv6 /64), where workers share the database: the
+# throttle counts them whichever worker they reached (navi/storage/throttle.py).
+signin_failures = Table(
+    "signin_failures",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("client", String(64), nullable=False),
+    Column("at", Float, nullable=False),
+)
+Index("ix_signin_failures_client_at", signin_failures.c.client, signin_failures.c.at)
+
+# Uploaded files' bytes, where workers on several machines share the database: a run on any of them
+# reads a file uploaded through another (navi/storage/files.py). Capped as uploads are.
+session_files = Table(
+    "session_files",
+    metadata,
+    Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
+    Column("name", String(200), primary_key=True),
+    Column("data", LargeBinary, nullable=False),
     Column("created_at", Float, nullable=False),
 )

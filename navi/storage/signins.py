@@ -2,7 +2,8 @@
 
 A row is a sign-in's SHA-256 digest (never the cookie value itself), when it was made and expires,
 and whom it acts as. The live sign-ins are read once when the server starts; from then on the API
-keeps them in memory and writes each new one and each revocation through.
+keeps them in memory and writes each new one and each revocation through — or, where several
+workers share the database, reads the row on every check (`find`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,18 @@ class SqlSignInStore:
             "user_token_sha256": user_token,
         }
         await self.db.write(lambda conn: conn.execute(insert(browser_sessions).values(**row)))
+
+    async def find(self, digest: str) -> StoredSignIn | None:
+        """The sign-in with this digest (expired or not), where every check reads the table
+        (workers sharing the database)."""
+        table = browser_sessions.c
+        query = select(table.digest, table.expires_at, table.owner, table.user_token_sha256).where(
+            table.digest == digest
+        )
+        row = await self.db.read(lambda conn: conn.execute(query).first())
+        if row is None:
+            return None
+        return StoredSignIn(row.digest, as_utc(row.expires_at).timestamp(), row.owner, row.user_token_sha256)
 
     async def remove(self, digest: str) -> None:
         statement = delete(browser_sessions).where(browser_sessions.c.digest == digest)

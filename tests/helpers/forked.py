@@ -36,8 +36,9 @@ class Forks:
         self.proc.stdin.flush()
         return self.proc.stdout.readline().strip()
 
-    def serve(self, port: int, *, wait: bool = True) -> int:
-        answer = self.ask(f"serve {port}")
+    def serve(self, port: int, *, wait: bool = True, **env: str) -> int:
+        """Start a `navi serve` child on `port` (with `env` on top of the helper's environment)."""
+        answer = self.ask(" ".join(["serve", str(port), *(f"{k}={v}" for k, v in env.items())]))
         assert answer.startswith("pid "), answer
         pid = int(answer.split()[1])
         if wait:

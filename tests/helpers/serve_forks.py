@@ -4,7 +4,8 @@ Importing Navi takes about a second; forking a process that has already imported
 milliseconds. Each child runs the real `navi serve` command (the same Typer entry point, the same
 settings from the environment this process was started with). Commands on stdin, one per line:
 
-    serve PORT   →  `pid N`: the child serving on PORT (its output goes to serve-N.log here)
+    serve PORT [NAME=VALUE …]  →  `pid N`: the child serving on PORT, with those variables set on
+                                 top of the environment (its output goes to serve-N.log here)
     wait PID     →  `gone`: that child has exited (the test kills it itself)
 
 When stdin closes, children still running are killed.
@@ -29,9 +30,12 @@ import navi.tools.builtin.web  # noqa: F401
 from navi.cli.main import _register, app
 
 
-def _child(port: str) -> None:
+def _child(port: str, env: list[str]) -> None:
     code = 1
     try:
+        for pair in env:
+            name, _, value = pair.partition("=")
+            os.environ[name] = value
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         log = os.open(f"serve-{os.getpid()}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(log, 1)
@@ -54,9 +58,10 @@ def main() -> None:
         for line in sys.stdin:
             command, _, arg = line.strip().partition(" ")
             if command == "serve":
+                port, *env = arg.split()
                 pid = os.fork()
                 if pid == 0:
-                    _child(arg)
+                    _child(port, env)
                 children.add(pid)
                 print(f"pid {pid}", flush=True)
             elif command == "wait":

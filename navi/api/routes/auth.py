@@ -99,15 +99,15 @@ async def _sign_in(request: Request, token: str) -> Response:
     longer holds the token)."""
     policy = _policy(request)
     client = request.client.host if request.client else "unknown"
-    if not policy.login_allowed(client):
-        wait = {"Retry-After": str(policy.retry_after(client))}
+    if not await policy.login_allowed(client):
+        wait = {"Retry-After": str(await policy.retry_after(client))}
         return _page("Too many attempts. Wait a few minutes and try again.", status=429, headers=wait)
     try:
         who = await policy.sign_in_user(token.strip())
     except ProxySignIn as exc:
         return _page(str(exc), status=403)
     if who is None:
-        policy.login_failed(client)
+        await policy.login_failed(client)
         return _page("That token is not right.", status=401)
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import Request
 from pydantic import BaseModel
 
-from navi.api.deps import OwnedSessionId, UploadsDep
+from navi.api.deps import OwnedSessionId, SharedFilesDep, UploadsDep
 from navi.api.routing import api_router
 from navi.api.uploads import receive_upload
 
@@ -42,7 +42,9 @@ class UploadResult(FileOut):
         }
     },
 )
-async def upload(session_id: OwnedSessionId, request: Request, uploads: UploadsDep) -> UploadResult:
+async def upload(
+    session_id: OwnedSessionId, request: Request, uploads: UploadsDep, shared: SharedFilesDep
+) -> UploadResult:
     folder = uploads.folder(session_id)
     stored = await receive_upload(
         dict(request.headers),
@@ -51,5 +53,8 @@ async def upload(session_id: OwnedSessionId, request: Request, uploads: UploadsD
         max_bytes=uploads.max_bytes,
         public_prefix=folder,
     )
+    if shared is not None:  # for a run of this session on another machine
+        for f in stored:
+            await shared.keep(session_id, folder / f.name)
     files = [FileOut(name=f.name, path=f.path, size=f.size, media_type=f.media_type) for f in stored]
     return UploadResult(**files[0].model_dump(), files=files)

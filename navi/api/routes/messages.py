@@ -9,10 +9,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from navi.api.deps import OwnedSessionId, RunsDep, SessionDep, UploadsDep
+from navi.api.deps import OwnedSessionId, RunsDep, SessionDep, SharedFilesDep, UploadsDep
 from navi.api.errors import BadRequest, RunFailed
 from navi.api.routing import api_router
-from navi.api.websocket import parse_frame
+from navi.api.websocket import bring_files, parse_frame
 from navi.llm.messages import Message, ToolCall, with_files
 
 router = api_router(prefix="/sessions", tags=["messages"])
@@ -64,7 +64,7 @@ class StopResult(BaseModel):
     summary="Send a message and wait for the answer, or store it without one",
 )
 async def send_message(
-    body: SendMessage, session: SessionDep, uploads: UploadsDep, runs: RunsDep
+    body: SendMessage, session: SessionDep, uploads: UploadsDep, runs: RunsDep, shared: SharedFilesDep
 ) -> Answer | Stored:
     try:  # JSON may escape lone surrogates (\ud800): no text, and nothing a database can store
         json.dumps(body.model_dump(), ensure_ascii=False).encode()
@@ -79,6 +79,8 @@ async def send_message(
         raise BadRequest(
             f'only a user message is answered; send "respond": false to store a {body.role} message'
         )
+    if body.files:  # uploaded through a worker on another machine: brought here first
+        await bring_files(shared, json.dumps({"files": body.files}), session.id, uploads.root)
     if not body.respond:
         message = _message(body, session.id, uploads.root)
         await runs.append(session.id, [message])

@@ -566,10 +566,14 @@ for (const example of document.querySelectorAll("#examples .example")) {
     composer.submit();
   });
 }
-// On a phone the list is a drawer over the chat: a tap beside it or Escape closes it.
+// On a phone the list is a drawer over the chat: a tap beside it or Escape closes it. That tap only
+// closes it: it does not also press what lies under it (an example prompt, a link).
 document.querySelector(".main").addEventListener("click", (event) => {
-  if ($("sidebar").classList.contains("open") && !event.target.closest("#open-sidebar")) closeDrawer();
-});
+  if (!$("sidebar").classList.contains("open") || event.target.closest("#open-sidebar")) return;
+  closeDrawer();
+  event.preventDefault();
+  event.stopPropagation();
+}, true);
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape" && $("sidebar").classList.contains("open")) closeDrawer();
 });

@@ -114,6 +114,9 @@ class Settings(BackendSettings, BaseSettings):
     # … and so have turns asked for through Navi's MCP server (`navi mcp`, /mcp): its own setting,
     # since the clients it serves (desktop apps, other agents) are trusted differently.
     navi_mcp_approvals: Literal["deny", "allow"] = "deny"
+    # A question the user stopped before any answer: sent to the model marked as stopped (mark), or
+    # left out of what it sees (omit). Never merged into the next question.
+    navi_stopped_questions: Literal["mark", "omit"] = "mark"
 
     # code_exec, terminal and user tools run under bubblewrap: `auto` when it works here (else
     # unconfined, with a warning), `required` (refuse to run them without it), `off`.
@@ -210,7 +213,12 @@ class Settings(BackendSettings, BaseSettings):
         return value.upper() if isinstance(value, str) else value
 
     @field_validator(
-        "sandbox_mode", "navi_approval_mode", "navi_openai_api_approvals", "navi_mcp_approvals", mode="before"
+        "sandbox_mode",
+        "navi_approval_mode",
+        "navi_openai_api_approvals",
+        "navi_mcp_approvals",
+        "navi_stopped_questions",
+        mode="before",
     )
     @classmethod
     def _lower_mode(cls, value: object) -> object:

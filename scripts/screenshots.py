@@ -96,7 +96,9 @@ def take(out: Path) -> None:
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-                desktop = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": 860})
+                desktop = browser.new_context(
+                    base_url=server.url, viewport={"width": 1280, "height": 860}, color_scheme="dark"
+                )
                 page = desktop.new_page()
                 page.goto("/")
                 ready(page)
@@ -107,14 +109,20 @@ def take(out: Path) -> None:
                     page.locator("article.turn .markdown.text h2, article.turn .markdown.text pre")
                 ).not_to_have_count(0)
                 expect(page.locator("#stop")).to_be_hidden()
+                page.wait_for_timeout(1600)  # the conversation's name arrives
+                page.mouse.move(900, 500)  # no row of the list under the pointer
+                shoot(page, out, "conversation")  # the steps folded into one line, the answer under it
+
+                page.locator("details.steps > summary").click()
                 page.locator('details.tool[data-tool="spawn_agent"] > summary').click()
                 page.locator("details.plan").evaluate("(d) => d.open = true")
-                page.wait_for_timeout(1600)  # the conversation's name arrives
-                shoot(page, out, "conversation")
+                shoot(page, out, "steps")
+                page.locator("details.steps > summary").click()
 
                 page.locator("#input").fill("Summarise my notes from this week")
                 page.locator("#input").press("Enter")
                 expect(page.locator("details.thinking[open]")).to_have_count(1)
+                page.locator("article.turn").last.locator("details.steps > summary").click()  # watch it think
                 page.wait_for_timeout(1200)
                 shoot(page, out, "streaming")
                 expect(page.locator("article.turn").last.locator(".markdown.text")).to_contain_text(
@@ -143,11 +151,22 @@ def take(out: Path) -> None:
                 ready(page)
                 shoot(page, out, "debug")
 
+                light = browser.new_context(
+                    base_url=server.url, viewport={"width": 1280, "height": 860}, color_scheme="light"
+                )
+                bright = light.new_page()
+                bright.goto("/")
+                ready(bright)
+                shoot(bright, out, "light")  # the empty page with its examples, in the light theme
+                bright.get_by_role("button", name="Settings").click()
+                shoot(bright, out, "settings")
+
                 phone = browser.new_context(
                     base_url=server.url,
                     viewport={"width": 390, "height": 844},
                     is_mobile=True,
                     has_touch=True,
+                    color_scheme="dark",
                 )
                 mobile = phone.new_page()
                 mobile.goto(f"/#/s/{sid}")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from navi.agent.budget import schema_tokens
-from navi.agent.context import build_context
+from navi.agent.context import UNANSWERED, build_context
 from navi.agent.events import AgentEvent, ErrorEvent, Notice, Status, StreamEnd, StreamStopped, ToolEvent
 from navi.compose import Runtime, build_runtime
 from navi.config import load_settings
@@ -348,7 +348,9 @@ async def test_stop_during_a_summary_leaves_the_context_as_it_was(tmp_path: Path
     assert latency < 1.0 and isinstance(events[-1], StreamStopped)
     stored = await rt.sessions.get(session.id, display=False)
     assert stored is not None and not any(m.is_summary for m in stored.context)
-    assert [m.content for m in stored.context][-1] == "Two"
+    # The question stays, followed by the context-only marker that says it was stopped unanswered.
+    question, marker = stored.context[-2:]
+    assert question.content == "Two" and marker.metadata.get(UNANSWERED) == question.id
     assert len(script.of_kind("summary")) == 1  # stopped after its answer, the first run never began one
     await rt.aclose()
 

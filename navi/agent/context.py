@@ -10,11 +10,16 @@ crash between a call and its result would otherwise make the next request invali
 insist on pairs), and stored system messages are left out. Long messages older than the recent
 turns are sent shortened, with a key to recall them whole (`navi.agent.shorten`); what is stored
 stays as it is.
+
+A question the user stopped before any answer (the engine marks it, `mark_unanswered`) is never
+merged into the next one, which would make two questions one: with `stopped="mark"` (the default)
+the model is told it was stopped, with `stopped="omit"` the question is left out of what it sees.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from navi.agent.shorten import LongMessages, shorten_old
 from navi.llm.messages import Message
@@ -25,6 +30,24 @@ from navi.profiles.persona import system_prompt
 MEMORY_HEADING = "## What I remember about the user"
 PLAN_HEADING = "## Your plan for the current request (carry it out step by step)"
 INTERRUPTED = "(no result: the run was interrupted before this tool finished)"
+STOPPED_NOTE = "(The user stopped this request before I answered it.)"
+UNANSWERED = "unanswered"  # metadata key of the marker after a question stopped before any answer
+StoppedQuestions = Literal["mark", "omit"]
+
+
+def unanswered_marker(question: Message) -> Message:
+    """What the context keeps after `question` when its turn was stopped before any answer."""
+    return Message.assistant("", stopped=True, metadata={UNANSWERED: question.id})
+
+
+def unanswered(context: Sequence[Message]) -> Message | None:
+    """The latest question, when nothing answered it yet (plans aside); None otherwise."""
+    for msg in reversed(context):
+        if msg.role == "user" and not msg.metadata.get("synthetic") and not msg.is_summary:
+            return msg
+        if not msg.is_plan:
+            return None
+    return None
 
 
 def memory_section(summary: str | None) -> str | None:
@@ -43,8 +66,9 @@ def current_plan(context: Sequence[Message]) -> str | None:
     return None
 
 
-def repair(context: Sequence[Message]) -> list[Message]:
-    """Drop system messages; give every tool call a result; drop results whose call is gone.
+def repair(context: Sequence[Message], stopped: StoppedQuestions = "mark") -> list[Message]:
+    """Drop system messages; give every tool call a result; drop results whose call is gone; say
+    (or leave out, `stopped="omit"`) a question stopped before any answer.
 
     Runs on every model call over the whole context, so it is kept to one cheap pass.
     """
@@ -59,6 +83,13 @@ def repair(context: Sequence[Message]) -> list[Message]:
                 append(msg)
             continue
         if role == "system" or msg.is_plan:
+            continue
+        if role == "assistant" and msg.metadata.get(UNANSWERED):
+            if stopped == "omit":
+                if out and out[-1].role == "user":
+                    out.pop()
+            else:
+                append(Message.assistant(STOPPED_NOTE, stopped=True))
             continue
         if open_calls:
             if role == "user" and msg.metadata.synthetic:
@@ -106,11 +137,12 @@ def build_context(
     note: str | None = None,
     long_messages: LongMessages | None = None,
     texts: dict[str, str] | None = None,
+    stopped: StoppedQuestions = "mark",
 ) -> list[Message]:
     """The messages of one model call. `long_messages` says which old messages go shortened
     (none when it is None); `texts` receives their full texts when they are stored nowhere."""
     system = system_text(persona, profile, memory_summary, plan=current_plan(context), note=note)
-    conversation = repair(context)
+    conversation = repair(context, stopped)
     if long_messages is not None:
         conversation = shorten_old(conversation, long_messages, texts)
     return [Message.system(system), *conversation]

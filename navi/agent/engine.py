@@ -28,8 +28,8 @@ from navi.agent import subagents
 from navi.agent.background import BackgroundWork
 from navi.agent.binding import RunBinder
 from navi.agent.budget import Budget
-from navi.agent.context import build_context
-from navi.agent.events import AgentEvent, ErrorEvent, Status, StreamEnd
+from navi.agent.context import StoppedQuestions, build_context, unanswered, unanswered_marker
+from navi.agent.events import AgentEvent, ErrorEvent, Status, StreamEnd, StreamStopped
 from navi.agent.gate import ApprovalGate
 from navi.agent.loop import FAILURE_NOTE as FAILURE_NOTE
 from navi.agent.loop import LIMIT_NOTE as LIMIT_NOTE
@@ -82,6 +82,8 @@ class AgentConfig:
     max_tokens_answer: int = 2048
     max_tokens_planning: int = 160
     max_tokens_naming: int = 24
+    # A question stopped before any answer: "mark" tells the model so, "omit" leaves it out.
+    stopped_questions: StoppedQuestions = "mark"
 
 
 class Agent:
@@ -164,7 +166,14 @@ class Agent:
     ) -> list[Message]:
         """The messages a model call in `profile` would send for `context`: the one place the
         system prompt is built (the engine, `GET /sessions/{id}/context` and archives use it)."""
-        return build_context(self.config.persona, profile, context, memory, long_messages=self.long_messages)
+        return build_context(
+            self.config.persona,
+            profile,
+            context,
+            memory,
+            long_messages=self.long_messages,
+            stopped=self.config.stopped_questions,
+        )
 
     def view_tokens(self, context: Sequence[Message]) -> int:
         """Estimated tokens of `context` as a model call sends it (old long messages shortened)."""
@@ -232,10 +241,24 @@ class Agent:
                     turn = self._retry(session, profile, ctx, planning)
                 else:
                     turn = self._turn(session, profile, ctx, user, planning)
+                stopped = False
                 async for event in until_stopped(turn):
+                    stopped = stopped or isinstance(event, StreamStopped)
                     yield event
+                if stopped:  # every write of the turn is in: did anything answer the question?
+                    await self._mark_unanswered(session_id)
         finally:
             self.active.discard(session_id)
+
+    async def _mark_unanswered(self, session_id: str) -> None:
+        """A turn stopped before any answer: a marker after its question, in the context only, so
+        the next question is not merged into it (`build_context` says it was stopped, or leaves
+        it out)."""
+        session = await self.sessions.get(session_id, display=False)
+        question = unanswered(session.context) if session is not None else None
+        if question is not None:
+            with contextlib.suppress(SessionNotFound):
+                await self.sessions.append(session_id, context=[unanswered_marker(question)])
 
     async def run(
         self,

@@ -17,7 +17,7 @@ from typing import Protocol
 import structlog
 
 from navi.agent.budget import Budget
-from navi.agent.context import build_context
+from navi.agent.context import StoppedQuestions, build_context
 from navi.agent.events import AgentEvent, ErrorEvent, Notice, Status, StreamEnd, TurnUsage
 from navi.agent.persistence import RunWriter
 from navi.agent.pump import check_stop, pump
@@ -56,6 +56,7 @@ class LoopConfig(Protocol):
     num_ctx: int
     max_tokens_answer: int
     max_consecutive_tool_failures: int
+    stopped_questions: StoppedQuestions
 
 
 class Loop:
@@ -149,6 +150,7 @@ class Loop:
             note=note,
             long_messages=self.long_messages(),
             texts=None if run.persistent else run.ctx.full_texts,  # a subagent's texts live nowhere else
+            stopped=self.config.stopped_questions,
         )
         run.sent = messages
         # Never ask for more than the window has left: a reply cannot push the context past it.

@@ -60,7 +60,10 @@ def add(
     prompt: Annotated[str, typer.Argument(metavar="PROMPT", help="What to ask when it runs.")],
     cron: Annotated[str | None, typer.Option(help="Five cron fields, e.g. '0 7 * * 1-5' (in TZ).")] = None,
     every: Annotated[
-        int | None, typer.Option(metavar="SECONDS", help="Run every SECONDS (at least 5).")
+        str | None,
+        typer.Option(
+            metavar="INTERVAL", help="Run every INTERVAL: 30m, 3h, 2h30m, 1d, or seconds (at least 5 s)."
+        ),
     ] = None,
     at: Annotated[
         str | None, typer.Option(help="One moment: 2026-11-26T09:00 or 'tomorrow 9am' (in TZ).")
@@ -74,14 +77,19 @@ def add(
     user: UserOption = "local",
 ) -> None:
     """Add a schedule; give exactly one of --cron, --every, --at."""
-    from navi.schedules.when import ScheduleError
+    from navi.schedules.when import ScheduleError, parse_every
+
+    try:
+        every_seconds = parse_every(every) if every is not None else None
+    except ScheduleError as exc:
+        fail(str(exc))
 
     async def work(rt: Any) -> tuple[Any, str]:
         made = await rt.schedules.create(
             owner=await known_user(rt, user),
             prompt=prompt,
             cron=cron,
-            every_seconds=every,
+            every_seconds=every_seconds,
             at=at,
             title=title,
             profile_id=profile,

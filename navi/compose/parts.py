@@ -108,6 +108,7 @@ def agent_config(settings: Settings) -> AgentConfig:
         max_tokens_answer=settings.llm_max_tokens_answer,
         max_tokens_planning=settings.llm_max_tokens_planning,
         max_tokens_naming=settings.llm_max_tokens_naming,
+        stopped_questions=settings.navi_stopped_questions,
     )
 
 

@@ -227,6 +227,6 @@ class ScheduleService:
         if schedule.kind == "cron":
             return f"cron '{schedule.cron}', next {nxt}"
         if schedule.kind == "interval":
-            return f"every {schedule.every_seconds} s, next {nxt}"
+            return f"{when.every_words(schedule.every_seconds or 0)}, next {nxt}"
         assert schedule.at is not None
         return when.describe(schedule.at, schedule.timezone) + (" (done)" if schedule.done else "")

@@ -10,6 +10,7 @@ seconds stays 3600 s apart across a DST change. Everything returned is an aware 
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -105,6 +106,33 @@ def next_run(schedule: Schedule, after: datetime, *, anchor: datetime | None = N
         base = anchor or schedule.next_run_at or after
         return interval_after(base, schedule.every_seconds, after)
     return None
+
+
+_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hr": 3600, "d": 86400, "w": 604800}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(sec|min|hr|s|m|h|d|w)", re.IGNORECASE)
+
+
+def parse_every(text: str) -> int:
+    """An interval as people write it — "3h", "90m", "2h30m", "1.5h", "1d", "45s" or plain seconds
+    ("7200") — in seconds; a `ScheduleError` saying how to write it otherwise."""
+    cleaned = text.strip().lower().replace(" ", "")
+    if cleaned.isdigit():
+        return int(cleaned)
+    parts = _DURATION.findall(cleaned)
+    if not parts or "".join(f"{n}{u}" for n, u in parts).lower() != cleaned:
+        raise ScheduleError(
+            f"cannot read the interval '{text}' — write e.g. 30m, 3h, 2h30m, 1d or a number of seconds"
+        )
+    return round(sum(float(n) * _UNITS[u.lower()] for n, u in parts))
+
+
+def every_words(seconds: int) -> str:
+    """'every 2 hours', 'every 90 minutes', 'every day': the largest whole unit, as the page says it."""
+    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute"), (1, "second")):
+        if seconds % size == 0:
+            count = seconds // size
+            return f"every {unit}" if count == 1 else f"every {count} {unit}s"
+    raise AssertionError("every count of seconds divides by 1")  # pragma: no cover
 
 
 def check_every(seconds: int) -> int:

@@ -44,7 +44,7 @@ class Chat:
         self.context = (0, 0)
         self.images: list[tuple[str, str]] = []  # (name, data: URI), sent with the next message
         self.files: list[dict[str, str]] = []  # uploaded: {name, path}
-        self.interrupts = 0  # Ctrl-C in a row; the second one at the prompt quits
+        self.interrupts = 0  # Ctrl-C at an empty prompt in a row; the second one quits
         self.refill = ""  # a message that was not sent, put back into the prompt
         self.listed: list[dict[str, Any]] = []  # the last /sessions list, for /open N
         self.busy_elsewhere = False  # another window's reply is running in this session
@@ -225,6 +225,7 @@ class Chat:
         turn = LiveTurn(self.console, context=self.context)
         started = replay
         stopping = False
+        presses = 0  # Ctrl-C during this reply
         dropped = False  # the connection dropped during this turn
         checks: set[asyncio.Task[None]] = set()
 
@@ -268,16 +269,22 @@ class Chat:
                             answer(asking[0], decision)
                         continue
                     if kind == "_interrupt":
-                        if stopping or not started:
+                        # The first Ctrl-C stops the reply; more while it stops do not quit (only
+                        # Ctrl-D, or Ctrl-C at an empty prompt, does); the third leaves it running.
+                        presses += 1
+                        if presses >= 3:
                             turn.notice("left the reply running; /stop stops it, /open follows it again")
                             break
+                        if stopping:
+                            turn.hint = "stopping… (Ctrl-C once more leaves it running)"
+                            continue
                         stopping = True
-                        self.interrupts = 1
                         turn.phase, turn.detail = "stopping", ""
-                        turn.hint = "Ctrl-C again leaves it running"
-                        task = asyncio.create_task(self._stop(turn))
-                        checks.add(task)
-                        task.add_done_callback(checks.discard)
+                        turn.hint = "Ctrl-C twice more leaves it running"
+                        if started:
+                            task = asyncio.create_task(self._stop(turn))
+                            checks.add(task)
+                            task.add_done_callback(checks.discard)
                         continue
                     if kind == "_connection":
                         if frame["state"] == "reconnecting":
@@ -305,6 +312,10 @@ class Chat:
                         continue
                     if kind == "stream_start":
                         started = True
+                        if stopping:  # Ctrl-C came before the reply started: stop it now
+                            task = asyncio.create_task(self._stop(turn))
+                            checks.add(task)
+                            task.add_done_callback(checks.discard)
                     elif not started:
                         continue  # the end of another window's run, before ours started
                     if turn.handle(frame):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shlex
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -16,8 +17,9 @@ from navi.cli.chat.app import Chat
 from navi.cli.remote import RemoteError, image_data_url
 
 HELP = """\
-Enter sends · Esc Enter (or Alt+Enter) starts a new line · Up/Down: earlier messages
-Ctrl-C stops a reply (what it wrote stays); at the prompt, Ctrl-C twice (or Ctrl-D) quits
+Enter sends · Esc Enter (or Alt+Enter) starts a new line · Up/Down: earlier messages · Tab completes commands
+Ctrl-C stops a reply (what it wrote stays; pressing it again does not quit)
+At an empty prompt, Ctrl-C twice (or Ctrl-D) quits; with text there, Ctrl-C clears it
 While a reply waits for your approval: y allows, n declines, a always allows (when offered)
 
 /new               a new conversation (created with its first message)
@@ -29,7 +31,7 @@ While a reply waits for your approval: y allows, n declines, a always allows (wh
 /attach PATH…      attach files (pictures go to the model as images); pasting a path does it too
 /detach            drop what is attached and not sent yet
 /retry             run the last failed turn again
-/stop              stop a reply that is still running (one you left with Ctrl-C twice)
+/stop              stop a reply that is still running (one you left with Ctrl-C three times)
 /help              this
 /quit              leave (Ctrl-D too)"""
 
@@ -205,6 +207,13 @@ async def cmd_help(chat: Chat, arg: str) -> bool:
 async def cmd_quit(chat: Chat, arg: str) -> bool:
     return False
 
+
+# What each command does, from HELP (for Tab's menu): "/open ID|N   open one" → {"open": "open one"}.
+SUMMARIES = {
+    line.split()[0][1:]: re.split(r"\s{2,}", line, maxsplit=1)[1]
+    for line in HELP.splitlines()
+    if line.startswith("/") and len(re.split(r"\s{2,}", line, maxsplit=1)) == 2
+}
 
 COMMANDS: dict[str, Handler] = {
     "new": cmd_new,

@@ -1,5 +1,6 @@
 """The keyboard while a reply streams: keys do not echo over the output, single keys answer
-approvals (y / n / a), and Ctrl-C arrives as a signal the turn turns into Stop.
+approvals (y / n / a), and Ctrl-C arrives as a signal the turn turns into Stop. Between the prompt
+and a turn, Ctrl-C is ignored (`quiet_interrupts`).
 
 Between turns prompt_toolkit owns the terminal; during a turn this does: the terminal goes to
 cbreak mode without echo (signals stay on, so Ctrl-C is still SIGINT), stdin is read by the event
@@ -40,15 +41,31 @@ def turn_keys(on_key: Callable[[str], None], on_interrupt: Callable[[], None]) -
                 on_key(char)
 
         loop.add_reader(fd, readable)
+    before = signal.getsignal(signal.SIGINT)
     loop.add_signal_handler(signal.SIGINT, on_interrupt)
     try:
         yield
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+        if callable(before):  # the handler between turns (see `quiet_interrupts`), not Python's default
+            signal.signal(signal.SIGINT, before)
         if fd >= 0:
             loop.remove_reader(fd)
             if saved is not None:
                 termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+@contextlib.contextmanager
+def quiet_interrupts() -> Iterator[None]:
+    """Between the prompt and a turn (opening a session, sending, drawing the end of a reply) a
+    Ctrl-C does nothing: a second press meant for the reply that just stopped must not quit the
+    program. The prompt and the turn handle Ctrl-C themselves and give this handler back after."""
+    before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, lambda _signum, _frame: None)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 @contextlib.contextmanager

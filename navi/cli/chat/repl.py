@@ -1,20 +1,48 @@
 """The prompt of `navi chat`: Enter sends, Esc Enter (Alt+Enter) adds a line, history across runs,
-Ctrl-C clears the line or (twice) quits; slash commands and pasted paths go to `commands`."""
+Tab completes slash commands (and /profile's profiles), Ctrl-C clears the line or, at an empty
+prompt, (twice) quits; slash commands and pasted paths go to `commands`."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from navi.cli.chat.app import Chat
-from navi.cli.chat.commands import attach, describe, pasted_paths, run_command
+from navi.cli.chat.commands import COMMANDS, SUMMARIES, attach, describe, pasted_paths, run_command
+from navi.cli.chat.keys import quiet_interrupts
 from navi.cli.remote import RemoteError
+
+
+class SlashCompleter(Completer):
+    """Tab after "/" offers the commands (with what each does); after "/profile " the profiles."""
+
+    def __init__(self, profiles: Iterable[str] = ()) -> None:
+        self.profiles = profiles
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
+        text = document.text_before_cursor
+        if not text.startswith("/") or "\n" in text:
+            return
+        name, space, arg = text[1:].partition(" ")
+        if not space:
+            for command in COMMANDS:
+                if command.startswith(name.lower()) and command in SUMMARIES:
+                    yield Completion(
+                        f"/{command} ", -len(text), display=f"/{command}", display_meta=SUMMARIES[command]
+                    )
+        elif name == "profile" and " " not in arg:
+            for profile in self.profiles:
+                if profile.startswith(arg):
+                    yield Completion(profile, -len(arg))
 
 
 def key_bindings() -> KeyBindings:
@@ -41,7 +69,7 @@ def key_bindings() -> KeyBindings:
     return keys
 
 
-def prompt_session(history_file: Path) -> PromptSession[str]:
+def prompt_session(history_file: Path, completer: Completer | None = None) -> PromptSession[str]:
     try:
         history_file.parent.mkdir(parents=True, exist_ok=True)
         history: FileHistory | InMemoryHistory = FileHistory(str(history_file))
@@ -54,14 +82,23 @@ def prompt_session(history_file: Path) -> PromptSession[str]:
         key_bindings=key_bindings(),
         prompt_continuation=lambda width, line, wrap: "· ".rjust(width),
         enable_history_search=False,
+        completer=completer,
+        complete_while_typing=False,  # Tab asks; typing a message is never interrupted by a menu
     )
 
 
-async def ask_yes(question: str) -> bool:
-    """A yes/no question before the chat starts; Enter means yes."""
+YES, NO = ("", "y", "yes"), ("n", "no")
+
+
+async def ask_yes(question: str) -> tuple[bool, str]:
+    """A yes/no question before the chat starts; Enter means yes. Anything else typed there was
+    meant for the chat: it counts as yes (the default) and is given back, to go in the prompt."""
     session: PromptSession[str] = PromptSession()
     answer = await session.prompt_async(FormattedText([("bold", question), ("", " [Y/n] ")]))
-    return answer.strip().lower() in ("", "y", "yes")
+    word = answer.strip().lower()
+    if word in YES or word in NO:
+        return word in YES, ""
+    return True, answer.strip()
 
 
 async def start(chat: Chat, session_ref: str | None, new: bool) -> None:
@@ -71,9 +108,14 @@ async def start(chat: Chat, session_ref: str | None, new: bool) -> None:
         return
     if not new:
         recent = await chat.remote.sessions()
-        if recent and await ask_yes(f"Continue {describe(recent[0])}?"):
-            await chat.open(str(recent[0]["id"]))
-            return
+        if recent:
+            yes, typed = await ask_yes(f"Continue {describe(recent[0])}?")
+            if yes:
+                await chat.open(str(recent[0]["id"]))
+                if typed:  # not lost: it waits in the prompt, Enter sends it
+                    chat.refill = typed
+                    chat.say("(what you typed is in the prompt: Enter sends it)")
+                return
     await chat.new()
 
 
@@ -88,9 +130,14 @@ async def interact(chat: Chat, session_ref: str | None, new: bool) -> int:
         await start(chat, session_ref, new)
     except (KeyboardInterrupt, EOFError):
         return 0
-    chat.say("Type a message; /help lists commands and keys.")
-    prompt = prompt_session(chat.history_file)
+    chat.say("Type a message; /help lists commands and keys (Tab completes them).")
+    prompt = prompt_session(chat.history_file, SlashCompleter(chat.profiles))
     chat.prompt = prompt
+    with quiet_interrupts():
+        return await _loop(chat, prompt)
+
+
+async def _loop(chat: Chat, prompt: PromptSession[str]) -> int:
     try:
         while True:
             idle = asyncio.create_task(chat.idle())

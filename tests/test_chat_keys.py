@@ -1,0 +1,117 @@
+"""`navi chat` keys in a real terminal (tmux): Ctrl-C stops a reply and pressing it again does not
+quit (only Ctrl-D, or Ctrl-C twice at an empty prompt); Tab completes slash commands and
+/profile's profiles; text typed at the start-up [Y/n] question is kept, not swallowed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply
+from tests.helpers.terminal import NAVI, Terminal, chat_env
+from tests.server_helpers import LiveNavi, live_navi, use_script
+
+
+def env_for(navi: LiveNavi, tmp_path: Path) -> dict[str, str]:
+    return chat_env(tmp_path, NAVI_PORT=navi.url.rsplit(":", 1)[1], DB_PATH=str(tmp_path / "navi.db"))
+
+
+def a_line(text: str) -> Callable[[str], bool]:
+    """The screen has a line that is `text` (the screen's lines are trimmed at the end)."""
+    return lambda screen: text in screen.splitlines()
+
+
+def test_ctrl_c_twice_during_a_reply_stops_it_and_does_not_quit(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    words = " ".join(f"w{i}" for i in range(400))
+    script.turn(Reply(text=f"Counting slowly: {words}", chunk_chars=4, delay=0.05), "Still here.")
+    with live_navi(tmp_path, fake_server, planning_enabled=False) as navi:
+        term = Terminal([*NAVI, "chat", "--new"], env_for(navi, tmp_path))
+        try:
+            term.wait_for_prompt()
+            term.type("Count for me")
+            term.send("Enter")
+            term.wait_for("Counting slowly: w0 w1")
+            term.send("C-c")
+            term.send("C-c")  # pressed twice, as people do
+            term.wait_for("■ stopped")
+            time.sleep(1.0)  # room for a late second press to land at the prompt
+            screen = term.screen(history=True)
+            assert "[exited" not in screen, screen
+            assert "w399" not in screen
+
+            term.type("Are you still there?")
+            term.send("Enter")
+            term.wait_for("Still here.")
+            assert "[exited" not in term.screen(history=True)
+
+            term.send("C-c")  # at an empty prompt: a hint first…
+            term.wait_for("(Ctrl-C again, or Ctrl-D, quits)")
+            term.send("C-c")  # …then it quits
+            term.wait_for("[exited 0]")
+        finally:
+            term.close()
+    asked = [r.last_user_text for r in script.of_kind("turn")]
+    assert asked[-1].endswith("Are you still there?")
+
+
+def test_tab_completes_commands_and_profiles(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    use_script(fake_server)
+    with live_navi(tmp_path, fake_server) as navi:
+        term = Terminal([*NAVI, "chat", "--new"], env_for(navi, tmp_path))
+        try:
+            term.wait_for_prompt()
+            term.type("/se")
+            term.send("Tab")
+            term.wait_for(a_line("› /sessions"))  # one match: completed at once (with a space after)
+            term.send("C-u")
+            term.type("/")
+            term.send("Tab")  # many: a menu with what each does
+            screen = term.wait_for("rename this conversation")
+            assert "/profile" in screen and "/export" in screen
+            term.send("Escape")
+            term.send("C-u")
+            term.type("/pro")
+            term.send("Tab")
+            term.wait_for(a_line("› /profile"))
+            term.type("serv")
+            term.send("Tab")
+            term.wait_for(a_line("› /profile server_admin"))
+            term.send("Enter")
+            term.wait_for("Profile: ")
+            term.send("C-d")
+            term.wait_for("[exited 0]")
+        finally:
+            term.close()
+
+
+def test_text_typed_at_the_start_question_is_kept(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    script.turn("First answer.", "Second answer.")
+    with live_navi(tmp_path, fake_server, planning_enabled=False) as navi:
+        sid = navi.new_session()
+        with navi.client() as http:
+            http.post(f"/sessions/{sid}/messages", json={"content": "Earlier question"})
+        term = Terminal([*NAVI, "chat"], env_for(navi, tmp_path))
+        try:
+            term.wait_for("Continue “")
+            term.type("what did I ask before?")  # meant for the chat, typed at the question
+            term.send("Enter")
+            term.wait_for("(what you typed is in the prompt: Enter sends it)")
+            term.wait_for("› what did I ask before?")
+            screen = term.screen(history=True)
+            assert "First answer." in screen  # the conversation was continued, not a new one
+            term.send("Enter")
+            term.wait_for("Second answer.")
+            term.send("C-d")
+            term.wait_for("[exited 0]")
+        finally:
+            term.close()
+        with navi.client() as http:
+            sessions = http.get("/sessions").json()
+    assert [s["id"] for s in sessions] == [sid]
+    assert script.of_kind("turn")[-1].last_user_text == "what did I ask before?"

@@ -144,7 +144,12 @@ async def test_stop_and_approvals_sent_to_another_worker_reach_the_run(
     run = await a.runs.start(session.id, "make the file")
     sub = run.subscribe()
     asked = (await frames(sub, "approval_required"))[-1]
-    waiting = await b.runs.waiting(session.id)  # B lists what A's run waits for
+    # B lists what A's run waits for. A's own subscriber sees the frame as it is published, a moment
+    # before A's writer has stored the question (a client following on B gets the frame only after).
+    for _ in range(200):
+        if waiting := await b.runs.waiting(session.id):
+            break
+        await asyncio.sleep(0.05)
     assert waiting == [{k: v for k, v in asked.items() if k not in ("type", "run_id", "seq")}]
     await b.runs.approve(session.id, asked["call_id"], "deny")
     with pytest.raises(ApprovalNotFound):  # the first answer counts

@@ -80,7 +80,7 @@ class _Call:
                 if final.model:
                     span.set_attribute("gen_ai.response.model", final.model)
             if isinstance(error, GeneratorExit | asyncio.CancelledError):
-                span.set_attribute("navi.call.stopped", True)  # closed early: a stop, not a failure
+                span.set_attribute("navi.call.abandoned", True)  # closed early (a stop, a timeout)
             elif error is not None:
                 span.set_attribute("error.type", type(error).__name__)
                 span.set_status(Status(StatusCode.ERROR, str(error)[:500]))

@@ -23,6 +23,7 @@ from navi.compose.services import build_services
 from navi.compose.telemetry import build_telemetry
 from navi.config import SettingsError, load_settings
 from navi.llm.errors import BackendUnreachable
+from navi.llm.messages import Message
 from navi.runs import AgentRun, RunManager
 from navi.runs.leases import SqlLeases
 from navi.runs.pg import PgBus
@@ -279,3 +280,51 @@ async def test_the_notify_lag_of_a_followed_run_is_measured(tmp_path: Path, pg_u
         for rt, runs in made:
             await runs.shutdown()
             await rt.aclose()
+
+
+async def test_memory_calls_are_counted_by_their_kind(tmp_path: Path) -> None:
+    """The extractor calls its model outside any turn: counted all the same, as `extraction` and
+    `memory_summary`."""
+    rt, backend, script = await scripted_runtime(tmp_path)
+    try:
+        session = await rt.sessions.create("secretary")
+        said = Message.user("My cat is called Miso.")
+        await rt.sessions.append(session.id, display=[said], context=[said])
+        script.extract("pets: cat = Miso")
+        stored = await rt.sessions.get(session.id)
+        assert stored is not None
+        assert await rt.extractor.extract(stored) == 1
+        assert [o.kind for o in backend.options] == ["extraction", "memory_summary"]
+        assert value(rt.telemetry, "navi_model_call_duration_seconds_count", kind="extraction") == 1
+        assert value(rt.telemetry, "navi_model_call_duration_seconds_count", kind="memory_summary") == 1
+    finally:
+        await rt.aclose()
+
+
+async def test_a_stopped_call_is_counted_and_its_span_abandoned(tmp_path: Path) -> None:
+    exporter = InMemorySpanExporter()
+    rt, _, script = await scripted_runtime(
+        tmp_path, telemetry=exporting(exporter, batch=False), planning_enabled=False
+    )
+    services = build_services(rt, schedules=False, background=False)
+    await services.start()
+    try:
+        never = asyncio.Event()
+        script.turn(Reply(text="This answer never ends.", wait_for=never, wait_after=1))
+        session = await rt.sessions.create("secretary")
+        run = await services.runs.start(session.id, "go on")
+        for _ in range(200):
+            if any(f["type"] == "stream_delta" for f in run.frames):
+                break
+            await asyncio.sleep(0.01)
+        assert await services.runs.stop(session.id)
+        await ended(run)
+    finally:
+        await services.stop()
+        await rt.aclose()
+    assert run.frames[-1]["type"] == "stream_stopped"
+    assert value(rt.telemetry, "navi_model_call_duration_seconds_count", kind="answer") == 1
+    spans = exporter.get_finished_spans()
+    [call] = [s for s in spans if s.attributes and s.attributes.get("navi.call.kind") == "answer"]
+    assert call.attributes is not None and call.attributes["navi.call.abandoned"] is True
+    assert call.status.status_code != StatusCode.ERROR

@@ -267,14 +267,10 @@ class RunManager:
             user = Message.user(content, images=list(images), metadata={"files": list(files)})
             user.id = message_id
             start = {"type": "stream_start", "message": user_message(user)}
-        run.task = asyncio.create_task(
-            self._observed(
-                run,
-                self._drive(
-                    run, content, list(images), list(files), planning, previous, message_id, start, unattended
-                ),
-            )
+        drive = self._drive(
+            run, content, list(images), list(files), planning, previous, message_id, start, unattended
         )
+        run.task = asyncio.create_task(self._observed(run, drive))
         self.followers.started(run)
         return run
 

@@ -1,6 +1,6 @@
 """How Navi is observed from outside: Prometheus metrics and OpenTelemetry traces.
 
-`Telemetry` is built once per app by the composition root (`navi.compose.parts.build_telemetry`):
+`Telemetry` is built once per app by the composition root (`navi.compose.telemetry`):
 its own metrics registry (`metrics.py`), and a tracer — the SDK's, exporting over OTLP, when
 `OTEL_EXPORTER_OTLP_ENDPOINT` is set, else OpenTelemetry's no-op tracer, which records nothing.
 The tracer provider is the app's, never set as OpenTelemetry's global one. The run manager times

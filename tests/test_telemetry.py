@@ -8,12 +8,15 @@ semantic conventions, the model calls' children of the turn's. Each app counts i
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 from prometheus_client.parser import text_string_to_metric_families
@@ -328,3 +331,52 @@ async def test_a_stopped_call_is_counted_and_its_span_abandoned(tmp_path: Path) 
     [call] = [s for s in spans if s.attributes and s.attributes.get("navi.call.kind") == "answer"]
     assert call.attributes is not None and call.attributes["navi.call.abandoned"] is True
     assert call.status.status_code != StatusCode.ERROR
+
+
+class Collector(BaseHTTPRequestHandler):
+    """An OTLP/HTTP collector that keeps what it is sent."""
+
+    received: ClassVar[list[tuple[str, str, bytes]]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.received.append((self.path, self.headers["Content-Type"], body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+async def test_spans_reach_an_otlp_collector_at_the_endpoint(tmp_path: Path, make_settings) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    Collector.received = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        telemetry = build_telemetry(make_settings(otel_exporter_otlp_endpoint=endpoint))
+        rt, _, script = await scripted_runtime(tmp_path, telemetry=telemetry, planning_enabled=False)
+        services = build_services(rt, schedules=False, background=False)
+        await services.start()
+        script.turn("Exported.")
+        session = await rt.sessions.create("secretary")
+        run = await services.runs.start(session.id, "export me")
+        await ended(run)
+        await services.stop()
+        await rt.aclose()  # the batch is flushed to the collector
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert Collector.received
+    names = []
+    for path, kind, body in Collector.received:
+        assert (path, kind) == ("/v1/traces", "application/x-protobuf")
+        request = ExportTraceServiceRequest.FromString(body)
+        for resource in request.resource_spans:
+            service = {a.key: a.value.string_value for a in resource.resource.attributes}["service.name"]
+            assert service == "navi"
+            names += [span.name for scope in resource.scope_spans for span in scope.spans]
+    assert sorted(names) == sorted(["invoke_agent navi", f"chat {MODEL}", f"chat {MODEL}"])  # answer, naming

@@ -154,6 +154,9 @@ class Settings(BackendSettings, BaseSettings):
     # --- Logging ---------------------------------------------------------------------------------
     log_level: LogLevel = "INFO"
     log_format: Literal["console", "json"] = "console"
+    # Traces of turns and model calls go to this OTLP/HTTP collector (its base URL: the traces
+    # are posted to …/v1/traces); empty: no traces, and no cost.
+    otel_exporter_otlp_endpoint: str = ""
 
     # --- Tools -----------------------------------------------------------------------------------
     tools_dir: str = "tools"
@@ -224,7 +227,7 @@ class Settings(BackendSettings, BaseSettings):
     def _lower_mode(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator("navi_url")
+    @field_validator("navi_url", "otel_exporter_otlp_endpoint")
     @classmethod
     def _url(cls, value: str) -> str:
         value = value.strip().rstrip("/")

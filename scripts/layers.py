@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("navi", "net", "redact", "runctx", "safejson", "prompts", "web"),
     ("logging", "profiles", "sandbox"),
     ("llm",),
-    ("config", "sessions", "testing"),
+    ("config", "sessions", "telemetry", "testing"),
     ("users", "schedules", "memory"),
     ("tools",),
     ("agent",),

@@ -11,6 +11,7 @@ from navi.compose import Runtime, build_runtime
 from navi.config import load_settings
 from navi.llm.registry import BackendRegistry
 from navi.sessions.memory_store import InMemorySessionStore
+from navi.telemetry import Telemetry
 from navi.testing.agent_script import AgentScript
 from navi.testing.scripted import ScriptedBackend
 
@@ -18,7 +19,12 @@ MODEL = "gemma4:e2b-it-q8_0"
 
 
 async def scripted_runtime(
-    tmp_path: Path, script: AgentScript | None = None, *, sql: bool = False, **settings: Any
+    tmp_path: Path,
+    script: AgentScript | None = None,
+    *,
+    sql: bool = False,
+    telemetry: Telemetry | None = None,
+    **settings: Any,
 ) -> tuple[Runtime, ScriptedBackend, AgentScript]:
     script = script or AgentScript()
     if "context_length" in settings:  # a model with a small window: Navi's window follows it
@@ -35,7 +41,10 @@ async def scripted_runtime(
     }
     base.update(settings)
     rt = await build_runtime(
-        load_settings(**base), backends=registry, sessions=None if sql else InMemorySessionStore()
+        load_settings(**base),
+        backends=registry,
+        sessions=None if sql else InMemorySessionStore(),
+        telemetry=telemetry,
     )
     return rt, backend, script
 

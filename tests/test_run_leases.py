@@ -175,6 +175,11 @@ async def test_a_turn_whose_process_died_is_recorded_lost_and_its_session_freed(
         last = stored.messages[-1]
         assert last.metadata["error"]["code"] == "worker_lost"
         assert last.metadata["failed_turn"] == stored.messages[0].id
+        # Both sessions taken over from the dead worker, each counted once (GET /metrics).
+        takeovers = runs.telemetry.metrics.registry.get_sample_value(
+            "navi_lease_takeovers_total", {"kind": "turn"}
+        )
+        assert takeovers == 2
     finally:
         await runs.shutdown()
         await rt.aclose()

@@ -225,7 +225,7 @@ class Analyst:
         if not lines:
             raise NothingToAnalyse("the session has no conversation to analyse yet")
         profile = self.profiles.of_session(session.profile_id)
-        llm = GuardedBackend(self.backends.get(self.profiles.backend_of(profile)), self.limits)
+        llm = GuardedBackend(self.backends.observed(self.profiles.backend_of(profile)), self.limits)
         model = self.profiles.model_of(profile)
         parts: dict[str, dict[str, Any]] = {}
         for name in ask.parts:
@@ -248,6 +248,7 @@ class Analyst:
             temperature=self.settings.temperature,
             think=False,
             max_tokens=self.settings.max_tokens,
+            kind="analysis",
         )
 
     def _budget(self, instructions: str, request: str) -> int:

@@ -56,7 +56,9 @@ class RunBinder:
 
     def backend(self, profile: AgentProfile, stop: asyncio.Event | None) -> LLMBackend:
         """The profile's backend with the call limits, abandoning its calls on `stop` (never: None)."""
-        return GuardedBackend(self.backends.get(self.profiles.backend_of(profile)), self.config.limits, stop)
+        return GuardedBackend(
+            self.backends.observed(self.profiles.backend_of(profile)), self.config.limits, stop
+        )
 
     async def bind(self, run: RunState, profile: AgentProfile) -> None:
         run.profile = profile

@@ -33,6 +33,7 @@ from navi.api.routes import (
     health,
     memory,
     messages,
+    metrics,
     models,
     openai,
     schedules,
@@ -174,6 +175,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         models,
         openai,
         schedules,
+        metrics,
     ):
         app.include_router(module.router)
     if config.loop_monitor:

@@ -12,6 +12,7 @@ The sandbox is probed once here; when it cannot confine anything, the start says
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Coroutine
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
@@ -22,6 +23,7 @@ from navi.agent.engine import Agent
 from navi.agent.gate import ApprovalGate
 from navi.agent.workers import CompressionWorker, ContextCompressor, NamingWorker
 from navi.compose import parts
+from navi.compose.telemetry import build_telemetry
 from navi.config import Settings
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
@@ -36,6 +38,7 @@ from navi.sessions.models import Session
 from navi.sessions.store import SessionNotFound, SessionStore
 from navi.storage.database import Database
 from navi.storage.stores import build_stores
+from navi.telemetry import Telemetry
 from navi.tools.builtin import register_builtins
 from navi.tools.builtin.agents import SpawnAgentTool
 from navi.tools.builtin.ssh import SshExecTool
@@ -79,6 +82,8 @@ class Runtime:
     users: UserStore = field(default_factory=InMemoryUserStore)
     # Called (in the background) with the new session's id after POST /sessions — memory extraction.
     session_created_hooks: list[Callable[[str], Coroutine[Any, Any, None]]] = field(default_factory=list)
+    # Metrics (GET /metrics) and traces: the model calls' are seen through `backends.observer`.
+    telemetry: Telemetry = field(default_factory=Telemetry)
 
     def background(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` without holding up the caller; failures are logged."""
@@ -94,6 +99,7 @@ class Runtime:
         await self.backends.aclose()
         if self.db is not None:
             await self.db.dispose()
+        await asyncio.to_thread(self.telemetry.shutdown)  # the last spans flushed to the collector
 
     async def analyse(self, session: Session, ask: AnalysisAsk) -> dict[str, dict[str, Any]]:
         """Generate the asked analytics through the session's model and store them with it, all or
@@ -143,6 +149,7 @@ async def build_runtime(
     create_database: bool = True,
     seed_tools: bool = True,
     start_mcp: bool = True,
+    telemetry: Telemetry | None = None,
 ) -> Runtime:
     """Everything Navi runs on. Stores handed in are used as they are (and opened and closed here).
 
@@ -150,13 +157,17 @@ async def build_runtime(
     stores are empty in-memory ones. `seed_tools=False` creates no tools folder. `start_mcp=False`
     (commands that run no agent) starts no MCP server. Configuration the
     runtime cannot use (a DB_PATH it cannot write, an unreachable DATABASE_URL, a TOOLS_DIR that is
-    a file) is raised as `SetupError`, with nothing left open.
+    a file) is raised as `SetupError`, with nothing left open. `telemetry` handed in is used instead
+    of the one the settings ask for (tests: spans kept in memory).
     """
     mcp_servers = parts.mcp_servers(settings) if start_mcp else []  # a broken file stops us first
     async with AsyncExitStack() as cleanup:
         if backends is None:
             backends = parts.build_backends(settings)
             cleanup.push_async_callback(backends.aclose)
+        telemetry = telemetry or build_telemetry(settings)
+        cleanup.callback(telemetry.shutdown)
+        backends.observer = telemetry.calls  # every model call measured (and traced)
         profiles = parts.build_profiles(settings, backends)
         for name in {profiles.backend_of(p) for p in profiles.all()}:
             if name in backends:
@@ -264,6 +275,7 @@ async def build_runtime(
         db=db,
         users=stores.users,
         session_created_hooks=[extract_after_new_session],
+        telemetry=telemetry,
     )
 
 

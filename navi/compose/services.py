@@ -80,12 +80,23 @@ def build_services(
     db = runtime.db
     leases = SqlLeases(db, seconds=settings.run_lease_seconds) if db is not None else None
     # On PostgreSQL, frames and control messages reach every worker (rows and NOTIFY).
+    metrics = runtime.telemetry.metrics
     bus = (
-        PgBus(db, leases.worker, keep_seconds=settings.run_events_keep_seconds)
+        PgBus(
+            db,
+            leases.worker,
+            keep_seconds=settings.run_events_keep_seconds,
+            lag=metrics.notify_lag.observe,
+        )
         if db is not None and leases is not None and db.dialect == "postgresql"
         else None
     )
-    runs = RunManager(runtime.agent, leases or MemoryLeases(seconds=settings.run_lease_seconds), bus)
+    runs = RunManager(
+        runtime.agent,
+        leases or MemoryLeases(seconds=settings.run_lease_seconds),
+        bus,
+        telemetry=runtime.telemetry,
+    )
     services = Services(runtime=runtime, runs=runs, owns_runtime=owns_runtime)
     if bus is not None and db is not None:
         services.files = SharedFiles(db, max_bytes=settings.session_files_max_bytes)

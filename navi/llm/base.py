@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from navi.llm import text_tools
 from navi.llm.chunks import Chunk, Completion, CompletionBuilder
@@ -26,6 +27,10 @@ from navi.logging import get_logger
 log = get_logger(__name__)
 
 
+# What a model call is for, as metrics and traces tell calls apart (backends ignore it).
+CallKind = Literal["answer", "planning", "naming", "summary", "analysis", "extraction", "memory_summary"]
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CallOptions:
     model: str
@@ -33,6 +38,7 @@ class CallOptions:
     think: bool = False
     num_ctx: int | None = None
     max_tokens: int | None = None
+    kind: CallKind = "answer"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -1,4 +1,9 @@
-"""Backends by name. Built-ins register through the same `register()` a plugin or test would use."""
+"""Backends by name. Built-ins register through the same `register()` a plugin or test would use.
+
+`get()` is the backend itself; `observed()` is the one to make model calls through: the same
+backend, its calls seen by the registry's `observer` (metrics and traces, when the composition
+root set one).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ from collections.abc import Callable
 
 from navi.llm.base import LLMBackend
 from navi.llm.errors import UnknownBackend
+from navi.llm.observe import CallObserver, ObservedBackend
 
 BackendFactory = Callable[[], LLMBackend]
 
@@ -15,6 +21,7 @@ class BackendRegistry:
         self._factories: dict[str, BackendFactory] = {}
         self._instances: dict[str, LLMBackend] = {}
         self._default_models: dict[str, str] = {}
+        self.observer = CallObserver()  # sees nothing until the composition root sets one
 
     def register(self, name: str, factory: BackendFactory, *, default_model: str = "") -> None:
         self._factories[name] = factory
@@ -39,6 +46,11 @@ class BackendRegistry:
                 raise UnknownBackend(f"no model backend named '{name}' (known: {known})", backend=name)
             self._instances[name] = factory()
         return self._instances[name]
+
+    def observed(self, name: str) -> LLMBackend:
+        """The backend to make model calls through: `get(name)`, its calls seen by `observer`."""
+        backend = self.get(name)
+        return ObservedBackend(backend, self.observer) if self.observer.active else backend
 
     def default_model(self, name: str) -> str:
         return self._default_models.get(name, "")

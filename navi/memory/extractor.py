@@ -193,7 +193,7 @@ class MemoryExtractor:
 
     def _model(self) -> tuple[LLMBackend, str]:
         profile = self.profiles.get(self.profiles.default_id)
-        return self.backends.get(self.profiles.backend_of(profile)), self.profiles.model_of(profile)
+        return self.backends.observed(self.profiles.backend_of(profile)), self.profiles.model_of(profile)
 
     async def is_due(self, info: SessionInfo) -> bool:
         if as_utc(info.last_active) > utcnow() - self.stale or info.message_count == 0:
@@ -239,7 +239,9 @@ class MemoryExtractor:
                     Message.system(prompts.load("memory_extract")),
                     Message.user(f"Already known:\n{context}\n\nWhat the person said:\n\n{said}"),
                 ],
-                CallOptions(model=model, temperature=0.1, think=False, max_tokens=self.max_tokens),
+                CallOptions(
+                    model=model, temperature=0.1, think=False, max_tokens=self.max_tokens, kind="extraction"
+                ),
             )
             for category, key, value in parse_facts(result.text):
                 if not stated(value, own):
@@ -264,7 +266,13 @@ class MemoryExtractor:
         try:
             result = await llm.complete(
                 [Message.system(instructions), Message.user(listing)],
-                CallOptions(model=model, temperature=0.2, think=False, max_tokens=self.max_tokens),
+                CallOptions(
+                    model=model,
+                    temperature=0.2,
+                    think=False,
+                    max_tokens=self.max_tokens,
+                    kind="memory_summary",
+                ),
             )
             summary = result.text.strip()
             if result.finish_reason == "length":

@@ -37,6 +37,7 @@ from navi.runs.leases import Lease, LeaseKind, Leases, MemoryLeases, SqlLeases, 
 from navi.runs.lost import lost_error, record_lost
 from navi.runs.run import AgentRun, RunActive, user_message
 from navi.sessions.store import SessionNotFound
+from navi.telemetry import Telemetry
 
 log = structlog.stdlib.get_logger(__name__)
 
@@ -48,10 +49,18 @@ class RunManager:
     """`leases`: where a session's lease is taken before a run starts in it — a database row
     (`SqlLeases`) every process on the database sees, or this process's memory (the default).
     `bus`: what carries frames and control messages to other processes (`LocalBus`: nothing;
-    `PgBus`: PostgreSQL rows and NOTIFY)."""
+    `PgBus`: PostgreSQL rows and NOTIFY). `telemetry`: where turns, frames and takeovers are
+    counted and turns traced (by default an unexported one of its own)."""
 
-    def __init__(self, agent: Agent, leases: Leases | None = None, bus: Bus | None = None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        leases: Leases | None = None,
+        bus: Bus | None = None,
+        telemetry: Telemetry | None = None,
+    ) -> None:
         self.agent = agent
+        self.telemetry = telemetry or Telemetry()
         self.leases: Leases = leases or MemoryLeases()
         self.bus: Bus = bus or LocalBus()
         # session_updated frames for every connection (of every worker, through a shared bus)
@@ -120,6 +129,7 @@ class RunManager:
         if not await self.leases.take(lease):
             return False
         log.warning("runs.worker_lost", session_id=lease.session_id, run_id=lease.run_id, worker=lease.worker)
+        self.telemetry.metrics.lease_takeovers.labels(kind=lease.kind).inc()
         if lease.kind == "turn":
             if not lease.answered:
                 with contextlib.suppress(SessionNotFound):
@@ -238,7 +248,7 @@ class RunManager:
         previous = self._runs.get(session_id)
         if previous is not None and not previous.answered:
             raise RunActive(session_id)
-        run = AgentRun(session_id=session_id)
+        run = AgentRun(session_id=session_id, watch=self.telemetry.frames())
         self._runs[session_id] = run  # held here while the lease is taken: a second start is busy
         try:
             await self._take(session_id, run.run_id, "turn", previous.run_id if previous else None)
@@ -257,11 +267,10 @@ class RunManager:
             user = Message.user(content, images=list(images), metadata={"files": list(files)})
             user.id = message_id
             start = {"type": "stream_start", "message": user_message(user)}
-        run.task = asyncio.create_task(
-            self._drive(
-                run, content, list(images), list(files), planning, previous, message_id, start, unattended
-            )
+        drive = self._drive(
+            run, content, list(images), list(files), planning, previous, message_id, start, unattended
         )
+        run.task = asyncio.create_task(self._observed(run, drive))
         self.followers.started(run)
         return run
 
@@ -351,6 +360,12 @@ class RunManager:
         if holder is None or holder.worker == self.leases.worker:
             return False
         return await self.bus.send(holder.worker, Control("stop", session_id, holder.run_id))
+
+    async def _observed(self, run: AgentRun, drive: Coroutine[Any, Any, None]) -> None:
+        """`drive`, the run counted as running and traced as one turn."""
+        with self.telemetry.turn(run.session_id, run.run_id) as span:
+            await drive
+            self.telemetry.turn_ended(span, run.result)
 
     async def _drive(
         self,

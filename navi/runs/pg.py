@@ -7,7 +7,9 @@
   asyncpg connection, sends what has queued up as one statement — one round trip for any number of
   frames of any number of runs; with `synchronous_commit` off for it (a frame is a replay copy,
   not data: the messages themselves are stored by the session store). An announcement carries the
-  frame unless it is too large for NOTIFY (8,000 bytes), then readers fetch the row.
+  frame unless it is too large for NOTIFY (8,000 bytes), then readers fetch the row, and when
+  the frame was published (`t`, wall-clock seconds), so a follower measures how late it arrived
+  (`lag`: the NOTIFY lag metric).
 - **Following.** This worker LISTENs, on one dedicated connection, on the channels of the sessions
   its connections follow, where a run starting elsewhere is announced (`start`), and on the channel
   of each run it follows: its frames, then its end (a row with no frame). `RemoteRun` listens
@@ -28,6 +30,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -134,10 +137,20 @@ class _Batch:
 class PgBus:
     shared = True
 
-    def __init__(self, db: Database, worker: str, *, keep_seconds: float = 300.0) -> None:
+    def __init__(
+        self,
+        db: Database,
+        worker: str,
+        *,
+        keep_seconds: float = 300.0,
+        lag: Callable[[float], None] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.db = db
         self.worker = worker
         self.keep_seconds = keep_seconds
+        self.lag = lag  # told how late each frame of a followed run arrived, in seconds
+        self.clock = clock
         self.channel = worker_channel(worker)
         self._dsn = asyncpg_dsn(db)
         self._handlers: Handlers | None = None
@@ -202,7 +215,7 @@ class PgBus:
     def _frame_item(self, session_id: str, run_id: str, seq: int, frame: dict[str, Any] | None) -> _Row:
         """A frame's row and announcement, as the writer queues them (a tuple: this is per frame)."""
         body = None if frame is None else json.dumps(frame)
-        head = f'{{"r": {json.dumps(run_id)}, "q": {int(seq)}'
+        head = f'{{"r": {json.dumps(run_id)}, "q": {int(seq)}, "t": {self.clock():.6f}'
         if body is None:
             payload = f'{head}, "end": true}}'
         elif len(body) + len(head) < MAX_PAYLOAD:
@@ -369,7 +382,11 @@ class PgBus:
             elif channel.startswith(SESSION_PREFIX):
                 handlers.remote_started(channel.removeprefix(SESSION_PREFIX), note["r"], note["w"])
             else:  # a run this worker follows (never its own: nobody here listens to those)
-                handlers.remote_frame(note["r"], int(note["q"]), note.get("f"), bool(note.get("end")))
+                end = bool(note.get("end"))
+                sent = note.get("t")
+                if self.lag is not None and not end and isinstance(sent, int | float):
+                    self.lag(max(0.0, self.clock() - sent))  # clocks of two machines may differ
+                handlers.remote_frame(note["r"], int(note["q"]), note.get("f"), end)
         except Exception as exc:  # one bad announcement must not stop the others
             log.warning("runs.bad_announcement", channel=channel, error=str(exc))
 

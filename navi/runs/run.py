@@ -77,6 +77,8 @@ class AgentRun:
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     # Where every frame also goes, for followers in other processes (`Bus.published`).
     sink: Callable[[AgentRun, dict[str, Any]], None] | None = None
+    # Told of every frame as it is sent (metrics: `Telemetry.frames`).
+    watch: Callable[[dict[str, Any]], None] | None = None
 
     def publish(self, frame: dict[str, Any]) -> None:
         frame["run_id"] = self.run_id
@@ -84,6 +86,8 @@ class AgentRun:
         self.frames.append(frame)
         for sub in list(self.subscribers):
             sub.put(frame)
+        if self.watch is not None:
+            self.watch(frame)
         if self.sink is not None:
             self.sink(self, frame)
 

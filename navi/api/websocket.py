@@ -8,6 +8,8 @@ client already has of run ID; a different run is replayed whole; a `since` that 
 `bad_frame` and the socket is closed, 4400). A connection lets go of each run when the run's
 frames end.
 
+Every frame is typed in `navi.protocol`: client frames are read with `parse_client_frame` (then
+images and files are checked against this server), and every frame sent is built from a model.
 Client frames: `{"type": "message", "content", "images"?, "files"?}` starts a turn;
 `{"type": "retry"}` runs the session's latest failed turn again without storing its message twice;
 `{"type": "approval", "call_id", "decision"}` answers a tool call waiting for approval ("allow",

@@ -27,9 +27,10 @@ class RunActive(RuntimeError):
 def user_message(message: Message) -> UserMessage:
     """What `stream_start` says about the user's message: enough for another window to draw it."""
     files = message.metadata.get("files") or []
+    text = message.metadata.get("text")  # what a client shows in place of the content, when set
     return UserMessage(
         id=message.id,
-        content=message.metadata.get("text", message.content or ""),
+        content=text if isinstance(text, str) else message.content or "",
         files=[str(f.get("name", "")) for f in files if isinstance(f, dict)],
         images=len(message.images or []),
     )

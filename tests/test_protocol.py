@@ -14,18 +14,23 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
+from navi.agent.approvals import DECISIONS as AGENT_DECISIONS
 from navi.protocol import (
+    DECISIONS,
     BadFrame,
     ErrorEvent,
     MessageFrame,
     ScheduleRunChanged,
+    ScheduleRunStatus,
     SessionUpdated,
     StreamStart,
+    TextDelta,
     UserMessage,
     parse_client_frame,
     parse_server_frame,
 )
 from navi.protocol.schema import SCHEMA_FILE, frame_types, json_schema, schema_text
+from navi.schedules.models import RunStatus
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.server_helpers import frames_until, live_navi, use_script
@@ -72,6 +77,15 @@ def test_each_side_has_its_frames() -> None:
     server = frame_types(COMMITTED, "server")
     assert {"stream_start", "stream_end", "error", "session_updated", "schedule_run"} <= server
     assert len(server) == 19 and not server & frame_types(COMMITTED, "client")
+
+
+def test_the_protocols_words_are_the_servers() -> None:
+    """Values the protocol names and other parts own: the same on both sides."""
+    assert ScheduleRunStatus.__args__ == RunStatus.__args__  # type: ignore[attr-defined]
+    assert DECISIONS == AGENT_DECISIONS
+    delta = parse_server_frame({"type": "stream_delta", "delta": "Hi", "run_id": "r1", "seq": 2})
+    assert delta.frame() == {"type": "stream_delta", "delta": "Hi", "run_id": "r1", "seq": 2}
+    assert TextDelta(delta="Hi").frame() == {"type": "stream_delta", "delta": "Hi"}
 
 
 def test_frames_that_leave_fields_out() -> None:

@@ -58,7 +58,9 @@ class ThinkingDelta(_RunFrame):
     delta: str
 
     def frame(self) -> dict[str, Any]:  # the most frequent frames: skip the serializer
-        return {"type": "thinking_delta", "delta": self.delta}
+        if self.run_id is MISSING and self.seq is MISSING:
+            return {"type": "thinking_delta", "delta": self.delta}
+        return super().frame()
 
 
 class ThinkingEnd(_RunFrame):
@@ -137,7 +139,9 @@ class TextDelta(_RunFrame):
     delta: str
 
     def frame(self) -> dict[str, Any]:
-        return {"type": "stream_delta", "delta": self.delta}
+        if self.run_id is MISSING and self.seq is MISSING:
+            return {"type": "stream_delta", "delta": self.delta}
+        return super().frame()
 
 
 class TurnUsage(BaseModel):

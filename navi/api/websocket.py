@@ -72,7 +72,7 @@ def _error(message: str, code: ErrorCode) -> dict[str, Any]:
 
 
 @dataclass
-class ClientFrame:
+class CheckedFrame:
     """A client frame, parsed (`navi.protocol`) and checked against this server: images decoded,
     files found among the session's uploads."""
 
@@ -84,7 +84,7 @@ class ClientFrame:
     decision: Decision = "deny"  # an approval's answer
 
 
-def read_frame(text: str, session_id: str, files_root: Path) -> ClientFrame:
+def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
     """Validate a client frame or raise `FrameError`."""
     if len(text.encode()) > MAX_FRAME_BYTES:
         raise FrameError(f"frame too large (limit {MAX_FRAME_BYTES // (1024 * 1024)} MB)")
@@ -96,12 +96,12 @@ def read_frame(text: str, session_id: str, files_root: Path) -> ClientFrame:
         raise FrameError("frame is not valid JSON") from None
     frame = parse_client_frame(data)
     if isinstance(frame, RetryFrame):
-        return ClientFrame("retry")
+        return CheckedFrame("retry")
     if isinstance(frame, ApprovalFrame):
-        return ClientFrame("approval", call_id=frame.call_id, decision=frame.decision)
+        return CheckedFrame("approval", call_id=frame.call_id, decision=frame.decision)
     images = check_images(frame.images)
     files = _files(frame.files or [], files_root / session_id)
-    return ClientFrame("message", frame.content, images, files)
+    return CheckedFrame("message", frame.content, images, files)
 
 
 async def bring_files(shared: SharedFiles | None, text: str, session_id: str, files_root: Path) -> bool:

@@ -42,7 +42,7 @@ PICTURE_END = "<!-- layers:end -->"
 # The layer order, lowest first. Stated here once; docs/architecture.md shows the same picture.
 LAYERS: list[tuple[str, ...]] = [
     ("navi", "net", "redact", "runctx", "safejson", "prompts", "web"),
-    ("logging", "profiles", "sandbox"),
+    ("logging", "profiles", "sandbox", "protocol"),
     ("llm",),
     ("config", "sessions", "telemetry", "testing"),
     ("users", "schedules", "memory"),

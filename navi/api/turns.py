@@ -16,6 +16,7 @@ from typing import Any
 
 from navi.compose import Runtime
 from navi.llm.messages import Message
+from navi.protocol import ErrorEvent
 from navi.runs import AgentRun, Subscriber
 from navi.sessions.models import Session
 from navi.sessions.store import SessionExists
@@ -118,7 +119,7 @@ async def frames(sub: Subscriber) -> AsyncIterator[dict[str, Any]]:
         item = await sub.queue.get()
         if isinstance(item, Subscriber):
             if item.dropped:
-                yield {"type": "error", "code": "too_slow", "message": "the client fell too far behind"}
+                yield ErrorEvent(message="the client fell too far behind", code="too_slow").frame()
             return
         yield item
 

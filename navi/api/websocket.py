@@ -8,6 +8,8 @@ client already has of run ID; a different run is replayed whole; a `since` that 
 `bad_frame` and the socket is closed, 4400). A connection lets go of each run when the run's
 frames end.
 
+Every frame is typed in `navi.protocol`: client frames are read with `parse_client_frame` (then
+images and files are checked against this server), and every frame sent is built from a model.
 Client frames: `{"type": "message", "content", "images"?, "files"?}` starts a turn;
 `{"type": "retry"}` runs the session's latest failed turn again without storing its message twice;
 `{"type": "approval", "call_id", "decision"}` answers a tool call waiting for approval ("allow",
@@ -29,13 +31,22 @@ import structlog
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from navi import safejson
-from navi.agent.approvals import DECISIONS, Decision
-from navi.agent.events import ErrorCode, ErrorEvent
 from navi.agent.gate import ApprovalNotFound
 from navi.api.identity import user_of
 from navi.compose import Runtime
 from navi.compose.server import ServerConfig
 from navi.llm.messages import strip_data_uri
+from navi.protocol import (
+    MAX_IMAGES,
+    ApprovalFrame,
+    BadFrame,
+    Decision,
+    ErrorCode,
+    ErrorEvent,
+    FileRef,
+    RetryFrame,
+    parse_client_frame,
+)
 from navi.runs import RunActive, RunManager, Subscriber
 from navi.runs.follow import Followable
 from navi.sessions.models import is_session_id
@@ -45,18 +56,15 @@ log = structlog.stdlib.get_logger(__name__)
 router = APIRouter()
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
-MAX_IMAGES = 10
 MAX_IMAGE_BYTES = 15 * 1024 * 1024
 IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"RIFF", b"BM")
 CLOSE_UNKNOWN_SESSION = 4004
 CLOSE_BAD_REQUEST = 4400  # the address's query is unusable (after a `bad_frame` error frame)
-MAX_CALL_ID = 200
 MAX_SINCE_DIGITS = 9  # a run never gets near a billion frames
 MAX_SHARED_FILES = 100  # files of one message looked up among other machines' uploads
 
 
-class FrameError(ValueError):
-    pass
+FrameError = BadFrame  # the name the API's modules catch
 
 
 def _error(message: str, code: ErrorCode) -> dict[str, Any]:
@@ -64,7 +72,10 @@ def _error(message: str, code: ErrorCode) -> dict[str, Any]:
 
 
 @dataclass
-class ClientFrame:
+class CheckedFrame:
+    """A client frame, parsed (`navi.protocol`) and checked against this server: images decoded,
+    files found among the session's uploads."""
+
     kind: str  # "message", "retry" or "approval"
     content: str = ""
     images: list[str] = field(default_factory=list)
@@ -73,33 +84,24 @@ class ClientFrame:
     decision: Decision = "deny"  # an approval's answer
 
 
-def read_frame(text: str, session_id: str, files_root: Path) -> ClientFrame:
+def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
     """Validate a client frame or raise `FrameError`."""
     if len(text.encode()) > MAX_FRAME_BYTES:
         raise FrameError(f"frame too large (limit {MAX_FRAME_BYTES // (1024 * 1024)} MB)")
     try:
-        frame = safejson.loads(text)  # lone surrogates and NUL become U+FFFD: storable, sendable
+        data = safejson.loads(text)  # lone surrogates and NUL become U+FFFD: storable, sendable
     except safejson.UnsafeJSON as exc:
         raise FrameError(f"frame is not usable: {exc}") from None
     except ValueError:
         raise FrameError("frame is not valid JSON") from None
-    if not isinstance(frame, dict):
-        raise FrameError("frame must be a JSON object")
-    if frame.get("type") == "retry":
-        return ClientFrame("retry")
-    if frame.get("type") == "approval":
-        return _approval(frame)
-    if frame.get("type") != "message":
-        raise FrameError(
-            f'unknown frame type {frame.get("type")!r}; send {{"type": "message", "content": …}}, '
-            '{"type": "retry"} or {"type": "approval", "call_id": …, "decision": …}'
-        )
-    content = frame.get("content")
-    if not isinstance(content, str) or not content.strip():
-        raise FrameError("content is required and must be non-empty text")
-    images = check_images(frame.get("images"))
-    files = _files(frame.get("files"), files_root / session_id)
-    return ClientFrame("message", content, images, files)
+    frame = parse_client_frame(data)
+    if isinstance(frame, RetryFrame):
+        return CheckedFrame("retry")
+    if isinstance(frame, ApprovalFrame):
+        return CheckedFrame("approval", call_id=frame.call_id, decision=frame.decision)
+    images = check_images(frame.images)
+    files = _files(frame.files or [], files_root / session_id)
+    return CheckedFrame("message", frame.content, images, files)
 
 
 async def bring_files(shared: SharedFiles | None, text: str, session_id: str, files_root: Path) -> bool:
@@ -146,15 +148,6 @@ def parse_frame(text: str, session_id: str, files_root: Path) -> tuple[str, list
     return frame.content, frame.images, frame.files
 
 
-def _approval(frame: dict[str, Any]) -> ClientFrame:
-    call_id, decision = frame.get("call_id"), frame.get("decision")
-    if not isinstance(call_id, str) or not call_id or len(call_id) > MAX_CALL_ID:
-        raise FrameError(f"call_id must be the text id of the tool call (at most {MAX_CALL_ID} characters)")
-    if decision not in DECISIONS:
-        raise FrameError(f"decision must be one of {', '.join(DECISIONS)}")
-    return ClientFrame("approval", call_id=call_id, decision=decision)
-
-
 def check_images(raw: Any) -> list[str]:
     """Images as a client sends them (base64 or data: URIs), checked (count, size, kind) and
     returned as bare base64; `FrameError` says what is wrong."""
@@ -179,19 +172,12 @@ def check_images(raw: Any) -> list[str]:
     return images
 
 
-def _files(raw: Any, folder: Path) -> list[dict[str, str]]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise FrameError("files must be a list of {name, path} objects")
+def _files(refs: list[FileRef], folder: Path) -> list[dict[str, str]]:
+    """The message's files, each of which must be a file uploaded to this session."""
     root = folder.resolve()
     files = []
-    for i, item in enumerate(raw):
-        if not isinstance(item, dict) or not isinstance(item.get("path"), str):
-            raise FrameError(f"files[{i}] must be an object with a path")
-        if not isinstance(item.get("name", ""), str | None):
-            raise FrameError(f"files[{i}].name must be text")
-        path = Path(item["path"])
+    for i, ref in enumerate(refs):
+        path = Path(ref.path)
         try:
             real = path.resolve()
             uploaded = real.is_relative_to(root) and real.is_file()
@@ -199,7 +185,7 @@ def _files(raw: Any, folder: Path) -> list[dict[str, str]]:
             uploaded = False
         if not uploaded:
             raise FrameError(f"files[{i}] is not a file uploaded to this session")
-        files.append({"name": str(item.get("name") or path.name), "path": item["path"]})
+        files.append({"name": ref.name or path.name, "path": ref.path})
     return files
 
 
@@ -294,7 +280,8 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                 try:  # the run's approval_resolved frame reaches every client, this one too
                     await runs.approve(session_id, frame.call_id, frame.decision)
                 except ApprovalNotFound as exc:
-                    outbox.put_nowait(_error(str(exc), "approval_not_found") | {"call_id": frame.call_id})
+                    refusal = ErrorEvent(message=str(exc), code="approval_not_found", call_id=frame.call_id)
+                    outbox.put_nowait(refusal.frame())
                 continue
             try:  # every watcher (this connection too) follows the run
                 await runs.start(

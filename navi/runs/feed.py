@@ -17,6 +17,7 @@ from typing import Any
 
 import structlog
 
+from navi.protocol import SessionUpdated
 from navi.sessions.store import SessionChange, SessionStore
 
 log = structlog.stdlib.get_logger(__name__)
@@ -74,17 +75,21 @@ class SessionFeed:
 
     async def _publish(self, change: SessionChange) -> None:
         owner = None
-        frame: dict[str, Any] = {"type": "session_updated", "session_id": change.session_id}
         if change.deleted:
-            frame["deleted"] = True
+            update = SessionUpdated(session_id=change.session_id, deleted=True)
         else:
             session = await self.sessions.get(change.session_id, display=False)
             if session is None:  # deleted since: its own change follows
                 return
             owner = session.owner
-            frame.update(
-                name=session.name, profile_id=session.profile_id, pinned=session.pinned, deleted=False
+            update = SessionUpdated(
+                session_id=change.session_id,
+                name=session.name,
+                profile_id=session.profile_id,
+                pinned=session.pinned,
+                deleted=False,
             )
+        frame = update.frame()
         for deliver, wants in list(self._clients.items()):
             if wants is None or owner is None or wants == owner:
                 deliver(dict(frame))

@@ -28,6 +28,7 @@ from navi.agent.gate import ApprovalNotFound
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, new_id
 from navi.llm.tokens import estimate_messages_tokens
+from navi.protocol import StreamStart, UserMessage
 from navi.runctx import Unattended
 from navi.runs.bus import Bus, Control, LocalBus
 from navi.runs.feed import SessionFeed
@@ -266,7 +267,7 @@ class RunManager:
         if not retry:  # published by the engine's `on_stored`, once the message is committed
             user = Message.user(content, images=list(images), metadata={"files": list(files)})
             user.id = message_id
-            start = {"type": "stream_start", "message": user_message(user)}
+            start = StreamStart(message=user_message(user)).frame()
         drive = self._drive(
             run, content, list(images), list(files), planning, previous, message_id, start, unattended
         )
@@ -384,7 +385,7 @@ class RunManager:
         retry = start is None
         try:
             if retry:
-                run.publish({"type": "stream_start", "retry": True, "message": await self._failed(run)})
+                run.publish(StreamStart(retry=True, message=await self._failed(run)).frame())
             if previous is not None:
                 await previous.finished.wait()
             stream = self.agent.run_stream(
@@ -446,7 +447,7 @@ class RunManager:
         if run.result is None:
             run.result = frame
 
-    async def _failed(self, run: AgentRun) -> dict[str, Any] | None:
+    async def _failed(self, run: AgentRun) -> UserMessage | None:
         """The user message of the session's latest failed turn (None if there is none: the
         engine then says there is nothing to retry)."""
         session = await self.agent.sessions.get(run.session_id)

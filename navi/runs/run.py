@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from navi.llm.messages import Message
+from navi.protocol import UserMessage
 
 MAX_BACKLOG = 20_000  # frames queued for one slow client before it is dropped
 
@@ -23,15 +24,16 @@ class RunActive(RuntimeError):
         super().__init__(f"a run is already in progress in session {session_id}; wait for it or stop it")
 
 
-def user_message(message: Message) -> dict[str, Any]:
+def user_message(message: Message) -> UserMessage:
     """What `stream_start` says about the user's message: enough for another window to draw it."""
     files = message.metadata.get("files") or []
-    return {
-        "id": message.id,
-        "content": message.metadata.get("text", message.content or ""),
-        "files": [str(f.get("name", "")) for f in files if isinstance(f, dict)],
-        "images": len(message.images or []),
-    }
+    text = message.metadata.get("text")  # what a client shows in place of the content, when set
+    return UserMessage(
+        id=message.id,
+        content=text if isinstance(text, str) else message.content or "",
+        files=[str(f.get("name", "")) for f in files if isinstance(f, dict)],
+        images=len(message.images or []),
+    )
 
 
 @dataclass(eq=False)

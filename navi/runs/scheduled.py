@@ -25,6 +25,7 @@ import structlog
 
 from navi.llm.messages import utcnow
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
+from navi.protocol import ScheduleRunChanged
 from navi.runs.manager import RunManager
 from navi.runs.run import AgentRun, RunActive
 from navi.schedules.models import RunStatus, Schedule, ScheduleRun
@@ -157,17 +158,16 @@ class ScheduledRuns:
         log.info("schedule.run_finished", schedule_id=schedule.id, run_id=run.id, status=status)
 
     def _frame(self, schedule: Schedule, run: ScheduleRun, status: RunStatus, **extra: Any) -> None:
-        frame = {
-            "type": "schedule_run",
-            "schedule_id": schedule.id,
-            "schedule_run_id": run.id,
-            "session_id": run.session_id,
-            "status": status,
-            "title": schedule.title,
-            "manual": run.manual,
+        frame = ScheduleRunChanged(
+            schedule_id=schedule.id,
+            schedule_run_id=run.id,
+            session_id=run.session_id,
+            status=status,
+            title=schedule.title,
+            manual=run.manual,
             **extra,
-        }
-        self.runs.feed.publish(frame, schedule.owner)
+        )
+        self.runs.feed.publish(frame.frame(), schedule.owner)
 
     async def _notify(self, schedule: Schedule, body: str, *, tags: str = "") -> None:
         if self.notifier is not None:

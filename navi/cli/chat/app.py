@@ -29,6 +29,14 @@ HISTORY_TURNS = 3  # exchanges shown when a session is opened
 REFRESH = 0.08  # seconds between redraws of the live region
 AWAY_GRACE = 1.5  # after a reconnect, how long frames of a run that just ended may take to arrive
 KEYS = {"y": "allow", "n": "deny", "a": "always"}
+# A scheduled run's status (`schedule_run` frames), as the bar says it.
+SCHEDULED = {
+    "running": "running",
+    "waiting_approval": "waits for your approval",
+    "ok": "done",
+    "error": "failed",
+    "skipped": "skipped",
+}
 
 
 class Chat:
@@ -50,6 +58,7 @@ class Chat:
         self.busy_elsewhere = False  # another window's reply is running in this session
         self.prompt: Any = None
         self.pending_notice = ""  # something that happened while the prompt waited, said after it
+        self.scheduled = ""  # the latest news of a scheduled run (any session), in the bar
 
     # --- printing -------------------------------------------------------------------------------
 
@@ -83,6 +92,8 @@ class Chat:
             parts.append("reconnecting…")
         if self.busy_elsewhere:
             parts.append("a reply is running in another window")
+        if self.scheduled:
+            parts.append(self.scheduled)
         bar = " " + " · ".join(parts)
         hint = "Esc Enter: new line · /help"
         width = shutil.get_terminal_size().columns
@@ -160,6 +171,16 @@ class Chat:
         self.session["name"] = frame.get("name")
         self.session["profile_id"] = frame.get("profile_id") or self.session["profile_id"]
 
+    def schedule_run(self, frame: dict[str, Any]) -> None:
+        """A scheduled run of the user's started, waits for an approval, or ended: said in the bar
+        (its turn streams in its own session, which may not be this one)."""
+        title = str(frame.get("title") or "a schedule")
+        status = frame.get("status")
+        said = SCHEDULED.get(str(status), str(status))
+        if status == "waiting_approval" and frame.get("tool"):
+            said += f" ({frame['tool']})"
+        self.scheduled = f"⏰ {title}: {said}"
+
     # --- between turns --------------------------------------------------------------------------
 
     async def idle(self) -> None:
@@ -169,6 +190,8 @@ class Chat:
             kind = frame.get("type")
             if kind == "session_updated":
                 self.session_updated(frame)
+            elif kind == "schedule_run":
+                self.schedule_run(frame)
             elif kind == "stream_start":
                 self.busy_elsewhere = True
             elif kind in ("stream_end", "stream_stopped") or (kind == "error" and frame.get("seq")):
@@ -303,6 +326,9 @@ class Chat:
                         break
                     if kind == "session_updated":
                         self.session_updated(frame)
+                        continue
+                    if kind == "schedule_run":
+                        self.schedule_run(frame)
                         continue
                     if kind == "error" and (
                         frame.get("seq") is None or frame.get("code") == "nothing_to_retry"

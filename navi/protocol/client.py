@@ -1,0 +1,138 @@
+"""Client frames: what a client sends on `ws://host/ws/sessions/{id}`.
+
+`parse_client_frame` reads one (parsed JSON) into its model, or raises `BadFrame` with a sentence
+that says what is wrong, in the words the server has always answered with (`bad_frame`). What only
+the server can check (an image's bytes, a file among the session's uploads) it checks after.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from navi.protocol.server import DECISIONS, Decision
+
+MAX_IMAGES = 10
+MAX_CALL_ID = 200
+
+
+class BadFrame(ValueError):
+    """A client frame Navi cannot use; the text says why (it goes back as an `error` frame of code
+    `bad_frame`)."""
+
+
+class _ClientFrame(BaseModel):
+    model_config = ConfigDict(frozen=True, json_schema_extra={"x-navi-side": "client"})
+
+    def frame(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class FileRef(BaseModel):
+    """A file uploaded to the session (`POST /sessions/{id}/files` gives both)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str | None = None
+    path: str
+
+
+class MessageFrame(_ClientFrame):
+    """Starts a turn. `images` are base64 or data: URIs (PNG, JPEG, GIF, WebP, BMP; at most 10, 15 MB
+    each); `files` must have been uploaded to this session."""
+
+    type: Literal["message"] = "message"
+    content: str = Field(min_length=1)
+    images: list[str] | None = Field(default=None, max_length=MAX_IMAGES)
+    files: list[FileRef] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _said_plainly(cls, data: Any) -> Any:
+        """Today's checks, in today's order, with today's words."""
+        if not isinstance(data, dict):
+            return data
+        content = data.get("content")
+        if not isinstance(content, str) or not content.strip():
+            raise ValueError("content is required and must be non-empty text")
+        images = data.get("images")
+        if images is not None:
+            if not isinstance(images, list) or len(images) > MAX_IMAGES:
+                raise ValueError(f"images must be a list of at most {MAX_IMAGES} base64 strings")
+            for i, item in enumerate(images):
+                if not isinstance(item, str):
+                    raise ValueError(f"images[{i}] must be a base64 string")
+        files = data.get("files")
+        if files is not None:
+            if not isinstance(files, list):
+                raise ValueError("files must be a list of {name, path} objects")
+            for i, item in enumerate(files):
+                if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+                    raise ValueError(f"files[{i}] must be an object with a path")
+                if not isinstance(item.get("name", ""), str | None):
+                    raise ValueError(f"files[{i}].name must be text")
+        return data
+
+
+class RetryFrame(_ClientFrame):
+    """Runs the session's latest failed turn again, without storing its message twice."""
+
+    type: Literal["retry"] = "retry"
+
+
+class ApprovalFrame(_ClientFrame):
+    """Answers a tool call that waits for the user (`approval_required`)."""
+
+    type: Literal["approval"] = "approval"
+    call_id: str = Field(min_length=1, max_length=MAX_CALL_ID)
+    decision: Decision
+
+    @model_validator(mode="before")
+    @classmethod
+    def _said_plainly(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        call_id = data.get("call_id")
+        if not isinstance(call_id, str) or not call_id or len(call_id) > MAX_CALL_ID:
+            raise ValueError(
+                f"call_id must be the text id of the tool call (at most {MAX_CALL_ID} characters)"
+            )
+        if data.get("decision") not in DECISIONS:
+            raise ValueError(f"decision must be one of {', '.join(DECISIONS)}")
+        return data
+
+
+ClientFrame = Annotated[MessageFrame | RetryFrame | ApprovalFrame, Field(discriminator="type")]
+CLIENT_ADAPTER: TypeAdapter[ClientFrame] = TypeAdapter(ClientFrame)
+_CLIENT_TYPES: dict[str, type[_ClientFrame]] = {
+    "message": MessageFrame,
+    "retry": RetryFrame,
+    "approval": ApprovalFrame,
+}
+
+
+def parse_client_frame(data: Any) -> ClientFrame:
+    """A client frame (parsed JSON) as its model, or `BadFrame` saying what is wrong with it."""
+    if not isinstance(data, dict):
+        raise BadFrame("frame must be a JSON object")
+    kind = data.get("type")
+    model = _CLIENT_TYPES.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise BadFrame(
+            f'unknown frame type {kind!r}; send {{"type": "message", "content": …}}, '
+            '{"type": "retry"} or {"type": "approval", "call_id": …, "decision": …}'
+        )
+    try:
+        return cast(ClientFrame, model.model_validate(data))
+    except ValidationError as exc:
+        raise BadFrame(_said(exc)) from None
+
+
+def _said(exc: ValidationError) -> str:
+    first = exc.errors(include_url=False, include_input=False)[0]
+    error = (first.get("ctx") or {}).get("error")
+    if isinstance(error, ValueError):
+        return str(error)
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])

@@ -1,0 +1,314 @@
+"""Server frames: what Navi sends on `ws://host/ws/sessions/{id}`.
+
+A turn's frames (`stream_start`, then the agent's events up to `stream_end`, `stream_stopped` or
+`error`) are stamped with `run_id` and `seq` by the run that publishes them; `session_updated`,
+`schedule_run` and an `error` refusing a client frame belong to no turn. A frame serialises
+(`frame()`) to exactly what goes on the wire; fields only some frames of a type carry are
+`MISSING` (absent, not null) until set.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, cast
+
+from pydantic import MISSING, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+
+from navi import redact
+
+
+class _ServerFrame(BaseModel):
+    model_config = ConfigDict(frozen=True, json_schema_extra={"x-navi-side": "server"})
+
+    def frame(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class _RunFrame(_ServerFrame):
+    """A frame of one turn: the run stamps `run_id` and `seq` on it as it publishes it."""
+
+    run_id: str | MISSING = Field(default=MISSING, description="The turn (run) this frame belongs to.")
+    seq: int | MISSING = Field(
+        default=MISSING, description="The frame's number within its turn, from 1 (`stream_start`)."
+    )
+
+
+class UserMessage(BaseModel):
+    """The user's message of a turn, as `stream_start` shows it: enough for any window to draw it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(description="The id the message is stored under.")
+    content: str
+    files: list[str] = Field(default_factory=list, description="The attached files' names.")
+    images: int = Field(default=0, description="How many images are attached.")
+
+
+class StreamStart(_RunFrame):
+    """A turn started; sent once its message is committed (the acknowledgement)."""
+
+    type: Literal["stream_start"] = "stream_start"
+    message: UserMessage | None = Field(
+        description="The user's message (null: a retry with no failed turn to run again)."
+    )
+    retry: bool | MISSING = Field(default=MISSING, description="Present (true) on a retried turn.")
+
+
+class ThinkingDelta(_RunFrame):
+    type: Literal["thinking_delta"] = "thinking_delta"
+    delta: str
+
+    def frame(self) -> dict[str, Any]:  # the most frequent frames: skip the serializer
+        if self.run_id is MISSING and self.seq is MISSING:
+            return {"type": "thinking_delta", "delta": self.delta}
+        return super().frame()
+
+
+class ThinkingEnd(_RunFrame):
+    type: Literal["thinking_end"] = "thinking_end"
+
+
+class TurnThinking(_RunFrame):
+    type: Literal["turn_thinking"] = "turn_thinking"
+    thinking: str
+    is_subagent: bool = False
+
+
+class PlanReady(_RunFrame):
+    type: Literal["plan_ready"] = "plan_ready"
+    plan: str
+
+
+class ToolStarted(_RunFrame):
+    """`call_id` (additive) pairs it with its `tool_call` when one turn calls the same tool twice."""
+
+    type: Literal["tool_started"] = "tool_started"
+    tool: str
+    args: dict[str, Any]
+    is_subagent: bool = False
+    call_id: str = ""
+
+
+class ToolEvent(_RunFrame):
+    """A tool call's result."""
+
+    type: Literal["tool_call"] = "tool_call"
+    tool: str
+    args: dict[str, Any]
+    result: str
+    success: bool
+    is_subagent: bool = False
+    call_id: str = ""
+
+
+Decision = Literal["allow", "deny", "always"]
+DECISIONS: tuple[Decision, ...] = ("allow", "deny", "always")
+
+
+class ApprovalRequired(_RunFrame):
+    """Additive: the call `call_id` waits for the user's answer before it runs.
+
+    `always_scope` says what answering "always" would allow from now on (None: the answer cannot
+    be remembered for this call, so "always" counts as "allow" once).
+    """
+
+    type: Literal["approval_required"] = "approval_required"
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    reason: str
+    always_scope: str | None = None
+    is_subagent: bool = False
+
+
+class ApprovalResolved(_RunFrame):
+    """Additive: the question about `call_id` is answered. `by` says who answered: the user, the
+    timeout (a denial), a stop (the call was not run), or `unattended`: the run had nobody to ask
+    (the OpenAI-compatible API) and denied the call at once, without an `approval_required`."""
+
+    type: Literal["approval_resolved"] = "approval_resolved"
+    call_id: str
+    decision: Decision
+    by: Literal["user", "timeout", "stop", "unattended"] = "user"
+    is_subagent: bool = False
+
+
+class TextDelta(_RunFrame):
+    """A piece of the answer's text."""
+
+    type: Literal["stream_delta"] = "stream_delta"
+    delta: str
+
+    def frame(self) -> dict[str, Any]:
+        if self.run_id is MISSING and self.seq is MISSING:
+            return {"type": "stream_delta", "delta": self.delta}
+        return super().frame()
+
+
+class TurnUsage(BaseModel):
+    """The tokens a turn's model calls read and wrote, added over its steps (tool calls make
+    several); `estimated` when a server reported no count for one of them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False
+
+
+class StreamEnd(_RunFrame):
+    """The turn's answer."""
+
+    type: Literal["stream_end"] = "stream_end"
+    content: str
+    context_tokens: int
+    max_context_tokens: int
+    # Additive: "stop" (the model finished) or "length" (cut off by LLM_MAX_TOKENS_ANSWER).
+    finish_reason: Literal["stop", "length"] = "stop"
+    # Additive: what the turn's model calls cost (planning and summaries not included).
+    usage: TurnUsage = Field(default_factory=TurnUsage)
+
+
+class StreamStopped(_RunFrame):
+    type: Literal["stream_stopped"] = "stream_stopped"
+
+
+class ContextCompressed(_RunFrame):
+    type: Literal["context_compressed"] = "context_compressed"
+    messages_before: int
+    messages_after: int
+
+
+class ProfileSwitched(_RunFrame):
+    type: Literal["profile_switched"] = "profile_switched"
+    profile_id: str
+    profile_name: str
+
+
+Phase = Literal["preparing", "compressing", "planning", "waiting"]
+
+
+class Status(_RunFrame):
+    """Additive: what Navi is doing while no token is flowing (lookup, summary, plan, prompt read)."""
+
+    type: Literal["status"] = "status"
+    phase: Phase
+    detail: str = ""
+
+
+class Notice(_RunFrame):
+    """Additive: something the user should know that did not end the turn."""
+
+    type: Literal["notice"] = "notice"
+    message: str
+
+
+# Stable names for what went wrong (additive `code` on `error` frames); the message stays for people.
+ErrorCode = Literal[
+    "model_unreachable",  # the model server did not answer (not running, wrong address)
+    "model_not_found",  # the server runs but does not have the model
+    "model_auth",  # the server refused the API key
+    "model_error",  # the server answered with an error
+    "model_interrupted",  # the stream broke off mid-answer
+    "timeout",  # no first token or no progress within the limits
+    "context_overflow",  # the prompt does not fit the model's window
+    "unknown_backend",  # a profile names a backend Navi does not have
+    "no_answer",  # the run ended without an answer
+    "session_not_found",
+    "busy",  # a turn is already running in this session
+    "bad_frame",  # the client sent a frame Navi cannot use
+    "nothing_to_retry",  # retry with no failed turn to run again
+    "too_slow",  # this connection fell too far behind the run and was closed
+    "approval_not_found",  # an answer to an approval no run is waiting for (answered already, or unknown)
+    "worker_lost",  # the Navi process running the turn died; the message is kept, Retry runs it again
+    "internal",  # a bug in Navi: the message says what, the log has the rest
+]
+_CODES = frozenset(ErrorCode.__args__)  # type: ignore[attr-defined]
+
+
+class ErrorEvent(_RunFrame):
+    """Something went wrong. With `seq`, the turn failed (its last frame); without, a client frame
+    was refused (`bad_frame`, `busy`, `approval_not_found`…) or the connection is closed."""
+
+    type: Literal["error"] = "error"
+    message: str
+    code: ErrorCode = "internal"
+    call_id: str | MISSING = Field(
+        default=MISSING, description="On `approval_not_found`: the call the refused answer named."
+    )
+
+    @field_validator("message")
+    @classmethod
+    def _no_secrets(cls, value: str) -> str:
+        """An error's text reaches the page and the stored history: credentials in it (a URL with
+        a password, from whichever library raised) are masked."""
+        return redact.text(value)
+
+    @classmethod
+    def of(cls, exc: Exception) -> ErrorEvent:
+        """The frame for a model-backend error, with its stable code."""
+        code = getattr(exc, "code", "internal")
+        return cls(message=str(exc), code=cast(ErrorCode, code if code in _CODES else "model_error"))
+
+
+class SessionUpdated(_ServerFrame):
+    """A session was created, renamed, pinned, switched to another profile, imported or deleted.
+    It goes to every connection of the session's owner and belongs to no turn (no `run_id`, no
+    `seq`). A deleted session's frame has `deleted: true` and none of the other fields."""
+
+    type: Literal["session_updated"] = "session_updated"
+    session_id: str
+    name: str | MISSING | None = MISSING
+    profile_id: str | MISSING = MISSING
+    pinned: bool | MISSING = MISSING
+    deleted: bool = False
+
+
+ScheduleRunStatus = Literal["running", "waiting_approval", "ok", "error", "skipped"]
+
+
+class ScheduleRunChanged(_ServerFrame):
+    """A scheduled run of one of the user's schedules started, waits for an approval, or ended.
+    It goes to every connection of the schedule's owner and belongs to no turn. `preview`, `error`
+    and `unread` come with the final one (`ok`, `error`, `skipped`), `tool` with `waiting_approval`."""
+
+    type: Literal["schedule_run"] = "schedule_run"
+    schedule_id: str
+    schedule_run_id: str = Field(description="The id in the schedule's `runs`, not a turn's `run_id`.")
+    session_id: str | None = Field(description="Null only when the run ended before it had a session.")
+    status: ScheduleRunStatus
+    title: str
+    manual: bool
+    preview: str | MISSING | None = MISSING
+    error: str | MISSING | None = MISSING
+    unread: bool | MISSING = MISSING
+    tool: str | MISSING | None = MISSING
+
+
+ServerFrame = Annotated[
+    StreamStart
+    | ThinkingDelta
+    | ThinkingEnd
+    | TurnThinking
+    | PlanReady
+    | ToolStarted
+    | ToolEvent
+    | ApprovalRequired
+    | ApprovalResolved
+    | TextDelta
+    | StreamEnd
+    | StreamStopped
+    | ContextCompressed
+    | ProfileSwitched
+    | Status
+    | Notice
+    | ErrorEvent
+    | SessionUpdated
+    | ScheduleRunChanged,
+    Field(discriminator="type"),
+]
+SERVER_ADAPTER: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
+
+
+def parse_server_frame(frame: dict[str, Any]) -> ServerFrame:
+    """A server frame read back (a client, a test); pydantic's `ValidationError` when it is none."""
+    return SERVER_ADAPTER.validate_python(frame)

@@ -38,6 +38,7 @@ from navi.storage.database import Database
 from navi.storage.stores import build_stores
 from navi.tools.builtin import register_builtins
 from navi.tools.builtin.agents import SpawnAgentTool
+from navi.tools.builtin.memory import ForgetTool, RememberTool
 from navi.tools.builtin.ssh import SshExecTool
 from navi.tools.host.client import ToolHost
 from navi.tools.registry import ToolRegistry
@@ -234,6 +235,13 @@ async def build_runtime(
         is_running=agent.active.__contains__,  # a session mid-turn is read once its turn is over
         max_tokens=settings.llm_max_tokens_extraction,
     )
+
+    def memory_changed(owner: str) -> None:  # `remember` / `forget`: rewrite the summary
+        agent.spawn_background(extractor.refresh_summary(owner))
+
+    for tool in (tools.get("remember"), tools.get("forget")):
+        if isinstance(tool, RememberTool | ForgetTool):
+            tool.on_change = memory_changed
 
     async def extract_after_new_session(_session_id: str) -> None:
         await extractor.run_pending()

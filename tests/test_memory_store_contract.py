@@ -140,7 +140,13 @@ async def test_summary_and_extraction_state(store: MemoryStore) -> None:
 
 
 async def test_empty_values_are_refused(store: MemoryStore) -> None:
-    for category, key, value in (("pets", "cat", "   "), ("", "cat", "x"), ("pets", "!!!", "x")):
+    for category, key, value in (
+        ("pets", "cat", "   "),
+        ("", "cat", "x"),
+        ("pets", "!!!", "x"),
+        ("c" * 65, "k", "x"),
+        ("c", "k" * 129, "x"),
+    ):
         with pytest.raises(ValueError):
             await store.upsert_fact(category, key, value)
     assert await store.get_all_facts() == []

@@ -36,6 +36,9 @@ Source = Literal["extracted", "remembered", "added", "edited"]
 OUTCOMES: dict[Decision, UpsertOutcome] = {"add": "created", "update": "updated", "ignore": "confirmed"}
 
 
+MAX_CATEGORY, MAX_KEY = 64, 128  # the columns' sizes
+
+
 def normalise(label: str) -> str:
     label = re.sub(r"[^\w\s-]", "", label.strip().lower())
     return re.sub(r"[\s-]+", "_", label).strip("_")
@@ -46,6 +49,8 @@ def clean_fact(category: str, key: str, value: str) -> tuple[str, str, str]:
     category, key, value = normalise(category), normalise(key), value.strip()
     if not category or not key or not value:
         raise ValueError("a fact needs a category, a key and a value")
+    if len(category) > MAX_CATEGORY or len(key) > MAX_KEY:
+        raise ValueError(f"a fact's category is at most {MAX_CATEGORY} characters, its key {MAX_KEY}")
     return category, key, value
 
 

@@ -80,12 +80,21 @@ def test_bad_input_is_refused_and_nothing_changes(tmp_path: Path) -> None:
             {"category": "pets", "key": "cat", "value": "x", "owner": "bob"},
             {"category": "pets", "key": "cat", "value": 5},
             ["pets", "cat", "x"],
+            {"category": "pets", "key": "cat", "value": "x" * 1001},
         ]
         for body in bad_adds:
             resp = client.post("/memory/facts", json=body)
             assert resp.status_code == 422 and resp.json()["detail"], body
         for body in ({"value": ""}, {"value": "  "}, {}, {"value": "x", "category": "y"}):
             assert client.patch(f"/memory/facts/{fid}", json=body).status_code == 422, body
+        json_type = {"Content-Type": "application/json"}
+        broken = client.post("/memory/facts", content='{"category": "pets", "key"', headers=json_type)
+        assert broken.status_code == 422
+        # Text no database can hold (NUL, a lone surrogate) is stored with U+FFFD in its place.
+        raw = '{"category": "pets", "key": "dog", "value": "R\\u0000ex\\ud800"}'
+        odd = client.post("/memory/facts", content=raw, headers=json_type)
+        assert odd.status_code == 200 and odd.json()["fact"]["value"] == "R\ufffdex\ufffd"
+        assert client.delete(f"/memory/facts/{odd.json()['fact']['id']}").status_code == 200
         assert client.patch("/memory/facts/999999", json={"value": "x"}).status_code == 404
         assert client.patch(f"/memory/facts/{2**40}", json={"value": "x"}).status_code == 422
         assert client.get("/memory/facts/999999/history").status_code == 404

@@ -23,6 +23,7 @@ from navi.agent.gate import ApprovalGate
 from navi.agent.workers import CompressionWorker, ContextCompressor, NamingWorker
 from navi.compose import parts
 from navi.config import Settings
+from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
 from navi.mcp.manager import McpManager
@@ -239,6 +240,10 @@ async def build_runtime(
     def memory_changed(owner: str) -> None:  # `remember` / `forget`: rewrite the summary
         agent.spawn_background(extractor.refresh_summary(owner))
 
+    def turns_dropped(session_id: str, dropped: list[Message]) -> None:  # compression: flush memory
+        agent.spawn_background(extractor.flush(session_id, dropped))
+
+    compressor.on_dropped = turns_dropped
     for tool in (tools.get("remember"), tools.get("forget")):
         if isinstance(tool, RememberTool | ForgetTool):
             tool.on_change = memory_changed

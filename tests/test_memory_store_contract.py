@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
 from structlog.testing import capture_logs
 
 from navi.memory.base import MemoryStore
 from navi.memory.in_memory import InMemoryMemoryStore
-from navi.storage.database import postgres_url, sqlite_url
+from navi.storage import migrate
+from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.storage.memory import SqlMemoryStore
 
 STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
@@ -286,3 +290,47 @@ async def test_every_decision_is_logged(store: MemoryStore) -> None:
     ]
     assert decisions[2]["history_id"] is not None and decisions[0]["session_id"] == "s1"
     assert not any("Lisbon" in str(e) or "Porto" in str(e) for e in decisions)  # values stay out of logs
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def test_facts_written_before_0014_survive_it(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A database from before fact history: its facts and their full-text index carry over."""
+    url = (
+        sqlite_url(tmp_path / "old.db")
+        if kind == "sqlite"
+        else postgres_url(request.getfixturevalue("pg_url"))
+    )
+    db = Database(url)
+    await migrate.upgrade(db, "0013")
+    old = text(
+        "INSERT INTO memory_facts (owner, category, key, value, created_at, updated_at, confirmations) "
+        "VALUES ('local', 'location', 'home_city', 'Lisbon', :at, :at, 2)"
+    )
+    at = datetime(2026, 1, 2, 10, tzinfo=UTC)
+    await db.write(lambda conn: conn.execute(old, {"at": at}))
+    await migrate.upgrade(db)
+    assert await migrate.current_revision(db) == "0014"
+    store = SqlMemoryStore(db)
+    try:
+        (fact,) = await store.search_facts("lisbon")
+        assert (fact.value, fact.confirmations, fact.source, fact.current) == ("Lisbon", 2, "extracted", True)
+        assert fact.created_at == at
+        moved, outcome = await store.upsert_fact("location", "home_city", "Porto")
+        assert outcome == "updated" and moved.id == fact.id
+        found = await store.search_facts("lisbon porto", history=True)
+        assert [f.value for f in found] == ["Porto", "Lisbon"]
+        # Only one current fact per category and key, even for a writer that skips the store's checks.
+        with pytest.raises(IntegrityError):
+            await db.write(
+                lambda conn: conn.execute(
+                    text(
+                        "INSERT INTO memory_facts (owner, category, key, value, created_at, updated_at) "
+                        "VALUES ('local', 'location', 'home_city', 'Braga', :at, :at)"
+                    ),
+                    {"at": at},
+                )
+            )
+    finally:
+        await db.dispose()

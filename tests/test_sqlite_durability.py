@@ -16,7 +16,7 @@ from sqlalchemy import text
 
 from navi.llm.messages import Message
 from navi.storage import migrate
-from navi.storage.database import Database, sqlite_url
+from navi.storage.database import sqlite_url
 from navi.storage.sessions import SqlSessionStore
 
 ROOT = Path(__file__).parents[1]
@@ -147,24 +147,3 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path) -> None:
         assert turns in (acknowledged + 1, acknowledged + 2)  # at most the one in flight extra
     assert kills >= 20
     assert acknowledged > 40, "the writer barely wrote; the test did not exercise anything"
-
-
-async def test_facts_written_before_0014_survive_it(tmp_path: Path) -> None:
-    """A database from before fact history: its facts and their full-text index carry over."""
-    from navi.storage.memory import SqlMemoryStore
-
-    db = Database(sqlite_url(tmp_path / "old.db"))
-    await migrate.upgrade(db, "0013")
-    insert = text(
-        "INSERT INTO memory_facts (owner, category, key, value, created_at, updated_at, confirmations) "
-        "VALUES ('local', 'location', 'home_city', 'Lisbon', '2026-01-01 10:00:00', '2026-01-02 10:00:00', 2)"
-    )
-    await db.write(lambda conn: conn.execute(insert))
-    await migrate.upgrade(db)
-    store = SqlMemoryStore(db)
-    (fact,) = await store.search_facts("lisbon")
-    assert (fact.value, fact.confirmations, fact.source, fact.current) == ("Lisbon", 2, "extracted", True)
-    moved, outcome = await store.upsert_fact("location", "home_city", "Porto")
-    assert outcome == "updated" and moved.id == fact.id
-    assert [f.value for f in await store.search_facts("lisbon porto", history=True)] == ["Porto", "Lisbon"]
-    await db.dispose()

@@ -257,7 +257,7 @@ async def test_forgetting_retires_and_deleting_removes_the_history(store: Memory
 
 
 async def test_editing_a_fact_keeps_the_old_value(store: MemoryStore) -> None:
-    fact, _ = await store.upsert_fact("work", "employer", "Acme", owner="alice")
+    fact, _ = await store.upsert_fact("work", "employer", "Acme", owner="alice", session_id="s1")
     assert await store.edit_fact(fact.id, "Initech", owner="bob") is None  # not bob's
     assert await store.edit_fact(fact.id + 1000, "Initech", owner="alice") is None
     with pytest.raises(ValueError):
@@ -270,7 +270,9 @@ async def test_editing_a_fact_keeps_the_old_value(store: MemoryStore) -> None:
         "edited",
         "updated",
     )
-    assert [f.value for f in await store.fact_history(fact.id, owner="alice")] == ["Acme"]
+    assert edited[0].session_id is None  # the new value came from no conversation
+    (old,) = await store.fact_history(fact.id, owner="alice")
+    assert (old.value, old.session_id) == ("Acme", "s1")
     same = await store.edit_fact(fact.id, "initech", owner="alice")
     assert same is not None and same[1] == "confirmed"
 

@@ -73,7 +73,7 @@ class InMemoryMemoryStore(MemoryStore):
             previous = old.id
             fact.value, fact.source, fact.confirmations = value, source, 1
             fact.created_at = fact.updated_at = now
-            fact.session_id = session_id or fact.session_id
+            fact.session_id = session_id  # where the new value came from (None: no conversation)
         log_decision(decision, fact, source=source, previous=previous)
         return fact.model_copy(), OUTCOMES[decision]
 

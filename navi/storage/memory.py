@@ -179,7 +179,7 @@ def _apply(
                 source=source,
                 created_at=now,
                 updated_at=now,
-                session_id=session_id or row.session_id,
+                session_id=session_id,  # where the new value came from (None: no conversation)
                 confirmations=1,
                 embedding=None,
             )

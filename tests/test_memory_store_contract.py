@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+from structlog.testing import capture_logs
 
 from navi.memory.base import MemoryStore
 from navi.memory.in_memory import InMemoryMemoryStore
-from navi.storage.database import postgres_url, sqlite_url
+from navi.storage import migrate
+from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.storage.memory import SqlMemoryStore
 
 STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
@@ -139,7 +144,13 @@ async def test_summary_and_extraction_state(store: MemoryStore) -> None:
 
 
 async def test_empty_values_are_refused(store: MemoryStore) -> None:
-    for category, key, value in (("pets", "cat", "   "), ("", "cat", "x"), ("pets", "!!!", "x")):
+    for category, key, value in (
+        ("pets", "cat", "   "),
+        ("", "cat", "x"),
+        ("pets", "!!!", "x"),
+        ("c" * 65, "k", "x"),
+        ("c", "k" * 129, "x"),
+    ):
         with pytest.raises(ValueError):
             await store.upsert_fact(category, key, value)
     assert await store.get_all_facts() == []
@@ -178,3 +189,150 @@ async def test_vectors_blend_in_when_an_embedder_is_set(
         assert by_words[0].key == "coffee"
     finally:
         await store.aclose()
+
+
+async def test_a_changed_value_updates_and_keeps_the_old_one_as_history(store: MemoryStore) -> None:
+    lisbon, outcome = await store.upsert_fact("location", "home_city", "Lisbon", session_id="s1")
+    assert outcome == "created" and lisbon.source == "extracted" and lisbon.current
+    porto, outcome = await store.upsert_fact(
+        "Location", "Home City", "Porto", session_id="s2", source="remembered"
+    )
+    assert outcome == "updated" and porto.id == lisbon.id
+    assert (porto.value, porto.source, porto.session_id, porto.retired_at) == (
+        "Porto",
+        "remembered",
+        "s2",
+        None,
+    )
+    # One current fact, no contradiction: listing and default search know only Porto.
+    assert [f.value for f in await store.get_all_facts()] == ["Porto"]
+    assert [f.value for f in await store.search_facts("home city")] == ["Porto"]
+    assert await store.search_facts("Lisbon") == []
+    # The old value is history, with its own dates and source.
+    (old,) = await store.fact_history(porto.id, owner="local")
+    assert (old.value, old.session_id, old.source, old.replaced_by) == ("Lisbon", "s1", "extracted", porto.id)
+    assert old.created_at == lisbon.created_at and old.retired_at is not None
+    assert old.retired_at >= old.updated_at and not old.current
+    assert (await store.get_fact(old.id)) == old
+    # History on request, ranked below every current fact even when it matches better.
+    found = await store.search_facts("home city Lisbon", history=True)
+    assert [(f.value, f.current) for f in found] == [("Porto", True), ("Lisbon", False)]
+    # Back to Lisbon: a second step of history, newest first.
+    await store.upsert_fact("location", "home_city", "Lisbon")
+    assert [f.value for f in await store.fact_history(porto.id, owner="local")] == ["Porto", "Lisbon"]
+    assert await store.fact_history(porto.id, owner="bob") == []
+
+
+async def test_the_same_value_merges_as_a_confirmation(store: MemoryStore) -> None:
+    fact, _ = await store.upsert_fact("pets", "cat", "Miso, a grey tabby")
+    for said in ("miso,  a grey tabby.", "MISO, A GREY TABBY"):
+        again, outcome = await store.upsert_fact("pets", "cat", said)
+        assert outcome == "confirmed" and again.id == fact.id and again.value == "Miso, a grey tabby"
+    assert (await store.get_fact(fact.id)).confirmations == 3  # type: ignore[union-attr]
+    assert await store.fact_history(fact.id, owner="local") == []
+    assert len(await store.search_facts("miso", history=True)) == 1
+
+
+async def test_forgetting_retires_and_deleting_removes_the_history(store: MemoryStore) -> None:
+    cat, _ = await store.upsert_fact("pets", "cat", "Miso")
+    await store.upsert_fact("pets", "cat", "Felix")
+    await store.upsert_fact("pets", "cat", "Tom", owner="bob")
+    assert await store.retire_facts("cat", "animals") == []
+    (retired,) = await store.retire_facts("Cat")
+    assert (retired.id, retired.value, retired.current) == (cat.id, "Felix", False)
+    assert await store.get_all_facts() == [] and await store.search_facts("felix") == []
+    assert {f.value for f in await store.search_facts("cat", history=True)} == {"Miso", "Felix"}
+    assert [f.value for f in await store.get_all_facts(owner="bob")] == ["Tom"]
+    assert await store.edit_fact(cat.id, "Garfield", owner="local") is None  # retired: not editable
+    # Told again later: a new fact, the forgotten one is not brought back.
+    new, outcome = await store.upsert_fact("pets", "cat", "Garfield")
+    assert outcome == "created" and new.id != cat.id
+    assert await store.fact_history(new.id, owner="local") == []
+    # Deleting a fact deletes its history with it.
+    assert await store.delete_fact_by_id(cat.id) is True
+    assert {f.value for f in await store.search_facts("cat", history=True)} == {"Garfield"}
+    await store.upsert_fact("pets", "cat", "Odie")
+    assert await store.delete_fact("cat") == 1
+    assert await store.search_facts("cat", history=True) == []
+
+
+async def test_editing_a_fact_keeps_the_old_value(store: MemoryStore) -> None:
+    fact, _ = await store.upsert_fact("work", "employer", "Acme", owner="alice", session_id="s1")
+    assert await store.edit_fact(fact.id, "Initech", owner="bob") is None  # not bob's
+    assert await store.edit_fact(fact.id + 1000, "Initech", owner="alice") is None
+    with pytest.raises(ValueError):
+        await store.edit_fact(fact.id, "   ", owner="alice")
+    edited = await store.edit_fact(fact.id, "Initech", owner="alice")
+    assert edited is not None
+    assert (edited[0].id, edited[0].value, edited[0].source, edited[1]) == (
+        fact.id,
+        "Initech",
+        "edited",
+        "updated",
+    )
+    assert edited[0].session_id is None  # the new value came from no conversation
+    (old,) = await store.fact_history(fact.id, owner="alice")
+    assert (old.value, old.session_id) == ("Acme", "s1")
+    same = await store.edit_fact(fact.id, "initech", owner="alice")
+    assert same is not None and same[1] == "confirmed"
+
+
+async def test_every_decision_is_logged(store: MemoryStore) -> None:
+    with capture_logs() as logs:
+        fact, _ = await store.upsert_fact("location", "home_city", "Lisbon", session_id="s1")
+        await store.upsert_fact("location", "home_city", "lisbon")
+        await store.upsert_fact("location", "home_city", "Porto", source="remembered")
+        await store.retire_facts("home_city")
+    decisions = [e for e in logs if e["event"] == "memory.decision"]
+    assert [(e["decision"], e["fact_id"], e["source"]) for e in decisions] == [
+        ("add", fact.id, "extracted"),
+        ("ignore", fact.id, "extracted"),
+        ("update", fact.id, "remembered"),
+        ("retire", fact.id, "forget"),
+    ]
+    assert decisions[2]["history_id"] is not None and decisions[0]["session_id"] == "s1"
+    assert not any("Lisbon" in str(e) or "Porto" in str(e) for e in decisions)  # values stay out of logs
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def test_facts_written_before_0014_survive_it(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A database from before fact history: its facts and their full-text index carry over."""
+    url = (
+        sqlite_url(tmp_path / "old.db")
+        if kind == "sqlite"
+        else postgres_url(request.getfixturevalue("pg_url"))
+    )
+    db = Database(url)
+    await migrate.upgrade(db, "0013")
+    old = text(
+        "INSERT INTO memory_facts (owner, category, key, value, created_at, updated_at, confirmations) "
+        "VALUES ('local', 'location', 'home_city', 'Lisbon', :at, :at, 2)"
+    )
+    at = datetime(2026, 1, 2, 10, tzinfo=UTC)
+    await db.write(lambda conn: conn.execute(old, {"at": at}))
+    await migrate.upgrade(db)
+    assert await migrate.current_revision(db) == "0014"
+    store = SqlMemoryStore(db)
+    try:
+        (fact,) = await store.search_facts("lisbon")
+        assert (fact.value, fact.confirmations, fact.source, fact.current) == ("Lisbon", 2, "extracted", True)
+        assert fact.created_at == at
+        moved, outcome = await store.upsert_fact("location", "home_city", "Porto")
+        assert outcome == "updated" and moved.id == fact.id
+        found = await store.search_facts("lisbon porto", history=True)
+        assert [f.value for f in found] == ["Porto", "Lisbon"]
+        # Only one current fact per category and key, even for a writer that skips the store's checks.
+        with pytest.raises(IntegrityError):
+            await db.write(
+                lambda conn: conn.execute(
+                    text(
+                        "INSERT INTO memory_facts (owner, category, key, value, created_at, updated_at) "
+                        "VALUES ('local', 'location', 'home_city', 'Braga', :at, :at)"
+                    ),
+                    {"at": at},
+                )
+            )
+    finally:
+        await db.dispose()

@@ -25,8 +25,9 @@ from navi.tools.session_state import SessionState
 # The default profile's system prompt plus all its tools as JSON: 18,006 before the rewrite (5,009
 # SmolLM2 tokens through navi/testing/templates/chatml-tools.jinja), 13,409 after it (3,908 tokens),
 # 11,851 once the model no longer reads validation-only limits (3,390 tokens).
-# The headroom allows a small addition, not a return to padded descriptions.
-DEFAULT_PROFILE_BUDGET = 12_500
+# The headroom allows a small addition, not a return to padded descriptions. 12,500 → 12,900 for
+# `remember` (memory written at once) beside `forget`, which replaced `memory_forget` (12,861).
+DEFAULT_PROFILE_BUDGET = 12_900
 
 BEFORE = json.loads((Path(__file__).parent / "data" / "tool_schemas.json").read_text(encoding="utf-8"))
 

@@ -94,6 +94,8 @@ class ContextCompressor:
         # (for as long as the server runs), instead of spending two failing calls every turn.
         self.unsummarisable: set[str] = set()
         self.futile = FutileCompressions()
+        # Told the messages a pass took out of a stored session's context (the memory flush).
+        self.on_dropped: Callable[[str, list[Message]], None] | None = None
 
     def needed(self, tokens: int, window: int) -> bool:
         return self.settings.enabled and tokens >= self.settings.threshold * window
@@ -214,6 +216,8 @@ class ContextCompressor:
             )
             await self.sessions.replace_context(session_id, result.context, context_token_count=tokens)
             await self.sessions.append(session_id, display=[marker])
+            if self.on_dropped is not None:
+                self.on_dropped(session_id, list(context[:summarized]))
         log.info(
             "compression.done",
             session_id=session_id,

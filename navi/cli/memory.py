@@ -1,4 +1,5 @@
-"""`navi memory list|search|forget`: what Navi remembers about you, straight from the database.
+"""`navi memory list|search|add|edit|history|forget`: what Navi remembers about you, straight from
+the database.
 
 The owner's memory (`local`) unless `--user NAME` names another user's (which names count:
 `navi.cli.sessions.known_user`)."""
@@ -52,6 +53,90 @@ def search(
         return list(await rt.memory.search_facts(query, owner=await known_user(rt, user), limit=limit))
 
     _print(with_runtime(work))
+
+
+def _refuse(message: str, code: int = 1) -> None:
+    typer.echo(f"navi: {message}", err=True)
+    raise typer.Exit(code)
+
+
+@app.command()
+def add(
+    category: Annotated[str, typer.Argument(help="What kind of fact (e.g. location).")],
+    key: Annotated[str, typer.Argument(help="What about it (e.g. home_city).")],
+    value: Annotated[str, typer.Argument(help="The value (e.g. Porto).")],
+    user: UserOption = "local",
+) -> None:
+    """Remember a fact; a new value for the same category and key replaces the old one."""
+
+    async def work(rt: Any) -> tuple[Any, str] | str:
+        owner = await known_user(rt, user)
+        try:
+            fact, outcome = await rt.memory.upsert_fact(category, key, value, owner=owner, source="added")
+        except ValueError as exc:
+            return str(exc)
+        if outcome != "confirmed":
+            await rt.extractor.refresh_summary(owner)
+        return fact, outcome
+
+    done = with_runtime(work, writes=True)  # a first fact creates the database
+    if isinstance(done, str):
+        _refuse(done, 2)
+        return
+    fact, outcome = done
+    verb = {"created": "Remembered", "updated": "Updated", "confirmed": "Already remembered"}[outcome]
+    typer.echo(f"{verb}: {fact.id}  {fact.category}: {fact.key} = {fact.value}")
+
+
+@app.command()
+def edit(
+    fact_id: Annotated[int, typer.Argument(metavar="ID", help="The fact's id (`navi memory list`).")],
+    value: Annotated[str, typer.Argument(help="The new value.")],
+    user: UserOption = "local",
+) -> None:
+    """Give a fact a new value; the old one is kept in its history."""
+
+    async def work(rt: Any) -> tuple[Any, str]:
+        owner = await known_user(rt, user)
+        try:
+            changed = await rt.memory.edit_fact(fact_id, value, owner=owner)
+        except ValueError as exc:
+            return 2, str(exc)
+        if changed is None:
+            return 1, f"no current fact {fact_id} — `navi memory list` shows them"
+        if changed[1] != "confirmed":
+            await rt.extractor.refresh_summary(owner)
+        return changed[0], changed[1]
+
+    fact, outcome = with_runtime(work, writes=True)
+    if isinstance(fact, int):
+        _refuse(outcome, fact)
+    said = "Unchanged" if outcome == "confirmed" else "Edited"
+    typer.echo(f"{said}: {fact.id}  {fact.category}: {fact.key} = {fact.value}")
+
+
+@app.command()
+def history(
+    fact_id: Annotated[int, typer.Argument(metavar="ID", help="The fact's id.")],
+    user: UserOption = "local",
+) -> None:
+    """A fact's former values, newest first, with when they held and where they came from."""
+
+    async def work(rt: Any) -> tuple[Any, list[Any]]:
+        owner = await known_user(rt, user)
+        return await rt.memory.get_fact(fact_id, owner=owner), await rt.memory.fact_history(
+            fact_id, owner=owner
+        )
+
+    fact, former = with_runtime(work)
+    if fact is None:
+        _refuse(f"no fact {fact_id} — `navi memory list` shows them")
+    typer.echo(f"{fact.id}  {fact.category}: {fact.key} = {fact.value}  (since {fact.created_at:%Y-%m-%d})")
+    if not former:
+        typer.echo("No former values.")
+    for old in former:
+        origin = f", {old.source}" + (f" in session {old.session_id}" if old.session_id else "")
+        typer.echo(f"  was {old.value}  ({old.created_at:%Y-%m-%d} to {old.retired_at:%Y-%m-%d}{origin})")
 
 
 @app.command()

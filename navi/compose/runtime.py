@@ -25,6 +25,7 @@ from navi.agent.workers import CompressionWorker, ContextCompressor, NamingWorke
 from navi.compose import parts
 from navi.compose.telemetry import build_telemetry
 from navi.config import Settings
+from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
 from navi.mcp.manager import McpManager
@@ -41,6 +42,7 @@ from navi.storage.stores import build_stores
 from navi.telemetry import Telemetry
 from navi.tools.builtin import register_builtins
 from navi.tools.builtin.agents import SpawnAgentTool
+from navi.tools.builtin.memory import ForgetTool, RememberTool
 from navi.tools.builtin.ssh import SshExecTool
 from navi.tools.host.client import ToolHost
 from navi.tools.registry import ToolRegistry
@@ -245,6 +247,17 @@ async def build_runtime(
         is_running=agent.active.__contains__,  # a session mid-turn is read once its turn is over
         max_tokens=settings.llm_max_tokens_extraction,
     )
+
+    def memory_changed(owner: str) -> None:  # `remember` / `forget`: rewrite the summary
+        agent.spawn_background(extractor.refresh_summary(owner))
+
+    def turns_dropped(session_id: str, dropped: list[Message]) -> None:  # compression: flush memory
+        agent.spawn_background(extractor.flush(session_id, dropped))
+
+    compressor.on_dropped = turns_dropped
+    for tool in (tools.get("remember"), tools.get("forget")):
+        if isinstance(tool, RememberTool | ForgetTool):
+            tool.on_change = memory_changed
 
     async def extract_after_new_session(_session_id: str) -> None:
         await extractor.run_pending()

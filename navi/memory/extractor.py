@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -83,9 +83,14 @@ def is_persons(msg: Message) -> bool:
 
 def said_by_person(session: Session) -> str:
     """The person's own messages, newest last, cut from the start to `MAX_SAID_TOKENS`."""
+    return said_in(session.messages)
+
+
+def said_in(messages: Sequence[Message]) -> str:
+    """What the person wrote in `messages`, newest last, cut from the start to `MAX_SAID_TOKENS`."""
     said: list[str] = []
     size = 0
-    for msg in reversed(session.messages):
+    for msg in reversed(messages):
         if not is_persons(msg):
             continue
         text = without_files(msg).strip()
@@ -226,7 +231,32 @@ class MemoryExtractor:
 
     async def extract(self, session: Session) -> int:
         """Read one session; returns how many facts were stored. Raises `LLMError` (nothing written)."""
-        said = said_by_person(session)
+        stored = await self._read(session, said_by_person(session))
+        await self.memory.mark_session_extracted(session.id)
+        return stored
+
+    async def flush(self, session_id: str, dropped: Sequence[Message]) -> int:
+        """Read the turns a compression took out of a session's context (a memory flush).
+
+        Idle-time extraction reads only the newest `MAX_SAID_TOKENS` of what the person said, and
+        the summary that replaced these turns may have left a fact out: so they are read now, with
+        the same rules (the person's own words in the whole session). Best effort: a failure is
+        logged, and returns 0."""
+        said = said_in(dropped)
+        session = await self.sessions.get(session_id) if said else None
+        if session is None:
+            return 0
+        try:
+            stored = await self._read(session, said)
+        except LLMError as exc:
+            log.warning("memory.flush_failed", session_id=session_id, error=str(exc))
+            return 0
+        log.info("memory.flushed", session_id=session_id, messages=len(dropped), facts=stored)
+        return stored
+
+    async def _read(self, session: Session, said: str) -> int:
+        """Ask the model for the facts in `said` (what the person wrote in `session`) and store
+        those in the person's own words; returns how many. Raises `LLMError`."""
         # Off the event loop: a long session's tool output can be megabytes of words.
         own = (await asyncio.to_thread(own_words, session)) & set(_terms(said))
         stored = 0
@@ -253,7 +283,6 @@ class MemoryExtractor:
                 stored += 1
             if stored:
                 await self.refresh_summary(session.owner)
-        await self.memory.mark_session_extracted(session.id)
         return stored
 
     async def refresh_summary(self, owner: str) -> None:

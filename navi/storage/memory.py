@@ -1,7 +1,8 @@
 """The memory store on SQLite (FTS5) or PostgreSQL (tsvector + GIN), through `Database`.
 
 Search is the database's ranked full-text search: any query term may match (prefixes count),
-best matches first (BM25 on SQLite, `ts_rank_cd` on PostgreSQL). When an embedding function is
+best matches first (BM25 on SQLite, `ts_rank_cd` on PostgreSQL); current facts only, unless
+history is asked for, and then every current fact ranks above every retired one. When an embedding function is
 given (Ollama's `/api/embed`), facts carry an embedding and a search blends vector similarity
 into the ranking of the full-text candidates, and tops them up with the closest facts by vector
 when the words alone found too few.
@@ -19,7 +20,18 @@ from sqlalchemy import Connection, DateTime, Float, delete, insert, select, text
 
 from navi.llm.messages import utcnow
 from navi.logging import get_logger
-from navi.memory.base import Fact, MemoryStore, UpsertOutcome, clean_fact, normalise, terms
+from navi.memory.base import (
+    OUTCOMES,
+    Fact,
+    MemoryStore,
+    Source,
+    UpsertOutcome,
+    clean_fact,
+    decide,
+    log_decision,
+    normalise,
+    terms,
+)
 from navi.sessions.models import DEFAULT_OWNER, as_utc
 from navi.storage import migrate
 from navi.storage.database import Database
@@ -41,26 +53,37 @@ WINDOW = 500
 
 SQLITE_SEARCH = text(
     """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at, f.updated_at,
-              f.confirmations, f.embedding, m.rank AS rank
+              f.confirmations, f.embedding, f.source, f.retired_at, f.replaced_by, m.rank AS rank
        FROM (SELECT rowid, bm25(memory_facts_fts, 0.5, 1.0, 2.0) AS rank
              FROM memory_facts_fts WHERE memory_facts_fts MATCH :query
              ORDER BY rowid DESC LIMIT :window) m
        JOIN memory_facts f ON f.id = m.rowid
-       WHERE f.owner = :owner
-       ORDER BY m.rank LIMIT :limit"""
-).columns(created_at=DateTime(timezone=True), updated_at=DateTime(timezone=True), rank=Float)
+       WHERE f.owner = :owner AND (:history OR f.retired_at IS NULL)
+       ORDER BY f.retired_at IS NOT NULL, m.rank LIMIT :limit"""
+).columns(
+    created_at=DateTime(timezone=True),
+    updated_at=DateTime(timezone=True),
+    retired_at=DateTime(timezone=True),
+    rank=Float,
+)
 # PostgreSQL's GIN index finds matches but cannot return them newest-first, so there is no cheap
 # window: every match is ranked, with only the id and the rank carried until the top ones are chosen.
 POSTGRES_SEARCH = text(
     """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at, f.updated_at,
-              f.confirmations, f.embedding, r.rank AS rank
-       FROM (SELECT id, ts_rank(search, query) AS rank
+              f.confirmations, f.embedding, f.source, f.retired_at, f.replaced_by, r.rank AS rank
+       FROM (SELECT id, retired_at IS NOT NULL AS retired, ts_rank(search, query) AS rank
              FROM memory_facts, to_tsquery('english', :query) query
-             WHERE owner = :owner AND search @@ query
-             ORDER BY rank DESC LIMIT :limit) r
+             WHERE owner = :owner AND search @@ query AND (:history OR retired_at IS NULL)
+             ORDER BY retired, rank DESC LIMIT :limit) r
        JOIN memory_facts f ON f.id = r.id
-       ORDER BY r.rank DESC"""
-).columns(created_at=DateTime(timezone=True), updated_at=DateTime(timezone=True), rank=Float)
+       ORDER BY r.retired, r.rank DESC"""
+).columns(
+    created_at=DateTime(timezone=True),
+    updated_at=DateTime(timezone=True),
+    retired_at=DateTime(timezone=True),
+    rank=Float,
+)
+CURRENT = memory_facts.c.retired_at.is_(None)
 
 
 def _fact(row: Any, score: float = 0.0) -> Fact:
@@ -74,6 +97,9 @@ def _fact(row: Any, score: float = 0.0) -> Fact:
         created_at=as_utc(row.created_at),
         updated_at=as_utc(row.updated_at),
         confirmations=row.confirmations,
+        source=row.source,
+        retired_at=as_utc(row.retired_at) if row.retired_at is not None else None,
+        replaced_by=row.replaced_by,
         score=score,
     )
 
@@ -84,16 +110,22 @@ def _cosine(a: list[float], b: list[float]) -> float:
     return dot / norm if norm else 0.0
 
 
-def _upsert(
-    conn: Connection, owner: str, category: str, key: str, value: str, session_id: str | None
+def _apply(
+    conn: Connection,
+    row: Any,
+    owner: str,
+    category: str,
+    key: str,
+    value: str,
+    session_id: str | None,
+    source: Source,
 ) -> tuple[Fact, UpsertOutcome]:
+    """Carry out `decide` for a new value against the current `row` (None: there is none)."""
     now = utcnow()
-    where = (
-        (memory_facts.c.owner == owner) & (memory_facts.c.category == category) & (memory_facts.c.key == key)
-    )
-    row = conn.execute(select(memory_facts).where(where).with_for_update()).first()
+    decision = decide(_fact(row) if row is not None else None, value)
+    previous = None
     if row is None:
-        new_id = conn.execute(
+        fact_id = conn.execute(
             insert(memory_facts)
             .values(
                 owner=owner,
@@ -101,28 +133,103 @@ def _upsert(
                 key=key,
                 value=value,
                 session_id=session_id,
+                source=source,
                 created_at=now,
                 updated_at=now,
                 confirmations=1,
             )
             .returning(memory_facts.c.id)
         ).scalar_one()
-        fresh = conn.execute(select(memory_facts).where(memory_facts.c.id == new_id)).one()
-        return _fact(fresh), "created"
-    same = row.value == value
-    conn.execute(
-        update(memory_facts)
-        .where(memory_facts.c.id == row.id)
-        .values(
-            value=value,
-            updated_at=now,
-            session_id=session_id or row.session_id,
-            confirmations=row.confirmations + 1 if same else 1,
-            embedding=row.embedding if same else None,
+    elif decision == "ignore":
+        fact_id = row.id
+        conn.execute(
+            update(memory_facts)
+            .where(memory_facts.c.id == row.id)
+            .values(
+                updated_at=now,
+                session_id=session_id or row.session_id,
+                confirmations=row.confirmations + 1,
+            )
         )
+    else:  # update: the old value becomes history, the fact keeps its id
+        fact_id = row.id
+        previous = conn.execute(
+            insert(memory_facts)
+            .values(
+                owner=row.owner,
+                category=row.category,
+                key=row.key,
+                value=row.value,
+                session_id=row.session_id,
+                source=row.source,
+                created_at=row.created_at,
+                updated_at=row.updated_at,
+                confirmations=row.confirmations,
+                embedding=row.embedding,
+                retired_at=now,
+                replaced_by=row.id,
+            )
+            .returning(memory_facts.c.id)
+        ).scalar_one()
+        conn.execute(
+            update(memory_facts)
+            .where(memory_facts.c.id == row.id)
+            .values(
+                value=value,
+                source=source,
+                created_at=now,
+                updated_at=now,
+                session_id=session_id,  # where the new value came from (None: no conversation)
+                confirmations=1,
+                embedding=None,
+            )
+        )
+    fact = _fact(conn.execute(select(memory_facts).where(memory_facts.c.id == fact_id)).one())
+    log_decision(decision, fact, source=source, previous=previous)
+    return fact, OUTCOMES[decision]
+
+
+def _upsert(
+    conn: Connection,
+    owner: str,
+    category: str,
+    key: str,
+    value: str,
+    session_id: str | None,
+    source: Source,
+) -> tuple[Fact, UpsertOutcome]:
+    where = (
+        (memory_facts.c.owner == owner)
+        & (memory_facts.c.category == category)
+        & (memory_facts.c.key == key)
+        & CURRENT
     )
-    fresh = conn.execute(select(memory_facts).where(memory_facts.c.id == row.id)).one()
-    return _fact(fresh), "confirmed" if same else "updated"
+    row = conn.execute(select(memory_facts).where(where).with_for_update()).first()
+    return _apply(conn, row, owner, category, key, value, session_id, source)
+
+
+def _edit(
+    conn: Connection, fact_id: int, owner: str, value: str, source: Source
+) -> tuple[Fact, UpsertOutcome] | None:
+    where = (memory_facts.c.id == fact_id) & (memory_facts.c.owner == owner) & CURRENT
+    row = conn.execute(select(memory_facts).where(where).with_for_update()).first()
+    if row is None:
+        return None
+    return _apply(conn, row, owner, row.category, row.key, value, None, source)
+
+
+def _retire(conn: Connection, owner: str, key: str, category: str | None) -> list[Fact]:
+    where = (memory_facts.c.owner == owner) & (memory_facts.c.key == key) & CURRENT
+    if category:
+        where &= memory_facts.c.category == category
+    ids = [r.id for r in conn.execute(select(memory_facts.c.id).where(where).with_for_update())]
+    if not ids:
+        return []
+    conn.execute(update(memory_facts).where(memory_facts.c.id.in_(ids)).values(retired_at=utcnow()))
+    retired = [_fact(r) for r in conn.execute(select(memory_facts).where(memory_facts.c.id.in_(ids)))]
+    for fact in retired:
+        log_decision("retire", fact, source="forget")
+    return retired
 
 
 class SqlMemoryStore(MemoryStore):
@@ -156,14 +263,24 @@ class SqlMemoryStore(MemoryStore):
         *,
         owner: str = DEFAULT_OWNER,
         session_id: str | None = None,
+        source: Source = "extracted",
     ) -> tuple[Fact, UpsertOutcome]:
         category, key, value = clean_fact(category, key, value)
         fact, outcome = await self.db.write(
-            lambda conn: _upsert(conn, owner, category, key, value, session_id)
+            lambda conn: _upsert(conn, owner, category, key, value, session_id, source)
         )
         if self.embed is not None and outcome != "confirmed":
             await self._store_embedding(fact)
         return fact, outcome
+
+    async def edit_fact(
+        self, fact_id: int, value: str, *, owner: str, source: Source = "edited"
+    ) -> tuple[Fact, UpsertOutcome] | None:
+        value = clean_fact("x", "x", value)[2]
+        done = await self.db.write(lambda conn: _edit(conn, fact_id, owner, value, source))
+        if done is not None and self.embed is not None and done[1] != "confirmed":
+            await self._store_embedding(done[0])
+        return done
 
     async def _store_embedding(self, fact: Fact) -> None:
         assert self.embed is not None
@@ -175,7 +292,9 @@ class SqlMemoryStore(MemoryStore):
         stmt = update(memory_facts).where(memory_facts.c.id == fact.id).values(embedding=json.dumps(vector))
         await self.db.write(lambda conn: conn.execute(stmt))
 
-    async def search_facts(self, query: str, *, owner: str = DEFAULT_OWNER, limit: int = 15) -> list[Fact]:
+    async def search_facts(
+        self, query: str, *, owner: str = DEFAULT_OWNER, limit: int = 15, history: bool = False
+    ) -> list[Fact]:
         words = terms(query)
         if not words:
             return []
@@ -185,7 +304,7 @@ class SqlMemoryStore(MemoryStore):
         else:
             statement, fts_query = POSTGRES_SEARCH, " | ".join(words)
         want = max(limit, CANDIDATES) if self.embed else limit
-        params = {"query": fts_query, "owner": owner, "limit": want, "window": WINDOW}
+        params = {"query": fts_query, "owner": owner, "limit": want, "window": WINDOW, "history": history}
         rows = await self.db.read(lambda conn: conn.execute(statement, params).all())
         # Normalise text relevance to 0..1, best = 1 (BM25 is lower-is-better, ts_rank higher-is-better).
         ranks = [float(r.rank) for r in rows]
@@ -208,11 +327,11 @@ class SqlMemoryStore(MemoryStore):
             (qvec,) = await self.embed([query])
         except Exception as exc:
             log.warning("memory.embed_failed", error=str(exc))
-            return sorted((f for f, _ in found.values()), key=lambda f: -f.score)[:limit]
+            return sorted((f for f, _ in found.values()), key=lambda f: (not f.current, -f.score))[:limit]
         if len(found) < limit:  # the words found too few: look for neighbours by meaning
             recent = (
                 select(memory_facts)
-                .where((memory_facts.c.owner == owner) & memory_facts.c.embedding.is_not(None))
+                .where((memory_facts.c.owner == owner) & memory_facts.c.embedding.is_not(None) & CURRENT)
                 .order_by(memory_facts.c.updated_at.desc())
                 .limit(VECTOR_SCAN_LIMIT)
             )
@@ -225,13 +344,13 @@ class SqlMemoryStore(MemoryStore):
             similarity = _cosine(qvec, json.loads(raw)) if raw else 0.0
             fact.score = (1 - VECTOR_WEIGHT) * fact.score + VECTOR_WEIGHT * max(similarity, 0.0)
             blended.append(fact)
-        blended.sort(key=lambda f: -f.score)
+        blended.sort(key=lambda f: (not f.current, -f.score))
         return blended[:limit]
 
     async def get_all_facts(self, *, owner: str = DEFAULT_OWNER, limit: int | None = None) -> list[Fact]:
         query = (
             select(memory_facts)
-            .where(memory_facts.c.owner == owner)
+            .where((memory_facts.c.owner == owner) & CURRENT)
             .order_by(memory_facts.c.category, memory_facts.c.updated_at.desc())
             .limit(limit)
         )
@@ -244,19 +363,43 @@ class SqlMemoryStore(MemoryStore):
         row = await self.db.read(lambda conn: conn.execute(query).first())
         return _fact(row) if row is not None else None
 
+    async def fact_history(self, fact_id: int, *, owner: str) -> list[Fact]:
+        query = (
+            select(memory_facts)
+            .where((memory_facts.c.replaced_by == fact_id) & (memory_facts.c.owner == owner))
+            .order_by(memory_facts.c.retired_at.desc(), memory_facts.c.id.desc())
+        )
+        return await self.db.read(lambda conn: [_fact(r) for r in conn.execute(query)])
+
+    async def retire_facts(
+        self, key: str, category: str | None = None, *, owner: str = DEFAULT_OWNER
+    ) -> list[Fact]:
+        cat = normalise(category) if category else None
+        return await self.db.write(lambda conn: _retire(conn, owner, normalise(key), cat))
+
     async def delete_fact_by_id(self, fact_id: int, *, owner: str | None = None) -> bool:
-        stmt = delete(memory_facts).where(memory_facts.c.id == fact_id)
-        if owner is not None:
-            stmt = stmt.where(memory_facts.c.owner == owner)
-        return bool(await self.db.write(lambda conn: conn.execute(stmt).rowcount))
+        def write(conn: Connection) -> bool:
+            where = memory_facts.c.id == fact_id
+            if owner is not None:
+                where &= memory_facts.c.owner == owner
+            if not conn.execute(delete(memory_facts).where(where)).rowcount:
+                return False
+            conn.execute(delete(memory_facts).where(memory_facts.c.replaced_by == fact_id))
+            return True
+
+        return await self.db.write(write)
 
     async def delete_fact(self, key: str, category: str | None = None, *, owner: str = DEFAULT_OWNER) -> int:
-        stmt = delete(memory_facts).where(
-            (memory_facts.c.owner == owner) & (memory_facts.c.key == normalise(key))
-        )
+        where = (memory_facts.c.owner == owner) & (memory_facts.c.key == normalise(key))
         if category:
-            stmt = stmt.where(memory_facts.c.category == normalise(category))
-        return int(await self.db.write(lambda conn: conn.execute(stmt).rowcount))
+            where &= memory_facts.c.category == normalise(category)
+
+        def write(conn: Connection) -> int:
+            current = len(conn.execute(select(memory_facts.c.id).where(where & CURRENT)).all())
+            conn.execute(delete(memory_facts).where(where))  # with their history
+            return current
+
+        return await self.db.write(write)
 
     async def get_summary(self, *, owner: str = DEFAULT_OWNER) -> str | None:
         query = select(memory_summary.c.content).where(memory_summary.c.owner == owner)

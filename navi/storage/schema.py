@@ -86,6 +86,12 @@ memory_facts = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False),
     Column("confirmations", Integer, nullable=False, default=1),
     Column("embedding", Text, nullable=True),
+    # How the value came in: extracted, remembered, added, edited (see navi.memory.base.Source).
+    Column("source", String(32), nullable=False, default="extracted"),
+    # A retired row is history: replaced by a newer value (`replaced_by`, the current fact) or
+    # forgotten. (owner, category, key) is unique among current rows only (migration 0014).
+    Column("retired_at", DateTime(timezone=True), nullable=True),
+    Column("replaced_by", Integer, nullable=True),
 )
 
 memory_summary = Table(

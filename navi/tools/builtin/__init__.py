@@ -60,7 +60,7 @@ def register_builtins(
     from navi.tools.builtin.filesystem import FilesystemTool
     from navi.tools.builtin.http import HttpRequestTool
     from navi.tools.builtin.image import ImageViewTool
-    from navi.tools.builtin.memory import MemoryForgetTool, MemorySearchTool
+    from navi.tools.builtin.memory import ForgetTool, MemorySearchTool, RememberTool
     from navi.tools.builtin.meta import ListToolsTool, ReloadToolsTool, ToolManualTool, WriteToolTool
     from navi.tools.builtin.recall import RecallTool
     from navi.tools.builtin.schedule import ScheduleTool
@@ -99,7 +99,8 @@ def register_builtins(
         ssh,
         ImageViewTool(policy, guard=config.fetch_guard),
         MemorySearchTool(memory),
-        MemoryForgetTool(memory),
+        RememberTool(memory, sessions),
+        ForgetTool(memory),
         ReloadToolsTool(registry, config.tools_dir),
         WriteToolTool(registry, config.tools_dir),
         ListToolsTool(registry),

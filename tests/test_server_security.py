@@ -181,3 +181,26 @@ def test_a_listed_origin_gets_its_cors_preflight_answered(
         assert http.post("/sessions", headers={"Origin": app_origin}).status_code == 401  # still the token
         made = http.post("/sessions", headers={"Origin": app_origin, **AUTH})
         assert made.status_code == 201 and made.headers["access-control-allow-origin"] == app_origin
+
+
+def test_only_the_app_files_are_public(navi: LiveNavi) -> None:
+    """The installable app's manifest, service worker and icons load without the token (the browser
+    fetches them without the sign-in); the page's other files and a path that only starts like an
+    icon's do not."""
+    with navi.client(anonymous=True) as http:
+        manifest = http.get("/manifest.webmanifest")
+        assert manifest.status_code == 200 and manifest.headers["content-type"] == "application/manifest+json"
+        assert manifest.json()["start_url"] == "/" and len(manifest.json()["icons"]) == 3
+        for icon in manifest.json()["icons"]:
+            assert http.get(icon["src"]).status_code == 200, icon
+        worker = http.get("/sw.js")
+        assert worker.status_code == 200 and worker.headers["content-type"].startswith("text/javascript")
+        shell = json.loads(worker.text.split("const SHELL = ", 1)[1].split(";\n", 1)[0])
+        assert "/" in shell and "/static/js/main.js" in shell and "/static/app.css" in shell
+        # Only the page's own files: nothing a user said (sessions, uploads, memory) is ever cached.
+        assert all(p == "/" or p.startswith("/static/") or p == "/manifest.webmanifest" for p in shell)
+        assert http.get("/static/js/main.js").status_code == 401
+        assert http.get("/").status_code in (302, 303, 307)  # to /login
+        assert raw_status(navi, "GET /static/icons/../js/main.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 401
+    with navi.client() as http:
+        assert http.get("/static/js/main.js").status_code == 200

@@ -55,10 +55,11 @@ from navi.api.signins import MAX_AGE, SignIn, SignIns
 from navi.sessions.models import DEFAULT_OWNER
 from navi.users.store import UserStore, valid_name
 from navi.users.store import digest as token_digest
+from navi.web import PUBLIC_FILES as PWA_FILES
 
 COOKIE = "navi_session"
 COOKIE_MAX_AGE = int(MAX_AGE)
-PUBLIC_PATHS = {"/health", "/login", "/favicon.ico"}
+PUBLIC_PATHS = {"/health", "/login", "/favicon.ico", *PWA_FILES}  # PWA_FILES: the manifest, worker, icons
 PAGE_PATHS = {"/", "/debug", "/docs", "/redoc"}
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 USER_HEADER = "x-user-id"  # a proxy-role token's user

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 from importlib import resources
 from pathlib import Path
 
@@ -53,6 +56,56 @@ REDOC_HEADERS = {**PAGE_HEADERS, "Content-Security-Policy": f"{CSP}; worker-src 
 @router.get("/redoc")
 async def redoc() -> Response:
     return FileResponse(STATIC / "redoc.html", headers=REDOC_HEADERS)
+
+
+# The installable app (PWA): its manifest, and a service worker that keeps the page's shell for when
+# Navi is not reachable. Both are public, like the icons the manifest names: the browser fetches them
+# without the sign-in, and none of them holds anything but the page's own files.
+SHELL_VENDOR = ("highlight-github-dark.min.css", "highlight.min.js", "marked.esm.js", "purify.es.mjs")
+ICONS = ("navi-192.png", "navi-512.png", "navi-maskable-512.png", "apple-touch-icon.png", "favicon-32.png")
+PUBLIC_FILES = frozenset({"/manifest.webmanifest", "/sw.js", *(f"/static/icons/{name}" for name in ICONS)})
+
+
+@functools.cache
+def shell() -> tuple[str, list[str]]:
+    """The page's shell for the service worker: a digest of its files (the cache's version) and
+    their paths."""
+    files = [
+        STATIC / "index.html",
+        STATIC / "app.css",
+        *sorted((STATIC / "js").glob("*.js")),
+        *(STATIC / "vendor" / name for name in SHELL_VENDOR),
+        *(STATIC / "icons" / name for name in ICONS),
+    ]
+    digest = hashlib.sha256()
+    paths = []
+    for file in files:
+        digest.update(file.read_bytes())
+        relative = file.relative_to(STATIC).as_posix()
+        paths.append("/" if relative == "index.html" else f"/static/{relative}")
+    manifest = STATIC / "manifest.webmanifest"
+    digest.update(manifest.read_bytes())
+    return digest.hexdigest()[:16], [*paths, "/manifest.webmanifest"]
+
+
+@router.get("/manifest.webmanifest")
+async def manifest() -> Response:
+    return FileResponse(
+        STATIC / "manifest.webmanifest",
+        media_type="application/manifest+json",
+        headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+@router.get("/sw.js")
+async def service_worker() -> Response:
+    version, paths = shell()
+    head = f"const VERSION = {json.dumps(version)};\nconst SHELL = {json.dumps(paths)};\n"
+    return Response(
+        head + (STATIC / "sw.js").read_text(encoding="utf-8"),
+        media_type="text/javascript",
+        headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
+    )
 
 
 def static_files() -> StaticFiles:

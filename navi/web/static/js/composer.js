@@ -48,7 +48,10 @@ export class Composer {
     });
     stop.addEventListener("click", () => this.onStop());
     document.addEventListener("keydown", (event) => {
-      if (event.key === "Escape" && !event.shiftKey && this.running) { // Shift+Esc focuses the box
+      // Shift+Esc focuses the box. An Escape that closes something (the phone's list, a dialog)
+      // only closes it: it never also stops the run.
+      if (event.key === "Escape" && !event.shiftKey && this.running && !event.defaultPrevented
+          && !document.querySelector("dialog[open]")) {
         event.preventDefault();
         this.onStop();
       }

@@ -575,8 +575,10 @@ document.querySelector(".main").addEventListener("click", (event) => {
   event.stopPropagation();
 }, true);
 document.addEventListener("keydown", (event) => {
-  if (event.key === "Escape" && $("sidebar").classList.contains("open")) closeDrawer();
-});
+  if (event.key !== "Escape" || !$("sidebar").classList.contains("open")) return;
+  event.preventDefault(); // closing the list is all this Escape does (the composer's stop skips it)
+  closeDrawer();
+}, true);
 // A panel opened from the phone's list takes the screen: the list closes under it.
 for (const opener of ["open-schedules", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
 $("close-sidebar").addEventListener("click", () => {
@@ -602,6 +604,11 @@ async function start() {
   }
   await sidebar.refresh();
   light.start();
+// The page as an app: a service worker keeps its shell, so it opens (and says Navi is not
+// reachable) when Navi is not running, and Chromium offers to install it.
+if ("serviceWorker" in navigator) {
+  navigator.serviceWorker.register("/sw.js").catch(() => { /* an old browser or a private window: the page works without */ });
+}
   $("composer").hidden = false;
   composer.setRunning(false);
   await route();
@@ -609,3 +616,8 @@ async function start() {
 }
 
 start();
+// The page as an app: a service worker keeps its shell, so it opens (and says Navi is not
+// reachable) when Navi is not running, and Chromium offers to install it.
+if ("serviceWorker" in navigator) {
+  navigator.serviceWorker.register("/sw.js").catch(() => { /* an old browser or a private window: the page works without */ });
+}

@@ -44,7 +44,8 @@ async def test_simple_answer(tmp_path: Path) -> None:
     turn_request = script.of_kind("turn")[0]
     assert turn_request.messages[0].role == "system"
     assert "Mode: personal secretary" in turn_request.messages[0].content
-    assert "todo" in turn_request.tools and "spawn_agent" in turn_request.tools
+    assert "todo" in turn_request.tools and "load_tools" in turn_request.tools
+    assert "- spawn_agent: " in turn_request.messages[0].content  # listed, loaded on demand
     await rt.aclose()
 
 

@@ -47,6 +47,7 @@ class EchoTool(Tool):
 
 
 async def runtime_with_echo(tmp_path: Path, **kw: Any):
+    kw.setdefault("navi_tool_disclosure", False)  # echo offered whole (disclosure: test_tool_disclosure.py)
     rt, backend, script = await scripted_runtime(tmp_path, **kw)
     tool = EchoTool()
     rt.tools.register(tool)

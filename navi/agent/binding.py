@@ -13,6 +13,7 @@ from typing import Protocol
 
 from navi import runctx
 from navi.agent.budget import Budget
+from navi.agent.disclosure import disclose
 from navi.agent.run import RunState
 from navi.agent.windows import ContextWindows
 from navi.llm.base import LLMBackend
@@ -27,6 +28,7 @@ from navi.tools.registry import ToolRegistry, ToolView
 class BindingConfig(Protocol):
     num_ctx: int
     limits: CallLimits
+    tool_disclosure: bool
 
 
 class RunBinder:
@@ -63,7 +65,9 @@ class RunBinder:
         run.llm = self.backend(profile, run.ctx.stop_event)
         run.model = self.profiles.model_of(profile)
         run.window = await self.windows.window(run.llm, run.model)
-        run.tools = self.tool_view(profile)
+        view = self.tool_view(profile)
+        run.disclosure = disclose(view, profile.core_tools if self.config.tool_disclosure else view.names)
+        run.tools = run.disclosure.view
         run.ctx.profile_id = profile.id
         run.tool_costs = {}  # another backend or model may price tools differently
         run.refixed(self.budget.overhead(run))

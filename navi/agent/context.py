@@ -117,10 +117,11 @@ def system_text(
     profile: AgentProfile,
     memory_summary: str | None = None,
     *,
+    tool_index: str | None = None,
     plan: str | None = None,
     note: str | None = None,
 ) -> str:
-    parts = [system_prompt(persona, profile), memory_section(memory_summary)]
+    parts = [system_prompt(persona, profile), tool_index, memory_section(memory_summary)]
     if plan:
         parts.append(f"{PLAN_HEADING}\n\n{plan.strip()}")
     if note:
@@ -134,6 +135,7 @@ def build_context(
     context: Sequence[Message],
     memory_summary: str | None = None,
     *,
+    tool_index: str | None = None,
     note: str | None = None,
     long_messages: LongMessages | None = None,
     texts: dict[str, str] | None = None,
@@ -141,7 +143,9 @@ def build_context(
 ) -> list[Message]:
     """The messages of one model call. `long_messages` says which old messages go shortened
     (none when it is None); `texts` receives their full texts when they are stored nowhere."""
-    system = system_text(persona, profile, memory_summary, plan=current_plan(context), note=note)
+    system = system_text(
+        persona, profile, memory_summary, tool_index=tool_index, plan=current_plan(context), note=note
+    )
     conversation = repair(context, stopped)
     if long_messages is not None:
         conversation = shorten_old(conversation, long_messages, texts)

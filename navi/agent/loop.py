@@ -124,7 +124,7 @@ class Loop:
             return LIMIT_NOTE, []
         if run.failures >= self.config.max_consecutive_tool_failures:
             return FAILURE_NOTE, []
-        return None, run.tools.specs()
+        return None, run.tool_specs()
 
     @staticmethod
     def _left_out(run: RunState, offered: list[ToolSpec], specs: list[ToolSpec]) -> Notice | None:
@@ -147,6 +147,7 @@ class Loop:
             run.profile,
             run.context,
             run.memory,
+            tool_index=run.tool_index,
             note=note,
             long_messages=self.long_messages(),
             texts=None if run.persistent else run.ctx.full_texts,  # a subagent's texts live nowhere else
@@ -213,8 +214,10 @@ class Loop:
     async def _tools(self, run: RunState, reply: Message, specs: list[ToolSpec]) -> AsyncIterator[AgentEvent]:
         """Run the reply's tool calls; a profile switch a tool asked for applies from the next call."""
         intents: list[Intent] = []
-        offered = ToolView([tool for s in specs if (tool := run.tools.get(s.name)) is not None])
-        async for event in self.tool_runner.batch(run, reply.tool_calls, offered, intents):
+        names = [s.name for s in specs]
+        listed = [n for n in run.disclosure.listed if n not in names] if run.disclosure and specs else []
+        offered = ToolView([tool for n in [*names, *listed] if (tool := run.tools.get(n)) is not None])
+        async for event in self.tool_runner.batch(run, reply.tool_calls, offered, intents, listed):
             yield event
         switch = next((i for i in reversed(intents) if isinstance(i, SwitchProfile)), None)
         if switch is not None and switch.profile_id != run.profile.id:  # announced as the tool returned

@@ -4,8 +4,8 @@ Runs before the tool loop when the profile enables it: no tools, no thinking, lo
 small token cap. The model gets the planning instructions and one user message holding the recent
 conversation as plain text, so the call is valid for any chat template whatever the conversation
 holds (tool calls, images, summaries). The raw answer always goes to the session's planning logs;
-a plan with numbered steps is stored as a plan message and shown to the model in its system
-message while it carries out the request.
+a plan with numbered steps is stored as a plan message and shown to the model right after its
+request, as a note in the user's turn (navi/agent/context.py).
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ async def plan_phase(
     if outcome.plan:
         plan = Message.assistant(outcome.plan, is_plan=True)
         await writer.save(run, display=[plan], context=[plan])
-        run.grew(estimate_tokens(outcome.plan))  # it goes into the system message
+        run.grew(estimate_tokens(outcome.plan))  # sent after its request, as a note
         yield PlanReady(plan=outcome.plan)
     elif outcome.error:
         log.warning("planning.failed", error=outcome.error)

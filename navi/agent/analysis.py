@@ -248,6 +248,7 @@ class Analyst:
             temperature=self.settings.temperature,
             think=False,
             max_tokens=self.settings.max_tokens,
+            side=True,
         )
 
     def _budget(self, instructions: str, request: str) -> int:

@@ -214,7 +214,7 @@ async def summarize(
     `images` go with the last chunk, which holds the newest lines (their room counts in every chunk's).
     """
     instructions = instructions or prompts.load("summary")
-    options = CallOptions(model=model, temperature=temperature, think=False, max_tokens=max_tokens)
+    options = CallOptions(model=model, temperature=temperature, think=False, max_tokens=max_tokens, side=True)
     longest_note = max((RETRY_NOTE.format(reason=r, nudge=n) for r, n in NUDGES.items()), key=len)
     calls = 0
     remaining = [line for line in lines if line]

@@ -153,7 +153,7 @@ async def name_session(
     try:
         result = await llm.complete(
             [Message.system(prompts.load("naming")), Message.user(exchange)],
-            CallOptions(model=model, temperature=0.2, think=False, max_tokens=max_tokens),
+            CallOptions(model=model, temperature=0.2, think=False, max_tokens=max_tokens, side=True),
         )
     except LLMError:
         return fallback_title(user_text)

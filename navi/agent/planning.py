@@ -103,7 +103,12 @@ async def run_planning(
     system = prompts.load("planning").replace("{tools}", ", ".join(tool_names) or "none")
     messages = [Message.system(system), Message.user(planning_input(context))]
     options = CallOptions(
-        model=model, temperature=PLANNING_TEMPERATURE, think=False, max_tokens=max_tokens, num_ctx=num_ctx
+        model=model,
+        temperature=PLANNING_TEMPERATURE,
+        think=False,
+        max_tokens=max_tokens,
+        num_ctx=num_ctx,
+        side=True,
     )
     try:
         result = await llm.complete(messages, options)

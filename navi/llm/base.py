@@ -33,6 +33,10 @@ class CallOptions:
     think: bool = False
     num_ctx: int | None = None
     max_tokens: int | None = None
+    # A side call (planning, naming, summaries, memory, analysis), not the conversation's answer: on
+    # a server with several slots it goes to a slot of its own, so the conversation's cached prompt
+    # stays where the next answer finds it.
+    side: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -75,6 +79,10 @@ class ModelInfoCache:
         self._lookup = lookup
         self._items: dict[str, ModelInfo] = {}
         self._pending: dict[str, asyncio.Future[ModelInfo]] = {}
+
+    def peek(self, model: str) -> ModelInfo | None:
+        """What is known of `model` already, without asking the server."""
+        return self._items.get(model)
 
     async def get(self, model: str) -> ModelInfo:
         if model in self._items:

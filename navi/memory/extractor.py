@@ -239,7 +239,7 @@ class MemoryExtractor:
                     Message.system(prompts.load("memory_extract")),
                     Message.user(f"Already known:\n{context}\n\nWhat the person said:\n\n{said}"),
                 ],
-                CallOptions(model=model, temperature=0.1, think=False, max_tokens=self.max_tokens),
+                CallOptions(model=model, temperature=0.1, think=False, max_tokens=self.max_tokens, side=True),
             )
             for category, key, value in parse_facts(result.text):
                 if not stated(value, own):
@@ -264,7 +264,7 @@ class MemoryExtractor:
         try:
             result = await llm.complete(
                 [Message.system(instructions), Message.user(listing)],
-                CallOptions(model=model, temperature=0.2, think=False, max_tokens=self.max_tokens),
+                CallOptions(model=model, temperature=0.2, think=False, max_tokens=self.max_tokens, side=True),
             )
             summary = result.text.strip()
             if result.finish_reason == "length":

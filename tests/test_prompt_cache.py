@@ -10,6 +10,7 @@ from typing import Any
 
 from navi.agent.context import PLAN_HEADING
 from navi.llm.messages import Message
+from navi.testing.agent_script import PLANNING_MARK
 from navi.testing.script import Reply, ScriptedCall, ScriptRequest
 from tests.agent_helpers import collect, scripted_runtime
 
@@ -85,4 +86,25 @@ async def test_a_tool_loaded_later_is_appended_after_the_tools_sent_before(tmp_p
     first, second = script.of_kind("turn")
     assert_extends(first, second)
     assert second.tools == [*first.tools, "terminal"]
+    await rt.aclose()
+
+
+async def test_the_planning_call_is_the_answer_call_plus_its_instruction(tmp_path: Path) -> None:
+    rt, _, script = await scripted_runtime(tmp_path)
+    script.plan("DIRECT", "DIRECT")
+    script.turn("Hello!", "Fine, thanks.")
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "Hi"))
+    await collect(rt.agent.run_stream(session.id, "How are you?"))
+    plans, turns = script.of_kind("planning"), script.of_kind("turn")
+    assert len(plans) == 2 and len(turns) == 2
+    for planning, answer in zip(plans, turns, strict=True):
+        # The same system message and conversation; the instruction joins the user's turn at the end.
+        assert [key(m) for m in planning.messages[:-1]] == [key(m) for m in answer.messages[:-1]]
+        request, instruction = (planning.messages[-1].content or "").split("\n\n", 1)
+        assert request == answer.messages[-1].content and instruction.startswith(PLANNING_MARK)
+        assert planning.tools == []
+    # The second planning call re-sends the first one's conversation as it was (no rewritten transcript).
+    first = [key(m) for m in plans[0].messages[:-1]]
+    assert [key(m) for m in plans[1].messages[: len(first)]] == first
     await rt.aclose()

@@ -378,7 +378,8 @@ class Agent:
             async for event in self.compression.maybe(run):
                 yield event
             if planning and self.config.planning and run.profile.planning_enabled and not ctx.stopped:
-                async for event in plan_phase(run, self.writer, self.sessions, self.config):
+                answer = self.loop.messages(run)
+                async for event in plan_phase(run, self.writer, self.sessions, self.config, answer):
                     yield event
             async for event in self.loop.steps(run):
                 finished = finished or isinstance(event, StreamEnd)

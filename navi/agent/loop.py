@@ -139,10 +139,9 @@ class Loop:
             f"left out for now: {', '.join(left_out)}."
         )
 
-    async def _model_turn(
-        self, run: RunState, builder: CompletionBuilder, specs: list[ToolSpec], note: str | None, need: int
-    ) -> AsyncIterator[AgentEvent]:
-        messages = build_context(
+    def messages(self, run: RunState, note: str | None = None) -> list[Message]:
+        """What a model call of `run` sends: the system message, the conversation, `note`."""
+        return build_context(
             self.config.persona,
             run.profile,
             run.context,
@@ -153,6 +152,11 @@ class Loop:
             texts=None if run.persistent else run.ctx.full_texts,  # a subagent's texts live nowhere else
             stopped=self.config.stopped_questions,
         )
+
+    async def _model_turn(
+        self, run: RunState, builder: CompletionBuilder, specs: list[ToolSpec], note: str | None, need: int
+    ) -> AsyncIterator[AgentEvent]:
+        messages = self.messages(run, note)
         run.sent = messages
         # Never ask for more than the window has left: a reply cannot push the context past it.
         room = max(self.budget.reserve(run), run.window - need)

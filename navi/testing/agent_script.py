@@ -28,7 +28,7 @@ DEFAULT_ASSESSMENT = (
 
 def kind_of(request: ScriptRequest) -> str:
     system = request.system_text
-    if system.startswith(PLANNING_MARK):
+    if PLANNING_MARK in request.last_user_text:  # the instruction after the answer's own messages
         return "planning"
     if system.startswith(SUMMARY_MARK):
         return "summary"

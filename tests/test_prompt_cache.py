@@ -108,3 +108,22 @@ async def test_the_planning_call_is_the_answer_call_plus_its_instruction(tmp_pat
     first = [key(m) for m in plans[0].messages[:-1]]
     assert [key(m) for m in plans[1].messages[: len(first)]] == first
     await rt.aclose()
+
+
+async def test_the_memory_summary_is_frozen_for_the_session(tmp_path: Path) -> None:
+    """Memory rewritten mid-session (extraction from another session) does not move the prompt's
+    prefix; the next session gets it."""
+    rt, _, script = await scripted_runtime(tmp_path, planning_enabled=False)
+    await rt.memory.set_summary("Lives in Oslo.")
+    script.turn("Hi.", "Sure.", "Hello again.")
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "Hi"))
+    await rt.memory.set_summary("Lives in Bergen.")
+    await collect(rt.agent.run_stream(session.id, "Where do I live?"))
+    other = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(other.id, "Hello"))
+    first, second, third = script.of_kind("turn")
+    assert "Lives in Oslo." in (first.messages[0].content or "")
+    assert_extends(first, second)
+    assert "Lives in Bergen." in (third.messages[0].content or "")
+    await rt.aclose()

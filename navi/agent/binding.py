@@ -8,6 +8,7 @@ next model call uses the new backend, model and tools.
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -23,6 +24,8 @@ from navi.llm.registry import BackendRegistry
 from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry
 from navi.tools.registry import ToolRegistry, ToolView
+
+FROZEN_SESSIONS = 2_000  # sessions whose memory snapshot is kept (the least recently used go)
 
 
 class BindingConfig(Protocol):
@@ -52,6 +55,9 @@ class RunBinder:
         self.budget = budget
         self.tool_names = tool_names  # the tools a profile's model is offered, by name
         self.memory = memory  # the memory summary of an owner
+        # The memory summary each session's system message carries, taken at its first turn here
+        # and kept for the session, so later turns send the same prompt prefix (most recent last).
+        self.frozen: OrderedDict[str, str | None] = OrderedDict()
 
     def tool_view(self, profile: AgentProfile) -> ToolView:
         return self.tools.view(self.tool_names(profile))
@@ -75,6 +81,21 @@ class RunBinder:
     async def rebind(self, run: RunState, profile_id: str) -> None:
         await self.bind(run, self.profiles.get(profile_id))
 
+    async def session_memory(self, ctx: runctx.RunContext, persistent: bool) -> str | None:
+        """The memory summary for a run: a stored session's is frozen at its first turn (a summary
+        rewritten by memory extraction in the meantime waits for the next session); a subagent's
+        is read fresh."""
+        if not persistent:
+            return await self.memory(ctx.owner)
+        key = ctx.session_id
+        if key in self.frozen:
+            self.frozen.move_to_end(key)
+            return self.frozen[key]
+        memory = self.frozen[key] = await self.memory(ctx.owner)
+        while len(self.frozen) > FROZEN_SESSIONS:
+            self.frozen.popitem(last=False)
+        return memory
+
     async def new_run(
         self,
         ctx: runctx.RunContext,
@@ -84,7 +105,7 @@ class RunBinder:
         persistent: bool,
         stream: bool,
     ) -> RunState:
-        memory = await self.memory(ctx.owner)
+        memory = await self.session_memory(ctx, persistent)
         run = RunState(
             ctx=ctx,
             profile=profile,

@@ -127,3 +127,23 @@ async def test_the_memory_summary_is_frozen_for_the_session(tmp_path: Path) -> N
     assert_extends(first, second)
     assert "Lives in Bergen." in (third.messages[0].content or "")
     await rt.aclose()
+
+
+async def test_the_summary_is_read_again_after_the_session_changed_memory(tmp_path: Path) -> None:
+    rt, _, script = await scripted_runtime(tmp_path, planning_enabled=False)
+    await rt.memory.upsert_fact("personal", "home_city", "Oslo")
+    await rt.memory.set_summary("Lives in Oslo.")
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("memory_forget", {"key": "home_city"})]),
+        "Forgotten.",
+    )
+    script.turn("Noted.")
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "Forget where I live"))
+    await rt.memory.set_summary("Nothing remembered yet.")  # what the rewrite after forgetting gives
+    await collect(rt.agent.run_stream(session.id, "Thanks"))
+    turns = script.of_kind("turn")
+    assert "Lives in Oslo." in (turns[0].messages[0].content or "")
+    assert "Lives in Oslo." not in (turns[-1].messages[0].content or "")
+    assert "Nothing remembered yet." in (turns[-1].messages[0].content or "")
+    await rt.aclose()

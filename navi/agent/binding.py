@@ -28,6 +28,11 @@ from navi.tools.registry import ToolRegistry, ToolView
 FROZEN_SESSIONS = 2_000  # sessions whose memory snapshot is kept (the least recently used go)
 
 
+def writes_memory(tool: str) -> bool:
+    """Whether a tool changes long-term memory (`memory_forget`, `remember`, any `memory_*` but search)."""
+    return tool in ("remember", "forget") or (tool.startswith("memory_") and tool != "memory_search")
+
+
 class BindingConfig(Protocol):
     num_ctx: int
     limits: CallLimits
@@ -57,7 +62,8 @@ class RunBinder:
         self.memory = memory  # the memory summary of an owner
         # The memory summary each session's system message carries, taken at its first turn here
         # and kept for the session, so later turns send the same prompt prefix (most recent last).
-        self.frozen: OrderedDict[str, str | None] = OrderedDict()
+        # With it, how many memory-writing calls the session had made then.
+        self.frozen: OrderedDict[str, tuple[str | None, int]] = OrderedDict()
 
     def tool_view(self, profile: AgentProfile) -> ToolView:
         return self.tools.view(self.tool_names(profile))
@@ -81,17 +87,23 @@ class RunBinder:
     async def rebind(self, run: RunState, profile_id: str) -> None:
         await self.bind(run, self.profiles.get(profile_id))
 
-    async def session_memory(self, ctx: runctx.RunContext, persistent: bool) -> str | None:
-        """The memory summary for a run: a stored session's is frozen at its first turn (a summary
-        rewritten by memory extraction in the meantime waits for the next session); a subagent's
-        is read fresh."""
+    async def session_memory(
+        self, ctx: runctx.RunContext, persistent: bool, context: list[Message]
+    ) -> str | None:
+        """The memory summary for a run. A stored session's is frozen at its first turn, so memory
+        rewritten elsewhere meanwhile (extraction) waits for the next session; it is read again when
+        this session changed memory itself (a call to a memory-writing tool since). A subagent's is
+        read fresh."""
         if not persistent:
             return await self.memory(ctx.owner)
         key = ctx.session_id
-        if key in self.frozen:
+        writes = sum(1 for m in context for c in m.tool_calls or () if writes_memory(c.name))
+        if key in self.frozen and self.frozen[key][1] == writes:
             self.frozen.move_to_end(key)
-            return self.frozen[key]
-        memory = self.frozen[key] = await self.memory(ctx.owner)
+            return self.frozen[key][0]
+        memory = await self.memory(ctx.owner)
+        self.frozen[key] = (memory, writes)
+        self.frozen.move_to_end(key)
         while len(self.frozen) > FROZEN_SESSIONS:
             self.frozen.popitem(last=False)
         return memory
@@ -105,7 +117,7 @@ class RunBinder:
         persistent: bool,
         stream: bool,
     ) -> RunState:
-        memory = await self.session_memory(ctx, persistent)
+        memory = await self.session_memory(ctx, persistent, context)
         run = RunState(
             ctx=ctx,
             profile=profile,

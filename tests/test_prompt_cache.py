@@ -147,3 +147,9 @@ async def test_the_summary_is_read_again_after_the_session_changed_memory(tmp_pa
     assert "Lives in Oslo." not in (turns[-1].messages[0].content or "")
     assert "Nothing remembered yet." in (turns[-1].messages[0].content or "")
     await rt.aclose()
+
+
+def test_the_scripts_know_how_a_plan_note_starts() -> None:
+    from navi.testing.agent_script import PLAN_MARK
+
+    assert PLAN_HEADING.startswith(PLAN_MARK)

@@ -12,6 +12,7 @@ from collections import deque
 from navi.testing.script import Reply, Script, ScriptRequest
 
 PLANNING_MARK = "You are the planning step"
+PLAN_MARK = "[Plan for this request"  # how a plan note starts (navi.agent.context.PLAN_HEADING)
 SUMMARY_MARK = "You are compressing the earlier part"
 NAMING_MARK = "Give this conversation a short title"
 EXTRACT_MARK = "You read a conversation between a person"

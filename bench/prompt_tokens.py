@@ -34,6 +34,7 @@ from typing import Any
 import httpx
 
 from navi.agent.context import build_context
+from navi.agent.disclosure import disclose
 from navi.compose.parts import build_profiles, build_sandbox, builtin_settings
 from navi.config import Settings, load_settings
 from navi.llm.messages import ToolSpec
@@ -65,12 +66,16 @@ def _settings(workdir: Path) -> Settings:
     )
 
 
-def fixed_prompts(settings: Settings | None = None) -> dict[str, tuple[str, list[ToolSpec]]]:
+def fixed_prompts(
+    settings: Settings | None = None, *, disclosure: bool = True
+) -> dict[str, tuple[str, list[ToolSpec]]]:
     """`{profile id: (system text, tool specs)}` for every built-in profile, default profile first.
 
     Tools are registered as `build_runtime` does (built-ins, then the user tools of a freshly seeded
     tools folder) and offered as `Agent.tool_specs` does: the profile's list plus the user tools
-    named in `enabled.json`.
+    named in `enabled.json`. With `disclosure` (what a session's first call sends), the profile's
+    likely tools go with schemas and the rest are listed in the system text
+    (navi/agent/disclosure.py); without it, every tool's schema and no listing.
     """
     with tempfile.TemporaryDirectory(prefix="navi-prompt-") as tmp:
         settings = settings or _settings(Path(tmp))
@@ -97,9 +102,12 @@ def fixed_prompts(settings: Settings | None = None) -> dict[str, tuple[str, list
         user_tools = read_enabled(settings.tools_dir)
         out: dict[str, tuple[str, list[ToolSpec]]] = {}
         for profile in profiles.all():
-            head = build_context(settings.navi_persona, profile, [])
+            view = registry.view([*profile.enabled_tools, *user_tools])
+            split = disclose(view, profile.core_tools) if disclosure else None
+            index = split.index_text if split is not None else None
+            head = build_context(settings.navi_persona, profile, [], tool_index=index)
             system = [m.content or "" for m in head if m.role == "system"]
-            specs = registry.view([*profile.enabled_tools, *user_tools]).specs()
+            specs = split.specs([]) if split is not None else view.specs()
             out[profile.id] = ("\n\n".join(system), specs)
         return out
 
@@ -112,9 +120,9 @@ async def _load_user_tools(registry: ToolRegistry, host: ToolHost, tools_dir: st
         await host.aclose()
 
 
-def fixed_prompt(profile_id: str | None = None) -> tuple[str, list[ToolSpec]]:
+def fixed_prompt(profile_id: str | None = None, *, disclosure: bool = True) -> tuple[str, list[ToolSpec]]:
     """The system text and tool specs one profile (default: the default profile) sends every call."""
-    prompts = fixed_prompts()
+    prompts = fixed_prompts(disclosure=disclosure)
     return prompts[profile_id or next(iter(prompts))]
 
 
@@ -209,9 +217,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", help="one profile id (default: every built-in profile)")
     parser.add_argument("--url", help="llama-server root URL, for token counts (default: characters only)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--all-schemas", action="store_true", help="every tool with its schema (no progressive disclosure)"
+    )
     args = parser.parse_args(argv)
     configure_logging("WARNING")
-    prompts = fixed_prompts()
+    prompts = fixed_prompts(disclosure=not args.all_schemas)
     ids = [args.profile] if args.profile else list(prompts)
     if args.json:
         data = {}

@@ -174,6 +174,7 @@ class Settings(BackendSettings, BaseSettings):
 
     # --- Agent ---------------------------------------------------------------------------------------
     planning_enabled: bool = True
+    navi_tool_disclosure: bool = True
     navi_loop_monitor: bool = False
 
     # --- Context compression ---------------------------------------------------------------------

@@ -226,7 +226,8 @@ def fixed_estimate(rt: Runtime) -> tuple[int, int]:
 
 
 async def test_tools_are_trimmed_before_a_message_is_refused(tmp_path: Path) -> None:
-    rt, _, script = await scripted_runtime(tmp_path, planning_enabled=False)
+    # Every schema sent (no disclosure), so there is plenty to trim.
+    rt, _, script = await scripted_runtime(tmp_path, planning_enabled=False, navi_tool_disclosure=False)
     bare, full = fixed_estimate(rt)
     window = (bare + full) // 2 + 600  # room for the instructions and some tools, not all of them
     rt.backends.register_instance(
@@ -266,7 +267,9 @@ async def test_a_window_too_small_for_navi_names_the_cause_and_the_minimum(tmp_p
 
 
 async def test_the_fixed_prompt_is_calibrated_from_the_servers_count(tmp_path: Path) -> None:
-    rt, backend, script = await scripted_runtime(tmp_path, planning_enabled=False, context_length=4096)
+    rt, backend, script = await scripted_runtime(
+        tmp_path, planning_enabled=False, context_length=4096, navi_tool_disclosure=False
+    )
     everything = rt.agent.tool_specs(rt.profiles.get("secretary"))
     # The server counts the whole prompt at 1,000 tokens: far less than Navi's cautious estimate.
     script.turn(Reply(text="One.", prompt_tokens=1000, completion_tokens=3))

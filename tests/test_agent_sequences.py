@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from navi.agent.context import PLAN_HEADING
 from navi.agent.events import ProfileSwitched, StreamEnd, ToolEvent, ToolStarted, TurnThinking
 from navi.testing.script import Reply, ScriptedCall
 from tests.agent_helpers import collect, scripted_runtime, types
@@ -44,7 +45,8 @@ async def test_simple_answer(tmp_path: Path) -> None:
     turn_request = script.of_kind("turn")[0]
     assert turn_request.messages[0].role == "system"
     assert "Mode: personal secretary" in turn_request.messages[0].content
-    assert "todo" in turn_request.tools and "spawn_agent" in turn_request.tools
+    assert "todo" in turn_request.tools and "load_tools" in turn_request.tools
+    assert "- spawn_agent: " in turn_request.messages[0].content  # listed, loaded on demand
     await rt.aclose()
 
 
@@ -101,9 +103,14 @@ async def test_planning_with_tools(tmp_path: Path) -> None:
     assert stored.planning_logs[0]["decision"] == "plan"
     assert stored.planning_logs[0]["raw"].startswith("Here is my plan:")
     second = script.of_kind("turn")[1].messages
-    # The plan reaches the model in its one system message, never as a (prefill) assistant message.
-    assert [m.role for m in second].count("system") == 1 and plan in (second[0].content or "")
-    assert not any(m.role == "assistant" and m.content == plan for m in second)
+    # The plan reaches the model right after its request, as a note in the user's turn: never in the
+    # system message (before the tools, it would move the cached prefix) nor as a (prefill)
+    # assistant message.
+    assert [m.role for m in second].count("system") == 1 and plan not in (second[0].content or "")
+    # (The adapters merge it into the request's user message, as chat templates want.)
+    assert second[1].role == "user" and second[2].role == "assistant"
+    assert second[1].content == f"Compare A and B and tell me which to buy\n\n{PLAN_HEADING}\n{plan}"
+    assert not any(m.role == "assistant" and plan in (m.content or "") for m in second)
     assert [m.content for m in second if m.role == "tool"][1].startswith("Section 'findings'")
     await rt.aclose()
 

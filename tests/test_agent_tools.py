@@ -47,6 +47,7 @@ class EchoTool(Tool):
 
 
 async def runtime_with_echo(tmp_path: Path, **kw: Any):
+    kw.setdefault("navi_tool_disclosure", False)  # echo offered whole (disclosure: test_tool_disclosure.py)
     rt, backend, script = await scripted_runtime(tmp_path, **kw)
     tool = EchoTool()
     rt.tools.register(tool)
@@ -118,9 +119,11 @@ async def test_repeated_failures_are_bounded(tmp_path: Path) -> None:
     turns = script.of_kind("turn")
     assert len(turns) == 4
     assert all(t.tools for t in turns[:3])
-    assert turns[3].tools == [] and FAILURE_NOTE in (turns[3].messages[0].content or "")
-    assert [m.role for m in turns[3].messages].count("system") == 1  # the note is in the one system message
-    assert turns[3].messages[-1].role == "tool"
+    assert turns[3].tools == [] and FAILURE_NOTE not in (turns[3].messages[0].content or "")
+    # The note comes after the whole conversation (the cached prefix is untouched), as a user's turn.
+    assert [m.role for m in turns[3].messages].count("system") == 1
+    assert turns[3].messages[-1].role == "user" and FAILURE_NOTE in (turns[3].messages[-1].content or "")
+    assert turns[3].messages[-2].role == "tool"
     await rt.aclose()
 
 
@@ -191,7 +194,8 @@ async def test_step_limit_forces_an_answer(tmp_path: Path) -> None:
     events = await collect(rt.agent.run_stream(sid, "loop"))
     assert events[-1].type == "stream_end" and events[-1].content == "Out of steps."
     final = script.of_kind("turn")[-1]
-    assert final.tools == [] and LIMIT_NOTE in (final.messages[0].content or "")
+    assert final.tools == [] and LIMIT_NOTE in (final.messages[-1].content or "")
+    assert final.messages[-1].role == "user" and LIMIT_NOTE not in (final.messages[0].content or "")
     assert [m.role for m in final.messages].count("system") == 1
     assert script.of_kind("planning") == []  # the tiny profile does not plan
     await rt.aclose()

@@ -221,3 +221,34 @@ def test_the_recorded_tools_reply_shows_tools_were_dropped(reply: str, props: st
     assert "tool_calls" not in answer["message"] and answer["finish_reason"] in ("stop", "length")
     caps = load(props)["chat_template_caps"]
     assert caps["supports_tools"] is False and caps["supports_tool_calls"] is False
+
+
+async def test_llama_cpp_side_calls_take_their_own_slot(server: FakeModelServer) -> None:
+    """With several slots, the answer goes to the first and side calls (planning, naming, summaries)
+    to the last, so a side call never evicts the conversation's cached prompt."""
+    server.llama_cpp = face("props_chatml_tools_template.json")  # recorded with 4 slots
+    server.enqueue("answer", "plan")
+    be = OpenAIBackend(server.openai_url)
+    try:
+        info = await be.model_info("m")
+        assert info.details["slots"] == 4
+        [c async for c in be.stream_complete([Message.user("hi")], CallOptions(model="m"), TOOLS)]
+        assert server.requests[-1].raw["id_slot"] == 0
+        await be.complete([Message.user("plan?")], CallOptions(model="m", kind="planning"))
+        assert server.requests[-1].raw["id_slot"] == 3
+    finally:
+        await be.aclose()
+
+
+async def test_one_slot_or_another_server_pins_nothing(server: FakeModelServer) -> None:
+    props = load("props_chatml_tools_template.json")
+    props["total_slots"] = 1
+    server.llama_cpp = LlamaCppFace(props=props, models=load("v1_models.json"))
+    server.enqueue("one")
+    be = OpenAIBackend(server.openai_url)
+    try:
+        await be.model_info("m")
+        await be.complete([Message.user("hi")], CallOptions(model="m", kind="planning"))
+    finally:
+        await be.aclose()
+    assert "id_slot" not in server.requests[-1].raw

@@ -147,7 +147,18 @@ def test_doctor_passes_a_matching_window_with_native_tools(
     assert code == 0, output
     assert "✓ model smollm2: window 2,048 tokens (the llama.cpp server allows 2,048)" in output
     assert "text tool calling" not in output
+    assert "one slot" not in output  # recorded with 4 slots
     assert output.strip().endswith("All good.")
+
+
+def test_doctor_notes_a_llama_server_with_one_slot(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    face = _llama_face("props_chatml_tools_template.json")
+    face.props["total_slots"] = 1
+    fake_server.llama_cpp = face
+    code, output = _doctor_openai(fake_server, tmp_path, 2048)
+    assert code == 0, output  # a note, not a problem
+    assert "! model smollm2: llama-server runs one slot" in output
+    assert "`--parallel 2` and twice the `-c`" in output
 
 
 def test_doctor_on_ollama_model_without_tools(fake_server: FakeModelServer, tmp_path: Path) -> None:

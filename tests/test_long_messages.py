@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from navi.agent.context import build_context
+from navi.agent.context import PLAN_HEADING, build_context
 from navi.agent.events import ContextCompressed, StreamEnd, ToolEvent
 from navi.agent.shorten import LongMessages
 from navi.llm.messages import Message
@@ -207,7 +207,7 @@ def test_the_view_shortens_only_old_long_messages() -> None:
     assert len(contents[1]) < 600 and built[2].metadata["truncated_from"] == 5_000
     assert contents[2:4] == ["short answer", "second"]
     assert f'"msg_{stored[4].id}"' in contents[4] and contents[5] == big
-    assert len(built) == 7  # the plan is never sent as a message
+    assert len(built) == 8 and contents[6] == f"{PLAN_HEADING}\nplan: {big}"  # a plan goes whole, as a note
     assert full == {stored[1].id: big, stored[4].id: big}
     assert [m.content for m in stored][1] == big  # the stored messages are not touched
     # 0 sends every message whole; so does a limit the note alone would be longer than.

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from bench.prompt_tokens import count_chars, fixed_prompt, fixed_prompts
+from navi.agent.disclosure import INDEX_HEADING, LOAD_TOOLS
 from navi.profiles.base import BASE_TOOLS
 from navi.tools.base import model_schema
 from navi.tools.builtin.todo import TodoTool
@@ -24,10 +25,11 @@ from navi.tools.session_state import SessionState
 
 # The default profile's system prompt plus all its tools as JSON: 18,006 before the rewrite (5,009
 # SmolLM2 tokens through navi/testing/templates/chatml-tools.jinja), 13,409 after it (3,908 tokens),
-# 11,851 once the model no longer reads validation-only limits (3,390 tokens).
-# The headroom allows a small addition, not a return to padded descriptions. 12,500 → 12,900 for
-# `remember` (memory written at once) beside `forget`, which replaced `memory_forget` (12,861).
-DEFAULT_PROFILE_BUDGET = 12_900
+# 11,851 once the model no longer reads validation-only limits (3,390 tokens), 12,538 with `schedule`
+# (3,603 tokens); 7,889 (2,245 tokens) with progressive disclosure (the likely tools' schemas, the
+# rest listed one line each). The budget is the target, half of 5,009 tokens, in characters (3.5 a
+# token): room for a few more listed tools, not for another full schema.
+DEFAULT_PROFILE_BUDGET = 8_750
 
 BEFORE = json.loads((Path(__file__).parent / "data" / "tool_schemas.json").read_text(encoding="utf-8"))
 
@@ -47,8 +49,9 @@ def without_descriptions(schema: Any) -> Any:
 
 @pytest.fixture
 def prompts() -> dict[str, Any]:
-    """Built per test, after `isolated_env` has cleared Navi's variables (a module fixture would not be)."""
-    return fixed_prompts()
+    """Built per test, after `isolated_env` has cleared Navi's variables (a module fixture would not be).
+    Every tool with its schema: what the schema checks read."""
+    return fixed_prompts(disclosure=False)
 
 
 def test_default_profile_prompt_is_within_budget() -> None:
@@ -67,6 +70,22 @@ def test_every_profile_offers_the_same_tools_as_before(prompts: dict[str, Any]) 
     for profile_id, (_system, specs) in prompts.items():
         assert [s.name for s in specs] == BEFORE["profiles"][profile_id], profile_id
         assert set(BASE_TOOLS) <= {s.name for s in specs}
+
+
+def test_disclosure_keeps_every_tool_reachable() -> None:
+    """Each tool of each profile is sent with its schema or listed by name, with `load_tools` to
+    load it: none is lost to the smaller prompt."""
+    for profile_id, (system, specs) in fixed_prompts().items():
+        names = [s.name for s in specs]
+        listed = [
+            line[2:].split(":", 1)[0]
+            for line in system.split(INDEX_HEADING, 1)[1].splitlines()
+            if line[:2] == "- "
+        ]
+        assert LOAD_TOOLS in names, profile_id
+        assert sorted([*names, *listed]) == sorted([*BEFORE["profiles"][profile_id], LOAD_TOOLS]), profile_id
+        assert not set(names) & set(listed), profile_id
+        assert len(names) < len(listed), profile_id  # most tools are listed, not sent whole
 
 
 def test_parameters_are_unchanged(prompts: dict[str, Any]) -> None:

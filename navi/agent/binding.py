@@ -8,11 +8,13 @@ next model call uses the new backend, model and tools.
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from navi import runctx
 from navi.agent.budget import Budget
+from navi.agent.disclosure import disclose
 from navi.agent.run import RunState
 from navi.agent.windows import ContextWindows
 from navi.llm.base import LLMBackend
@@ -23,10 +25,18 @@ from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry
 from navi.tools.registry import ToolRegistry, ToolView
 
+FROZEN_SESSIONS = 2_000  # sessions whose memory snapshot is kept (the least recently used go)
+
+
+def writes_memory(tool: str) -> bool:
+    """Whether a tool changes long-term memory (`memory_forget`, `remember`, any `memory_*` but search)."""
+    return tool in ("remember", "forget") or (tool.startswith("memory_") and tool != "memory_search")
+
 
 class BindingConfig(Protocol):
     num_ctx: int
     limits: CallLimits
+    tool_disclosure: bool
 
 
 class RunBinder:
@@ -50,6 +60,10 @@ class RunBinder:
         self.budget = budget
         self.tool_names = tool_names  # the tools a profile's model is offered, by name
         self.memory = memory  # the memory summary of an owner
+        # The memory summary each session's system message carries, taken at its first turn here
+        # and kept for the session, so later turns send the same prompt prefix (most recent last).
+        # With it, how many memory-writing calls the session had made then.
+        self.frozen: OrderedDict[str, tuple[str | None, int]] = OrderedDict()
 
     def tool_view(self, profile: AgentProfile) -> ToolView:
         return self.tools.view(self.tool_names(profile))
@@ -65,13 +79,36 @@ class RunBinder:
         run.llm = self.backend(profile, run.ctx.stop_event)
         run.model = self.profiles.model_of(profile)
         run.window = await self.windows.window(run.llm, run.model)
-        run.tools = self.tool_view(profile)
+        view = self.tool_view(profile)
+        run.disclosure = disclose(view, profile.core_tools if self.config.tool_disclosure else view.names)
+        run.tools = run.disclosure.view
         run.ctx.profile_id = profile.id
         run.tool_costs = {}  # another backend or model may price tools differently
         run.refixed(self.budget.overhead(run))
 
     async def rebind(self, run: RunState, profile_id: str) -> None:
         await self.bind(run, self.profiles.get(profile_id))
+
+    async def session_memory(
+        self, ctx: runctx.RunContext, persistent: bool, context: list[Message]
+    ) -> str | None:
+        """The memory summary for a run. A stored session's is frozen at its first turn, so memory
+        rewritten elsewhere meanwhile (extraction) waits for the next session; it is read again when
+        this session changed memory itself (a call to a memory-writing tool since). A subagent's is
+        read fresh."""
+        if not persistent:
+            return await self.memory(ctx.owner)
+        key = ctx.session_id
+        writes = sum(1 for m in context for c in m.tool_calls or () if writes_memory(c.name))
+        if key in self.frozen and self.frozen[key][1] == writes:
+            self.frozen.move_to_end(key)
+            return self.frozen[key][0]
+        memory = await self.memory(ctx.owner)
+        self.frozen[key] = (memory, writes)
+        self.frozen.move_to_end(key)
+        while len(self.frozen) > FROZEN_SESSIONS:
+            self.frozen.popitem(last=False)
+        return memory
 
     async def new_run(
         self,
@@ -82,7 +119,7 @@ class RunBinder:
         persistent: bool,
         stream: bool,
     ) -> RunState:
-        memory = await self.memory(ctx.owner)
+        memory = await self.session_memory(ctx, persistent, context)
         run = RunState(
             ctx=ctx,
             profile=profile,

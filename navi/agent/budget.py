@@ -58,8 +58,8 @@ class Budget:
 
     def overhead(self, run: RunState, specs: Sequence[ToolSpec] | None = None) -> int:
         """Tokens every call adds to the stored context: system prompt, memory, tool schemas."""
-        system = system_text(self.config.persona, run.profile, run.memory)
-        specs = run.tools.specs() if specs is None else specs
+        system = system_text(self.config.persona, run.profile, run.memory, tool_index=run.tool_index)
+        specs = run.tool_specs() if specs is None else specs
         return self.fixed(run, system, specs)
 
     def fixed(self, run: RunState, system: str, specs: Sequence[ToolSpec]) -> int:

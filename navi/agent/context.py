@@ -1,15 +1,20 @@
-"""What a model call sees: one system message, then the stored conversation.
+"""What a model call sees: one system message, then the stored conversation, then any note.
 
-Built fresh for every call, so a profile switch or a new persona applies at once. The one system
-message holds the persona and profile prompt, the memory summary, the plan of the current request
-and any note for this call (step limit, failing tools): chat templates that insist on a single
-system message first and strictly alternating turns accept it. Plans are never sent as assistant
-messages — as the last message they would be a prefill the model continues. The stored context is
-also checked for consistency here: every tool call an assistant message made gets a result (a
-crash between a call and its result would otherwise make the next request invalid for APIs that
-insist on pairs), and stored system messages are left out. Long messages older than the recent
-turns are sent shortened, with a key to recall them whole (`navi.agent.shorten`); what is stored
-stays as it is.
+Built fresh for every call, and laid out for a model server's prompt cache: what never changes in a
+session comes first and stays byte-identical from call to call and turn to turn, what changes goes
+last. The one system message holds the persona and profile prompt, the listing of the tools sent
+without schemas (navi/agent/disclosure.py) and the memory summary — chat templates that insist on a
+single system message first and strictly alternating turns accept it. A plan goes where it was
+made, right after its request, as a note in the user's turn (`PLAN_HEADING`): never in the system
+message, and never as an assistant message, which as the last one would be a prefill the model
+continues; it stays there in later calls, so each call's prompt is the previous one's plus what
+came since. A note for one call (step limit, failing tools) is a user message after everything.
+
+The stored context is also checked for consistency here: every tool call an assistant message made
+gets a result (a crash between a call and its result would otherwise make the next request invalid
+for APIs that insist on pairs), and stored system messages are left out. Long messages older than
+the recent turns are sent shortened, with a key to recall them whole (`navi.agent.shorten`); what
+is stored stays as it is.
 
 A question the user stopped before any answer (the engine marks it, `mark_unanswered`) is never
 merged into the next one, which would make two questions one: with `stopped="mark"` (the default)
@@ -28,7 +33,8 @@ from navi.profiles.base import AgentProfile
 from navi.profiles.persona import system_prompt
 
 MEMORY_HEADING = "## What I remember about the user"
-PLAN_HEADING = "## Your plan for the current request (carry it out step by step)"
+PLAN_HEADING = "[Plan for this request — carry it out step by step]"
+NOTE_HEADING = "[Note from Navi]"
 INTERRUPTED = "(no result: the run was interrupted before this tool finished)"
 STOPPED_NOTE = "(The user stopped this request before I answered it.)"
 UNANSWERED = "unanswered"  # metadata key of the marker after a question stopped before any answer
@@ -56,14 +62,19 @@ def memory_section(summary: str | None) -> str | None:
     return f"{MEMORY_HEADING}\n\n{summary.strip()}"
 
 
-def current_plan(context: Sequence[Message]) -> str | None:
-    """The plan made for the latest request, if any (plans of earlier requests are history)."""
-    for msg in reversed(context):
-        if msg.is_plan:
-            return msg.content or None
-        if msg.role == "user" and not msg.is_summary and not msg.metadata.synthetic:
-            return None
-    return None
+def plan_note(plan: Message) -> Message:
+    """A stored plan as the model reads it: a note in the user's turn, right after its request."""
+    return Message.user(
+        f"{PLAN_HEADING}\n{(plan.content or '').strip()}",
+        id=plan.id,
+        created_at=plan.created_at,
+        metadata=MessageMeta(synthetic="plan"),
+    )
+
+
+def call_note(note: str) -> Message:
+    """A note for one model call (step limit, failing tools), after the whole conversation."""
+    return Message.user(f"{NOTE_HEADING} {note.strip()}", metadata=MessageMeta(synthetic="note"))
 
 
 def repair(context: Sequence[Message], stopped: StoppedQuestions = "mark") -> list[Message]:
@@ -82,10 +93,16 @@ def repair(context: Sequence[Message], stopped: StoppedQuestions = "mark") -> li
                 del open_calls[msg.tool_call_id]
                 append(msg)
             continue
-        if role == "system" or msg.is_plan:
+        if role == "system":
+            continue
+        if msg.is_plan:
+            if msg.content and msg.content.strip() and not open_calls:
+                append(plan_note(msg))
             continue
         if role == "assistant" and msg.metadata.get(UNANSWERED):
             if stopped == "omit":
+                while out and out[-1].metadata.synthetic == "plan":
+                    out.pop()
                 if out and out[-1].role == "user":
                     out.pop()
             else:
@@ -117,14 +134,10 @@ def system_text(
     profile: AgentProfile,
     memory_summary: str | None = None,
     *,
-    plan: str | None = None,
-    note: str | None = None,
+    tool_index: str | None = None,
 ) -> str:
-    parts = [system_prompt(persona, profile), memory_section(memory_summary)]
-    if plan:
-        parts.append(f"{PLAN_HEADING}\n\n{plan.strip()}")
-    if note:
-        parts.append(f"## Note\n\n{note.strip()}")
+    """The system message: the same for every call of a session (the prompt cache's prefix)."""
+    parts = [system_prompt(persona, profile), tool_index, memory_section(memory_summary)]
     return "\n\n".join(p for p in parts if p)
 
 
@@ -134,6 +147,7 @@ def build_context(
     context: Sequence[Message],
     memory_summary: str | None = None,
     *,
+    tool_index: str | None = None,
     note: str | None = None,
     long_messages: LongMessages | None = None,
     texts: dict[str, str] | None = None,
@@ -141,8 +155,8 @@ def build_context(
 ) -> list[Message]:
     """The messages of one model call. `long_messages` says which old messages go shortened
     (none when it is None); `texts` receives their full texts when they are stored nowhere."""
-    system = system_text(persona, profile, memory_summary, plan=current_plan(context), note=note)
+    system = system_text(persona, profile, memory_summary, tool_index=tool_index)
     conversation = repair(context, stopped)
     if long_messages is not None:
         conversation = shorten_old(conversation, long_messages, texts)
-    return [Message.system(system), *conversation]
+    return [Message.system(system), *conversation, *([call_note(note)] if note else [])]

@@ -29,6 +29,7 @@ from navi.agent.background import BackgroundWork
 from navi.agent.binding import RunBinder
 from navi.agent.budget import Budget
 from navi.agent.context import StoppedQuestions, build_context, unanswered, unanswered_marker
+from navi.agent.disclosure import disclose
 from navi.agent.events import AgentEvent, ErrorEvent, Status, StreamEnd, StreamStopped
 from navi.agent.gate import ApprovalGate
 from navi.agent.loop import FAILURE_NOTE as FAILURE_NOTE
@@ -76,6 +77,9 @@ class AgentConfig:
     # recallable by key (navi/agent/shorten.py); 0 sends them whole.
     long_message_tokens: int = 1500
     planning: bool = True
+    # The likely tools' schemas, the rest listed one line each (navi/agent/disclosure.py); False:
+    # every schema on every call.
+    tool_disclosure: bool = True
     max_consecutive_tool_failures: int = 3
     stop_grace_seconds: float = 5.0
     limits: CallLimits = field(default_factory=CallLimits)
@@ -166,11 +170,14 @@ class Agent:
     ) -> list[Message]:
         """The messages a model call in `profile` would send for `context`: the one place the
         system prompt is built (the engine, `GET /sessions/{id}/context` and archives use it)."""
+        view = self.binder.tool_view(profile)
+        split = disclose(view, profile.core_tools if self.config.tool_disclosure else view.names)
         return build_context(
             self.config.persona,
             profile,
             context,
             memory,
+            tool_index=split.index_text,
             long_messages=self.long_messages,
             stopped=self.config.stopped_questions,
         )
@@ -371,7 +378,8 @@ class Agent:
             async for event in self.compression.maybe(run):
                 yield event
             if planning and self.config.planning and run.profile.planning_enabled and not ctx.stopped:
-                async for event in plan_phase(run, self.writer, self.sessions, self.config):
+                answer = self.loop.messages(run)
+                async for event in plan_phase(run, self.writer, self.sessions, self.config, answer):
                     yield event
             async for event in self.loop.steps(run):
                 finished = finished or isinstance(event, StreamEnd)

@@ -124,7 +124,7 @@ class Loop:
             return LIMIT_NOTE, []
         if run.failures >= self.config.max_consecutive_tool_failures:
             return FAILURE_NOTE, []
-        return None, run.tools.specs()
+        return None, run.tool_specs()
 
     @staticmethod
     def _left_out(run: RunState, offered: list[ToolSpec], specs: list[ToolSpec]) -> Notice | None:
@@ -139,19 +139,24 @@ class Loop:
             f"left out for now: {', '.join(left_out)}."
         )
 
-    async def _model_turn(
-        self, run: RunState, builder: CompletionBuilder, specs: list[ToolSpec], note: str | None, need: int
-    ) -> AsyncIterator[AgentEvent]:
-        messages = build_context(
+    def messages(self, run: RunState, note: str | None = None) -> list[Message]:
+        """What a model call of `run` sends: the system message, the conversation, `note`."""
+        return build_context(
             self.config.persona,
             run.profile,
             run.context,
             run.memory,
+            tool_index=run.tool_index,
             note=note,
             long_messages=self.long_messages(),
             texts=None if run.persistent else run.ctx.full_texts,  # a subagent's texts live nowhere else
             stopped=self.config.stopped_questions,
         )
+
+    async def _model_turn(
+        self, run: RunState, builder: CompletionBuilder, specs: list[ToolSpec], note: str | None, need: int
+    ) -> AsyncIterator[AgentEvent]:
+        messages = self.messages(run, note)
         run.sent = messages
         # Never ask for more than the window has left: a reply cannot push the context past it.
         room = max(self.budget.reserve(run), run.window - need)
@@ -213,8 +218,10 @@ class Loop:
     async def _tools(self, run: RunState, reply: Message, specs: list[ToolSpec]) -> AsyncIterator[AgentEvent]:
         """Run the reply's tool calls; a profile switch a tool asked for applies from the next call."""
         intents: list[Intent] = []
-        offered = ToolView([tool for s in specs if (tool := run.tools.get(s.name)) is not None])
-        async for event in self.tool_runner.batch(run, reply.tool_calls, offered, intents):
+        names = [s.name for s in specs]
+        listed = [n for n in run.disclosure.listed if n not in names] if run.disclosure and specs else []
+        offered = ToolView([tool for n in [*names, *listed] if (tool := run.tools.get(n)) is not None])
+        async for event in self.tool_runner.batch(run, reply.tool_calls, offered, intents, listed):
             yield event
         switch = next((i for i in reversed(intents) if isinstance(i, SwitchProfile)), None)
         if switch is not None and switch.profile_id != run.profile.id:  # announced as the tool returned

@@ -1,11 +1,12 @@
 """The planning phase: one quick model call that answers DIRECT or a numbered plan.
 
 Runs before the tool loop when the profile enables it: no tools, no thinking, low temperature, a
-small token cap. The model gets the planning instructions and one user message holding the recent
-conversation as plain text, so the call is valid for any chat template whatever the conversation
-holds (tool calls, images, summaries). The raw answer always goes to the session's planning logs;
-a plan with numbered steps is stored as a plan message and shown to the model in its system
-message while it carries out the request.
+small token cap. The model gets the messages the answer call would send — the same system message
+and conversation — and the planning instructions after them as the user's turn, so a model server
+that cached the conversation reads only the new request and the instructions. The raw answer
+always goes to the session's planning logs; a plan with numbered steps is stored as a plan message
+and shown to the model right after its request, as a note in the user's turn
+(navi/agent/context.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from navi import prompts
+from navi.agent.disclosure import LOAD_TOOLS
 from navi.agent.events import AgentEvent, PlanReady, Status
 from navi.agent.persistence import RunWriter
 from navi.agent.run import RunState
@@ -27,7 +29,6 @@ from navi.logging import get_logger
 from navi.sessions.store import SessionStore
 
 PLANNING_TEMPERATURE = 0.3
-RECENT_CHARS = 4_000  # of earlier conversation shown to the planner; the latest request is whole
 STEP = re.compile(r"^\s*\d+[.)]\s+\S", re.MULTILINE)
 
 log = get_logger(__name__)
@@ -64,44 +65,26 @@ def classify(raw: str) -> PlanOutcome:
     return PlanOutcome("plan", raw, plan=text[steps[0].start() :].strip())
 
 
-def planning_input(context: Sequence[Message]) -> str:
-    """The latest request, with as much of the conversation before it as fits `RECENT_CHARS`."""
-    lines: list[str] = []
-    for msg in context:
-        text = (msg.content or "").strip()
-        if msg.role == "user" and not msg.metadata.synthetic and text:
-            lines.append(f"{'Summary' if msg.is_summary else 'User'}: {text}")
-        elif msg.role == "assistant" and text and not msg.is_plan and not msg.is_compression:
-            lines.append(f"Assistant: {text}")
-        elif msg.role == "assistant" and msg.tool_calls:
-            lines.append("Assistant used tools: " + ", ".join(c.name for c in msg.tool_calls))
-    if not lines:
-        return "Latest request: (empty)"
-    latest, earlier = lines[-1], lines[:-1]
-    kept: list[str] = []
-    size = 0
-    for line in reversed(earlier):
-        line = line if len(line) <= 600 else line[:600] + "…"
-        if size + len(line) > RECENT_CHARS:
-            break
-        kept.insert(0, line)
-        size += len(line)
-    head = "Conversation so far:\n" + "\n".join(kept) + "\n\n" if kept else ""
-    return f"{head}Latest request — {latest}"
+def planning_messages(answer: Sequence[Message], tool_names: Sequence[str]) -> list[Message]:
+    """The answer's own messages with the planning instruction after them, as the user's turn.
+
+    The prompt is the one the answer call sends (same system message, same conversation) plus one
+    message, so a model server reads only what came since the last call of the session."""
+    instruction = prompts.load("planning").replace("{tools}", ", ".join(tool_names) or "none")
+    return [*answer, Message.user(instruction)]
 
 
 async def run_planning(
     llm: LLMBackend,
     model: str,
-    context: Sequence[Message],
+    answer: Sequence[Message],
     tool_names: Sequence[str],
     *,
     max_tokens: int = 160,
     num_ctx: int | None = None,
 ) -> PlanOutcome:
     """Ask for DIRECT or a plan. Model failures become an "error" outcome; a stop propagates."""
-    system = prompts.load("planning").replace("{tools}", ", ".join(tool_names) or "none")
-    messages = [Message.system(system), Message.user(planning_input(context))]
+    messages = planning_messages(answer, tool_names)
     options = CallOptions(
         model=model,
         temperature=PLANNING_TEMPERATURE,
@@ -127,15 +110,20 @@ class PlanningConfig(Protocol):
 
 
 async def plan_phase(
-    run: RunState, writer: RunWriter, sessions: SessionStore, config: PlanningConfig
+    run: RunState,
+    writer: RunWriter,
+    sessions: SessionStore,
+    config: PlanningConfig,
+    answer: Sequence[Message],
 ) -> AsyncIterator[AgentEvent]:
-    """The planning phase of a stored session's turn: the call, its log, and the plan if there is one."""
+    """The planning phase of a stored session's turn: the call, its log, and the plan if there is one.
+    `answer` is what the turn's first answer call would send."""
     yield Status(phase="planning", detail="deciding whether the request needs a plan")
     outcome = await run_planning(
         run.llm,
         run.model,
-        run.context,
-        run.tools.names,
+        answer,
+        [n for n in run.tools.names if n != LOAD_TOOLS],
         max_tokens=config.max_tokens_planning,
         num_ctx=config.num_ctx,
     )
@@ -144,7 +132,7 @@ async def plan_phase(
     if outcome.plan:
         plan = Message.assistant(outcome.plan, is_plan=True)
         await writer.save(run, display=[plan], context=[plan])
-        run.grew(estimate_tokens(outcome.plan))  # it goes into the system message
+        run.grew(estimate_tokens(outcome.plan))  # sent after its request, as a note
         yield PlanReady(plan=outcome.plan)
     elif outcome.error:
         log.warning("planning.failed", error=outcome.error)

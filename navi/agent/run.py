@@ -11,9 +11,10 @@ import asyncio
 from dataclasses import dataclass, field
 
 from navi import runctx
+from navi.agent.disclosure import Disclosure
 from navi.llm.base import LLMBackend
 from navi.llm.chunks import Usage
-from navi.llm.messages import Message
+from navi.llm.messages import Message, ToolSpec
 from navi.profiles.base import AgentProfile
 from navi.tools.registry import ToolView
 
@@ -32,6 +33,7 @@ class RunState:
     persistent: bool
     stream: bool
     memory: str | None = None
+    disclosure: Disclosure | None = None  # which tools go with schemas, which are listed (None: all)
     # Token counts: changed only by the methods below.
     tokens: int = 0  # the backend's count for the context as of the last model call
     pending: int = 0  # estimated tokens of messages added since that count
@@ -54,6 +56,15 @@ class RunState:
     @property
     def is_subagent(self) -> bool:
         return self.ctx.is_subagent
+
+    @property
+    def tool_index(self) -> str | None:
+        """The one-line listing of the tools sent without schemas, for the system message."""
+        return self.disclosure.index_text if self.disclosure is not None else None
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """The schemas the next model call offers (see navi/agent/disclosure.py)."""
+        return self.disclosure.specs(self.context) if self.disclosure is not None else self.tools.specs()
 
     @property
     def size(self) -> int:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from typing import Any, Protocol
 
 from navi import redact
+from navi.agent.disclosure import schema_answer
 from navi.agent.events import AgentEvent, ProfileSwitched, ToolEvent, ToolStarted
 from navi.agent.gate import STOPPED, ApprovalGate, Verdict
 from navi.agent.persistence import RunWriter
@@ -57,15 +58,21 @@ class ToolRunner:
         self.gate = gate  # None: no call asks (a runtime built without approvals)
 
     async def batch(
-        self, run: RunState, calls: list[ToolCall], offered: ToolView, intents: list[Intent]
+        self,
+        run: RunState,
+        calls: list[ToolCall],
+        offered: ToolView,
+        intents: list[Intent],
+        listed: Collection[str] = (),
     ) -> AsyncIterator[AgentEvent]:
         """Run the calls in order. Only the tools `offered` in this model call may run; what the
-        tools ask of the loop (their intents) is collected in `intents`."""
+        tools ask of the loop (their intents) is collected in `intents`. `listed` of them were
+        offered by name only: a call that does not fit such a tool's schema gets the schema back."""
         images: list[Message] = []
         for call in calls:
             outcome: dict[str, Any] = {}
             profile = next((i.profile_id for i in reversed(intents) if isinstance(i, SwitchProfile)), None)
-            async for event in self._call(run, call, offered, outcome, profile or run.profile.id):
+            async for event in self._call(run, call, offered, outcome, profile or run.profile.id, listed):
                 yield event
             result: ToolResult = outcome["result"]
             intents.extend(result.intents)
@@ -109,12 +116,18 @@ class ToolRunner:
         return display, context
 
     async def _call(
-        self, run: RunState, call: ToolCall, offered: ToolView, outcome: dict[str, Any], profile_id: str
+        self,
+        run: RunState,
+        call: ToolCall,
+        offered: ToolView,
+        outcome: dict[str, Any],
+        profile_id: str,
+        listed: Collection[str] = (),
     ) -> AsyncIterator[AgentEvent]:
         args = call.arguments if call.raw_arguments is None else {"_raw": call.raw_arguments}
         yield ToolStarted(tool=call.name, args=args, is_subagent=run.is_subagent, call_id=call.id)
         tool = offered.get(call.name)
-        result = self._check(run, call, offered)
+        result = self._check(run, call, offered, listed)
         if result is None and self.gate is not None:
             verdict = Verdict()
             async for event in self.gate.screen(run.ctx, call, verdict):
@@ -153,8 +166,10 @@ class ToolRunner:
             call_id=call.id,
         )
 
-    def _check(self, run: RunState, call: ToolCall, offered: ToolView) -> ToolResult | None:
-        """Why the call cannot run (as its failed result), or None when it may."""
+    def _check(
+        self, run: RunState, call: ToolCall, offered: ToolView, listed: Collection[str] = ()
+    ) -> ToolResult | None:
+        """Why the call cannot run (as its result), or None when it may."""
         tool = offered.get(call.name)
         if run.ctx.stopped:
             return ToolResult.fail(STOPPED, stopped=True)
@@ -162,6 +177,10 @@ class ToolRunner:
             available = ", ".join(offered.names) or "none"
             known = "is not available right now" if call.name in run.tools else "does not exist"
             return ToolResult.fail(f"the tool '{call.name}' {known}. Available tools: {available}")
+        if call.name in listed and (
+            call.arguments_error or self.registry.validation_error(tool, call.arguments)
+        ):  # called by name without its schema: the schema, and the model calls again
+            return ToolResult.ok(schema_answer(tool.spec()), loaded=[call.name])
         if call.arguments_error:
             return ToolResult.fail(
                 f"{call.arguments_error}. The call was not run. Call {call.name} again with the arguments "

@@ -6,7 +6,8 @@ Every network question gets a few seconds, so an unreachable host costs seconds,
 
 For each model it also reports what the server says about it: a window smaller than the one Navi
 is configured with (OLLAMA_NUM_CTX, Navi's window for every backend) is a problem with its fix,
-and a model without native tool calls gets a note that Navi will call tools through text.
+and a model without native tool calls gets a note that Navi will call tools through text, a
+llama-server with one slot a note that side calls will evict the conversation's cached prompt.
 """
 
 from __future__ import annotations
@@ -94,6 +95,17 @@ async def model_checks(llm: LLMBackend, model: str, window: int) -> list[Check]:
                 "(tools described in the prompt, calls read from the reply)",
                 "for native tool calls, serve it with a chat template that supports tools"
                 + (" (llama-server --jinja --chat-template-file …)" if info.server == "llama.cpp" else ""),
+                note=True,
+            )
+        )
+    if info.server == "llama.cpp" and info.details.get("slots") == 1:
+        checks.append(
+            Check(
+                True,
+                f"model {model}: llama-server runs one slot — planning, naming and summaries take the "
+                "conversation's cached prompt, and the next answer reads it all again",
+                "restart llama-server with `--parallel 2` and twice the `-c` (each slot gets half), "
+                "and `--cache-reuse 256`",
                 note=True,
             )
         )

@@ -100,6 +100,7 @@ def agent_config(settings: Settings) -> AgentConfig:
         num_ctx=settings.ollama_num_ctx,
         think=settings.ollama_think,
         planning=settings.planning_enabled,
+        tool_disclosure=settings.navi_tool_disclosure,
         long_message_tokens=settings.context_long_message_tokens,
         limits=CallLimits(
             first_token=settings.llm_first_token_timeout_seconds,

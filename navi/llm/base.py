@@ -40,6 +40,13 @@ class CallOptions:
     max_tokens: int | None = None
     kind: CallKind = "answer"
 
+    @property
+    def side(self) -> bool:
+        """A side call (planning, naming, summaries, memory, analysis), not the conversation's
+        answer: on a server with several slots it goes to a slot of its own, so the conversation's
+        cached prompt stays where the next answer finds it."""
+        return self.kind != "answer"
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelInfo:
@@ -81,6 +88,10 @@ class ModelInfoCache:
         self._lookup = lookup
         self._items: dict[str, ModelInfo] = {}
         self._pending: dict[str, asyncio.Future[ModelInfo]] = {}
+
+    def peek(self, model: str) -> ModelInfo | None:
+        """What is known of `model` already, without asking the server."""
+        return self._items.get(model)
 
     async def get(self, model: str) -> ModelInfo:
         if model in self._items:

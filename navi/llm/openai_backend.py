@@ -158,6 +158,15 @@ class OpenAIBackend(LLMBackend):
         """The server's own root, where llama.cpp and LM Studio keep their native endpoints."""
         return self.base_url.removesuffix("/v1")
 
+    def _slot(self, model: str, options: CallOptions) -> int | None:
+        """On llama-server with several slots: the answer in the first, side calls in the last, so a
+        side call never evicts the conversation's cached prompt. None elsewhere (the server picks)."""
+        info = self._info.peek(model)
+        slots = info.details.get("slots") if info is not None and info.server == "llama.cpp" else None
+        if not isinstance(slots, int) or slots < 2:
+            return None
+        return slots - 1 if options.side else 0
+
     async def _stream(
         self,
         messages: Sequence[Message],
@@ -177,6 +186,8 @@ class OpenAIBackend(LLMBackend):
             kwargs["max_tokens"] = options.max_tokens
         if tools:
             kwargs["tools"] = to_openai_tools(tools)
+        if (id_slot := self._slot(model, options)) is not None:
+            kwargs["extra_body"] = {"id_slot": id_slot}
         stream: Any = None
         partial: dict[int, dict[str, str]] = {}
         finish: str | None = None
@@ -358,6 +369,7 @@ def llama_cpp_info(model: str, props: dict[str, Any], entry: dict[str, Any] | No
             "system_role": bool(caps.get("supports_system_role", True)),
             "served_model": (entry or {}).get("id") or props.get("model_alias"),
             "build": props.get("build_info"),
+            "slots": _int(props.get("total_slots")),
         },
     )
 

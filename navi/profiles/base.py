@@ -44,3 +44,6 @@ class AgentProfile:
     planning_enabled: bool = False
     llm_backend: str = ""
     scratchpad_sections: tuple[str, ...] = ()
+    # The tools sent with full schemas from a session's start (the rest are listed one line each
+    # and loaded on demand, navi/agent/disclosure.py); None: a default set.
+    core_tools: tuple[str, ...] | None = None

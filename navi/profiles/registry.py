@@ -76,6 +76,16 @@ def builtin_profiles() -> list[AgentProfile]:
             temperature=0.7,
             planning_enabled=True,
             scratchpad_sections=("findings", "sources", "drafts"),
+            core_tools=(
+                "todo",
+                "scratchpad",
+                "web_search",
+                "web_view",
+                "memory_search",
+                "recall",
+                "get_current_datetime",
+                "user_notes",
+            ),
         ),
         AgentProfile(
             id="server_admin",
@@ -85,6 +95,7 @@ def builtin_profiles() -> list[AgentProfile]:
             temperature=0.2,
             planning_enabled=True,
             scratchpad_sections=("status", "logs", "errors", "plan"),
+            core_tools=("todo", "scratchpad", "terminal", "ssh_exec", "filesystem", "recall"),
         ),
         AgentProfile(
             id="smart_home",
@@ -94,6 +105,7 @@ def builtin_profiles() -> list[AgentProfile]:
             temperature=0.3,
             planning_enabled=True,
             scratchpad_sections=("state", "config", "errors"),
+            core_tools=("todo", "scratchpad", "http_request", "schedule", "memory_search", "recall"),
         ),
     ]
 

@@ -12,6 +12,7 @@ from collections import deque
 from navi.testing.script import Reply, Script, ScriptRequest
 
 PLANNING_MARK = "You are the planning step"
+PLAN_MARK = "[Plan for this request"  # how a plan note starts (navi.agent.context.PLAN_HEADING)
 SUMMARY_MARK = "You are compressing the earlier part"
 NAMING_MARK = "Give this conversation a short title"
 EXTRACT_MARK = "You read a conversation between a person"
@@ -28,7 +29,7 @@ DEFAULT_ASSESSMENT = (
 
 def kind_of(request: ScriptRequest) -> str:
     system = request.system_text
-    if system.startswith(PLANNING_MARK):
+    if PLANNING_MARK in request.last_user_text:  # the instruction after the answer's own messages
         return "planning"
     if system.startswith(SUMMARY_MARK):
         return "summary"

@@ -10,7 +10,13 @@ from __future__ import annotations
 import re
 import threading
 
-from navi.testing.agent_script import DEFAULT_ASSESSMENT, echo_facts_summary, kind_of
+from navi.testing.agent_script import (
+    DEFAULT_ASSESSMENT,
+    PLAN_MARK,
+    PLANNING_MARK,
+    echo_facts_summary,
+    kind_of,
+)
 from navi.testing.script import Reply, Script, ScriptedCall, ScriptRequest
 
 # (words, what a message with one of them shows), in the order they are checked.
@@ -68,7 +74,8 @@ class DemoResponder:
 
     def __call__(self, request: ScriptRequest) -> Reply:
         kind = kind_of(request)
-        said = request.last_user_text.strip()
+        # What the person typed: without the planning instruction or the plan note after it.
+        said = request.last_user_text.split(PLANNING_MARK)[0].split(PLAN_MARK)[0].strip()
         if kind == "planning":
             if _has(said, "plan"):
                 return Reply(text="1. Write a checklist with todo\n2. Answer the user")

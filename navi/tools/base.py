@@ -97,6 +97,9 @@ class Tool(ABC):
     description: ClassVar[str]
     parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
     timeout: ClassVar[float] = 120.0
+    # Words in a user's message that show this tool will be needed: it is then sent with its schema
+    # rather than only listed (navi/agent/disclosure.py). Its name always counts.
+    keywords: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     async def execute(self, params: dict[str, Any]) -> ToolResult: ...

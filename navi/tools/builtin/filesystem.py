@@ -128,10 +128,11 @@ def _entry(dir_fd: int, name: str, shown: str) -> str:
 class FilesystemTool(Tool):
     name = "filesystem"
     description = (
-        "Files in the allowed folders only. `read` gives `limit` lines from line `offset` (from "
-        "1); `write` (create or replace) or `append` `content`; `list` a folder (`recursive`: "
-        "subfolders too); `find` files under `path` matching glob `pattern`; `move` or `copy` to "
-        "`destination`; `delete` a file, or a folder when empty or `recursive`."
+        "Read, write, list, find, move and delete files, in the allowed folders only. `read` gives "
+        "`limit` lines from line `offset` (from 1); `write` (create or replace) or `append` "
+        "`content`; `list` a folder (`recursive`: subfolders too); `find` files under `path` "
+        "matching glob `pattern`; `move` or `copy` to `destination`; `delete` a file, or a folder "
+        "when empty or `recursive`."
     )
     parameters = {
         "type": "object",

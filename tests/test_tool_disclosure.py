@@ -1,0 +1,123 @@
+"""Progressive disclosure: the likely tools go with schemas, the rest are listed one line each and
+loaded on demand — by `load_tools`, by being called, or by a keyword in the user's message — and
+stay loaded for the session, appended after the tools sent before (navi/agent/disclosure.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from navi.agent.disclosure import LOAD_TOOLS, disclose, purpose
+from navi.agent.events import StreamEnd, ToolEvent
+from navi.llm.messages import Message, ToolCall
+from navi.testing.script import Reply, ScriptedCall
+from navi.tools.base import Tool, ToolResult
+from navi.tools.registry import ToolView
+from tests.agent_helpers import collect, scripted_runtime
+
+
+class GreetTool(Tool):
+    name = "greet"
+    description = "Say hello to someone by name. Used by these tests only."
+    keywords = ("salute",)
+    parameters = {"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]}
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    async def execute(self, params: dict[str, Any]) -> ToolResult:
+        self.calls.append(params)
+        return ToolResult.ok(f"Hello, {params['who']}!")
+
+
+async def runtime(tmp_path: Path) -> Any:
+    rt, backend, script = await scripted_runtime(tmp_path, planning_enabled=False)
+    tool = GreetTool()
+    rt.tools.register(tool)
+    rt.agent.user_tools = lambda: ["greet"]  # a user tool enabled for every profile: listed, not core
+    session = await rt.sessions.create("secretary")
+    return rt, script, tool, session.id
+
+
+async def test_a_listed_tool_is_loaded_then_called_and_stays_loaded(tmp_path: Path) -> None:
+    rt, script, tool, sid = await runtime(tmp_path)
+    script.turn(
+        Reply(tool_calls=[ScriptedCall(LOAD_TOOLS, {"names": ["greet"]})]),
+        Reply(tool_calls=[ScriptedCall("greet", {"who": "Ada"})]),
+        "I greeted Ada.",
+    )
+    script.turn("Hi again.")
+    events = await collect(rt.agent.run_stream(sid, "Say hello to Ada"))
+    assert isinstance(events[-1], StreamEnd), events[-1]
+    assert tool.calls == [{"who": "Ada"}]
+    loaded = next(e for e in events if isinstance(e, ToolEvent))
+    assert loaded.success and "Loaded: greet" in loaded.result
+    first, second, third = script.of_kind("turn")
+    assert "greet" not in first.tools and LOAD_TOOLS in first.tools
+    assert "- greet: Say hello to someone by name." in first.messages[0].content
+    assert second.tools == [*first.tools, "greet"]  # appended: the earlier tools keep their place
+    assert third.tools == second.tools
+    await collect(rt.agent.run_stream(sid, "And now?"))
+    assert script.of_kind("turn")[3].tools == second.tools  # loaded for the rest of the session
+    assert script.of_kind("turn")[3].messages[0].content == first.messages[0].content  # listing unchanged
+    await rt.aclose()
+
+
+async def test_a_listed_tool_called_by_name_gets_its_schema_or_runs(tmp_path: Path) -> None:
+    rt, script, tool, sid = await runtime(tmp_path)
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("greet", {"name": "Ada"})]),  # guessed wrong: not its schema
+        Reply(tool_calls=[ScriptedCall("greet", {"who": "Ada"})]),
+        "Done.",
+    )
+    events = await collect(rt.agent.run_stream(sid, "Hello to Ada please"))
+    schema, ran = [e for e in events if isinstance(e, ToolEvent)]
+    assert schema.success and '"who"' in schema.result and "Call greet again" in schema.result
+    assert ran.success and ran.result == "Hello, Ada!"
+    assert tool.calls == [{"who": "Ada"}]  # never run with the guessed arguments
+    assert "greet" in script.of_kind("turn")[1].tools
+    await rt.aclose()
+
+
+async def test_load_tools_with_an_unknown_name_says_what_can_be_loaded(tmp_path: Path) -> None:
+    rt, script, tool, sid = await runtime(tmp_path)
+    script.turn(Reply(tool_calls=[ScriptedCall(LOAD_TOOLS, {"names": ["teleport"]})]), "No such tool.")
+    events = await collect(rt.agent.run_stream(sid, "Hi"))
+    result = next(e for e in events if isinstance(e, ToolEvent))
+    assert not result.success and "teleport" in result.result and "greet" in result.result
+    assert "greet" not in script.of_kind("turn")[1].tools
+    await rt.aclose()
+
+
+async def test_a_keyword_in_the_message_sends_the_tool_whole(tmp_path: Path) -> None:
+    rt, script, tool, sid = await runtime(tmp_path)
+    script.turn("Sure.")
+    script.turn("Done.")
+    await collect(rt.agent.run_stream(sid, "Good morning"))
+    await collect(rt.agent.run_stream(sid, "Please salute the team"))
+    first, second = script.of_kind("turn")
+    assert "greet" not in first.tools
+    assert second.tools == [*first.tools, "greet"]
+    await rt.aclose()
+
+
+def test_the_split_follows_the_profile_and_reads_only_new_messages() -> None:
+    greet = GreetTool()
+    view = ToolView([greet])
+    split = disclose(view, core_tools=())
+    assert split.core == [] and split.listed == ["greet"]
+    assert [s.name for s in split.specs([Message.user("hi")])] == [LOAD_TOOLS]
+    call = Message.assistant("", tool_calls=[ToolCall(id="c1", name="greet", arguments={"who": "x"})])
+    context = [Message.user("hi"), call]
+    assert [s.name for s in split.specs(context)] == [LOAD_TOOLS, "greet"]
+    # A rewritten context (compression) is read again from the start: what it no longer shows goes.
+    assert [s.name for s in split.specs([Message.user("a summary")])] == [LOAD_TOOLS]
+    everything = disclose(view, core_tools=["greet"])
+    assert everything.listed == [] and everything.index_text is None
+    assert [s.name for s in everything.specs([])] == ["greet"]
+
+
+def test_a_listed_tool_is_described_by_its_first_sentence() -> None:
+    assert purpose("Run one program, e.g. `df -h`. No shell.") == "Run one program, e.g. `df -h`."
+    long = "word " * 40
+    assert len(purpose(long)) <= 90 and purpose(long).endswith("…")

@@ -25,8 +25,9 @@ from navi.tools.session_state import SessionState
 # The default profile's system prompt plus all its tools as JSON: 18,006 before the rewrite (5,009
 # SmolLM2 tokens through navi/testing/templates/chatml-tools.jinja), 13,409 after it (3,908 tokens),
 # 11,851 once the model no longer reads validation-only limits (3,390 tokens).
-# The headroom allows a small addition, not a return to padded descriptions.
-DEFAULT_PROFILE_BUDGET = 12_500
+# The headroom allows a small addition, not a return to padded descriptions. 12,500 until the
+# default profile was offered `search_conversations` (344 characters, issue 25).
+DEFAULT_PROFILE_BUDGET = 12_850
 
 BEFORE = json.loads((Path(__file__).parent / "data" / "tool_schemas.json").read_text(encoding="utf-8"))
 

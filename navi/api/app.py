@@ -36,6 +36,7 @@ from navi.api.routes import (
     models,
     openai,
     schedules,
+    search,
     sessions,
 )
 from navi.api.security import AccessControl, AccessPolicy
@@ -174,6 +175,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         models,
         openai,
         schedules,
+        search,
     ):
         app.include_router(module.router)
     if config.loop_monitor:

@@ -1,4 +1,4 @@
-"""`navi sessions list|export|import|rename|delete`, straight against the configured database.
+"""`navi sessions list|search|export|import|rename|delete`, straight against the configured database.
 
 They need no running Navi. A running one notices a rename or a deletion the next time it reads
 the session (an open page keeps showing it until it reloads); to delete a conversation that is
@@ -28,7 +28,7 @@ from navi.cli.common import PLAIN_HELP, echo_list, fail, settings_or_exit
 
 T = TypeVar("T")
 app = typer.Typer(
-    help="List, export, import, rename and delete sessions.",
+    help="List, search, export, import, rename and delete sessions.",
     no_args_is_help=True,
     rich_markup_mode=PLAIN_HELP,
 )
@@ -118,6 +118,66 @@ def list_sessions(
         )
 
     echo_list(with_runtime(work), as_json=as_json, empty="No sessions yet.", line=line)
+
+
+def _day(value: str | None, option: str) -> Any:
+    from datetime import date
+
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        fail(f"{option} takes a day as YYYY-MM-DD, not {value[:40]!r}", 1)
+
+
+@app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="Words, all of which a message must have.")],
+    since: Annotated[
+        str | None, typer.Option("--from", metavar="YYYY-MM-DD", help="Messages on or after this day (UTC).")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option("--to", metavar="YYYY-MM-DD", help="Messages on or before this day (UTC).")
+    ] = None,
+    profile: Annotated[
+        str | None, typer.Option("--profile", metavar="ID", help="Only sessions in this profile.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=100, help="At most this many messages.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    user: UserOption = "local",
+) -> None:
+    """Messages of all sessions with every word of QUERY, best first: each with its session's name,
+    its date and a passage (matched words between ** **). The last word also matches the start of
+    a word; quotes and other signs are just separators."""
+    from datetime import UTC, date, datetime, time, timedelta
+
+    from navi.sessions.search import SearchQuery, marked, terms
+
+    first, last = _day(since, "--from"), _day(until, "--to")
+    if first and last and first > last:
+        fail("--from is after --to", 1)
+    words = terms(query)
+    if not words:
+        fail("QUERY has no words to search for (letters or digits)", 1)
+    ask = SearchQuery(
+        words,
+        since=datetime.combine(first, time(), tzinfo=UTC) if first else None,
+        until=datetime.combine(last + timedelta(days=1), time(), tzinfo=UTC)
+        if last and last < date.max
+        else None,
+        profile=profile,
+        limit=limit,
+    )
+
+    async def work(rt: Any) -> list[Any]:
+        return list(await rt.sessions.search(ask, owner=await known_user(rt, user)))
+
+    def line(hit: Any) -> str:
+        when = hit.created_at.strftime("%Y-%m-%d %H:%M")
+        return f"{when}  {hit.session_name or '(untitled)'}  [{hit.session_id}]\n    {marked(hit)}"
+
+    echo_list(with_runtime(work), as_json=as_json, empty="No message has all of those words.", line=line)
 
 
 @app.command("export")

@@ -142,3 +142,12 @@ def score(body: str, query: SearchQuery) -> float:
         return 0.0
     hits = sum(1 for w in words if w in whole or w.startswith(last))
     return hits / math.sqrt(len(words))
+
+
+def marked(hit: SearchHit, start: str = "**", end: str = "**") -> str:
+    """The hit's snippet with its matched words between `start` and `end` (for text output)."""
+    out, at = [], 0
+    for a, b in hit.highlights:
+        out += [hit.snippet[at:a], start, hit.snippet[a:b], end]
+        at = b
+    return "".join([*out, hit.snippet[at:]])

@@ -209,7 +209,7 @@ def test_queries_are_letters_and_digits() -> None:
     assert len(terms(" ".join(f"w{i}" for i in range(100)))) == 12
     assert terms("x" * 5000) == ("x" * 64,)
     assert terms("*** ' \" ") == ()
-    assert q("one two").fts5() == '"one" "two"*'
+    assert q("one two").fts5("al") == 'owner_key : "616c" AND body : ("one" "two"*)'
     assert q("one two").tsquery() == "'one' & 'two':*"
     with pytest.raises(ValueError):
         SearchQuery(("x",), limit=0)

@@ -71,6 +71,7 @@ message_search = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    Column("owner", String(128), nullable=False),
     Column("position", Integer, nullable=False),
     Column("message_id", String(64), nullable=False),
     Column("role", String(16), nullable=False),

@@ -1,7 +1,9 @@
 """Search across conversations in SQL: the rows migration 0015 keeps, ranked by the database.
 
-SQLite ranks with FTS5's bm25, PostgreSQL with `ts_rank` over the GIN-indexed `tsvector`; both
-join the session row for its owner (every query is one owner's), name and profile. The words reach
+SQLite ranks with FTS5's bm25, PostgreSQL with `ts_rank` over the GIN-indexed `tsvector`, each
+among the newest `WINDOW` matches of the one user a query is for (their owner is a token of the
+FTS5 row, and a column PostgreSQL filters on with an (owner, id) index); the session row gives the
+name and profile, and the owner is checked again on the row itself. The words reach
 the database as one bound parameter built from letters and digits only (`SearchQuery.fts5`,
 `.tsquery`), so nothing typed is ever read as query syntax. Snippets are cut in Python
 (navi/sessions/search.py), the same for every store.
@@ -16,34 +18,48 @@ from sqlalchemy import Connection, DateTime, Float, TextualSelect, bindparam, te
 from navi.sessions.models import as_utc
 from navi.sessions.search import SearchHit, SearchQuery, snippet
 
+# Matches ranked per search: the newest WINDOW of the user's matches (in the date range and
+# profile asked for), so a word in 100,000 of someone's messages costs what one in 2,000 does.
+WINDOW = 2000
 _COLUMNS = """d.session_id, s.name AS session_name, s.profile_id, d.message_id, d.role,
     d.created_at, d.body"""
 
 
-def _filters(query: SearchQuery) -> str:
-    parts = ["s.owner = :owner"]
+def _filters(query: SearchQuery) -> tuple[str, str]:
+    """(joins, conditions) of the date and profile filters, on `di` (message_search) and `si`."""
+    parts = []
     if query.since is not None:
-        parts.append("d.created_at >= :since")
+        parts.append("di.created_at >= :since")
     if query.until is not None:
-        parts.append("d.created_at < :until")
+        parts.append("di.created_at < :until")
     if query.profile is not None:
-        parts.append("s.profile_id = :profile")
-    return " AND ".join(parts)
+        parts.append("si.profile_id = :profile")
+    joins = " JOIN sessions si ON si.id = di.session_id" if query.profile is not None else ""
+    return joins, "".join(f" AND {p}" for p in parts)
 
 
 def _statement(query: SearchQuery, sqlite: bool) -> TextualSelect:
+    joins, conditions = _filters(query)
     if sqlite:
-        sql = f"""SELECT {_COLUMNS}, f.rank AS rank
-            FROM (SELECT rowid, rank FROM message_search_fts WHERE message_search_fts MATCH :match) f
-            JOIN message_search d ON d.id = f.rowid
+        if conditions:
+            joins = f" JOIN message_search di ON di.id = message_search_fts.rowid{joins}"
+        sql = f"""SELECT {_COLUMNS}, m.rank AS rank
+            FROM (SELECT message_search_fts.rowid AS id, bm25(message_search_fts, 0.0, 1.0) AS rank
+                  FROM message_search_fts{joins}
+                  WHERE message_search_fts MATCH :match{conditions}
+                  ORDER BY message_search_fts.rowid DESC LIMIT :window) m
+            JOIN message_search d ON d.id = m.id
             JOIN sessions s ON s.id = d.session_id
-            WHERE {_filters(query)}
-            ORDER BY f.rank, d.created_at DESC LIMIT :limit"""
+            WHERE d.owner = :owner
+            ORDER BY m.rank, d.created_at DESC LIMIT :limit"""
     else:
         sql = f"""SELECT {_COLUMNS}, ts_rank(d.search, q) AS rank
-            FROM message_search d JOIN sessions s ON s.id = d.session_id,
-                 to_tsquery('simple'::regconfig, :match) q
-            WHERE d.search @@ q AND {_filters(query)}
+            FROM (SELECT di.id FROM message_search di{joins}
+                  WHERE di.search @@ to_tsquery('simple'::regconfig, :match) AND di.owner = :owner{conditions}
+                  ORDER BY di.id DESC LIMIT :window) m
+            JOIN message_search d ON d.id = m.id
+            JOIN sessions s ON s.id = d.session_id,
+            to_tsquery('simple'::regconfig, :match) q
             ORDER BY rank DESC, d.created_at DESC LIMIT :limit"""
     dates = [bindparam(name, type_=DateTime(timezone=True)) for name in ("since", "until")]
     statement = text(sql).bindparams(*(d for d in dates if getattr(query, d.key) is not None))
@@ -53,9 +69,10 @@ def _statement(query: SearchQuery, sqlite: bool) -> TextualSelect:
 def search(conn: Connection, query: SearchQuery, owner: str) -> list[SearchHit]:
     sqlite = conn.dialect.name == "sqlite"
     params: dict[str, Any] = {
-        "match": query.fts5() if sqlite else query.tsquery(),
+        "match": query.fts5(owner) if sqlite else query.tsquery(),
         "owner": owner,
         "limit": query.limit,
+        "window": WINDOW,
     }
     for name in ("since", "until", "profile"):  # the filters the statement has
         if getattr(query, name) is not None:

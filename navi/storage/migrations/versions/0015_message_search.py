@@ -2,10 +2,12 @@
 
 `message_search` holds one row per searched message (user and assistant messages by the text a
 client shows; not tool results, compression markers, summaries, failed turns' records or synthetic
-images — the rule of navi/sessions/search.py), kept in step with `session_messages` by triggers, so
-every writer indexes what it appends without knowing. On SQLite an FTS5 table indexes it (external
-content: the text is stored once); on PostgreSQL a generated `tsvector` column with a GIN index.
-Existing messages are indexed here, once.
+images — the rule of navi/sessions/search.py) with its session's owner, kept in step with
+`session_messages` by triggers, so every writer indexes what it appends without knowing. On SQLite
+a contentless FTS5 table indexes it (the text is stored once, in `message_search`), the owner as a
+token of its own (`owner_key`: the name in hex) so a search walks one user's matches only; on
+PostgreSQL a generated `tsvector` column with a GIN index, and (owner, id) for the newest matches
+first. Existing messages are indexed here, once.
 
 Revision ID: 0015
 Revises: 0013
@@ -31,20 +33,21 @@ SQLITE_SEARCHED = f"""r.role IN ('user', 'assistant')
     AND NOT (json_type(r.data, '$.metadata.error') IS NOT NULL
              AND json_type(r.data, '$.metadata.failed_turn') IS NOT NULL)
     AND coalesce({SQLITE_BODY}, '') != ''"""
-SQLITE_INSERT = f"""INSERT INTO message_search (session_id, position, message_id, role, created_at, body)
-    SELECT r.session_id, r.position, r.message_id, r.role, r.created_at, {SQLITE_BODY}
-    FROM session_messages r WHERE {{where}}"""
+SQLITE_INSERT = f"""INSERT INTO message_search
+        (session_id, owner, position, message_id, role, created_at, body)
+    SELECT r.session_id, s.owner, r.position, r.message_id, r.role, r.created_at, {SQLITE_BODY}
+    FROM session_messages r JOIN sessions s ON s.id = r.session_id WHERE {{where}}"""
 SQLITE_NEW_ROW = f"r.session_id = new.session_id AND r.position = new.position AND {SQLITE_SEARCHED}"
 
 SQLITE = [
     """CREATE VIRTUAL TABLE message_search_fts USING fts5(
-        body, content='message_search', content_rowid='id',
-        tokenize='unicode61 remove_diacritics 2')""",
+        owner_key, body, content='', tokenize='unicode61 remove_diacritics 2')""",
     """CREATE TRIGGER message_search_fts_ai AFTER INSERT ON message_search BEGIN
-        INSERT INTO message_search_fts(rowid, body) VALUES (new.id, new.body);
+        INSERT INTO message_search_fts(rowid, owner_key, body) VALUES (new.id, hex(new.owner), new.body);
     END""",
     """CREATE TRIGGER message_search_fts_ad AFTER DELETE ON message_search BEGIN
-        INSERT INTO message_search_fts(message_search_fts, rowid, body) VALUES ('delete', old.id, old.body);
+        INSERT INTO message_search_fts(message_search_fts, rowid, owner_key, body)
+        VALUES ('delete', old.id, hex(old.owner), old.body);
     END""",
     # The display buffer is append-only; a row is indexed when it is written. (`r` is the new row:
     # the insert reads it back by its key, so the rule above is written once.)
@@ -69,8 +72,9 @@ BEGIN
         AND NOT (meta ? 'error' AND meta ? 'failed_turn')
         AND coalesce(body, '') <> ''
     THEN
-        INSERT INTO message_search (session_id, position, message_id, role, created_at, body)
-        VALUES (NEW.session_id, NEW.position, NEW.message_id, NEW.role, NEW.created_at, body);
+        INSERT INTO message_search (session_id, owner, position, message_id, role, created_at, body)
+        SELECT NEW.session_id, s.owner, NEW.position, NEW.message_id, NEW.role, NEW.created_at, body
+        FROM sessions s WHERE s.id = NEW.session_id;
     END IF;
     RETURN NULL;
 END $$"""
@@ -83,6 +87,7 @@ POSTGRES = [
     "ALTER TABLE message_search ADD COLUMN search tsvector "
     "GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, body)) STORED",
     "CREATE INDEX ix_message_search_search ON message_search USING GIN (search)",
+    "CREATE INDEX ix_message_search_owner_id ON message_search (owner, id)",
     POSTGRES_FUNCTION,
     POSTGRES_DELETE,
     "CREATE TRIGGER session_messages_search_ai AFTER INSERT ON session_messages "
@@ -99,6 +104,7 @@ def upgrade() -> None:
         sa.Column(
             "session_id", sa.String(36), sa.ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False
         ),
+        sa.Column("owner", sa.String(128), nullable=False),
         sa.Column("position", sa.Integer, nullable=False),
         sa.Column("message_id", sa.String(64), nullable=False),
         sa.Column("role", sa.String(16), nullable=False),

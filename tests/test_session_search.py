@@ -209,7 +209,7 @@ def test_queries_are_letters_and_digits() -> None:
     assert len(terms(" ".join(f"w{i}" for i in range(100)))) == 12
     assert terms("x" * 5000) == ("x" * 64,)
     assert terms("*** ' \" ") == ()
-    assert q("one two").fts5("al") == 'owner_key : "616c" AND body : ("one" "two"*)'
+    assert q("one two").fts5() == '"one" "two"*'
     assert q("one two").tsquery() == "'one' & 'two':*"
     with pytest.raises(ValueError):
         SearchQuery(("x",), limit=0)
@@ -252,3 +252,27 @@ async def test_the_migration_indexes_existing_messages(
         assert len(await store.search(q("tomatoes"), owner="alice")) == 2
     finally:
         await db.dispose()
+
+
+@pytest.mark.parametrize("kind", SQL)
+async def test_the_newest_matches_are_ranked(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A word in thousands of messages: the best of the newest WINDOW matches, not a scan of all."""
+    from navi.storage import search
+
+    monkeypatch.setattr(search, "WINDOW", 2)
+    store = SqlSessionStore.at(url_of(kind, tmp_path, request))
+    await store.open()
+    try:
+        mine = await store.create("secretary", owner="alice")
+        theirs = await store.create("secretary", owner="bob")
+        await store.append(mine.id, display=[Message.user("kiwi kiwi kiwi", created_at=at(1))])
+        await store.append(mine.id, display=[Message.user(f"a kiwi and {n} other fruit") for n in (2, 3)])
+        await store.append(theirs.id, display=[Message.user("kiwi") for _ in range(3)])  # not alice's window
+        hits = await store.search(q("kiwi"), owner="alice")
+        assert sorted(h.snippet for h in hits) == ["a kiwi and 2 other fruit", "a kiwi and 3 other fruit"]
+        monkeypatch.setattr(search, "WINDOW", 500)
+        assert (await store.search(q("kiwi"), owner="alice"))[0].snippet == "kiwi kiwi kiwi"
+    finally:
+        await store.aclose()

@@ -69,12 +69,11 @@ class SearchQuery:
         if not 1 <= self.limit <= MAX_LIMIT:
             raise ValueError(f"limit must be 1 to {MAX_LIMIT}")
 
-    def fts5(self, owner: str) -> str:
-        """An FTS5 MATCH expression: `owner`'s rows (their `owner_key` is the name in hex), and in
-        the text every word a quoted string (a word has no quote to escape), the last as a prefix."""
+    def fts5(self) -> str:
+        """An FTS5 MATCH expression: every word a quoted string (a word has no quote to escape),
+        the last as a prefix."""
         *whole, last = self.terms
-        words = " ".join([*(f'"{t}"' for t in whole), f'"{last}"*'])
-        return f'owner_key : "{owner.encode().hex()}" AND body : ({words})'
+        return " ".join([*(f'"{t}"' for t in whole), f'"{last}"*'])
 
     def tsquery(self) -> str:
         """A PostgreSQL `to_tsquery` text: words quoted and AND-ed, the last as a prefix."""

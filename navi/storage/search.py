@@ -1,9 +1,10 @@
 """Search across conversations in SQL: the rows migration 0015 keeps, ranked by the database.
 
 SQLite ranks with FTS5's bm25, PostgreSQL with `ts_rank` over the GIN-indexed `tsvector`, each
-among the newest `WINDOW` matches of the one user a query is for (their owner is a token of the
-FTS5 row, and a column PostgreSQL filters on with an (owner, id) index); the session row gives the
-name and profile, and the owner is checked again on the row itself. The words reach
+among the newest `WINDOW` matches of the one user a query is for (the row's `owner` column, filled
+by the triggers from the session); the session row gives the name and profile. FTS5 walks the
+matches newest first and stops at the window: a user with few of a shared database's messages
+searching a very common word walks everyone's matches of it (correct, slower). The words reach
 the database as one bound parameter built from letters and digits only (`SearchQuery.fts5`,
 `.tsquery`), so nothing typed is ever read as query syntax. Snippets are cut in Python
 (navi/sessions/search.py), the same for every store.
@@ -19,15 +20,15 @@ from navi.sessions.models import as_utc
 from navi.sessions.search import SearchHit, SearchQuery, snippet
 
 # Matches ranked per search: the newest WINDOW of the user's matches (in the date range and
-# profile asked for), so a word in 100,000 of someone's messages costs what one in 2,000 does.
-WINDOW = 2000
+# profile asked for), so a word in 100,000 of someone's messages costs what one in 500 does.
+WINDOW = 500
 _COLUMNS = """d.session_id, s.name AS session_name, s.profile_id, d.message_id, d.role,
     d.created_at, d.body"""
 
 
 def _filters(query: SearchQuery) -> tuple[str, str]:
-    """(joins, conditions) of the date and profile filters, on `di` (message_search) and `si`."""
-    parts = []
+    """(joins, conditions) of the owner, date and profile filters, on `di` (message_search) and `si`."""
+    parts = ["di.owner = :owner"]
     if query.since is not None:
         parts.append("di.created_at >= :since")
     if query.until is not None:
@@ -41,21 +42,19 @@ def _filters(query: SearchQuery) -> tuple[str, str]:
 def _statement(query: SearchQuery, sqlite: bool) -> TextualSelect:
     joins, conditions = _filters(query)
     if sqlite:
-        if conditions:
-            joins = f" JOIN message_search di ON di.id = message_search_fts.rowid{joins}"
+        joins = f" JOIN message_search di ON di.id = message_search_fts.rowid{joins}"
         sql = f"""SELECT {_COLUMNS}, m.rank AS rank
-            FROM (SELECT message_search_fts.rowid AS id, bm25(message_search_fts, 0.0, 1.0) AS rank
+            FROM (SELECT message_search_fts.rowid AS id, bm25(message_search_fts) AS rank
                   FROM message_search_fts{joins}
                   WHERE message_search_fts MATCH :match{conditions}
                   ORDER BY message_search_fts.rowid DESC LIMIT :window) m
             JOIN message_search d ON d.id = m.id
             JOIN sessions s ON s.id = d.session_id
-            WHERE d.owner = :owner
             ORDER BY m.rank, d.created_at DESC LIMIT :limit"""
     else:
         sql = f"""SELECT {_COLUMNS}, ts_rank(d.search, q) AS rank
             FROM (SELECT di.id FROM message_search di{joins}
-                  WHERE di.search @@ to_tsquery('simple'::regconfig, :match) AND di.owner = :owner{conditions}
+                  WHERE di.search @@ to_tsquery('simple'::regconfig, :match){conditions}
                   ORDER BY di.id DESC LIMIT :window) m
             JOIN message_search d ON d.id = m.id
             JOIN sessions s ON s.id = d.session_id,
@@ -69,7 +68,7 @@ def _statement(query: SearchQuery, sqlite: bool) -> TextualSelect:
 def search(conn: Connection, query: SearchQuery, owner: str) -> list[SearchHit]:
     sqlite = conn.dialect.name == "sqlite"
     params: dict[str, Any] = {
-        "match": query.fts5(owner) if sqlite else query.tsquery(),
+        "match": query.fts5() if sqlite else query.tsquery(),
         "owner": owner,
         "limit": query.limit,
         "window": WINDOW,

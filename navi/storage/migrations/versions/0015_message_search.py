@@ -4,9 +4,8 @@
 client shows; not tool results, compression markers, summaries, failed turns' records or synthetic
 images — the rule of navi/sessions/search.py) with its session's owner, kept in step with
 `session_messages` by triggers, so every writer indexes what it appends without knowing. On SQLite
-a contentless FTS5 table indexes it (the text is stored once, in `message_search`), the owner as a
-token of its own (`owner_key`: the name in hex) so a search walks one user's matches only; on
-PostgreSQL a generated `tsvector` column with a GIN index, and (owner, id) for the newest matches
+a contentless FTS5 table indexes it (the text is stored once, in `message_search`); on PostgreSQL
+a generated `tsvector` column with a GIN index, and (owner, id) for a user's newest matches
 first. Existing messages are indexed here, once.
 
 Revision ID: 0015
@@ -41,13 +40,12 @@ SQLITE_NEW_ROW = f"r.session_id = new.session_id AND r.position = new.position A
 
 SQLITE = [
     """CREATE VIRTUAL TABLE message_search_fts USING fts5(
-        owner_key, body, content='', tokenize='unicode61 remove_diacritics 2')""",
+        body, content='', tokenize='unicode61 remove_diacritics 2')""",
     """CREATE TRIGGER message_search_fts_ai AFTER INSERT ON message_search BEGIN
-        INSERT INTO message_search_fts(rowid, owner_key, body) VALUES (new.id, hex(new.owner), new.body);
+        INSERT INTO message_search_fts(rowid, body) VALUES (new.id, new.body);
     END""",
     """CREATE TRIGGER message_search_fts_ad AFTER DELETE ON message_search BEGIN
-        INSERT INTO message_search_fts(message_search_fts, rowid, owner_key, body)
-        VALUES ('delete', old.id, hex(old.owner), old.body);
+        INSERT INTO message_search_fts(message_search_fts, rowid, body) VALUES ('delete', old.id, old.body);
     END""",
     # The display buffer is append-only; a row is indexed when it is written. (`r` is the new row:
     # the insert reads it back by its key, so the rule above is written once.)

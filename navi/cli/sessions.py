@@ -19,6 +19,7 @@ import os
 import sys
 import zlib
 from collections.abc import Awaitable, Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -280,16 +281,33 @@ def read_capped(source: str, cap: int) -> bytes:
             fail(f"{source} is not a readable gzip file ({exc}) — a name ending in .gz is read as gzip")
 
 
+class ExportKind(StrEnum):
+    chatgpt = "chatgpt"
+    claude = "claude"
+
+
 @app.command("import")
 def import_(
     source: Annotated[
         str, typer.Argument(metavar="FILE", help="Archive file (gzip when it ends in .gz), or - for stdin.")
     ],
+    origin: Annotated[
+        ExportKind | None,
+        typer.Option(
+            "--from",
+            help="FILE is the conversations.json of a ChatGPT or Claude data export: each conversation "
+            "becomes a session (again: nothing is added).",
+        ),
+    ] = None,
     user: UserOption = "local",
 ) -> None:
-    """Read a session-archive/v1 file into a new session (the user's) and print its id."""
+    """Read a session-archive/v1 file into a new session (the user's) and print its id; with
+    --from, bring in a ChatGPT or Claude export."""
     from navi.sessions.archive import ArchiveError, parse_archive, settle_profile
 
+    if origin is not None:
+        bring_in_export(source, origin.value, user)
+        return
     settings = settings_or_exit()
     cap = settings.navi_import_max_bytes
     too_big = f"navi: {source} is larger than the {settings.navi_import_max_mb} MB limit (NAVI_IMPORT_MAX_MB)"
@@ -317,6 +335,40 @@ def import_(
 
     with_runtime(work, writes=True)
     typer.echo(f"imported {session.id} ({len(session.messages)} messages)")
+
+
+def bring_in_export(source: str, origin: str, user: str) -> None:
+    """`navi sessions import --from chatgpt|claude FILE`: the whole file checked first, then each
+    conversation stored as a session unless an earlier import stored it."""
+    from navi.sessions.archive import ArchiveError
+    from navi.sessions.foreign import NAMES, bring_in, parse_export
+
+    settings = settings_or_exit()
+    cap = settings.navi_import_max_bytes
+    try:
+        data = read_capped(source, cap)
+        if len(data) > cap:
+            fail(
+                f"{source} is larger than the {settings.navi_import_max_mb} MB limit (NAVI_IMPORT_MAX_MB)", 1
+            )
+        conversations = parse_export(origin, data, max_messages=settings.navi_import_max_messages)
+    except OSError as exc:
+        fail(f"cannot read {source}: {exc.strerror or exc}", 1)
+    except ArchiveError as exc:
+        fail(f"{source}: {exc}", 1)
+
+    async def work(rt: Any) -> Any:
+        owner = await known_user(rt, user)
+        return await bring_in(rt.sessions, conversations, owner=owner, profile_id=rt.profiles.default_id)
+
+    report = with_runtime(work, writes=True)
+    count = sum(len(s.messages) for s in report.imported)
+    for session in report.imported:
+        typer.echo(f"{session.id}  {len(session.messages):>5} msgs  {session.name or ''}")
+    typer.echo(
+        f"imported {len(report.imported)} conversations from {NAMES[origin]} ({count} messages); "
+        f"{len(report.skipped)} already there"
+    )
 
 
 IdArgument = Annotated[str, typer.Argument(metavar="ID", help="The session's id (see `navi sessions list`).")]

@@ -32,7 +32,7 @@ from navi.sessions.store import SessionStore
 
 Source = Literal["chatgpt", "claude"]
 SOURCES: tuple[Source, ...] = ("chatgpt", "claude")
-NAMES = {"chatgpt": "ChatGPT", "claude": "Claude"}
+NAMES: dict[str, str] = {"chatgpt": "ChatGPT", "claude": "Claude"}
 _NAMESPACE = uuid.UUID("5b0e1b52-3c1f-4b5e-9d0a-6e2f4a1c7d90")
 MAX_NAME = 200
 
@@ -307,9 +307,12 @@ def _claude_conversation(data: Any, where: str, max_messages: int) -> Conversati
 # --- both ----------------------------------------------------------------------------------------
 
 
-def parse_export(source: Source, text: str | bytes, *, max_messages: int) -> list[Conversation]:
-    """Every conversation of an export file, checked whole; `ExportError` on anything wrong.
-    Blocking (CPU work proportional to the file): a server runs it on a worker thread."""
+def parse_export(source: str, text: str | bytes, *, max_messages: int) -> list[Conversation]:
+    """Every conversation of an export file (`source`: "chatgpt" or "claude"), checked whole;
+    `ExportError` on anything wrong. Blocking (CPU work proportional to the file): a server runs
+    it on a worker thread."""
+    if source not in NAMES:
+        raise ExportError(f"Navi imports exports of {' and '.join(NAMES.values())}, not {source[:40]!r}")
     name = NAMES[source]
     try:
         data = safejson.loads(text)

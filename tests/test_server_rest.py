@@ -31,7 +31,14 @@ def test_health_profiles_and_tools(navi: LiveNavi) -> None:
         assert "ssh_exec" in profiles[1]["tools"] and "user_notes" in profiles[1]["tools"]
         assert profiles[0]["model"] == "gemma4:e2b-it-q8_0" and profiles[0]["planning_enabled"] is True
         tools = {t["name"]: t for t in http.get("/agents/tools").json()}
-        assert len([t for t in tools.values() if t["builtin"]]) == 20  # the reference 18, recall, schedule
+        # the reference 18 (forget in memory_forget's place), recall, schedule, remember,
+        # search_conversations
+        builtin = {name for name, t in tools.items() if t["builtin"]}
+        assert len(builtin) == 22 and {"remember", "forget", "search_conversations"} <= builtin
+        assert (
+            "search_conversations" in profiles[0]["tools"]
+            and "search_conversations" not in profiles[1]["tools"]
+        )
         assert tools["get_current_datetime"]["builtin"] is False
         assert tools["todo"]["parameters"]["required"] == ["action"]
 

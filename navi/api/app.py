@@ -37,6 +37,7 @@ from navi.api.routes import (
     models,
     openai,
     schedules,
+    search,
     sessions,
 )
 from navi.api.security import AccessControl, AccessPolicy
@@ -176,6 +177,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         openai,
         schedules,
         metrics,
+        search,
     ):
         app.include_router(module.router)
     if config.loop_monitor:

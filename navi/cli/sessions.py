@@ -1,4 +1,4 @@
-"""`navi sessions list|export|import|rename|delete`, straight against the configured database.
+"""`navi sessions list|search|export|import|rename|delete`, straight against the configured database.
 
 They need no running Navi. A running one notices a rename or a deletion the next time it reads
 the session (an open page keeps showing it until it reloads); to delete a conversation that is
@@ -19,6 +19,7 @@ import os
 import sys
 import zlib
 from collections.abc import Awaitable, Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -28,7 +29,7 @@ from navi.cli.common import PLAIN_HELP, echo_list, fail, settings_or_exit
 
 T = TypeVar("T")
 app = typer.Typer(
-    help="List, export, import, rename and delete sessions.",
+    help="List, search, export, import, rename and delete sessions.",
     no_args_is_help=True,
     rich_markup_mode=PLAIN_HELP,
 )
@@ -118,6 +119,66 @@ def list_sessions(
         )
 
     echo_list(with_runtime(work), as_json=as_json, empty="No sessions yet.", line=line)
+
+
+def _day(value: str | None, option: str) -> Any:
+    from datetime import date
+
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        fail(f"{option} takes a day as YYYY-MM-DD, not {value[:40]!r}", 1)
+
+
+@app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="Words, all of which a message must have.")],
+    since: Annotated[
+        str | None, typer.Option("--from", metavar="YYYY-MM-DD", help="Messages on or after this day (UTC).")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option("--to", metavar="YYYY-MM-DD", help="Messages on or before this day (UTC).")
+    ] = None,
+    profile: Annotated[
+        str | None, typer.Option("--profile", metavar="ID", help="Only sessions in this profile.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=100, help="At most this many messages.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    user: UserOption = "local",
+) -> None:
+    """Messages of all sessions with every word of QUERY, best first: each with its session's name,
+    its date and a passage (matched words between ** **). The last word also matches the start of
+    a word; quotes and other signs are just separators."""
+    from datetime import UTC, date, datetime, time, timedelta
+
+    from navi.sessions.search import SearchQuery, marked, terms
+
+    first, last = _day(since, "--from"), _day(until, "--to")
+    if first and last and first > last:
+        fail("--from is after --to", 1)
+    words = terms(query)
+    if not words:
+        fail("QUERY has no words to search for (letters or digits)", 1)
+    ask = SearchQuery(
+        words,
+        since=datetime.combine(first, time(), tzinfo=UTC) if first else None,
+        until=datetime.combine(last + timedelta(days=1), time(), tzinfo=UTC)
+        if last and last < date.max
+        else None,
+        profile=profile,
+        limit=limit,
+    )
+
+    async def work(rt: Any) -> list[Any]:
+        return list(await rt.sessions.search(ask, owner=await known_user(rt, user)))
+
+    def line(hit: Any) -> str:
+        when = hit.created_at.strftime("%Y-%m-%d %H:%M")
+        return f"{when}  {hit.session_name or '(untitled)'}  [{hit.session_id}]\n    {marked(hit)}"
+
+    echo_list(with_runtime(work), as_json=as_json, empty="No message has all of those words.", line=line)
 
 
 @app.command("export")
@@ -220,16 +281,33 @@ def read_capped(source: str, cap: int) -> bytes:
             fail(f"{source} is not a readable gzip file ({exc}) — a name ending in .gz is read as gzip")
 
 
+class ExportKind(StrEnum):
+    chatgpt = "chatgpt"
+    claude = "claude"
+
+
 @app.command("import")
 def import_(
     source: Annotated[
         str, typer.Argument(metavar="FILE", help="Archive file (gzip when it ends in .gz), or - for stdin.")
     ],
+    origin: Annotated[
+        ExportKind | None,
+        typer.Option(
+            "--from",
+            help="FILE is the conversations.json of a ChatGPT or Claude data export: each conversation "
+            "becomes a session (again: nothing is added).",
+        ),
+    ] = None,
     user: UserOption = "local",
 ) -> None:
-    """Read a session-archive/v1 file into a new session (the user's) and print its id."""
+    """Read a session-archive/v1 file into a new session (the user's) and print its id; with
+    --from, bring in a ChatGPT or Claude export."""
     from navi.sessions.archive import ArchiveError, parse_archive, settle_profile
 
+    if origin is not None:
+        bring_in_export(source, origin.value, user)
+        return
     settings = settings_or_exit()
     cap = settings.navi_import_max_bytes
     too_big = f"navi: {source} is larger than the {settings.navi_import_max_mb} MB limit (NAVI_IMPORT_MAX_MB)"
@@ -257,6 +335,40 @@ def import_(
 
     with_runtime(work, writes=True)
     typer.echo(f"imported {session.id} ({len(session.messages)} messages)")
+
+
+def bring_in_export(source: str, origin: str, user: str) -> None:
+    """`navi sessions import --from chatgpt|claude FILE`: the whole file checked first, then each
+    conversation stored as a session unless an earlier import stored it."""
+    from navi.sessions.archive import ArchiveError
+    from navi.sessions.foreign import NAMES, bring_in, parse_export
+
+    settings = settings_or_exit()
+    cap = settings.navi_import_max_bytes
+    try:
+        data = read_capped(source, cap)
+        if len(data) > cap:
+            fail(
+                f"{source} is larger than the {settings.navi_import_max_mb} MB limit (NAVI_IMPORT_MAX_MB)", 1
+            )
+        conversations = parse_export(origin, data, max_messages=settings.navi_import_max_messages)
+    except OSError as exc:
+        fail(f"cannot read {source}: {exc.strerror or exc}", 1)
+    except ArchiveError as exc:
+        fail(f"{source}: {exc}", 1)
+
+    async def work(rt: Any) -> Any:
+        owner = await known_user(rt, user)
+        return await bring_in(rt.sessions, conversations, owner=owner, profile_id=rt.profiles.default_id)
+
+    report = with_runtime(work, writes=True)
+    count = sum(len(s.messages) for s in report.imported)
+    for session in report.imported:
+        typer.echo(f"{session.id}  {len(session.messages):>5} msgs  {session.name or ''}")
+    typer.echo(
+        f"imported {len(report.imported)} conversations from {NAMES[origin]} ({count} messages); "
+        f"{len(report.skipped)} already there"
+    )
 
 
 IdArgument = Annotated[str, typer.Argument(metavar="ID", help="The session's id (see `navi sessions list`).")]

@@ -73,6 +73,8 @@ def builtin_profiles() -> list[AgentProfile]:
             name="Personal Secretary",
             description="Research, writing, planning and everyday errands.",
             system_prompt=_prompt("secretary"),
+            # Finding what was said in other sessions is the everyday assistant's, not the admin's.
+            enabled_tools=[*BASE_TOOLS, "search_conversations"],
             temperature=0.7,
             planning_enabled=True,
             scratchpad_sections=("findings", "sources", "drafts"),

@@ -9,6 +9,7 @@ from typing import Any
 
 from navi.llm.messages import Message, utcnow
 from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, new_session_id
+from navi.sessions.search import SearchHit, SearchQuery, score, searchable_text, snippet
 from navi.sessions.store import SessionExists, SessionNotFound, SessionStore
 
 
@@ -65,6 +66,41 @@ class InMemorySessionStore(SessionStore):
                 if msg.id == message_id:
                     return msg.model_copy(deep=True)
         return None
+
+    async def _search(self, query: SearchQuery, owner: str) -> list[SearchHit]:
+        """A scan of every owned message: enough for tests and small stores."""
+        found: list[tuple[float, Session, Message, str]] = []
+        for session in self._sessions.values():
+            if session.owner != owner or (query.profile and session.profile_id != query.profile):
+                continue
+            for msg in session.messages:
+                body = searchable_text(msg)
+                if body is None:
+                    continue
+                if (query.since and msg.created_at < query.since) or (
+                    query.until and msg.created_at >= query.until
+                ):
+                    continue
+                rank = score(body, query)
+                if rank > 0:
+                    found.append((rank, session, msg, body))
+        found.sort(key=lambda f: (-f[0], -f[2].created_at.timestamp()))
+        hits = []
+        for _, session, msg, body in found[: query.limit]:
+            text, marks = snippet(body, query)
+            hits.append(
+                SearchHit(
+                    session_id=session.id,
+                    session_name=session.name,
+                    profile_id=session.profile_id,
+                    message_id=msg.id,
+                    role=msg.role,
+                    created_at=msg.created_at,
+                    snippet=text,
+                    highlights=marks,
+                )
+            )
+        return hits
 
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:
         found = [s for s in self._sessions.values() if owner is None or s.owner == owner]

@@ -16,6 +16,7 @@ from typing import Any
 
 from navi.llm.messages import Message
 from navi.sessions.models import ANALYSIS_PARTS, DEFAULT_OWNER, Session, SessionInfo, is_session_id
+from navi.sessions.search import SearchHit, SearchQuery
 
 
 class SessionNotFound(LookupError):
@@ -103,6 +104,16 @@ class SessionStore(ABC):
         another owner's message is never found. When several sessions hold the id (an archive
         imported twice), session `prefer` wins, then the most recently active.
         """
+
+    async def search(self, query: SearchQuery, *, owner: str) -> list[SearchHit]:
+        """Messages of `owner`'s sessions that have every word of `query`, best first, at most
+        `query.limit` (see navi/sessions/search.py). Another owner's messages are never found."""
+        if not query.terms:
+            return []
+        return await self._search(query, owner)
+
+    @abstractmethod
+    async def _search(self, query: SearchQuery, owner: str) -> list[SearchHit]: ...
 
     @abstractmethod
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:

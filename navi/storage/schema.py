@@ -63,6 +63,23 @@ session_context = _buffer("session_context")
 # Recall keys name a message by its id (navi/sessions/keys.py): found without reading the buffers.
 Index("ix_session_messages_message_id", session_messages.c.message_id)
 
+# The searched text of display messages (migration 0015): written by triggers on
+# `session_messages`, indexed by an FTS5 table (`message_search_fts`) on SQLite and a generated
+# `tsvector` column (`search`) on PostgreSQL, which the queries in navi/storage/search.py name.
+message_search = Table(
+    "message_search",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    Column("owner", String(128), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("message_id", String(64), nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("body", Text, nullable=False),
+    UniqueConstraint("session_id", "position", name="uq_message_search_session_position"),
+)
+
 session_planning_logs = Table(
     "session_planning_logs",
     metadata,

@@ -25,8 +25,9 @@ from sqlalchemy.exc import IntegrityError
 
 from navi.llm.messages import Message, utcnow
 from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, as_utc, is_session_id, new_session_id
+from navi.sessions.search import SearchHit, SearchQuery
 from navi.sessions.store import SessionExists, SessionNotFound, SessionStore
-from navi.storage import migrate
+from navi.storage import migrate, search
 from navi.storage.database import Database
 from navi.storage.schema import (
     session_archive_parts,
@@ -381,6 +382,9 @@ class SqlSessionStore(SessionStore):
 
     async def find_message(self, message_id: str, *, owner: str, prefer: str | None = None) -> Message | None:
         return await self.db.read(lambda conn: _find_message(conn, message_id, owner, prefer))
+
+    async def _search(self, query: SearchQuery, owner: str) -> list[SearchHit]:
+        return await self.db.read(lambda conn: search.search(conn, query, owner))
 
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:
         query = _owned(select(sessions), owner).order_by(

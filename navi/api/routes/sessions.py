@@ -19,6 +19,7 @@ from navi.llm.messages import Message
 from navi.profiles.registry import UnknownProfile
 from navi.sessions import shown
 from navi.sessions.archive import parse_archive, settle_profile
+from navi.sessions.foreign import bring_in, parse_export
 from navi.sessions.models import SessionInfo
 from navi.sessions.store import SessionNotFound
 from navi.sessions.windows import window
@@ -79,6 +80,19 @@ class Ok(BaseModel):
 class Imported(BaseModel):
     session_id: str
     messages: int
+
+
+class ImportedConversation(BaseModel):
+    session_id: str
+    name: str | None
+    messages: int
+
+
+class ImportedExport(BaseModel):
+    """What `POST /sessions/import?from=…` stored: new sessions, and how many were there already."""
+
+    imported: list[ImportedConversation]
+    skipped: int
 
 
 Criterion = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
@@ -243,8 +257,8 @@ async def export_session(session: SessionDep, runtime: RuntimeDep) -> dict[str, 
 @router.post(
     "/import",
     status_code=201,
-    response_model=Imported,
-    summary="Import a session-archive/v1 document",
+    response_model=Imported | ImportedExport,
+    summary="Import a session-archive/v1 document, or a ChatGPT or Claude export (`?from=`)",
     openapi_extra={
         "requestBody": {
             "content": {"application/json": {"schema": {"type": "object", "title": "session-archive/v1"}}},
@@ -253,11 +267,24 @@ async def export_session(session: SessionDep, runtime: RuntimeDep) -> dict[str, 
     },
 )
 async def import_session(
-    request: Request, runtime: RuntimeDep, config: ConfigDep, user: CurrentUser
-) -> Imported:
+    request: Request,
+    runtime: RuntimeDep,
+    config: ConfigDep,
+    user: CurrentUser,
+    origin: Annotated[
+        Literal["chatgpt", "claude"] | None,
+        Query(
+            alias="from",
+            description="The body is the conversations.json of a ChatGPT or Claude export, as JSON or "
+            "as the `file` field of a multipart upload: each conversation becomes a session",
+        ),
+    ] = None,
+) -> Imported | ImportedExport:
     """The body is read whole (at most NAVI_IMPORT_MAX_MB, counted by navi/api/limits.py) and
     parsed, validated and rebuilt on a worker thread: a large archive never stalls other clients."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if origin is not None:
+        return await _import_export(request, kind, origin, runtime, config, user)
     if kind != "application/json" and not kind.endswith("+json"):
         raise BadRequest("send the archive as application/json")
     body = await request.body()
@@ -266,6 +293,37 @@ async def import_session(
     settle_profile(session, runtime.profiles.ids(), runtime.profiles.default_id)
     await runtime.sessions.insert(session)
     return Imported(session_id=session.id, messages=len(session.messages))
+
+
+async def _import_export(
+    request: Request, kind: str, origin: str, runtime: Any, config: Any, user: str
+) -> ImportedExport:
+    if kind == "multipart/form-data":
+        form = await request.form(max_files=1, max_fields=10)
+        try:
+            upload = form.get("file")
+            if upload is None or isinstance(upload, str):
+                raise BadRequest("send the export as the `file` field of the upload")
+            body = await upload.read()
+        finally:
+            await form.close()
+    elif kind == "application/json" or kind.endswith("+json"):
+        body = await request.body()
+    else:
+        raise BadRequest("send the export as application/json or as a multipart upload (`file`)")
+    conversations = await asyncio.to_thread(
+        parse_export, origin, body, max_messages=config.import_max_messages
+    )
+    report = await bring_in(
+        runtime.sessions, conversations, owner=user, profile_id=runtime.profiles.default_id
+    )
+    return ImportedExport(
+        imported=[
+            ImportedConversation(session_id=s.id, name=s.name, messages=len(s.messages))
+            for s in report.imported
+        ],
+        skipped=len(report.skipped),
+    )
 
 
 @router.post(

@@ -57,6 +57,7 @@ def register_builtins(
     `schedules` (where the `schedule` tool keeps reminders) is None only where no runtime runs."""
     from navi.tools.builtin.agents import SpawnAgentTool, SwitchProfileTool
     from navi.tools.builtin.code_exec import CodeExecTool
+    from navi.tools.builtin.conversations import SearchConversationsTool
     from navi.tools.builtin.filesystem import FilesystemTool
     from navi.tools.builtin.http import HttpRequestTool
     from navi.tools.builtin.image import ImageViewTool
@@ -107,6 +108,7 @@ def register_builtins(
         ToolManualTool(registry, config.manuals_dir),
         spawn,
         RecallTool(sessions),
+        SearchConversationsTool(sessions),
     ):
         registry.register(tool, builtin=True)
     if schedules is not None:

@@ -1,0 +1,278 @@
+"""Search across conversations: one contract for the three stores, the migration's backfill, snippets."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from navi.llm.messages import Message
+from navi.sessions.memory_store import InMemorySessionStore
+from navi.sessions.models import Session
+from navi.sessions.search import SearchQuery, snippet, terms
+from navi.sessions.store import SessionStore
+from navi.storage import migrate
+from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.sessions import SqlSessionStore
+
+STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+SQL = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def at(day: int, hour: int = 12) -> datetime:
+    return datetime(2026, 3, day, hour, tzinfo=UTC)
+
+
+def q(text: str, **kw: object) -> SearchQuery:
+    return SearchQuery(terms(text), **kw)  # type: ignore[arg-type]
+
+
+def url_of(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    if kind == "sqlite":
+        return sqlite_url(tmp_path / "navi.db")
+    return postgres_url(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture(params=STORES)
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+    if request.param == "memory":
+        s: SessionStore = InMemorySessionStore()
+    else:
+        s = SqlSessionStore.at(url_of(request.param, tmp_path, request))
+    await s.open()
+    try:
+        yield s
+    finally:
+        await s.aclose()
+
+
+async def test_every_word_must_match_and_the_last_may_start_a_word(store: SessionStore) -> None:
+    s = await store.create("secretary", owner="alice", name="Router trouble")
+    await store.append(
+        s.id,
+        display=[
+            Message.user("My router keeps dropping the wifi connection", created_at=at(1)),
+            Message.assistant("Reboot the router and check the firmware version.", created_at=at(1, 13)),
+            Message.user("Dinner plans for Friday?", created_at=at(2)),
+        ],
+    )
+    hits = await store.search(q("router firm"), owner="alice")
+    assert [h.snippet for h in hits] == ["Reboot the router and check the firmware version."]
+    hit = hits[0]
+    assert (hit.session_id, hit.session_name, hit.profile_id, hit.role) == (
+        s.id,
+        "Router trouble",
+        "secretary",
+        "assistant",
+    )
+    assert hit.created_at == at(1, 13)
+    got = await store.get(s.id)
+    assert got is not None and hit.message_id == got.messages[1].id
+    assert [hit.snippet[a:b] for a, b in hit.highlights] == ["router", "firmware"]
+    # Case and diacritics do not count; a word must be whole unless it is the last one.
+    assert len(await store.search(q("ROUTER"), owner="alice")) == 2
+    assert await store.search(q("rout wifi"), owner="alice") == []
+    assert await store.search(q("dinner fri"), owner="alice") != []
+    assert await store.search(q("nothing like this"), owner="alice") == []
+
+
+async def test_the_closer_match_ranks_first(store: SessionStore) -> None:
+    s = await store.create("secretary", owner="alice")
+    filler = " ".join(f"word{i}" for i in range(60))
+    await store.append(
+        s.id,
+        display=[
+            Message.user(f"{filler} backup {filler}", created_at=at(1)),
+            Message.user("backup backup: the nightly backup failed", created_at=at(2)),
+        ],
+    )
+    hits = await store.search(q("backup"), owner="alice")
+    assert hits[0].snippet == "backup backup: the nightly backup failed"
+    assert hits[1].snippet.startswith("…") and hits[1].snippet.endswith("…")
+    assert [hits[1].snippet[a:b] for a, b in hits[1].highlights] == ["backup"]
+
+
+async def test_a_user_never_finds_another_users_messages(store: SessionStore) -> None:
+    mine = await store.create("secretary", owner="alice")
+    theirs = await store.create("secretary", owner="bob", name="Bob's secrets")
+    await store.append(mine.id, display=[Message.user("the launch code is blue")])
+    await store.append(theirs.id, display=[Message.user("the launch code is 0000")])
+    alice = await store.search(q("launch code"), owner="alice")
+    assert [(h.session_id, h.snippet) for h in alice] == [(mine.id, "the launch code is blue")]
+    bob = await store.search(q("launch code"), owner="bob")
+    assert [(h.session_id, h.snippet) for h in bob] == [(theirs.id, "the launch code is 0000")]
+    assert await store.search(q("launch"), owner="carol") == []
+
+
+async def test_only_what_a_person_reads_is_searched(store: SessionStore) -> None:
+    s = await store.create("secretary", owner="alice")
+    await store.append(
+        s.id,
+        display=[
+            Message.user("zebra in the content", metadata={"text": "giraffe as shown"}),
+            Message.tool("zebra from a tool", tool_call_id="c1", name="web_search"),
+            Message.assistant("[zebra compressed]", is_compression=True),
+            Message.user("zebra summary", is_summary=True),
+            Message.assistant(
+                "zebra error", metadata={"error": {"code": "x", "message": "y"}, "failed_turn": "m"}
+            ),
+            Message.user("zebra image", metadata={"synthetic": "image"}),
+            Message.assistant(None),
+        ],
+    )
+    assert await store.search(q("zebra"), owner="alice") == []
+    assert [h.snippet for h in await store.search(q("giraffe"), owner="alice")] == ["giraffe as shown"]
+
+
+async def test_filters_dates_profile_and_limit(store: SessionStore) -> None:
+    home = await store.create("smart_home", owner="alice")
+    work = await store.create("secretary", owner="alice")
+    await store.append(home.id, display=[Message.user(f"lamp {d}", created_at=at(d)) for d in (1, 2, 3)])
+    await store.append(work.id, display=[Message.user("lamp at work", created_at=at(2))])
+
+    async def found(**kw: object) -> list[str]:
+        return sorted(h.snippet for h in await store.search(q("lamp", **kw), owner="alice"))
+
+    assert await found() == ["lamp 1", "lamp 2", "lamp 3", "lamp at work"]
+    assert await found(since=at(2, 0)) == ["lamp 2", "lamp 3", "lamp at work"]
+    assert await found(until=at(2, 0)) == ["lamp 1"]
+    assert await found(since=at(2, 0), until=at(3, 0)) == ["lamp 2", "lamp at work"]
+    assert await found(profile="smart_home") == ["lamp 1", "lamp 2", "lamp 3"]
+    await store.set_profile(work.id, "smart_home")  # the session's profile now, not then
+    assert await found(profile="smart_home", since=at(2, 0), until=at(3, 0)) == ["lamp 2", "lamp at work"]
+    assert await found(profile="server_admin") == []
+    assert len(await store.search(q("lamp", limit=2), owner="alice")) == 2
+
+
+async def test_deleted_sessions_are_gone_and_imported_ones_found(store: SessionStore) -> None:
+    s = await store.create("secretary", owner="alice")
+    await store.append(s.id, display=[Message.user("ephemeral note")])
+    assert len(await store.search(q("ephemeral"), owner="alice")) == 1
+    await store.delete(s.id, owner="alice")
+    assert await store.search(q("ephemeral"), owner="alice") == []
+    imported = Session(
+        id="11111111-2222-4333-8444-555555555555",
+        owner="alice",
+        profile_id="secretary",
+        name="From an archive",
+        messages=[Message.user("ephemeral again", created_at=at(5))],
+    )
+    await store.insert(imported)
+    hits = await store.search(q("ephemeral"), owner="alice")
+    assert [(h.session_id, h.session_name, h.created_at) for h in hits] == [
+        (imported.id, "From an archive", at(5))
+    ]
+
+
+HOSTILE = [
+    '"',
+    "'",
+    'a" OR "b',
+    "x' & 'y",
+    "NEAR(a b)",
+    "body:secret",
+    "*",
+    "-launch",
+    "^launch",
+    "launch*",
+    "(launch",
+    "launch) OR (",
+    "\\",
+    ":*",
+    "!launch",
+    "launch <-> code",
+    "a" * 5000,
+    " ".join(["launch"] * 400),
+    "\u0000launch",
+    "ünïcödé 日本語 launch",
+    "%_",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+async def test_hostile_queries_are_words_and_never_crash(store: SessionStore, query: str) -> None:
+    s = await store.create("secretary", owner="alice")
+    await store.append(s.id, display=[Message.user("the launch code")])
+    hits = await store.search(q(query), owner="alice")
+    words = terms(query)
+    text = {"the", "launch", "code"}
+    whole = set(words[:-1]) <= text and any(w.startswith(words[-1]) for w in text) if words else False
+    expected = ["the launch code"] if whole else []
+    assert [h.snippet for h in hits] == expected
+
+
+def test_queries_are_letters_and_digits() -> None:
+    assert terms('a" OR "b NEAR(x) body:y *z') == ("a", "or", "b", "near", "x", "body", "y", "z")
+    assert terms("Café CAFE") == ("cafe",)
+    assert len(terms(" ".join(f"w{i}" for i in range(100)))) == 12
+    assert terms("x" * 5000) == ("x" * 64,)
+    assert terms("*** ' \" ") == ()
+    assert q("one two").fts5() == '"one" "two"*'
+    assert q("one two").tsquery() == "'one' & 'two':*"
+    with pytest.raises(ValueError):
+        SearchQuery(("x",), limit=0)
+
+
+def test_snippets_cut_around_the_first_match_at_word_boundaries() -> None:
+    body = " ".join(f"w{i}" for i in range(200)) + "\n\n  needle   in\tthe " + "z " * 300
+    text, marks = snippet(body, q("needle"))
+    assert text.startswith("…w") and text.endswith("…")
+    assert [text[a:b] for a, b in marks] == ["needle"]
+    assert "needle in the" in text  # white space collapsed
+    assert len(text) <= 202
+    short, marks = snippet("Needle", q("need"))
+    assert (short, marks) == ("Needle", [(0, 6)])
+
+
+@pytest.mark.parametrize("kind", SQL)
+async def test_the_migration_indexes_existing_messages(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    db = Database(url_of(kind, tmp_path, request))
+    try:
+        await migrate.upgrade(db, "0013")
+        store = SqlSessionStore(db)
+        s = await store.create("secretary", owner="alice", name="Old")
+        await store.append(
+            s.id,
+            display=[
+                Message.user("an old question about tomatoes", created_at=at(1)),
+                Message.tool("tomatoes from a tool", tool_call_id="c", name="web_search"),
+                Message.assistant("[compressed tomatoes]", is_compression=True),
+            ],
+        )
+        await migrate.upgrade(db)
+        hits = await store.search(q("tomatoes"), owner="alice")
+        assert [(h.session_name, h.snippet, h.created_at) for h in hits] == [
+            ("Old", "an old question about tomatoes", at(1))
+        ]
+        await store.append(s.id, display=[Message.assistant("new tomatoes")])  # the triggers go on
+        assert len(await store.search(q("tomatoes"), owner="alice")) == 2
+    finally:
+        await db.dispose()
+
+
+@pytest.mark.parametrize("kind", SQL)
+async def test_the_newest_matches_are_ranked(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A word in thousands of messages: the best of the newest WINDOW matches, not a scan of all."""
+    from navi.storage import search
+
+    monkeypatch.setattr(search, "WINDOW", 2)
+    store = SqlSessionStore.at(url_of(kind, tmp_path, request))
+    await store.open()
+    try:
+        mine = await store.create("secretary", owner="alice")
+        theirs = await store.create("secretary", owner="bob")
+        await store.append(mine.id, display=[Message.user("kiwi kiwi kiwi", created_at=at(1))])
+        await store.append(mine.id, display=[Message.user(f"a kiwi and {n} other fruit") for n in (2, 3)])
+        await store.append(theirs.id, display=[Message.user("kiwi") for _ in range(3)])  # not alice's window
+        hits = await store.search(q("kiwi"), owner="alice")
+        assert sorted(h.snippet for h in hits) == ["a kiwi and 2 other fruit", "a kiwi and 3 other fruit"]
+        monkeypatch.setattr(search, "WINDOW", 500)
+        assert (await store.search(q("kiwi"), owner="alice"))[0].snippet == "kiwi kiwi kiwi"
+    finally:
+        await store.aclose()

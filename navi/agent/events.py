@@ -8,11 +8,11 @@ forwards them.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field, TypeAdapter
-
-from navi.protocol import (
+from navi.protocol.server import (
+    EVENT_ADAPTER,
+    AgentEvent,
     ApprovalRequired,
     ApprovalResolved,
     ContextCompressed,
@@ -58,28 +58,6 @@ __all__ = [
     "TurnUsage",
     "parse_event",
 ]
-
-AgentEvent = Annotated[
-    ThinkingDelta
-    | ThinkingEnd
-    | TurnThinking
-    | PlanReady
-    | ToolStarted
-    | ToolEvent
-    | ApprovalRequired
-    | ApprovalResolved
-    | TextDelta
-    | StreamEnd
-    | StreamStopped
-    | ContextCompressed
-    | ProfileSwitched
-    | Status
-    | Notice
-    | ErrorEvent,
-    Field(discriminator="type"),
-]
-
-EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
 
 
 def parse_event(frame: dict[str, Any]) -> AgentEvent:

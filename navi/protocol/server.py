@@ -284,9 +284,9 @@ class ScheduleRunChanged(_ServerFrame):
     tool: str | MISSING | None = MISSING
 
 
-ServerFrame = Annotated[
-    StreamStart
-    | ThinkingDelta
+# What the agent emits during a turn: every server frame but the run's start and the feed's news.
+AGENT_EVENTS = (
+    ThinkingDelta
     | ThinkingEnd
     | TurnThinking
     | PlanReady
@@ -302,9 +302,11 @@ ServerFrame = Annotated[
     | Status
     | Notice
     | ErrorEvent
-    | SessionUpdated
-    | ScheduleRunChanged,
-    Field(discriminator="type"),
+)
+AgentEvent = Annotated[AGENT_EVENTS, Field(discriminator="type")]
+EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+ServerFrame = Annotated[
+    StreamStart | AGENT_EVENTS | SessionUpdated | ScheduleRunChanged, Field(discriminator="type")
 ]
 SERVER_ADAPTER: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
 

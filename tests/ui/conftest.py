@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 from navi.testing.fake_server import FakeModelServer
 from tests.server_helpers import LiveNavi, live_navi
-from tests.ui.browser import CHROMIUM, CHROMIUM_ARGS, open_context
+from tests.ui.browser import CHROMIUM, CHROMIUM_ARGS, PHONE, Watched, open_context
 
 
 @pytest.fixture(scope="session")
@@ -42,3 +42,12 @@ def page(browser: Browser, navi: LiveNavi) -> Iterator[Page]:
     context.close()
     assert watched.foreign == [], f"the page contacted other hosts: {watched.foreign}"
     assert watched.errors == [], f"the page threw: {watched.errors}"
+
+
+@pytest.fixture
+def phone(browser: Browser, navi: LiveNavi) -> Iterator[tuple[BrowserContext, Watched]]:
+    """A phone's browser (390×844, touch) on the live Navi; the test opens its pages."""
+    context, watched = open_context(browser, navi, viewport=PHONE, is_mobile=True, has_touch=True)
+    yield context, watched
+    context.close()
+    assert watched.errors == [] and watched.foreign == []

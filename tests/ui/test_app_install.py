@@ -4,11 +4,10 @@ approval is answered by touch with the list's drawer over the chat."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect
+from playwright.sync_api import BrowserContext, Page, Playwright, expect
 
 from navi.api.security import COOKIE
 from navi.testing.fake_server import FakeModelServer
@@ -20,7 +19,6 @@ from tests.ui.browser import (
     PHONE,
     Watched,
     open_app,
-    open_context,
     send,
     wait_idle,
     wait_ready,
@@ -82,14 +80,6 @@ def test_the_page_opens_without_navi_and_says_so(page: Page, navi: LiveNavi) -> 
     expect(light).to_have_attribute("data-state", "offline")
     expect(light).to_contain_text("Navi unreachable")
     expect(page.locator("#input")).to_be_visible()
-
-
-@pytest.fixture
-def phone(browser: Browser, navi: LiveNavi) -> Iterator[tuple[BrowserContext, Watched]]:
-    context, watched = open_context(browser, navi, viewport=PHONE, is_mobile=True, has_touch=True)
-    yield context, watched
-    context.close()
-    assert watched.errors == [] and watched.foreign == []
 
 
 def on_screen(page: Page, selector: str) -> dict[str, float]:

@@ -5,15 +5,13 @@ the list closes the list under it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.server_helpers import LiveNavi, use_script
-from tests.ui.browser import PHONE, Watched, open_app, open_context, send, wait_idle, wait_ready
+from tests.ui.browser import PHONE, Watched, open_app, send, wait_idle, wait_ready
 
 pytestmark = pytest.mark.browser
 
@@ -33,14 +31,6 @@ SIDEWAYS = """(width) => {
 def no_sideways_scroll(page: Page, where: str) -> None:
     seen = page.evaluate(SIDEWAYS, PHONE["width"])
     assert seen["page"] <= PHONE["width"] and seen["elements"] == [], (where, seen)
-
-
-@pytest.fixture
-def phone(browser: Browser, navi: LiveNavi) -> Iterator[tuple[BrowserContext, Watched]]:
-    context, watched = open_context(browser, navi, viewport=PHONE, is_mobile=True, has_touch=True)
-    yield context, watched
-    context.close()
-    assert watched.errors == [] and watched.foreign == []
 
 
 LONG = "Planning the summer trip to the mountains and the sea with the whole family"

@@ -35,7 +35,9 @@ app = typer.Typer(
 )
 
 
-QUIET_AT_START = ("alembic.runtime.migration", "navi.compose.runtime", "navi.tools.host.client")
+# What a one-shot command's runtime says at INFO (migrations, the sandbox, the user tools loaded,
+# memory's decisions) is news for a server's log and noise around a command's answer.
+QUIET = ("alembic.runtime.migration", "navi")
 
 
 def with_runtime(work: Callable[[Any], Awaitable[T]], *, writes: bool = False) -> T:
@@ -47,24 +49,23 @@ def with_runtime(work: Callable[[Any], Awaitable[T]], *, writes: bool = False) -
     from navi.compose import SetupError, build_runtime
 
     settings = settings_or_exit()
-    # What starting the runtime says at INFO (migrations, the sandbox, the user tools loaded) is
-    # news for a server's log, noise before a list; LOG_LEVEL=DEBUG still shows it.
+    # Only warnings and errors while the command runs; LOG_LEVEL=DEBUG still shows everything.
     quiet = logging.getLogger().getEffectiveLevel() > logging.DEBUG
-    levels = {name: logging.getLogger(name).level for name in QUIET_AT_START}
+    levels = {name: logging.getLogger(name).level for name in QUIET}
 
     async def run() -> T:
         if quiet:
-            for name in QUIET_AT_START:
+            for name in QUIET:
                 logging.getLogger(name).setLevel(logging.WARNING)
         try:
             runtime = await build_runtime(settings, create_database=writes, seed_tools=False, start_mcp=False)
+            try:
+                return await work(runtime)
+            finally:
+                await runtime.aclose()
         finally:  # the rest of the process (tests run commands in-process) logs as before
             for name, level in levels.items():
                 logging.getLogger(name).setLevel(level)
-        try:
-            return await work(runtime)
-        finally:
-            await runtime.aclose()
 
     try:
         return asyncio.run(run())

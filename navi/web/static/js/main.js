@@ -604,11 +604,6 @@ async function start() {
   }
   await sidebar.refresh();
   light.start();
-// The page as an app: a service worker keeps its shell, so it opens (and says Navi is not
-// reachable) when Navi is not running, and Chromium offers to install it.
-if ("serviceWorker" in navigator) {
-  navigator.serviceWorker.register("/sw.js").catch(() => { /* an old browser or a private window: the page works without */ });
-}
   $("composer").hidden = false;
   composer.setRunning(false);
   await route();

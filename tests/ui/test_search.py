@@ -32,12 +32,13 @@ def test_a_word_from_an_older_message_opens_its_session_there(
     page: Page, navi: LiveNavi, fake_server: FakeModelServer
 ) -> None:
     script = use_script(fake_server)
-    script.turn("Near the north hangar.", *[FILLER] * 4, "A lemon cake it is.", "Zest the lemon first.")
+    script.turn(FILLER, FILLER, "Near the north hangar.", FILLER, FILLER)
+    script.turn("A lemon cake it is.", "Zest the lemon first.")
     alpha, alpha_messages = talk(
-        navi, "Alpha", ["Where did we park the zeppelin?", "More", "More", "More", "More"]
+        navi, "Alpha", ["Hello", "More", "Where did we park the zeppelin?", "More", "More"]
     )
     bravo, bravo_messages = talk(navi, "Bravo", ["Bake a cake", "And the lemon?"])
-    older = alpha_messages[0]
+    older = alpha_messages[4]  # in the middle: neither the top nor the end of the conversation shows it
     assert older["role"] == "user" and "zeppelin" in older["content"]
 
     open_app(page, f"/#/s/{bravo}")
@@ -65,7 +66,8 @@ def test_a_word_from_an_older_message_opens_its_session_there(
     expect(target).to_contain_text("Where did we park the zeppelin?")
     expect(target).to_have_class(re.compile(r"\bsearch-target\b"))
     expect(target).to_be_in_viewport()
-    expect(page.locator(f'#messages [data-message-id="{alpha_messages[-1]["id"]}"]')).not_to_be_in_viewport()
+    for far in (alpha_messages[0], alpha_messages[-1]):
+        expect(page.locator(f'#messages [data-message-id="{far["id"]}"]')).not_to_be_in_viewport()
     expect(target).not_to_have_class(re.compile(r"\bsearch-target\b"), timeout=8000)  # for a moment only
 
     # Up and Down go through the hits (three in Bravo), Enter opens the one with the focus.

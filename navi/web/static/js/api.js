@@ -68,6 +68,7 @@ export const api = {
     form.append("file", file, file.name);
     return request("POST", `/sessions/${id}/files`, form);
   },
+  search: (q, limit = 20) => request("GET", `/search?q=${encodeURIComponent(q)}&limit=${limit}`),
   facts: () => request("GET", "/memory/facts"),
   summary: () => request("GET", "/memory/summary"),
   modelStatus: () => request("GET", "/models/status"),

@@ -8,6 +8,7 @@ import { icon } from "/static/js/icons.js";
 import { Steps } from "/static/js/steps.js";
 
 const SPAWN = "spawn_agent";
+const REVEAL_MS = 4000; // how long a message opened from a search hit stays marked
 // Navi appends uploaded files' paths to the user's text for the model; the page shows them as chips.
 const FILES_SUFFIX = /\n\n\[Uploaded files on disk:\n[\s\S]*\]$/;
 
@@ -238,7 +239,9 @@ function announcedUserMessage({ content = "", files = [], images = 0 }) {
 function storedUserMessage(m) {
   const files = m.metadata?.files || [];
   const text = files.length ? (m.content || "").replace(FILES_SUFFIX, "") : m.content || "";
-  return userMessage(text, m.images || [], files);
+  const node = userMessage(text, m.images || [], files);
+  if (m.id) node.dataset.messageId = m.id; // a search hit scrolls to it
+  return node;
 }
 
 // How a stored tool result ended (its metadata: `status`, and `declined` when a question was answered no).
@@ -343,6 +346,23 @@ export class Conversation {
     return this.append(compressionNotice(before, after));
   }
 
+  // Scroll the stored message `id` into view and mark it for a moment (a search hit was opened).
+  // Returns whether it is shown. Following the end stops, so the view stays on it.
+  reveal(id) {
+    const node = [...this.container.querySelectorAll("[data-message-id]")].find((n) => n.dataset.messageId === id);
+    if (!node) return false;
+    const target = node.getClientRects().length ? node : node.closest(".msg") || node; // folded in the steps: its turn
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    this.stick = false;
+    target.scrollIntoView({ block: "center" });
+    for (const old of this.container.querySelectorAll(".search-target")) old.classList.remove("search-target");
+    target.classList.add("search-target");
+    clearTimeout(this.revealTimer);
+    this.revealTimer = setTimeout(() => target.classList.remove("search-target"), REVEAL_MS);
+    return true;
+  }
+
   // Stored display history → blocks. Assistant messages and tool results between two user messages
   // form one turn; tool results fill the cards of the calls they answer. A turn's time is from its
   // user message to its last message.
@@ -388,6 +408,8 @@ export class Conversation {
         const t = ensureTurn();
         if (m.thinking) t.turnThinking(m.thinking, false);
         if (m.content) t.setText(m.content);
+        const shown = m.content ? t.texts.at(-1).node : t.node; // where a search hit scrolls to
+        if (m.id && !shown.dataset.messageId) shown.dataset.messageId = m.id;
         for (const call of m.tool_calls || []) t.toolStarted(call.name, call.arguments, call.id, false);
         if (m.stopped) t.markStopped();
       } else if (m.role === "tool") {

@@ -33,6 +33,7 @@ const state = {
   replayFrom: 0, // when that run's message was stored (the replayed turn's start)
   retrying: false, // Retry was pressed: the next stream_start is that retry
   opening: 0, // which openSession call is the latest (an older one finishing late must not win)
+  reveal: null, // {session, message}: a search hit opened, its message is shown once its session is
   creating: null, // the session being created for a first message or upload
   waiting: null, // the nodes drawn for a message sent, until its turn starts
   queued: null, // a message waiting for Navi to be reachable (a token: Stop or a switch voids it)
@@ -45,6 +46,7 @@ const sidebar = new Sidebar({
   list: $("sessions"),
   search: $("session-search"),
   onOpen: (id) => navigate(id),
+  onOpenHit: openHit,
   onDeleted: (id) => { if (state.session?.id === id) navigate(null); },
   onRenamed: (updated) => { if (state.session?.id === updated.id) setHeader({ ...state.session, ...updated }); },
 });
@@ -133,6 +135,24 @@ function navigate(id) {
   else route();
 }
 
+// A message found by the search box: open its session (unless it is open) at that message.
+function openHit(hit) {
+  state.reveal = { session: hit.session_id, message: hit.message_id };
+  if (state.session?.id === hit.session_id) {
+    closeDrawer();
+    revealPending();
+  } else {
+    navigate(hit.session_id);
+  }
+}
+
+function revealPending() {
+  if (!state.reveal || state.reveal.session !== state.session?.id) return;
+  const { message } = state.reveal;
+  state.reveal = null;
+  if (!conversation.reveal(message)) toast("That message is not shown here any more.", "info");
+}
+
 function currentRouteId() {
   const match = location.hash.match(/^#\/s\/([\w-]+)$/);
   return match ? match[1] : null;
@@ -190,6 +210,7 @@ function scheduleEvent(event) {
 }
 
 async function openSession(id, { fresh = false } = {}) {
+  if (state.reveal && state.reveal.session !== id) state.reveal = null; // a hit elsewhere was given up
   if (!fresh) state.queued = null; // another conversation: a message waiting to go out stays in the box
   closeSession();
   if (!fresh) composer.dropUploads(); // uploaded files belong to the session they were sent to
@@ -238,6 +259,7 @@ async function openSession(id, { fresh = false } = {}) {
   watch.setSocketOpen(true); // it carries the user's schedule_run frames
   readIfShown();
   if (!fresh) closeDrawer();
+  revealPending();
 }
 
 // After (re)connecting, a run we believed was going may have ended unseen: then reload the history.

@@ -1,13 +1,15 @@
 // The session list: pinned first, then grouped by when each was last active (Today, Yesterday,
-// Previous 7 days, Previous 30 days, then by month), filtered by the search box. Each row opens its
-// session; its "⋯" button opens a small menu: pin, rename (in place), export, delete (asked first in
-// a dialog of the page, never the browser's prompt or confirm).
+// Previous 7 days, Previous 30 days, then by month), filtered by the search box, which also finds
+// messages (search.js: a "Messages" group under the title matches). Each row opens its session; its
+// "⋯" button opens a small menu: pin, rename (in place), export, delete (asked first in a dialog of
+// the page, never the browser's prompt or confirm). Up and Down move between the rows and the hits.
 
 import { api } from "/static/js/api.js";
 import { confirmDialog } from "/static/js/confirm.js";
 import { el, relativeTime, toast } from "/static/js/dom.js";
 import { icon } from "/static/js/icons.js";
 import { RowMenu } from "/static/js/rowmenu.js";
+import { MessageSearch } from "/static/js/search.js";
 
 export function sessionTitle(session) {
   return session?.name || "New conversation";
@@ -43,10 +45,11 @@ export function dateGroup(iso, now = Date.now()) {
 }
 
 export class Sidebar {
-  constructor({ list, search, onOpen, onDeleted, onRenamed }) {
+  constructor({ list, search, onOpen, onOpenHit, onDeleted, onRenamed }) {
     this.list = list;
     this.search = search;
     this.onOpen = onOpen;
+    this.messages = new MessageSearch({ onChange: () => this.render(), onOpen: (hit) => onOpenHit(hit) });
     this.onDeleted = onDeleted;
     this.onRenamed = onRenamed;
     this.sessions = [];
@@ -54,16 +57,48 @@ export class Sidebar {
     this.currentId = null;
     this.renaming = null; // the id of the session whose name is being edited
     this.menu = new RowMenu();
-    search.addEventListener("input", () => this.render());
+    search.addEventListener("input", () => {
+      this.messages.update(search.value);
+      this.render();
+    });
     search.addEventListener("keydown", (event) => {
       if (event.key === "Escape" && search.value) {
         event.stopPropagation();
-        search.value = "";
-        this.render();
+        this.clearSearch();
       } else if (event.key === "Enter") {
-        this.list.querySelector(".session-open")?.click(); // the first match
+        this.targets()[0]?.click(); // the first match: a title, else a message
+      } else if (event.key === "ArrowDown") {
+        event.preventDefault();
+        this.targets()[0]?.focus();
       }
     });
+    list.addEventListener("keydown", (event) => this.move(event));
+  }
+
+  clearSearch() {
+    this.search.value = "";
+    this.messages.update("");
+    this.render();
+  }
+
+  // What Up and Down go through: the rows' buttons, then the message hits.
+  targets() {
+    return [...this.list.querySelectorAll("button.session-open, button.hit-open")];
+  }
+
+  move(event) {
+    const targets = this.targets();
+    const at = targets.indexOf(event.target);
+    if (at < 0) return;
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      const next = at + (event.key === "ArrowDown" ? 1 : -1);
+      if (next < 0) this.search.focus();
+      else targets[Math.min(next, targets.length - 1)].focus();
+    } else if (event.key === "Escape" && this.search.value) {
+      event.stopPropagation();
+      this.search.focus(); // back to the box; a second Escape clears it
+    }
   }
 
   setProfiles(profiles) {
@@ -155,6 +190,7 @@ export class Sidebar {
   render() {
     if (this.renaming && this.list.querySelector(".rename-input")) return; // not under the user's typing
     const focused = document.activeElement?.closest?.("li.session")?.dataset.id;
+    const focusedHit = document.activeElement?.closest?.("li.search-hit")?.dataset.message;
     const groups = [];
     for (const session of this.sessions.filter((s) => this.matches(s))) {
       const label = session.pinned ? "Pinned" : dateGroup(session.last_active);
@@ -167,11 +203,13 @@ export class Sidebar {
         el("h2", { class: "group-label", id, text: label }),
         el("ul", { class: "session-rows" }, sessions.map((s) => this.item(s))));
     });
-    const empty = this.sessions.length && !groups.length
+    const hits = this.messages.section();
+    const empty = this.sessions.length && !groups.length && !hits
       ? el("p", { class: "no-match", text: "No conversation matches." }) : null;
-    this.list.replaceChildren(...sections, ...(empty ? [empty] : []));
+    this.list.replaceChildren(...sections, ...(empty ? [empty] : []), ...(hits ? [hits] : []));
     this.select(this.currentId);
     if (focused) this.list.querySelector(`li.session[data-id="${CSS.escape(focused)}"] .session-open`)?.focus();
+    if (focusedHit) this.list.querySelector(`li.search-hit[data-message="${CSS.escape(focusedHit)}"] .hit-open`)?.focus();
   }
 
   item(session) {

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from navi.testing.agent_script import PLAN_MARK
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.helpers.terminal import NAVI, CuttableProxy, Terminal, chat_env
@@ -87,7 +88,9 @@ def test_a_conversation_in_the_terminal(tmp_path: Path, fake_server: FakeModelSe
             term.close()
 
         asked = script.of_kind("turn")[0].last_user_text
-        assert asked == "Make me a checklist\nof two items"
+        # The user's two lines as typed, then the turn's plan as a note after them.
+        words, plan = asked.split(PLAN_MARK)
+        assert words == "Make me a checklist\nof two items\n\n" and "1. Make a checklist" in plan
         history_file = tmp_path / "state" / "navi" / "chat_history"
         history = history_file.read_text()
         assert "+Make me a checklist\n+of two items" in history and "+Run the command" in history

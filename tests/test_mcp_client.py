@@ -73,9 +73,11 @@ async def test_time_server_over_stdio_through_the_agent_loop(
     [result] = tool_calls(frames)
     assert result["success"], result
     assert json.loads(result["result"])["timezone"] == "Asia/Tokyo"
-    # The model was offered the tool with the server's schema, and saw the server's answer.
-    offered = set(fake_server.requests[0].tools)
-    assert {"time__get_current_time", "time__convert_time"} <= offered
+    # The model was told of the server's tools (listed one line each with the server's own
+    # description, to load or call: navi/agent/disclosure.py), called one, and saw its answer.
+    listing = fake_server.requests[0].system_text
+    assert "\n- time__get_current_time: Get current time in a specific timezone" in listing
+    assert "\n- time__convert_time: Convert time between timezones" in listing
     seen = fake_server.requests[1].messages[-1]
     assert seen.role == "tool" and '"timezone": "Asia/Tokyo"' in (seen.content or "")
 
@@ -201,7 +203,9 @@ async def test_tools_list_changed_refreshes_the_registry(
             frames = await turn(navi, sid, "use it")
     [result] = tool_calls(frames)
     assert result["success"] and result["result"] == "extra says hi"
-    assert "web__extra" in fake_server.requests[-2].tools
+    # The model was told of the new tool (listed one line each, the session's tools disclosed
+    # progressively: navi/agent/disclosure.py), called it, and got its answer.
+    assert "\n- web__extra: Echo a word." in fake_server.requests[-2].system_text
 
 
 async def test_killed_stdio_server_fails_the_call_then_restarts(

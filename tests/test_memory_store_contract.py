@@ -312,7 +312,7 @@ async def test_facts_written_before_0014_survive_it(
     )
     at = datetime(2026, 1, 2, 10, tzinfo=UTC)
     await db.write(lambda conn: conn.execute(old, {"at": at}))
-    await migrate.upgrade(db)
+    await migrate.upgrade(db, "0014")
     assert await migrate.current_revision(db) == "0014"
     store = SqlMemoryStore(db)
     try:

@@ -70,6 +70,13 @@ async def turn_stopping(
     """Send a message, press stop when a frame matches `when`; the latency to `stream_stopped`."""
     frames: list[dict[str, Any]] = []
     stopped_at = None
+    # A socket opened while the previous run is still finishing (its post-turn writes) follows and
+    # replays that run first; wait until it is over, so every frame read here is this turn's.
+    async with httpx.AsyncClient(base_url=real.navi.url, headers=real.navi.auth) as http:
+        for _ in range(600):
+            if not (await http.get(f"/sessions/{sid}")).json()["active"]:
+                break
+            await asyncio.sleep(0.1)
     async with real.navi.socket(sid) as ws:
         await ws.send(json.dumps({"type": "message", "content": text}))
         while True:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -94,14 +95,19 @@ def live_navi(tmp_path: Path, fake: FakeModelServer, **overrides: Any) -> Iterat
 
 
 async def frames_until(
-    ws: ClientConnection, *types: str, limit: int = 2000, updates: bool = False
+    ws: ClientConnection, *types: str, limit: int = 2000, updates: bool = False, within: float = 60.0
 ) -> list[dict[str, Any]]:
     """Receive frames until one of `types` arrives (inclusive). `session_updated` frames (which
     belong to no run and arrive whenever naming finishes) are left out unless asked for
     (`updates=True`, or waiting for one)."""
     got: list[dict[str, Any]] = []
     for _ in range(limit):
-        frame = json.loads(await ws.recv())
+        try:
+            frame = json.loads(await asyncio.wait_for(ws.recv(), within))
+        except TimeoutError:
+            raise AssertionError(
+                f"no {types} within {within} s: {[f['type'] for f in got][-20:]} {got[-1:]}"
+            ) from None
         if frame["type"] == "session_updated" and not updates and "session_updated" not in types:
             continue
         got.append(frame)

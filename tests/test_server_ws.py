@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from navi.agent.engine import Agent
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.server_helpers import frames_until, kinds, live_navi, use_script
@@ -248,6 +249,38 @@ async def test_stop_mid_stream_keeps_the_socket(tmp_path: Path, fake_server: Fak
             messages = http.get(f"/sessions/{sid}").json()["messages"]
         partial = messages[1]
         assert partial["stopped"] is True and partial["content"].startswith("word")
+
+
+async def test_a_message_right_after_a_stop_waits_for_the_stopped_turn(
+    tmp_path: Path, fake_server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stopped turn still writes after its `stream_stopped` (here slowed to 1.5 s): a message
+    sent at once is not refused as busy, it is answered once that turn is done."""
+    original = Agent._mark_unanswered
+
+    async def slow(self: Agent, session_id: str) -> None:
+        await asyncio.sleep(1.5)
+        await original(self, session_id)
+
+    monkeypatch.setattr(Agent, "_mark_unanswered", slow)
+    script = use_script(fake_server)
+    script.turn(Reply(text="word " * 300, chunk_chars=5, delay=0.03), "Answered after the stop.")
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "ramble"}))
+            await frames_until(ws, "stream_delta")
+            with navi.client() as http:
+                assert http.post(f"/sessions/{sid}/stop").json()["ok"] is True
+            await frames_until(ws, "stream_stopped")
+            await ws.send(json.dumps({"type": "message", "content": "next"}))
+            after = await frames_until(ws, "stream_end", "error")
+            assert after[-1]["type"] == "stream_end", after[-1]
+            assert after[-1]["content"] == "Answered after the stop."
+        with navi.client() as http:
+            messages = http.get(f"/sessions/{sid}").json()["messages"]
+        assert [m["content"] for m in messages if m["role"] == "user"] == ["ramble", "next"]
+        assert messages[1]["stopped"] is True
 
 
 async def test_a_run_goes_on_when_every_client_leaves(tmp_path: Path, fake_server: FakeModelServer) -> None:

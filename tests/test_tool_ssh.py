@@ -22,6 +22,7 @@ import pytest
 
 from navi import runctx
 from navi.runctx import RunContext
+from navi.tools.builtin import ssh as ssh_tool
 from navi.tools.builtin.ssh import MAX_STDOUT_CHARS, SshExecTool
 from navi.tools.builtin.ssh_hosts import SshHost, load_host
 from navi.tools.builtin.ssh_pool import SshPool, describe_connect_error
@@ -736,10 +737,29 @@ async def test_a_dead_connection_that_looks_alive_is_replaced_once(
     assert env.state.opened == 2
 
 
-async def test_connection_lost_mid_command(tool: SshExecTool, env: Env) -> None:
+async def test_connection_lost_mid_command(
+    tool: SshExecTool, env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    received = asyncio.Event()  # "started" has reached Navi (sent is not enough: CI lost that race)
+
+    class Watched(ssh_tool._Capped):
+        async def pump(self, stream: asyncssh.SSHReader[str]) -> None:
+            read = stream.read
+
+            async def watched(n: int = -1) -> str:
+                chunk = await read(n)
+                if "started" in chunk:
+                    received.set()
+                return chunk
+
+            monkeypatch.setattr(stream, "read", watched)
+            await super().pump(stream)
+
+    monkeypatch.setattr(ssh_tool, "_Capped", Watched)
     with runctx.using(RunContext(session_id="s1")):
         task = asyncio.create_task(tool.execute({"host": "box", "command": "echo started; sleep 30"}))
-    await wait_for(lambda: env.state.sleeping == ["echo started; sleep 30"])  # "started" is on its way
+    await wait_for(lambda: env.state.sleeping == ["echo started; sleep 30"])
+    await asyncio.wait_for(received.wait(), 10)
     env.state.conns[0].close()
     result = await asyncio.wait_for(task, 5)
     assert not result.success

@@ -23,7 +23,7 @@ import structlog
 
 from navi.agent.approvals import Decision
 from navi.agent.engine import Agent
-from navi.agent.events import ErrorEvent, StreamEnd
+from navi.agent.events import ErrorEvent, StreamEnd, StreamStopped
 from navi.agent.gate import ApprovalNotFound
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, new_id
@@ -404,9 +404,11 @@ class RunManager:
                 frame = event.frame()
                 if isinstance(event, StreamEnd) or (isinstance(event, ErrorEvent) and run.result is None):
                     run.result = frame
+                over = isinstance(event, StreamEnd | StreamStopped)
+                if over:  # for the user: a new message stops what is left (post-turn work, a
+                    run.answered = True  # stopped turn's last writes) and starts once it is done
                 run.publish(frame)
-                if isinstance(event, StreamEnd):
-                    run.answered = True
+                if over:
                     self._background(self._answered(run))  # the turn goes on meanwhile
                 if run.result is not None:
                     run.settled.set()

@@ -121,3 +121,25 @@ async def test_a_facts_source_is_the_message_that_said_it(sessions: SessionStore
     assert await fact_source(sessions, fact.model_copy(update={"session_id": None}), owner="local") is None
     unsaid = await fact_source(sessions, fact.model_copy(update={"value": "Lisbon"}), owner="local")
     assert unsaid is not None and unsaid.message_id is None and unsaid.session_id == session.id
+
+
+async def test_the_store_gives_each_sessions_newest_summary(sessions: SessionStore) -> None:
+    older, _ = compressed("Older", "one", "- the first summary")
+    older.context.append(Message.user("[Summary of the earlier conversation]\n- the second", is_summary=True))
+    older.last_active = datetime(2026, 3, 10, tzinfo=UTC)
+    newer, _ = compressed("Newer", "two", "- the newer session's summary")
+    newer.last_active = datetime(2026, 3, 11, tzinfo=UTC)
+    # A message that only talks about the flag is no summary; another user's summary is not theirs.
+    lookalike = Session(
+        id=new_session_id(), profile_id="general", context=[Message.user('{"is_summary":true} is JSON')]
+    )
+    theirs, _ = compressed("Theirs", "three", "- bob's", owner="bob")
+    for session in (older, newer, lookalike, theirs):
+        await sessions.insert(session)
+    got = await sessions.summaries(owner="local", limit=10)
+    assert [(info.name, (msg.content or "").split("\n")[-1]) for info, msg in got] == [
+        ("Newer", "- the newer session's summary"),
+        ("Older", "- the second"),
+    ]
+    assert [info.name for info, _ in await sessions.summaries(owner="local", limit=1)] == ["Newer"]
+    assert [info.name for info, _ in await sessions.summaries(owner="bob", limit=10)] == ["Theirs"]

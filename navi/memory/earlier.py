@@ -54,7 +54,7 @@ class SessionRecollection:
 
     session_id: str
     session_name: str | None
-    message_id: str
+    message_id: str  # "" when the session has neither a matching message nor a compression marker
     day: datetime
     snippet: str
     score: float
@@ -62,10 +62,10 @@ class SessionRecollection:
     def line(self) -> str:
         name = self.session_name or "an unnamed conversation"
         when = f"{self.day.day} {self.day:%B %Y}"
-        return (
-            f"- in the session '{name}' on {when} you said: {self.snippet} "
-            f"(session {self.session_id}, message {self.message_id}; recall key msg_{self.message_id})"
-        )
+        link = f"session {self.session_id}"
+        if self.message_id:
+            link += f", message {self.message_id}; recall key msg_{self.message_id}"
+        return f"- in the session '{name}' on {when} you said: {self.snippet} ({link})"
 
 
 def _query_terms(query: str) -> set[str]:
@@ -127,30 +127,22 @@ async def search_summaries(
     wanted = _query_terms(query)
     if not wanted:
         return []
-    scored: list[tuple[float, str, str]] = []
-    for info in (await sessions.list(owner=owner))[:MAX_SESSIONS]:
+    scored: list[tuple[float, str, str, datetime]] = []
+    for info, summary in await sessions.summaries(owner=owner, limit=MAX_SESSIONS):
         if info.id == exclude:
-            continue
-        session = await sessions.get(info.id, owner=owner, display=False)
-        summary = session.summary_message if session else None
-        if summary is None:
             continue
         text = _summary_text(summary)
         found = _score(text, wanted)
         if found > 0:
-            scored.append((found, info.id, text))
+            scored.append((found, info.id, text, summary.created_at))
     scored.sort(key=lambda s: -s[0])
     hits: list[SessionRecollection] = []
-    for found, session_id, text in scored[:limit]:
+    for found, session_id, text, summarised in scored[:limit]:
         session = await sessions.get(session_id, owner=owner)
         if session is None:  # deleted meanwhile
             continue
         anchor = _anchor(session, wanted)
-        summary = session.summary_message
-        if anchor is not None:
-            day = anchor.created_at
-        else:
-            day = summary.created_at if summary is not None else session.created_at
+        day = anchor.created_at if anchor is not None else summarised
         hits.append(
             SessionRecollection(
                 session_id=session.id,

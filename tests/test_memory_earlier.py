@@ -88,8 +88,21 @@ async def test_memory_search_finds_what_only_an_earlier_summary_holds(sessions: 
         assert f"session {session.id}, message {spoken.id}" in found.output
         assert theirs.id not in found.output
         # The link's key reads the message itself.
-        recalled = await RecallTool(sessions).execute({"key": f"msg_{spoken.id}"})
+        recall = RecallTool(sessions)
+        recalled = await recall.execute({"key": f"msg_{spoken.id}"})
         assert recalled.success and "book the table at Cantinho do Avillez" in recalled.output
+        # And the whole summary, under the session's key.
+        assert f"recall key session_{session.id}" in found.output
+        whole = await recall.execute({"key": f"session_{session.id}"})
+        assert whole.success
+        assert (
+            "In the session 'Trip to Porto' (3 March 2026 to 9 March 2026), what was said, summarised:\n"
+            in (whole.output)
+        )
+        assert "- The user travels to Porto on Friday." in whole.output
+        assert "[Summary of" not in whole.output
+        for key in (f"session_{theirs.id}", f"session_{current.id}", "session_not-an-id"):
+            assert not (await recall.execute({"key": key})).success, key  # bob's; never compressed; no id
         nothing = await tool.execute({"query": "bicycle"})
         assert "Nothing remembered" in nothing.output
     # The session a run works in is not an "earlier" one.

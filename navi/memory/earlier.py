@@ -65,6 +65,7 @@ class SessionRecollection:
         link = f"session {self.session_id}"
         if self.message_id:
             link += f", message {self.message_id}; recall key msg_{self.message_id}"
+        link += f"; the whole summary: recall key {summary_key(self.session_id)}"
         return f"- in the session '{name}' on {when} you said: {self.snippet} ({link})"
 
 
@@ -154,6 +155,27 @@ async def search_summaries(
             )
         )
     return hits
+
+
+SESSION_KEY = "session_"  # a recall key naming a session's summary: `session_<session id>`
+
+
+def summary_key(session_id: str) -> str:
+    return f"{SESSION_KEY}{session_id}"
+
+
+def recollection(session: Session) -> str | None:
+    """A session's newest summary introduced by its name and dates, as `recall` reads it by
+    `summary_key`; None when the session was never compressed."""
+    summary = session.summary_message
+    if summary is None:
+        return None
+    name = session.name or "an unnamed conversation"
+    start, end = session.created_at, summary.created_at
+    when = f"{start.day} {start:%B %Y}"
+    if end.date() != start.date():
+        when += f" to {end.day} {end:%B %Y}"
+    return f"In the session '{name}' ({when}), what was said, summarised:\n{_summary_text(summary)}"
 
 
 async def fact_source(sessions: SessionStore, fact: Fact, *, owner: str) -> FactSource | None:

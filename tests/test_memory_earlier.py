@@ -156,3 +156,39 @@ async def test_the_store_gives_each_sessions_newest_summary(sessions: SessionSto
     ]
     assert [info.name for info, _ in await sessions.summaries(owner="local", limit=1)] == ["Newer"]
     assert [info.name for info, _ in await sessions.summaries(owner="bob", limit=10)] == ["Theirs"]
+
+
+async def test_through_the_agent_a_new_session_finds_what_a_compressed_one_said(tmp_path: Path) -> None:
+    """The runtime's memory_search reads its session store: after a real compression, a new
+    session's turn finds the earlier session's summary with its name and a link."""
+    from navi.testing.script import Reply, ScriptedCall
+    from tests.agent_helpers import collect, scripted_runtime
+
+    rt, _, script = await scripted_runtime(tmp_path, sql=True, ollama_num_ctx=16384, context_keep_recent=2)
+    trip = await rt.sessions.create("secretary", name="Trip to Porto")
+    old: list[Message] = []
+    for i in range(8):
+        said = "Book us a table at Cantinho do Avillez in Porto." if i == 0 else f"Question {i} on topic {i}?"
+        old += [Message.user(said), Message.assistant(f"Answer {i}.")]
+    await rt.sessions.append(trip.id, display=old, context=old, context_token_count=14000)
+    script.summary("- A table for two was booked at Cantinho do Avillez in Porto.")
+    script.extract("")
+    script.turn(Reply(text="Noted."))
+    await collect(rt.agent.run_stream(trip.id, "And topic 9?"))
+    await rt.agent.settle()
+    assert await rt.memory.get_all_facts() == []  # no fact: only the summary holds it
+
+    now = await rt.sessions.create("secretary", name="Dinner")
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("memory_search", {"query": "Avillez restaurant"})]),
+        Reply(text="Cantinho do Avillez."),
+    )
+    await collect(rt.agent.run_stream(now.id, "Where did I book dinner in Porto?"))
+    stored = await rt.sessions.get(now.id)
+    assert stored is not None
+    (result,) = [m.content or "" for m in stored.messages if m.role == "tool"]
+    day = old[0].created_at
+    assert f"in the session 'Trip to Porto' on {day.day} {day:%B %Y} you said:" in result
+    assert "A table for two was booked at Cantinho do Avillez in Porto." in result
+    assert f"session {trip.id}, message {old[0].id}" in result
+    await rt.aclose()

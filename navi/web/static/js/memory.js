@@ -56,6 +56,9 @@ export class MemoryPanel {
 
   open() {
     this.say("");
+    this.details.clear(); // memory may have changed meanwhile (a conversation remembered something)
+    this.expanded.clear();
+    this.editing = null;
     if (!this.dialog.open) this.dialog.showModal();
     // On a touch screen a focused box brings up the keyboard over the list: focus the close button.
     const touch = window.matchMedia("(hover: none) and (pointer: coarse)").matches;

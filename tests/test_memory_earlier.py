@@ -83,7 +83,10 @@ async def test_memory_search_finds_what_only_an_earlier_summary_holds(sessions: 
         found = await tool.execute({"query": "which restaurant in Porto"})
         assert found.success
         assert "remembered fact" not in found.output
-        assert "in the session 'Trip to Porto' on 3 March 2026 you said:" in found.output
+        assert (
+            "in the session 'Trip to Porto' on 3 March 2026 you said: “We land in Porto on Friday; book the "
+            "table at Cantinho do Avillez for the two of us.” — its summary: "
+        ) in found.output
         assert "Table booked at Cantinho do Avillez for two." in found.output
         assert f"session {session.id}, message {spoken.id}" in found.output
         assert theirs.id not in found.output
@@ -119,6 +122,15 @@ async def test_a_summary_without_a_matching_message_links_its_compression(sessio
     assert [(h.session_name, h.message_id, h.day) for h in hits] == [
         ("Plans", session.messages[-1].id, SUMMARISED)
     ]
+    assert hits[0].said is None  # nothing the person said matches: no "you said"
+    assert (
+        hits[0]
+        .line()
+        .startswith(
+            "- in the session 'Plans' (summarised on 9 March 2026), its summary: "
+            "- The user's sister Ana visits"
+        )
+    )
     assert await search_summaries(sessions, "sister Ana", owner="bob") == []
 
 
@@ -188,7 +200,7 @@ async def test_through_the_agent_a_new_session_finds_what_a_compressed_one_said(
     assert stored is not None
     (result,) = [m.content or "" for m in stored.messages if m.role == "tool"]
     day = old[0].created_at
-    assert f"in the session 'Trip to Porto' on {day.day} {day:%B %Y} you said:" in result
+    assert f"in the session 'Trip to Porto' on {day.day} {day:%B %Y} you said: “{old[0].content}”" in result
     assert "A table for two was booked at Cantinho do Avillez in Porto." in result
     assert f"session {trip.id}, message {old[0].id}" in result
     await rt.aclose()

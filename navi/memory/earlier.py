@@ -6,8 +6,8 @@ store:
 - `search_summaries`: the compression summaries of the owner's other sessions, searched by words
   (any word may match; the share of the query's words found ranks them). A hit names the session,
   a day and a message to open: the person's own message that best matches the query in that
-  session's display history (which compression never shortens), else the compression marker. The
-  day is that message's stored time, never the clock's.
+  session's display history (which compression never shortens), quoted as what they said, else
+  the compression marker. The day is that message's stored time, never the clock's.
 - `fact_source`: the message a fact came from — in the fact's session, the person's first message
   that holds every word of the value (the rule by which the fact was stored at all).
 
@@ -56,17 +56,24 @@ class SessionRecollection:
     session_name: str | None
     message_id: str  # "" when the session has neither a matching message nor a compression marker
     day: datetime
-    snippet: str
+    snippet: str  # of the summary
     score: float
+    said: str | None = None  # the person's own matching message, shortened; None when none matches
 
     def line(self) -> str:
+        """ "You said" quotes only the person's own words; the summary, written by the model from the
+        whole conversation (tool results too), is given as the summary."""
         name = self.session_name or "an unnamed conversation"
         when = f"{self.day.day} {self.day:%B %Y}"
         link = f"session {self.session_id}"
         if self.message_id:
             link += f", message {self.message_id}; recall key msg_{self.message_id}"
         link += f"; the whole summary: recall key {summary_key(self.session_id)}"
-        return f"- in the session '{name}' on {when} you said: {self.snippet} ({link})"
+        if self.said:
+            head = f"- in the session '{name}' on {when} you said: “{self.said}” — its summary"
+        else:
+            head = f"- in the session '{name}' (summarised on {when}), its summary"
+        return f"{head}: {self.snippet} ({link})"
 
 
 def _query_terms(query: str) -> set[str]:
@@ -152,6 +159,9 @@ async def search_summaries(
                 day=day,
                 snippet=_snippet(text, wanted),
                 score=found,
+                said=_snippet(without_files(anchor), wanted)
+                if anchor is not None and is_persons(anchor)
+                else None,
             )
         )
     return hits

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from navi.llm.messages import Message, without_files
 from navi.memory.base import Fact
-from navi.memory.extractor import _terms, is_persons, stated
+from navi.memory.extractor import is_persons, stated, words
 from navi.sessions.models import Session
 from navi.sessions.store import SessionStore
 
@@ -77,18 +77,18 @@ class SessionRecollection:
 
 
 def _query_terms(query: str) -> set[str]:
-    found = {t for t in _terms(query) if t not in _COMMON}
-    return found or set(_terms(query))
+    found = {t for t in words(query) if t not in _COMMON}
+    return found or set(words(query))
 
 
 def _score(text: str, wanted: set[str]) -> float:
-    words = _terms(text)
-    if not words or not wanted:
+    seen = words(text)
+    if not seen or not wanted:
         return 0.0
-    present = wanted & set(words)
+    present = wanted & set(seen)
     if not present:
         return 0.0
-    return len(present) / len(wanted) + len(present) / (10 * math.sqrt(len(words)))
+    return len(present) / len(wanted) + len(present) / (10 * math.sqrt(len(seen)))
 
 
 def _snippet(text: str, wanted: set[str]) -> str:

@@ -104,6 +104,18 @@ def test_the_panel_lists_edits_deletes_adds_and_searches_facts(
             "Lisbon"
         ]
 
+    # Escape in the box gives up the edit (not the panel); Enter saves.
+    work = dialog.locator('li.fact:has(.fact-key:text-is("employer"))')
+    work.get_by_role("button", name="Edit: employer").click()
+    work.get_by_role("textbox", name="New value for employer").fill("Nobody")
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_visible()
+    expect(work.locator(".fact-main .fact-value")).to_have_text("Acme <b>Labs</b>")
+    work.get_by_role("button", name="Edit: employer").click()
+    work.get_by_role("textbox", name="New value for employer").fill("Acme Labs")
+    page.keyboard.press("Enter")
+    expect(work.locator(".fact-main .fact-value")).to_have_text("Acme Labs")
+
     # Delete asks first; Cancel keeps it, Delete removes it.
     cat = dialog.locator('li.fact:has(.fact-key:text-is("cat"))')
     cat.get_by_role("button", name="Delete: cat").click()
@@ -129,7 +141,7 @@ def test_the_panel_lists_edits_deletes_adds_and_searches_facts(
     expect(dialog.locator('li.fact:has(.fact-key:text-is("dog")) .fact-value')).to_have_text("Rex")
     with navi.client() as http:
         assert sorted(f["value"] for f in http.get("/memory/facts").json()) == [
-            "Acme <b>Labs</b>",
+            "Acme Labs",
             "Porto",
             "Rex",
         ]

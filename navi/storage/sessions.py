@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, case, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from navi.llm.messages import Message, utcnow
@@ -175,9 +175,10 @@ def _find_message(conn: Connection, message_id: str, owner: str, prefer: str | N
     return None if row is None else Message.model_validate_json(row.data)
 
 
-# How a summary's row reads (`Message.model_dump_json` writes no spaces): a cheap filter, checked
-# again on the parsed message. Text in a message's content has its quotes escaped, so never matches.
-_SUMMARY_LIKE = '%"is_summary":true%'
+# How a summary's row reads (`Message.model_dump_json` writes no spaces; JSON written otherwise may
+# have one): a cheap filter, checked again on the parsed message. Text in a message's content has
+# its quotes escaped, so never matches.
+_SUMMARY_LIKE = ('%"is_summary":true%', '%"is_summary": true%')
 
 
 def _summaries(conn: Connection, owner: str, limit: int) -> list[tuple[SessionInfo, Message]]:
@@ -188,7 +189,7 @@ def _summaries(conn: Connection, owner: str, limit: int) -> list[tuple[SessionIn
         .where(
             sessions.c.owner == owner,
             session_context.c.role == "user",
-            session_context.c.data.like(_SUMMARY_LIKE),
+            or_(*(session_context.c.data.like(pattern) for pattern in _SUMMARY_LIKE)),
         )
         .order_by(sessions.c.last_active.desc(), sessions.c.id, session_context.c.position.desc())
     )

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, case, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from navi.llm.messages import Message, utcnow
@@ -173,6 +173,37 @@ def _find_message(conn: Connection, message_id: str, owner: str, prefer: str | N
     )
     row = conn.execute(query).first()
     return None if row is None else Message.model_validate_json(row.data)
+
+
+# How a summary's row reads (`Message.model_dump_json` writes no spaces; JSON written otherwise may
+# have one): a cheap filter, checked again on the parsed message. Text in a message's content has
+# its quotes escaped, so never matches.
+_SUMMARY_LIKE = ('%"is_summary":true%', '%"is_summary": true%')
+
+
+def _summaries(conn: Connection, owner: str, limit: int) -> list[tuple[SessionInfo, Message]]:
+    """The newest summary of each of `owner`'s sessions that has one, most recently active first."""
+    query = (
+        select(sessions, session_context.c.data)
+        .join(session_context, session_context.c.session_id == sessions.c.id)
+        .where(
+            sessions.c.owner == owner,
+            session_context.c.role == "user",
+            or_(*(session_context.c.data.like(pattern) for pattern in _SUMMARY_LIKE)),
+        )
+        .order_by(sessions.c.last_active.desc(), sessions.c.id, session_context.c.position.desc())
+    )
+    found: dict[str, tuple[SessionInfo, Message]] = {}
+    for row in conn.execute(query):
+        if row.id in found:
+            continue  # an older summary of the same session
+        message = Message.model_validate_json(row.data)
+        if not message.is_summary:
+            continue
+        found[row.id] = (_info(row), message)
+        if len(found) == limit:
+            break
+    return list(found.values())
 
 
 # Built once: a turn runs these on every append, so skip rebuilding and re-keying them each time.
@@ -385,6 +416,9 @@ class SqlSessionStore(SessionStore):
 
     async def _search(self, query: SearchQuery, owner: str) -> list[SearchHit]:
         return await self.db.read(lambda conn: search.search(conn, query, owner))
+
+    async def summaries(self, *, owner: str, limit: int) -> Sequence[tuple[SessionInfo, Message]]:
+        return await self.db.read(lambda conn: _summaries(conn, owner, limit))
 
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:
         query = _owned(select(sessions), owner).order_by(

@@ -12,6 +12,7 @@ import { Conversation } from "/static/js/chat.js";
 import { Composer } from "/static/js/composer.js";
 import { toast } from "/static/js/dom.js";
 import { fillIcons } from "/static/js/icons.js";
+import { MemoryPanel } from "/static/js/memory.js";
 import { Notifier } from "/static/js/notify.js";
 import { ProfilePicker } from "/static/js/profile.js";
 import { SchedulesPanel } from "/static/js/schedules.js";
@@ -79,6 +80,15 @@ const panel = new SchedulesPanel({
   profiles: () => sidebar.profiles,
   onOpenSession: (id) => { closeDrawer(); navigate(id); },
   onStarted: (id) => watch.started(id),
+});
+
+new MemoryPanel({
+  dialog: $("memory"),
+  openButton: $("open-memory"),
+  closeButton: $("close-memory"),
+  onOpenHit: (hit) => { closeDrawer(); openHit(hit); },
+  onOpenSession: (id) => { closeDrawer(); navigate(id); },
+  sessionName: (id) => sidebar.sessions.find((s) => s.id === id)?.name,
 });
 
 const settings = new SettingsPanel({
@@ -602,7 +612,7 @@ document.addEventListener("keydown", (event) => {
   closeDrawer();
 }, true);
 // A panel opened from the phone's list takes the screen: the list closes under it.
-for (const opener of ["open-schedules", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
+for (const opener of ["open-schedules", "open-memory", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
 $("close-sidebar").addEventListener("click", () => {
   closeDrawer();
   $("open-sidebar").focus();

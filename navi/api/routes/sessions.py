@@ -51,6 +51,8 @@ class SessionListItem(SessionInfo):
 class SessionDetail(SessionListItem):
     messages: list[Message]
     max_context_tokens: int
+    # The context size from which the session is compressed (None: compression is off).
+    compress_at_tokens: int | None = None
 
 
 ContextKind = Literal["stored", "model"]
@@ -154,16 +156,18 @@ async def list_sessions(runtime: RuntimeDep, runs: RunsDep, user: CurrentUser) -
 
 @router.get("/{session_id}", response_model=SessionDetail, summary="A session with its display history")
 async def get_session(session: SessionDep, runtime: RuntimeDep, runs: RunsDep) -> SessionDetail:
+    # The window the session's next turn gets: the same service the engine asks (stream_end).
+    window = await runtime.agent.windows.for_profile(
+        runtime.profiles.of_session(session.profile_id), wait=WINDOW_LOOKUP_SECONDS
+    )
     return SessionDetail(
         **session.info().model_dump(exclude={"message_count"}),
         message_count=len(session.messages),
         active=await runs.is_busy(session.id),
         unread=session.id in await runtime.schedules.store.unread(owner=session.owner),
         messages=shown.messages(session.messages),
-        # The window the session's next turn gets: the same service the engine asks (stream_end).
-        max_context_tokens=await runtime.agent.windows.for_profile(
-            runtime.profiles.of_session(session.profile_id), wait=WINDOW_LOOKUP_SECONDS
-        ),
+        max_context_tokens=window,
+        compress_at_tokens=runtime.agent.compressor.starts_at(window),
     )
 
 

@@ -10,6 +10,7 @@ import { api } from "/static/js/api.js";
 import { statusText } from "/static/js/blocks.js";
 import { Conversation } from "/static/js/chat.js";
 import { Composer } from "/static/js/composer.js";
+import { addTurn, setMeter, turnsFrom } from "/static/js/gauge.js";
 import { toast } from "/static/js/dom.js";
 import { fillIcons } from "/static/js/icons.js";
 import { MemoryPanel } from "/static/js/memory.js";
@@ -121,22 +122,6 @@ function setHeader(session) {
   document.querySelector(".debug-link").href = session ? `/debug?session=${session.id}` : "/debug";
 }
 
-function setMeter(tokens, max) {
-  const meter = $("context-meter");
-  if (!max || !tokens) {
-    meter.hidden = true;
-    return;
-  }
-  const share = Math.min(1, tokens / max);
-  meter.hidden = false;
-  meter.setAttribute("aria-valuenow", String(tokens));
-  meter.setAttribute("aria-valuemax", String(max));
-  $("context-fill").style.width = `${(share * 100).toFixed(1)}%`;
-  $("context-fill").classList.toggle("high", share > 0.75);
-  $("context-text").textContent = `${tokens.toLocaleString()} / ${max.toLocaleString()} tokens`;
-  $("context-short").textContent = `${Math.round(share * 100)}%`;
-}
-
 // ---- sessions -----------------------------------------------------------------------------------
 
 function navigate(id) {
@@ -240,7 +225,8 @@ async function openSession(id, { fresh = false } = {}) {
   sidebar.select(id);
   $("empty-state").hidden = true;
   $("messages").hidden = false;
-  setMeter(session.context_token_count, session.max_context_tokens);
+  turnsFrom(messages);
+  setMeter(session.context_token_count, session.max_context_tokens, session.compress_at_tokens);
   if (session.active) {
     // Draw up to the user's last message; the replay of the running turn draws the rest.
     const last = messages.map((m) => m.role).lastIndexOf("user");
@@ -280,7 +266,8 @@ function resync(id, reconnected) {
     const detail = await api.session(id).catch(() => null);
     if (!detail || detail.active || state.session?.id !== id) return;
     conversation.renderHistory(detail.messages);
-    setMeter(detail.context_token_count, detail.max_context_tokens);
+    turnsFrom(detail.messages);
+    setMeter(detail.context_token_count, detail.max_context_tokens, detail.compress_at_tokens);
     endTurn();
   }, reconnected ? 0 : 1500);
 }
@@ -489,7 +476,8 @@ function handleFrame(frame) {
     case "stream_end":
       liveTurn().finish(frame.content, frame.finish_reason);
       light.turnAnswered();
-      setMeter(frame.context_tokens, frame.max_context_tokens);
+      addTurn(frame.usage);
+      setMeter(frame.context_tokens, frame.max_context_tokens, frame.compress_at_tokens);
       endTurn();
       sidebar.refresh(); // its place in the list (last active); a new name comes as session_updated
       break;

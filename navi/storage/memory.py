@@ -2,21 +2,25 @@
 
 Search is the database's ranked full-text search: any query term may match (prefixes count),
 best matches first (BM25 on SQLite, `ts_rank_cd` on PostgreSQL); current facts only, unless
-history is asked for, and then every current fact ranks above every retired one. When an embedding function is
-given (Ollama's `/api/embed`), facts carry an embedding and a search blends vector similarity
-into the ranking of the full-text candidates, and tops them up with the closest facts by vector
-when the words alone found too few.
+history is asked for, and then every current fact ranks above every retired one.
+
+With an embedding model (`navi.memory.embedders`), every fact also gets a vector when it is stored or
+changed (and `backfill_embeddings` gives one to those without), and search is hybrid: the full-text
+ranking and the ranking by vector similarity (an exact scan, `navi.storage.vectors`; only facts at
+least MIN_SIMILARITY alike) are fused by reciprocal rank, current facts still before retired ones.
+A query with no word in common with a fact can so find it by meaning.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Awaitable, Callable
 from datetime import datetime
+from functools import partial
 from typing import Any
 
-from sqlalchemy import Connection, DateTime, Float, delete, insert, select, text, update
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import Connection, DateTime, Float, bindparam, delete, func, insert, select, text, update
 
 from navi.llm.messages import utcnow
 from navi.logging import get_logger
@@ -36,13 +40,17 @@ from navi.sessions.models import DEFAULT_OWNER, as_utc
 from navi.storage import migrate
 from navi.storage.database import Database
 from navi.storage.schema import memory_facts, memory_summary, session_memory_state
+from navi.storage.vectors import VectorIndex, decode, encode
 
 log = get_logger(__name__)
 
 Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
-VECTOR_WEIGHT = 0.4
-VECTOR_SCAN_LIMIT = 5000
-CANDIDATES = 30
+CANDIDATES = 30  # from each ranking, before they are fused
+VECTOR_CANDIDATES = 60  # nearest vectors looked at (retired ones among them are dropped unless asked)
+RRF_K = 60  # reciprocal rank fusion: a result at rank r adds 1 / (RRF_K + r)
+# Below this cosine similarity a fact is not "about" the query: without it every question would
+# find something by meaning, and a question with no answer in memory could never come back empty.
+MIN_SIMILARITY = 0.5
 
 # Ranking every match of a very common word costs time in proportion to the matches (50,000 of
 # them in the benchmark). So the newest WINDOW matches are taken first — FTS5 walks its index in
@@ -104,10 +112,17 @@ def _fact(row: Any, score: float = 0.0) -> Fact:
     )
 
 
-def _cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
+def _all(stmt: Any, conn: Connection) -> list[Any]:
+    return list(conn.execute(stmt).all())
+
+
+def _all_many(stmt: Any, values: list[dict[str, Any]], conn: Connection) -> None:
+    conn.execute(stmt, values)
+
+
+def embed_text(fact: Fact) -> str:
+    """What is embedded for a fact: its words, with keys' underscores as spaces."""
+    return f"{fact.category} {fact.key} {fact.value}".replace("_", " ")
 
 
 def _apply(
@@ -239,6 +254,9 @@ class SqlMemoryStore(MemoryStore):
     def __init__(self, db: Database, *, embed: Embed | None = None) -> None:
         self.db = db
         self.embed = embed
+        # Stored vectors carry the model's name; a plain function without one gets a generic name.
+        self.embed_name: str = getattr(embed, "name", "") or "embed"
+        self.vectors = VectorIndex()
         self._owns_db = False
 
     @classmethod
@@ -285,12 +303,16 @@ class SqlMemoryStore(MemoryStore):
     async def _store_embedding(self, fact: Fact) -> None:
         assert self.embed is not None
         try:
-            (vector,) = await self.embed([fact.line()])
+            (vector,) = await self.embed([embed_text(fact)])
         except Exception as exc:  # full-text search still works without it
             log.warning("memory.embed_failed", error=str(exc))
             return
-        stmt = update(memory_facts).where(memory_facts.c.id == fact.id).values(embedding=json.dumps(vector))
+        raw = encode(self.embed_name, vector)
+        stmt = update(memory_facts).where(memory_facts.c.id == fact.id).values(embedding=raw)
         await self.db.write(lambda conn: conn.execute(stmt))
+        decoded = decode(self.embed_name, raw)
+        if decoded is not None:
+            self.vectors.put(fact.owner, fact.id, decoded)
 
     async def search_facts(
         self, query: str, *, owner: str = DEFAULT_OWNER, limit: int = 15, history: bool = False
@@ -298,54 +320,125 @@ class SqlMemoryStore(MemoryStore):
         words = terms(query)
         if not words:
             return []
+        keyword = await self._keyword_search(words, owner, CANDIDATES if self.embed else limit, history)
+        if self.embed is None:
+            return keyword[:limit]
+        try:
+            (qvec,) = await self.embed([query])
+        except Exception as exc:  # the words alone, as without a model
+            log.warning("memory.embed_failed", error=str(exc))
+            return keyword[:limit]
+        near = await self._nearest(np.asarray(qvec, dtype=np.float32), owner)
+        return await self._fuse(keyword, near, owner, limit, history)
+
+    async def _keyword_search(self, words: list[str], owner: str, limit: int, history: bool) -> list[Fact]:
         # Words are matched by stem (porter on SQLite, english on PostgreSQL): "cats" finds "cat".
         if self.db.is_sqlite:
             statement, fts_query = SQLITE_SEARCH, " OR ".join(f'"{w}"' for w in words)
         else:
             statement, fts_query = POSTGRES_SEARCH, " | ".join(words)
-        want = max(limit, CANDIDATES) if self.embed else limit
-        params = {"query": fts_query, "owner": owner, "limit": want, "window": WINDOW, "history": history}
+        params = {"query": fts_query, "owner": owner, "limit": limit, "window": WINDOW, "history": history}
         rows = await self.db.read(lambda conn: conn.execute(statement, params).all())
         # Normalise text relevance to 0..1, best = 1 (BM25 is lower-is-better, ts_rank higher-is-better).
         ranks = [float(r.rank) for r in rows]
         if self.db.is_sqlite:
             ranks = [-r for r in ranks]
         top = max(ranks, default=1.0) or 1.0
-        found = {
-            r.id: (_fact(r, rank / top if top > 0 else 1.0), r.embedding)
-            for r, rank in zip(rows, ranks, strict=True)
-        }
-        if self.embed is None:
-            return [fact for fact, _ in found.values()][:limit]
-        return await self._blend(query, owner, found, limit)
+        return [_fact(r, rank / top if top > 0 else 1.0) for r, rank in zip(rows, ranks, strict=True)]
 
-    async def _blend(
-        self, query: str, owner: str, found: dict[int, tuple[Fact, str | None]], limit: int
+    async def _nearest(self, query: NDArray[np.float32], owner: str) -> list[tuple[int, float]]:
+        """The owner's facts (current and retired) closest to `query`, at least MIN_SIMILARITY."""
+        name = self.embed_name
+        vectors = self.vectors.get(owner)
+        fresh = vectors is None or vectors.dim != query.size
+        after = 0 if fresh or vectors is None else vectors.max_id
+        stmt = select(memory_facts.c.id, memory_facts.c.embedding).where(
+            (memory_facts.c.owner == owner)
+            & (memory_facts.c.id > after)
+            & memory_facts.c.embedding.like(name.replace("%", "_") + "|%")
+        )
+        rows = await self.db.read(lambda conn: conn.execute(stmt).all())
+        decoded = [(r.id, v) for r in rows if (v := decode(name, r.embedding)) is not None]
+        if fresh or decoded:
+            if fresh:
+                self.vectors.owners.pop(owner, None)
+            vectors = self.vectors.load(owner, decoded, query.size)
+        assert vectors is not None
+        return [(i, s) for i, s in vectors.nearest(query, VECTOR_CANDIDATES) if s >= MIN_SIMILARITY]
+
+    async def _fuse(
+        self, keyword: list[Fact], near: list[tuple[int, float]], owner: str, limit: int, history: bool
     ) -> list[Fact]:
-        assert self.embed is not None
-        try:
-            (qvec,) = await self.embed([query])
-        except Exception as exc:
-            log.warning("memory.embed_failed", error=str(exc))
-            return sorted((f for f, _ in found.values()), key=lambda f: (not f.current, -f.score))[:limit]
-        if len(found) < limit:  # the words found too few: look for neighbours by meaning
-            recent = (
+        """Reciprocal rank fusion of the two rankings; every current fact before every retired one."""
+        facts = {f.id: f for f in keyword}
+        missing = [i for i, _ in near if i not in facts]
+        if missing:
+            where = (memory_facts.c.id.in_(missing)) & (memory_facts.c.owner == owner)
+            if not history:
+                where &= CURRENT
+            stmt = select(memory_facts).where(where)
+            for row in await self.db.read(lambda conn: conn.execute(stmt).all()):
+                facts[row.id] = _fact(row)
+        scores: dict[int, float] = {}
+        for rank, fact in enumerate(keyword):
+            scores[fact.id] = 1 / (RRF_K + rank + 1)
+        for rank, (fact_id, _) in enumerate(i for i in near if i[0] in facts):
+            scores[fact_id] = scores.get(fact_id, 0.0) + 1 / (RRF_K + rank + 1)
+        ranked = sorted(facts.values(), key=lambda f: (not f.current, -scores[f.id]))
+        for fact in ranked:
+            fact.score = scores[fact.id]
+        return ranked[:limit]
+
+    async def backfill_embeddings(self, *, batch: int = 64) -> int:
+        """Embed every fact (current or history) without a vector from this model; returns how many.
+        Progress is logged (`memory.backfill`) after each batch; a failing batch stops the pass."""
+        if self.embed is None:
+            return 0
+        name = self.embed_name
+        stale = memory_facts.c.embedding.is_(None) | ~memory_facts.c.embedding.like(
+            name.replace("%", "_") + "|%"
+        )
+        total = await self.db.read(
+            lambda conn: conn.execute(
+                select(func.count()).select_from(memory_facts).where(stale)
+            ).scalar_one()
+        )
+        if not total:
+            return 0
+        log.info("memory.backfill_started", facts=total, model=name)
+        done, after = 0, 0
+        while True:
+            stmt = (
                 select(memory_facts)
-                .where((memory_facts.c.owner == owner) & memory_facts.c.embedding.is_not(None) & CURRENT)
-                .order_by(memory_facts.c.updated_at.desc())
-                .limit(VECTOR_SCAN_LIMIT)
+                .where(stale & (memory_facts.c.id > after))
+                .order_by(memory_facts.c.id)
+                .limit(batch)
             )
-            rows = await self.db.read(lambda conn: conn.execute(recent).all())
-            scored = sorted(rows, key=lambda r: -_cosine(qvec, json.loads(r.embedding)))
-            for row in scored[: limit * 2]:
-                found.setdefault(row.id, (_fact(row, 0.0), row.embedding))
-        blended = []
-        for fact, raw in found.values():
-            similarity = _cosine(qvec, json.loads(raw)) if raw else 0.0
-            fact.score = (1 - VECTOR_WEIGHT) * fact.score + VECTOR_WEIGHT * max(similarity, 0.0)
-            blended.append(fact)
-        blended.sort(key=lambda f: (not f.current, -f.score))
-        return blended[:limit]
+            rows = await self.db.read(partial(_all, stmt))
+            if not rows:
+                break
+            facts = [_fact(r) for r in rows]
+            try:
+                vectors = await self.embed([embed_text(f) for f in facts])
+            except Exception as exc:
+                log.warning("memory.backfill_failed", error=str(exc), done=done, facts=total)
+                return done
+            raws = [encode(name, v) for v in vectors]
+            values = [{"fid": f.id, "raw": raw} for f, raw in zip(facts, raws, strict=True)]
+            store = (
+                update(memory_facts)
+                .where(memory_facts.c.id == bindparam("fid"))
+                .values(embedding=bindparam("raw"))
+            )
+            await self.db.write(partial(_all_many, store, values))
+            for fact, raw in zip(facts, raws, strict=True):
+                decoded = decode(name, raw)
+                if decoded is not None:
+                    self.vectors.put(fact.owner, fact.id, decoded)
+            done += len(facts)
+            after = facts[-1].id
+            log.info("memory.backfill", done=done, facts=total, model=name)
+        return done
 
     async def get_all_facts(self, *, owner: str = DEFAULT_OWNER, limit: int | None = None) -> list[Fact]:
         query = (

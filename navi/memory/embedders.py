@@ -26,6 +26,8 @@ class Embedder:
     """`await embedder(texts)` → one vector per text. `name` identifies the model."""
 
     name: str = ""
+    # The cosine similarity below which a fact is taken as unrelated to a question (model-specific).
+    min_similarity: float = 0.5
 
     async def __call__(self, texts: list[str]) -> list[list[float]]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -35,6 +37,7 @@ class BuiltinEmbedder(Embedder):
     """WordLlama from its own wheel; loaded on first use (about a second), in a worker thread."""
 
     name = BUILTIN_NAME
+    min_similarity = 0.2  # bench/memory_recall.py: unrelated questions score below it
 
     def __init__(self) -> None:
         self._model: Any = None

@@ -50,6 +50,7 @@ VECTOR_CANDIDATES = 60  # nearest vectors looked at (retired ones among them are
 RRF_K = 60  # reciprocal rank fusion: a result at rank r adds 1 / (RRF_K + r)
 # Below this cosine similarity a fact is not "about" the query: without it every question would
 # find something by meaning, and a question with no answer in memory could never come back empty.
+# Each model has its own scale, so an embedder may bring its own (`min_similarity`).
 MIN_SIMILARITY = 0.5
 
 # Ranking every match of a very common word costs time in proportion to the matches (50,000 of
@@ -256,6 +257,7 @@ class SqlMemoryStore(MemoryStore):
         self.embed = embed
         # Stored vectors carry the model's name; a plain function without one gets a generic name.
         self.embed_name: str = getattr(embed, "name", "") or "embed"
+        self.min_similarity: float = getattr(embed, "min_similarity", MIN_SIMILARITY)
         self.vectors = VectorIndex()
         self._owns_db = False
 
@@ -347,7 +349,7 @@ class SqlMemoryStore(MemoryStore):
         return [_fact(r, rank / top if top > 0 else 1.0) for r, rank in zip(rows, ranks, strict=True)]
 
     async def _nearest(self, query: NDArray[np.float32], owner: str) -> list[tuple[int, float]]:
-        """The owner's facts (current and retired) closest to `query`, at least MIN_SIMILARITY."""
+        """The owner's facts (current and retired) closest to `query`, at least `min_similarity`."""
         name = self.embed_name
         vectors = self.vectors.get(owner)
         fresh = vectors is None or vectors.dim != query.size
@@ -364,7 +366,7 @@ class SqlMemoryStore(MemoryStore):
                 self.vectors.owners.pop(owner, None)
             vectors = self.vectors.load(owner, decoded, query.size)
         assert vectors is not None
-        return [(i, s) for i, s in vectors.nearest(query, VECTOR_CANDIDATES) if s >= MIN_SIMILARITY]
+        return [(i, s) for i, s in vectors.nearest(query, VECTOR_CANDIDATES) if s >= self.min_similarity]
 
     async def _fuse(
         self, keyword: list[Fact], near: list[tuple[int, float]], owner: str, limit: int, history: bool

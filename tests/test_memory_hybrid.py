@@ -191,3 +191,22 @@ async def test_doctor_says_which_memory_search_is_in_use(
     assert "keyword-only" in line
     (line,) = await doctor_lines(make_settings(ollama_host=fake_server.url, memory_embed_model="builtin"))
     assert "hybrid" in line and BUILTIN_NAME in line and "SQLite" in line and "256 dimensions" in line
+
+
+async def lisbon_axis(texts: list[str]) -> list[list[float]]:
+    """A scripted model for which only texts naming Lisbon are alike."""
+    return [[1.0, 0.0] if "lisbon" in t.lower() else [0.0, 1.0] for t in texts]
+
+
+async def test_a_retired_value_closer_in_words_and_meaning_still_ranks_below_the_current(url: str) -> None:
+    store = SqlMemoryStore.at(url, embed=lisbon_axis)
+    await store.open()
+    try:
+        await store.upsert_fact("location", "home_city", "Lisbon")
+        await store.upsert_fact("location", "home_city", "Porto")
+        # Lisbon (history) is first by meaning and in the full-text matches: fused, it outscores Porto.
+        found = await store.search_facts("home city Lisbon", history=True)
+        assert [(f.value, f.current) for f in found] == [("Porto", True), ("Lisbon", False)]
+        assert found[1].score > found[0].score
+    finally:
+        await store.aclose()

@@ -46,7 +46,6 @@ log = get_logger(__name__)
 
 Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
 CANDIDATES = 30  # from each ranking, before they are fused
-VECTOR_CANDIDATES = 60  # nearest vectors looked at (retired ones among them are dropped unless asked)
 RRF_K = 60  # reciprocal rank fusion: a result at rank r adds 1 / (RRF_K + r)
 # Below this cosine similarity a fact is not "about" the query: without it every question would
 # find something by meaning, and a question with no answer in memory could never come back empty.
@@ -62,7 +61,7 @@ WINDOW = 500
 
 SQLITE_SEARCH = text(
     """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at, f.updated_at,
-              f.confirmations, f.embedding, f.source, f.retired_at, f.replaced_by, m.rank AS rank
+              f.confirmations, f.source, f.retired_at, f.replaced_by, m.rank AS rank
        FROM (SELECT rowid, bm25(memory_facts_fts, 0.5, 1.0, 2.0) AS rank
              FROM memory_facts_fts WHERE memory_facts_fts MATCH :query
              ORDER BY rowid DESC LIMIT :window) m
@@ -79,7 +78,7 @@ SQLITE_SEARCH = text(
 # window: every match is ranked, with only the id and the rank carried until the top ones are chosen.
 POSTGRES_SEARCH = text(
     """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at, f.updated_at,
-              f.confirmations, f.embedding, f.source, f.retired_at, f.replaced_by, r.rank AS rank
+              f.confirmations, f.source, f.retired_at, f.replaced_by, r.rank AS rank
        FROM (SELECT id, retired_at IS NOT NULL AS retired, ts_rank(search, query) AS rank
              FROM memory_facts, to_tsquery('english', :query) query
              WHERE owner = :owner AND search @@ query AND (:history OR retired_at IS NULL)
@@ -93,6 +92,8 @@ POSTGRES_SEARCH = text(
     rank=Float,
 )
 CURRENT = memory_facts.c.retired_at.is_(None)
+# A fact without its vector (kilobytes that nothing but the scan reads).
+FACT_COLUMNS = [c for c in memory_facts.c if c.name != "embedding"]
 
 
 def _fact(row: Any, score: float = 0.0) -> Fact:
@@ -322,25 +323,23 @@ class SqlMemoryStore(MemoryStore):
         words = terms(query)
         if not words:
             return []
-        keyword = await self._keyword_search(words, owner, CANDIDATES if self.embed else limit, history)
-        if self.embed is None:
-            return keyword[:limit]
-        try:
-            (qvec,) = await self.embed([query])
-        except Exception as exc:  # the words alone, as without a model
-            log.warning("memory.embed_failed", error=str(exc))
-            return keyword[:limit]
-        near = await self._nearest(np.asarray(qvec, dtype=np.float32), owner)
-        return await self._fuse(keyword, near, owner, limit, history)
+        if self.embed is not None:
+            try:
+                (qvec,) = await self.embed([query])
+            except Exception as exc:  # the words alone, as without a model
+                log.warning("memory.embed_failed", error=str(exc))
+            else:
+                vector = np.asarray(qvec, dtype=np.float32)
+                # One transaction, one trip to the database's thread: both rankings and the fusion.
+                return await self.db.read(
+                    partial(self._hybrid, words, vector, owner=owner, limit=limit, history=history)
+                )
+        return await self.db.read(partial(self._keyword, words, owner=owner, limit=limit, history=history))
 
-    async def _keyword_search(self, words: list[str], owner: str, limit: int, history: bool) -> list[Fact]:
-        # Words are matched by stem (porter on SQLite, english on PostgreSQL): "cats" finds "cat".
-        if self.db.is_sqlite:
-            statement, fts_query = SQLITE_SEARCH, " OR ".join(f'"{w}"' for w in words)
-        else:
-            statement, fts_query = POSTGRES_SEARCH, " | ".join(words)
-        params = {"query": fts_query, "owner": owner, "limit": limit, "window": WINDOW, "history": history}
-        rows = await self.db.read(lambda conn: conn.execute(statement, params).all())
+    def _keyword(
+        self, words: list[str], conn: Connection, *, owner: str, limit: int, history: bool
+    ) -> list[Fact]:
+        rows = self._keyword_rows(words, conn, owner=owner, limit=limit, history=history)
         # Normalise text relevance to 0..1, best = 1 (BM25 is lower-is-better, ts_rank higher-is-better).
         ranks = [float(r.rank) for r in rows]
         if self.db.is_sqlite:
@@ -348,7 +347,56 @@ class SqlMemoryStore(MemoryStore):
         top = max(ranks, default=1.0) or 1.0
         return [_fact(r, rank / top if top > 0 else 1.0) for r, rank in zip(rows, ranks, strict=True)]
 
-    async def _nearest(self, query: NDArray[np.float32], owner: str) -> list[tuple[int, float]]:
+    def _keyword_rows(
+        self, words: list[str], conn: Connection, *, owner: str, limit: int, history: bool
+    ) -> list[Any]:
+        # Words are matched by stem (porter on SQLite, english on PostgreSQL): "cats" finds "cat".
+        if self.db.is_sqlite:
+            statement, fts_query = SQLITE_SEARCH, " OR ".join(f'"{w}"' for w in words)
+        else:
+            statement, fts_query = POSTGRES_SEARCH, " | ".join(words)
+        params = {"query": fts_query, "owner": owner, "limit": limit, "window": WINDOW, "history": history}
+        return list(conn.execute(statement, params).all())
+
+    def _hybrid(
+        self,
+        words: list[str],
+        query: NDArray[np.float32],
+        conn: Connection,
+        *,
+        owner: str,
+        limit: int,
+        history: bool,
+    ) -> list[Fact]:
+        """Reciprocal rank fusion of the full-text and the vector ranking; every current fact before
+        every retired one. Only the facts returned are read whole."""
+        keyword = self._keyword_rows(words, conn, owner=owner, limit=max(limit, CANDIDATES), history=history)
+        # Retired facts are among the nearest too: look further when they will be dropped.
+        near = self._nearest(conn, query, owner, limit * 2 if history else limit * 3)
+        current = {r.id: r.retired_at is None for r in keyword}
+        missing = [i for i, _ in near if i not in current]
+        if missing:
+            where = memory_facts.c.id.in_(missing) & (memory_facts.c.owner == owner)
+            if not history:
+                where &= CURRENT
+            stmt = select(memory_facts.c.id, memory_facts.c.retired_at).where(where)
+            current.update((r.id, r.retired_at is None) for r in conn.execute(stmt))
+        scores: dict[int, float] = {}
+        for rank, row in enumerate(keyword):
+            scores[row.id] = 1 / (RRF_K + rank + 1)
+        for rank, fact_id in enumerate(i for i, _ in near if i in current):
+            scores[fact_id] = scores.get(fact_id, 0.0) + 1 / (RRF_K + rank + 1)
+        chosen = sorted(scores, key=lambda i: (not current[i], -scores[i]))[:limit]
+        rows = {r.id: r for r in keyword}
+        unread = [i for i in chosen if i not in rows]
+        if unread:
+            stmt = select(*FACT_COLUMNS).where(memory_facts.c.id.in_(unread))
+            rows.update((r.id, r) for r in conn.execute(stmt))
+        return [_fact(rows[i], scores[i]) for i in chosen if i in rows]
+
+    def _nearest(
+        self, conn: Connection, query: NDArray[np.float32], owner: str, k: int
+    ) -> list[tuple[int, float]]:
         """The owner's facts (current and retired) closest to `query`, at least `min_similarity`."""
         name = self.embed_name
         vectors = self.vectors.get(owner)
@@ -359,37 +407,13 @@ class SqlMemoryStore(MemoryStore):
             & (memory_facts.c.id > after)
             & memory_facts.c.embedding.like(name.replace("%", "_") + "|%")
         )
-        rows = await self.db.read(lambda conn: conn.execute(stmt).all())
-        decoded = [(r.id, v) for r in rows if (v := decode(name, r.embedding)) is not None]
+        decoded = [(r.id, v) for r in conn.execute(stmt) if (v := decode(name, r.embedding)) is not None]
         if fresh or decoded:
             if fresh:
                 self.vectors.owners.pop(owner, None)
             vectors = self.vectors.load(owner, decoded, query.size)
         assert vectors is not None
-        return [(i, s) for i, s in vectors.nearest(query, VECTOR_CANDIDATES) if s >= self.min_similarity]
-
-    async def _fuse(
-        self, keyword: list[Fact], near: list[tuple[int, float]], owner: str, limit: int, history: bool
-    ) -> list[Fact]:
-        """Reciprocal rank fusion of the two rankings; every current fact before every retired one."""
-        facts = {f.id: f for f in keyword}
-        missing = [i for i, _ in near if i not in facts]
-        if missing:
-            where = (memory_facts.c.id.in_(missing)) & (memory_facts.c.owner == owner)
-            if not history:
-                where &= CURRENT
-            stmt = select(memory_facts).where(where)
-            for row in await self.db.read(lambda conn: conn.execute(stmt).all()):
-                facts[row.id] = _fact(row)
-        scores: dict[int, float] = {}
-        for rank, fact in enumerate(keyword):
-            scores[fact.id] = 1 / (RRF_K + rank + 1)
-        for rank, (fact_id, _) in enumerate(i for i in near if i[0] in facts):
-            scores[fact_id] = scores.get(fact_id, 0.0) + 1 / (RRF_K + rank + 1)
-        ranked = sorted(facts.values(), key=lambda f: (not f.current, -scores[f.id]))
-        for fact in ranked:
-            fact.score = scores[fact.id]
-        return ranked[:limit]
+        return [(i, s) for i, s in vectors.nearest(query, k) if s >= self.min_similarity]
 
     async def backfill_embeddings(self, *, batch: int = 64) -> int:
         """Embed every fact (current or history) without a vector from this model; returns how many.

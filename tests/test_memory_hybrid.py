@@ -210,3 +210,33 @@ async def test_a_retired_value_closer_in_words_and_meaning_still_ranks_below_the
         assert found[1].score > found[0].score
     finally:
         await store.aclose()
+
+
+async def test_a_served_embedding_model_through_openai_v1_embeddings(
+    fake_server: FakeModelServer, make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    settings = make_settings(
+        default_llm_backend="openai",
+        openai_base_url=fake_server.openai_url,
+        memory_embed_model="gemma4:e2b-it-q8_0",
+    )
+    backends = build_backends(settings)
+    embed = embedder(settings, backends)
+    assert embed is not None and embed.name == "openai:gemma4:e2b-it-q8_0"
+    store = SqlMemoryStore.at(sqlite_url(tmp_path / "o.db"), embed=embed)
+    await store.open()
+    try:
+        fact, _ = await store.upsert_fact("pets", "dog_name", "Rex")
+        raw = await store.db.read(
+            lambda c: c.execute(select(memory_facts.c.embedding).where(memory_facts.c.id == fact.id)).scalar()
+        )
+        stored = decode(embed.name, raw)
+        assert stored is not None
+        assert [round(float(x), 5) for x in stored] == [
+            round(x, 5) for x in fake_embedding("pets dog name Rex")
+        ]
+        # The fake's vectors are bags of words: "dog" alone is close enough to be found by meaning.
+        assert [f.value for f in await store.search_facts("dog")] == ["Rex"]
+    finally:
+        await store.aclose()
+        await backends.aclose()

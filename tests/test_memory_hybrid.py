@@ -240,3 +240,17 @@ async def test_a_served_embedding_model_through_openai_v1_embeddings(
     finally:
         await store.aclose()
         await backends.aclose()
+
+
+async def test_facts_another_process_adds_are_found_by_meaning(url: str, hybrid: SqlMemoryStore) -> None:
+    await hybrid.upsert_fact("preferences", "coffee", "flat white")
+    assert await hybrid.search_facts("what is my puppy called") == []  # this process's vectors loaded
+    other = SqlMemoryStore.at(url, embed=BUILTIN)  # another worker on the same database
+    await other.open()
+    try:
+        await other.upsert_fact("pets", "dog_name", "Rex", owner="bob")
+        await other.upsert_fact("pets", "dog_name", "Bolt")
+    finally:
+        await other.aclose()
+    assert [f.value for f in await hybrid.search_facts("what is my puppy called")] == ["Bolt"]
+    assert [f.value for f in await hybrid.search_facts("what is my puppy called", owner="bob")] == ["Rex"]

@@ -402,12 +402,20 @@ class SqlMemoryStore(MemoryStore):
         vectors = self.vectors.get(owner)
         fresh = vectors is None or vectors.dim != query.size
         after = 0 if fresh or vectors is None else vectors.max_id
-        stmt = select(memory_facts.c.id, memory_facts.c.embedding).where(
-            (memory_facts.c.owner == owner)
-            & (memory_facts.c.id > after)
-            & memory_facts.c.embedding.like(name.replace("%", "_") + "|%")
-        )
-        decoded = [(r.id, v) for r in conn.execute(stmt) if (v := decode(name, r.embedding)) is not None]
+        tagged = memory_facts.c.embedding.like(name.replace("%", "_") + "|%")
+        found: list[Any]
+        if fresh:  # every vector of the owner, once
+            stmt = select(memory_facts.c.id, memory_facts.c.embedding).where(
+                (memory_facts.c.owner == owner) & tagged
+            )
+            found = list(conn.execute(stmt))
+        else:  # rows added since, by any process: a range of the primary key (not the owner index,
+            # which would visit every fact of the owner), the owner checked here
+            stmt = select(memory_facts.c.id, memory_facts.c.owner, memory_facts.c.embedding).where(
+                (memory_facts.c.id > after) & tagged
+            )
+            found = [r for r in conn.execute(stmt) if r.owner == owner]
+        decoded = [(r.id, v) for r in found if (v := decode(name, r.embedding)) is not None]
         if fresh or decoded:
             if fresh:
                 self.vectors.owners.pop(owner, None)

@@ -46,7 +46,7 @@ from navi.config import load_settings
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.memory.base import Fact
-from navi.memory.embedders import BuiltinEmbedder
+from navi.memory.embedders import BUILTIN_DIM, BuiltinEmbedder
 from navi.memory.extractor import MemoryExtractor
 from navi.storage import migrate
 from navi.storage.database import Database, sqlite_url
@@ -59,6 +59,7 @@ from navi.testing.scripted import ScriptedBackend
 from navi.tools.builtin.memory import MemorySearchTool
 
 MODEL = "bench-model"
+DIM = BUILTIN_DIM
 CATEGORIES = ["single-session", "multi-session", "knowledge update", "temporal", "abstention"]
 
 
@@ -373,7 +374,7 @@ async def recall(
         try:
             stored = await store_through_extraction(plan, db)
             keyword = await ask(plan, SqlMemoryStore(db))
-            hybrid_store = SqlMemoryStore(db, embed=BuiltinEmbedder())
+            hybrid_store = SqlMemoryStore(db, embed=BuiltinEmbedder(DIM))
             if min_similarity is not None:
                 hybrid_store.min_similarity = min_similarity
             await hybrid_store.backfill_embeddings()
@@ -402,7 +403,7 @@ async def embed_all(store: SqlMemoryStore, embed: BuiltinEmbedder) -> None:
 async def latency(sizes: list[int], queries: int) -> list[tuple[int, float, float, float, float]]:
     rng = random.Random(7)
     vocab = vocabulary(rng)
-    embed = BuiltinEmbedder()
+    embed = BuiltinEmbedder(DIM)
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         db = Database(sqlite_url(Path(tmp) / "latency.db"))
@@ -455,7 +456,10 @@ async def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--min-similarity", type=float, help="the built-in model's floor (default: its own)")
     parser.add_argument("--no-latency", action="store_true")
+    parser.add_argument("--dim", type=int, default=BUILTIN_DIM, help="dimensions of the built-in model kept")
     args = parser.parse_args()
+    global DIM
+    DIM = args.dim
     keyword, hybrid, stored = await recall(args.users, args.min_similarity)
     print(f"{args.users} users, {stored} facts stored through extraction\n")
     print(recall_table(keyword, hybrid))

@@ -14,7 +14,7 @@ from structlog.testing import capture_logs
 from navi.cli.doctor import run_checks
 from navi.compose.parts import build_backends, embedder
 from navi.config import Settings
-from navi.memory.embedders import BUILTIN_NAME, BuiltinEmbedder
+from navi.memory.embedders import BUILTIN_DIM, BUILTIN_NAME, BuiltinEmbedder
 from navi.storage.database import postgres_url, sqlite_url
 from navi.storage.memory import SqlMemoryStore
 from navi.storage.schema import memory_facts
@@ -190,7 +190,9 @@ async def test_doctor_says_which_memory_search_is_in_use(
     (line,) = await doctor_lines(make_settings(ollama_host=fake_server.url))
     assert "keyword-only" in line
     (line,) = await doctor_lines(make_settings(ollama_host=fake_server.url, memory_embed_model="builtin"))
-    assert "hybrid" in line and BUILTIN_NAME in line and "SQLite" in line and "256 dimensions" in line
+    assert (
+        "hybrid" in line and BUILTIN_NAME in line and "SQLite" in line and f"{BUILTIN_DIM} dimensions" in line
+    )
 
 
 async def lisbon_axis(texts: list[str]) -> list[list[float]]:

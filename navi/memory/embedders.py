@@ -1,9 +1,9 @@
 """Embedding models for memory search: the built-in one, or the model server's own endpoint.
 
-- **Built in** (`MEMORY_EMBED_MODEL=builtin`): WordLlama's `l2_supercat` token embeddings (256
-  dimensions, average-pooled), whose weights and tokenizer ship inside the `wordllama` wheel from
-  PyPI. No PyTorch, no network: they are read from the installed package, never downloaded, and a
-  sentence costs about 0.1 ms on one core.
+- **Built in** (`MEMORY_EMBED_MODEL=builtin`): WordLlama's `l2_supercat` token embeddings (the
+  first 128 of 256 dimensions, average-pooled), whose weights and tokenizer ship inside the
+  `wordllama` wheel from PyPI. No PyTorch, no network: they are read from the installed package,
+  never downloaded, and a sentence costs about 0.1 ms on one core.
 - **The model server's** (any other name): Ollama's `/api/embed` or an OpenAI-style
   `/v1/embeddings` (llama-server with `--embeddings`), through the backend's `embed`.
 
@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 BUILTIN = "builtin"
-BUILTIN_NAME = "wordllama-l2-supercat-256"
+BUILTIN_DIM = 128
+BUILTIN_NAME = f"wordllama-l2-supercat-{BUILTIN_DIM}"
 
 
 class Embedder:
@@ -36,10 +37,13 @@ class Embedder:
 class BuiltinEmbedder(Embedder):
     """WordLlama from its own wheel; loaded on first use (about a second), in a worker thread."""
 
-    name = BUILTIN_NAME
     min_similarity = 0.2  # bench/memory_recall.py: unrelated questions score below it
 
-    def __init__(self) -> None:
+    def __init__(self, dim: int = BUILTIN_DIM) -> None:
+        # The model was trained so that its first 64, 128 or 256 dimensions work on their own
+        # (Matryoshka): fewer make the vector scan faster for some recall.
+        self.dim = dim
+        self.name = f"wordllama-l2-supercat-{dim}"
         self._model: Any = None
         self._lock = asyncio.Lock()
 
@@ -51,14 +55,14 @@ class BuiltinEmbedder(Embedder):
             return False
         return True
 
-    @staticmethod
-    def _load() -> Any:
+    def _load(self) -> Any:
         import wordllama
         from wordllama import WordLlama
 
         # The wheel holds weights/ and tokenizers/ beside the code: point the loader's cache there
         # and forbid downloads, so nothing ever leaves this machine.
-        return WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
+        here = Path(wordllama.__file__).parent
+        return WordLlama.load(cache_dir=here, disable_download=True, trunc_dim=self.dim)
 
     async def model(self) -> Any:
         if self._model is None:

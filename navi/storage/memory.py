@@ -376,11 +376,15 @@ class SqlMemoryStore(MemoryStore):
         current = {r.id: r.retired_at is None for r in keyword}
         missing = [i for i, _ in near if i not in current]
         if missing:
-            where = memory_facts.c.id.in_(missing) & (memory_facts.c.owner == owner)
-            if not history:
-                where &= CURRENT
-            stmt = select(memory_facts.c.id, memory_facts.c.retired_at).where(where)
-            current.update((r.id, r.retired_at is None) for r in conn.execute(stmt))
+            # By primary key only, owner and retirement checked here: with `owner = ?` in the query
+            # SQLite may walk the owner's index, every fact of the owner (100 ms at 100,000).
+            cols = (memory_facts.c.id, memory_facts.c.owner, memory_facts.c.retired_at)
+            stmt = select(*cols).where(memory_facts.c.id.in_(missing))
+            current.update(
+                (r.id, r.retired_at is None)
+                for r in conn.execute(stmt)
+                if r.owner == owner and (history or r.retired_at is None)
+            )
         scores: dict[int, float] = {}
         for rank, row in enumerate(keyword):
             scores[row.id] = 1 / (RRF_K + rank + 1)

@@ -8,8 +8,8 @@ The scan is exact: every vector of the owner, unit length, in one float32 matrix
 process, multiplied by the query. The matrix is read from the database once per owner and kept up
 to date by the store's own writes; rows another process added are read on the next search (by id);
 a vector that is gone or stale in the database is harmless, because every candidate is re-read
-from the database before it is returned. 100,000 facts of 256 dimensions are 100 MB and a scan of
-a few milliseconds.
+from the database before it is returned. 100,000 facts of 128 dimensions are 51 MB, and a scan of
+a few milliseconds (more on a busy machine: docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ with the real built-in embedding model (WordLlama from its wheel) and with a ser
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -256,3 +257,28 @@ async def test_facts_another_process_adds_are_found_by_meaning(url: str, hybrid:
         await other.aclose()
     assert [f.value for f in await hybrid.search_facts("what is my puppy called")] == ["Bolt"]
     assert [f.value for f in await hybrid.search_facts("what is my puppy called", owner="bob")] == ["Rex"]
+
+
+async def test_the_server_backfills_vectors_in_the_background_and_says_hybrid(tmp_path: Path) -> None:
+    from navi.compose.services import build_services
+    from tests.agent_helpers import scripted_runtime
+
+    before = SqlMemoryStore.at(sqlite_url(tmp_path / "navi.db"))  # facts from before the model was set
+    await before.open()
+    await plant(before)
+    await before.aclose()
+    with capture_logs() as logs:
+        rt, _, _ = await scripted_runtime(tmp_path, sql=True, memory_embed_model="builtin")
+    services = build_services(rt, schedules=False, background=True, owns_runtime=True)
+    await services.start()
+    try:
+        assert isinstance(rt.memory, SqlMemoryStore)
+        for _ in range(300):  # the backfill runs beside the server, not before it answers
+            if await rt.memory.search_facts("what is my puppy called"):
+                break
+            await asyncio.sleep(0.1)
+        assert [f.value for f in await rt.memory.search_facts("what is my puppy called")][:1] == ["Rex"]
+    finally:
+        await services.stop()
+    (started,) = [e for e in logs if e["event"] == "memory_search"]
+    assert started["mode"] == "hybrid" and BUILTIN_NAME in started["detail"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -307,16 +308,18 @@ async def store_through_extraction(plan: Plan, db: Database) -> int:
     return stored
 
 
+FACT_LINE = re.compile(
+    r"^- [\w]+: (?P<key>\w+) = (?P<value>.*?)  \(updated [^)]*\)(?P<former> \[former value\])?$"
+)
+
+
 def parse_lines(text: str) -> list[tuple[str, str, bool]]:
-    """(key, value, current) of each line the memory_search tool printed."""
+    """(key, value, current) of each fact line the memory_search tool printed (other lines skipped)."""
     out = []
     for line in text.splitlines():
-        if not line.startswith("- "):
-            continue
-        body = line[2:].split("  (updated", 1)[0]
-        _, rest = body.split(": ", 1)
-        key, value = rest.split(" = ", 1)
-        out.append((key, value, "[former value]" not in line))
+        match = FACT_LINE.match(line)
+        if match:
+            out.append((match["key"], match["value"], match["former"] is None))
     return out
 
 

@@ -205,6 +205,8 @@ class Settings(BackendSettings, BaseSettings):
     # --- Memory ----------------------------------------------------------------------------------
     memory_stale_minutes: int = Field(30, ge=1)
     memory_extract_interval_minutes: int = Field(5, ge=1)
+    # "builtin": WordLlama, shipped in its wheel; another name: that model on the default backend's
+    # embedding endpoint (Ollama /api/embed, OpenAI-style /v1/embeddings); empty: keyword-only.
     memory_embed_model: str = ""
 
     # --- Persona ---------------------------------------------------------------------------------

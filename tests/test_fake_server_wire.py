@@ -231,3 +231,18 @@ async def test_anthropic_client_whole_reply_and_errors(fake_server: FakeModelSer
             pass
     assert "Overloaded" in str(err.value)
     await client.close()
+
+
+async def test_openai_client_reads_v1_embeddings_as_floats_and_base64(fake_server: FakeModelServer) -> None:
+    async with openai.AsyncOpenAI(base_url=fake_server.openai_url, api_key="x", max_retries=0) as client:
+        default = await client.embeddings.create(model=MODEL, input=["red apples", "green apples"])
+        floats = await client.embeddings.create(model=MODEL, input="red apples", encoding_format="float")
+        with pytest.raises(openai.NotFoundError):
+            await client.embeddings.create(model="absent:1b", input="x")
+    # The client asks for base64 unless told otherwise, and decodes it to floats (float32 precision).
+    assert [d.index for d in default.data] == [0, 1]
+    assert [round(x, 5) for x in default.data[1].embedding] == [
+        round(x, 5) for x in fake_embedding("green apples")
+    ]
+    assert floats.data[0].embedding == fake_embedding("red apples")
+    assert default.usage.prompt_tokens == 4

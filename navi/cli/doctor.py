@@ -130,6 +130,7 @@ async def run_checks(settings: Settings) -> AsyncIterator[Check]:
         for backend_name, models in used.items():
             async for check in _backend_checks(settings, backends, backend_name, models):
                 yield check
+        yield await _memory_check(settings, backends)
     finally:
         await backends.aclose()
     yield await _database_check(settings)
@@ -273,6 +274,28 @@ def _token_check(settings: Settings) -> Check:
     return Check(
         True, f"no access token yet: `navi serve` makes one in {token.path} and prints a sign-in link"
     )
+
+
+async def _memory_check(settings: Settings, backends: BackendRegistry) -> Check:
+    """Which memory search Navi will use; an embedding model is asked for one vector to prove it."""
+    from navi.compose.parts import describe_memory_search, embedder
+
+    embed = embedder(settings, backends)
+    dialect = "postgresql" if settings.database_url else "sqlite"
+    if embed is None:
+        return Check(True, f"memory search: {describe_memory_search(None, dialect)}", note=True)
+    try:
+        (vector,) = await asyncio.wait_for(embed(["where I live"]), 30.0)
+    except Exception as exc:  # a missing model, a server without embeddings: words only, said so
+        return Check(
+            False,
+            f"memory search: embedding model {embed.name} does not answer ({exc}); "
+            "search falls back to keywords",
+            "set MEMORY_EMBED_MODEL=builtin, pull the model (`ollama pull NAME`), or start llama-server "
+            "with --embeddings",
+        )
+    detail = describe_memory_search(embed, dialect)
+    return Check(True, f"memory search: {detail} ({len(vector)} dimensions)")
 
 
 async def _database_check(settings: Settings) -> Check:

@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
@@ -26,6 +26,7 @@ from navi.llm import backends as catalogue
 from navi.llm.calls import CallLimits
 from navi.llm.registry import BackendRegistry
 from navi.mcp.config import McpConfigError, ServerConfig, load_servers
+from navi.memory.embedders import BUILTIN, BuiltinEmbedder, Embedder, ServerEmbedder
 from navi.net.guard import NetGuard, parse_allowlist
 from navi.profiles.registry import ProfileRegistry, builtin_profiles
 from navi.sandbox import Sandbox, SandboxPolicy, allowed_from_list, navi_code_paths, python_paths
@@ -82,15 +83,28 @@ def build_profiles(settings: Settings, backends: BackendRegistry) -> ProfileRegi
     return registry
 
 
-def embedder(settings: Settings, backends: BackendRegistry) -> Any:
-    """Memory's embedding function when `MEMORY_EMBED_MODEL` is set, on the default backend."""
-    if not settings.memory_embed_model:
+def embedder(settings: Settings, backends: BackendRegistry) -> Embedder | None:
+    """Memory's embedding model: `MEMORY_EMBED_MODEL=builtin` is WordLlama from its wheel; another
+    name is a model on the default backend's embedding endpoint; empty means keyword-only search."""
+    name = settings.memory_embed_model.strip()
+    if not name:
         return None
+    if name == BUILTIN:
+        return BuiltinEmbedder()
+    backend = settings.default_llm_backend
 
-    async def embed(texts: list[str]) -> list[list[float]]:
-        return await backends.get(settings.default_llm_backend).embed(texts, settings.memory_embed_model)
+    async def embed(texts: list[str], model: str) -> list[list[float]]:
+        return await backends.get(backend).embed(texts, model)
 
-    return embed
+    return ServerEmbedder(backend, name, embed)
+
+
+def describe_memory_search(embed: Embedder | None, db_dialect: str | None) -> str:
+    """What `navi doctor` and the start log say about memory search."""
+    if embed is None:
+        return "keyword-only (full-text search); MEMORY_EMBED_MODEL=builtin (or a served model) adds meaning"
+    where = "PostgreSQL" if db_dialect == "postgresql" else "SQLite"
+    return f"hybrid: full-text + embedding model {embed.name}; vectors in {where}, exact scan in memory"
 
 
 # --- the agent -----------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from navi.sessions.archive import export_session
 from navi.sessions.models import Session
 from navi.sessions.store import SessionNotFound, SessionStore
 from navi.storage.database import Database
+from navi.storage.memory import SqlMemoryStore
 from navi.storage.stores import build_stores
 from navi.telemetry import Telemetry
 from navi.tools.builtin import register_builtins
@@ -179,10 +180,11 @@ async def build_runtime(
             db = await parts.open_database(settings, create=create_database)
             if db is not None:
                 cleanup.push_async_callback(db.dispose)
+        embed = parts.embedder(settings, backends)
         stores = build_stores(
             db,
             files_dir=settings.session_files_dir,
-            embed=parts.embedder(settings, backends),
+            embed=embed,
             sessions=sessions,
             memory=memory,
         )
@@ -191,6 +193,12 @@ async def build_runtime(
         cleanup.push_async_callback(sessions.aclose)
         await memory.open()
         cleanup.push_async_callback(memory.aclose)
+        hybrid = isinstance(memory, SqlMemoryStore) and memory.embed is not None
+        log.info(
+            "memory_search",
+            mode="hybrid" if hybrid else "keyword-only",
+            detail=parts.describe_memory_search(embed if hybrid else None, db.dialect if db else None),
+        )
         schedule_store = stores.schedules
         schedule_settings = parts.schedule_settings(settings)
         schedules = ScheduleService(

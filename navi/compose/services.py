@@ -22,6 +22,7 @@ from navi.runs.scheduled import ScheduledRuns
 from navi.schedules.runner import ScheduleRunner
 from navi.sessions.files import cleanup_loop
 from navi.storage.files import SharedFiles
+from navi.storage.memory import SqlMemoryStore
 
 log = get_logger(__name__)
 
@@ -120,6 +121,13 @@ def build_services(
             lambda: cleanup_loop(files, ttl),
             lambda: runtime.extractor.periodic(interval),
         ]
+        memory = runtime.memory
+        if isinstance(memory, SqlMemoryStore) and memory.embed is not None:
+
+            async def backfill() -> None:  # facts stored before the model was set, or by another
+                await memory.backfill_embeddings()
+
+            services.loops.append(backfill)
         if services.files is not None:
             shared = services.files
             services.loops.append(lambda: shared.expire_loop(ttl))

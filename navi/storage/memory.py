@@ -2,21 +2,25 @@
 
 Search is the database's ranked full-text search: any query term may match (prefixes count),
 best matches first (BM25 on SQLite, `ts_rank_cd` on PostgreSQL); current facts only, unless
-history is asked for, and then every current fact ranks above every retired one. When an embedding function is
-given (Ollama's `/api/embed`), facts carry an embedding and a search blends vector similarity
-into the ranking of the full-text candidates, and tops them up with the closest facts by vector
-when the words alone found too few.
+history is asked for, and then every current fact ranks above every retired one.
+
+With an embedding model (`navi.memory.embedders`), every fact also gets a vector when it is stored or
+changed (and `backfill_embeddings` gives one to those without), and search is hybrid: the full-text
+ranking and the ranking by vector similarity (an exact scan, `navi.storage.vectors`; only facts at
+least MIN_SIMILARITY alike) are fused by reciprocal rank, current facts still before retired ones.
+A query with no word in common with a fact can so find it by meaning.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Awaitable, Callable
 from datetime import datetime
+from functools import partial
 from typing import Any
 
-from sqlalchemy import Connection, DateTime, Float, delete, insert, select, text, update
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import Connection, DateTime, Float, bindparam, delete, func, insert, select, text, update
 
 from navi.llm.messages import utcnow
 from navi.logging import get_logger
@@ -36,13 +40,17 @@ from navi.sessions.models import DEFAULT_OWNER, as_utc
 from navi.storage import migrate
 from navi.storage.database import Database
 from navi.storage.schema import memory_facts, memory_summary, session_memory_state
+from navi.storage.vectors import VectorIndex, decode, encode
 
 log = get_logger(__name__)
 
 Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
-VECTOR_WEIGHT = 0.4
-VECTOR_SCAN_LIMIT = 5000
-CANDIDATES = 30
+CANDIDATES = 30  # from each ranking, before they are fused
+RRF_K = 60  # reciprocal rank fusion: a result at rank r adds 1 / (RRF_K + r)
+# Below this cosine similarity a fact is not "about" the query: without it every question would
+# find something by meaning, and a question with no answer in memory could never come back empty.
+# Each model has its own scale, so an embedder may bring its own (`min_similarity`).
+MIN_SIMILARITY = 0.5
 
 # Ranking every match of a very common word costs time in proportion to the matches (50,000 of
 # them in the benchmark). So the newest WINDOW matches are taken first — FTS5 walks its index in
@@ -53,7 +61,7 @@ WINDOW = 500
 
 SQLITE_SEARCH = text(
     """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at, f.updated_at,
-              f.confirmations, f.embedding, f.source, f.retired_at, f.replaced_by, m.rank AS rank
+              f.confirmations, f.source, f.retired_at, f.replaced_by, m.rank AS rank
        FROM (SELECT rowid, bm25(memory_facts_fts, 0.5, 1.0, 2.0) AS rank
              FROM memory_facts_fts WHERE memory_facts_fts MATCH :query
              ORDER BY rowid DESC LIMIT :window) m
@@ -70,7 +78,7 @@ SQLITE_SEARCH = text(
 # window: every match is ranked, with only the id and the rank carried until the top ones are chosen.
 POSTGRES_SEARCH = text(
     """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at, f.updated_at,
-              f.confirmations, f.embedding, f.source, f.retired_at, f.replaced_by, r.rank AS rank
+              f.confirmations, f.source, f.retired_at, f.replaced_by, r.rank AS rank
        FROM (SELECT id, retired_at IS NOT NULL AS retired, ts_rank(search, query) AS rank
              FROM memory_facts, to_tsquery('english', :query) query
              WHERE owner = :owner AND search @@ query AND (:history OR retired_at IS NULL)
@@ -84,6 +92,8 @@ POSTGRES_SEARCH = text(
     rank=Float,
 )
 CURRENT = memory_facts.c.retired_at.is_(None)
+# A fact without its vector (kilobytes that nothing but the scan reads).
+FACT_COLUMNS = [c for c in memory_facts.c if c.name != "embedding"]
 
 
 def _fact(row: Any, score: float = 0.0) -> Fact:
@@ -104,10 +114,17 @@ def _fact(row: Any, score: float = 0.0) -> Fact:
     )
 
 
-def _cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
+def _all(stmt: Any, conn: Connection) -> list[Any]:
+    return list(conn.execute(stmt).all())
+
+
+def _all_many(stmt: Any, values: list[dict[str, Any]], conn: Connection) -> None:
+    conn.execute(stmt, values)
+
+
+def embed_text(fact: Fact) -> str:
+    """What is embedded for a fact: its words, with keys' underscores as spaces."""
+    return f"{fact.category} {fact.key} {fact.value}".replace("_", " ")
 
 
 def _apply(
@@ -239,6 +256,10 @@ class SqlMemoryStore(MemoryStore):
     def __init__(self, db: Database, *, embed: Embed | None = None) -> None:
         self.db = db
         self.embed = embed
+        # Stored vectors carry the model's name; a plain function without one gets a generic name.
+        self.embed_name: str = getattr(embed, "name", "") or "embed"
+        self.min_similarity: float = getattr(embed, "min_similarity", MIN_SIMILARITY)
+        self.vectors = VectorIndex()
         self._owns_db = False
 
     @classmethod
@@ -285,12 +306,16 @@ class SqlMemoryStore(MemoryStore):
     async def _store_embedding(self, fact: Fact) -> None:
         assert self.embed is not None
         try:
-            (vector,) = await self.embed([fact.line()])
+            (vector,) = await self.embed([embed_text(fact)])
         except Exception as exc:  # full-text search still works without it
             log.warning("memory.embed_failed", error=str(exc))
             return
-        stmt = update(memory_facts).where(memory_facts.c.id == fact.id).values(embedding=json.dumps(vector))
+        raw = encode(self.embed_name, vector)
+        stmt = update(memory_facts).where(memory_facts.c.id == fact.id).values(embedding=raw)
         await self.db.write(lambda conn: conn.execute(stmt))
+        decoded = decode(self.embed_name, raw)
+        if decoded is not None:
+            self.vectors.put(fact.owner, fact.id, decoded)
 
     async def search_facts(
         self, query: str, *, owner: str = DEFAULT_OWNER, limit: int = 15, history: bool = False
@@ -298,54 +323,160 @@ class SqlMemoryStore(MemoryStore):
         words = terms(query)
         if not words:
             return []
-        # Words are matched by stem (porter on SQLite, english on PostgreSQL): "cats" finds "cat".
-        if self.db.is_sqlite:
-            statement, fts_query = SQLITE_SEARCH, " OR ".join(f'"{w}"' for w in words)
-        else:
-            statement, fts_query = POSTGRES_SEARCH, " | ".join(words)
-        want = max(limit, CANDIDATES) if self.embed else limit
-        params = {"query": fts_query, "owner": owner, "limit": want, "window": WINDOW, "history": history}
-        rows = await self.db.read(lambda conn: conn.execute(statement, params).all())
+        if self.embed is not None:
+            try:
+                (qvec,) = await self.embed([query])
+            except Exception as exc:  # the words alone, as without a model
+                log.warning("memory.embed_failed", error=str(exc))
+            else:
+                vector = np.asarray(qvec, dtype=np.float32)
+                # One transaction, one trip to the database's thread: both rankings and the fusion.
+                return await self.db.read(
+                    partial(self._hybrid, words, vector, owner=owner, limit=limit, history=history)
+                )
+        return await self.db.read(partial(self._keyword, words, owner=owner, limit=limit, history=history))
+
+    def _keyword(
+        self, words: list[str], conn: Connection, *, owner: str, limit: int, history: bool
+    ) -> list[Fact]:
+        rows = self._keyword_rows(words, conn, owner=owner, limit=limit, history=history)
         # Normalise text relevance to 0..1, best = 1 (BM25 is lower-is-better, ts_rank higher-is-better).
         ranks = [float(r.rank) for r in rows]
         if self.db.is_sqlite:
             ranks = [-r for r in ranks]
         top = max(ranks, default=1.0) or 1.0
-        found = {
-            r.id: (_fact(r, rank / top if top > 0 else 1.0), r.embedding)
-            for r, rank in zip(rows, ranks, strict=True)
-        }
-        if self.embed is None:
-            return [fact for fact, _ in found.values()][:limit]
-        return await self._blend(query, owner, found, limit)
+        return [_fact(r, rank / top if top > 0 else 1.0) for r, rank in zip(rows, ranks, strict=True)]
 
-    async def _blend(
-        self, query: str, owner: str, found: dict[int, tuple[Fact, str | None]], limit: int
+    def _keyword_rows(
+        self, words: list[str], conn: Connection, *, owner: str, limit: int, history: bool
+    ) -> list[Any]:
+        # Words are matched by stem (porter on SQLite, english on PostgreSQL): "cats" finds "cat".
+        if self.db.is_sqlite:
+            statement, fts_query = SQLITE_SEARCH, " OR ".join(f'"{w}"' for w in words)
+        else:
+            statement, fts_query = POSTGRES_SEARCH, " | ".join(words)
+        params = {"query": fts_query, "owner": owner, "limit": limit, "window": WINDOW, "history": history}
+        return list(conn.execute(statement, params).all())
+
+    def _hybrid(
+        self,
+        words: list[str],
+        query: NDArray[np.float32],
+        conn: Connection,
+        *,
+        owner: str,
+        limit: int,
+        history: bool,
     ) -> list[Fact]:
-        assert self.embed is not None
-        try:
-            (qvec,) = await self.embed([query])
-        except Exception as exc:
-            log.warning("memory.embed_failed", error=str(exc))
-            return sorted((f for f, _ in found.values()), key=lambda f: (not f.current, -f.score))[:limit]
-        if len(found) < limit:  # the words found too few: look for neighbours by meaning
-            recent = (
-                select(memory_facts)
-                .where((memory_facts.c.owner == owner) & memory_facts.c.embedding.is_not(None) & CURRENT)
-                .order_by(memory_facts.c.updated_at.desc())
-                .limit(VECTOR_SCAN_LIMIT)
+        """Reciprocal rank fusion of the full-text and the vector ranking; every current fact before
+        every retired one. Only the facts returned are read whole."""
+        keyword = self._keyword_rows(words, conn, owner=owner, limit=max(limit, CANDIDATES), history=history)
+        # Retired facts are among the nearest too: look further when they will be dropped.
+        near = self._nearest(conn, query, owner, limit * 2 if history else limit * 3)
+        current = {r.id: r.retired_at is None for r in keyword}
+        missing = [i for i, _ in near if i not in current]
+        if missing:
+            # By primary key only, owner and retirement checked here: with `owner = ?` in the query
+            # SQLite may walk the owner's index, every fact of the owner (100 ms at 100,000).
+            cols = (memory_facts.c.id, memory_facts.c.owner, memory_facts.c.retired_at)
+            stmt = select(*cols).where(memory_facts.c.id.in_(missing))
+            current.update(
+                (r.id, r.retired_at is None)
+                for r in conn.execute(stmt)
+                if r.owner == owner and (history or r.retired_at is None)
             )
-            rows = await self.db.read(lambda conn: conn.execute(recent).all())
-            scored = sorted(rows, key=lambda r: -_cosine(qvec, json.loads(r.embedding)))
-            for row in scored[: limit * 2]:
-                found.setdefault(row.id, (_fact(row, 0.0), row.embedding))
-        blended = []
-        for fact, raw in found.values():
-            similarity = _cosine(qvec, json.loads(raw)) if raw else 0.0
-            fact.score = (1 - VECTOR_WEIGHT) * fact.score + VECTOR_WEIGHT * max(similarity, 0.0)
-            blended.append(fact)
-        blended.sort(key=lambda f: (not f.current, -f.score))
-        return blended[:limit]
+        scores: dict[int, float] = {}
+        for rank, row in enumerate(keyword):
+            scores[row.id] = 1 / (RRF_K + rank + 1)
+        for rank, fact_id in enumerate(i for i, _ in near if i in current):
+            scores[fact_id] = scores.get(fact_id, 0.0) + 1 / (RRF_K + rank + 1)
+        chosen = sorted(scores, key=lambda i: (not current[i], -scores[i]))[:limit]
+        rows = {r.id: r for r in keyword}
+        unread = [i for i in chosen if i not in rows]
+        if unread:
+            stmt = select(*FACT_COLUMNS).where(memory_facts.c.id.in_(unread))
+            rows.update((r.id, r) for r in conn.execute(stmt))
+        return [_fact(rows[i], scores[i]) for i in chosen if i in rows]
+
+    def _nearest(
+        self, conn: Connection, query: NDArray[np.float32], owner: str, k: int
+    ) -> list[tuple[int, float]]:
+        """The owner's facts (current and retired) closest to `query`, at least `min_similarity`."""
+        name = self.embed_name
+        vectors = self.vectors.get(owner)
+        fresh = vectors is None or vectors.dim != query.size
+        after = 0 if fresh or vectors is None else vectors.max_id
+        tagged = memory_facts.c.embedding.like(name.replace("%", "_") + "|%")
+        found: list[Any]
+        if fresh:  # every vector of the owner, once
+            stmt = select(memory_facts.c.id, memory_facts.c.embedding).where(
+                (memory_facts.c.owner == owner) & tagged
+            )
+            found = list(conn.execute(stmt))
+        else:  # rows added since, by any process: a range of the primary key (not the owner index,
+            # which would visit every fact of the owner), the owner checked here
+            stmt = select(memory_facts.c.id, memory_facts.c.owner, memory_facts.c.embedding).where(
+                (memory_facts.c.id > after) & tagged
+            )
+            found = [r for r in conn.execute(stmt) if r.owner == owner]
+        decoded = [(r.id, v) for r in found if (v := decode(name, r.embedding)) is not None]
+        if fresh or decoded:
+            if fresh:
+                self.vectors.owners.pop(owner, None)
+            vectors = self.vectors.load(owner, decoded, query.size)
+        assert vectors is not None
+        return [(i, s) for i, s in vectors.nearest(query, k) if s >= self.min_similarity]
+
+    async def backfill_embeddings(self, *, batch: int = 64) -> int:
+        """Embed every fact (current or history) without a vector from this model; returns how many.
+        Progress is logged (`memory.backfill`) after each batch; a failing batch stops the pass."""
+        if self.embed is None:
+            return 0
+        name = self.embed_name
+        stale = memory_facts.c.embedding.is_(None) | ~memory_facts.c.embedding.like(
+            name.replace("%", "_") + "|%"
+        )
+        total = await self.db.read(
+            lambda conn: conn.execute(
+                select(func.count()).select_from(memory_facts).where(stale)
+            ).scalar_one()
+        )
+        if not total:
+            return 0
+        log.info("memory.backfill_started", facts=total, model=name)
+        done, after = 0, 0
+        while True:
+            stmt = (
+                select(memory_facts)
+                .where(stale & (memory_facts.c.id > after))
+                .order_by(memory_facts.c.id)
+                .limit(batch)
+            )
+            rows = await self.db.read(partial(_all, stmt))
+            if not rows:
+                break
+            facts = [_fact(r) for r in rows]
+            try:
+                vectors = await self.embed([embed_text(f) for f in facts])
+            except Exception as exc:
+                log.warning("memory.backfill_failed", error=str(exc), done=done, facts=total)
+                return done
+            raws = [encode(name, v) for v in vectors]
+            values = [{"fid": f.id, "raw": raw} for f, raw in zip(facts, raws, strict=True)]
+            store = (
+                update(memory_facts)
+                .where(memory_facts.c.id == bindparam("fid"))
+                .values(embedding=bindparam("raw"))
+            )
+            await self.db.write(partial(_all_many, store, values))
+            for fact, raw in zip(facts, raws, strict=True):
+                decoded = decode(name, raw)
+                if decoded is not None:
+                    self.vectors.put(fact.owner, fact.id, decoded)
+            done += len(facts)
+            after = facts[-1].id
+            log.info("memory.backfill", done=done, facts=total, model=name)
+        return done
 
     async def get_all_facts(self, *, owner: str = DEFAULT_OWNER, limit: int | None = None) -> list[Fact]:
         query = (

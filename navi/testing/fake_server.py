@@ -12,10 +12,12 @@ Runs in a background thread (`start()`/`stop()` or `with`), or in the foreground
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import logging
 import math
+import struct
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -263,6 +265,7 @@ class FakeModelServer:
                 Route("/props", self.llama_props),
                 Route("/api/v0/models/{model:path}", self.lm_studio_model),
                 Route("/v1/chat/completions", self.openai_chat, methods=["POST"]),
+                Route("/v1/embeddings", self.openai_embeddings, methods=["POST"]),
                 Route("/v1/messages", self.anthropic_messages, methods=["POST"]),
             ]
         )
@@ -350,6 +353,26 @@ class FakeModelServer:
         inputs = body.get("input")
         texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
         return JSONResponse({"model": body["model"], "embeddings": [fake_embedding(t) for t in texts]})
+
+    async def openai_embeddings(self, request: Request) -> Response:
+        """OpenAI-style `/v1/embeddings` (llama-server with --embeddings, vLLM, LM Studio): floats,
+        or base64 of little-endian float32 when asked (the official client asks by default)."""
+        body = await request.json()
+        if body.get("model") not in self.models:
+            message = f"model '{body.get('model')}' not found"
+            return JSONResponse(wire.openai_error(message, 404), status_code=404)
+        inputs = body.get("input")
+        texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+        data = []
+        for index, text_ in enumerate(texts):
+            vector = fake_embedding(text_)
+            encoded: Any = vector
+            if body.get("encoding_format") == "base64":
+                encoded = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
+            data.append({"object": "embedding", "index": index, "embedding": encoded})
+        tokens = sum(len(t.split()) for t in texts)
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return JSONResponse({"object": "list", "data": data, "model": body["model"], "usage": usage})
 
     async def llama_props(self, request: Request) -> Response:
         self.probe_requests += 1

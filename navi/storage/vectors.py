@@ -1,0 +1,111 @@
+"""Fact vectors: how they are stored, and the exact nearest-neighbour scan over them.
+
+A vector is stored in `memory_facts.embedding` as `"<model>|<base64 of float32>"`, so rows embedded
+by another model (or by the JSON format of earlier versions) are recognised as stale and re-embedded
+by the backfill, never compared with unlike vectors.
+
+The scan is exact: every vector of the owner, unit length, in one float32 matrix kept in this
+process, multiplied by the query. The matrix is read from the database once per owner and kept up
+to date by the store's own writes; rows another process added are read on the next search (by id);
+a vector that is gone or stale in the database is harmless, because every candidate is re-read
+from the database before it is returned. 100,000 facts of 128 dimensions are 51 MB, and a scan of
+a few milliseconds (more on a busy machine: docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+def encode(model: str, vector: list[float]) -> str:
+    array = np.asarray(vector, dtype=np.float32)
+    return f"{model}|{base64.b64encode(array.tobytes()).decode('ascii')}"
+
+
+def decode(model: str, raw: str | None) -> NDArray[np.float32] | None:
+    """The vector if `raw` was made by `model` (and is well formed), else None."""
+    if not raw or not raw.startswith(model + "|"):
+        return None
+    try:
+        array = np.frombuffer(base64.b64decode(raw[len(model) + 1 :], validate=True), dtype=np.float32)
+    except ValueError:
+        return None
+    return array if array.size else None
+
+
+def unit(vector: NDArray[np.float32]) -> NDArray[np.float32]:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+class OwnerVectors:
+    """One owner's vectors: ids and a matrix of unit rows (appended, replaced, scanned)."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.matrix = np.zeros((0, dim), dtype=np.float32)
+        self.rows: dict[int, int] = {}
+        self.max_id = 0
+        self._pending: list[tuple[int, NDArray[np.float32]]] = []
+
+    def put(self, fact_id: int, vector: NDArray[np.float32]) -> None:
+        if vector.shape != (self.dim,):
+            return
+        row = self.rows.get(fact_id)
+        if row is not None:
+            self.matrix[row] = unit(vector)
+        else:
+            self._pending.append((fact_id, unit(vector)))
+        self.max_id = max(self.max_id, fact_id)
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        start = len(self.ids)
+        ids = np.array([i for i, _ in self._pending], dtype=np.int64)
+        self.ids = np.concatenate([self.ids, ids])
+        self.matrix = np.vstack([self.matrix, np.stack([v for _, v in self._pending])])
+        for offset, fact_id in enumerate(ids.tolist()):
+            self.rows[fact_id] = start + offset
+        self._pending = []
+
+    def nearest(self, query: NDArray[np.float32], k: int) -> list[tuple[int, float]]:
+        """The `k` closest ids by cosine similarity, closest first."""
+        self._flush()
+        if not len(self.ids) or query.shape != (self.dim,):
+            return []
+        scores = self.matrix @ unit(query)
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top])]
+        return [(int(self.ids[i]), float(scores[i])) for i in top]
+
+
+class VectorIndex:
+    """Every owner's vectors in this process, loaded on an owner's first search."""
+
+    def __init__(self) -> None:
+        self.owners: dict[str, OwnerVectors] = {}
+        self.lock = threading.Lock()
+
+    def get(self, owner: str) -> OwnerVectors | None:
+        return self.owners.get(owner)
+
+    def put(self, owner: str, fact_id: int, vector: NDArray[np.float32]) -> None:
+        with self.lock:
+            vectors = self.owners.get(owner)
+            if vectors is not None:
+                vectors.put(fact_id, vector)
+
+    def load(self, owner: str, rows: list[tuple[int, NDArray[np.float32]]], dim: int) -> OwnerVectors:
+        with self.lock:
+            vectors = self.owners.get(owner) or OwnerVectors(dim)
+            for fact_id, vector in rows:
+                vectors.put(fact_id, vector)
+            self.owners[owner] = vectors
+            return vectors

@@ -24,8 +24,19 @@ SCHEMA = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
 SERVER, CLIENT = frame_types(SCHEMA, "server"), frame_types(SCHEMA, "client")
 
 # Server frames a client leaves alone on purpose, and why.
-PAGE_IGNORES: dict[str, str] = {}
-CHAT_IGNORES: dict[str, str] = {}
+PAGE_IGNORES: dict[str, str] = {
+    "queued": "the page's queue view is not built yet",
+    "queue_cancelled": "the page's queue view is not built yet",
+    "steered": "the page's queue view is not built yet",
+}
+CHAT_IGNORES: dict[str, str] = {
+    # navi chat sends no message while a turn runs (its input waits for the answer), so nothing of
+    # its own waits; what other clients queue shows up as their turns.
+    "queued": "navi chat queues nothing: it sends once the answer is in",
+    "queue_cancelled": "navi chat queues nothing: it sends once the answer is in",
+    # A steering message from another client is stored; navi chat shows it with the history.
+    "steered": "navi chat shows another client's steering message with the history",
+}
 
 
 # --- the page ---------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Coroutine, Sequence
+from functools import partial
 from typing import Any
 
 import structlog
@@ -35,6 +36,8 @@ from navi.runs.follow import Followers
 from navi.runs.heartbeat import Heartbeat
 from navi.runs.leases import Lease, LeaseKind, Leases, MemoryLeases, SqlLeases, sleep_beat
 from navi.runs.lost import lost_error, record_lost
+from navi.runs.queue import MemoryQueue, MessageQueue, NothingQueued, Queued
+from navi.runs.queueing import Queueing
 from navi.runs.run import AgentRun, RunActive, user_message
 from navi.sessions.store import SessionNotFound
 from navi.telemetry import Telemetry
@@ -45,7 +48,7 @@ HANDOVER_SECONDS = 10.0  # how long a start waits for another worker's answered 
 PRUNE_BEATS = 25  # old run frames are pruned every this many heartbeats
 
 
-class RunManager(RunControls):
+class RunManager(RunControls, Queueing):
     """`leases`: where a session's lease is taken before a run starts in it — a database row
     (`SqlLeases`) every process on the database sees, or this process's memory (the default).
     `bus`: what carries frames and control messages to other processes (`LocalBus`: nothing;
@@ -58,8 +61,10 @@ class RunManager(RunControls):
         leases: Leases | None = None,
         bus: Bus | None = None,
         telemetry: Telemetry | None = None,
+        queue: MessageQueue | None = None,
     ) -> None:
         self.agent = agent
+        self.queue: MessageQueue = queue or MemoryQueue()  # messages sent while a turn runs
         self.telemetry = telemetry or Telemetry()
         self.leases: Leases = leases or MemoryLeases()
         self.bus: Bus = bus or LocalBus()
@@ -71,6 +76,7 @@ class RunManager(RunControls):
         self._heartbeat: Heartbeat | None = None
         self._opened = False
         self._tasks: set[asyncio.Task[None]] = set()
+        self._closing = False
 
     def _background(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -136,6 +142,7 @@ class RunManager(RunControls):
                     await record_lost(self.agent.sessions, lease.session_id)
             # An answered turn's followers had its answer: its frames just end.
             await self.bus.lost(lease, None if lease.answered else lost_error().frame())
+            self._background(self._next(lease.session_id))  # what waited behind it runs now
         return True
 
     async def _take(
@@ -179,6 +186,7 @@ class RunManager(RunControls):
         planning: bool = True,
         retry: bool = False,
         unattended: Unattended | None = None,
+        queued: bool = False,
     ) -> AgentRun:
         """Start a run (raises `RunActive` if the session has one). Returns immediately.
 
@@ -186,7 +194,9 @@ class RunManager(RunControls):
         starts once it has finished. `retry=True` runs the session's latest failed turn again
         without storing its message twice (`content` is ignored); its `stream_start` names the
         stored message and carries `retry: true`. `unattended`: nobody can answer approvals
-        during this run ("deny" or "allow" them at once).
+        during this run ("deny" or "allow" them at once). `queued=True` runs the first message
+        waiting in the session's queue (`content`, `images` and `files` are ignored), taken from it
+        once the session is this run's; `NothingQueued` when none waits by then.
         """
         previous = self._runs.get(session_id)
         if previous is not None and not previous.answered:
@@ -199,12 +209,15 @@ class RunManager(RunControls):
             self._give_back(session_id, run, previous)
             raise
         run.leased = True
+        message_id = new_id()
+        if queued:  # the session is this run's: nobody else takes from its queue now
+            item = await self._first_queued(session_id, run, previous)
+            content, images, files, message_id = item.content, item.images, item.files, item.message_id
         if previous is not None:
             previous.stop_event.set()
         if self.bus.shared:
             run.sink = self.bus.published
             self.bus.started(run)
-        message_id = new_id()
         start: dict[str, Any] | None = None
         if not retry:  # published by the engine's `on_stored`, once the message is committed
             user = Message.user(content, images=list(images), metadata={"files": list(files)})
@@ -216,6 +229,33 @@ class RunManager(RunControls):
         run.task = asyncio.create_task(self._observed(run, drive))
         self.followers.started(run)
         return run
+
+    async def _first_queued(self, session_id: str, run: AgentRun, previous: AgentRun | None) -> Queued:
+        """Take the first message waiting in the session, for `run` (which holds the session)."""
+        for waiting in await self.queue.waiting(session_id):
+            item = await self.queue.take(session_id, waiting.message_id)
+            if item is not None:  # else cancelled in between: the next one
+                return item
+        await self._release(run)
+        self._give_back(session_id, run, previous)
+        run.close()
+        raise NothingQueued(session_id)
+
+    async def start_next(self, session_id: str) -> AgentRun | None:
+        """Run the first message waiting in the session's queue, unless a turn runs (whose end
+        runs it) or none waits."""
+        if self._closing or not await self.queue.waiting(session_id):
+            return None
+        try:
+            return await self.start(session_id, "", queued=True)
+        except (RunActive, NothingQueued):
+            return None
+
+    async def _next(self, session_id: str) -> None:
+        try:
+            await self.start_next(session_id)
+        except Exception:  # the queue waits for the next turn's end, or the next message
+            log.exception("runs.queue_not_started", session_id=session_id)
 
     async def append(self, session_id: str, messages: Sequence[Message]) -> None:
         """Store messages in the session without answering them (`"respond": false`).
@@ -306,6 +346,7 @@ class RunManager(RunControls):
                 retry=retry,
                 on_stored=None if start is None else (lambda: run.publish(start)),
                 unattended=unattended,
+                steering=partial(self.queue.take_steering, run.session_id),  # holds no run
             )
             async for event in stream:
                 frame = event.frame()
@@ -317,6 +358,7 @@ class RunManager(RunControls):
                 run.publish(frame)
                 if over:
                     self._background(self._answered(run))  # the turn goes on meanwhile
+                    self._background(self._next(run.session_id))  # what waits runs now
                 if run.result is not None:
                     run.settled.set()
         except SessionNotFound:
@@ -340,6 +382,8 @@ class RunManager(RunControls):
                 with contextlib.suppress(Exception):  # followers elsewhere: the lease's expiry ends it
                     await self.bus.ended(run)
             await self._release(run)
+            if not run.answered:  # ended without an answer: what waits runs all the same
+                self._background(self._next(run.session_id))
 
     async def _answered(self, run: AgentRun) -> None:
         try:
@@ -370,7 +414,8 @@ class RunManager(RunControls):
 
     async def shutdown(self, grace: float = 10.0) -> None:
         """Stop every run cooperatively and wait for them to save what they have (each lets go of
-        its lease as it ends); stop looking after the leases."""
+        its lease as it ends); stop looking after the leases. Queued messages stay queued."""
+        self._closing = True
         if self._keeper is not None:
             self._keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

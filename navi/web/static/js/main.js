@@ -17,6 +17,7 @@ import { ProfilePicker } from "/static/js/profile.js";
 import { SchedulesPanel } from "/static/js/schedules.js";
 import { SettingsPanel } from "/static/js/settings.js";
 import { installShortcuts } from "/static/js/shortcuts.js";
+import { QueueView, steeredMessage } from "/static/js/queue.js";
 import { StatusLight } from "/static/js/status.js";
 import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
 import { SessionSocket } from "/static/js/socket.js";
@@ -98,6 +99,19 @@ const composer = new Composer({
   ensureSession,
   onSend: send,
   onStop: stop,
+  onQueue: queueMessage,
+});
+
+// Typed while a turn runs: the server queues it (or hands it to the turn, "steer"); `queued` draws it.
+function queueMessage(message, mode) {
+  if (!state.socket?.ready) return false;
+  state.socket.send({ type: "message", ...message, mode });
+  return true;
+}
+
+const queueView = new QueueView($("queue"), {
+  onEdit: (id, content) => state.socket?.send({ type: "queue_edit", message_id: id, content }),
+  onCancel: (id) => state.socket?.send({ type: "queue_cancel", message_id: id }),
 });
 
 // ---- header -------------------------------------------------------------------------------------
@@ -179,6 +193,7 @@ function ensureSession() {
 function closeSession() {
   state.socket?.close();
   Object.assign(state, { socket: null, pending: null, retrying: false, session: null, waiting: null });
+  queueView.clear();
   endTurn();
   light.setSocket("none");
   watch.setSocketOpen(false); // the draft view has no socket: scheduled runs are polled for
@@ -241,6 +256,7 @@ async function openSession(id, { fresh = false } = {}) {
   } else {
     conversation.renderHistory(messages);
   }
+  api.queue(id).then((q) => { if (ticket === state.opening) queueView.set(q.messages); }, () => {});
   state.socket = new SessionSocket(id, {
     onFrame: (frame) => {
       handleFrame(frame);
@@ -433,6 +449,7 @@ function sessionUpdated(frame) {
 function handleFrame(frame) {
   switch (frame.type) {
     case "stream_start": {
+      if (frame.message) queueView.remove(frame.message.id); // a queued message's turn
       if (frame.retry) {
         conversation.retryStarted(); // its message is drawn already, with the error under it
       } else if (state.pending) {
@@ -509,6 +526,16 @@ function handleFrame(frame) {
     case "schedule_run":
       watch.event(frame);
       break;
+    case "queued":
+      if (frame.session_id === state.session?.id) queueView.upsert(frame);
+      break;
+    case "queue_cancelled":
+      if (frame.session_id === state.session?.id) queueView.remove(frame.message_id);
+      break;
+    case "steered":
+      queueView.remove(frame.message_id);
+      liveTurn().add(steeredMessage(frame.message)); // where it reached the model
+      break;
     default:
       break; // newer server, older page: ignore what we do not know
   }
@@ -521,6 +548,10 @@ const REFUSALS = {
 };
 
 function handleError(frame) {
+  if (frame.code === "not_queued" || frame.code === "queue_full") { // the running turn goes on
+    toast(frame.message);
+    return;
+  }
   if (frame.code === "approval_not_found") { // answered meanwhile (another window, the timeout): no turn ends
     if (state.turn?.isAsking(frame.call_id)) toast(frame.message);
     return;

@@ -59,7 +59,7 @@ def test_alt_enter_steers_the_next_step_of_the_running_turn(page: Page, fake_ser
     script = use_script(fake_server)
     script.turn(
         Reply(tool_calls=[ScriptedCall("terminal", {"command": "sleep 3"})]),
-        "Booked for Friday.",
+        Reply(text="Booked for Friday. " + "Confirming the details. " * 12, chunk_chars=6, delay=0.05),
     )
     open_app(page)
     send(page, "book a table for Thursday")
@@ -69,6 +69,10 @@ def test_alt_enter_steers_the_next_step_of_the_running_turn(page: Page, fake_ser
     box.press("Alt+Enter")
     steered = page.locator("article.turn .msg.user.steered")
     expect(steered).to_have_text(re.compile("Friday, not Thursday"), timeout=15_000)
+    reload(page)  # mid-turn: the replay draws the steering message once, in its turn
+    expect(page.locator("#stop")).to_be_visible()
+    expect(steered).to_have_count(1)
+    expect(page.locator("article.msg.user .bubble")).to_have_text(["book a table for Thursday"])
     expect(page.locator("article.turn")).to_contain_text("Booked for Friday.")
     wait_idle(page)
     expect(page.locator("#queue")).to_be_hidden()

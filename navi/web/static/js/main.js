@@ -248,7 +248,8 @@ async function openSession(id, { fresh = false } = {}) {
   setMeter(session.context_token_count, session.max_context_tokens);
   if (session.active) {
     // Draw up to the user's last message; the replay of the running turn draws the rest.
-    const last = messages.map((m) => m.role).lastIndexOf("user");
+    // (A steering message said during the running turn is part of it: the replay draws it.)
+    const last = messages.map((m) => m.role === "user" && !m.metadata?.steered).lastIndexOf(true);
     conversation.renderHistory(last >= 0 ? messages.slice(0, last + 1) : messages);
     state.replaying = true;
     state.replayFrom = last >= 0 ? Date.parse(messages[last].created_at) || Date.now() : Date.now();

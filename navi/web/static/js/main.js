@@ -528,7 +528,12 @@ function handleFrame(frame) {
       watch.event(frame);
       break;
     case "queued":
-      if (frame.session_id === state.session?.id) queueView.upsert(frame);
+      if (frame.session_id !== state.session?.id) break;
+      queueView.upsert(frame);
+      if (state.pending?.content === frame.content) { // ours, sent as a turn ran unseen: it waits
+        state.pending = null;
+        composer.clear();
+      }
       break;
     case "queue_cancelled":
       if (frame.session_id === state.session?.id) queueView.remove(frame.message_id);

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -34,6 +34,9 @@ class RunContext:
     depth: int = 0
     persistent: bool = True
     unattended: Unattended | None = None
+    # The user's words said while this turn runs (`mode: "steer"`): called before each model call,
+    # it hands over (once) the user messages that arrived since; they join the turn there.
+    steering: Callable[[], Awaitable[list[Any]]] | None = None
     # Full texts of results shortened in the context, by recall key (see the `recall` tool).
     full_texts: dict[str, str] = field(default_factory=dict)
 

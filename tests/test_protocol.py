@@ -73,10 +73,12 @@ def test_python_m_navi_protocol_prints_the_schema() -> None:
 
 
 def test_each_side_has_its_frames() -> None:
-    assert frame_types(COMMITTED, "client") == {"message", "retry", "approval"}
+    client = {"message", "retry", "approval", "queue_edit", "queue_cancel"}
+    assert frame_types(COMMITTED, "client") == client
     server = frame_types(COMMITTED, "server")
     assert {"stream_start", "stream_end", "error", "session_updated", "schedule_run"} <= server
-    assert len(server) == 19 and not server & frame_types(COMMITTED, "client")
+    assert {"queued", "queue_cancelled", "steered"} <= server
+    assert len(server) == 22 and not server & frame_types(COMMITTED, "client")
 
 
 def test_the_protocols_words_are_the_servers() -> None:

@@ -1,8 +1,9 @@
 """Two real `navi serve` processes on one SQLite file never run two turns in one session.
 
 Each process takes the session's lease (a row of the shared database) before a turn starts, so a
-message sent through the second while the first answers gets `busy`; once the first has let go,
-the second answers. A process killed mid-turn leaves a lease its machine can see is dead: the
+message sent through the second while the first answers waits in the session's queue (also in the
+database), and the first runs it once its turn is over; once the first has let go, the second
+answers. A process killed mid-turn leaves a lease its machine can see is dead: the
 other process frees the session at once, records the turn as failed (`worker_lost`) under the
 stored message, and a Retry through it answers that message.
 """
@@ -59,18 +60,23 @@ async def send(ws: ClientConnection, frame: dict[str, Any]) -> None:
     await ws.send(json.dumps(frame))
 
 
-async def send_when_free(ws: ClientConnection, frame: dict[str, Any]) -> dict[str, Any]:
-    """Send `frame` until it is not refused as `busy` (the other process's post-turn work may hold
-    the session for a moment after its answer); its `stream_start`."""
+async def send_when_free(
+    ws: ClientConnection, port: int, session_id: str, frame: dict[str, Any]
+) -> dict[str, Any]:
+    """Send `frame` once no turn holds the session (the other process's post-turn work may hold
+    it for a moment after its answer: a message sent then would wait in the queue, and run in that
+    process); its `stream_start`."""
     deadline = time.monotonic() + 10
-    while True:
-        await send(ws, frame)
-        got = await until(ws, "error", "stream_start")
-        if got["type"] == "stream_start" or time.monotonic() > deadline:
-            assert got["type"] == "stream_start", got
-            return got
-        assert got.get("code") == "busy", got
-        await asyncio.sleep(0.2)
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers=HEADERS, timeout=10) as http:
+        for _ in range(200):
+            detail = await http.get(f"/sessions/{session_id}")
+            if not detail.json()["active"] or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.05)
+    await send(ws, frame)
+    got = await until(ws, "error", "stream_start", "queued")
+    assert got["type"] == "stream_start", got
+    return got
 
 
 def history(port: int, session_id: str) -> list[dict[str, Any]]:
@@ -111,15 +117,20 @@ async def test_two_processes_on_one_sqlite_file_never_run_two_turns_in_one_sessi
             await send(on_a, {"type": "message", "content": "tell it slowly"})
             await until(on_a, "stream_start")
             await send(on_b, {"type": "message", "content": "a quick question meanwhile"})
-            refused = await until(on_b, "error", "stream_start")
-            assert (refused["type"], refused.get("code")) == ("error", "busy")
+            queued = await until(on_b, "error", "stream_start", "queued")  # it waits: no second turn
+            assert (queued["type"], queued.get("position")) == ("queued", 1), queued
             await until(on_a, "stream_end")
+            # The queue is in the shared database: A runs what waits once its turn is over.
+            after = await until(on_a, "stream_start")
+            assert after["message"]["id"] == queued["message_id"]
+            assert (await until(on_a, "stream_end"))["content"] == "Done."
             # Through B once A has let go of the session (A may still be naming it for a moment).
-            await send_when_free(on_b, {"type": "message", "content": "a quick question now"})
+            await send_when_free(on_b, b, session_id, {"type": "message", "content": "a quick question now"})
             assert (await until(on_b, "stream_end"))["content"] == "Done."
 
             # A is killed mid-turn: B frees the session at once and records the turn as lost.
-            started = await send_when_free(on_a, {"type": "message", "content": "tell it slowly, again"})
+            again = {"type": "message", "content": "tell it slowly, again"}
+            started = await send_when_free(on_a, a, session_id, again)
             navi.kill(pid_a)
             await send(on_b, {"type": "retry"})
             retried = await until(on_b, "stream_start", "error")
@@ -127,14 +138,16 @@ async def test_two_processes_on_one_sqlite_file_never_run_two_turns_in_one_sessi
             assert retried["retry"] is True and retried["message"]["id"] == started["message"]["id"]
             assert (await until(on_b, "stream_end"))["content"].startswith("Once upon a time")
         shown = [(m["role"], m["content"], m.get("metadata", {})) for m in history(b, session_id)]
-        assert [(role, content) for role, content, _ in shown[:5]] == [
+        assert [(role, content) for role, content, _ in shown[:7]] == [
             ("user", "tell it slowly"),
             ("assistant", "Once upon a time, " * 6),
+            ("user", "a quick question meanwhile"),
+            ("assistant", "Done."),
             ("user", "a quick question now"),
             ("assistant", "Done."),
             ("user", "tell it slowly, again"),
         ]
-        lost = shown[5][2]
-        assert shown[5][0] == "assistant" and lost["error"]["code"] == "worker_lost"
+        lost = shown[7][2]
+        assert shown[7][0] == "assistant" and lost["error"]["code"] == "worker_lost"
         assert lost["failed_turn"] == started["message"]["id"]
-        assert shown[6][:2] == ("assistant", "Once upon a time, " * 6) and len(shown) == 7
+        assert shown[8][:2] == ("assistant", "Once upon a time, " * 6) and len(shown) == 9

@@ -79,7 +79,7 @@ async def test_errors_carry_stable_codes(tmp_path: Path, fake_server: FakeModelS
             assert json.loads(await ws.recv())["code"] == "bad_frame"
             await ws.send(json.dumps({"type": "message", "content": "first"}))
             await frames_until(ws, "stream_delta")
-            await ws.send(json.dumps({"type": "message", "content": "second"}))
+            await ws.send(json.dumps({"type": "retry"}))
             busy = (await frames_until(ws, "error"))[-1]
             assert busy["code"] == "busy" and "already in progress" in busy["message"]
             await frames_until(ws, "stream_end")

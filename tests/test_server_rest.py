@@ -202,10 +202,17 @@ def test_one_run_per_session(navi: LiveNavi, fake_server: FakeModelServer) -> No
             if http.get("/sessions").json()[0]["active"]:
                 break
             asyncio.run(asyncio.sleep(0.02))
-        busy = http.post(f"/sessions/{sid}/messages", json={"content": "two"})
-        assert busy.status_code == 409 and "already in progress" in busy.json()["detail"]
+        waiting = http.post(f"/sessions/{sid}/messages", json={"content": "two"})  # runs after it
+        assert waiting.status_code == 202 and waiting.json()["position"] == 1
     thread.join()
     assert results["first"] == 200
+    with navi.client() as http:
+        for _ in range(250):
+            messages = http.get(f"/sessions/{sid}").json()["messages"]
+            if len(messages) == 4:
+                break
+            asyncio.run(asyncio.sleep(0.02))
+    assert [m["content"] for m in messages] == ["one", "slow " * 30, "two", "second"]
 
 
 def test_export_import_and_windows_over_http(navi: LiveNavi, fake_server: FakeModelServer) -> None:

@@ -158,7 +158,8 @@ async def test_oversized_frame(tmp_path: Path, fake_server: FakeModelServer) -> 
             assert "unknown frame type" in json.loads(await ws.recv())["message"]
 
 
-async def test_second_message_during_a_run_is_refused(tmp_path: Path, fake_server: FakeModelServer) -> None:
+async def test_a_retry_during_a_run_is_refused(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    """A second message waits in the queue (tests/test_message_queue.py); a retry is refused."""
     script = use_script(fake_server)
     script.turn(Reply(text="slow " * 40, chunk_chars=5, delay=0.03))
     with live_navi(tmp_path, fake_server) as navi:
@@ -166,9 +167,9 @@ async def test_second_message_during_a_run_is_refused(tmp_path: Path, fake_serve
         async with navi.socket(sid) as ws:
             await ws.send(json.dumps({"type": "message", "content": "first"}))
             await frames_until(ws, "stream_delta")
-            await ws.send(json.dumps({"type": "message", "content": "second"}))
+            await ws.send(json.dumps({"type": "retry"}))
             frames = await frames_until(ws, "error")
-            assert "already in progress" in frames[-1]["message"]
+            assert frames[-1]["code"] == "busy" and "already in progress" in frames[-1]["message"]
             assert "seq" not in frames[-1]  # connection-level errors are not part of the turn
             rest = await frames_until(ws, "stream_end")
             assert rest[-1]["content"] == ("slow " * 40)

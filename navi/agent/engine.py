@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -61,6 +61,19 @@ from navi.sessions.store import SessionNotFound, SessionStore
 from navi.tools.registry import ToolRegistry
 
 log = structlog.stdlib.get_logger(__name__)
+
+
+class Steering(Protocol):
+    """A message the user sent to steer a running turn (navi/runs/queue.py keeps them)."""
+
+    @property
+    def message_id(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def images(self) -> list[str]: ...
+    @property
+    def files(self) -> list[dict[str, str]]: ...
 
 
 class AgentRunError(Exception):
@@ -208,6 +221,7 @@ class Agent:
         retry: bool = False,
         on_stored: Callable[[], None] | None = None,
         unattended: runctx.Unattended | None = None,
+        steering: Callable[[], Awaitable[Sequence[Steering]]] | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Run one turn of a stored session, yielding events as they happen.
 
@@ -220,6 +234,8 @@ class Agent:
         a crash.
         `unattended` ("deny" or "allow"): nobody can be asked during this turn, so calls that need
         approval are settled at once (see `ApprovalGate.screen`).
+        `steering` hands over the messages the user sent to steer this turn since it was last
+        called (each once); they join the turn before its next model call (`steered`).
         """
         self.active.add(session_id)
         try:
@@ -242,6 +258,7 @@ class Agent:
                 owner=session.owner,
                 stop_event=stop_event or asyncio.Event(),
                 unattended=unattended,
+                steering=None if steering is None else self._steering(steering),
             )
             with structlog.contextvars.bound_contextvars(session_id=session_id), runctx.using(ctx):
                 if user is None:
@@ -321,6 +338,21 @@ class Agent:
                 log.warning("session_end.hook_failed", session_id=session_id, error=str(exc))
 
     # --- a turn of a stored session --------------------------------------------------------------
+    def _steering(
+        self, source: Callable[[], Awaitable[Sequence[Steering]]]
+    ) -> Callable[[], Awaitable[list[Any]]]:
+        """The run's steering as user messages, marked `steered`."""
+
+        async def messages() -> list[Any]:
+            said = []
+            for item in await source():
+                user = self._user_message(item.content, item.images, item.files, item.message_id)
+                user.metadata.steered = True
+                said.append(user)
+            return said
+
+        return messages
+
     @staticmethod
     def _user_message(
         message: str,

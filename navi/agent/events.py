@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from navi.llm.messages import Message
 from navi.protocol.server import (
     EVENT_ADAPTER,
     AgentEvent,
@@ -23,6 +24,7 @@ from navi.protocol.server import (
     PlanReady,
     ProfileSwitched,
     Status,
+    Steered,
     StreamEnd,
     StreamStopped,
     TextDelta,
@@ -32,6 +34,7 @@ from navi.protocol.server import (
     ToolStarted,
     TurnThinking,
     TurnUsage,
+    UserMessage,
 )
 
 __all__ = [
@@ -47,6 +50,7 @@ __all__ = [
     "PlanReady",
     "ProfileSwitched",
     "Status",
+    "Steered",
     "StreamEnd",
     "StreamStopped",
     "TextDelta",
@@ -57,8 +61,21 @@ __all__ = [
     "TurnThinking",
     "TurnUsage",
     "parse_event",
+    "said_by_user",
 ]
 
 
 def parse_event(frame: dict[str, Any]) -> AgentEvent:
     return EVENT_ADAPTER.validate_python(frame)
+
+
+def said_by_user(message: Message) -> UserMessage:
+    """What `stream_start` says about the user's message: enough for another window to draw it."""
+    files = message.metadata.get("files") or []
+    text = message.metadata.get("text")  # what a client shows in place of the content, when set
+    return UserMessage(
+        id=message.id,
+        content=text if isinstance(text, str) else message.content or "",
+        files=[str(f.get("name", "")) for f in files if isinstance(f, dict)],
+        images=len(message.images or []),
+    )

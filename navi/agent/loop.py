@@ -18,7 +18,16 @@ import structlog
 
 from navi.agent.budget import Budget
 from navi.agent.context import StoppedQuestions, build_context
-from navi.agent.events import AgentEvent, ErrorEvent, Notice, Status, StreamEnd, TurnUsage
+from navi.agent.events import (
+    AgentEvent,
+    ErrorEvent,
+    Notice,
+    Status,
+    Steered,
+    StreamEnd,
+    TurnUsage,
+    said_by_user,
+)
 from navi.agent.persistence import RunWriter
 from navi.agent.pump import check_stop, pump
 from navi.agent.run import RunState
@@ -31,6 +40,7 @@ from navi.llm.chunks import Completion, CompletionBuilder
 from navi.llm.errors import ContextOverflow, LLMError
 from navi.llm.messages import Message, ToolSpec
 from navi.llm.meta import TokenUsage
+from navi.llm.tokens import estimate_messages_tokens
 from navi.tools.base import Intent, SwitchProfile
 from navi.tools.registry import ToolView
 
@@ -84,6 +94,8 @@ class Loop:
         limit = max(1, run.profile.max_iterations)
         for step in range(limit + 1):
             check_stop(run)
+            async for event in self._steered(run):
+                yield event
             async for event in self.compression.maybe(run):
                 yield event
             note, offered = self._offer(run, last_step=step == limit)
@@ -117,6 +129,20 @@ class Loop:
             async for event in self._tools(run, reply, specs):
                 yield event
         yield ErrorEvent(message="the run ended without an answer", code="no_answer")  # unreachable
+
+    async def _steered(self, run: RunState) -> AsyncIterator[AgentEvent]:
+        """The user's words sent to steer this turn since the last step: stored here, after what
+        the turn has done so far, and read by the next model call."""
+        if run.ctx.steering is None or run.is_subagent:
+            return
+        said: list[Message] = await run.ctx.steering()
+        if not said:
+            return
+        run.grew(estimate_messages_tokens(said))
+        await self.writer.save(run, display=said, context=said)
+        for message in said:
+            log.info("turn.steered", message_id=message.id)
+            yield Steered(message_id=message.id, message=said_by_user(message))
 
     def _offer(self, run: RunState, *, last_step: bool) -> tuple[str | None, list[ToolSpec]]:
         """The note and the tools of the next call: none at the step limit or after failures."""

@@ -26,6 +26,8 @@ from navi.llm.errors import LLMError
 from navi.logging import get_logger
 from navi.profiles.registry import UnknownProfile
 from navi.runs import RunActive
+from navi.runs.queue import QueueFull
+from navi.runs.queueing import NotQueued
 from navi.schedules.when import ScheduleError
 from navi.sessions.archive import ArchiveError
 from navi.sessions.store import SessionNotFound
@@ -65,6 +67,8 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (BadRequest, 422, "bad_request"),
     (ScheduleError, 422, "bad_schedule"),
     (RunActive, 409, "busy"),
+    (NotQueued, 404, "not_queued"),
+    (QueueFull, 409, "queue_full"),
     (OwnerOnly, 403, "owner_only"),
 ]
 

@@ -10,7 +10,9 @@ frames end.
 
 Every frame is typed in `navi.protocol`: client frames are read with `parse_client_frame` (then
 images and files are checked against this server), and every frame sent is built from a model.
-Client frames: `{"type": "message", "content", "images"?, "files"?}` starts a turn;
+Client frames: `{"type": "message", "content", "images"?, "files"?, "mode"?}` starts a turn, or
+while one runs waits in the session's queue (`mode` "queue", the default: `queued`) or steers the
+running turn ("steer"); `queue_edit` and `queue_cancel` change a waiting message;
 `{"type": "retry"}` runs the session's latest failed turn again without storing its message twice;
 `{"type": "approval", "call_id", "decision"}` answers a tool call waiting for approval ("allow",
 "deny" or "always"). An answer nothing waits for gets an `error` frame, code `approval_not_found`.
@@ -44,11 +46,16 @@ from navi.protocol import (
     ErrorCode,
     ErrorEvent,
     FileRef,
+    QueueCancelFrame,
+    QueueEditFrame,
+    QueueMode,
     RetryFrame,
     parse_client_frame,
 )
 from navi.runs import RunActive, RunManager, Subscriber
 from navi.runs.follow import Followable
+from navi.runs.queue import QueueFull
+from navi.runs.queueing import NotQueued
 from navi.sessions.models import is_session_id
 from navi.storage.files import SharedFiles
 
@@ -76,12 +83,14 @@ class CheckedFrame:
     """A client frame, parsed (`navi.protocol`) and checked against this server: images decoded,
     files found among the session's uploads."""
 
-    kind: str  # "message", "retry" or "approval"
+    kind: str  # "message", "retry", "approval", "queue_edit" or "queue_cancel"
     content: str = ""
     images: list[str] = field(default_factory=list)
     files: list[dict[str, str]] = field(default_factory=list)
     call_id: str = ""  # an approval's call
     decision: Decision = "deny"  # an approval's answer
+    mode: QueueMode = "queue"  # a message's, while a turn runs
+    message_id: str = ""  # the waiting message a queue_edit or queue_cancel names
 
 
 def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
@@ -99,9 +108,11 @@ def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
         return CheckedFrame("retry")
     if isinstance(frame, ApprovalFrame):
         return CheckedFrame("approval", call_id=frame.call_id, decision=frame.decision)
+    if isinstance(frame, QueueEditFrame | QueueCancelFrame):
+        return CheckedFrame(frame.type, getattr(frame, "content", ""), message_id=frame.message_id)
     images = check_images(frame.images)
     files = _files(frame.files or [], files_root / session_id)
-    return CheckedFrame("message", frame.content, images, files)
+    return CheckedFrame("message", frame.content, images, files, mode=frame.mode or "queue")
 
 
 async def bring_files(shared: SharedFiles | None, text: str, session_id: str, files_root: Path) -> bool:
@@ -240,6 +251,25 @@ async def _sender(
         await websocket.send_text(json.dumps(frame))
 
 
+async def _send_or_queue(
+    runs: RunManager, session_id: str, owner: str, frame: CheckedFrame
+) -> dict[str, Any] | None:
+    """A message runs now or waits in the queue (`queued` goes to every connection); a waiting
+    message is edited or cancelled. The `error` frame refusing it, if it is refused."""
+    try:
+        if frame.kind == "queue_edit":
+            await runs.edit_queued(session_id, owner, frame.message_id, frame.content)
+        elif frame.kind == "queue_cancel":
+            await runs.cancel_queued(session_id, owner, frame.message_id)
+        else:
+            await runs.send(session_id, owner, frame.content, frame.images, frame.files, mode=frame.mode)
+    except NotQueued as exc:
+        return _error(str(exc), "not_queued")
+    except QueueFull as exc:
+        return _error(str(exc), "queue_full")
+    return None
+
+
 @router.websocket("/ws/sessions/{session_id}")
 async def session_socket(websocket: WebSocket, session_id: str) -> None:
     runtime: Runtime = websocket.app.state.runtime
@@ -249,10 +279,10 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
     user = user_of(websocket.scope)
     await websocket.accept()
     # Another user's session closes like one that does not exist.
-    if (
-        not is_session_id(session_id)
-        or await runtime.sessions.get(session_id, owner=user, display=False) is None
-    ):
+    found = None
+    if is_session_id(session_id):
+        found = await runtime.sessions.get(session_id, owner=user, display=False)
+    if found is None:
         await websocket.close(code=CLOSE_UNKNOWN_SESSION, reason="session not found")
         return
     try:
@@ -314,12 +344,14 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                     refusal = ErrorEvent(message=str(exc), code="approval_not_found", call_id=frame.call_id)
                     outbox.put_nowait(refusal.frame())
                 continue
-            try:  # every watcher (this connection too) follows the run
-                await runs.start(
-                    session_id, frame.content, frame.images, frame.files, retry=frame.kind == "retry"
-                )
-            except RunActive as exc:
-                outbox.put_nowait(_error(str(exc), "busy"))
+            if frame.kind == "retry":
+                try:  # every watcher (this connection too) follows the run
+                    await runs.start(session_id, "", retry=True)
+                except RunActive as exc:
+                    outbox.put_nowait(_error(str(exc), "busy"))
+                continue
+            if queue_error := await _send_or_queue(runs, session_id, found.owner, frame):  # run now, or wait
+                outbox.put_nowait(queue_error)
     except WebSocketDisconnect:
         pass
     finally:

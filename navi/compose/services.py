@@ -18,6 +18,7 @@ from navi.logging import get_logger
 from navi.runs import RunManager
 from navi.runs.leases import MemoryLeases, SqlLeases
 from navi.runs.pg import PgBus
+from navi.runs.queue import SqlQueue
 from navi.runs.scheduled import ScheduledRuns
 from navi.schedules.runner import ScheduleRunner
 from navi.sessions.files import cleanup_loop
@@ -97,6 +98,8 @@ def build_services(
         leases or MemoryLeases(seconds=settings.run_lease_seconds),
         bus,
         telemetry=runtime.telemetry,
+        # Messages sent while a turn runs wait in the database: every worker sees the same queue.
+        queue=SqlQueue(db) if db is not None else None,
     )
     services = Services(runtime=runtime, runs=runs, owns_runtime=owns_runtime)
     if bus is not None and db is not None:

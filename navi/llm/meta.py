@@ -165,6 +165,7 @@ class MessageMeta(Record):
     synthetic: str | None = None  # not typed by the person: "image" (a tool's image, for the model)
     tool_call_id: str | None = None  # the call a synthetic image came from
     openai_role: str | None = None  # a system or developer message of the OpenAI-compatible API
+    steered: bool | None = None  # said while its turn ran, and given to that turn's next model call
     # An answer.
     usage: TokenUsage | None = None
     finish_reason: str | None = None  # "length" when the token cap cut it

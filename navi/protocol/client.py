@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
-from navi.protocol.server import DECISIONS, Decision
+from navi.protocol.server import DECISIONS, Decision, QueueMode
 
 MAX_IMAGES = 10
 MAX_CALL_ID = 200
@@ -40,12 +40,17 @@ class FileRef(BaseModel):
 
 class MessageFrame(_ClientFrame):
     """Starts a turn. `images` are base64 or data: URIs (PNG, JPEG, GIF, WebP, BMP; at most 10, 15 MB
-    each); `files` must have been uploaded to this session."""
+    each); `files` must have been uploaded to this session. Sent while a turn runs, it waits:
+    `mode` "queue" (the default) runs it when the turn ends, "steer" gives it to the running
+    turn's next model call."""
 
     type: Literal["message"] = "message"
     content: str = Field(min_length=1)
     images: list[str] | None = Field(default=None, max_length=MAX_IMAGES)
     files: list[FileRef] | None = None
+    mode: QueueMode | None = Field(
+        default=None, description='While a turn runs: "queue" (the default) or "steer".'
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -63,6 +68,8 @@ class MessageFrame(_ClientFrame):
             for i, item in enumerate(images):
                 if not isinstance(item, str):
                     raise ValueError(f"images[{i}] must be a base64 string")
+        if data.get("mode") not in (None, "queue", "steer"):
+            raise ValueError('mode must be "queue" or "steer"')
         files = data.get("files")
         if files is not None:
             if not isinstance(files, list):
@@ -103,12 +110,55 @@ class ApprovalFrame(_ClientFrame):
         return data
 
 
-ClientFrame = Annotated[MessageFrame | RetryFrame | ApprovalFrame, Field(discriminator="type")]
+class QueueEditFrame(_ClientFrame):
+    """New text for a message that waits in the session (`queued`); `not_queued` if it no longer does."""
+
+    type: Literal["queue_edit"] = "queue_edit"
+    message_id: str = Field(min_length=1, max_length=MAX_CALL_ID)
+    content: str = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _said_plainly(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            _message_id(data)
+            content = data.get("content")
+            if not isinstance(content, str) or not content.strip():
+                raise ValueError("content is required and must be non-empty text")
+        return data
+
+
+class QueueCancelFrame(_ClientFrame):
+    """Cancels a message that waits in the session; `not_queued` if it no longer does."""
+
+    type: Literal["queue_cancel"] = "queue_cancel"
+    message_id: str = Field(min_length=1, max_length=MAX_CALL_ID)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _said_plainly(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            _message_id(data)
+        return data
+
+
+def _message_id(data: dict[str, Any]) -> None:
+    message_id = data.get("message_id")
+    if not isinstance(message_id, str) or not message_id or len(message_id) > MAX_CALL_ID:
+        raise ValueError(f"message_id must be the text id of a message (at most {MAX_CALL_ID} characters)")
+
+
+ClientFrame = Annotated[
+    MessageFrame | RetryFrame | ApprovalFrame | QueueEditFrame | QueueCancelFrame,
+    Field(discriminator="type"),
+]
 CLIENT_ADAPTER: TypeAdapter[ClientFrame] = TypeAdapter(ClientFrame)
 _CLIENT_TYPES: dict[str, type[_ClientFrame]] = {
     "message": MessageFrame,
     "retry": RetryFrame,
     "approval": ApprovalFrame,
+    "queue_edit": QueueEditFrame,
+    "queue_cancel": QueueCancelFrame,
 }
 
 
@@ -121,7 +171,9 @@ def parse_client_frame(data: Any) -> ClientFrame:
     if model is None:
         raise BadFrame(
             f'unknown frame type {kind!r}; send {{"type": "message", "content": …}}, '
-            '{"type": "retry"} or {"type": "approval", "call_id": …, "decision": …}'
+            '{"type": "retry"}, {"type": "approval", "call_id": …, "decision": …}, '
+            '{"type": "queue_edit", "message_id": …, "content": …} or '
+            '{"type": "queue_cancel", "message_id": …}'
         )
     try:
         return cast(ClientFrame, model.model_validate(data))

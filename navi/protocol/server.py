@@ -222,6 +222,8 @@ ErrorCode = Literal[
     "too_slow",  # this connection fell too far behind the run and was closed
     "approval_not_found",  # an answer to an approval no run is waiting for (answered already, or unknown)
     "worker_lost",  # the Navi process running the turn died; the message is kept, Retry runs it again
+    "queue_full",  # too many messages already wait in this session
+    "not_queued",  # an edit or cancel of a message that no longer waits (it ran, steered, or was cancelled)
     "internal",  # a bug in Navi: the message says what, the log has the rest
 ]
 _CODES = frozenset(ErrorCode.__args__)  # type: ignore[attr-defined]
@@ -286,6 +288,42 @@ class ScheduleRunChanged(_ServerFrame):
     tool: str | MISSING | None = MISSING
 
 
+class Steered(_RunFrame):
+    """Additive: a steering message reached the running turn (before its next model call), and is
+    stored there, after what the turn had done so far."""
+
+    type: Literal["steered"] = "steered"
+    message_id: str
+    message: UserMessage
+
+
+QueueMode = Literal["queue", "steer"]
+
+
+class Queued(_ServerFrame):
+    """Additive: a message sent while a turn runs waits in the session (`mode` "queue": it runs
+    when the turn ends; "steer": it reaches the turn's next model call). Sent again, with the new
+    text, when it is edited. It goes to every connection of the session's owner and belongs to no
+    turn; the message leaves the queue with its `stream_start`, `steered` or `queue_cancelled`."""
+
+    type: Literal["queued"] = "queued"
+    session_id: str
+    message_id: str = Field(description="The id the message is stored under when it runs.")
+    position: int = Field(description="Its place among the session's waiting messages, from 1.")
+    mode: QueueMode = "queue"
+    content: str = ""
+    files: list[str] = Field(default_factory=list)
+    images: int = 0
+
+
+class QueueCancelled(_ServerFrame):
+    """Additive: a waiting message was cancelled; it will not run."""
+
+    type: Literal["queue_cancelled"] = "queue_cancelled"
+    session_id: str
+    message_id: str
+
+
 # What the agent emits during a turn: every server frame but the run's start and the feed's news.
 AGENT_EVENTS = (
     ThinkingDelta
@@ -303,12 +341,14 @@ AGENT_EVENTS = (
     | ProfileSwitched
     | Status
     | Notice
+    | Steered
     | ErrorEvent
 )
 AgentEvent = Annotated[AGENT_EVENTS, Field(discriminator="type")]
 EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
 ServerFrame = Annotated[
-    StreamStart | AGENT_EVENTS | SessionUpdated | ScheduleRunChanged, Field(discriminator="type")
+    StreamStart | AGENT_EVENTS | SessionUpdated | ScheduleRunChanged | Queued | QueueCancelled,
+    Field(discriminator="type"),
 ]
 SERVER_ADAPTER: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
 

@@ -1,6 +1,7 @@
 """Runs: the agent's turns as a part of their own, outside the HTTP layer.
 
-`RunManager` (`manager.py`) starts at most one run per session and drives the agent; each run
+`RunManager` (`manager.py`) starts at most one run per session and drives the agent (a message
+sent while one runs waits in the session's queue, `queue.py` / `queueing.py`); each run
 (`run.py`) publishes its frames to the clients that follow it and keeps them for a client that
 arrives mid-run. `feed.py` delivers frames that belong to no run (`session_updated`,
 `schedule_run`) to every connection; `scheduled.py` runs a due schedule like a sent message. The

@@ -17,25 +17,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Coroutine, Sequence
-from typing import Any, cast
+from functools import partial
+from typing import Any
 
 import structlog
 
-from navi.agent.approvals import Decision
 from navi.agent.engine import Agent
 from navi.agent.events import ErrorEvent, StreamEnd, StreamStopped
-from navi.agent.gate import ApprovalNotFound
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, new_id
 from navi.llm.tokens import estimate_messages_tokens
 from navi.protocol import StreamStart, UserMessage
 from navi.runctx import Unattended
 from navi.runs.bus import Bus, Control, LocalBus
+from navi.runs.control import RunControls
 from navi.runs.feed import SessionFeed
-from navi.runs.follow import Followable, Followers, Watcher
+from navi.runs.follow import Followers
 from navi.runs.heartbeat import Heartbeat
 from navi.runs.leases import Lease, LeaseKind, Leases, MemoryLeases, SqlLeases, sleep_beat
 from navi.runs.lost import lost_error, record_lost
+from navi.runs.queue import MemoryQueue, MessageQueue, NothingQueued, Queued
+from navi.runs.queueing import Queueing
 from navi.runs.run import AgentRun, RunActive, user_message
 from navi.sessions.store import SessionNotFound
 from navi.telemetry import Telemetry
@@ -46,7 +48,7 @@ HANDOVER_SECONDS = 10.0  # how long a start waits for another worker's answered 
 PRUNE_BEATS = 25  # old run frames are pruned every this many heartbeats
 
 
-class RunManager:
+class RunManager(RunControls, Queueing):
     """`leases`: where a session's lease is taken before a run starts in it — a database row
     (`SqlLeases`) every process on the database sees, or this process's memory (the default).
     `bus`: what carries frames and control messages to other processes (`LocalBus`: nothing;
@@ -59,8 +61,10 @@ class RunManager:
         leases: Leases | None = None,
         bus: Bus | None = None,
         telemetry: Telemetry | None = None,
+        queue: MessageQueue | None = None,
     ) -> None:
         self.agent = agent
+        self.queue: MessageQueue = queue or MemoryQueue()  # messages sent while a turn runs
         self.telemetry = telemetry or Telemetry()
         self.leases: Leases = leases or MemoryLeases()
         self.bus: Bus = bus or LocalBus()
@@ -72,6 +76,7 @@ class RunManager:
         self._heartbeat: Heartbeat | None = None
         self._opened = False
         self._tasks: set[asyncio.Task[None]] = set()
+        self._closing = False
 
     def _background(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -137,6 +142,7 @@ class RunManager:
                     await record_lost(self.agent.sessions, lease.session_id)
             # An answered turn's followers had its answer: its frames just end.
             await self.bus.lost(lease, None if lease.answered else lost_error().frame())
+            self._background(self._next(lease.session_id))  # what waited behind it runs now
         return True
 
     async def _take(
@@ -170,63 +176,6 @@ class RunManager:
                 break
         raise RunActive(session_id)
 
-    def control(self, message: dict[str, Any]) -> None:
-        """A control message another worker sent this one (`Control.payload`)."""
-        run = self._runs.get(str(message.get("s")))
-        if run is None or (message.get("r") and message.get("r") != run.run_id):
-            return
-        if message.get("k") == "stop":
-            run.stop_event.set()
-        elif message.get("k") == "approve" and self.agent.approvals is not None:
-            with contextlib.suppress(ApprovalNotFound):
-                decision = cast(Decision, message.get("d"))
-                self.agent.approvals.answer(run.session_id, str(message.get("c")), decision)
-
-    def remote_started(self, session_id: str, run_id: str, worker: str) -> None:
-        self.followers.remote_started(session_id, run_id, worker)
-
-    def remote_frame(self, run_id: str, seq: int, frame: dict[str, Any] | None, end: bool) -> None:
-        self.followers.remote_frame(run_id, seq, frame, end)
-
-    def resync(self) -> None:
-        self.followers.resync()
-
-    def feed_note(self, note: dict[str, Any]) -> None:
-        self.feed.remote(note)
-
-    # --- following -------------------------------------------------------------------------------
-    async def watch(self, session_id: str, callback: Watcher) -> None:
-        """Call `callback(run)` whenever a run starts in this session, here or on another worker."""
-        await self.followers.watch(session_id, callback)
-
-    async def unwatch(self, session_id: str, callback: Watcher) -> None:
-        await self.followers.unwatch(session_id, callback)
-
-    def watchers(self, session_id: str) -> int:
-        """How many clients watch this session: each open connection once, none after it closed."""
-        return self.followers.count(session_id)
-
-    def get(self, session_id: str) -> AgentRun | None:
-        """The run of this session in this process, if any."""
-        return self._runs.get(session_id)
-
-    def active(self) -> list[str]:
-        """The sessions with a run in this process."""
-        return list(self._runs)
-
-    async def current(self, session_id: str) -> Followable | None:
-        """The run of this session to follow, wherever it runs (another worker's through a bus
-        that carries its frames)."""
-        return self._runs.get(session_id) or await self.followers.current(session_id)
-
-    async def busy(self) -> set[str]:
-        """The sessions with a run going, in any process on the database."""
-        held = {lease.session_id for lease in await self.leases.held()}
-        return held | set(self._runs)
-
-    async def is_busy(self, session_id: str) -> bool:
-        return session_id in self._runs or await self.leases.holder(session_id) is not None
-
     async def start(
         self,
         session_id: str,
@@ -237,6 +186,7 @@ class RunManager:
         planning: bool = True,
         retry: bool = False,
         unattended: Unattended | None = None,
+        queued: bool = False,
     ) -> AgentRun:
         """Start a run (raises `RunActive` if the session has one). Returns immediately.
 
@@ -244,7 +194,9 @@ class RunManager:
         starts once it has finished. `retry=True` runs the session's latest failed turn again
         without storing its message twice (`content` is ignored); its `stream_start` names the
         stored message and carries `retry: true`. `unattended`: nobody can answer approvals
-        during this run ("deny" or "allow" them at once).
+        during this run ("deny" or "allow" them at once). `queued=True` runs the first message
+        waiting in the session's queue (`content`, `images` and `files` are ignored), taken from it
+        once the session is this run's; `NothingQueued` when none waits by then.
         """
         previous = self._runs.get(session_id)
         if previous is not None and not previous.answered:
@@ -257,12 +209,15 @@ class RunManager:
             self._give_back(session_id, run, previous)
             raise
         run.leased = True
+        message_id = new_id()
+        if queued:  # the session is this run's: nobody else takes from its queue now
+            item = await self._first_queued(session_id, run, previous)
+            content, images, files, message_id = item.content, item.images, item.files, item.message_id
         if previous is not None:
             previous.stop_event.set()
         if self.bus.shared:
             run.sink = self.bus.published
             self.bus.started(run)
-        message_id = new_id()
         start: dict[str, Any] | None = None
         if not retry:  # published by the engine's `on_stored`, once the message is committed
             user = Message.user(content, images=list(images), metadata={"files": list(files)})
@@ -274,6 +229,33 @@ class RunManager:
         run.task = asyncio.create_task(self._observed(run, drive))
         self.followers.started(run)
         return run
+
+    async def _first_queued(self, session_id: str, run: AgentRun, previous: AgentRun | None) -> Queued:
+        """Take the first message waiting in the session, for `run` (which holds the session)."""
+        for waiting in await self.queue.waiting(session_id):
+            item = await self.queue.take(session_id, waiting.message_id)
+            if item is not None:  # else cancelled in between: the next one
+                return item
+        await self._release(run)
+        self._give_back(session_id, run, previous)
+        run.close()
+        raise NothingQueued(session_id)
+
+    async def start_next(self, session_id: str) -> AgentRun | None:
+        """Run the first message waiting in the session's queue, unless a turn runs (whose end
+        runs it) or none waits."""
+        if self._closing or not await self.queue.waiting(session_id):
+            return None
+        try:
+            return await self.start(session_id, "", queued=True)
+        except (RunActive, NothingQueued):
+            return None
+
+    async def _next(self, session_id: str) -> None:
+        try:
+            await self.start_next(session_id)
+        except Exception:  # the queue waits for the next turn's end, or the next message
+            log.exception("runs.queue_not_started", session_id=session_id)
 
     async def append(self, session_id: str, messages: Sequence[Message]) -> None:
         """Store messages in the session without answering them (`"respond": false`).
@@ -327,41 +309,6 @@ class RunManager:
         except Exception as exc:  # it expires on its own once this worker stops renewing it
             log.warning("runs.lease_not_released", session_id=run.session_id, error=str(exc))
 
-    async def approve(self, session_id: str, call_id: str, decision: Decision) -> None:
-        """Answer the approval a run of this session waits on, wherever it runs (`approval_resolved`
-        follows as a run frame, so every client sees it answered); `ApprovalNotFound` when none
-        waits, or it was answered already (the first answer counts)."""
-        gate = self.agent.approvals
-        if gate is not None and any(p.call_id == call_id for p in gate.waiting(session_id)):
-            await self.bus.claim(session_id, call_id)  # so no other worker takes an answer too
-            gate.answer(session_id, call_id, decision)
-            return
-        worker = await self.bus.claim(session_id, call_id)
-        if worker is None or worker == self.leases.worker:
-            raise ApprovalNotFound(session_id, call_id)
-        await self.bus.send(worker, Control("approve", session_id, call_id=call_id, decision=decision))
-
-    async def waiting(self, session_id: str) -> list[dict[str, Any]]:
-        """The approvals a run of this session waits on, as `approval_required` describes them."""
-        here = (
-            []
-            if self.agent.approvals is None
-            else [p.view() for p in self.agent.approvals.waiting(session_id)]
-        )
-        return here or await self.bus.waiting(session_id)
-
-    async def stop(self, session_id: str) -> bool:
-        """Stop the session's run, wherever it runs; False when there is none (or it runs in a
-        process this one cannot reach)."""
-        run = self._runs.get(session_id)
-        if run is not None:
-            run.stop_event.set()
-            return True
-        holder = await self.leases.holder(session_id)
-        if holder is None or holder.worker == self.leases.worker:
-            return False
-        return await self.bus.send(holder.worker, Control("stop", session_id, holder.run_id))
-
     async def _observed(self, run: AgentRun, drive: Coroutine[Any, Any, None]) -> None:
         """`drive`, the run counted as running and traced as one turn."""
         with self.telemetry.turn(run.session_id, run.run_id) as span:
@@ -399,6 +346,7 @@ class RunManager:
                 retry=retry,
                 on_stored=None if start is None else (lambda: run.publish(start)),
                 unattended=unattended,
+                steering=partial(self.queue.take_steering, run.session_id),  # holds no run
             )
             async for event in stream:
                 frame = event.frame()
@@ -410,6 +358,7 @@ class RunManager:
                 run.publish(frame)
                 if over:
                     self._background(self._answered(run))  # the turn goes on meanwhile
+                    self._background(self._next(run.session_id))  # what waits runs now
                 if run.result is not None:
                     run.settled.set()
         except SessionNotFound:
@@ -433,6 +382,8 @@ class RunManager:
                 with contextlib.suppress(Exception):  # followers elsewhere: the lease's expiry ends it
                     await self.bus.ended(run)
             await self._release(run)
+            if not run.answered:  # ended without an answer: what waits runs all the same
+                self._background(self._next(run.session_id))
 
     async def _answered(self, run: AgentRun) -> None:
         try:
@@ -461,22 +412,10 @@ class RunManager:
                 return user_message(message)
         return None
 
-    async def wait(self, session_id: str, limit: float | None = None) -> None:
-        """Until the session's run has ended (at most `limit` seconds), wherever it runs."""
-        run = self._runs.get(session_id)
-        if run is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(run.finished.wait(), limit)
-            return
-        deadline = None if limit is None else asyncio.get_running_loop().time() + limit
-        while await self.leases.holder(session_id) is not None:
-            if deadline is not None and asyncio.get_running_loop().time() > deadline:
-                return
-            await asyncio.sleep(0.05)
-
     async def shutdown(self, grace: float = 10.0) -> None:
         """Stop every run cooperatively and wait for them to save what they have (each lets go of
-        its lease as it ends); stop looking after the leases."""
+        its lease as it ends); stop looking after the leases. Queued messages stay queued."""
+        self._closing = True
         if self._keeper is not None:
             self._keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from navi.agent.events import said_by_user
 from navi.llm.messages import Message
 from navi.protocol import UserMessage
 
@@ -26,14 +27,7 @@ class RunActive(RuntimeError):
 
 def user_message(message: Message) -> UserMessage:
     """What `stream_start` says about the user's message: enough for another window to draw it."""
-    files = message.metadata.get("files") or []
-    text = message.metadata.get("text")  # what a client shows in place of the content, when set
-    return UserMessage(
-        id=message.id,
-        content=text if isinstance(text, str) else message.content or "",
-        files=[str(f.get("name", "")) for f in files if isinstance(f, dict)],
-        images=len(message.images or []),
-    )
+    return said_by_user(message)
 
 
 @dataclass(eq=False)

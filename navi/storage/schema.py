@@ -304,3 +304,19 @@ session_files = Table(
     Column("data", LargeBinary, nullable=False),
     Column("created_at", Float, nullable=False),
 )
+
+# Messages sent while a turn runs (migration 0017, navi/runs/queue.py): queued to run after it
+# ("queue") or to reach its next model call ("steer"), in the order sent (`id`), until they do.
+queued_messages = Table(
+    "queued_messages",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("message_id", String(64), nullable=False, unique=True),
+    Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    Column("mode", String(8), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("images", Text, nullable=False),
+    Column("files", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Index("ix_queued_messages_session", "session_id", "id"),
+)

@@ -52,9 +52,9 @@ def test_a_turn_with_thinking_plan_tools_and_a_subagent(
     send(page, "Make me a travel checklist")
     sid = session_id(page)
 
-    # While it runs: the input is locked and Stop is offered; the final thinking streams open.
+    # While it runs: Stop is offered and the box takes messages to queue; the final thinking streams open.
     expect(page.locator("#stop")).to_be_visible()
-    expect(page.locator("#input")).to_be_disabled()
+    expect(page.locator("#input")).to_have_attribute("placeholder", re.compile("^Queue a message"))
     expect(page.locator("#send")).to_be_hidden()
     # The steps are one line that says what Navi is doing; inside it the thinking streams open.
     steps = page.locator("article.turn details.steps")
@@ -142,7 +142,7 @@ def test_reload_mid_stream_shows_the_turn_so_far_and_carries_on(
     reload(page)
     # Everything so far is back — the user's message once, the tool card, the text — and it goes on.
     expect(page.locator("#stop")).to_be_visible()
-    expect(page.locator("#input")).to_be_disabled()
+    expect(page.locator("#input")).to_have_attribute("placeholder", re.compile("^Queue a message"))
     expect(page.locator("article.msg.user")).to_have_count(1)
     expect(page.locator('details.tool[data-tool="todo"].ok')).to_have_count(1)
     expect(answer).to_contain_text("word0 word1 word2")

@@ -1,6 +1,6 @@
 """What the page does with Navi's protocol additions: a failed turn kept with Retry, a second window
-that draws the message another window sent, lists that follow `session_updated`, and a refused
-message (`busy`) that keeps the text."""
+that draws the message another window sent, lists that follow `session_updated`, and a message
+sent while a turn runs that window did not see, which waits in the queue (`queued`) and runs after."""
 
 from __future__ import annotations
 
@@ -99,11 +99,11 @@ def test_a_second_window_draws_the_message_and_both_lists_follow_the_name(
         other_context.close()
 
 
-def test_a_message_refused_as_busy_keeps_its_text(
+def test_a_message_sent_while_an_unseen_turn_runs_waits_in_the_queue(
     browser: Browser, page: Page, navi: LiveNavi, fake_server: FakeModelServer
 ) -> None:
     script = use_script(fake_server)
-    script.turn(Reply(text="Hello."), Reply(text="A slow answer.", first_delay=3.0))
+    script.turn(Reply(text="Hello."), Reply(text="A slow answer.", first_delay=3.0), Reply(text="Yours now."))
     open_app(page)
     send(page, "Hi")
     wait_idle(page)
@@ -113,7 +113,7 @@ def test_a_message_refused_as_busy_keeps_its_text(
         other = other_context.new_page()
 
         # The second window does not hear of the first window's turn (its run frames are dropped on
-        # the way), so it lets its person send while that turn runs; Navi refuses with `busy`.
+        # the way), so it lets its person send while that turn runs; Navi queues the message.
         def unaware(route: WebSocketRoute) -> None:
             server = route.connect_to_server()
             server.on_message(lambda message: None if '"seq"' in str(message) else route.send(message))
@@ -123,12 +123,16 @@ def test_a_message_refused_as_busy_keeps_its_text(
         send(page, "Something slow")
         expect(page.locator("article.user")).to_have_count(2)
         send(other, "My own question")
-        expect(other.locator("#toast")).to_contain_text("Navi is still answering in this conversation")
-        expect(other.locator("#input")).to_have_value("My own question")  # nothing is lost
-        expect(other.locator("#input")).to_be_enabled()
+        waiting = ["My own question"]  # nothing is lost: it waits, shown in every window
+        expect(other.locator("#queue .queued-msg .bubble")).to_have_text(waiting)
+        expect(page.locator("#queue .queued-msg .bubble")).to_have_text(waiting)
+        expect(other.locator("#input")).to_have_value("")
         expect(other.locator("article.user .pending, article.user.pending")).to_have_count(0)
+        expect(page.locator("article.turn").nth(2)).to_contain_text("Yours now.", timeout=20_000)
         wait_idle(page)
-        assert [m["content"] for m in stored(navi, sid) if m["role"] == "user"] == ["Hi", "Something slow"]
+        expect(page.locator("#queue")).to_be_hidden()
+        users = [m["content"] for m in stored(navi, sid) if m["role"] == "user"]
+        assert users == ["Hi", "Something slow", "My own question"]
         assert watched.errors == []
     finally:
         other_context.close()

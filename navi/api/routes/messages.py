@@ -1,5 +1,5 @@
-"""Non-streaming turns (`POST /sessions/{id}/messages`), messages stored without an answer
-(`"respond": false`), and stopping a run."""
+"""Non-streaming turns (`POST /sessions/{id}/messages`), messages that wait while a turn runs
+(`mode`, 202), messages stored without an answer (`"respond": false`), and stopping a run."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fastapi import Response
 from pydantic import BaseModel, Field
 
 from navi.api.deps import OwnedSessionId, RunsDep, SessionDep, SharedFilesDep, UploadsDep
@@ -14,6 +15,7 @@ from navi.api.errors import BadRequest, RunFailed
 from navi.api.routing import api_router
 from navi.api.websocket import bring_files, parse_frame
 from navi.llm.messages import Message, ToolCall, with_files
+from navi.protocol import QueueMode
 
 router = api_router(prefix="/sessions", tags=["messages"])
 STORABLE_ROLES = ("user", "assistant", "tool")
@@ -36,6 +38,11 @@ class SendMessage(BaseModel):
     tool_calls: list[CallIn] = Field(default_factory=list, description="An assistant message's calls")
     tool_call_id: str | None = Field(None, max_length=200, description="The call a tool message answers")
     name: str | None = Field(None, max_length=200, description="The tool a tool message is from")
+    mode: QueueMode = Field(
+        "queue",
+        description='While a turn runs: "queue" runs the message after it (and what waits already), '
+        '"steer" gives it to the running turn\'s next model call. Either way the answer is 202 `Waiting`.',
+    )
 
 
 class Answer(BaseModel):
@@ -45,6 +52,17 @@ class Answer(BaseModel):
     max_context_tokens: int
     stopped: bool = False
     finish_reason: str = "stop"  # "length" when the answer was cut off by its token cap
+
+
+class Waiting(BaseModel):
+    """A message sent while a turn runs: it waits (`GET /sessions/{id}/queue`), and its answer
+    comes as a turn of its own (`"queue"`) or within the running one (`"steer"`)."""
+
+    session_id: str
+    message_id: str
+    mode: QueueMode
+    position: int
+    queued: bool = True
 
 
 class Stored(BaseModel):
@@ -60,12 +78,18 @@ class StopResult(BaseModel):
 
 @router.post(
     "/{session_id}/messages",
-    response_model=Answer | Stored,
-    summary="Send a message and wait for the answer, or store it without one",
+    response_model=Answer | Stored | Waiting,
+    summary="Send a message and wait for the answer, queue it behind the running turn, or store it",
+    responses={202: {"model": Waiting, "description": "A turn runs: the message waits (queue or steer)"}},
 )
 async def send_message(
-    body: SendMessage, session: SessionDep, uploads: UploadsDep, runs: RunsDep, shared: SharedFilesDep
-) -> Answer | Stored:
+    body: SendMessage,
+    session: SessionDep,
+    uploads: UploadsDep,
+    runs: RunsDep,
+    shared: SharedFilesDep,
+    response: Response,
+) -> Answer | Stored | Waiting:
     try:  # JSON may escape lone surrogates (\ud800): no text, and nothing a database can store
         json.dumps(body.model_dump(), ensure_ascii=False).encode()
     except UnicodeEncodeError:
@@ -87,7 +111,14 @@ async def send_message(
         return Stored(session_id=session.id, message_id=message.id, role=message.role)
     frame = {"type": "message", "content": body.content, "images": body.images, "files": body.files}
     content, images, files = parse_frame(json.dumps(frame), session.id, uploads.root)
-    run = await runs.start(session.id, content, images, files, planning=False)
+    sent = await runs.send(session.id, session.owner, content, images, files, mode=body.mode, planning=False)
+    run = sent.run
+    if run is None:
+        assert sent.queued is not None
+        response.status_code = 202
+        return Waiting(
+            session_id=session.id, message_id=sent.queued.message_id, mode=body.mode, position=sent.position
+        )
     await run.settled.wait()  # the answer, not the post-turn work after it
     result: dict[str, Any] = run.result or {}
     if result.get("type") == "error":

@@ -56,6 +56,7 @@ export const api = {
   remove: (id) => request("DELETE", `/sessions/${id}`),
   exportRaw: (id) => request("GET", `/sessions/${id}/export`, undefined, { raw: true }),
   stop: (id) => request("POST", `/sessions/${id}/stop`),
+  queue: (id) => request("GET", `/sessions/${id}/queue`),
   markRead: (id) => request("POST", `/sessions/${id}/read`),
   schedules: () => request("GET", "/schedules"),
   schedule: (id) => request("GET", `/schedules/${id}`),

@@ -18,8 +18,8 @@ function readDataUrl(file) {
 }
 
 export class Composer {
-  constructor({ form, input, send, stop, fileInput, attachments, dropZone, ensureSession, onSend, onStop }) {
-    Object.assign(this, { form, input, send, stop, fileInput, attachments, ensureSession, onSend, onStop });
+  constructor({ form, input, send, stop, fileInput, attachments, dropZone, ensureSession, onSend, onStop, onQueue }) {
+    Object.assign(this, { form, input, send, stop, fileInput, attachments, ensureSession, onSend, onStop, onQueue });
     this.images = []; // {name, dataUrl}
     this.files = []; // {name, path} once uploaded
     this.uploads = 0;
@@ -32,7 +32,7 @@ export class Composer {
     input.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
-        this.submit();
+        this.submit(event.altKey ? "steer" : "queue"); // while a turn runs: wait, or steer it
       }
     });
     input.addEventListener("input", () => {
@@ -84,7 +84,9 @@ export class Composer {
 
   setRunning(running) {
     this.running = running;
-    this.input.disabled = running;
+    // While a turn runs the box stays open: what is typed waits in the queue (Enter) or steers the
+    // turn (Alt+Enter).
+    this.input.placeholder = running ? "Queue a message (Enter) · steer this answer (Alt+Enter)…" : "Message Navi…";
     this.send.hidden = running;
     this.stop.hidden = !running;
     this.fileInput.disabled = running;
@@ -163,10 +165,14 @@ export class Composer {
     return { content, images, files };
   }
 
-  async submit() {
-    if (this.running || this.uploads > 0) return;
+  async submit(mode = "queue") {
+    if (this.uploads > 0) return;
     const message = this.message();
     if (!message.content) return;
+    if (this.running) {
+      if (this.onQueue(message, mode)) this.clear();
+      return;
+    }
     await this.onSend(message);
   }
 

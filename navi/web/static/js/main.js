@@ -19,6 +19,7 @@ import { ProfilePicker } from "/static/js/profile.js";
 import { SchedulesPanel } from "/static/js/schedules.js";
 import { SettingsPanel } from "/static/js/settings.js";
 import { installShortcuts } from "/static/js/shortcuts.js";
+import { QueueView, steeredMessage } from "/static/js/queue.js";
 import { StatusLight } from "/static/js/status.js";
 import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
 import { SessionSocket } from "/static/js/socket.js";
@@ -109,6 +110,19 @@ const composer = new Composer({
   ensureSession,
   onSend: send,
   onStop: stop,
+  onQueue: queueMessage,
+});
+
+// Typed while a turn runs: the server queues it (or hands it to the turn, "steer"); `queued` draws it.
+function queueMessage(message, mode) {
+  if (!state.socket?.ready) return false;
+  state.socket.send({ type: "message", ...message, mode });
+  return true;
+}
+
+const queueView = new QueueView($("queue"), {
+  onEdit: (id, content) => state.socket?.send({ type: "queue_edit", message_id: id, content }),
+  onCancel: (id) => state.socket?.send({ type: "queue_cancel", message_id: id }),
 });
 
 // ---- header -------------------------------------------------------------------------------------
@@ -174,6 +188,7 @@ function ensureSession() {
 function closeSession() {
   state.socket?.close();
   Object.assign(state, { socket: null, pending: null, retrying: false, session: null, waiting: null });
+  queueView.clear();
   endTurn();
   light.setSocket("none");
   watch.setSocketOpen(false); // the draft view has no socket: scheduled runs are polled for
@@ -229,7 +244,8 @@ async function openSession(id, { fresh = false } = {}) {
   setMeter(session.context_token_count, session.max_context_tokens, session.compress_at_tokens);
   if (session.active) {
     // Draw up to the user's last message; the replay of the running turn draws the rest.
-    const last = messages.map((m) => m.role).lastIndexOf("user");
+    // (A steering message said during the running turn is part of it: the replay draws it.)
+    const last = messages.map((m) => m.role === "user" && !m.metadata?.steered).lastIndexOf(true);
     conversation.renderHistory(last >= 0 ? messages.slice(0, last + 1) : messages);
     state.replaying = true;
     state.replayFrom = last >= 0 ? Date.parse(messages[last].created_at) || Date.now() : Date.now();
@@ -237,6 +253,7 @@ async function openSession(id, { fresh = false } = {}) {
   } else {
     conversation.renderHistory(messages);
   }
+  api.queue(id).then((q) => { if (ticket === state.opening) queueView.set(q.messages); }, () => {});
   state.socket = new SessionSocket(id, {
     onFrame: (frame) => {
       handleFrame(frame);
@@ -430,6 +447,7 @@ function sessionUpdated(frame) {
 function handleFrame(frame) {
   switch (frame.type) {
     case "stream_start": {
+      if (frame.message) queueView.remove(frame.message.id); // a queued message's turn
       if (frame.retry) {
         conversation.retryStarted(); // its message is drawn already, with the error under it
       } else if (state.pending) {
@@ -507,6 +525,21 @@ function handleFrame(frame) {
     case "schedule_run":
       watch.event(frame);
       break;
+    case "queued":
+      if (frame.session_id !== state.session?.id) break;
+      queueView.upsert(frame);
+      if (state.pending?.content === frame.content) { // ours, sent as a turn ran unseen: it waits
+        state.pending = null;
+        composer.clear();
+      }
+      break;
+    case "queue_cancelled":
+      if (frame.session_id === state.session?.id) queueView.remove(frame.message_id);
+      break;
+    case "steered":
+      queueView.remove(frame.message_id);
+      liveTurn().add(steeredMessage(frame.message)); // where it reached the model
+      break;
     default:
       break; // newer server, older page: ignore what we do not know
   }
@@ -519,6 +552,10 @@ const REFUSALS = {
 };
 
 function handleError(frame) {
+  if (frame.code === "not_queued" || frame.code === "queue_full") { // the running turn goes on
+    toast(frame.message);
+    return;
+  }
   if (frame.code === "approval_not_found") { // answered meanwhile (another window, the timeout): no turn ends
     if (state.turn?.isAsking(frame.call_id)) toast(frame.message);
     return;

@@ -1,0 +1,73 @@
+"""The queue of messages sent while a turn runs (navi/runs/queue.py), the same in memory, on SQLite
+and on PostgreSQL: order, positions, edits, takes once, steering taken apart, the limit."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from navi.runs.queue import MAX_WAITING, MemoryQueue, MessageQueue, Queued, QueueFull, SqlQueue
+from navi.storage import migrate
+from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.sessions import SqlSessionStore
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def queue(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[tuple[MessageQueue, list[str]]]:
+    if request.param == "memory":
+        yield MemoryQueue(), ["s1", "s2"]
+        return
+    if request.param == "postgres":
+        url = postgres_url(request.getfixturevalue("pg_url"))
+    else:
+        url = sqlite_url(tmp_path / "navi.db")
+    db = Database(url)
+    await migrate.upgrade(db)
+    store = SqlSessionStore(db)
+    sessions = [(await store.create("secretary")).id for _ in range(2)]
+    try:
+        yield SqlQueue(db), sessions
+    finally:
+        await db.dispose()
+
+
+def item(session_id: str, message_id: str, content: str, mode: str = "queue") -> Queued:
+    return Queued(message_id, session_id, mode, content, [], [{"name": "a.txt", "path": "/x/a.txt"}])  # type: ignore[arg-type]
+
+
+async def test_messages_wait_in_order_and_leave_once(queue: tuple[MessageQueue, list[str]]) -> None:
+    q, (s1, s2) = queue
+    assert await q.add(item(s1, "m1", "one")) == 1
+    assert await q.add(item(s1, "m2", "two", "steer")) == 2
+    assert await q.add(item(s2, "m9", "elsewhere")) == 1  # each session has its own queue
+    assert await q.add(item(s1, "m3", "three")) == 3
+    assert [w.message_id for w in await q.waiting(s1)] == ["m1", "m2", "m3"]
+    assert (await q.waiting(s1))[0].files == [{"name": "a.txt", "path": "/x/a.txt"}]
+
+    edited = await q.edit(s1, "m3", "three, edited")
+    assert edited is not None and edited.content == "three, edited"
+    assert await q.edit(s2, "m3", "not this session's") is None
+    assert await q.edit(s1, "nope", "x") is None
+
+    steering = await q.take_steering(s1)
+    assert [(w.message_id, w.content) for w in steering] == [("m2", "two")]
+    assert await q.take_steering(s1) == []
+
+    taken = await q.take(s1, "m1")
+    assert taken is not None and taken.content == "one"
+    assert await q.take(s1, "m1") is None  # once
+    assert [(w.message_id, w.content) for w in await q.waiting(s1)] == [("m3", "three, edited")]
+    assert [w.message_id for w in await q.waiting(s2)] == ["m9"]
+
+
+async def test_a_session_holds_at_most_max_waiting(queue: tuple[MessageQueue, list[str]]) -> None:
+    q, (s1, _s2) = queue
+    for i in range(MAX_WAITING):
+        await q.add(item(s1, f"m{i}", str(i)))
+    with pytest.raises(QueueFull):
+        await q.add(item(s1, "one-too-many", "x"))
+    assert len(await q.waiting(s1)) == MAX_WAITING

@@ -13,240 +13,50 @@ A query with no word in common with a fact can so find it by meaning.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import Connection, DateTime, Float, bindparam, delete, func, insert, select, text, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 
 from navi.llm.messages import utcnow
 from navi.logging import get_logger
 from navi.memory.base import (
-    OUTCOMES,
     Fact,
     MemoryStore,
     Source,
     UpsertOutcome,
     clean_fact,
-    decide,
-    log_decision,
     normalise,
     terms,
 )
 from navi.sessions.models import DEFAULT_OWNER, as_utc
 from navi.storage import migrate
 from navi.storage.database import Database
+from navi.storage.memory_sql import (
+    CANDIDATES,
+    CURRENT,
+    FACT_COLUMNS,
+    MIN_SIMILARITY,
+    POSTGRES_SEARCH,
+    RRF_K,
+    SQLITE_SEARCH,
+    WINDOW,
+    Embed,
+    all_rows,
+    edit_row,
+    embed_text,
+    execute_many,
+    retire_rows,
+    to_fact,
+    upsert_row,
+)
 from navi.storage.schema import memory_facts, memory_summary, session_memory_state
 from navi.storage.vectors import VectorIndex, decode, encode
 
 log = get_logger(__name__)
-
-Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
-CANDIDATES = 30  # from each ranking, before they are fused
-RRF_K = 60  # reciprocal rank fusion: a result at rank r adds 1 / (RRF_K + r)
-# Below this cosine similarity a fact is not "about" the query: without it every question would
-# find something by meaning, and a question with no answer in memory could never come back empty.
-# Each model has its own scale, so an embedder may bring its own (`min_similarity`).
-MIN_SIMILARITY = 0.5
-
-# Ranking every match of a very common word costs time in proportion to the matches (50,000 of
-# them in the benchmark). So the newest WINDOW matches are taken first — FTS5 walks its index in
-# rowid order and stops — and only those are ranked. When a query matches fewer than WINDOW facts
-# (the usual case) this is exactly "rank all matches"; when it matches more, the best of the most
-# recent WINDOW come back, which for a personal memory is the right tie-break anyway.
-WINDOW = 500
-
-SQLITE_SEARCH = text(
-    """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at, f.updated_at,
-              f.confirmations, f.source, f.retired_at, f.replaced_by, m.rank AS rank
-       FROM (SELECT rowid, bm25(memory_facts_fts, 0.5, 1.0, 2.0) AS rank
-             FROM memory_facts_fts WHERE memory_facts_fts MATCH :query
-             ORDER BY rowid DESC LIMIT :window) m
-       JOIN memory_facts f ON f.id = m.rowid
-       WHERE f.owner = :owner AND (:history OR f.retired_at IS NULL)
-       ORDER BY f.retired_at IS NOT NULL, m.rank LIMIT :limit"""
-).columns(
-    created_at=DateTime(timezone=True),
-    updated_at=DateTime(timezone=True),
-    retired_at=DateTime(timezone=True),
-    rank=Float,
-)
-# PostgreSQL's GIN index finds matches but cannot return them newest-first, so there is no cheap
-# window: every match is ranked, with only the id and the rank carried until the top ones are chosen.
-POSTGRES_SEARCH = text(
-    """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at, f.updated_at,
-              f.confirmations, f.source, f.retired_at, f.replaced_by, r.rank AS rank
-       FROM (SELECT id, retired_at IS NOT NULL AS retired, ts_rank(search, query) AS rank
-             FROM memory_facts, to_tsquery('english', :query) query
-             WHERE owner = :owner AND search @@ query AND (:history OR retired_at IS NULL)
-             ORDER BY retired, rank DESC LIMIT :limit) r
-       JOIN memory_facts f ON f.id = r.id
-       ORDER BY r.retired, r.rank DESC"""
-).columns(
-    created_at=DateTime(timezone=True),
-    updated_at=DateTime(timezone=True),
-    retired_at=DateTime(timezone=True),
-    rank=Float,
-)
-CURRENT = memory_facts.c.retired_at.is_(None)
-# A fact without its vector (kilobytes that nothing but the scan reads).
-FACT_COLUMNS = [c for c in memory_facts.c if c.name != "embedding"]
-
-
-def _fact(row: Any, score: float = 0.0) -> Fact:
-    return Fact(
-        id=row.id,
-        owner=row.owner,
-        category=row.category,
-        key=row.key,
-        value=row.value,
-        session_id=row.session_id,
-        created_at=as_utc(row.created_at),
-        updated_at=as_utc(row.updated_at),
-        confirmations=row.confirmations,
-        source=row.source,
-        retired_at=as_utc(row.retired_at) if row.retired_at is not None else None,
-        replaced_by=row.replaced_by,
-        score=score,
-    )
-
-
-def _all(stmt: Any, conn: Connection) -> list[Any]:
-    return list(conn.execute(stmt).all())
-
-
-def _all_many(stmt: Any, values: list[dict[str, Any]], conn: Connection) -> None:
-    conn.execute(stmt, values)
-
-
-def embed_text(fact: Fact) -> str:
-    """What is embedded for a fact: its words, with keys' underscores as spaces."""
-    return f"{fact.category} {fact.key} {fact.value}".replace("_", " ")
-
-
-def _apply(
-    conn: Connection,
-    row: Any,
-    owner: str,
-    category: str,
-    key: str,
-    value: str,
-    session_id: str | None,
-    source: Source,
-) -> tuple[Fact, UpsertOutcome]:
-    """Carry out `decide` for a new value against the current `row` (None: there is none)."""
-    now = utcnow()
-    decision = decide(_fact(row) if row is not None else None, value)
-    previous = None
-    if row is None:
-        fact_id = conn.execute(
-            insert(memory_facts)
-            .values(
-                owner=owner,
-                category=category,
-                key=key,
-                value=value,
-                session_id=session_id,
-                source=source,
-                created_at=now,
-                updated_at=now,
-                confirmations=1,
-            )
-            .returning(memory_facts.c.id)
-        ).scalar_one()
-    elif decision == "ignore":
-        fact_id = row.id
-        conn.execute(
-            update(memory_facts)
-            .where(memory_facts.c.id == row.id)
-            .values(
-                updated_at=now,
-                session_id=session_id or row.session_id,
-                confirmations=row.confirmations + 1,
-            )
-        )
-    else:  # update: the old value becomes history, the fact keeps its id
-        fact_id = row.id
-        previous = conn.execute(
-            insert(memory_facts)
-            .values(
-                owner=row.owner,
-                category=row.category,
-                key=row.key,
-                value=row.value,
-                session_id=row.session_id,
-                source=row.source,
-                created_at=row.created_at,
-                updated_at=row.updated_at,
-                confirmations=row.confirmations,
-                embedding=row.embedding,
-                retired_at=now,
-                replaced_by=row.id,
-            )
-            .returning(memory_facts.c.id)
-        ).scalar_one()
-        conn.execute(
-            update(memory_facts)
-            .where(memory_facts.c.id == row.id)
-            .values(
-                value=value,
-                source=source,
-                created_at=now,
-                updated_at=now,
-                session_id=session_id,  # where the new value came from (None: no conversation)
-                confirmations=1,
-                embedding=None,
-            )
-        )
-    fact = _fact(conn.execute(select(memory_facts).where(memory_facts.c.id == fact_id)).one())
-    log_decision(decision, fact, source=source, previous=previous)
-    return fact, OUTCOMES[decision]
-
-
-def _upsert(
-    conn: Connection,
-    owner: str,
-    category: str,
-    key: str,
-    value: str,
-    session_id: str | None,
-    source: Source,
-) -> tuple[Fact, UpsertOutcome]:
-    where = (
-        (memory_facts.c.owner == owner)
-        & (memory_facts.c.category == category)
-        & (memory_facts.c.key == key)
-        & CURRENT
-    )
-    row = conn.execute(select(memory_facts).where(where).with_for_update()).first()
-    return _apply(conn, row, owner, category, key, value, session_id, source)
-
-
-def _edit(
-    conn: Connection, fact_id: int, owner: str, value: str, source: Source
-) -> tuple[Fact, UpsertOutcome] | None:
-    where = (memory_facts.c.id == fact_id) & (memory_facts.c.owner == owner) & CURRENT
-    row = conn.execute(select(memory_facts).where(where).with_for_update()).first()
-    if row is None:
-        return None
-    return _apply(conn, row, owner, row.category, row.key, value, None, source)
-
-
-def _retire(conn: Connection, owner: str, key: str, category: str | None) -> list[Fact]:
-    where = (memory_facts.c.owner == owner) & (memory_facts.c.key == key) & CURRENT
-    if category:
-        where &= memory_facts.c.category == category
-    ids = [r.id for r in conn.execute(select(memory_facts.c.id).where(where).with_for_update())]
-    if not ids:
-        return []
-    conn.execute(update(memory_facts).where(memory_facts.c.id.in_(ids)).values(retired_at=utcnow()))
-    retired = [_fact(r) for r in conn.execute(select(memory_facts).where(memory_facts.c.id.in_(ids)))]
-    for fact in retired:
-        log_decision("retire", fact, source="forget")
-    return retired
 
 
 class SqlMemoryStore(MemoryStore):
@@ -288,7 +98,7 @@ class SqlMemoryStore(MemoryStore):
     ) -> tuple[Fact, UpsertOutcome]:
         category, key, value = clean_fact(category, key, value)
         fact, outcome = await self.db.write(
-            lambda conn: _upsert(conn, owner, category, key, value, session_id, source)
+            lambda conn: upsert_row(conn, owner, category, key, value, session_id, source)
         )
         if self.embed is not None and outcome != "confirmed":
             await self._store_embedding(fact)
@@ -298,7 +108,7 @@ class SqlMemoryStore(MemoryStore):
         self, fact_id: int, value: str, *, owner: str, source: Source = "edited"
     ) -> tuple[Fact, UpsertOutcome] | None:
         value = clean_fact("x", "x", value)[2]
-        done = await self.db.write(lambda conn: _edit(conn, fact_id, owner, value, source))
+        done = await self.db.write(lambda conn: edit_row(conn, fact_id, owner, value, source))
         if done is not None and self.embed is not None and done[1] != "confirmed":
             await self._store_embedding(done[0])
         return done
@@ -345,7 +155,7 @@ class SqlMemoryStore(MemoryStore):
         if self.db.is_sqlite:
             ranks = [-r for r in ranks]
         top = max(ranks, default=1.0) or 1.0
-        return [_fact(r, rank / top if top > 0 else 1.0) for r, rank in zip(rows, ranks, strict=True)]
+        return [to_fact(r, rank / top if top > 0 else 1.0) for r, rank in zip(rows, ranks, strict=True)]
 
     def _keyword_rows(
         self, words: list[str], conn: Connection, *, owner: str, limit: int, history: bool
@@ -396,7 +206,7 @@ class SqlMemoryStore(MemoryStore):
         if unread:
             stmt = select(*FACT_COLUMNS).where(memory_facts.c.id.in_(unread))
             rows.update((r.id, r) for r in conn.execute(stmt))
-        return [_fact(rows[i], scores[i]) for i in chosen if i in rows]
+        return [to_fact(rows[i], scores[i]) for i in chosen if i in rows]
 
     def _nearest(
         self, conn: Connection, query: NDArray[np.float32], owner: str, k: int
@@ -452,10 +262,10 @@ class SqlMemoryStore(MemoryStore):
                 .order_by(memory_facts.c.id)
                 .limit(batch)
             )
-            rows = await self.db.read(partial(_all, stmt))
+            rows = await self.db.read(partial(all_rows, stmt))
             if not rows:
                 break
-            facts = [_fact(r) for r in rows]
+            facts = [to_fact(r) for r in rows]
             try:
                 vectors = await self.embed([embed_text(f) for f in facts])
             except Exception as exc:
@@ -468,7 +278,7 @@ class SqlMemoryStore(MemoryStore):
                 .where(memory_facts.c.id == bindparam("fid"))
                 .values(embedding=bindparam("raw"))
             )
-            await self.db.write(partial(_all_many, store, values))
+            await self.db.write(partial(execute_many, store, values))
             for fact, raw in zip(facts, raws, strict=True):
                 decoded = decode(name, raw)
                 if decoded is not None:
@@ -485,14 +295,14 @@ class SqlMemoryStore(MemoryStore):
             .order_by(memory_facts.c.category, memory_facts.c.updated_at.desc())
             .limit(limit)
         )
-        return await self.db.read(lambda conn: [_fact(r) for r in conn.execute(query)])
+        return await self.db.read(lambda conn: [to_fact(r) for r in conn.execute(query)])
 
     async def get_fact(self, fact_id: int, *, owner: str | None = None) -> Fact | None:
         query = select(memory_facts).where(memory_facts.c.id == fact_id)
         if owner is not None:
             query = query.where(memory_facts.c.owner == owner)
         row = await self.db.read(lambda conn: conn.execute(query).first())
-        return _fact(row) if row is not None else None
+        return to_fact(row) if row is not None else None
 
     async def fact_history(self, fact_id: int, *, owner: str) -> list[Fact]:
         query = (
@@ -500,13 +310,13 @@ class SqlMemoryStore(MemoryStore):
             .where((memory_facts.c.replaced_by == fact_id) & (memory_facts.c.owner == owner))
             .order_by(memory_facts.c.retired_at.desc(), memory_facts.c.id.desc())
         )
-        return await self.db.read(lambda conn: [_fact(r) for r in conn.execute(query)])
+        return await self.db.read(lambda conn: [to_fact(r) for r in conn.execute(query)])
 
     async def retire_facts(
         self, key: str, category: str | None = None, *, owner: str = DEFAULT_OWNER
     ) -> list[Fact]:
         cat = normalise(category) if category else None
-        return await self.db.write(lambda conn: _retire(conn, owner, normalise(key), cat))
+        return await self.db.write(lambda conn: retire_rows(conn, owner, normalise(key), cat))
 
     async def delete_fact_by_id(self, fact_id: int, *, owner: str | None = None) -> bool:
         def write(conn: Connection) -> bool:

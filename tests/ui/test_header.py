@@ -74,10 +74,10 @@ def test_the_context_gauge_marks_where_compression_starts_and_lists_the_turns(
     meter = page.locator("#context-meter")
     mark = page.locator("#context-mark")
     open_app(page)
-    send(page, "One")
-    wait_idle(page)
-    send(page, "Two")
-    wait_idle(page)
+    for question, answer in (("One", "First."), ("Two", "Second.")):
+        send(page, question)
+        expect(page.locator("#messages")).to_contain_text(answer)  # the turn ran (not only began)
+        wait_idle(page)
     expect(mark).to_be_visible()  # compression starts at 80% of the window (the default threshold)
     assert mark.evaluate("m => m.style.left") == "80%"
     expect(meter).to_have_attribute("title", re.compile(r"1,234 / 56\n  2,345 / 67$"))  # oldest first

@@ -1,0 +1,229 @@
+"""The memory store's SQL: the full-text queries, row conversion, and the rules that write a fact
+(add, update, retire, edit) inside one transaction. `navi.storage.memory` is the store that uses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from sqlalchemy import Connection, DateTime, Float, insert, select, text, update
+
+from navi.llm.messages import utcnow
+from navi.logging import get_logger
+from navi.memory.base import (
+    OUTCOMES,
+    Fact,
+    Source,
+    UpsertOutcome,
+    decide,
+    log_decision,
+)
+from navi.sessions.models import as_utc
+from navi.storage.schema import memory_facts
+
+log = get_logger(__name__)
+
+Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
+CANDIDATES = 30  # from each ranking, before they are fused
+RRF_K = 60  # reciprocal rank fusion: a result at rank r adds 1 / (RRF_K + r)
+# Below this cosine similarity a fact is not "about" the query: without it every question would
+# find something by meaning, and a question with no answer in memory could never come back empty.
+# Each model has its own scale, so an embedder may bring its own (`min_similarity`).
+MIN_SIMILARITY = 0.5
+
+# Ranking every match of a very common word costs time in proportion to the matches (50,000 of
+# them in the benchmark). So the newest WINDOW matches are taken first — FTS5 walks its index in
+# rowid order and stops — and only those are ranked. When a query matches fewer than WINDOW facts
+# (the usual case) this is exactly "rank all matches"; when it matches more, the best of the most
+# recent WINDOW come back, which for a personal memory is the right tie-break anyway.
+WINDOW = 500
+
+SQLITE_SEARCH = text(
+    """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at, f.updated_at,
+              f.confirmations, f.source, f.retired_at, f.replaced_by, m.rank AS rank
+       FROM (SELECT rowid, bm25(memory_facts_fts, 0.5, 1.0, 2.0) AS rank
+             FROM memory_facts_fts WHERE memory_facts_fts MATCH :query
+             ORDER BY rowid DESC LIMIT :window) m
+       JOIN memory_facts f ON f.id = m.rowid
+       WHERE f.owner = :owner AND (:history OR f.retired_at IS NULL)
+       ORDER BY f.retired_at IS NOT NULL, m.rank LIMIT :limit"""
+).columns(
+    created_at=DateTime(timezone=True),
+    updated_at=DateTime(timezone=True),
+    retired_at=DateTime(timezone=True),
+    rank=Float,
+)
+# PostgreSQL's GIN index finds matches but cannot return them newest-first, so there is no cheap
+# window: every match is ranked, with only the id and the rank carried until the top ones are chosen.
+POSTGRES_SEARCH = text(
+    """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at, f.updated_at,
+              f.confirmations, f.source, f.retired_at, f.replaced_by, r.rank AS rank
+       FROM (SELECT id, retired_at IS NOT NULL AS retired, ts_rank(search, query) AS rank
+             FROM memory_facts, to_tsquery('english', :query) query
+             WHERE owner = :owner AND search @@ query AND (:history OR retired_at IS NULL)
+             ORDER BY retired, rank DESC LIMIT :limit) r
+       JOIN memory_facts f ON f.id = r.id
+       ORDER BY r.retired, r.rank DESC"""
+).columns(
+    created_at=DateTime(timezone=True),
+    updated_at=DateTime(timezone=True),
+    retired_at=DateTime(timezone=True),
+    rank=Float,
+)
+CURRENT = memory_facts.c.retired_at.is_(None)
+# A fact without its vector (kilobytes that nothing but the scan reads).
+FACT_COLUMNS = [c for c in memory_facts.c if c.name != "embedding"]
+
+
+def to_fact(row: Any, score: float = 0.0) -> Fact:
+    return Fact(
+        id=row.id,
+        owner=row.owner,
+        category=row.category,
+        key=row.key,
+        value=row.value,
+        session_id=row.session_id,
+        created_at=as_utc(row.created_at),
+        updated_at=as_utc(row.updated_at),
+        confirmations=row.confirmations,
+        source=row.source,
+        retired_at=as_utc(row.retired_at) if row.retired_at is not None else None,
+        replaced_by=row.replaced_by,
+        score=score,
+    )
+
+
+def all_rows(stmt: Any, conn: Connection) -> list[Any]:
+    return list(conn.execute(stmt).all())
+
+
+def execute_many(stmt: Any, values: list[dict[str, Any]], conn: Connection) -> None:
+    conn.execute(stmt, values)
+
+
+def embed_text(fact: Fact) -> str:
+    """What is embedded for a fact: its words, with keys' underscores as spaces."""
+    return f"{fact.category} {fact.key} {fact.value}".replace("_", " ")
+
+
+def _apply(
+    conn: Connection,
+    row: Any,
+    owner: str,
+    category: str,
+    key: str,
+    value: str,
+    session_id: str | None,
+    source: Source,
+) -> tuple[Fact, UpsertOutcome]:
+    """Carry out `decide` for a new value against the current `row` (None: there is none)."""
+    now = utcnow()
+    decision = decide(to_fact(row) if row is not None else None, value)
+    previous = None
+    if row is None:
+        fact_id = conn.execute(
+            insert(memory_facts)
+            .values(
+                owner=owner,
+                category=category,
+                key=key,
+                value=value,
+                session_id=session_id,
+                source=source,
+                created_at=now,
+                updated_at=now,
+                confirmations=1,
+            )
+            .returning(memory_facts.c.id)
+        ).scalar_one()
+    elif decision == "ignore":
+        fact_id = row.id
+        conn.execute(
+            update(memory_facts)
+            .where(memory_facts.c.id == row.id)
+            .values(
+                updated_at=now,
+                session_id=session_id or row.session_id,
+                confirmations=row.confirmations + 1,
+            )
+        )
+    else:  # update: the old value becomes history, the fact keeps its id
+        fact_id = row.id
+        previous = conn.execute(
+            insert(memory_facts)
+            .values(
+                owner=row.owner,
+                category=row.category,
+                key=row.key,
+                value=row.value,
+                session_id=row.session_id,
+                source=row.source,
+                created_at=row.created_at,
+                updated_at=row.updated_at,
+                confirmations=row.confirmations,
+                embedding=row.embedding,
+                retired_at=now,
+                replaced_by=row.id,
+            )
+            .returning(memory_facts.c.id)
+        ).scalar_one()
+        conn.execute(
+            update(memory_facts)
+            .where(memory_facts.c.id == row.id)
+            .values(
+                value=value,
+                source=source,
+                created_at=now,
+                updated_at=now,
+                session_id=session_id,  # where the new value came from (None: no conversation)
+                confirmations=1,
+                embedding=None,
+            )
+        )
+    fact = to_fact(conn.execute(select(memory_facts).where(memory_facts.c.id == fact_id)).one())
+    log_decision(decision, fact, source=source, previous=previous)
+    return fact, OUTCOMES[decision]
+
+
+def upsert_row(
+    conn: Connection,
+    owner: str,
+    category: str,
+    key: str,
+    value: str,
+    session_id: str | None,
+    source: Source,
+) -> tuple[Fact, UpsertOutcome]:
+    where = (
+        (memory_facts.c.owner == owner)
+        & (memory_facts.c.category == category)
+        & (memory_facts.c.key == key)
+        & CURRENT
+    )
+    row = conn.execute(select(memory_facts).where(where).with_for_update()).first()
+    return _apply(conn, row, owner, category, key, value, session_id, source)
+
+
+def edit_row(
+    conn: Connection, fact_id: int, owner: str, value: str, source: Source
+) -> tuple[Fact, UpsertOutcome] | None:
+    where = (memory_facts.c.id == fact_id) & (memory_facts.c.owner == owner) & CURRENT
+    row = conn.execute(select(memory_facts).where(where).with_for_update()).first()
+    if row is None:
+        return None
+    return _apply(conn, row, owner, row.category, row.key, value, None, source)
+
+
+def retire_rows(conn: Connection, owner: str, key: str, category: str | None) -> list[Fact]:
+    where = (memory_facts.c.owner == owner) & (memory_facts.c.key == key) & CURRENT
+    if category:
+        where &= memory_facts.c.category == category
+    ids = [r.id for r in conn.execute(select(memory_facts.c.id).where(where).with_for_update())]
+    if not ids:
+        return []
+    conn.execute(update(memory_facts).where(memory_facts.c.id.in_(ids)).values(retired_at=utcnow()))
+    retired = [to_fact(r) for r in conn.execute(select(memory_facts).where(memory_facts.c.id.in_(ids)))]
+    for fact in retired:
+        log_decision("retire", fact, source="forget")
+    return retired

@@ -29,6 +29,7 @@ from navi.runs import RunActive
 from navi.schedules.when import ScheduleError
 from navi.sessions.archive import ArchiveError
 from navi.sessions.store import SessionNotFound
+from navi.sessions.tree import BranchNotFound
 
 log = get_logger(__name__)
 
@@ -56,6 +57,7 @@ class RunFailed(RuntimeError):
 # exception type → (status, code); the first match in order wins
 _MAPPING: list[tuple[type[Exception], int, str]] = [
     (SessionNotFound, 404, "session_not_found"),
+    (BranchNotFound, 404, "message_not_found"),
     (NotFound, 404, "not_found"),
     (ApprovalNotFound, 404, "approval_not_found"),
     (UnknownProfile, 422, "unknown_profile"),

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from navi.llm.messages import Message, utcnow
+from navi.sessions import tree
 from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, new_session_id
 from navi.sessions.search import SearchHit, SearchQuery, score, searchable_text, snippet
 from navi.sessions.store import SessionExists, SessionNotFound, SessionStore
@@ -45,13 +46,19 @@ class InMemorySessionStore(SessionStore):
         self._sessions[session.id] = session
         return session.model_copy(deep=True)
 
-    async def get(self, session_id: str, *, owner: str | None = None, display: bool = True) -> Session | None:
+    async def get(
+        self, session_id: str, *, owner: str | None = None, display: bool = True, branch: str | None = None
+    ) -> Session | None:
+        """(The stored session's `messages` are every display message, in the order written.)"""
         session = self._find(session_id, owner)
         if session is None:
             return None
         copy = session.model_copy(deep=True)
         copy.message_count = len(session.messages)
+        by_id = {m.id: m for m in copy.messages}
+        copy.messages = [by_id[i] for i in tree.path_ids(copy.parents, copy.active_leaf, branch)]
         if not display:
+            copy.parents = {}
             copy.messages = []
             copy.planning_logs = []
             copy.analysis = {}
@@ -146,6 +153,10 @@ class InMemorySessionStore(SessionStore):
     ) -> None:
         async with self._lock:
             session = self._require(session_id)
+            if display:
+                leaf = tree.leaf_of(session.parents, session.active_leaf)
+                session.parents.update(tree.chain([m.id for m in display], leaf))
+                session.active_leaf = display[-1].id
             session.messages.extend(m.model_copy(deep=True) for m in display)
             session.context.extend(m.model_copy(deep=True) for m in context)
             if context_token_count is not None:
@@ -176,4 +187,14 @@ class InMemorySessionStore(SessionStore):
     async def _insert(self, session: Session) -> None:
         if session.id in self._sessions:
             raise ValueError(f"session '{session.id}' already exists")
-        self._sessions[session.id] = session.model_copy(deep=True)
+        stored = session.model_copy(deep=True)
+        stored.parents = {**tree.chain([m.id for m in stored.messages]), **stored.parents}
+        stored.active_leaf = stored.active_leaf or (stored.messages[-1].id if stored.messages else None)
+        self._sessions[session.id] = stored
+
+    async def _set_leaf(self, session_id: str, leaf: str, owner: str | None) -> bool:
+        session = self._find(session_id, owner)
+        if session is None or (leaf != tree.ROOT and leaf not in session.parents):
+            return False
+        session.active_leaf = leaf
+        return True

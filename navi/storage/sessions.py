@@ -24,6 +24,7 @@ from sqlalchemy import Connection, bindparam, case, delete, insert, select, upda
 from sqlalchemy.exc import IntegrityError
 
 from navi.llm.messages import Message, utcnow
+from navi.sessions import tree
 from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, as_utc, is_session_id, new_session_id
 from navi.sessions.search import SearchHit, SearchQuery
 from navi.sessions.store import SessionExists, SessionNotFound, SessionStore
@@ -52,6 +53,15 @@ def _rows(session_id: str, start: int, messages: Sequence[Message]) -> list[dict
         }
         for i, m in enumerate(messages)
     ]
+
+
+def _display_rows(
+    session_id: str, start: int, messages: Sequence[Message], parents: Mapping[str, str | None]
+) -> list[dict[str, Any]]:
+    rows = _rows(session_id, start, messages)
+    for row in rows:
+        row["parent_id"] = parents.get(row["message_id"])
+    return rows
 
 
 def _info(row: Any) -> SessionInfo:
@@ -119,12 +129,34 @@ class _ContextCache:
             self._items.pop(session_id, None)
 
 
+def _display(
+    conn: Connection, session_id: str, active_leaf: str | None, branch: str | None
+) -> tuple[list[Message], dict[str, str | None]]:
+    """The display path (to `branch`'s newest leaf, or the active leaf) and every message's parent.
+    Only the path's messages are parsed."""
+    c = session_messages.c
+    query = select(c.message_id, c.parent_id, c.data).where(c.session_id == session_id).order_by(c.position)
+    data: dict[str, str] = {}
+    parents: dict[str, str | None] = {}
+    for r in conn.execute(query):
+        parents[r.message_id] = r.parent_id
+        data[r.message_id] = r.data
+    path = tree.path_ids(parents, active_leaf, branch)
+    return [Message.model_validate_json(data[i]) for i in path], parents
+
+
 def _load(
-    conn: Connection, session_id: str, owner: str | None, display: bool, cache: _ContextCache
+    conn: Connection,
+    session_id: str,
+    owner: str | None,
+    display: bool,
+    cache: _ContextCache,
+    branch: str | None = None,
 ) -> Session | None:
     row = conn.execute(_owned(select(sessions).where(sessions.c.id == session_id), owner)).first()
     if row is None:
         return None
+    messages, parents = _display(conn, session_id, row.active_leaf, branch) if display else ([], {})
 
     def buffer(table: Any) -> list[Message]:
         query = select(table.c.data).where(table.c.session_id == session_id).order_by(table.c.position)
@@ -151,7 +183,9 @@ def _load(
         cache.put(session_id, row.context_rev, context)
     return Session(
         **_info(row).model_dump(),
-        messages=buffer(session_messages) if display else [],
+        messages=messages,
+        parents=parents,
+        active_leaf=row.active_leaf,
         context=context,
         planning_logs=[json.loads(r.data) for r in logs],
         custom=parts.pop(CUSTOM_PART, {}),
@@ -189,8 +223,42 @@ _RESERVE = (
     .returning(sessions.c.display_count, sessions.c.context_count, sessions.c.context_rev)
 )
 _RESERVE_WITH_TOKENS = _RESERVE.values(context_token_count=bindparam("tokens"))
+# (with tokens, with display rows): display rows also move the active leaf to the newest of them.
+_RESERVES = {
+    (False, False): _RESERVE,
+    (True, False): _RESERVE_WITH_TOKENS,
+    (False, True): _RESERVE.values(active_leaf=bindparam("leaf")),
+    (True, True): _RESERVE_WITH_TOKENS.values(active_leaf=bindparam("leaf")),
+}
 _INSERT_DISPLAY = insert(session_messages)
 _INSERT_CONTEXT = insert(session_context)
+
+
+def _leaf(conn: Connection, session_id: str) -> str | None:
+    """The active leaf, with the session row locked: new display messages go below it."""
+    row = conn.execute(
+        select(sessions.c.active_leaf, sessions.c.display_count)
+        .where(sessions.c.id == session_id)
+        .with_for_update()
+    ).first()
+    if row is None:
+        raise SessionNotFound(session_id)
+    if row.active_leaf == tree.ROOT:
+        return None
+    if row.active_leaf is None and row.display_count:  # written without a leaf: the newest message
+        c = session_messages.c
+        last = select(c.message_id).where(c.session_id == session_id, c.position == row.display_count - 1)
+        return conn.execute(last).scalar()
+    return row.active_leaf
+
+
+def _set_leaf(conn: Connection, session_id: str, owner: str | None, leaf: str) -> bool:
+    c = session_messages.c
+    found = select(c.message_id).where(c.session_id == session_id, c.message_id == leaf)
+    if leaf != tree.ROOT and conn.execute(found).first() is None:
+        return False
+    query = _owned(update(sessions).where(sessions.c.id == session_id), owner).values(active_leaf=leaf)
+    return bool(conn.execute(query).rowcount)
 
 
 def _append(
@@ -208,14 +276,20 @@ def _append(
         "rev_step": 1 if context else 0,
         "now": utcnow(),
     }
-    if context_token_count is None:
-        row = conn.execute(_RESERVE, params).first()
-    else:
-        row = conn.execute(_RESERVE_WITH_TOKENS, {**params, "tokens": context_token_count}).first()
+    parent = _leaf(conn, session_id) if display else None
+    reserve = _RESERVES[context_token_count is not None, bool(display)]
+    if display:
+        params["leaf"] = display[-1].id
+    if context_token_count is not None:
+        params["tokens"] = context_token_count
+    row = conn.execute(reserve, params).first()
     if row is None:
         raise SessionNotFound(session_id)
     if display:
-        conn.execute(_INSERT_DISPLAY, _rows(session_id, row.display_count - len(display), display))
+        parents = tree.chain([m.id for m in display], parent)
+        conn.execute(
+            _INSERT_DISPLAY, _display_rows(session_id, row.display_count - len(display), display, parents)
+        )
     if context:
         conn.execute(_INSERT_CONTEXT, _rows(session_id, row.context_count - len(context), context))
     return int(row.context_rev)
@@ -291,12 +365,14 @@ def _insert(conn: Connection, session: Session) -> None:
             display_count=len(session.messages),
             context_count=len(session.context),
             planning_count=len(session.planning_logs),
+            active_leaf=session.active_leaf or (session.messages[-1].id if session.messages else None),
             created_at=session.created_at,
             last_active=session.last_active,
         )
     )
     if session.messages:
-        conn.execute(insert(session_messages), _rows(session.id, 0, session.messages))
+        parents = {**tree.chain([m.id for m in session.messages]), **session.parents}
+        conn.execute(insert(session_messages), _display_rows(session.id, 0, session.messages, parents))
     if session.context:
         conn.execute(insert(session_context), _rows(session.id, 0, session.context))
     if session.planning_logs:
@@ -375,10 +451,15 @@ class SqlSessionStore(SessionStore):
             raise SessionExists(session_id) from None
         return session
 
-    async def get(self, session_id: str, *, owner: str | None = None, display: bool = True) -> Session | None:
+    async def get(
+        self, session_id: str, *, owner: str | None = None, display: bool = True, branch: str | None = None
+    ) -> Session | None:
         if not is_session_id(session_id):
             return None
-        return await self.db.read(lambda conn: _load(conn, session_id, owner, display, self._cache))
+        return await self.db.read(lambda conn: _load(conn, session_id, owner, display, self._cache, branch))
+
+    async def _set_leaf(self, session_id: str, leaf: str, owner: str | None) -> bool:
+        return bool(await self.db.write(lambda conn: _set_leaf(conn, session_id, owner, leaf)))
 
     async def find_message(self, message_id: str, *, owner: str, prefer: str | None = None) -> Message | None:
         return await self.db.read(lambda conn: _find_message(conn, message_id, owner, prefer))

@@ -73,7 +73,14 @@ def test_python_m_navi_protocol_prints_the_schema() -> None:
 
 
 def test_each_side_has_its_frames() -> None:
-    assert frame_types(COMMITTED, "client") == {"message", "retry", "approval"}
+    assert frame_types(COMMITTED, "client") == {
+        "message",
+        "retry",
+        "approval",
+        "edit",
+        "regenerate",
+        "switch",
+    }
     server = frame_types(COMMITTED, "server")
     assert {"stream_start", "stream_end", "error", "session_updated", "schedule_run"} <= server
     assert len(server) == 19 and not server & frame_types(COMMITTED, "client")

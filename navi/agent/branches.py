@@ -21,7 +21,7 @@ from navi.agent.shorten import head_and_tail
 from navi.llm.messages import Message
 from navi.llm.tokens import estimate_messages_tokens
 from navi.sessions.keys import recall_key
-from navi.sessions.models import Session, display_only
+from navi.sessions.models import Session, display_only, new_session_id
 from navi.sessions.store import SessionNotFound, SessionStore
 
 TOOL_RESULT_MAX_CHARS = 16_000  # the engine's default (`AgentConfig.tool_result_max_chars`)
@@ -121,3 +121,32 @@ async def branch_at(
         raise SessionNotFound(session_id)
     await store.branch_at(session_id, parent, owner=owner)
     await _moved(store, before, owner, answering, tool_chars)
+
+
+async def fork(
+    store: SessionStore,
+    session_id: str,
+    message_id: str,
+    *,
+    owner: str | None = None,
+    tool_chars: int = TOOL_RESULT_MAX_CHARS,
+) -> Session:
+    """A new session (of the same owner and profile) holding the path of `session_id` up to
+    `message_id`, its context that path's conversation. `SessionNotFound`, `BranchNotFound`."""
+    source = await store.get(session_id, owner=owner, branch=message_id)
+    if source is None:
+        raise SessionNotFound(session_id)
+    path = [m.model_copy() for m in source.messages[: [m.id for m in source.messages].index(message_id) + 1]]
+    context = [as_context(m, tool_chars) for m in path if not display_only(m)]
+    name = f"{source.name or 'Session'} (fork)"[:200]
+    copy = Session(
+        id=new_session_id(),
+        owner=source.owner,
+        profile_id=source.profile_id,
+        name=name,
+        messages=path,
+        context=context,
+        context_token_count=estimate_messages_tokens(context),
+    )
+    await store.insert(copy)
+    return copy

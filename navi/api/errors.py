@@ -26,6 +26,7 @@ from navi.llm.errors import LLMError
 from navi.logging import get_logger
 from navi.profiles.registry import UnknownProfile
 from navi.runs import RunActive
+from navi.runs.branching import NotBranchable
 from navi.schedules.when import ScheduleError
 from navi.sessions.archive import ArchiveError
 from navi.sessions.store import SessionNotFound
@@ -65,6 +66,7 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (FrameError, 422, "bad_message"),
     (NothingToAnalyse, 422, "nothing_to_analyse"),
     (BadRequest, 422, "bad_request"),
+    (NotBranchable, 422, "bad_request"),
     (ScheduleError, 422, "bad_schedule"),
     (RunActive, 409, "busy"),
     (OwnerOnly, 403, "owner_only"),

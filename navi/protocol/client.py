@@ -103,12 +103,74 @@ class ApprovalFrame(_ClientFrame):
         return data
 
 
-ClientFrame = Annotated[MessageFrame | RetryFrame | ApprovalFrame, Field(discriminator="type")]
+MAX_MESSAGE_ID = 64
+
+
+def _message_id(data: Any) -> Any:
+    if isinstance(data, dict):
+        value = data.get("message_id")
+        if not isinstance(value, str) or not value or len(value) > MAX_MESSAGE_ID:
+            raise ValueError(f"message_id must be the id of a message (at most {MAX_MESSAGE_ID} characters)")
+    return data
+
+
+class EditFrame(_ClientFrame):
+    """Edits a user message: a new branch from its parent with `content` (its images and files
+    kept), run at once. The old branch stays (`switch` goes back)."""
+
+    type: Literal["edit"] = "edit"
+    message_id: str = Field(min_length=1, max_length=MAX_MESSAGE_ID)
+    content: str = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _said_plainly(cls, data: Any) -> Any:
+        data = _message_id(data)
+        if isinstance(data, dict) and (
+            not isinstance(data.get("content"), str) or not data["content"].strip()
+        ):
+            raise ValueError("content is required and must be non-empty text")
+        return data
+
+
+class RegenerateFrame(_ClientFrame):
+    """A new answer to a question, as a sibling of the old one: `message_id` names the answer (any
+    message of it) or the user message it answers."""
+
+    type: Literal["regenerate"] = "regenerate"
+    message_id: str = Field(min_length=1, max_length=MAX_MESSAGE_ID)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _said_plainly(cls, data: Any) -> Any:
+        return _message_id(data)
+
+
+class SwitchFrame(_ClientFrame):
+    """Makes another branch the active one: the newest leaf below `message_id`. The session's
+    clients get `session_updated`; they read the new path with `GET /sessions/{id}`."""
+
+    type: Literal["switch"] = "switch"
+    message_id: str = Field(min_length=1, max_length=MAX_MESSAGE_ID)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _said_plainly(cls, data: Any) -> Any:
+        return _message_id(data)
+
+
+ClientFrame = Annotated[
+    MessageFrame | RetryFrame | ApprovalFrame | EditFrame | RegenerateFrame | SwitchFrame,
+    Field(discriminator="type"),
+]
 CLIENT_ADAPTER: TypeAdapter[ClientFrame] = TypeAdapter(ClientFrame)
 _CLIENT_TYPES: dict[str, type[_ClientFrame]] = {
     "message": MessageFrame,
     "retry": RetryFrame,
     "approval": ApprovalFrame,
+    "edit": EditFrame,
+    "regenerate": RegenerateFrame,
+    "switch": SwitchFrame,
 }
 
 
@@ -121,7 +183,9 @@ def parse_client_frame(data: Any) -> ClientFrame:
     if model is None:
         raise BadFrame(
             f'unknown frame type {kind!r}; send {{"type": "message", "content": …}}, '
-            '{"type": "retry"} or {"type": "approval", "call_id": …, "decision": …}'
+            '{"type": "retry"}, {"type": "approval", "call_id": …, "decision": …}, '
+            '{"type": "edit", "message_id": …, "content": …}, {"type": "regenerate", "message_id": …} '
+            'or {"type": "switch", "message_id": …}'
         )
     try:
         return cast(ClientFrame, model.model_validate(data))

@@ -112,6 +112,7 @@ class SessionStore(ABC):
         leaf = session.messages[-1].id
         if not await self._set_leaf(session_id, leaf, owner):
             raise SessionNotFound(session_id)
+        self._changed(session_id)  # every open page shows the session's new path
         return leaf
 
     async def branch_at(self, session_id: str, parent: str | None, *, owner: str | None = None) -> None:

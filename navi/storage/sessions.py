@@ -29,6 +29,7 @@ from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, as_utc, is
 from navi.sessions.search import SearchHit, SearchQuery
 from navi.sessions.store import SessionExists, SessionNotFound, SessionStore
 from navi.storage import migrate, search
+from navi.storage import tree_rows as rows
 from navi.storage.database import Database
 from navi.storage.schema import (
     session_archive_parts,
@@ -37,31 +38,10 @@ from navi.storage.schema import (
     session_planning_logs,
     sessions,
 )
+from navi.storage.tree_rows import owned as _owned
+from navi.storage.tree_rows import rows as _rows
 
 CUSTOM_PART = "custom"  # the row holding an imported archive's unknown session fields
-
-
-def _rows(session_id: str, start: int, messages: Sequence[Message]) -> list[dict[str, Any]]:
-    return [
-        {
-            "session_id": session_id,
-            "position": start + i,
-            "message_id": m.id,
-            "role": m.role,
-            "created_at": m.created_at,
-            "data": m.model_dump_json(),
-        }
-        for i, m in enumerate(messages)
-    ]
-
-
-def _display_rows(
-    session_id: str, start: int, messages: Sequence[Message], parents: Mapping[str, str | None]
-) -> list[dict[str, Any]]:
-    rows = _rows(session_id, start, messages)
-    for row in rows:
-        row["parent_id"] = parents.get(row["message_id"])
-    return rows
 
 
 def _info(row: Any) -> SessionInfo:
@@ -76,10 +56,6 @@ def _info(row: Any) -> SessionInfo:
         created_at=as_utc(row.created_at),
         last_active=as_utc(row.last_active),
     )
-
-
-def _owned(query: Any, owner: str | None) -> Any:
-    return query if owner is None else query.where(sessions.c.owner == owner)
 
 
 def _lock(conn: Connection, session_id: str) -> Any:
@@ -129,22 +105,6 @@ class _ContextCache:
             self._items.pop(session_id, None)
 
 
-def _display(
-    conn: Connection, session_id: str, active_leaf: str | None, branch: str | None
-) -> tuple[list[Message], dict[str, str | None]]:
-    """The display path (to `branch`'s newest leaf, or the active leaf) and every message's parent.
-    Only the path's messages are parsed."""
-    c = session_messages.c
-    query = select(c.message_id, c.parent_id, c.data).where(c.session_id == session_id).order_by(c.position)
-    data: dict[str, str] = {}
-    parents: dict[str, str | None] = {}
-    for r in conn.execute(query):
-        parents[r.message_id] = r.parent_id
-        data[r.message_id] = r.data
-    path = tree.path_ids(parents, active_leaf, branch)
-    return [Message.model_validate_json(data[i]) for i in path], parents
-
-
 def _load(
     conn: Connection,
     session_id: str,
@@ -156,7 +116,7 @@ def _load(
     row = conn.execute(_owned(select(sessions).where(sessions.c.id == session_id), owner)).first()
     if row is None:
         return None
-    messages, parents = _display(conn, session_id, row.active_leaf, branch) if display else ([], {})
+    messages, parents = rows.display(conn, session_id, row.active_leaf, branch) if display else ([], {})
 
     def buffer(table: Any) -> list[Message]:
         query = select(table.c.data).where(table.c.session_id == session_id).order_by(table.c.position)
@@ -234,33 +194,6 @@ _INSERT_DISPLAY = insert(session_messages)
 _INSERT_CONTEXT = insert(session_context)
 
 
-def _leaf(conn: Connection, session_id: str) -> str | None:
-    """The active leaf, with the session row locked: new display messages go below it."""
-    row = conn.execute(
-        select(sessions.c.active_leaf, sessions.c.display_count)
-        .where(sessions.c.id == session_id)
-        .with_for_update()
-    ).first()
-    if row is None:
-        raise SessionNotFound(session_id)
-    if row.active_leaf == tree.ROOT:
-        return None
-    if row.active_leaf is None and row.display_count:  # written without a leaf: the newest message
-        c = session_messages.c
-        last = select(c.message_id).where(c.session_id == session_id, c.position == row.display_count - 1)
-        return conn.execute(last).scalar()
-    return row.active_leaf
-
-
-def _set_leaf(conn: Connection, session_id: str, owner: str | None, leaf: str) -> bool:
-    c = session_messages.c
-    found = select(c.message_id).where(c.session_id == session_id, c.message_id == leaf)
-    if leaf != tree.ROOT and conn.execute(found).first() is None:
-        return False
-    query = _owned(update(sessions).where(sessions.c.id == session_id), owner).values(active_leaf=leaf)
-    return bool(conn.execute(query).rowcount)
-
-
 def _append(
     conn: Connection,
     session_id: str,
@@ -276,7 +209,7 @@ def _append(
         "rev_step": 1 if context else 0,
         "now": utcnow(),
     }
-    parent = _leaf(conn, session_id) if display else None
+    parent = rows.leaf(conn, session_id) if display else None
     reserve = _RESERVES[context_token_count is not None, bool(display)]
     if display:
         params["leaf"] = display[-1].id
@@ -288,7 +221,7 @@ def _append(
     if display:
         parents = tree.chain([m.id for m in display], parent)
         conn.execute(
-            _INSERT_DISPLAY, _display_rows(session_id, row.display_count - len(display), display, parents)
+            _INSERT_DISPLAY, rows.display_rows(session_id, row.display_count - len(display), display, parents)
         )
     if context:
         conn.execute(_INSERT_CONTEXT, _rows(session_id, row.context_count - len(context), context))
@@ -372,7 +305,7 @@ def _insert(conn: Connection, session: Session) -> None:
     )
     if session.messages:
         parents = {**tree.chain([m.id for m in session.messages]), **session.parents}
-        conn.execute(insert(session_messages), _display_rows(session.id, 0, session.messages, parents))
+        conn.execute(insert(session_messages), rows.display_rows(session.id, 0, session.messages, parents))
     if session.context:
         conn.execute(insert(session_context), _rows(session.id, 0, session.context))
     if session.planning_logs:
@@ -459,7 +392,7 @@ class SqlSessionStore(SessionStore):
         return await self.db.read(lambda conn: _load(conn, session_id, owner, display, self._cache, branch))
 
     async def _set_leaf(self, session_id: str, leaf: str, owner: str | None) -> bool:
-        return bool(await self.db.write(lambda conn: _set_leaf(conn, session_id, owner, leaf)))
+        return bool(await self.db.write(lambda conn: rows.set_leaf(conn, session_id, owner, leaf)))
 
     async def find_message(self, message_id: str, *, owner: str, prefer: str | None = None) -> Message | None:
         return await self.db.read(lambda conn: _find_message(conn, message_id, owner, prefer))

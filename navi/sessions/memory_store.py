@@ -56,10 +56,14 @@ class InMemorySessionStore(SessionStore):
         copy = session.model_copy(deep=True)
         copy.message_count = len(session.messages)
         by_id = {m.id: m for m in copy.messages}
-        copy.messages = [by_id[i] for i in tree.path_ids(copy.parents, copy.active_leaf, branch)]
+        path = tree.path_ids(copy.parents, copy.active_leaf, branch)
+        on_path = set(path)
+        copy.others = [m for m in copy.messages if m.id not in on_path]
+        copy.messages = [by_id[i] for i in path]
         if not display:
             copy.parents = {}
             copy.messages = []
+            copy.others = []
             copy.planning_logs = []
             copy.analysis = {}
             copy.custom = {}
@@ -188,8 +192,12 @@ class InMemorySessionStore(SessionStore):
         if session.id in self._sessions:
             raise ValueError(f"session '{session.id}' already exists")
         stored = session.model_copy(deep=True)
-        stored.parents = {**tree.chain([m.id for m in stored.messages]), **stored.parents}
-        stored.active_leaf = stored.active_leaf or (stored.messages[-1].id if stored.messages else None)
+        path = [m.id for m in stored.messages]
+        stored.messages = tree.written_order([*stored.messages, *stored.others], stored.parents)
+        stored.others = []
+        chained = tree.chain(path)  # a path without parents: one chain (after those given, in order)
+        stored.parents = {**stored.parents, **{k: v for k, v in chained.items() if k not in stored.parents}}
+        stored.active_leaf = stored.active_leaf or (path[-1] if path else None)
         self._sessions[session.id] = stored
 
     async def _set_leaf(self, session_id: str, leaf: str, owner: str | None) -> bool:

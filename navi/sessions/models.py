@@ -63,6 +63,9 @@ class Session(SessionInfo):
     parents: dict[str, str | None] = Field(default_factory=dict)
     # The leaf the next turn appends below (None: the newest message).
     active_leaf: str | None = None
+    # The display messages off the path (other branches), in the order written; what an archive
+    # needs to carry the whole tree.
+    others: list[Message] = Field(default_factory=list)
     context: list[Message] = Field(default_factory=list)
     planning_logs: list[dict[str, Any]] = Field(default_factory=list)
     # Archive analytics generated on demand or imported: "summary", "assessment", "facts", each a

@@ -13,8 +13,17 @@ written), shared by every store.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, Field
+
+
+class _HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+M = TypeVar("M", bound=_HasId)
 
 # The active leaf of a session whose next message starts a new root (an edit of its first message).
 ROOT = ""
@@ -117,3 +126,12 @@ def chain(ids: Sequence[str], first_parent: str | None = None) -> dict[str, str 
         parents[message_id] = previous
         previous = message_id
     return parents
+
+
+def written_order(messages: Sequence[M], parents: Mapping[str, str | None]) -> list[M]:
+    """`messages` (of any branch) in the order they were written, as `parents` lists them; those it
+    does not list keep their order, after."""
+    by_id = {m.id: m for m in messages}
+    ordered = [by_id[i] for i in parents if i in by_id]
+    listed = set(parents)
+    return ordered + [m for m in messages if m.id not in listed]

@@ -116,7 +116,9 @@ def _load(
     row = conn.execute(_owned(select(sessions).where(sessions.c.id == session_id), owner)).first()
     if row is None:
         return None
-    messages, parents = rows.display(conn, session_id, row.active_leaf, branch) if display else ([], {})
+    messages, parents, others = (
+        rows.display(conn, session_id, row.active_leaf, branch) if display else ([], {}, [])
+    )
 
     def buffer(table: Any) -> list[Message]:
         query = select(table.c.data).where(table.c.session_id == session_id).order_by(table.c.position)
@@ -145,6 +147,7 @@ def _load(
         **_info(row).model_dump(),
         messages=messages,
         parents=parents,
+        others=others,
         active_leaf=row.active_leaf,
         context=context,
         planning_logs=[json.loads(r.data) for r in logs],
@@ -295,7 +298,7 @@ def _insert(conn: Connection, session: Session) -> None:
             name=session.name,
             pinned=session.pinned,
             context_token_count=session.context_token_count,
-            display_count=len(session.messages),
+            display_count=len(session.messages) + len(session.others),
             context_count=len(session.context),
             planning_count=len(session.planning_logs),
             active_leaf=session.active_leaf or (session.messages[-1].id if session.messages else None),
@@ -303,9 +306,10 @@ def _insert(conn: Connection, session: Session) -> None:
             last_active=session.last_active,
         )
     )
-    if session.messages:
+    if session.messages or session.others:
         parents = {**tree.chain([m.id for m in session.messages]), **session.parents}
-        conn.execute(insert(session_messages), rows.display_rows(session.id, 0, session.messages, parents))
+        every = tree.written_order([*session.messages, *session.others], session.parents)
+        conn.execute(insert(session_messages), rows.display_rows(session.id, 0, every, parents))
     if session.context:
         conn.execute(insert(session_context), _rows(session.id, 0, session.context))
     if session.planning_logs:

@@ -43,9 +43,9 @@ def display_rows(
 
 def display(
     conn: Connection, session_id: str, active_leaf: str | None, branch: str | None
-) -> tuple[list[Message], dict[str, str | None]]:
-    """The display path (to `branch`'s newest leaf, or the active leaf) and every message's parent.
-    Only the path's messages are parsed."""
+) -> tuple[list[Message], dict[str, str | None], list[Message]]:
+    """The display path (to `branch`'s newest leaf, or the active leaf), every message's parent,
+    and the messages off the path (other branches)."""
     c = session_messages.c
     query = select(c.message_id, c.parent_id, c.data).where(c.session_id == session_id).order_by(c.position)
     data: dict[str, str] = {}
@@ -54,7 +54,9 @@ def display(
         parents[r.message_id] = r.parent_id
         data[r.message_id] = r.data
     path = tree.path_ids(parents, active_leaf, branch)
-    return [Message.model_validate_json(data[i]) for i in path], parents
+    on_path = set(path)
+    others = [Message.model_validate_json(d) for i, d in data.items() if i not in on_path]
+    return [Message.model_validate_json(data[i]) for i in path], parents, others
 
 
 def leaf(conn: Connection, session_id: str) -> str | None:

@@ -12,6 +12,8 @@ Measured in one run:
    send time, so each frame's delay on arrival is known; the same load read directly gives the
    baseline, and the difference is what Navi adds. Errors are counted.
 4. Event-loop stalls inside Navi during each phase (`NAVI_LOOP_MONITOR`, GET /debug/loop).
+5. Navi's CPU per streamed chunk (from /proc): one socket as fast as the stream goes, and 10
+   sockets at 300 chunks/s that keep up (`--cpu-only` measures just this).
 
     .venv/bin/python bench/streaming.py [--ttft-runs 40] [--sessions 100,300] [--seconds 6]
 
@@ -54,6 +56,12 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    """The process's user + system CPU time so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -120,6 +128,10 @@ class Processes:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"{url} did not come up")
                 time.sleep(0.1)
+
+    @property
+    def navi_pid(self) -> int:
+        return self.procs[-1].pid
 
     @property
     def navi(self) -> str:
@@ -254,29 +266,31 @@ async def phase_ttft(procs: Processes, size: int, runs: int) -> dict[str, Any]:
 async def phase_fps(procs: Processes, chunks: int) -> dict[str, float]:
     async with httpx.AsyncClient(base_url=procs.navi, timeout=60) as http:
         sid = (await http.post("/sessions")).json()["session_id"]
+    cpu_before = cpu_seconds(procs.navi_pid)
     async with connect(f"ws://127.0.0.1:{procs.navi_port}/ws/sessions/{sid}", max_size=None) as ws:
         await ws.send(json.dumps({"type": "message", "content": f"stream {chunks} 0"}))
         count, first, last = 0, 0.0, 0.0
         while True:
             frame = json.loads(await ws.recv())
-            if frame["type"] == "stream_delta":
-                count += 1
+            if frame["type"] == "stream_delta":  # chunks, not frames: a socket behind gets them joined
+                count += frame["delta"].count("|")
                 last = time.perf_counter()
                 first = first or last
             elif frame["type"] in ("stream_end", "error"):
                 break
     navi_fps = (count - 1) / (last - first)
+    navi_cpu_us = (cpu_seconds(procs.navi_pid) - cpu_before) / count * 1e6
     client = ollama.AsyncClient(host=procs.fake)
     count, first, last = 0, 0.0, 0.0
     async for part in await client.chat(
         model=MODEL, messages=[{"role": "user", "content": f"stream {chunks} 0"}], stream=True
     ):
         if part.message.content:
-            count += 1
+            count += part.message.content.count("|")
             last = time.perf_counter()
             first = first or last
     await client._client.aclose()
-    return {"navi_fps": navi_fps, "direct_fps": (count - 1) / (last - first)}
+    return {"navi_fps": navi_fps, "direct_fps": (count - 1) / (last - first), "cpu_us": navi_cpu_us}
 
 
 async def navi_stream(port: int, sid: str, text: str, delays: list[float], errors: list[str]) -> None:
@@ -286,8 +300,8 @@ async def navi_stream(port: int, sid: str, text: str, delays: list[float], error
             while True:
                 frame = json.loads(await ws.recv())
                 now = time.time()
-                if frame["type"] == "stream_delta":
-                    delays.append(now - float(frame["delta"].split("|", 1)[0]))
+                if frame["type"] == "stream_delta":  # one stamp per chunk; a socket behind gets several
+                    delays.extend(now - float(stamp) for stamp in frame["delta"].split("|") if stamp)
                 elif frame["type"] == "error":
                     errors.append(frame["message"])
                     return
@@ -322,7 +336,9 @@ async def phase_load(procs: Processes, sessions: int, seconds: float, rate: floa
         await loop_stats(http, reset=True)
         navi_delays: list[float] = []
         navi_errors: list[str] = []
+        cpu_before = cpu_seconds(procs.navi_pid)
         await asyncio.gather(*(navi_stream(procs.navi_port, s, text, navi_delays, navi_errors) for s in sids))
+        cpu_us = (cpu_seconds(procs.navi_pid) - cpu_before) / max(len(navi_delays), 1) * 1e6
         stalls = await loop_stats(http)
     client = ollama.AsyncClient(host=procs.fake, timeout=120)
     direct_delays: list[float] = []
@@ -334,6 +350,8 @@ async def phase_load(procs: Processes, sessions: int, seconds: float, rate: floa
     expected = sessions * int(seconds * rate)
     return {
         "sessions": sessions,
+        "rate": rate,
+        "cpu_us": cpu_us,
         "frames": len(navi_delays),
         "expected": expected,
         "errors": len(navi_errors) + (expected - len(navi_delays) if not navi_errors else 0),
@@ -349,11 +367,44 @@ async def phase_load(procs: Processes, sessions: int, seconds: float, rate: floa
     }
 
 
+async def phase_cpu(procs: Processes) -> tuple[dict[str, float], dict[str, Any]]:
+    """Navi's CPU per streamed chunk: one socket as fast as the stream goes (the socket falls behind
+    and its deltas are joined), and 10 sockets at 300 chunks/s each (they keep up: a frame per
+    chunk). Each after a warm-up turn."""
+    await phase_fps(procs, 2000)
+    fast = await phase_fps(procs, 20_000)
+    kept_up = await phase_load(procs, 10, 10.0, rate=300.0)
+    return fast, kept_up
+
+
+def print_cpu(fast: dict[str, float], kept_up: dict[str, Any]) -> None:
+    print("| Navi CPU per streamed chunk | µs |")
+    print("|---|---:|")
+    rate = f"{fast['navi_fps']:,.0f} chunks/s"
+    print(f"| one socket, as fast as the stream goes ({rate}) | {fast['cpu_us']:.1f} |")
+    print(
+        f"| 10 sockets at 300 chunks/s (p99 added {kept_up['navi_p99'] - kept_up['direct_p99']:.1f} ms) | "
+        f"{kept_up['cpu_us']:.1f} |"
+    )
+
+
+async def run_cpu() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = Processes(Path(tmp))
+        procs.start()
+        try:
+            fast, kept_up = await phase_cpu(procs)
+        finally:
+            procs.stop()
+    print_cpu(fast, kept_up)
+
+
 async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         procs = Processes(Path(tmp))
         procs.start()
         try:
+            cpu = await phase_cpu(procs)
             ttft = [await phase_ttft(procs, size, args.ttft_runs) for size in (10, 5000)]
             fps = await phase_fps(procs, args.chunks)
             load = [await phase_load(procs, n, args.seconds) for n in args.sessions]
@@ -375,9 +426,11 @@ async def run(args: argparse.Namespace) -> None:
         )
     print()
     print(
-        f"Frames per second through one socket: {fps['navi_fps']:,.0f} (the fake server read directly: "
+        f"Chunks per second through one socket: {fps['navi_fps']:,.0f} (the fake server read directly: "
         f"{fps['direct_fps']:,.0f})"
     )
+    print()
+    print_cpu(*cpu)
     print()
     print(
         "| sessions at 30 tok/s | frames | errors | Navi delay p50 / p99 ms | direct p50 / p99 ms | "
@@ -409,7 +462,11 @@ def main() -> None:
     parser.add_argument("--sessions", type=lambda s: [int(x) for x in s.split(",")], default=[100, 300])
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--workers", type=int, default=1, help="N > 1: Navi on PostgreSQL, 1 and N workers")
+    parser.add_argument("--cpu-only", action="store_true", help="only Navi's CPU per streamed chunk")
     args = parser.parse_args()
+    if args.cpu_only:
+        asyncio.run(run_cpu())
+        return
     if args.workers > 1:
         scaled(args)
     else:

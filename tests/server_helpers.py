@@ -116,6 +116,23 @@ async def frames_until(
     raise AssertionError(f"no {types} within {limit} frames: {[f['type'] for f in got][-20:]}")
 
 
+def joined(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`frames` with consecutive deltas of one type and run joined, as a socket that is behind gets
+    them (the last one's `seq`): two sockets that saw the same run compare equal this way."""
+    out: list[dict[str, Any]] = []
+    for frame in frames:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and frame["type"] in ("thinking_delta", "stream_delta")
+            and (last["type"], last.get("run_id")) == (frame["type"], frame.get("run_id"))
+        ):
+            out[-1] = {**frame, "delta": last["delta"] + frame["delta"]}
+        else:
+            out.append(frame)
+    return out
+
+
 def kinds(frames: list[dict[str, Any]], *, status: bool = False) -> list[str]:
     """Frame types, runs of one delta type collapsed; Navi's additive `status` frames left out
     unless asked for, and `session_updated` (which belongs to no run) always, so the reference

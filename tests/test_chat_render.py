@@ -8,7 +8,7 @@ import io
 
 from rich.console import Console
 
-from navi.cli.chat.turn import LiveTurn
+from navi.cli.chat.turn import LiveTurn, context_of, gauge
 
 
 def console(width: int = 100) -> tuple[Console, io.StringIO]:
@@ -94,7 +94,26 @@ def test_a_subagent_nests_and_state_changes_are_said() -> None:
     assert lines[4] == "↪ switched to the Server Admin profile"  # said under the call that switched
     assert lines[5] == "The disk is 40% full."
     assert lines[6] == "✂ the reply was cut off at its length limit"
-    assert turn.context == (1200, 8192)
+    assert turn.context == (1200, 8192, None, None)  # this server said nothing more
+
+
+def test_the_gauge_says_where_compression_starts_and_what_the_last_turn_cost() -> None:
+    end = {
+        "type": "stream_end",
+        "content": "ok",
+        "context_tokens": 3277,
+        "max_context_tokens": 4096,
+        "compress_at_tokens": 3276,
+        "usage": {"prompt_tokens": 2651, "completion_tokens": 45, "estimated": False},
+    }
+    assert context_of(end) == (3277, 4096, 3276, (2651, 45))
+    assert (
+        gauge(*context_of(end))
+        == "context 80% (3,277/4,096 tokens, summary at 80%) · last turn 2,651 in, 45 out"
+    )
+    detail = {"context_token_count": 975, "max_context_tokens": 65536, "compress_at_tokens": None}
+    assert gauge(*context_of(detail)) == "context 1% (975/65,536 tokens)"  # compression off, no turn yet
+    assert gauge(*context_of({"type": "stream_end"})) == ""  # nothing known: no gauge
 
 
 def test_compression_and_errors_and_a_stop() -> None:

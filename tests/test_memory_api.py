@@ -148,3 +148,38 @@ def test_memory_add_edit_and_history_commands(make_settings: Any, monkeypatch: A
     assert missing.exit_code == 1 and "no current fact 9999" in missing.output
     assert runner.invoke(app, ["memory", "history", "9999"]).exit_code == 1
     assert "Porto, Portugal" in runner.invoke(app, ["memory", "list"]).stdout
+
+
+def test_a_facts_source_names_its_session_and_message(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from navi.llm.messages import Message
+    from navi.sessions.models import Session, new_session_id
+
+    rt, _, _ = asyncio.run(scripted_runtime(tmp_path, sql=True))
+    said = Message.user("By the way, my cat is called Miso.", created_at=datetime(2026, 3, 3, 9, tzinfo=UTC))
+    session = Session(id=new_session_id(), profile_id="general", name="Pets", messages=[said])
+
+    async def seed() -> tuple[int, int, int]:
+        await rt.sessions.insert(session)
+        told, _ = await rt.memory.upsert_fact("pets", "cat", "Miso", session_id=session.id)
+        theirs, _ = await rt.memory.upsert_fact("pets", "dog", "Rex", owner="bob", session_id=session.id)
+        typed, _ = await rt.memory.upsert_fact("pets", "fish", "Nemo", source="added")
+        return told.id, theirs.id, typed.id
+
+    told, theirs, typed = asyncio.run(seed())
+    with app_client(create_app(runtime=rt)) as client:
+        got = client.get(f"/memory/facts/{told}/source")
+        assert got.status_code == 200
+        assert got.json() == {
+            "session_id": session.id,
+            "session_name": "Pets",
+            "message_id": said.id,
+            "created_at": "2026-03-03T09:00:00Z",
+            "text": "By the way, my cat is called Miso.",
+        }
+        assert client.get(f"/memory/facts/{typed}/source").json() is None  # added by hand
+        assert client.get(f"/memory/facts/{theirs}/source").status_code == 404  # another user's
+        assert client.get("/memory/facts/999999/source").status_code == 404
+        assert client.get("/memory/facts/0/source").status_code == 422
+    asyncio.run(rt.aclose())

@@ -24,6 +24,7 @@ from navi.testing.agent_script import kind_of
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, Script, ScriptedCall, ScriptRequest
 from tests.helpers.forked import Forks, forks, free_port
+from tests.server_helpers import joined
 
 pytestmark = pytest.mark.postgres
 
@@ -128,8 +129,9 @@ async def test_a_run_on_worker_a_is_followed_replayed_stopped_and_approved_throu
                 query = f"?since={last['seq']}&run={last['run_id']}"
                 async with socket(b, session_id, query) as again:  # the page on B reconnects mid-run
                     rest = await until(again, "stream_end")
-                assert seen + rest == await through_a  # the same frames, run_id and seq; none twice
-                assert rest[0]["seq"] == last["seq"] + 1
+                # The same frames, run_id and seq, none twice (either socket may have had deltas joined).
+                assert joined(seen + rest) == joined(await through_a)
+                assert rest[0]["seq"] > last["seq"]
 
             # Stop, sent to B, reaches the run on A.
             async with socket(a, session_id) as on_a:

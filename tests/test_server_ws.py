@@ -12,7 +12,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from navi.agent.engine import Agent
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
-from tests.server_helpers import frames_until, kinds, live_navi, use_script
+from tests.server_helpers import frames_until, joined, kinds, live_navi, use_script
 
 
 async def test_simple_answer_sequence(tmp_path: Path, fake_server: FakeModelServer) -> None:
@@ -26,7 +26,8 @@ async def test_simple_answer_sequence(tmp_path: Path, fake_server: FakeModelServ
             await ws.send(json.dumps({"type": "message", "content": "Hi"}))
             frames = await frames_until(ws, "stream_end")
     assert kinds(frames) == ["stream_start", "thinking_delta", "thinking_end", "stream_delta", "stream_end"]
-    assert [f["seq"] for f in frames] == list(range(1, len(frames) + 1))
+    seqs = [f["seq"] for f in frames]
+    assert seqs[0] == 1 and seqs == sorted(set(seqs))  # numbered from 1; joined deltas skip some
     end = frames[-1]
     assert end["content"] == "Hello there, friend!" and end["context_tokens"] == 308
     assert end["max_context_tokens"] == 65536
@@ -181,7 +182,7 @@ async def test_two_clients_see_the_same_turn(tmp_path: Path, fake_server: FakeMo
         async with navi.socket(sid) as first, navi.socket(sid) as second:
             await first.send(json.dumps({"type": "message", "content": "hello both"}))
             a, b = await asyncio.gather(frames_until(first, "stream_end"), frames_until(second, "stream_end"))
-    assert a == b
+    assert joined(a) == joined(b)  # the same frames (either socket may have had deltas joined)
     assert a[0]["type"] == "stream_start" and a[-1]["content"] == "Shared answer for both tabs."
 
 
@@ -201,8 +202,9 @@ async def test_reconnect_mid_stream_rebuilds_the_whole_reply(
         async with navi.socket(sid) as ws:
             replay = await frames_until(ws, "stream_end")
         assert replay[0]["type"] == "stream_start" and replay[0]["seq"] == 1
-        assert [f["seq"] for f in replay] == list(range(1, len(replay) + 1))
-        assert replay[: len(before)] == before
+        seqs = [f["seq"] for f in replay]
+        assert seqs == sorted(set(seqs))
+        assert joined(replay)[: len(joined(before)) - 1] == joined(before)[:-1]  # the last may grow
         assert "".join(f["delta"] for f in replay if f["type"] == "stream_delta") == answer
         assert "".join(f["delta"] for f in replay if f["type"] == "thinking_delta") == "Reasoning first."
         # ?since=N resumes without repeating frames the client already has
@@ -212,7 +214,7 @@ async def test_reconnect_mid_stream_rebuilds_the_whole_reply(
             head = await frames_until(ws, "stream_delta")
         async with navi.socket(sid, query=f"?since={head[-1]['seq']}") as ws:
             tail = await frames_until(ws, "stream_end")
-        assert tail[0]["seq"] == head[-1]["seq"] + 1
+        assert tail[0]["seq"] > head[-1]["seq"]  # nothing it had, nothing missing (the text below)
         assert "".join(f["delta"] for f in head + tail if f["type"] == "stream_delta") == "second answer"
         # ...of the run it names: a client whose last run was an earlier one gets the new run whole
         script.turn(Reply(text="third answer", chunk_chars=3, delay=0.03))

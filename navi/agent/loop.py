@@ -112,7 +112,7 @@ class Loop:
             reply = completion.message
             await self.writer.save(run, display=[reply], context=[reply], tokens=run.size)
             if not reply.tool_calls:
-                yield self._answer(run, completion)
+                yield self._answer(run, completion, self.compression.compressor.starts_at(run.window))
                 return
             async for event in self._tools(run, reply, specs):
                 yield event
@@ -201,12 +201,13 @@ class Loop:
         return completion
 
     @staticmethod
-    def _answer(run: RunState, completion: Completion) -> StreamEnd:
+    def _answer(run: RunState, completion: Completion, compress_at: int | None) -> StreamEnd:
         run.final_text = completion.message.content or ""
         return StreamEnd(
             content=run.final_text,
             context_tokens=run.size,
             max_context_tokens=run.window,
+            compress_at_tokens=compress_at,
             finish_reason="length" if completion.finish_reason == "length" else "stop",
             usage=TurnUsage(
                 prompt_tokens=run.spent_prompt,

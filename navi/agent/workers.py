@@ -100,6 +100,11 @@ class ContextCompressor:
     def needed(self, tokens: int, window: int) -> bool:
         return self.settings.enabled and tokens >= self.settings.threshold * window
 
+    def starts_at(self, window: int) -> int | None:
+        """The context size (tokens) from which a session of this window is compressed; None when
+        compression is off."""
+        return int(self.settings.threshold * window) if self.settings.enabled and window else None
+
     def may_run(self, session_id: str, context: Sequence[Message]) -> bool:
         """False while the context is one a pass could not shrink and has not grown since."""
         return self.futile.allows(session_id, context)

@@ -198,12 +198,43 @@ def _files(refs: list[FileRef], folder: Path) -> list[dict[str, str]]:
     return files
 
 
+JOINABLE = frozenset({"stream_delta", "thinking_delta"})
+JOIN_BACKLOG = 16  # frames waiting behind a delta: the socket is behind, not in a short burst
+JOIN_LIMIT = 32_768  # characters of text in one joined frame
+
+
+def _joined(frame: dict[str, Any], outbox: asyncio.Queue[Any]) -> tuple[dict[str, Any], Any]:
+    """`frame` with the deltas waiting right behind it (same type, same run) joined on, and the
+    first waiting item that could not be joined (None when the outbox ran empty)."""
+    parts, last, size = [frame["delta"]], frame, len(frame["delta"])
+    while not outbox.empty() and size < JOIN_LIMIT:
+        nxt = outbox.get_nowait()
+        same = isinstance(nxt, dict) and nxt.get("type") == frame["type"]
+        if not (same and nxt.get("run_id") == frame.get("run_id")):
+            return (_with_delta(last, parts) if len(parts) > 1 else frame), nxt
+        parts.append(nxt["delta"])
+        size += len(nxt["delta"])
+        last = nxt
+    return (_with_delta(last, parts) if len(parts) > 1 else frame), None
+
+
+def _with_delta(last: dict[str, Any], parts: list[str]) -> dict[str, Any]:
+    return {**last, "delta": "".join(parts)}  # a new dict: frames are shared by every socket
+
+
 async def _sender(
     websocket: WebSocket, outbox: asyncio.Queue[Any], subs: dict[Subscriber, Followable]
 ) -> None:
-    """The only task that writes to the socket: run frames and error frames, in order."""
+    """The only task that writes to the socket: run frames and error frames, in order.
+
+    A socket that keeps up gets one frame per delta. One that is behind (`JOIN_BACKLOG` frames
+    waiting) gets the waiting deltas of one run joined into one frame, carrying the last one's
+    `seq`: fewer, larger writes, the same text."""
+    held: Any = None
     while True:
-        frame = await outbox.get()
+        frame, held = (held, None) if held is not None else (await outbox.get(), None)
+        if isinstance(frame, dict) and frame.get("type") in JOINABLE and outbox.qsize() >= JOIN_BACKLOG:
+            frame, held = _joined(frame, outbox)
         if isinstance(frame, Subscriber):  # the end of a run's frames; the connection stays open
             run = subs.pop(frame, None)
             if run is not None:

@@ -72,7 +72,11 @@ async def guarded(
     try:
         while True:
             try:
-                kind, item = await asyncio.wait_for(queue.get(), limits.first_token if first else limits.idle)
+                if queue.empty():  # waiting: bounded by the limit that applies now
+                    async with asyncio.timeout(limits.first_token if first else limits.idle):
+                        kind, item = await queue.get()
+                else:  # already read: no timer, no task (this runs once per chunk)
+                    kind, item = queue.get_nowait()
             except TimeoutError:
                 if first:
                     raise BackendTimeout(

@@ -110,6 +110,11 @@ def _terms(text: str) -> list[str]:
     return [t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t for t in found]
 
 
+def words(text: str) -> list[str]:
+    """The words and numbers of `text` as `stated` compares them (lower case, plurals folded)."""
+    return _terms(text)
+
+
 def stated(value: str, said: str | Collection[str]) -> bool:
     """Whether every word and number of `value` occurs in `said` (case, punctuation, plurals aside).
 

@@ -173,6 +173,8 @@ class StreamEnd(_RunFrame):
     finish_reason: Literal["stop", "length"] = "stop"
     # Additive: what the turn's model calls cost (planning and summaries not included).
     usage: TurnUsage = Field(default_factory=TurnUsage)
+    # Additive: the context size from which the session is compressed (None: compression is off).
+    compress_at_tokens: int | None = None
 
 
 class StreamStopped(_RunFrame):

@@ -155,6 +155,21 @@ class SessionStore(ABC):
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:
         """Pinned sessions first, then most recently active first."""
 
+    async def summaries(self, *, owner: str, limit: int) -> Sequence[tuple[SessionInfo, Message]]:
+        """The newest compression summary of each of `owner`'s sessions that has one, at most
+        `limit` sessions, most recently active first. This reads every session's context; the SQL
+        stores override it with one query."""
+        found: list[tuple[SessionInfo, Message]] = []
+        infos = sorted(await self.list(owner=owner), key=lambda i: i.last_active, reverse=True)
+        for info in infos:
+            session = await self.get(info.id, owner=owner, display=False)
+            summary = session.summary_message if session is not None else None
+            if summary is not None:
+                found.append((info, summary))
+                if len(found) == limit:
+                    break
+        return found
+
     @abstractmethod
     async def _delete(self, session_id: str, owner: str | None) -> bool: ...
 

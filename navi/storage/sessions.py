@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, case, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from navi.llm.messages import Message, utcnow
@@ -38,8 +38,6 @@ from navi.storage.schema import (
     session_planning_logs,
     sessions,
 )
-from navi.storage.tree_rows import owned as _owned
-from navi.storage.tree_rows import rows as _rows
 
 CUSTOM_PART = "custom"  # the row holding an imported archive's unknown session fields
 
@@ -113,7 +111,7 @@ def _load(
     cache: _ContextCache,
     branch: str | None = None,
 ) -> Session | None:
-    row = conn.execute(_owned(select(sessions).where(sessions.c.id == session_id), owner)).first()
+    row = conn.execute(rows.owned(select(sessions).where(sessions.c.id == session_id), owner)).first()
     if row is None:
         return None
     messages, parents, others = (
@@ -172,6 +170,37 @@ def _find_message(conn: Connection, message_id: str, owner: str, prefer: str | N
     return None if row is None else Message.model_validate_json(row.data)
 
 
+# How a summary's row reads (`Message.model_dump_json` writes no spaces; JSON written otherwise may
+# have one): a cheap filter, checked again on the parsed message. Text in a message's content has
+# its quotes escaped, so never matches.
+_SUMMARY_LIKE = ('%"is_summary":true%', '%"is_summary": true%')
+
+
+def _summaries(conn: Connection, owner: str, limit: int) -> list[tuple[SessionInfo, Message]]:
+    """The newest summary of each of `owner`'s sessions that has one, most recently active first."""
+    query = (
+        select(sessions, session_context.c.data)
+        .join(session_context, session_context.c.session_id == sessions.c.id)
+        .where(
+            sessions.c.owner == owner,
+            session_context.c.role == "user",
+            or_(*(session_context.c.data.like(pattern) for pattern in _SUMMARY_LIKE)),
+        )
+        .order_by(sessions.c.last_active.desc(), sessions.c.id, session_context.c.position.desc())
+    )
+    found: dict[str, tuple[SessionInfo, Message]] = {}
+    for row in conn.execute(query):
+        if row.id in found:
+            continue  # an older summary of the same session
+        message = Message.model_validate_json(row.data)
+        if not message.is_summary:
+            continue
+        found[row.id] = (_info(row), message)
+        if len(found) == limit:
+            break
+    return list(found.values())
+
+
 # Built once: a turn runs these on every append, so skip rebuilding and re-keying them each time.
 # The counter update both reserves the positions and locks the row (RETURNING gives the new counts).
 _RESERVE = (
@@ -227,7 +256,7 @@ def _append(
             _INSERT_DISPLAY, rows.display_rows(session_id, row.display_count - len(display), display, parents)
         )
     if context:
-        conn.execute(_INSERT_CONTEXT, _rows(session_id, row.context_count - len(context), context))
+        conn.execute(_INSERT_CONTEXT, rows.rows(session_id, row.context_count - len(context), context))
     return int(row.context_rev)
 
 
@@ -235,7 +264,7 @@ def _replace_context(conn: Connection, session_id: str, context: Sequence[Messag
     _lock(conn, session_id)
     conn.execute(delete(session_context).where(session_context.c.session_id == session_id))
     if context:
-        conn.execute(insert(session_context), _rows(session_id, 0, context))
+        conn.execute(insert(session_context), rows.rows(session_id, 0, context))
     row = conn.execute(
         update(sessions)
         .where(sessions.c.id == session_id)
@@ -282,7 +311,7 @@ def _put_parts(conn: Connection, session_id: str, parts: Mapping[str, Any]) -> N
 def _set_analysis(
     conn: Connection, session_id: str, owner: str | None, parts: Mapping[str, dict[str, Any]]
 ) -> bool:
-    query = _owned(select(sessions.c.id).where(sessions.c.id == session_id), owner).with_for_update()
+    query = rows.owned(select(sessions.c.id).where(sessions.c.id == session_id), owner).with_for_update()
     if conn.execute(query).first() is None:
         return False
     _put_parts(conn, session_id, parts)
@@ -307,11 +336,9 @@ def _insert(conn: Connection, session: Session) -> None:
         )
     )
     if session.messages or session.others:
-        parents = {**tree.chain([m.id for m in session.messages]), **session.parents}
-        every = tree.written_order([*session.messages, *session.others], session.parents)
-        conn.execute(insert(session_messages), rows.display_rows(session.id, 0, every, parents))
+        conn.execute(insert(session_messages), rows.whole_tree(session))
     if session.context:
-        conn.execute(insert(session_context), _rows(session.id, 0, session.context))
+        conn.execute(insert(session_context), rows.rows(session.id, 0, session.context))
     if session.planning_logs:
         now = utcnow()
         conn.execute(
@@ -359,7 +386,7 @@ class SqlSessionStore(SessionStore):
     async def _update(self, session_id: str, owner: str | None, **values: Any) -> bool:
         if not is_session_id(session_id):
             return False
-        query = _owned(update(sessions).where(sessions.c.id == session_id), owner).values(**values)
+        query = rows.owned(update(sessions).where(sessions.c.id == session_id), owner).values(**values)
         return bool(await self.db.write(lambda conn: conn.execute(query).rowcount))
 
     # --- sessions --------------------------------------------------------------------------------
@@ -404,14 +431,17 @@ class SqlSessionStore(SessionStore):
     async def _search(self, query: SearchQuery, owner: str) -> list[SearchHit]:
         return await self.db.read(lambda conn: search.search(conn, query, owner))
 
+    async def summaries(self, *, owner: str, limit: int) -> Sequence[tuple[SessionInfo, Message]]:
+        return await self.db.read(lambda conn: _summaries(conn, owner, limit))
+
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:
-        query = _owned(select(sessions), owner).order_by(
+        query = rows.owned(select(sessions), owner).order_by(
             sessions.c.pinned.desc(), sessions.c.last_active.desc()
         )
         return await self.db.read(lambda conn: [_info(row) for row in conn.execute(query)])
 
     async def _delete(self, session_id: str, owner: str | None) -> bool:
-        query = _owned(delete(sessions).where(sessions.c.id == session_id), owner)
+        query = rows.owned(delete(sessions).where(sessions.c.id == session_id), owner)
         self._cache.drop(session_id)
         return bool(await self.db.write(lambda conn: conn.execute(query).rowcount))
 

@@ -10,6 +10,7 @@ from sqlalchemy import Connection, select, update
 
 from navi.llm.messages import Message
 from navi.sessions import tree
+from navi.sessions.models import Session
 from navi.sessions.store import SessionNotFound
 from navi.storage.schema import session_messages, sessions
 
@@ -84,3 +85,10 @@ def set_leaf(conn: Connection, session_id: str, owner: str | None, leaf: str) ->
         return False
     query = owned(update(sessions).where(sessions.c.id == session_id), owner).values(active_leaf=leaf)
     return bool(conn.execute(query).rowcount)
+
+
+def whole_tree(session: Session) -> list[dict[str, Any]]:
+    """The display rows of a whole session (an import): every branch, in the order written."""
+    parents = {**tree.chain([m.id for m in session.messages]), **session.parents}
+    every = tree.written_order([*session.messages, *session.others], session.parents)
+    return display_rows(session.id, 0, every, parents)

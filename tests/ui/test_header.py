@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -58,3 +60,29 @@ def test_the_header_shows_and_changes_the_open_conversations_profile(
     expect(picker).to_have_value("smart_home")
     with navi.client() as http:
         assert len(http.get("/sessions").json()) == 2  # picking a profile creates nothing
+
+
+def test_the_context_gauge_marks_where_compression_starts_and_lists_the_turns(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    from navi.testing.script import Reply
+
+    use_script(fake_server).turn(
+        Reply(text="First.", prompt_tokens=1234, completion_tokens=56),
+        Reply(text="Second.", prompt_tokens=2345, completion_tokens=67),
+    )
+    meter = page.locator("#context-meter")
+    mark = page.locator("#context-mark")
+    open_app(page)
+    send(page, "One")
+    wait_idle(page)
+    send(page, "Two")
+    wait_idle(page)
+    expect(mark).to_be_visible()  # compression starts at 80% of the window (the default threshold)
+    assert mark.evaluate("m => m.style.left") == "80%"
+    expect(meter).to_have_attribute("title", re.compile(r"1,234 / 56\n  2,345 / 67$"))  # oldest first
+    title = meter.get_attribute("title") or ""
+    assert "Earlier messages are summarised from 52,428 tokens (80%)." in title
+    reload(page)  # the turns come back from the stored history
+    expect(mark).to_be_visible()
+    expect(meter).to_have_attribute("title", title)

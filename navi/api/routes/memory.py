@@ -1,5 +1,5 @@
-"""Long-term memory: facts (list, search, add, edit, history, forget), the summary, and running
-extraction now. Every route acts on the caller's own facts; another user's fact answers 404."""
+"""Long-term memory: facts (list, search, add, edit, history, source, forget), the summary, and
+running extraction now. Every route acts on the caller's own facts; another user's fact answers 404."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from navi.api.deps import CurrentUser, RuntimeDep
 from navi.api.errors import BadRequest, NotFound
 from navi.api.routing import api_router
 from navi.memory.base import Fact, UpsertOutcome, clean_fact
+from navi.memory.earlier import FactSource, fact_source
 
 router = api_router(prefix="/memory", tags=["memory"])
 MAX_FACT_ID = 2**31 - 1  # the id column is a 32-bit integer on PostgreSQL; larger ids cannot exist
@@ -96,6 +97,20 @@ async def fact_history(fact_id: FactId, runtime: RuntimeDep, user: CurrentUser) 
     if await runtime.memory.get_fact(fact_id, owner=user) is None:
         raise NotFound(f"no fact {fact_id}")
     return await runtime.memory.fact_history(fact_id, owner=user)
+
+
+@router.get(
+    "/facts/{fact_id}/source",
+    response_model=FactSource | None,
+    summary="Where a fact came from: its session and message",
+)
+async def source(fact_id: FactId, runtime: RuntimeDep, user: CurrentUser) -> FactSource | None:
+    """The session the fact was said in and the person's message there that holds its value
+    (`message_id` null when none does); null for a fact added by hand or whose session is gone."""
+    fact = await runtime.memory.get_fact(fact_id, owner=user)
+    if fact is None:
+        raise NotFound(f"no fact {fact_id}")
+    return await fact_source(runtime.sessions, fact, owner=user)
 
 
 @router.delete("/facts/{fact_id}", summary="Delete one fact and its history")

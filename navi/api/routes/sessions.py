@@ -51,6 +51,8 @@ class SessionListItem(SessionInfo):
 class SessionDetail(SessionListItem):
     messages: list[shown.ShownMessage]
     max_context_tokens: int
+    # The context size from which the session is compressed (None: compression is off).
+    compress_at_tokens: int | None = None
     # The leaf the next turn appends below (None: no message yet, or a new first message is next).
     active_leaf: str | None = None
 
@@ -170,6 +172,10 @@ async def get_session(
     session = await runtime.sessions.get(session_id, owner=user, branch=branch)
     if session is None:
         raise SessionNotFound(session_id)
+    # The window the session's next turn gets: the same service the engine asks (stream_end).
+    window = await runtime.agent.windows.for_profile(
+        runtime.profiles.of_session(session.profile_id), wait=WINDOW_LOOKUP_SECONDS
+    )
     return SessionDetail(
         **session.info().model_dump(exclude={"message_count"}),
         message_count=len(session.messages),
@@ -177,10 +183,8 @@ async def get_session(
         unread=session.id in await runtime.schedules.store.unread(owner=session.owner),
         messages=shown.path(session),
         active_leaf=session.active_leaf or None,
-        # The window the session's next turn gets: the same service the engine asks (stream_end).
-        max_context_tokens=await runtime.agent.windows.for_profile(
-            runtime.profiles.of_session(session.profile_id), wait=WINDOW_LOOKUP_SECONDS
-        ),
+        max_context_tokens=window,
+        compress_at_tokens=runtime.agent.compressor.starts_at(window),
     )
 
 

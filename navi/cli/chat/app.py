@@ -22,7 +22,7 @@ from navi.cli.chat.blocks import TextBlock, ToolBlock, UserBlock
 from navi.cli.chat.connection import NotConnected, SessionConnection
 from navi.cli.chat.history import final_answer, history_blocks, last_turn_start
 from navi.cli.chat.keys import turn_keys
-from navi.cli.chat.turn import LiveTurn, gauge
+from navi.cli.chat.turn import NO_CONTEXT, Context, LiveTurn, context_of, gauge
 from navi.cli.remote import Remote, RemoteError
 
 HISTORY_TURNS = 3  # exchanges shown when a session is opened
@@ -49,7 +49,7 @@ class Chat:
         self.session: dict[str, Any] | None = None  # id, name, profile_id
         self.conn: SessionConnection | None = None
         self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self.context = (0, 0)
+        self.context: Context = NO_CONTEXT
         self.images: list[tuple[str, str]] = []  # (name, data: URI), sent with the next message
         self.files: list[dict[str, str]] = []  # uploaded: {name, path}
         self.interrupts = 0  # Ctrl-C at an empty prompt in a row; the second one quits
@@ -110,7 +110,7 @@ class Chat:
             await self.conn.close()
         self.conn = None
         self.session = None
-        self.context = (0, 0)
+        self.context = NO_CONTEXT
         self.images, self.files = [], []
         self.busy_elsewhere = False
         self.inbox = asyncio.Queue()
@@ -126,10 +126,7 @@ class Chat:
         await self.close_session()
         messages = detail.pop("messages", [])
         self.session = {k: detail.get(k) for k in ("id", "name", "profile_id")}
-        self.context = (
-            int(detail.get("context_token_count") or 0),
-            int(detail.get("max_context_tokens") or 0),
-        )
+        self.context = context_of(detail)
         self.console.print(
             Rule(f"{self.title()} · {self.profile_name(detail.get('profile_id'))}", style="cyan")
         )
@@ -197,10 +194,7 @@ class Chat:
             elif kind in ("stream_end", "stream_stopped") or (kind == "error" and frame.get("seq")):
                 self.busy_elsewhere = False
                 if kind == "stream_end":
-                    self.context = (
-                        int(frame.get("context_tokens") or 0),
-                        int(frame.get("max_context_tokens") or 0),
-                    )
+                    self.context = context_of(frame)
             elif kind == "_gone":
                 self.session, self.conn = None, None
                 self.pending_notice = f"{frame['message']}; your next message starts a new one"

@@ -43,12 +43,37 @@ STATUS_LABELS = {
 }
 
 
-def gauge(tokens: int | None, limit: int | None) -> str:
-    """The context gauge: how full the model's window is."""
+Context = tuple[int, int, int | None, tuple[int, int] | None]
+NO_CONTEXT: Context = (0, 0, None, None)
+
+
+def context_of(frame: dict[str, Any]) -> Context:
+    """The gauge's figures from a `stream_end` frame or a session's detail (GET /sessions/{id}):
+    tokens the model saw, its window, where compression starts, and the turn's read/written tokens
+    (a `stream_end` only)."""
+    usage = frame.get("usage") if isinstance(frame.get("usage"), dict) else None
+    at = frame.get("compress_at_tokens")
+    return (
+        int(frame.get("context_tokens") or frame.get("context_token_count") or 0),
+        int(frame.get("max_context_tokens") or 0),
+        int(at) if isinstance(at, int) and at > 0 else None,
+        (int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)) if usage else None,
+    )
+
+
+def gauge(
+    tokens: int, limit: int, compress_at: int | None = None, turn: tuple[int, int] | None = None
+) -> str:
+    """The context gauge: how full the model's window is, where compression starts, and what the
+    last turn read and wrote."""
     if not tokens or not limit:
         return ""
     share = min(1.0, tokens / limit)
-    return f"context {share:.0%} ({tokens:,}/{limit:,} tokens)"
+    text = f"context {share:.0%} ({tokens:,}/{limit:,} tokens"
+    text += f", summary at {min(1.0, compress_at / limit):.0%})" if compress_at else ")"
+    if turn is not None:
+        text += f" · last turn {turn[0]:,} in, {turn[1]:,} out"
+    return text
 
 
 class Lines:
@@ -66,7 +91,7 @@ class Lines:
 class LiveTurn:
     """Draws one turn from its frames. `handle(frame)` returns True once the turn is over."""
 
-    def __init__(self, console: Console, *, context: tuple[int, int] = (0, 0)) -> None:
+    def __init__(self, console: Console, *, context: Context = NO_CONTEXT) -> None:
         self.console = console
         self.blocks: list[Block] = []
         self.printed = 0  # blocks[:printed] are on screen for good
@@ -239,7 +264,7 @@ class LiveTurn:
             if not any(isinstance(b, TextBlock) for b in self.blocks) and frame.get("content"):
                 self.add(TextBlock(str(frame["content"]), done=True))
             self._end_text()
-            self.context = (int(frame.get("context_tokens") or 0), int(frame.get("max_context_tokens") or 0))
+            self.context = context_of(frame)
             if frame.get("finish_reason") == "length":
                 self.notice("✂ the reply was cut off at its length limit", "yellow")
             self.outcome = "answered"

@@ -99,7 +99,7 @@ def register_builtins(
         ),
         ssh,
         ImageViewTool(policy, guard=config.fetch_guard),
-        MemorySearchTool(memory),
+        MemorySearchTool(memory, sessions),
         RememberTool(memory, sessions),
         ForgetTool(memory),
         ReloadToolsTool(registry, config.tools_dir),

@@ -16,11 +16,13 @@ from typing import Any
 
 from navi import runctx
 from navi.memory.base import Fact, MemoryStore
+from navi.memory.earlier import search_summaries
 from navi.memory.extractor import own_words, stated
 from navi.sessions.store import SessionStore
 from navi.tools.base import Tool, ToolResult
 
 OnChange = Callable[[str], None]
+EARLIER_LIMIT = 3  # summaries of earlier sessions shown beside the facts
 
 
 def _owner() -> str:
@@ -36,7 +38,10 @@ def _line(fact: Fact) -> str:
 
 class MemorySearchTool(Tool):
     name = "memory_search"
-    description = "Search the facts remembered about the user (`history`: former values too)."
+    description = (
+        "Search the facts remembered about the user (`history`: former values too) and the "
+        "summaries of earlier conversations."
+    )
     parameters = {
         "type": "object",
         "properties": {
@@ -49,19 +54,39 @@ class MemorySearchTool(Tool):
     }
     timeout = 15.0
 
-    def __init__(self, memory: MemoryStore) -> None:
+    def __init__(self, memory: MemoryStore, sessions: SessionStore | None = None) -> None:
         self.memory = memory
+        self.sessions = sessions  # earlier sessions' summaries are searched too when given
 
     async def execute(self, params: dict[str, Any]) -> ToolResult:
+        ctx = runctx.current()
+        owner = ctx.owner if ctx else "local"
         facts = await self.memory.search_facts(
             params["query"],
-            owner=_owner(),
+            owner=owner,
             limit=params.get("limit", 15),
             history=params.get("history", False),
         )
-        if not facts:
+        earlier = []
+        if self.sessions is not None:
+            earlier = await search_summaries(
+                self.sessions,
+                params["query"],
+                owner=owner,
+                limit=EARLIER_LIMIT,
+                exclude=ctx.root_session if ctx else None,
+            )
+        if not facts and not earlier:
             return ToolResult.ok(f"Nothing remembered about “{params['query']}”.")
-        return ToolResult.ok(f"{len(facts)} remembered fact(s):\n" + "\n".join(_line(f) for f in facts))
+        parts = []
+        if facts:
+            parts.append(f"{len(facts)} remembered fact(s):\n" + "\n".join(_line(f) for f in facts))
+        if earlier:
+            parts.append(
+                f"{len(earlier)} earlier conversation(s) (their summaries):\n"
+                + "\n".join(r.line() for r in earlier)
+            )
+        return ToolResult.ok("\n\n".join(parts))
 
 
 class RememberTool(Tool):

@@ -4,6 +4,9 @@ Long tool results, and long messages older than the recent turns, reach the mode
 tail around a note with a key (`msg_<message id>`, see `navi.sessions.keys`). The display history
 keeps every message whole; with the key the model reads any part of it, as much as it needs.
 
+A key `session_<session id>` (as `memory_search` gives them for earlier conversations) reads that
+session's newest compression summary, introduced by the session's name and dates.
+
 Keys resolve for the run's owner only: a message of any of the owner's sessions, the current one
 first; another owner's key gets "no such key", never the text. A subagent's own messages are stored
 nowhere, so the run keeps their full texts in memory (`RunContext.full_texts`), looked at first.
@@ -14,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from navi import runctx
+from navi.memory.earlier import SESSION_KEY, recollection
 from navi.sessions.keys import message_ids
 from navi.sessions.models import is_session_id
 from navi.sessions.store import SessionStore
@@ -45,7 +49,16 @@ class RecallTool(Tool):
         self.sessions = sessions
 
     async def _lookup(self, ctx: runctx.RunContext, key: str) -> tuple[str, str] | None:
-        """(message id, full text) for `key`, or None when the owner has no such message."""
+        """(message id, full text) for `key`, or None when the owner has no such message. A
+        `session_<id>` key names the summary of one of the owner's sessions (memory_search gives
+        them for earlier conversations)."""
+        name = key.strip().strip("\"'`")
+        if name.startswith(SESSION_KEY) and is_session_id(name[len(SESSION_KEY) :]):
+            if name in ctx.full_texts:
+                return name, ctx.full_texts[name]
+            session = await self.sessions.get(name[len(SESSION_KEY) :], owner=ctx.owner, display=False)
+            text = recollection(session) if session is not None else None
+            return None if text is None else (name, text)
         candidates = message_ids(key)
         for message_id in candidates:
             if message_id in ctx.full_texts:

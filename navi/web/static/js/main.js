@@ -10,8 +10,10 @@ import { api } from "/static/js/api.js";
 import { statusText } from "/static/js/blocks.js";
 import { Conversation } from "/static/js/chat.js";
 import { Composer } from "/static/js/composer.js";
+import { addTurn, setMeter, turnsFrom } from "/static/js/gauge.js";
 import { toast } from "/static/js/dom.js";
 import { fillIcons } from "/static/js/icons.js";
+import { MemoryPanel } from "/static/js/memory.js";
 import { Notifier } from "/static/js/notify.js";
 import { ProfilePicker } from "/static/js/profile.js";
 import { SchedulesPanel } from "/static/js/schedules.js";
@@ -86,6 +88,15 @@ const panel = new SchedulesPanel({
   onStarted: (id) => watch.started(id),
 });
 
+new MemoryPanel({
+  dialog: $("memory"),
+  openButton: $("open-memory"),
+  closeButton: $("close-memory"),
+  onOpenHit: (hit) => { closeDrawer(); openHit(hit); },
+  onOpenSession: (id) => { closeDrawer(); navigate(id); },
+  sessionName: (id) => sidebar.sessions.find((s) => s.id === id)?.name,
+});
+
 const settings = new SettingsPanel({
   dialog: $("settings"),
   openButton: $("open-settings"),
@@ -114,22 +125,6 @@ function setHeader(session) {
   document.title = session ? `${title} · Navi` : "Navi";
   picker.show(session?.profile_id); // a draft shows the profile it will be created with
   document.querySelector(".debug-link").href = session ? `/debug?session=${session.id}` : "/debug";
-}
-
-function setMeter(tokens, max) {
-  const meter = $("context-meter");
-  if (!max || !tokens) {
-    meter.hidden = true;
-    return;
-  }
-  const share = Math.min(1, tokens / max);
-  meter.hidden = false;
-  meter.setAttribute("aria-valuenow", String(tokens));
-  meter.setAttribute("aria-valuemax", String(max));
-  $("context-fill").style.width = `${(share * 100).toFixed(1)}%`;
-  $("context-fill").classList.toggle("high", share > 0.75);
-  $("context-text").textContent = `${tokens.toLocaleString()} / ${max.toLocaleString()} tokens`;
-  $("context-short").textContent = `${Math.round(share * 100)}%`;
 }
 
 // ---- sessions -----------------------------------------------------------------------------------
@@ -235,7 +230,8 @@ async function openSession(id, { fresh = false } = {}) {
   sidebar.select(id);
   $("empty-state").hidden = true;
   $("messages").hidden = false;
-  setMeter(session.context_token_count, session.max_context_tokens);
+  turnsFrom(messages);
+  setMeter(session.context_token_count, session.max_context_tokens, session.compress_at_tokens);
   if (session.active) {
     // Draw up to the user's last message; the replay of the running turn draws the rest.
     const last = messages.map((m) => m.role).lastIndexOf("user");
@@ -275,7 +271,8 @@ function resync(id, reconnected) {
     const detail = await api.session(id).catch(() => null);
     if (!detail || detail.active || state.session?.id !== id) return;
     conversation.renderHistory(detail.messages);
-    setMeter(detail.context_token_count, detail.max_context_tokens);
+    turnsFrom(detail.messages);
+    setMeter(detail.context_token_count, detail.max_context_tokens, detail.compress_at_tokens);
     endTurn();
   }, reconnected ? 0 : 1500);
 }
@@ -567,7 +564,8 @@ function handleFrame(frame) {
       liveTurn().finish(frame.content, frame.finish_reason);
       conversation.answerActions(liveTurn());
       light.turnAnswered();
-      setMeter(frame.context_tokens, frame.max_context_tokens);
+      addTurn(frame.usage);
+      setMeter(frame.context_tokens, frame.max_context_tokens, frame.compress_at_tokens);
       endTurn();
       sidebar.refresh(); // its place in the list (last active); a new name comes as session_updated
       break;
@@ -690,7 +688,7 @@ document.addEventListener("keydown", (event) => {
   closeDrawer();
 }, true);
 // A panel opened from the phone's list takes the screen: the list closes under it.
-for (const opener of ["open-schedules", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
+for (const opener of ["open-schedules", "open-memory", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
 $("close-sidebar").addEventListener("click", () => {
   closeDrawer();
   $("open-sidebar").focus();

@@ -486,7 +486,8 @@ async function redrawHistory(sid) {
   const detail = await api.session(sid).catch(() => null);
   if (!detail || state.session?.id !== sid || state.turn) return;
   conversation.renderHistory(detail.messages);
-  setMeter(detail.context_token_count, detail.max_context_tokens);
+  turnsFrom(detail.messages);
+  setMeter(detail.context_token_count, detail.max_context_tokens, detail.compress_at_tokens);
 }
 
 // A turn on a new branch started: what the old branch showed after the branch point goes.

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from navi.cli.main import _register, app
+from navi.sessions import tree
 from navi.sessions.foreign import ExportError, bring_in, parse_export, session_id_for
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.testing.fake_server import FakeModelServer
@@ -103,7 +104,21 @@ async def test_bringing_in_twice_adds_nothing_and_each_user_gets_their_own() -> 
     )
     assert [m.content for m in got.context] == [m.content for m in got.messages]  # the model sees it
     assert got.custom["imported_from"]["source"] == "chatgpt"
-    assert len(got.custom["imported_from"]["branches"]) == 2
+    # the other branches are branches of the session: the regenerated answer, the edited question
+    assert "branches" not in got.custom["imported_from"] and got.message_count == 7
+    first, answer = got.messages[0], got.messages[1]
+    again = await store.get(got.id, owner="alice", branch=tree.children(got.parents)[first.id][0])
+    assert (
+        again is not None
+        and [m.content for m in again.messages][1] == "Feed it once a day at room temperature."
+    )
+    assert tree.children(got.parents)[first.id] == [again.messages[1].id, answer.id]  # the older first
+    other_root = next(r for r in tree.children(got.parents)[None] if r != first.id)
+    edited = await store.get(got.id, owner="alice", branch=other_root)
+    assert edited is not None and [m.content for m in edited.messages] == [
+        "How do I dry a sourdough starter?",
+        "Spread it thin on baking paper and let it dry for two days.",
+    ]
 
 
 def broken_chatgpt() -> list[tuple[str, Any]]:

@@ -73,8 +73,16 @@ def test_python_m_navi_protocol_prints_the_schema() -> None:
 
 
 def test_each_side_has_its_frames() -> None:
-    client = {"message", "retry", "approval", "queue_edit", "queue_cancel"}
-    assert frame_types(COMMITTED, "client") == client
+    assert frame_types(COMMITTED, "client") == {
+        "message",
+        "retry",
+        "approval",
+        "edit",
+        "regenerate",
+        "switch",
+        "queue_edit",
+        "queue_cancel",
+    }
     server = frame_types(COMMITTED, "server")
     assert {"stream_start", "stream_end", "error", "session_updated", "schedule_run"} <= server
     assert {"queued", "queue_cancelled", "steered"} <= server

@@ -16,6 +16,7 @@ from navi.sessions.store import SessionStore
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.storage.sessions import SqlSessionStore
+from tests.helpers.old_schema import old_session
 
 STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 SQL = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
@@ -233,22 +234,19 @@ async def test_the_migration_indexes_existing_messages(
     db = Database(url_of(kind, tmp_path, request))
     try:
         await migrate.upgrade(db, "0013")
-        store = SqlSessionStore(db)
-        s = await store.create("secretary", owner="alice", name="Old")
-        await store.append(
-            s.id,
-            display=[
-                Message.user("an old question about tomatoes", created_at=at(1)),
-                Message.tool("tomatoes from a tool", tool_call_id="c", name="web_search"),
-                Message.assistant("[compressed tomatoes]", is_compression=True),
-            ],
-        )
+        old = [
+            Message.user("an old question about tomatoes", created_at=at(1)),
+            Message.tool("tomatoes from a tool", tool_call_id="c", name="web_search"),
+            Message.assistant("[compressed tomatoes]", is_compression=True),
+        ]
+        sid = await old_session(db, old, owner="alice", name="Old")
         await migrate.upgrade(db)
+        store = SqlSessionStore(db)
         hits = await store.search(q("tomatoes"), owner="alice")
         assert [(h.session_name, h.snippet, h.created_at) for h in hits] == [
             ("Old", "an old question about tomatoes", at(1))
         ]
-        await store.append(s.id, display=[Message.assistant("new tomatoes")])  # the triggers go on
+        await store.append(sid, display=[Message.assistant("new tomatoes")])  # the triggers go on
         assert len(await store.search(q("tomatoes"), owner="alice")) == 2
     finally:
         await db.dispose()

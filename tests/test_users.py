@@ -164,6 +164,11 @@ def test_another_users_session_answers_404_on_every_route(two: Two) -> None:
             bob.post(f"/sessions/{mine}/files", files={"file": ("evil.txt", b"x")}),
             bob.delete(f"/sessions/{mine}"),
             bob.post(f"/sessions/{mine}/stop"),
+            bob.get(f"/sessions/{mine}", params={"branch": "m1"}),
+            bob.post(f"/sessions/{mine}/messages/m1/edit", json={"content": "mine"}),
+            bob.post(f"/sessions/{mine}/messages/m1/regenerate"),
+            bob.post(f"/sessions/{mine}/branch", json={"message_id": "m1"}),
+            bob.post(f"/sessions/{mine}/fork", json={"message_id": "m1"}),
         ]
         for resp in attempts:
             assert resp.status_code == 404, (resp.request.method, resp.request.url, resp.text)

@@ -44,8 +44,12 @@ async def failed_turn(sessions: SessionStore, session_id: str) -> Message | None
 
 
 def latest_failure(messages: Sequence[Message]) -> Message | None:
-    """The user message of the latest turn of a display history, if that turn failed."""
+    """The user message of the latest turn of a display history, if that turn failed — or the
+    history's last message, when that is a question nothing answered yet (a regeneration moved
+    the session's branch there, navi/runs/branching.py)."""
     last = messages[-1] if messages else None
+    if last is not None and last.role == "user" and not last.is_summary and not last.metadata.synthetic:
+        return last
     wanted = last.metadata.failed_turn if last is not None and last.metadata.error is not None else None
     return next((m for m in reversed(messages) if m.role == "user" and m.id == wanted), None)
 

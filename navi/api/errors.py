@@ -26,11 +26,13 @@ from navi.llm.errors import LLMError
 from navi.logging import get_logger
 from navi.profiles.registry import UnknownProfile
 from navi.runs import RunActive
+from navi.runs.branching import NotBranchable
 from navi.runs.queue import QueueFull
 from navi.runs.queueing import NotQueued
 from navi.schedules.when import ScheduleError
 from navi.sessions.archive import ArchiveError
 from navi.sessions.store import SessionNotFound
+from navi.sessions.tree import BranchNotFound
 
 log = get_logger(__name__)
 
@@ -58,6 +60,7 @@ class RunFailed(RuntimeError):
 # exception type → (status, code); the first match in order wins
 _MAPPING: list[tuple[type[Exception], int, str]] = [
     (SessionNotFound, 404, "session_not_found"),
+    (BranchNotFound, 404, "message_not_found"),
     (NotFound, 404, "not_found"),
     (ApprovalNotFound, 404, "approval_not_found"),
     (UnknownProfile, 422, "unknown_profile"),
@@ -65,6 +68,7 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (FrameError, 422, "bad_message"),
     (NothingToAnalyse, 422, "nothing_to_analyse"),
     (BadRequest, 422, "bad_request"),
+    (NotBranchable, 422, "bad_request"),
     (ScheduleError, 422, "bad_schedule"),
     (RunActive, 409, "busy"),
     (NotQueued, 404, "not_queued"),

@@ -16,6 +16,7 @@ running turn ("steer"); `queue_edit` and `queue_cancel` change a waiting message
 `{"type": "retry"}` runs the session's latest failed turn again without storing its message twice;
 `{"type": "approval", "call_id", "decision"}` answers a tool call waiting for approval ("allow",
 "deny" or "always"). An answer nothing waits for gets an `error` frame, code `approval_not_found`.
+`edit`, `regenerate` and `switch` move the session to another branch (navi/api/branch_frames.py).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from navi import safejson
 from navi.agent.gate import ApprovalNotFound
+from navi.api import branch_frames
 from navi.api.identity import user_of
 from navi.compose import Runtime
 from navi.compose.server import ServerConfig
@@ -43,13 +45,16 @@ from navi.protocol import (
     ApprovalFrame,
     BadFrame,
     Decision,
+    EditFrame,
     ErrorCode,
     ErrorEvent,
     FileRef,
     QueueCancelFrame,
     QueueEditFrame,
     QueueMode,
+    RegenerateFrame,
     RetryFrame,
+    SwitchFrame,
     parse_client_frame,
 )
 from navi.runs import RunActive, RunManager, Subscriber
@@ -90,7 +95,7 @@ class CheckedFrame:
     call_id: str = ""  # an approval's call
     decision: Decision = "deny"  # an approval's answer
     mode: QueueMode = "queue"  # a message's, while a turn runs
-    message_id: str = ""  # the waiting message a queue_edit or queue_cancel names
+    message_id: str = ""  # the message an edit, regenerate, switch, queue_edit or queue_cancel names
 
 
 def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
@@ -108,6 +113,9 @@ def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
         return CheckedFrame("retry")
     if isinstance(frame, ApprovalFrame):
         return CheckedFrame("approval", call_id=frame.call_id, decision=frame.decision)
+    if isinstance(frame, EditFrame | RegenerateFrame | SwitchFrame):
+        content = frame.content if isinstance(frame, EditFrame) else ""
+        return CheckedFrame(frame.type, content, message_id=frame.message_id)
     if isinstance(frame, QueueEditFrame | QueueCancelFrame):
         return CheckedFrame(frame.type, getattr(frame, "content", ""), message_id=frame.message_id)
     images = check_images(frame.images)
@@ -343,6 +351,11 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                 except ApprovalNotFound as exc:
                     refusal = ErrorEvent(message=str(exc), code="approval_not_found", call_id=frame.call_id)
                     outbox.put_nowait(refusal.frame())
+                continue
+            if frame.kind in branch_frames.KINDS:
+                await branch_frames.act(
+                    runs, session_id, user, frame.kind, frame.message_id, frame.content, outbox.put_nowait
+                )
                 continue
             if frame.kind == "retry":
                 try:  # every watcher (this connection too) follows the run

@@ -110,6 +110,62 @@ class ApprovalFrame(_ClientFrame):
         return data
 
 
+MAX_MESSAGE_ID = 64
+
+
+def _message_id(data: Any) -> Any:
+    if isinstance(data, dict):
+        value = data.get("message_id")
+        if not isinstance(value, str) or not value or len(value) > MAX_MESSAGE_ID:
+            raise ValueError(f"message_id must be the id of a message (at most {MAX_MESSAGE_ID} characters)")
+    return data
+
+
+class EditFrame(_ClientFrame):
+    """Edits a user message: a new branch from its parent with `content` (its images and files
+    kept), run at once. The old branch stays (`switch` goes back)."""
+
+    type: Literal["edit"] = "edit"
+    message_id: str = Field(min_length=1, max_length=MAX_MESSAGE_ID)
+    content: str = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _said_plainly(cls, data: Any) -> Any:
+        data = _message_id(data)
+        if isinstance(data, dict) and (
+            not isinstance(data.get("content"), str) or not data["content"].strip()
+        ):
+            raise ValueError("content is required and must be non-empty text")
+        return data
+
+
+class RegenerateFrame(_ClientFrame):
+    """A new answer to a question, as a sibling of the old one: `message_id` names the answer (any
+    message of it) or the user message it answers."""
+
+    type: Literal["regenerate"] = "regenerate"
+    message_id: str = Field(min_length=1, max_length=MAX_MESSAGE_ID)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _said_plainly(cls, data: Any) -> Any:
+        return _message_id(data)
+
+
+class SwitchFrame(_ClientFrame):
+    """Makes another branch the active one: the newest leaf below `message_id`. The session's
+    clients get `session_updated`; they read the new path with `GET /sessions/{id}`."""
+
+    type: Literal["switch"] = "switch"
+    message_id: str = Field(min_length=1, max_length=MAX_MESSAGE_ID)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _said_plainly(cls, data: Any) -> Any:
+        return _message_id(data)
+
+
 class QueueEditFrame(_ClientFrame):
     """New text for a message that waits in the session (`queued`); `not_queued` if it no longer does."""
 
@@ -142,14 +198,15 @@ class QueueCancelFrame(_ClientFrame):
         return data
 
 
-def _message_id(data: dict[str, Any]) -> None:
-    message_id = data.get("message_id")
-    if not isinstance(message_id, str) or not message_id or len(message_id) > MAX_CALL_ID:
-        raise ValueError(f"message_id must be the text id of a message (at most {MAX_CALL_ID} characters)")
-
-
 ClientFrame = Annotated[
-    MessageFrame | RetryFrame | ApprovalFrame | QueueEditFrame | QueueCancelFrame,
+    MessageFrame
+    | RetryFrame
+    | ApprovalFrame
+    | EditFrame
+    | RegenerateFrame
+    | SwitchFrame
+    | QueueEditFrame
+    | QueueCancelFrame,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[ClientFrame] = TypeAdapter(ClientFrame)
@@ -157,6 +214,9 @@ _CLIENT_TYPES: dict[str, type[_ClientFrame]] = {
     "message": MessageFrame,
     "retry": RetryFrame,
     "approval": ApprovalFrame,
+    "edit": EditFrame,
+    "regenerate": RegenerateFrame,
+    "switch": SwitchFrame,
     "queue_edit": QueueEditFrame,
     "queue_cancel": QueueCancelFrame,
 }
@@ -172,6 +232,8 @@ def parse_client_frame(data: Any) -> ClientFrame:
         raise BadFrame(
             f'unknown frame type {kind!r}; send {{"type": "message", "content": …}}, '
             '{"type": "retry"}, {"type": "approval", "call_id": …, "decision": …}, '
+            '{"type": "edit", "message_id": …, "content": …}, {"type": "regenerate", "message_id": …}, '
+            '{"type": "switch", "message_id": …}, '
             '{"type": "queue_edit", "message_id": …, "content": …} or '
             '{"type": "queue_cancel", "message_id": …}'
         )

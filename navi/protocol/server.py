@@ -51,6 +51,13 @@ class StreamStart(_RunFrame):
         description="The user's message (null: a retry with no failed turn to run again)."
     )
     retry: bool | MISSING = Field(default=MISSING, description="Present (true) on a retried turn.")
+    parent_id: str | MISSING | None = Field(
+        default=MISSING,
+        description=(
+            "On an edit or a regeneration: the message the new branch hangs below (null: a new "
+            "first message). Absent when the turn goes on the branch shown."
+        ),
+    )
 
 
 class ThinkingDelta(_RunFrame):
@@ -221,6 +228,7 @@ ErrorCode = Literal[
     "nothing_to_retry",  # retry with no failed turn to run again
     "too_slow",  # this connection fell too far behind the run and was closed
     "approval_not_found",  # an answer to an approval no run is waiting for (answered already, or unknown)
+    "message_not_found",  # edit, regenerate or switch named no message of the session
     "worker_lost",  # the Navi process running the turn died; the message is kept, Retry runs it again
     "queue_full",  # too many messages already wait in this session
     "not_queued",  # an edit or cancel of a message that no longer waits (it ran, steered, or was cancelled)

@@ -16,19 +16,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from functools import partial
 from typing import Any
 
 import structlog
+from pydantic import MISSING
 
 from navi.agent.engine import Agent
 from navi.agent.events import ErrorEvent, StreamEnd, StreamStopped
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, new_id
-from navi.llm.tokens import estimate_messages_tokens
-from navi.protocol import StreamStart, UserMessage
+from navi.protocol import StreamStart
 from navi.runctx import Unattended
+from navi.runs import rows
 from navi.runs.bus import Bus, Control, LocalBus
 from navi.runs.control import RunControls
 from navi.runs.feed import SessionFeed
@@ -187,6 +188,7 @@ class RunManager(RunControls, Queueing):
         retry: bool = False,
         unattended: Unattended | None = None,
         queued: bool = False,
+        branch: str | MISSING | None = MISSING,
     ) -> AgentRun:
         """Start a run (raises `RunActive` if the session has one). Returns immediately.
 
@@ -196,12 +198,14 @@ class RunManager(RunControls, Queueing):
         stored message and carries `retry: true`. `unattended`: nobody can answer approvals
         during this run ("deny" or "allow" them at once). `queued=True` runs the first message
         waiting in the session's queue (`content`, `images` and `files` are ignored), taken from it
-        once the session is this run's; `NothingQueued` when none waits by then.
+        once the session is this run's; `NothingQueued` when none waits by then. `branch`: the
+        branch point an edit or a regeneration moved the session to (navi/runs/branching.py),
+        named in `stream_start`.
         """
         previous = self._runs.get(session_id)
         if previous is not None and not previous.answered:
             raise RunActive(session_id)
-        run = AgentRun(session_id=session_id, watch=self.telemetry.frames())
+        run = AgentRun(session_id=session_id, watch=self.telemetry.frames(), branch=branch)
         self._runs[session_id] = run  # held here while the lease is taken: a second start is busy
         try:
             await self._take(session_id, run.run_id, "turn", previous.run_id if previous else None)
@@ -222,7 +226,7 @@ class RunManager(RunControls, Queueing):
         if not retry:  # published by the engine's `on_stored`, once the message is committed
             user = Message.user(content, images=list(images), metadata={"files": list(files)})
             user.id = message_id
-            start = StreamStart(message=user_message(user)).frame()
+            start = StreamStart(message=user_message(user), parent_id=branch).frame()
         drive = self._drive(
             run, content, list(images), list(files), planning, previous, message_id, start, unattended
         )
@@ -258,12 +262,19 @@ class RunManager(RunControls, Queueing):
             log.exception("runs.queue_not_started", session_id=session_id)
 
     async def append(self, session_id: str, messages: Sequence[Message]) -> None:
-        """Store messages in the session without answering them (`"respond": false`).
+        """Store messages in the session without answering them (`"respond": false`), holding the
+        session's slot (`holding`): rows written mid-turn would land between the turn's own."""
 
-        Refused with `RunActive` while a turn is answering: rows written mid-turn would land between
-        the turn's own (a tool call and its result). An answered run's post-turn work is stopped
-        first, as a new message does, since a summary rewrites the context it read before. While the
-        messages are written, the session's slot is held, so no turn starts in between.
+        await self.holding(
+            session_id, lambda: rows.append_unanswered(self.agent.sessions, session_id, messages)
+        )
+
+    async def holding(self, session_id: str, action: Callable[[], Awaitable[Any]]) -> None:
+        """Run `action` (a change to the session's rows) while no turn runs in the session.
+
+        Refused with `RunActive` while a turn is answering. An answered run's post-turn work is
+        stopped first, as a new message does, since a summary rewrites the context it read before.
+        While `action` runs, the session's slot is held, so no turn starts in between.
         """
         previous = self._runs.get(session_id)
         if previous is not None and not previous.answered:
@@ -279,15 +290,7 @@ class RunManager(RunControls, Queueing):
             if previous is not None:
                 previous.stop_event.set()
                 await previous.finished.wait()
-            session = await self.agent.sessions.get(session_id, display=False)
-            if session is None:
-                raise SessionNotFound(session_id)
-            # A count the engine trusts must include what is added; none yet: the engine estimates.
-            tokens = session.context_token_count
-            counted = tokens + estimate_messages_tokens(messages) if tokens else None
-            await self.agent.sessions.append(
-                session_id, display=messages, context=messages, context_token_count=counted
-            )
+            await action()
         finally:
             await self._release(holder)
             if self._runs.get(session_id) is holder:
@@ -332,7 +335,8 @@ class RunManager(RunControls, Queueing):
         retry = start is None
         try:
             if retry:
-                run.publish(StreamStart(retry=True, message=await self._failed(run)).frame())
+                failed = await rows.retried_message(self.agent.sessions, run.session_id)
+                run.publish(StreamStart(retry=True, message=failed, parent_id=run.branch).frame())
             if previous is not None:
                 await previous.finished.wait()
             stream = self.agent.run_stream(
@@ -399,18 +403,6 @@ class RunManager(RunControls, Queueing):
         run.publish(frame)
         if run.result is None:
             run.result = frame
-
-    async def _failed(self, run: AgentRun) -> UserMessage | None:
-        """The user message of the session's latest failed turn (None if there is none: the
-        engine then says there is nothing to retry)."""
-        session = await self.agent.sessions.get(run.session_id)
-        if session is None or not session.messages or not session.messages[-1].metadata.get("error"):
-            return None
-        wanted = session.messages[-1].metadata.get("failed_turn")
-        for message in reversed(session.messages):
-            if message.role == "user" and (message.id == wanted or wanted is None):
-                return user_message(message)
-        return None
 
     async def shutdown(self, grace: float = 10.0) -> None:
         """Stop every run cooperatively and wait for them to save what they have (each lets go of

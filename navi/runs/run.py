@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import MISSING
+
 from navi.agent.events import said_by_user
 from navi.llm.messages import Message
 from navi.protocol import UserMessage
@@ -75,6 +77,9 @@ class AgentRun:
     sink: Callable[[AgentRun, dict[str, Any]], None] | None = None
     # Told of every frame as it is sent (metrics: `Telemetry.frames`).
     watch: Callable[[dict[str, Any]], None] | None = None
+    # An edit's or a regeneration's branch point, named by `stream_start` (`parent_id`; None: a new
+    # first message); MISSING for a turn that goes on the active branch.
+    branch: str | MISSING | None = MISSING
 
     def publish(self, frame: dict[str, Any]) -> None:
         frame["run_id"] = self.run_id

@@ -35,7 +35,7 @@ from navi import __version__, redact, safejson
 from navi.llm.messages import Message, ToolCall, new_id, utcnow
 from navi.llm.meta import MessageMeta
 from navi.llm.tokens import estimate_messages_tokens
-from navi.sessions import shown
+from navi.sessions import shown, tree
 from navi.sessions.models import ANALYSIS_PARTS, Session, display_only, new_session_id
 
 SCHEMA_VERSION = "session-archive/v1"
@@ -43,6 +43,7 @@ _FLAGS = ("is_summary", "is_plan", "is_compression", "stopped")
 _OWN_KEYS = {"status", "duration_ms", "stderr"}
 # Where a message keeps the metadata keys of an imported archive that Navi has no use for.
 CUSTOM_KEY = "custom"
+TREE = "tree"  # the session field holding the other branches (Navi's addition to v1)
 
 
 class ArchiveError(ValueError):
@@ -179,7 +180,7 @@ def export_session(
     settings: dict[str, Any] | None = None,
     keep_recent: int | None = None,
 ) -> dict[str, Any]:
-    calls = {c.id: c for m in [*session.messages, *session.context] for c in m.tool_calls}
+    calls = {c.id: c for m in [*session.messages, *session.others, *session.context] for c in m.tool_calls}
     display_ids = {m.id for m in session.messages}
     by_id = {m.id: m for m in session.messages}
     meta: dict[str, Any] = {
@@ -208,6 +209,11 @@ def export_session(
             "metrics": {k: v for k, v in summary.metadata.as_json().items() if isinstance(v, int | float)},
         }
     meta.update({name: session.analysis[name] for name in ANALYSIS_PARTS if name in session.analysis})
+    if session.others:  # other branches: `messages` is the path shown, as a reader of v1 expects
+        meta[TREE] = {
+            "parents": dict(session.parents),
+            "messages": [_message_out(m, calls) for m in session.others],
+        }
     for key, value in session.custom.items():
         meta.setdefault(key, value)  # never in place of Navi's own fields
     context: list[dict[str, Any]] = []
@@ -285,7 +291,8 @@ def import_archive(data: Any, *, owner: str | None = None, max_messages: int | N
     messages: list[Message] = []
     for i, entry in enumerate(data["messages"]):
         messages.append(_message_in(entry, f"messages/{i}", messages[-1].created_at if messages else created))
-    by_id = {m.id: m for m in messages}
+    others, parents = _tree_in(meta.get(TREE), messages, created)
+    by_id = {m.id: m for m in [*messages, *others]}
     if "context" in data:
         context = _context_in(data["context"], by_id, created)
         tokens = int(meta.get("context_token_count", 0))
@@ -305,12 +312,47 @@ def import_archive(data: Any, *, owner: str | None = None, max_messages: int | N
         if last_active
         else max([created, *(m.created_at for m in messages)]),
         messages=messages,
+        others=others,
+        parents=parents,
+        active_leaf=messages[-1].id if messages else None,
         context=context,
         planning_logs=list(meta.get("planning_logs") or []),
-        message_count=len(messages),
+        message_count=len(messages) + len(others),
         analysis=_analysis_in(meta, context),
-        custom={k: v for k, v in meta.items() if k not in _known("session")},
+        custom={k: v for k, v in meta.items() if k not in _known("session") and k != TREE},
     )
+
+
+def _tree_in(
+    data: Any, path: list[Message], created: datetime
+) -> tuple[list[Message], dict[str, str | None]]:
+    """The other branches of an archive (`session.tree`: `parents`, every message's parent in the
+    order written, and `messages`, those off the path) and the parents of all. An archive without
+    one is one branch: `messages` as a chain."""
+    chain = tree.chain([m.id for m in path])
+    if data is None:
+        return [], chain
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        raise ArchiveError("invalid archive at session/tree: an object with messages and parents")
+    raw = data.get("parents")
+    if not isinstance(raw, dict) or not all(isinstance(v, str | None) for v in raw.values()):
+        raise ArchiveError("invalid archive at session/tree/parents: an object of message ids (or null)")
+    validator = _validator({"$defs": archive_schema()["$defs"], "$ref": "#/$defs/message"})
+    others: list[Message] = []
+    for i, entry in enumerate(data["messages"]):
+        problem = _first_error(validator, entry, f"session/tree/messages/{i}")
+        if problem is not None:
+            raise ArchiveError(f"invalid archive at {problem}")
+        others.append(_message_in(entry, f"session/tree/messages/{i}", created))
+    known = {m.id for m in [*path, *others]}
+    if len(known) < len(path) + len(others):
+        raise ArchiveError("invalid archive at session/tree/messages: a message id appears twice")
+    parents: dict[str, str | None] = {i: (p if p in known else None) for i, p in raw.items() if i in known}
+    for message_id in known - set(parents):  # not listed: below the path's end, or a root
+        parents[message_id] = chain.get(message_id)
+    if path and tree.path_to(path[-1].id, parents) != [m.id for m in path]:
+        raise ArchiveError("invalid archive at session/tree/parents: messages is not a path of the tree")
+    return others, parents
 
 
 def _context_in(entries: list[dict[str, Any]], by_id: dict[str, Message], created: datetime) -> list[Message]:

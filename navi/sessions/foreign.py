@@ -6,8 +6,8 @@ last; Claude's as a list (`chat_messages`: {uuid, sender, text, content, created
 conversation becomes one session of the importing user, named by its title, with its times kept:
 the user and assistant messages a person saw (ChatGPT's hidden system messages, tool calls and
 results, reasoning and browsing records are left out). A ChatGPT conversation is the path from its
-root to `current_node`; sessions are not trees yet, so the other branches are kept with the
-session (`custom.imported_from.branches`: where each forks off and its messages) for when they are.
+root to `current_node`, the session's active branch; the other branches of its tree are the
+session's other branches (navi/sessions/tree.py), each forking off where it did.
 
 The whole file is checked before anything is stored: a bad one is refused with what is wrong and
 where (`ExportError`, an `ArchiveError`), and nothing of it is imported. A conversation's session id
@@ -26,6 +26,7 @@ from typing import Any, Literal
 from navi import safejson
 from navi.llm.messages import Message, new_id, utcnow
 from navi.llm.tokens import estimate_messages_tokens
+from navi.sessions import tree
 from navi.sessions.archive import ArchiveError
 from navi.sessions.models import Session
 from navi.sessions.store import SessionStore
@@ -334,10 +335,22 @@ def parse_export(source: str, text: str | bytes, *, max_messages: int) -> list[C
     return conversations
 
 
+def _tree(conv: Conversation) -> tuple[list[Message], dict[str, str | None]]:
+    """A ChatGPT conversation's other branches as messages off the path, and every message's
+    parent, in the order they were said (so ‹ 1/2 › counts the older version first)."""
+    others: list[Message] = []
+    parents = tree.chain([m.id for m in conv.messages])
+    for branch in conv.branches:
+        said = [Message.model_validate(m) for m in branch["messages"]]
+        others.extend(said)
+        parents.update(tree.chain([m.id for m in said], branch["after"]))
+    when = {m.id: m.created_at for m in [*conv.messages, *others]}
+    return others, {i: parents[i] for i in sorted(parents, key=lambda i: when[i])}
+
+
 def to_session(conv: Conversation, *, owner: str, profile_id: str) -> Session:
     origin: dict[str, Any] = {"source": conv.source, "id": conv.source_id}
-    if conv.branches:
-        origin["branches"] = conv.branches
+    others, parents = _tree(conv)
     return Session(
         id=session_id_for(conv.source, owner, conv.source_id),
         owner=owner,
@@ -346,6 +359,9 @@ def to_session(conv: Conversation, *, owner: str, profile_id: str) -> Session:
         created_at=conv.created_at,
         last_active=max(conv.updated_at, conv.created_at),
         messages=conv.messages,
+        others=others,
+        parents=parents,
+        active_leaf=conv.messages[-1].id if conv.messages else None,
         context=list(conv.messages),
         context_token_count=estimate_messages_tokens(conv.messages),
         custom={"imported_from": origin},

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from navi.llm.messages import Message, utcnow
+from navi.sessions import tree
 from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, new_session_id
 from navi.sessions.search import SearchHit, SearchQuery, score, searchable_text, snippet
 from navi.sessions.store import SessionExists, SessionNotFound, SessionStore
@@ -45,14 +46,24 @@ class InMemorySessionStore(SessionStore):
         self._sessions[session.id] = session
         return session.model_copy(deep=True)
 
-    async def get(self, session_id: str, *, owner: str | None = None, display: bool = True) -> Session | None:
+    async def get(
+        self, session_id: str, *, owner: str | None = None, display: bool = True, branch: str | None = None
+    ) -> Session | None:
+        """(The stored session's `messages` are every display message, in the order written.)"""
         session = self._find(session_id, owner)
         if session is None:
             return None
         copy = session.model_copy(deep=True)
         copy.message_count = len(session.messages)
+        by_id = {m.id: m for m in copy.messages}
+        path = tree.path_ids(copy.parents, copy.active_leaf, branch)
+        on_path = set(path)
+        copy.others = [m for m in copy.messages if m.id not in on_path]
+        copy.messages = [by_id[i] for i in path]
         if not display:
+            copy.parents = {}
             copy.messages = []
+            copy.others = []
             copy.planning_logs = []
             copy.analysis = {}
             copy.custom = {}
@@ -146,6 +157,10 @@ class InMemorySessionStore(SessionStore):
     ) -> None:
         async with self._lock:
             session = self._require(session_id)
+            if display:
+                leaf = tree.leaf_of(session.parents, session.active_leaf)
+                session.parents.update(tree.chain([m.id for m in display], leaf))
+                session.active_leaf = display[-1].id
             session.messages.extend(m.model_copy(deep=True) for m in display)
             session.context.extend(m.model_copy(deep=True) for m in context)
             if context_token_count is not None:
@@ -176,4 +191,18 @@ class InMemorySessionStore(SessionStore):
     async def _insert(self, session: Session) -> None:
         if session.id in self._sessions:
             raise ValueError(f"session '{session.id}' already exists")
-        self._sessions[session.id] = session.model_copy(deep=True)
+        stored = session.model_copy(deep=True)
+        path = [m.id for m in stored.messages]
+        stored.messages = tree.written_order([*stored.messages, *stored.others], stored.parents)
+        stored.others = []
+        chained = tree.chain(path)  # a path without parents: one chain (after those given, in order)
+        stored.parents = {**stored.parents, **{k: v for k, v in chained.items() if k not in stored.parents}}
+        stored.active_leaf = stored.active_leaf or (path[-1] if path else None)
+        self._sessions[session.id] = stored
+
+    async def _set_leaf(self, session_id: str, leaf: str, owner: str | None) -> bool:
+        session = self._find(session_id, owner)
+        if session is None or (leaf != tree.ROOT and leaf not in session.parents):
+            return False
+        session.active_leaf = leaf
+        return True

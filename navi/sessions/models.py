@@ -56,7 +56,16 @@ class SessionInfo(BaseModel):
 
 
 class Session(SessionInfo):
+    # The display path: from the first message down to the active leaf (or the branch asked for).
     messages: list[Message] = Field(default_factory=list)
+    # Every display message's parent, branches off the path included, in the order written
+    # (navi/sessions/tree.py); empty when the display buffer was not read.
+    parents: dict[str, str | None] = Field(default_factory=dict)
+    # The leaf the next turn appends below (None: the newest message).
+    active_leaf: str | None = None
+    # The display messages off the path (other branches), in the order written; what an archive
+    # needs to carry the whole tree.
+    others: list[Message] = Field(default_factory=list)
     context: list[Message] = Field(default_factory=list)
     planning_logs: list[dict[str, Any]] = Field(default_factory=list)
     # Archive analytics generated on demand or imported: "summary", "assessment", "facts", each a

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from navi import redact
 from navi.llm.messages import Message, ToolCall
+from navi.sessions import tree
+from navi.sessions.models import Session
 
 
 def arguments(args: dict[str, Any]) -> dict[str, Any]:
@@ -35,3 +39,25 @@ def message(msg: Message) -> Message:
 
 def messages(msgs: list[Message]) -> list[Message]:
     return [message(m) for m in msgs]
+
+
+class ShownMessage(Message):
+    """A message of a shown path with its place among its siblings (the messages that share its
+    parent: other edits of a question, other answers to it), so a client can draw ‹ 2/3 ›."""
+
+    siblings: list[str] = Field(default_factory=list)
+    sibling_index: int = 0
+
+
+def path(session: Session) -> list[ShownMessage]:
+    """`session.messages` (a path of its tree) as shown, each with its siblings."""
+    places = tree.siblings([m.id for m in session.messages], session.parents)
+    shown: list[ShownMessage] = []
+    for msg in messages(session.messages):
+        place = places[msg.id]
+        shown.append(
+            ShownMessage.model_construct(
+                **dict(msg), siblings=place.siblings, sibling_index=place.sibling_index
+            )
+        )
+    return shown

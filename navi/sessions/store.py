@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from navi.llm.messages import Message
+from navi.sessions import tree
 from navi.sessions.models import ANALYSIS_PARTS, DEFAULT_OWNER, Session, SessionInfo, is_session_id
 from navi.sessions.search import SearchHit, SearchQuery
 
@@ -91,10 +92,45 @@ class SessionStore(ABC):
     ) -> Session: ...
 
     @abstractmethod
-    async def get(self, session_id: str, *, owner: str | None = None, display: bool = True) -> Session | None:
+    async def get(
+        self, session_id: str, *, owner: str | None = None, display: bool = True, branch: str | None = None
+    ) -> Session | None:
         """The whole session. `display=False` skips the display buffer, planning logs, analysis and
         custom fields (the agent needs only the context), which keeps a turn's read small however
-        long the session."""
+        long the session.
+
+        `messages` is the display path to the active leaf, or with `branch` (a message id of the
+        session: `BranchNotFound` otherwise) to the newest leaf below that message
+        (navi/sessions/tree.py); `parents` holds every message of the tree."""
+
+    async def set_leaf(self, session_id: str, message_id: str, *, owner: str | None = None) -> str:
+        """Make the newest leaf below `message_id` the active one: the display shows its path and
+        the next turn appends below it. Returns that leaf. `SessionNotFound`, `BranchNotFound`."""
+        session = await self.get(session_id, owner=owner, branch=message_id)
+        if session is None:
+            raise SessionNotFound(session_id)
+        leaf = session.messages[-1].id
+        if not await self._set_leaf(session_id, leaf, owner):
+            raise SessionNotFound(session_id)
+        self._changed(session_id)  # every open page shows the session's new path
+        return leaf
+
+    async def branch_at(self, session_id: str, parent: str | None, *, owner: str | None = None) -> None:
+        """Make `parent` itself the active leaf, so the next message appended becomes its newest
+        child (None: a new first message). Edit and regenerate call this before their turn.
+        `SessionNotFound`, `BranchNotFound`."""
+        if parent is None:
+            if not await self._set_leaf(session_id, tree.ROOT, owner):
+                raise SessionNotFound(session_id)
+            return
+        session = await self.get(session_id, owner=owner, branch=parent)
+        if session is None or not await self._set_leaf(session_id, parent, owner):
+            raise SessionNotFound(session_id)
+
+    @abstractmethod
+    async def _set_leaf(self, session_id: str, leaf: str, owner: str | None) -> bool:
+        """Store `leaf` (a message of the session, or `tree.ROOT`) as the active leaf; False when
+        there is no such session (of `owner`) or message."""
 
     @abstractmethod
     async def find_message(self, message_id: str, *, owner: str, prefer: str | None = None) -> Message | None:

@@ -8,6 +8,8 @@ are WITHOUT ROWID: the primary key is the table, so an insert touches one b-tree
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     Boolean,
     Column,
@@ -39,12 +41,14 @@ sessions = Table(
     Column("context_count", Integer, nullable=False, default=0),
     Column("planning_count", Integer, nullable=False, default=0),
     Column("context_rev", Integer, nullable=False, default=0),
+    # The display leaf the next turn appends below (migration 0016; None: the newest message).
+    Column("active_leaf", String(64), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("last_active", DateTime(timezone=True), nullable=False),
 )
 
 
-def _buffer(name: str) -> Table:
+def _buffer(name: str, *extra: Column[Any]) -> Table:
     return Table(
         name,
         metadata,
@@ -54,11 +58,13 @@ def _buffer(name: str) -> Table:
         Column("role", String(16), nullable=False),
         Column("created_at", DateTime(timezone=True), nullable=False),
         Column("data", Text, nullable=False),
+        *extra,
         sqlite_with_rowid=False,
     )
 
 
-session_messages = _buffer("session_messages")
+# A display message's parent is the message id it follows on its branch (None: the first message).
+session_messages = _buffer("session_messages", Column("parent_id", String(64), nullable=True))
 session_context = _buffer("session_context")
 # Recall keys name a message by its id (navi/sessions/keys.py): found without reading the buffers.
 Index("ix_session_messages_message_id", session_messages.c.message_id)

@@ -24,10 +24,12 @@ from sqlalchemy import Connection, bindparam, case, delete, insert, or_, select,
 from sqlalchemy.exc import IntegrityError
 
 from navi.llm.messages import Message, utcnow
+from navi.sessions import tree
 from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, as_utc, is_session_id, new_session_id
 from navi.sessions.search import SearchHit, SearchQuery
 from navi.sessions.store import SessionExists, SessionNotFound, SessionStore
 from navi.storage import migrate, search
+from navi.storage import tree_rows as rows
 from navi.storage.database import Database
 from navi.storage.schema import (
     session_archive_parts,
@@ -38,20 +40,6 @@ from navi.storage.schema import (
 )
 
 CUSTOM_PART = "custom"  # the row holding an imported archive's unknown session fields
-
-
-def _rows(session_id: str, start: int, messages: Sequence[Message]) -> list[dict[str, Any]]:
-    return [
-        {
-            "session_id": session_id,
-            "position": start + i,
-            "message_id": m.id,
-            "role": m.role,
-            "created_at": m.created_at,
-            "data": m.model_dump_json(),
-        }
-        for i, m in enumerate(messages)
-    ]
 
 
 def _info(row: Any) -> SessionInfo:
@@ -66,10 +54,6 @@ def _info(row: Any) -> SessionInfo:
         created_at=as_utc(row.created_at),
         last_active=as_utc(row.last_active),
     )
-
-
-def _owned(query: Any, owner: str | None) -> Any:
-    return query if owner is None else query.where(sessions.c.owner == owner)
 
 
 def _lock(conn: Connection, session_id: str) -> Any:
@@ -120,11 +104,19 @@ class _ContextCache:
 
 
 def _load(
-    conn: Connection, session_id: str, owner: str | None, display: bool, cache: _ContextCache
+    conn: Connection,
+    session_id: str,
+    owner: str | None,
+    display: bool,
+    cache: _ContextCache,
+    branch: str | None = None,
 ) -> Session | None:
-    row = conn.execute(_owned(select(sessions).where(sessions.c.id == session_id), owner)).first()
+    row = conn.execute(rows.owned(select(sessions).where(sessions.c.id == session_id), owner)).first()
     if row is None:
         return None
+    messages, parents, others = (
+        rows.display(conn, session_id, row.active_leaf, branch) if display else ([], {}, [])
+    )
 
     def buffer(table: Any) -> list[Message]:
         query = select(table.c.data).where(table.c.session_id == session_id).order_by(table.c.position)
@@ -151,7 +143,10 @@ def _load(
         cache.put(session_id, row.context_rev, context)
     return Session(
         **_info(row).model_dump(),
-        messages=buffer(session_messages) if display else [],
+        messages=messages,
+        parents=parents,
+        others=others,
+        active_leaf=row.active_leaf,
         context=context,
         planning_logs=[json.loads(r.data) for r in logs],
         custom=parts.pop(CUSTOM_PART, {}),
@@ -220,6 +215,13 @@ _RESERVE = (
     .returning(sessions.c.display_count, sessions.c.context_count, sessions.c.context_rev)
 )
 _RESERVE_WITH_TOKENS = _RESERVE.values(context_token_count=bindparam("tokens"))
+# (with tokens, with display rows): display rows also move the active leaf to the newest of them.
+_RESERVES = {
+    (False, False): _RESERVE,
+    (True, False): _RESERVE_WITH_TOKENS,
+    (False, True): _RESERVE.values(active_leaf=bindparam("leaf")),
+    (True, True): _RESERVE_WITH_TOKENS.values(active_leaf=bindparam("leaf")),
+}
 _INSERT_DISPLAY = insert(session_messages)
 _INSERT_CONTEXT = insert(session_context)
 
@@ -239,16 +241,22 @@ def _append(
         "rev_step": 1 if context else 0,
         "now": utcnow(),
     }
-    if context_token_count is None:
-        row = conn.execute(_RESERVE, params).first()
-    else:
-        row = conn.execute(_RESERVE_WITH_TOKENS, {**params, "tokens": context_token_count}).first()
+    parent = rows.leaf(conn, session_id) if display else None
+    reserve = _RESERVES[context_token_count is not None, bool(display)]
+    if display:
+        params["leaf"] = display[-1].id
+    if context_token_count is not None:
+        params["tokens"] = context_token_count
+    row = conn.execute(reserve, params).first()
     if row is None:
         raise SessionNotFound(session_id)
     if display:
-        conn.execute(_INSERT_DISPLAY, _rows(session_id, row.display_count - len(display), display))
+        parents = tree.chain([m.id for m in display], parent)
+        conn.execute(
+            _INSERT_DISPLAY, rows.display_rows(session_id, row.display_count - len(display), display, parents)
+        )
     if context:
-        conn.execute(_INSERT_CONTEXT, _rows(session_id, row.context_count - len(context), context))
+        conn.execute(_INSERT_CONTEXT, rows.rows(session_id, row.context_count - len(context), context))
     return int(row.context_rev)
 
 
@@ -256,7 +264,7 @@ def _replace_context(conn: Connection, session_id: str, context: Sequence[Messag
     _lock(conn, session_id)
     conn.execute(delete(session_context).where(session_context.c.session_id == session_id))
     if context:
-        conn.execute(insert(session_context), _rows(session_id, 0, context))
+        conn.execute(insert(session_context), rows.rows(session_id, 0, context))
     row = conn.execute(
         update(sessions)
         .where(sessions.c.id == session_id)
@@ -303,7 +311,7 @@ def _put_parts(conn: Connection, session_id: str, parts: Mapping[str, Any]) -> N
 def _set_analysis(
     conn: Connection, session_id: str, owner: str | None, parts: Mapping[str, dict[str, Any]]
 ) -> bool:
-    query = _owned(select(sessions.c.id).where(sessions.c.id == session_id), owner).with_for_update()
+    query = rows.owned(select(sessions.c.id).where(sessions.c.id == session_id), owner).with_for_update()
     if conn.execute(query).first() is None:
         return False
     _put_parts(conn, session_id, parts)
@@ -319,17 +327,18 @@ def _insert(conn: Connection, session: Session) -> None:
             name=session.name,
             pinned=session.pinned,
             context_token_count=session.context_token_count,
-            display_count=len(session.messages),
+            display_count=len(session.messages) + len(session.others),
             context_count=len(session.context),
             planning_count=len(session.planning_logs),
+            active_leaf=session.active_leaf or (session.messages[-1].id if session.messages else None),
             created_at=session.created_at,
             last_active=session.last_active,
         )
     )
-    if session.messages:
-        conn.execute(insert(session_messages), _rows(session.id, 0, session.messages))
+    if session.messages or session.others:
+        conn.execute(insert(session_messages), rows.whole_tree(session))
     if session.context:
-        conn.execute(insert(session_context), _rows(session.id, 0, session.context))
+        conn.execute(insert(session_context), rows.rows(session.id, 0, session.context))
     if session.planning_logs:
         now = utcnow()
         conn.execute(
@@ -377,7 +386,7 @@ class SqlSessionStore(SessionStore):
     async def _update(self, session_id: str, owner: str | None, **values: Any) -> bool:
         if not is_session_id(session_id):
             return False
-        query = _owned(update(sessions).where(sessions.c.id == session_id), owner).values(**values)
+        query = rows.owned(update(sessions).where(sessions.c.id == session_id), owner).values(**values)
         return bool(await self.db.write(lambda conn: conn.execute(query).rowcount))
 
     # --- sessions --------------------------------------------------------------------------------
@@ -406,10 +415,15 @@ class SqlSessionStore(SessionStore):
             raise SessionExists(session_id) from None
         return session
 
-    async def get(self, session_id: str, *, owner: str | None = None, display: bool = True) -> Session | None:
+    async def get(
+        self, session_id: str, *, owner: str | None = None, display: bool = True, branch: str | None = None
+    ) -> Session | None:
         if not is_session_id(session_id):
             return None
-        return await self.db.read(lambda conn: _load(conn, session_id, owner, display, self._cache))
+        return await self.db.read(lambda conn: _load(conn, session_id, owner, display, self._cache, branch))
+
+    async def _set_leaf(self, session_id: str, leaf: str, owner: str | None) -> bool:
+        return bool(await self.db.write(lambda conn: rows.set_leaf(conn, session_id, owner, leaf)))
 
     async def find_message(self, message_id: str, *, owner: str, prefer: str | None = None) -> Message | None:
         return await self.db.read(lambda conn: _find_message(conn, message_id, owner, prefer))
@@ -421,13 +435,13 @@ class SqlSessionStore(SessionStore):
         return await self.db.read(lambda conn: _summaries(conn, owner, limit))
 
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:
-        query = _owned(select(sessions), owner).order_by(
+        query = rows.owned(select(sessions), owner).order_by(
             sessions.c.pinned.desc(), sessions.c.last_active.desc()
         )
         return await self.db.read(lambda conn: [_info(row) for row in conn.execute(query)])
 
     async def _delete(self, session_id: str, owner: str | None) -> bool:
-        query = _owned(delete(sessions).where(sessions.c.id == session_id), owner)
+        query = rows.owned(delete(sessions).where(sessions.c.id == session_id), owner)
         self._cache.drop(session_id)
         return bool(await self.db.write(lambda conn: conn.execute(query).rowcount))
 

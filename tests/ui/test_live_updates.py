@@ -71,7 +71,7 @@ def test_a_second_window_draws_the_message_and_both_lists_follow_the_name(
         expect(other.locator("article.user")).to_have_count(1)
         # Window one sends; window two draws the message from stream_start, while the turn runs.
         send(page, "What should I pack?")
-        expect(other.locator("article.user").last).to_have_text("What should I pack?")
+        expect(other.locator("article.user .bubble").last).to_have_text("What should I pack?")
         assert other.locator("#stop").is_visible(), "drawn only after the turn ended"
         expect(other.locator("article.turn").last).to_contain_text("Pack a coat.")
         expect(other.locator("article.user")).to_have_count(2)

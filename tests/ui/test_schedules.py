@@ -143,7 +143,7 @@ def test_run_now_in_this_conversation_streams_there_and_leaves_it_read(
     run = row.locator(".schedule-runs li")
     expect(run).to_contain_text("Your daily summary: all quiet.")
     page.keyboard.press("Escape")
-    expect(page.locator("article.user").last).to_have_text("Summarise my day")
+    expect(page.locator("article.user .bubble").last).to_have_text("Summarise my day")
     expect(page.locator("article.turn").last).to_contain_text("Your daily summary: all quiet.")
     expect(page.locator("#sessions .unread-badge")).to_have_count(0)
     assert unread(navi, sid) is False

@@ -49,10 +49,12 @@ class SessionListItem(SessionInfo):
 
 
 class SessionDetail(SessionListItem):
-    messages: list[Message]
+    messages: list[shown.ShownMessage]
     max_context_tokens: int
     # The context size from which the session is compressed (None: compression is off).
     compress_at_tokens: int | None = None
+    # The leaf the next turn appends below (None: no message yet, or a new first message is next).
+    active_leaf: str | None = None
 
 
 ContextKind = Literal["stored", "model"]
@@ -155,7 +157,21 @@ async def list_sessions(runtime: RuntimeDep, runs: RunsDep, user: CurrentUser) -
 
 
 @router.get("/{session_id}", response_model=SessionDetail, summary="A session with its display history")
-async def get_session(session: SessionDep, runtime: RuntimeDep, runs: RunsDep) -> SessionDetail:
+async def get_session(
+    session_id: str,
+    runtime: RuntimeDep,
+    runs: RunsDep,
+    user: CurrentUser,
+    branch: Annotated[
+        str | None,
+        Query(max_length=64, description="A message id: show the path to the newest leaf below it"),
+    ] = None,
+) -> SessionDetail:
+    """The display path: to the active leaf, or with `branch` to another one (the active leaf
+    stays: `POST /sessions/{id}/branch` switches)."""
+    session = await runtime.sessions.get(session_id, owner=user, branch=branch)
+    if session is None:
+        raise SessionNotFound(session_id)
     # The window the session's next turn gets: the same service the engine asks (stream_end).
     window = await runtime.agent.windows.for_profile(
         runtime.profiles.of_session(session.profile_id), wait=WINDOW_LOOKUP_SECONDS
@@ -165,7 +181,8 @@ async def get_session(session: SessionDep, runtime: RuntimeDep, runs: RunsDep) -
         message_count=len(session.messages),
         active=await runs.is_busy(session.id),
         unread=session.id in await runtime.schedules.store.unread(owner=session.owner),
-        messages=shown.messages(session.messages),
+        messages=shown.path(session),
+        active_leaf=session.active_leaf or None,
         max_context_tokens=window,
         compress_at_tokens=runtime.agent.compressor.starts_at(window),
     )

@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 from rich.text import Text
 
+from navi.cli.chat import branching
 from navi.cli.chat.app import Chat
 from navi.cli.remote import RemoteError, image_data_url
 
@@ -31,6 +32,9 @@ While a reply waits for your approval: y allows, n declines, a always allows (wh
 /attach PATH…      attach files (pictures go to the model as images); pasting a path does it too
 /detach            drop what is attached and not sent yet
 /retry             run the last failed turn again
+/edit TEXT         run your last message again with new text (the old version stays)
+/regenerate        another answer to your last message (the old one stays)
+/branch [prev|next|N]  the versions of this conversation; show another one
 /stop              stop a reply that is still running (one you left with Ctrl-C three times)
 /help              this
 /quit              leave (Ctrl-D too)"""
@@ -225,6 +229,9 @@ COMMANDS: dict[str, Handler] = {
     "attach": cmd_attach,
     "detach": cmd_detach,
     "retry": cmd_retry,
+    "edit": branching.cmd_edit,
+    "regenerate": branching.cmd_regenerate,
+    "branch": branching.cmd_branch,
     "stop": cmd_stop,
     "help": cmd_help,
     "quit": cmd_quit,

@@ -6,7 +6,7 @@ message runs, steers, or is cancelled (navi/runs/queue.py). Numbered 0017: 0016 
 message tree (a parallel branch); the lead orders the two when both are merged.
 
 Revision ID: 0017
-Revises: 0015
+Revises: 0016
 Create Date: 2026-11-27
 """
 
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0017"
-down_revision = "0015"
+down_revision = "0016"
 branch_labels = None
 depends_on = None
 

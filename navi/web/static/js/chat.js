@@ -3,6 +3,7 @@
 // looks the same while it streams, after a reload mid-run, and when read back later.
 
 import { ToolCard, TextSegment, notice, planCard, statusText, thinkingBlock } from "/static/js/blocks.js";
+import { answerActions, userActions } from "/static/js/branches.js";
 import { el, imageSrc } from "/static/js/dom.js";
 import { icon } from "/static/js/icons.js";
 import { Steps } from "/static/js/steps.js";
@@ -236,11 +237,12 @@ function announcedUserMessage({ content = "", files = [], images = 0 }) {
   return node;
 }
 
-function storedUserMessage(m) {
+function storedUserMessage(m, branches = null) {
   const files = m.metadata?.files || [];
   const text = files.length ? (m.content || "").replace(FILES_SUFFIX, "") : m.content || "";
   const node = userMessage(text, m.images || [], files);
   if (m.id) node.dataset.messageId = m.id; // a search hit scrolls to it
+  if (branches && m.id) userActions(node, m, text, branches);
   return node;
 }
 
@@ -258,9 +260,10 @@ export class Conversation {
   // Follows the end of the conversation while the reader is there (new blocks, streamed text, images
   // that finish loading); scrolling up to read stops that until they scroll back down. Following
   // happens at most once per animation frame, however many changes arrive.
-  constructor(container, { onRetry = null } = {}) {
+  constructor(container, { onRetry = null, branches = null } = {}) {
     this.container = container;
     this.onRetry = onRetry; // runs the latest failed turn again
+    this.branches = branches; // {onEdit, onRegenerate, onSwitch, onFork}: the tree's actions (branches.js)
     this.failed = null; // the Turn showing the latest failed turn's error, while it can be retried
     this.stick = true;
     this.frame = 0;
@@ -295,6 +298,33 @@ export class Conversation {
     if (before) this.container.insertBefore(node, before);
     else this.container.append(node);
     return node;
+  }
+
+  // A new branch starts at the message `id` (a user message, or any message with its id on a node):
+  // what comes after it goes, and it too unless `keep`. Unknown: everything goes (the caller
+  // draws the history again at the turn's end).
+  cutAfter(id, { keep = true } = {}) {
+    const marked = [...this.container.querySelectorAll("[data-message-id]")].find((n) => n.dataset.messageId === id);
+    const node = marked?.closest(".msg");
+    if (!node || node.parentElement !== this.container) {
+      this.clear();
+      return;
+    }
+    while (node.nextSibling) node.nextSibling.remove();
+    if (!keep) node.remove();
+  }
+
+  // A user message drawn live (sent here, or announced by stream_start): its id and its actions.
+  liveActions(node, message) {
+    if (!message?.id) return;
+    node.dataset.messageId = message.id;
+    if (this.branches) userActions(node, { id: message.id }, message.content || "", this.branches);
+  }
+
+  // A live turn answered: Regenerate and Fork under it (both name it by its question's id).
+  answerActions(turn) {
+    if (!this.branches || !turn.userId) return;
+    answerActions(turn.node, { id: turn.userId }, { id: turn.userId, question: true }, this.branches);
   }
 
   addUser(content, images, files) {
@@ -372,9 +402,13 @@ export class Conversation {
     let turn = null;
     let asked = null; // when the turn's user message was stored
     let last = null; // when its latest message was
+    let first = null; // the turn's first and latest stored messages (its answer's place in the tree)
+    let latest = null;
     const close = () => {
       if (turn) turn.steps?.finish(asked !== null && last !== null ? last - asked : null);
+      if (turn && first?.id && this.branches) answerActions(turn.node, first, latest, this.branches);
       turn = null;
+      first = null;
     };
     const ensureTurn = () => {
       if (!turn) {
@@ -388,7 +422,7 @@ export class Conversation {
       if (m.role === "user") {
         close();
         asked = Number.isFinite(at) ? at : null;
-        this.container.append(storedUserMessage(m));
+        this.container.append(storedUserMessage(m, this.branches));
         continue;
       }
       if (m.role === "assistant" && m.is_compression) {
@@ -398,6 +432,8 @@ export class Conversation {
         continue;
       }
       last = Number.isFinite(at) ? at : last;
+      first ||= m;
+      latest = m;
       if (m.role === "assistant" && m.is_plan) {
         ensureTurn().plan(m.content || "", false);
       } else if (m.role === "assistant" && m.metadata?.error) {

@@ -40,9 +40,14 @@ const state = {
   creating: null, // the session being created for a first message or upload
   waiting: null, // the nodes drawn for a message sent, until its turn starts
   queued: null, // a message waiting for Navi to be reachable (a token: Stop or a switch voids it)
+  branching: null, // an edit or regenerate frame sent, until its turn starts (or it is refused)
+  branchTurn: false, // the live turn runs on a new branch: the history is drawn again at its end
 };
 
-const conversation = new Conversation($("messages"), { onRetry: retry });
+const conversation = new Conversation($("messages"), {
+  onRetry: retry,
+  branches: { onEdit: editMessage, onRegenerate: regenerate, onSwitch: switchBranch, onFork: forkAt },
+});
 const light = new StatusLight($("model-status"));
 
 const sidebar = new Sidebar({
@@ -431,8 +436,86 @@ function liveTurn() {
 }
 
 function endTurn() {
-  Object.assign(state, { turn: null, replaying: false, retrying: false });
+  const redraw = state.branchTurn;
+  Object.assign(state, { turn: null, replaying: false, retrying: false, branching: null, branchTurn: false });
   composer.setRunning(false);
+  if (redraw && state.session) redrawHistory(state.session.id); // the new branch's ‹ 2/3 › switchers
+}
+
+// ---- branches (branches.js): edit and regenerate on the socket, switch and fork over REST --------
+
+function sendBranchFrame(frame) {
+  if (!state.socket || state.turn || state.branching) {
+    toast("Wait until Navi has answered.");
+    return false;
+  }
+  try {
+    state.socket.send(frame);
+  } catch (error) {
+    toast(error.message);
+    return false;
+  }
+  state.branching = frame;
+  composer.setRunning(true);
+  return true;
+}
+
+function editMessage(id, content) {
+  return sendBranchFrame({ type: "edit", message_id: id, content });
+}
+
+function regenerate(id) {
+  return sendBranchFrame({ type: "regenerate", message_id: id });
+}
+
+async function switchBranch(id) {
+  const sid = state.session?.id;
+  if (!sid || state.turn) return;
+  try {
+    await api.branch(sid, id);
+  } catch (error) {
+    toast(error.message);
+    return;
+  }
+  await redrawHistory(sid);
+}
+
+// `answerTo`: fork after the answer to this user message (a turn drawn live knows only its question).
+async function forkAt(id, answerTo = null) {
+  const sid = state.session?.id;
+  if (!sid) return;
+  try {
+    if (answerTo) {
+      const { messages } = await api.session(sid);
+      const at = messages.findIndex((m) => m.id === answerTo);
+      const next = messages.findIndex((m, i) => i > at && m.role === "user");
+      id = messages.at(next >= 0 ? next - 1 : -1)?.id ?? answerTo;
+    }
+    const made = await api.fork(sid, id);
+    sidebar.refresh();
+    navigate(made.session_id);
+  } catch (error) {
+    toast(error.message);
+  }
+}
+
+async function redrawHistory(sid) {
+  const detail = await api.session(sid).catch(() => null);
+  if (!detail || state.session?.id !== sid || state.turn) return;
+  conversation.renderHistory(detail.messages);
+  turnsFrom(detail.messages);
+  setMeter(detail.context_token_count, detail.max_context_tokens, detail.compress_at_tokens);
+}
+
+// A turn on a new branch started: what the old branch showed after the branch point goes.
+function branchStarted(frame) {
+  state.branchTurn = true;
+  const sent = state.branching;
+  if (frame.retry && frame.message) conversation.cutAfter(frame.message.id, { keep: true });
+  else if (sent?.type === "edit") conversation.cutAfter(sent.message_id, { keep: false });
+  else if (frame.parent_id === null) conversation.clear();
+  else conversation.cutAfter(frame.parent_id, { keep: true });
+  return !frame.retry && frame.message ? conversation.addAnnouncedUser(frame.message) : null;
 }
 
 // A session was created, renamed (naming after the first answer too), pinned, switched or deleted,
@@ -448,17 +531,22 @@ function handleFrame(frame) {
   switch (frame.type) {
     case "stream_start": {
       if (frame.message) queueView.remove(frame.message.id); // a queued message's turn
-      if (frame.retry) {
+      let asked = null; // the user message drawn now
+      if (frame.parent_id !== undefined) {
+        asked = branchStarted(frame);
+      } else if (frame.retry) {
         conversation.retryStarted(); // its message is drawn already, with the error under it
       } else if (state.pending) {
         const { content, images, files } = state.pending;
-        conversation.addUser(content, images, files);
+        asked = conversation.addUser(content, images, files);
         state.pending = null;
         composer.clear();
       } else if (!state.replaying && frame.message) {
-        conversation.addAnnouncedUser(frame.message); // another window of this session sent it
+        asked = conversation.addAnnouncedUser(frame.message); // another window of this session sent it
       }
+      if (asked) conversation.liveActions(asked, frame.message);
       state.turn = conversation.startTurn(state.replaying ? state.replayFrom : Date.now());
+      state.turn.userId = frame.message?.id;
       Object.assign(state, { replaying: false, retrying: false });
       composer.setRunning(true);
       conversation.scrollToEnd();
@@ -493,6 +581,7 @@ function handleFrame(frame) {
       break;
     case "stream_end":
       liveTurn().finish(frame.content, frame.finish_reason);
+      conversation.answerActions(liveTurn());
       light.turnAnswered();
       addTurn(frame.usage);
       setMeter(frame.context_tokens, frame.max_context_tokens, frame.compress_at_tokens);
@@ -568,7 +657,7 @@ function handleError(frame) {
     return;
   }
   if (state.turn && frame.seq !== undefined) state.turn.node.remove(); // the retry's turn: nothing ran
-  if (state.pending || state.retrying || state.turn) {
+  if (state.pending || state.retrying || state.turn || state.branching) {
     state.pending = null;
     endTurn();
   }

@@ -1,0 +1,61 @@
+// A conversation is a tree (docs/api.md#branches): the page shows one path of it. Under each user
+// message: Edit (an inline box; Save runs the edited message as a new branch) and Fork; under each
+// answer: Regenerate and Fork; and on a message that has siblings, a ‹ 2/3 › switcher. The caller
+// (main.js) does the work: edit and regenerate go on the socket, switch and fork over REST.
+
+import { el } from "/static/js/dom.js";
+
+// ‹ i/n ›: the message's place among its siblings; the arrows show the previous or next one.
+function switcher(siblings, index, onSwitch) {
+  const go = (to) => () => onSwitch(siblings[to]);
+  return el("span", { class: "branch-switch", role: "group", "aria-label": "Versions" },
+    el("button", { type: "button", class: "branch-prev", "aria-label": "Previous version", disabled: index === 0, onclick: go(index - 1) }, "‹"),
+    el("span", { class: "branch-count", text: `${index + 1}/${siblings.length}` }),
+    el("button", { type: "button", class: "branch-next", "aria-label": "Next version", disabled: index === siblings.length - 1, onclick: go(index + 1) }, "›"));
+}
+
+function bar(message, actions, handlers) {
+  const node = el("div", { class: "msg-actions" });
+  if ((message.siblings || []).length > 1) node.append(switcher(message.siblings, message.sibling_index || 0, handlers.onSwitch));
+  node.append(...actions);
+  return node;
+}
+
+// The bubble of a user message turns into a box with its text; Save sends the new text.
+function editInPlace(node, text, onSave) {
+  const bubble = node.querySelector(".bubble");
+  const actions = node.querySelector(".msg-actions");
+  const box = el("textarea", { class: "edit-box", rows: 3, "aria-label": "Edit message" });
+  box.value = text;
+  const restore = () => { form.remove(); bubble.hidden = false; actions.hidden = false; };
+  const form = el("div", { class: "edit-form" }, box,
+    el("div", { class: "edit-actions" },
+      el("button", { type: "button", class: "edit-save", onclick: () => {
+        const changed = box.value.trim();
+        if (changed && onSave(changed)) restore();
+      } }, "Save"),
+      el("button", { type: "button", class: "edit-cancel", onclick: restore }, "Cancel")));
+  bubble.hidden = true;
+  actions.hidden = true;
+  bubble.after(form);
+  box.focus();
+}
+
+// The actions under a stored user message `m` (its node: `node`, its shown text: `text`).
+export function userActions(node, m, text, handlers) {
+  node.append(bar(m, [
+    el("button", { type: "button", class: "msg-edit", title: "Edit and run again as a new branch",
+      onclick: () => editInPlace(node, text, (changed) => handlers.onEdit(m.id, changed)) }, "Edit"),
+    el("button", { type: "button", class: "msg-fork", title: "A new conversation with everything up to here", onclick: () => handlers.onFork(m.id) }, "Fork"),
+  ], handlers));
+}
+
+// The actions under an answer: `first` is its first stored message (whose siblings are the other
+// answers to the same question), `last` its last (where a fork ends; with `question`, the id is the
+// question's, for a turn drawn live: the fork then ends after its answer).
+export function answerActions(turnNode, first, last, handlers) {
+  turnNode.append(bar(first, [
+    el("button", { type: "button", class: "msg-regenerate", title: "Another answer to the same question", onclick: () => handlers.onRegenerate(first.id) }, "Regenerate"),
+    el("button", { type: "button", class: "msg-fork", title: "A new conversation with everything up to here", onclick: () => handlers.onFork(last.id, last.question ? last.id : null) }, "Fork"),
+  ], handlers));
+}

@@ -160,7 +160,7 @@ async def test_the_migration_makes_flat_sessions_chains(
         old = [Message.user("q1"), Message.assistant("a1"), Message.user("q2"), Message.assistant("a2")]
         sid = await old_session(db, old)
         empty = await old_session(db, [])
-        await migrate.upgrade(db)
+        await migrate.upgrade(db, "0016")
         assert await migrate.current_revision(db) == "0016"
         store = SqlSessionStore(db)
         got = await store.get(sid)

@@ -8,6 +8,7 @@ would), so Navi reads it as it reads any new mail: unseen, announced by IDLE.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import email
 import email.policy
@@ -114,9 +115,7 @@ def dovecot() -> Iterator[Dovecot]:
     (base / "passwd").write_text(
         f"{USER}:{{PLAIN}}{PASSWORD}:{account.pw_uid}:{account.pw_gid}::{base}/home\n"
     )
-    (base / "dovecot.conf").write_text(
-        CONFIG.format(base=base, port=port, login=login, group=group)
-    )
+    (base / "dovecot.conf").write_text(CONFIG.format(base=base, port=port, login=login, group=group))
     if os.geteuid() == 0:
         for path in [base, *base.rglob("*")]:
             os.chown(path, account.pw_uid, account.pw_gid)
@@ -178,12 +177,13 @@ class Outbox:
         self.envelopes.append((str(envelope.mail_from), list(envelope.rcpt_tos)))
         return "250 OK"
 
-    def wait(self, count: int, timeout: float = 30.0) -> list[EmailMessage]:
-        deadline = time.monotonic() + timeout
+    async def wait(self, count: int, seconds: float = 30.0) -> list[EmailMessage]:
+        """Until `count` mails have arrived (all of them, in order)."""
+        deadline = time.monotonic() + seconds
         while len(self.messages) < count:
             if time.monotonic() > deadline:
                 raise AssertionError(f"expected {count} mails, got {len(self.messages)}")
-            time.sleep(0.05)
+            await asyncio.sleep(0.05)
         return self.messages
 
 

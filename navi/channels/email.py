@@ -89,8 +89,7 @@ class EmailChannel(Channel):
         await client.wait_hello_from_server()
         response = await client.login(s.username, s.password)
         if response.result != "OK":
-            with contextlib.suppress(Exception):
-                await client.logout()
+            await _close(client)
             raise ConnectionError(f"IMAP login as {s.username} refused: {_text(response.lines)}")
         return client
 
@@ -114,8 +113,7 @@ class EmailChannel(Channel):
                     await asyncio.sleep(self.settings.poll_seconds)
                     await client.noop()
         finally:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(client.logout(), 5)
+            await _close(client)
 
     async def _read_new(self, client: aioimaplib.IMAP4, deliver: Deliver) -> None:
         found = await client.uid_search("UNSEEN")
@@ -235,9 +233,7 @@ class EmailChannel(Channel):
     async def check(self) -> list[str]:
         problems = []
         try:
-            client = await self._imap()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(client.logout(), 5)
+            await _close(await self._imap())
         except Exception as exc:
             problems.append(f"IMAP {self.settings.imap_host}:{self.settings.imap_port}: {_why(exc)}")
         options = self._smtp_options()
@@ -251,6 +247,17 @@ class EmailChannel(Channel):
         except Exception as exc:
             problems.append(f"SMTP {self.settings.smtp_host}:{self.settings.smtp_port}: {_why(exc)}")
         return problems
+
+
+async def _close(client: aioimaplib.IMAP4) -> None:
+    """Log out (ending an IDLE first), and close the connection whatever the server says."""
+    with contextlib.suppress(Exception):
+        if client.protocol is not None and client.protocol.has_pending_idle_command():
+            client.idle_done()
+        await asyncio.wait_for(client.logout(), 5)
+    transport = getattr(client.protocol, "transport", None)
+    if transport is not None:
+        transport.close()
 
 
 def unquoted(text: str) -> str:

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import email
 import email.policy
 import imaplib
+import ipaddress
 import os
 import pwd
 import shutil
+import ssl
 import subprocess
 import tempfile
 import time
@@ -25,7 +28,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import SMTP, Envelope, Session
+from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
 from navi.testing.llama import free_port
 
@@ -136,6 +139,8 @@ def dovecot() -> Iterator[Dovecot]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -187,11 +192,70 @@ class Outbox:
         return self.messages
 
 
+SMTP_USER = "navi-smtp"
+SMTP_PASSWORD = "smtp-secret-2"
+
+
+def _authenticate(
+    server: SMTP, session: Session, envelope: Envelope, mechanism: str, data: object
+) -> AuthResult:
+    ok = isinstance(data, LoginPassword) and (data.login, data.password) == (
+        SMTP_USER.encode(),
+        SMTP_PASSWORD.encode(),
+    )
+    return AuthResult(success=ok)
+
+
+def self_signed(folder: Path) -> tuple[Path, ssl.SSLContext]:
+    """A certificate for 127.0.0.1 (its own CA: trust it with SSL_CERT_FILE) and a server context."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Navi test mail")])
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
+        )
+        .sign(key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    cert_path, key_path = folder / "mail-cert.pem", folder / "mail-key.pem"
+    cert_path.write_bytes(cert.public_bytes(pem))
+    key_path.write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_path, key_path)
+    return cert_path, context
+
+
 @contextlib.contextmanager
-def smtp_server() -> Iterator[tuple[int, Outbox]]:
+def smtp_server(tls: ssl.SSLContext) -> Iterator[tuple[int, Outbox]]:
+    """An SMTP server that takes mail only after STARTTLS (with `tls`) and a login (SMTP_USER,
+    SMTP_PASSWORD)."""
     outbox = Outbox()
     port = free_port()
-    controller = Controller(outbox, hostname="127.0.0.1", port=port)
+    controller = Controller(
+        outbox,
+        hostname="127.0.0.1",
+        port=port,
+        authenticator=_authenticate,
+        auth_required=True,
+        tls_context=tls,
+        require_starttls=True,
+    )
     controller.start()
     try:
         yield port, outbox

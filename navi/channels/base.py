@@ -79,7 +79,8 @@ class Channel(ABC):
     async def check(self) -> list[str]:
         """Log in as `listen` and `send` would; what failed (empty: all is well). `navi doctor`."""
 
-    def normalize(self, address: str) -> str:
+    @classmethod
+    def normalize(cls, address: str) -> str:
         """An address as the allowlist keeps it."""
         return address.strip()
 

@@ -71,7 +71,8 @@ class EmailChannel(Channel):
         self.settings = settings
         self.domain = settings.address.rpartition("@")[2] or "navi.local"
 
-    def normalize(self, address: str) -> str:
+    @classmethod
+    def normalize(cls, address: str) -> str:
         return parseaddr(address)[1].strip().lower() or address.strip().lower()
 
     def split(self, text: str) -> list[str]:

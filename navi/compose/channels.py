@@ -10,7 +10,7 @@ from pathlib import Path
 
 from navi.channels.base import Channel
 from navi.channels.email import EmailChannel, EmailSettings
-from navi.channels.store import ChannelStore, InMemoryChannelStore
+from navi.channels.store import ChannelStore, InMemoryChannelStore, check_entry
 from navi.channels.worker import ChannelWorker
 from navi.config import Settings
 from navi.profiles.registry import ProfileRegistry
@@ -38,6 +38,19 @@ def email_settings(settings: Settings) -> EmailSettings | None:
         folder=s.navi_email_folder,
         poll_seconds=s.navi_email_poll_seconds,
     )
+
+
+# Every channel Navi has, by name: what the allowlist may name.
+KINDS: dict[str, type[Channel]] = {"email": EmailChannel}
+
+
+def normalize(channel: str, address: str) -> tuple[str, str]:
+    """(channel, address) as the allowlist keeps them; ValueError for a channel Navi has not."""
+    name = channel.strip().lower()
+    kind = KINDS.get(name)
+    if kind is None:
+        raise ValueError(f"no channel {channel!r}: Navi has {', '.join(sorted(KINDS))}")
+    return check_entry(name, kind.normalize(address))
 
 
 def build_channels(settings: Settings) -> list[Channel]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import make_msgid
 from pathlib import Path
@@ -245,3 +246,50 @@ async def test_stop_by_command(tmp_path: Path, servers: Any) -> None:
         assert not marker.exists()
     finally:
         await world.services.stop()
+
+
+async def test_a_schedule_delivers_its_answer_by_mail_to_listed_addresses_only(
+    mail: Mail, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mail.script.turn("Your day: all quiet.", "Eve's answer.")
+    at = "2030-01-01T09:00:00+00:00"
+    daily = await mail.rt.schedules.create(
+        owner="ana",
+        prompt="Summarise my day",
+        at=at,
+        title="Daily summary",
+        deliver={"channel": "email", "to": "Ana <ANA@example.org>"},
+    )
+    assert daily.deliver is not None and daily.deliver.to == "Ana <ANA@example.org>"
+    stored = await mail.rt.schedules.store.get(daily.id)
+    assert stored is not None and stored.deliver == daily.deliver  # kept in the database
+    await mail.rt.schedules.create(
+        owner="ana",
+        prompt="Tell Eve",
+        at=at,
+        title="For Eve",
+        deliver={"channel": "email", "to": "eve@example.com"},
+    )
+    runner = mail.services.schedule_runner
+    assert runner is not None
+    await runner.tick(datetime(2030, 1, 1, 9, 0, 5, tzinfo=UTC))
+    await runner.drain()
+    [sent] = await mail.outbox.wait(1)
+    assert sent["To"] == ANA and sent["Subject"] == "Daily summary"
+    assert sent["In-Reply-To"] is None
+    assert body(sent) == "Your day: all quiet."
+    await asyncio.sleep(0.5)
+    assert len(mail.outbox.messages) == 1  # Eve is not on the allowlist: nothing sent to her
+    logged = capsys.readouterr()
+    assert "schedule.not_delivered" in logged.out + logged.err
+
+
+async def test_a_schedule_refuses_a_malformed_delivery(mail: Mail) -> None:
+    from navi.schedules.when import ScheduleError
+
+    for bad in ({"channel": "email"}, {"channel": "E mail", "to": "x"}, {"to": "a@b"}, "email:a@b"):
+        with pytest.raises(ScheduleError, match="deliver must be"):
+            await mail.rt.schedules.create(
+                owner="ana", prompt="p", at="2030-01-01T09:00:00+00:00", deliver=bad
+            )  # type: ignore[arg-type]
+    assert await mail.rt.schedules.store.list() == []

@@ -131,6 +131,7 @@ def build_services(
             runs,
             busy_wait=config.busy_wait_seconds,
             notifier=config.notifier,
+            deliver=None if services.channel_worker is None else services.channel_worker.deliver,
         )
         runner = ScheduleRunner(runtime.schedules.store, execute, poll_seconds=config.poll_seconds)
         runtime.schedules.on_change(runner.wake)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
@@ -35,6 +36,8 @@ from navi.sessions.store import SessionStore
 
 log = structlog.stdlib.get_logger(__name__)
 PREVIEW_CHARS = 300
+# Sends a schedule's answer to a channel: (owner, channel, to, title, text) → why not, or None.
+Deliverer = Callable[[str, str, str, str, str], Awaitable[str | None]]
 
 
 class ScheduledRuns:
@@ -50,6 +53,7 @@ class ScheduledRuns:
         *,
         busy_wait: float,
         notifier: WebhookNotifier | None = None,
+        deliver: Deliverer | None = None,
     ) -> None:
         self.store = store
         self.sessions = sessions
@@ -57,6 +61,7 @@ class ScheduledRuns:
         self.runs = runs
         self.busy_wait = busy_wait
         self.notifier = notifier
+        self.deliver = deliver
 
     async def __call__(self, schedule: Schedule, run: ScheduleRun) -> None:
         try:
@@ -151,6 +156,7 @@ class ScheduledRuns:
         self._frame(schedule, run, status, preview=preview, error=error or None, unread=unread)
         if status == "ok":
             await self._notify(schedule, first_lines(answer) or "(no answer text)", tags="white_check_mark")
+            await self._deliver(schedule, answer)
         else:
             await self._notify(
                 schedule, f"Failed: {error}" if status == "error" else f"Skipped: {error}", tags="warning"
@@ -168,6 +174,24 @@ class ScheduledRuns:
             **extra,
         )
         self.runs.feed.publish(frame.frame(), schedule.owner)
+
+    async def _deliver(self, schedule: Schedule, answer: str) -> None:
+        """The answer sent where the schedule says (`deliver`: a channel's address); a failure is
+        logged and pushed, the run stays `ok` (it answered)."""
+        if schedule.deliver is None:
+            return
+        target = schedule.deliver
+        try:
+            why = (
+                "no channels are configured"
+                if self.deliver is None
+                else await self.deliver(schedule.owner, target.channel, target.to, schedule.title, answer)
+            )
+        except Exception as exc:
+            why = f"{type(exc).__name__}: {exc}"
+        if why is not None:
+            log.warning("schedule.not_delivered", schedule_id=schedule.id, channel=target.channel, error=why)
+            await self._notify(schedule, f"Not delivered to {target.to}: {why}", tags="warning")
 
     async def _notify(self, schedule: Schedule, body: str, *, tags: str = "") -> None:
         if self.notifier is not None:

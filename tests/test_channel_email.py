@@ -293,3 +293,23 @@ async def test_a_schedule_refuses_a_malformed_delivery(mail: Mail) -> None:
                 owner="ana", prompt="p", at="2030-01-01T09:00:00+00:00", deliver=bad
             )  # type: ignore[arg-type]
     assert await mail.rt.schedules.store.list() == []
+
+
+async def test_a_file_the_run_makes_goes_back_as_an_attachment(mail: Mail) -> None:
+    mail.script.turn("Hello.")
+    mail.send("Hi")
+    [hello] = await mail.outbox.wait(1)
+    [session] = await mail.rt.sessions.list(owner="ana")
+    report = Path(mail.rt.settings.session_files_dir) / session.id / "report.txt"
+    write = ScriptedCall(
+        "filesystem", {"action": "write", "path": str(report), "content": "Revenue: up 5%\n"}
+    )
+    mail.script.turn(Reply(tool_calls=[write]), "Here is the report.")
+    mail.send("Write me the report", reply_to=hello)
+    answer = (await mail.outbox.wait(2))[1]
+    assert body(answer) == "Here is the report."
+    [attached] = list(answer.iter_attachments())
+    assert attached.get_filename() == "report.txt"
+    assert attached.get_content_type() == "text/plain"
+    assert attached.get_payload(decode=True) == b"Revenue: up 5%\n"
+    assert list(hello.iter_attachments()) == []

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import mimetypes
 import os
 import re
 import unicodedata
@@ -141,6 +142,7 @@ class ChannelWorker:
             await self._reply(channel, message, session_id, "Not taken:\n" + "\n".join(refused))
         if not text:
             return
+        before = _names(self.files_root / session_id)
         try:
             run = await self.runs.start(
                 session_id, text, files=files, unattended=None if channel.can_ask else "deny"
@@ -153,7 +155,8 @@ class ChannelWorker:
                 f"Navi is still answering your last message (send {STOP_COMMAND}).",
             )
             return
-        task = asyncio.get_running_loop().create_task(self._follow(channel, message, session_id, run))
+        follow = self._follow(channel, message, session_id, run, before)
+        task = asyncio.get_running_loop().create_task(follow)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -175,7 +178,11 @@ class ChannelWorker:
         self._waiting.pop(session_id, None)
 
     # --- following a run -------------------------------------------------------------------------
-    async def _follow(self, channel: Channel, message: Incoming, session_id: str, run: AgentRun) -> None:
+    async def _follow(
+        self, channel: Channel, message: Incoming, session_id: str, run: AgentRun, before: set[str]
+    ) -> None:
+        """Follow the run until it has answered; the answer goes back with the files the run made
+        in the session's folder (`before`: the names there when it started)."""
         sub = run.subscribe()
         try:
             while True:
@@ -190,9 +197,9 @@ class ChannelWorker:
                     if waiting is not None and waiting.call_id == frame.get("call_id"):
                         del self._waiting[session_id]
                 elif kind == "stream_end":
-                    await self._reply(
-                        channel, message, session_id, str(frame.get("content") or "(no answer)")
-                    )
+                    answer = str(frame.get("content") or "(no answer)")
+                    made = self._made(session_id, before)
+                    await self._reply(channel, message, session_id, answer, made)
                     return
                 elif kind == "stream_stopped":
                     return
@@ -291,10 +298,40 @@ class ChannelWorker:
             )
         return files, refused
 
+    def _made(self, session_id: str, before: set[str]) -> list[Attachment]:
+        """The files a run left in the session's folder (regular files, not links, at most
+        `MAX_ATTACHMENTS`, together at most `max_file_bytes`): attached to its answer."""
+        folder = self.files_root / session_id
+        made: list[Attachment] = []
+        total = 0
+        for name in sorted(_names(folder) - before):
+            path = folder / name
+            try:
+                if path.is_symlink() or not path.is_file() or name.startswith("."):
+                    continue
+                size = path.stat().st_size
+                if total + size > self.max_file_bytes or len(made) >= MAX_ATTACHMENTS:
+                    log.warning("channel.file_not_sent", session_id=session_id, name=name, size=size)
+                    continue
+                data = path.read_bytes()
+            except OSError:
+                continue
+            total += size
+            kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
+            made.append(Attachment(name=name, data=data, media_type=kind))
+        return made
+
     def _refusal(self, name: str, data: bytes) -> str | None:
         if len(data) > self.max_file_bytes:
             return f"larger than {self.max_file_bytes // (1024 * 1024)} MB"
         return executable_reason(name, data[:SNIFF_BYTES])
+
+
+def _names(folder: Path) -> set[str]:
+    try:
+        return {entry.name for entry in os.scandir(folder)}
+    except OSError:  # no folder yet: nothing in it
+        return set()
 
 
 def safe_name(raw: str) -> str:

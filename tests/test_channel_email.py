@@ -251,7 +251,7 @@ async def test_stop_by_command(tmp_path: Path, servers: Any) -> None:
 async def test_a_schedule_delivers_its_answer_by_mail_to_listed_addresses_only(
     mail: Mail, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    mail.script.turn("Your day: all quiet.", "Eve's answer.")
+    mail.script.turn("Your day: all quiet.", "Your day: all quiet.")  # the two run side by side
     at = "2030-01-01T09:00:00+00:00"
     daily = await mail.rt.schedules.create(
         owner="ana",

@@ -87,8 +87,12 @@ class EmailChannel(Channel):
             )
         else:
             client = aioimaplib.IMAP4(s.imap_host, s.imap_port, timeout=s.timeout)
-        await client.wait_hello_from_server()
-        response = await client.login(s.username, s.password)
+        try:
+            await client.wait_hello_from_server()
+            response = await client.login(s.username, s.password)
+        except BaseException:  # cancelled or failed while connecting: the socket is closed too
+            await _close(client)
+            raise
         if response.result != "OK":
             await _close(client)
             raise ConnectionError(f"IMAP login as {s.username} refused: {_text(response.lines)}")

@@ -18,6 +18,7 @@ import pytest
 from navi.compose import Runtime
 from navi.compose.services import Services, build_services
 from navi.testing.agent_script import AgentScript
+from navi.testing.llama import free_port
 from navi.testing.script import Reply, ScriptedCall
 from navi.testing.scripted import ScriptedBackend
 from tests.agent_helpers import scripted_runtime
@@ -313,3 +314,33 @@ async def test_a_file_the_run_makes_goes_back_as_an_attachment(mail: Mail) -> No
     assert attached.get_content_type() == "text/plain"
     assert attached.get_payload(decode=True) == b"Revenue: up 5%\n"
     assert list(hello.iter_attachments()) == []
+
+
+async def test_doctor_logs_in_to_imap_and_smtp(servers: Any, tmp_path: Path) -> None:
+    from navi.cli.doctor import channel_checks
+    from navi.config import load_settings
+
+    imap, smtp_port, _outbox = servers
+    base = {
+        "db_path": str(tmp_path / "navi.db"),
+        "navi_email_address": NAVI,
+        "navi_email_imap_host": "127.0.0.1",
+        "navi_email_imap_port": imap.port,
+        "navi_email_imap_security": "none",
+        "navi_email_smtp_host": "127.0.0.1",
+        "navi_email_smtp_port": smtp_port,
+        "navi_email_username": imap.user,
+        "navi_email_password": imap.password,
+        "navi_email_smtp_username": SMTP_USER,
+        "navi_email_smtp_password": SMTP_PASSWORD,
+    }
+    [good] = [c async for c in channel_checks(load_settings(**base))]
+    assert good.ok and good.what == "channel email: logged in"
+    # A wrong IMAP password, and an SMTP port nothing listens on.
+    wrong = {**base, "navi_email_password": "wrong", "navi_email_smtp_port": free_port()}
+    [bad] = [c async for c in channel_checks(load_settings(**wrong))]
+    assert not bad.ok
+    assert f"IMAP 127.0.0.1:{imap.port}" in bad.what and "AUTHENTICATIONFAILED" in bad.what
+    assert f"SMTP 127.0.0.1:{wrong['navi_email_smtp_port']}" in bad.what
+    assert "wrong" not in bad.what  # no password in the report
+    assert [c async for c in channel_checks(load_settings(db_path=str(tmp_path / "navi.db")))] == []

@@ -283,6 +283,17 @@ async def test_a_schedule_delivers_its_answer_by_mail_to_listed_addresses_only(
     assert len(mail.outbox.messages) == 1  # Eve is not on the allowlist: nothing sent to her
     logged = capsys.readouterr()
     assert "schedule.not_delivered" in logged.out + logged.err
+    [run] = await mail.rt.schedules.store.runs(daily.id)
+    assert run.status == "ok" and run.session_id is not None
+
+    # Ana's reply to the delivered mail goes on in the run's session.
+    mail.script.turn("Glad to hear.")
+    mail.send("Thanks!", reply_to=sent)
+    reply = (await mail.outbox.wait(2))[1]
+    assert body(reply) == "Glad to hear."
+    stored = await mail.rt.sessions.get(run.session_id, owner="ana")
+    assert stored is not None
+    assert [m.content for m in stored.messages][-2:] == ["Thanks!", "Glad to hear."]
 
 
 async def test_a_schedule_refuses_a_malformed_delivery(mail: Mail) -> None:

@@ -253,9 +253,12 @@ class ChannelWorker:
                 await self.store.link(channel.name, keys, session_id, owner)
 
     # --- schedules ---------------------------------------------------------------------------------
-    async def deliver(self, owner: str, channel_name: str, to: str, title: str, text: str) -> str | None:
+    async def deliver(
+        self, owner: str, channel_name: str, to: str, title: str, text: str, session_id: str | None = None
+    ) -> str | None:
         """Send a schedule's answer to `to` on the channel; why not, or None when sent. Only an
-        address listed for the schedule's owner is sent to (a schedule cannot mail strangers)."""
+        address listed for the schedule's owner is sent to (a schedule cannot mail strangers). A
+        reply to what was sent continues `session_id`, the run's session."""
         channel = self.channel(channel_name)
         if channel is None:
             return f"no channel {channel_name!r} is configured"
@@ -263,7 +266,9 @@ class ChannelWorker:
         if await self.store.user_of(channel.name, address) != owner:
             return f"{to} is not on the {channel.name} allowlist for {owner}"
         for part in channel.split(text):
-            await channel.send(Outgoing(to=address, text=part, title=title))
+            keys = await channel.send(Outgoing(to=address, text=part, title=title))
+            if session_id is not None:
+                await self.store.link(channel.name, keys, session_id, owner)
         return None
 
     # --- attachments -------------------------------------------------------------------------------

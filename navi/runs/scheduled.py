@@ -36,8 +36,9 @@ from navi.sessions.store import SessionStore
 
 log = structlog.stdlib.get_logger(__name__)
 PREVIEW_CHARS = 300
-# Sends a schedule's answer to a channel: (owner, channel, to, title, text) → why not, or None.
-Deliverer = Callable[[str, str, str, str, str], Awaitable[str | None]]
+# Sends a schedule's answer to a channel: (owner, channel, to, title, text, session id) → why not,
+# or None when sent (a reply to it continues the session).
+Deliverer = Callable[[str, str, str, str, str, str | None], Awaitable[str | None]]
 
 
 class ScheduledRuns:
@@ -156,7 +157,7 @@ class ScheduledRuns:
         self._frame(schedule, run, status, preview=preview, error=error or None, unread=unread)
         if status == "ok":
             await self._notify(schedule, first_lines(answer) or "(no answer text)", tags="white_check_mark")
-            await self._deliver(schedule, answer)
+            await self._deliver(schedule, answer, run.session_id)
         else:
             await self._notify(
                 schedule, f"Failed: {error}" if status == "error" else f"Skipped: {error}", tags="warning"
@@ -175,7 +176,7 @@ class ScheduledRuns:
         )
         self.runs.feed.publish(frame.frame(), schedule.owner)
 
-    async def _deliver(self, schedule: Schedule, answer: str) -> None:
+    async def _deliver(self, schedule: Schedule, answer: str, session_id: str | None) -> None:
         """The answer sent where the schedule says (`deliver`: a channel's address); a failure is
         logged and pushed, the run stays `ok` (it answered)."""
         if schedule.deliver is None:
@@ -185,7 +186,9 @@ class ScheduledRuns:
             why = (
                 "no channels are configured"
                 if self.deliver is None
-                else await self.deliver(schedule.owner, target.channel, target.to, schedule.title, answer)
+                else await self.deliver(
+                    schedule.owner, target.channel, target.to, schedule.title, answer, session_id
+                )
             )
         except Exception as exc:
             why = f"{type(exc).__name__}: {exc}"

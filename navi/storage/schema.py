@@ -201,7 +201,7 @@ schedules = Table(
     Column("last_run_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
-    # Where the answer is also delivered (migration 0016): JSON {"channel": …, "to": …}, or NULL.
+    # Where the answer is also delivered (migration 0018): JSON {"channel": …, "to": …}, or NULL.
     Column("deliver", Text, nullable=True),
 )
 

@@ -2,8 +2,8 @@
 outside message belongs to which session (an email's Message-ID, a room's event), and where a
 schedule delivers its answer (`schedules.deliver`, JSON: {"channel", "to"}).
 
-Revision ID: 0016
-Revises: 0015
+Revision ID: 0018
+Revises: 0017
 Create Date: 2026-11-27
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0016"
-down_revision = "0015"
+revision = "0018"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 

@@ -202,6 +202,25 @@ class Settings(BackendSettings, BaseSettings):
     navi_notify_webhook_token: str = ""
     navi_notify_webhook_headers: str = ""
 
+    # --- Channels (docs/channels.md) ----------------------------------------------------------------
+    # The profile of sessions a channel starts; empty: the default profile.
+    navi_channel_profile: str = ""
+    # Email: on when NAVI_EMAIL_ADDRESS, NAVI_EMAIL_IMAP_HOST and NAVI_EMAIL_SMTP_HOST are all set.
+    navi_email_address: str = ""
+    navi_email_imap_host: str = ""
+    navi_email_imap_port: int = Field(993, ge=1, le=65535)
+    navi_email_imap_security: Literal["tls", "none"] = "tls"
+    navi_email_smtp_host: str = ""
+    navi_email_smtp_port: int = Field(587, ge=1, le=65535)
+    navi_email_smtp_security: Literal["tls", "starttls", "none"] = "starttls"
+    navi_email_username: str = ""
+    navi_email_password: str = ""
+    # SMTP's own login, when it is not the IMAP one.
+    navi_email_smtp_username: str = ""
+    navi_email_smtp_password: str = ""
+    navi_email_folder: str = "INBOX"
+    navi_email_poll_seconds: float = Field(60.0, ge=1, le=3600)
+
     # --- Memory ----------------------------------------------------------------------------------
     memory_stale_minutes: int = Field(30, ge=1)
     memory_extract_interval_minutes: int = Field(5, ge=1)
@@ -224,6 +243,8 @@ class Settings(BackendSettings, BaseSettings):
         "navi_openai_api_approvals",
         "navi_mcp_approvals",
         "navi_stopped_questions",
+        "navi_email_imap_security",
+        "navi_email_smtp_security",
         mode="before",
     )
     @classmethod

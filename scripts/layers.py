@@ -50,6 +50,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("agent",),
     ("mcp", "storage"),
     ("runs",),
+    ("channels",),
     ("compose",),
     ("api",),
     ("cli",),

@@ -8,8 +8,8 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from navi.api.app import create_app
-from navi.api.filetypes import KINDS
 from navi.config import Settings
+from navi.sessions.filetypes import KINDS
 from navi.web import STATIC
 from tests.server_helpers import app_client
 
@@ -67,7 +67,7 @@ def test_vendored_versions_match_the_pins() -> None:
 
 
 def test_the_file_chooser_offers_the_kinds_uploads_accept() -> None:
-    """The page's file input lists exactly the extensions the server takes (navi/api/filetypes.py)."""
+    """The page's file input lists exactly the extensions the server takes (navi/sessions/filetypes.py)."""
     page = (STATIC / "index.html").read_text()
     found = re.search(r'<input type="file" id="file-input" multiple\s+accept="([^"]+)">', page)
     assert found is not None

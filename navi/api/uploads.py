@@ -1,6 +1,6 @@
 """File uploads: streamed to disk, capped while reading, only kinds the model reads, names made safe.
 
-Which files are taken (an allowlist of kinds, by name and by content) is navi/api/filetypes.py: the
+Which files are taken (an allowlist of kinds, by name and by content) is navi/sessions/filetypes.py: the
 name is checked as soon as a part's headers arrive, the content for programs when its first bytes
 have, and zip-based programs and the content's kind once the part is complete.
 
@@ -28,7 +28,7 @@ from typing import IO, Any
 from python_multipart import MultipartParser
 from python_multipart.multipart import parse_options_header
 
-from navi.api.filetypes import (
+from navi.sessions.filetypes import (
     REFUSED,
     SNIFF_BYTES,
     content_reason,

@@ -1,5 +1,6 @@
 """`navi doctor`: check the model servers, the profiles' models, the database, the tools folder, the
-sandbox, the MCP servers and the address Navi listens on; print each check as it ends, with its fix.
+sandbox, the MCP servers, each configured channel's login and the address Navi listens on; print
+each check as it ends, with its fix.
 
 Nothing is created: a missing database or tools folder is reported as what `navi serve` will make.
 Every network question gets a few seconds, so an unreachable host costs seconds, not minutes.
@@ -30,6 +31,8 @@ from navi.llm.registry import BackendRegistry
 T = TypeVar("T")
 NETWORK_TIMEOUT = 3.0  # seconds for each request to a model server or database
 MCP_START_TIMEOUT = 20.0  # an MCP server's start (some fetch their packages first)
+CHANNEL_TIMEOUT = 20.0  # a channel's logins (email: IMAP and SMTP, each with TLS)
+CHANNEL_FIX = "check the channel's settings in .env (docs/channels.md)"
 
 
 @dataclass
@@ -138,6 +141,23 @@ async def run_checks(settings: Settings) -> AsyncIterator[Check]:
     yield await asyncio.to_thread(_sandbox_check, settings)
     async for check in mcp_checks(settings):
         yield check
+    async for check in channel_checks(settings):
+        yield check
+
+
+async def channel_checks(settings: Settings) -> AsyncIterator[Check]:
+    """Log in to each configured channel as `navi serve` would (email: IMAP and SMTP)."""
+    from navi.compose.channels import build_channels
+
+    for channel in build_channels(settings):
+        try:
+            problems = await asyncio.wait_for(channel.check(), CHANNEL_TIMEOUT)
+        except TimeoutError:
+            problems = [f"no answer within {CHANNEL_TIMEOUT:.0f} s"]
+        if problems:
+            yield Check(False, f"channel {channel.name}: {'; '.join(problems)}", CHANNEL_FIX)
+        else:
+            yield Check(True, f"channel {channel.name}: logged in")
 
 
 async def mcp_checks(settings: Settings, start_timeout: float = MCP_START_TIMEOUT) -> AsyncIterator[Check]:
@@ -363,8 +383,8 @@ def doctor() -> None:
     """Check the set-up and print the fix for each problem.
 
     The model server and models, the database, the tools folder, the sandbox, the MCP servers
-    (each started, its tools counted, then stopped) and the address Navi listens on; each check
-    prints as it ends. Creates nothing.
+    (each started, its tools counted, then stopped), each channel's login (email: IMAP and SMTP)
+    and the address Navi listens on; each check prints as it ends. Creates nothing.
     """
     settings = settings_or_exit()
 

@@ -40,7 +40,20 @@ def _root(
 
 
 def _register() -> None:
-    from navi.cli import chat, config, doctor, fake, mcp, memory, schedules, serve, sessions, tools, users
+    from navi.cli import (
+        channels,
+        chat,
+        config,
+        doctor,
+        fake,
+        mcp,
+        memory,
+        schedules,
+        serve,
+        sessions,
+        tools,
+        users,
+    )
 
     serve.register(app)
     chat.register(app)
@@ -50,6 +63,7 @@ def _register() -> None:
     tools.register(app)
     users.register(app)
     schedules.register(app)
+    channels.register(app)
     config.register(app)
     mcp.register(app)
     fake.register(app)

@@ -22,7 +22,9 @@ from navi.agent.analysis import AnalysisAsk, Analyst
 from navi.agent.engine import Agent
 from navi.agent.gate import ApprovalGate
 from navi.agent.workers import CompressionWorker, ContextCompressor, NamingWorker
+from navi.channels.store import ChannelStore, InMemoryChannelStore
 from navi.compose import parts
+from navi.compose.channels import channel_store
 from navi.compose.telemetry import build_telemetry
 from navi.config import Settings
 from navi.llm.messages import Message
@@ -83,6 +85,8 @@ class Runtime:
     db: Database | None = None
     # Users besides the owner (in the database; in memory when the runtime opened none).
     users: UserStore = field(default_factory=InMemoryUserStore)
+    # Who may talk to Navi through a channel, and which outside message belongs to which session.
+    channels: ChannelStore = field(default_factory=InMemoryChannelStore)
     # Called (in the background) with the new session's id after POST /sessions — memory extraction.
     session_created_hooks: list[Callable[[str], Coroutine[Any, Any, None]]] = field(default_factory=list)
     # Metrics (GET /metrics) and traces: the model calls' are seen through `backends.observer`.
@@ -295,6 +299,7 @@ async def build_runtime(
         schedule_settings=schedule_settings,
         db=db,
         users=stores.users,
+        channels=channel_store(db),
         session_created_hooks=[extract_after_new_session],
         telemetry=telemetry,
     )

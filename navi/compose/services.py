@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from navi.channels.worker import ChannelWorker
+from navi.compose.channels import build_channels, build_worker
 from navi.compose.runtime import Runtime, build_runtime
 from navi.config import Settings
 from navi.logging import get_logger
@@ -35,6 +37,8 @@ class Services:
     runtime: Runtime
     runs: RunManager
     schedule_runner: ScheduleRunner | None = None
+    # Serves the configured channels (email…): its task is one of `loops`.
+    channel_worker: ChannelWorker | None = None
     # Background loops, each started as a task by `start()` and cancelled by `stop()`.
     loops: list[Callable[[], Coroutine[Any, Any, None]]] = field(default_factory=list)
     owns_runtime: bool = False
@@ -72,10 +76,16 @@ class Services:
 
 
 def build_services(
-    runtime: Runtime, *, schedules: bool = True, background: bool = True, owns_runtime: bool = False
+    runtime: Runtime,
+    *,
+    schedules: bool = True,
+    background: bool = True,
+    owns_runtime: bool = False,
+    channels: bool | None = None,
 ) -> Services:
     """The run manager on `runtime`; with `schedules`, the schedule runner executing due runs
-    through it; with `background`, the upload sweep and periodic memory extraction."""
+    through it; with `background`, the upload sweep and periodic memory extraction; with
+    `channels` (by default: with `background`), the worker serving the configured channels."""
     settings = runtime.settings
     # The session's lease is a row of the shared database, so no two processes on it (`navi serve`,
     # `navi mcp`, workers) run two turns in one session at once.
@@ -102,6 +112,18 @@ def build_services(
         queue=SqlQueue(db) if db is not None else None,
     )
     services = Services(runtime=runtime, runs=runs, owns_runtime=owns_runtime)
+    configured = build_channels(settings) if (background if channels is None else channels) else []
+    if configured:
+        worker = build_worker(
+            settings,
+            configured,
+            store=runtime.channels,
+            runs=runs,
+            sessions=runtime.sessions,
+            profiles=runtime.profiles,
+        )
+        services.channel_worker = worker
+        services.loops.append(worker.run)
     if bus is not None and db is not None:
         services.files = SharedFiles(db, max_bytes=settings.session_files_max_bytes)
     if schedules:
@@ -113,6 +135,7 @@ def build_services(
             runs,
             busy_wait=config.busy_wait_seconds,
             notifier=config.notifier,
+            deliver=None if services.channel_worker is None else services.channel_worker.deliver,
         )
         runner = ScheduleRunner(runtime.schedules.store, execute, poll_seconds=config.poll_seconds)
         runtime.schedules.on_change(runner.wake)
@@ -120,7 +143,7 @@ def build_services(
     if background:
         files, ttl = Path(settings.session_files_dir), settings.session_files_ttl_hours
         interval = settings.memory_extract_interval_minutes
-        services.loops = [
+        services.loops += [
             lambda: cleanup_loop(files, ttl),
             lambda: runtime.extractor.periodic(interval),
         ]

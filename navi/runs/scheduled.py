@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
@@ -35,6 +36,9 @@ from navi.sessions.store import SessionStore
 
 log = structlog.stdlib.get_logger(__name__)
 PREVIEW_CHARS = 300
+# Sends a schedule's answer to a channel: (owner, channel, to, title, text, session id) → why not,
+# or None when sent (a reply to it continues the session).
+Deliverer = Callable[[str, str, str, str, str, str | None], Awaitable[str | None]]
 
 
 class ScheduledRuns:
@@ -50,6 +54,7 @@ class ScheduledRuns:
         *,
         busy_wait: float,
         notifier: WebhookNotifier | None = None,
+        deliver: Deliverer | None = None,
     ) -> None:
         self.store = store
         self.sessions = sessions
@@ -57,6 +62,7 @@ class ScheduledRuns:
         self.runs = runs
         self.busy_wait = busy_wait
         self.notifier = notifier
+        self.deliver = deliver
 
     async def __call__(self, schedule: Schedule, run: ScheduleRun) -> None:
         try:
@@ -151,6 +157,7 @@ class ScheduledRuns:
         self._frame(schedule, run, status, preview=preview, error=error or None, unread=unread)
         if status == "ok":
             await self._notify(schedule, first_lines(answer) or "(no answer text)", tags="white_check_mark")
+            await self._deliver(schedule, answer, run.session_id)
         else:
             await self._notify(
                 schedule, f"Failed: {error}" if status == "error" else f"Skipped: {error}", tags="warning"
@@ -168,6 +175,26 @@ class ScheduledRuns:
             **extra,
         )
         self.runs.feed.publish(frame.frame(), schedule.owner)
+
+    async def _deliver(self, schedule: Schedule, answer: str, session_id: str | None) -> None:
+        """The answer sent where the schedule says (`deliver`: a channel's address); a failure is
+        logged and pushed, the run stays `ok` (it answered)."""
+        if schedule.deliver is None:
+            return
+        target = schedule.deliver
+        try:
+            why = (
+                "no channels are configured"
+                if self.deliver is None
+                else await self.deliver(
+                    schedule.owner, target.channel, target.to, schedule.title, answer, session_id
+                )
+            )
+        except Exception as exc:
+            why = f"{type(exc).__name__}: {exc}"
+        if why is not None:
+            log.warning("schedule.not_delivered", schedule_id=schedule.id, channel=target.channel, error=why)
+            await self._notify(schedule, f"Not delivered to {target.to}: {why}", tags="warning")
 
     async def _notify(self, schedule: Schedule, body: str, *, tags: str = "") -> None:
         if self.notifier is not None:

@@ -38,6 +38,14 @@ def utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+class Delivery(BaseModel):
+    """Where a run's answer is also sent: an address of a channel (`{"channel": "email", "to":
+    "ana@example.org"}`), which must be on that channel's allowlist for the schedule's owner."""
+
+    channel: str = Field(..., min_length=1, max_length=32, pattern=r"^[a-z][a-z0-9_-]*$")
+    to: str = Field(..., min_length=1, max_length=320)
+
+
 def default_title(prompt: str) -> str:
     line = " ".join(prompt.split())
     return line if len(line) <= 60 else f"{line[:59]}…"
@@ -62,6 +70,7 @@ class Schedule(BaseModel):
     last_run_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
+    deliver: Delivery | None = None  # the answer also sent to a channel (None: the page only)
 
 
 class ScheduleRun(BaseModel):

@@ -18,7 +18,16 @@ from typing import Any
 from navi.llm.messages import utcnow
 from navi.profiles.registry import ProfileRegistry
 from navi.schedules import when
-from navi.schedules.models import MISSED_POLICIES, PROMPT_MAX, TITLE_MAX, Kind, Schedule, default_title, utc
+from navi.schedules.models import (
+    MISSED_POLICIES,
+    PROMPT_MAX,
+    TITLE_MAX,
+    Delivery,
+    Kind,
+    Schedule,
+    default_title,
+    utc,
+)
 from navi.schedules.store import ScheduleStore
 from navi.schedules.when import ScheduleError
 from navi.sessions.models import is_session_id
@@ -100,6 +109,7 @@ class ScheduleService:
         title: str | None = None,
         missed: str | None = None,
         paused: bool = False,
+        deliver: Mapping[str, Any] | None = None,
     ) -> Schedule:
         now = self.now()
         prompt = prompt.strip()
@@ -117,6 +127,7 @@ class ScheduleService:
             timezone=self.zone_name,
             missed=self._missed(missed, kind),
             paused=paused,
+            deliver=self._deliver(deliver),
             **timing,
         )
         schedule.next_run_at = when.first_run(schedule, now)
@@ -155,6 +166,9 @@ class ScheduleService:
             fields["timezone"] = self.zone_name
         if "missed" in changes and changes["missed"] is not None:
             fields["missed"] = self._missed(changes["missed"], fields.get("kind", current.kind))
+        if "deliver" in changes:
+            delivery = self._deliver(changes["deliver"])
+            fields["deliver"] = None if delivery is None else delivery.model_dump()
         if "paused" in changes and changes["paused"] is not None:
             fields["paused"] = bool(changes["paused"])
         retimed = current.model_copy(update=fields)
@@ -208,6 +222,20 @@ class ScheduleService:
         if len(text) > TITLE_MAX:
             raise ScheduleError(f"title must be at most {TITLE_MAX} characters")
         return text or default_title(prompt)
+
+    @staticmethod
+    def _deliver(raw: Any) -> Delivery | None:
+        """`{"channel": …, "to": …}` checked (None: no delivery); `ScheduleError` says what is wrong."""
+        if raw is None:
+            return None
+        if isinstance(raw, Delivery):
+            return raw
+        try:
+            return Delivery.model_validate(dict(raw))
+        except (TypeError, ValueError) as exc:
+            raise ScheduleError(
+                'deliver must be {"channel": "email", "to": "an address on the allowlist"}'
+            ) from exc
 
     @staticmethod
     def _missed(missed: Any, kind: str) -> Any:

@@ -32,6 +32,7 @@ EDITABLE = frozenset(
         "prompt",
         "profile_id",
         "session_id",
+        "deliver",
         "kind",
         "cron",
         "every_seconds",
@@ -141,7 +142,7 @@ class InMemoryScheduleStore(ScheduleStore):
         found = self._owned(schedule_id, owner)
         if found is None:
             return None
-        changed = found.model_copy(update={**fields, "updated_at": utcnow()})
+        changed = Schedule.model_validate({**found.model_dump(), **fields, "updated_at": utcnow()})
         self._schedules[schedule_id] = changed
         return changed.model_copy(deep=True)
 

@@ -11,6 +11,7 @@ instant) key is unique besides.
 from __future__ import annotations
 
 import builtins
+import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -37,11 +38,20 @@ _INSTANTS = (
 
 
 def _utc_fields(values: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: utc(v) if k in _INSTANTS and isinstance(v, datetime) else v for k, v in values.items()}
+    """Values as stored: instants in UTC, a schedule's `deliver` as JSON text."""
+    return {
+        k: utc(v)
+        if k in _INSTANTS and isinstance(v, datetime)
+        else (json.dumps(v) if k == "deliver" and isinstance(v, dict) else v)
+        for k, v in values.items()
+    }
 
 
 def _schedule(row: Any) -> Schedule:
-    return Schedule.model_validate(_utc_fields(row._mapping))
+    values = _utc_fields(row._mapping)
+    if isinstance(values.get("deliver"), str):
+        values["deliver"] = json.loads(values["deliver"])
+    return Schedule.model_validate(values)
 
 
 def _run(row: Any) -> ScheduleRun:

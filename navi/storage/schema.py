@@ -207,6 +207,8 @@ schedules = Table(
     Column("last_run_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # Where the answer is also delivered (migration 0018): JSON {"channel": …, "to": …}, or NULL.
+    Column("deliver", Text, nullable=True),
 )
 
 schedule_runs = Table(
@@ -326,3 +328,24 @@ queued_messages = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Index("ix_queued_messages_session", "session_id", "id"),
 )
+# Channels (navi/channels/): who may talk to Navi from outside — an address of a channel, as a Navi
+# user — and which outside message (an email's Message-ID) belongs to which session.
+channel_allow = Table(
+    "channel_allow",
+    metadata,
+    Column("channel", String(32), primary_key=True),
+    Column("address", String(320), primary_key=True),
+    Column("user", String(128), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+channel_threads = Table(
+    "channel_threads",
+    metadata,
+    Column("channel", String(32), primary_key=True),
+    Column("key", String(512), primary_key=True),
+    Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    Column("owner", String(128), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_channel_threads_session", channel_threads.c.session_id)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from navi.api.deps import CurrentUser, RuntimeDep
 from navi.api.errors import NotFound
 from navi.api.routing import api_router
-from navi.schedules.models import PROMPT_MAX, TITLE_MAX, Schedule, ScheduleRun
+from navi.schedules.models import PROMPT_MAX, TITLE_MAX, Delivery, Schedule, ScheduleRun
 from navi.schedules.runner import ScheduleRunner
 
 router = api_router(prefix="/schedules", tags=["schedules"])
@@ -41,6 +41,9 @@ class CreateSchedule(BaseModel):
         description="A run missed while Navi was down: skip it or run it once (default: once for at)",
     )
     paused: bool = False
+    deliver: Delivery | None = Field(
+        None, description='Also send the answer to a channel: {"channel": "email", "to": "…"} (allowlisted)'
+    )
 
 
 class UpdateSchedule(BaseModel):
@@ -55,6 +58,7 @@ class UpdateSchedule(BaseModel):
     every_seconds: int | None = None
     at: str | None = Field(None, max_length=200)
     missed: Literal["skip", "once"] | None = None
+    deliver: Delivery | None = Field(None, description="null: the answer goes to the page only")
 
 
 class ScheduleView(Schedule):

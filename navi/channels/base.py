@@ -1,0 +1,109 @@
+"""What one channel is. A future channel (Matrix, Telegram…) is one module with one `Channel`
+subclass: how it listens, how it sends, how it splits a long answer, how it checks its login.
+
+Everything else — the allowlist, sessions, runs, approvals, `!stop`, schedules' deliveries — is
+the worker's (`worker.py`), the same for every channel.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass
+class Attachment:
+    """A file carried by a message, either way."""
+
+    name: str
+    data: bytes
+    media_type: str = "application/octet-stream"
+
+
+@dataclass
+class Incoming:
+    """One message that arrived in a channel.
+
+    `sender`: the address the allowlist names (normalised by the channel). `key`: this message's
+    own id in the channel (an email's Message-ID); `thread`: the ids of the messages it answers,
+    nearest first (empty: it starts a conversation). `refused`: why the channel's own checks refuse
+    it (an SPF or DKIM failure), or None. `context`: what the channel needs to answer it in place
+    (a subject, a room), opaque to the worker.
+    """
+
+    channel: str
+    sender: str
+    text: str
+    key: str
+    thread: list[str] = field(default_factory=list)
+    attachments: list[Attachment] = field(default_factory=list)
+    refused: str | None = None
+    title: str = ""
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Outgoing:
+    """One message Navi sends: to `to`, answering `reply` when set (threaded in its conversation),
+    else a conversation of its own titled `title`."""
+
+    to: str
+    text: str
+    attachments: list[Attachment] = field(default_factory=list)
+    reply: Incoming | None = None
+    title: str = ""
+
+
+Deliver = Callable[[Incoming], Awaitable[None]]
+
+
+class Channel(ABC):
+    """`name`: the channel's name in the allowlist, the settings and schedules' `deliver`.
+    `can_ask`: a person can answer an approval by replying (else approvals are denied at once)."""
+
+    name: ClassVar[str]
+    can_ask: ClassVar[bool] = True
+
+    @abstractmethod
+    async def listen(self, deliver: Deliver) -> None:
+        """Receive messages and hand each to `deliver`, until cancelled; reconnect on failures."""
+
+    @abstractmethod
+    async def send(self, message: Outgoing) -> list[str]:
+        """Send one message (already split); the keys it was sent under, so answers to it are
+        found in their session."""
+
+    @abstractmethod
+    async def check(self) -> list[str]:
+        """Log in as `listen` and `send` would; what failed (empty: all is well). `navi doctor`."""
+
+    @classmethod
+    def normalize(cls, address: str) -> str:
+        """An address as the allowlist keeps it."""
+        return address.strip()
+
+    def split(self, text: str) -> list[str]:
+        """A long answer as this channel sends it: the parts, in order."""
+        return [text]
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """`text` in parts of at most `limit` characters, cut at a paragraph, else a line, else a space."""
+    parts: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        window = rest[:limit]
+        cut = max(window.rfind("\n\n"), -1)
+        if cut < limit // 2:
+            cut = window.rfind("\n")
+        if cut < limit // 2:
+            cut = window.rfind(" ")
+        if cut <= 0:
+            cut = limit
+        parts.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest or not parts:
+        parts.append(rest)
+    return parts

@@ -1,0 +1,91 @@
+"""The channels Navi is reached through, built from the settings, and the worker that serves them.
+
+Email is on when NAVI_EMAIL_ADDRESS, NAVI_EMAIL_IMAP_HOST and NAVI_EMAIL_SMTP_HOST are set. A new
+channel is one module in navi/channels/ plus its settings here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from navi.channels.base import Channel
+from navi.channels.email import EmailChannel, EmailSettings
+from navi.channels.store import ChannelStore, InMemoryChannelStore, check_entry
+from navi.channels.worker import ChannelWorker
+from navi.config import Settings
+from navi.profiles.registry import ProfileRegistry
+from navi.runs import RunManager
+from navi.sessions.store import SessionStore
+from navi.storage.database import Database
+
+
+def email_settings(settings: Settings) -> EmailSettings | None:
+    s = settings
+    if not (s.navi_email_address and s.navi_email_imap_host and s.navi_email_smtp_host):
+        return None
+    return EmailSettings(
+        address=s.navi_email_address,
+        imap_host=s.navi_email_imap_host,
+        imap_port=s.navi_email_imap_port,
+        imap_security=s.navi_email_imap_security,
+        smtp_host=s.navi_email_smtp_host,
+        smtp_port=s.navi_email_smtp_port,
+        smtp_security=s.navi_email_smtp_security,
+        username=s.navi_email_username or s.navi_email_address,
+        password=s.navi_email_password,
+        smtp_username=s.navi_email_smtp_username,
+        smtp_password=s.navi_email_smtp_password,
+        folder=s.navi_email_folder,
+        poll_seconds=s.navi_email_poll_seconds,
+    )
+
+
+# Every channel Navi has, by name: what the allowlist may name.
+KINDS: dict[str, type[Channel]] = {"email": EmailChannel}
+
+
+def normalize(channel: str, address: str) -> tuple[str, str]:
+    """(channel, address) as the allowlist keeps them; ValueError for a channel Navi has not."""
+    name = channel.strip().lower()
+    kind = KINDS.get(name)
+    if kind is None:
+        raise ValueError(f"no channel {channel!r}: Navi has {', '.join(sorted(KINDS))}")
+    return check_entry(name, kind.normalize(address))
+
+
+def build_channels(settings: Settings) -> list[Channel]:
+    """Every channel the settings configure (none: no worker runs)."""
+    channels: list[Channel] = []
+    if (mail := email_settings(settings)) is not None:
+        channels.append(EmailChannel(mail))
+    return channels
+
+
+def channel_store(db: Database | None) -> ChannelStore:
+    if db is None:
+        return InMemoryChannelStore()
+    from navi.channels.sqlstore import SqlChannelStore
+
+    return SqlChannelStore(db)
+
+
+def build_worker(
+    settings: Settings,
+    channels: list[Channel],
+    *,
+    store: ChannelStore,
+    runs: RunManager,
+    sessions: SessionStore,
+    profiles: ProfileRegistry,
+) -> ChannelWorker:
+    profile = settings.navi_channel_profile or profiles.default_id
+    profiles.get(profile)  # UnknownProfile now, not at the first mail
+    return ChannelWorker(
+        channels=channels,
+        store=store,
+        runs=runs,
+        sessions=sessions,
+        profile_id=profile,
+        files_root=Path(settings.session_files_dir),
+        max_file_bytes=settings.session_files_max_bytes,
+    )

@@ -1,0 +1,357 @@
+"""The email channel against real mail servers the tests start: Dovecot (IMAP, IDLE) holds the
+user's mail, `aiosmtpd` receives what Navi sends. The model is the scripted backend; Navi is the
+real runtime and services (SQLite), its channel worker started by the composition root."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.utils import make_msgid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from navi.compose import Runtime
+from navi.compose.services import Services, build_services
+from navi.testing.agent_script import AgentScript
+from navi.testing.llama import free_port
+from navi.testing.script import Reply, ScriptedCall
+from navi.testing.scripted import ScriptedBackend
+from tests.agent_helpers import scripted_runtime
+from tests.helpers.mail_servers import (
+    SMTP_PASSWORD,
+    SMTP_USER,
+    Dovecot,
+    Outbox,
+    dovecot,
+    self_signed,
+    smtp_server,
+)
+
+pytestmark = pytest.mark.slow
+
+ANA = "ana@example.org"
+NAVI = "navi@example.net"
+
+
+@dataclass
+class Mail:
+    imap: Dovecot
+    outbox: Outbox
+    rt: Runtime
+    services: Services
+    backend: ScriptedBackend
+    script: AgentScript
+
+    def send(
+        self,
+        body: str,
+        *,
+        sender: str = ANA,
+        subject: str = "Numbers",
+        reply_to: EmailMessage | None = None,
+        headers: dict[str, str] | None = None,
+        attachment: tuple[str, bytes, str] | None = None,
+    ) -> str:
+        """The user's mail, delivered to Navi's INBOX; its Message-ID."""
+        mail = EmailMessage()
+        mail["From"] = f"Ana <{sender}>"
+        mail["To"] = NAVI
+        mail["Subject"] = subject
+        key = make_msgid(domain="example.org")
+        mail["Message-ID"] = key
+        if reply_to is not None:
+            mail["In-Reply-To"] = str(reply_to["Message-ID"])
+            mail["References"] = f"{reply_to.get('References', '')} {reply_to['Message-ID']}".strip()
+        for name, value in (headers or {}).items():
+            mail[name] = value
+        mail.set_content(body)
+        if attachment is not None:
+            name, data, kind = attachment
+            main, _, sub = kind.partition("/")
+            mail.add_attachment(data, maintype=main, subtype=sub, filename=name)
+        self.imap.append(mail)
+        return key
+
+    def turns(self) -> list[Any]:
+        return [r for r in self.backend.requests if "You are the planning step" not in r.last_user_text]
+
+
+@pytest.fixture
+def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Dovecot, int, Outbox]]:
+    cert, tls = self_signed(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # Navi trusts the test server's certificate
+    with dovecot() as imap, smtp_server(tls) as (port, outbox):
+        yield imap, port, outbox
+
+
+async def start_mail(tmp_path: Path, servers: tuple[Dovecot, int, Outbox], **settings: Any) -> Mail:
+    imap, smtp_port, outbox = servers
+    rt, backend, script = await scripted_runtime(
+        tmp_path,
+        sql=True,
+        planning_enabled=False,
+        navi_email_address=NAVI,
+        navi_email_imap_host="127.0.0.1",
+        navi_email_imap_port=imap.port,
+        navi_email_imap_security="none",
+        navi_email_smtp_host="127.0.0.1",
+        navi_email_smtp_port=smtp_port,
+        navi_email_smtp_security="starttls",
+        navi_email_username=imap.user,
+        navi_email_password=imap.password,
+        navi_email_smtp_username=SMTP_USER,
+        navi_email_smtp_password=SMTP_PASSWORD,
+        **settings,
+    )
+    services = build_services(rt, schedules=True, background=False, channels=True, owns_runtime=True)
+    await rt.channels.allow("email", ANA, "ana")
+    await services.start()
+    return Mail(imap, outbox, rt, services, backend, script)
+
+
+@pytest.fixture
+async def mail(tmp_path: Path, servers: tuple[Dovecot, int, Outbox]) -> AsyncIterator[Mail]:
+    world = await start_mail(tmp_path, servers)
+    try:
+        yield world
+    finally:
+        await world.services.stop()
+
+
+def body(message: EmailMessage) -> str:
+    part = message.get_body(preferencelist=("plain",))
+    assert part is not None
+    return str(part.get_content()).strip()
+
+
+async def test_a_mail_gets_a_threaded_reply_and_the_thread_continues_the_session(mail: Mail) -> None:
+    mail.script.turn("Four.", "Eight.")
+    first = mail.send(
+        "What is 2+2?\n\nOn Mon, 1 Jan 2026, Bob wrote:\n> the old mail, quoted\n> more of it\n"
+    )
+    [reply] = await mail.outbox.wait(1)
+    assert reply["To"] == ANA
+    assert reply["In-Reply-To"] == first
+    assert first in str(reply["References"])
+    assert reply["Subject"] == "Re: Numbers"
+    assert body(reply) == "Four."  # nothing of the user's mail quoted back
+    assert mail.outbox.envelopes[0][1] == [ANA]
+    # Only what Ana wrote reached the model: not the mail she quoted.
+    assert mail.turns()[0].last_user_text == "What is 2+2?"
+
+    followup = mail.send("And doubled?\n\n> Four.", reply_to=reply)
+    second = (await mail.outbox.wait(2))[1]
+    assert body(second) == "Eight."
+    assert second["In-Reply-To"] == followup
+    assert str(second["References"]).split() == [first, str(reply["Message-ID"]), followup]
+    sessions = await mail.rt.sessions.list(owner="ana")
+    assert len(sessions) == 1
+    stored = await mail.rt.sessions.get(sessions[0].id, owner="ana")
+    assert stored is not None
+    assert [m.content for m in stored.messages] == ["What is 2+2?", "Four.", "And doubled?", "Eight."]
+    assert stored.name == "Numbers"
+    # The second turn's model call saw the first turn: the session went on.
+    texts = [m.content for m in mail.turns()[1].messages]
+    assert "What is 2+2?" in texts and "Four." in texts
+
+
+async def test_an_attachment_reaches_the_model_as_an_upload(mail: Mail) -> None:
+    mail.script.turn("It says pelican.")
+    mail.send(
+        "What does the note say?",
+        attachment=("note.txt", b"The secret word is pelican.\n", "text/plain"),
+    )
+    [reply] = await mail.outbox.wait(1)
+    assert body(reply) == "It says pelican."
+    asked = mail.turns()[0].last_user_text
+    assert asked.startswith("What does the note say?")
+    sessions = await mail.rt.sessions.list(owner="ana")
+    folder = Path(mail.rt.settings.session_files_dir) / sessions[0].id
+    saved = folder / "note.txt"
+    assert f"note.txt → {saved}" in asked  # the files note uploads get
+    assert saved.read_bytes() == b"The secret word is pelican.\n"
+    assert oct(saved.stat().st_mode & 0o777) == "0o600"
+
+
+async def test_a_program_attached_is_refused_and_said_so(mail: Mail) -> None:
+    mail.script.turn("Answered without it.")
+    mail.send("Run this", attachment=("run.sh", b"#!/bin/sh\nrm -rf ~\n", "application/x-sh"))
+    refusal, answer = await mail.outbox.wait(2)
+    assert "run.sh" in body(refusal) and "not accepted" in body(refusal)
+    assert body(answer) == "Answered without it."
+    sessions = await mail.rt.sessions.list(owner="ana")
+    assert not (Path(mail.rt.settings.session_files_dir) / sessions[0].id / "run.sh").exists()
+
+
+async def test_strangers_and_failed_authentication_get_nothing(
+    mail: Mail, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mail.script.turn("Hello Ana.")
+    mail.send("Hi, I am Eve", sender="eve@example.com")
+    mail.send(
+        "Hi, I am Ana (not really)",
+        headers={"Authentication-Results": "mx.example.net; spf=fail smtp.mailfrom=example.org; dkim=none"},
+    )
+    mail.send("Hi, it is really me")
+    # Mails are read in order: once Ana's real mail is answered, the two before it were handled.
+    [reply] = await mail.outbox.wait(1)
+    assert body(reply) == "Hello Ana."
+    await asyncio.sleep(0.5)
+    assert len(mail.outbox.messages) == 1
+    assert [r.last_user_text for r in mail.turns()] == ["Hi, it is really me"]
+    assert [s.owner for s in await mail.rt.sessions.list()] == ["ana"]
+    logged = capsys.readouterr()
+    assert "channel.stranger" in logged.out + logged.err
+    assert "spf=fail" in logged.out + logged.err
+
+
+async def test_an_approval_is_answered_by_replying_yes(tmp_path: Path, servers: Any) -> None:
+    world = await start_mail(tmp_path, servers, navi_approval_mode="smart")
+    try:
+        marker = tmp_path / "made-by-mail"
+        world.script.turn(
+            Reply(tool_calls=[ScriptedCall("terminal", {"command": f"touch {marker}"})]), "Done."
+        )
+        world.send("Please make the file")
+        [question] = await world.outbox.wait(1)
+        assert "terminal" in body(question) and f"touch {marker}" in body(question)
+        assert "Reply yes" in body(question)
+        assert not marker.exists()
+        world.send("yes\n\n> Navi wants to run terminal", reply_to=question)
+        answer = (await world.outbox.wait(2))[1]
+        assert body(answer) == "Done."
+        assert marker.exists()
+        assert len(await world.rt.sessions.list(owner="ana")) == 1
+    finally:
+        await world.services.stop()
+
+
+async def test_stop_by_command(tmp_path: Path, servers: Any) -> None:
+    world = await start_mail(tmp_path, servers, navi_approval_mode="smart")
+    try:
+        marker = tmp_path / "never"
+        world.script.turn(Reply(tool_calls=[ScriptedCall("terminal", {"command": f"touch {marker}"})]))
+        world.send("Please make the file")
+        [question] = await world.outbox.wait(1)
+        world.send("!stop", reply_to=question)
+        stopped = (await world.outbox.wait(2))[1]
+        assert body(stopped) == "Stopped."
+        sessions = await world.rt.sessions.list(owner="ana")
+        await world.services.runs.wait(sessions[0].id, 10)
+        assert world.services.runs.get(sessions[0].id) is None
+        assert not marker.exists()
+    finally:
+        await world.services.stop()
+
+
+async def test_a_schedule_delivers_its_answer_by_mail_to_listed_addresses_only(
+    mail: Mail, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mail.script.turn("Your day: all quiet.", "Your day: all quiet.")  # the two run side by side
+    at = "2030-01-01T09:00:00+00:00"
+    daily = await mail.rt.schedules.create(
+        owner="ana",
+        prompt="Summarise my day",
+        at=at,
+        title="Daily summary",
+        deliver={"channel": "email", "to": "Ana <ANA@example.org>"},
+    )
+    assert daily.deliver is not None and daily.deliver.to == "Ana <ANA@example.org>"
+    stored = await mail.rt.schedules.store.get(daily.id)
+    assert stored is not None and stored.deliver == daily.deliver  # kept in the database
+    await mail.rt.schedules.create(
+        owner="ana",
+        prompt="Tell Eve",
+        at=at,
+        title="For Eve",
+        deliver={"channel": "email", "to": "eve@example.com"},
+    )
+    runner = mail.services.schedule_runner
+    assert runner is not None
+    await runner.tick(datetime(2030, 1, 1, 9, 0, 5, tzinfo=UTC))
+    await runner.drain()
+    [sent] = await mail.outbox.wait(1)
+    assert sent["To"] == ANA and sent["Subject"] == "Daily summary"
+    assert sent["In-Reply-To"] is None
+    assert body(sent) == "Your day: all quiet."
+    await asyncio.sleep(0.5)
+    assert len(mail.outbox.messages) == 1  # Eve is not on the allowlist: nothing sent to her
+    logged = capsys.readouterr()
+    assert "schedule.not_delivered" in logged.out + logged.err
+    [run] = await mail.rt.schedules.store.runs(daily.id)
+    assert run.status == "ok" and run.session_id is not None
+
+    # Ana's reply to the delivered mail goes on in the run's session.
+    mail.script.turn("Glad to hear.")
+    mail.send("Thanks!", reply_to=sent)
+    reply = (await mail.outbox.wait(2))[1]
+    assert body(reply) == "Glad to hear."
+    stored = await mail.rt.sessions.get(run.session_id, owner="ana")
+    assert stored is not None
+    assert [m.content for m in stored.messages][-2:] == ["Thanks!", "Glad to hear."]
+
+
+async def test_a_schedule_refuses_a_malformed_delivery(mail: Mail) -> None:
+    from navi.schedules.when import ScheduleError
+
+    for bad in ({"channel": "email"}, {"channel": "E mail", "to": "x"}, {"to": "a@b"}, "email:a@b"):
+        with pytest.raises(ScheduleError, match="deliver must be"):
+            await mail.rt.schedules.create(
+                owner="ana", prompt="p", at="2030-01-01T09:00:00+00:00", deliver=bad
+            )  # type: ignore[arg-type]
+    assert await mail.rt.schedules.store.list() == []
+
+
+async def test_a_file_the_run_makes_goes_back_as_an_attachment(mail: Mail) -> None:
+    mail.script.turn("Hello.")
+    mail.send("Hi")
+    [hello] = await mail.outbox.wait(1)
+    [session] = await mail.rt.sessions.list(owner="ana")
+    report = Path(mail.rt.settings.session_files_dir) / session.id / "report.txt"
+    write = ScriptedCall(
+        "filesystem", {"action": "write", "path": str(report), "content": "Revenue: up 5%\n"}
+    )
+    mail.script.turn(Reply(tool_calls=[write]), "Here is the report.")
+    mail.send("Write me the report", reply_to=hello)
+    answer = (await mail.outbox.wait(2))[1]
+    assert body(answer) == "Here is the report."
+    [attached] = list(answer.iter_attachments())
+    assert attached.get_filename() == "report.txt"
+    assert attached.get_content_type() == "text/plain"
+    assert attached.get_payload(decode=True) == b"Revenue: up 5%\n"
+    assert list(hello.iter_attachments()) == []
+
+
+async def test_doctor_logs_in_to_imap_and_smtp(servers: Any, tmp_path: Path) -> None:
+    from navi.cli.doctor import channel_checks
+    from navi.config import load_settings
+
+    imap, smtp_port, _outbox = servers
+    base = {
+        "db_path": str(tmp_path / "navi.db"),
+        "navi_email_address": NAVI,
+        "navi_email_imap_host": "127.0.0.1",
+        "navi_email_imap_port": imap.port,
+        "navi_email_imap_security": "none",
+        "navi_email_smtp_host": "127.0.0.1",
+        "navi_email_smtp_port": smtp_port,
+        "navi_email_username": imap.user,
+        "navi_email_password": imap.password,
+        "navi_email_smtp_username": SMTP_USER,
+        "navi_email_smtp_password": SMTP_PASSWORD,
+    }
+    [good] = [c async for c in channel_checks(load_settings(**base))]
+    assert good.ok and good.what == "channel email: logged in"
+    # A wrong IMAP password, and an SMTP port nothing listens on.
+    wrong = {**base, "navi_email_password": "wrong", "navi_email_smtp_port": free_port()}
+    [bad] = [c async for c in channel_checks(load_settings(**wrong))]
+    assert not bad.ok
+    assert f"IMAP 127.0.0.1:{imap.port}" in bad.what and "AUTHENTICATIONFAILED" in bad.what
+    assert f"SMTP 127.0.0.1:{wrong['navi_email_smtp_port']}" in bad.what
+    assert "wrong" not in bad.what  # no password in the report
+    assert [c async for c in channel_checks(load_settings(db_path=str(tmp_path / "navi.db")))] == []

@@ -1,0 +1,200 @@
+"""The channel framework's parts without servers: the allowlist and thread store (in memory, on
+SQLite, on PostgreSQL), how a mail is read (what the person wrote, threads, authentication
+results, hostile headers), how answers are split, and `navi channels`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from email.message import EmailMessage
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from navi.channels.base import split_text
+from navi.channels.email import EmailChannel, EmailSettings, auth_failure, unquoted
+from navi.channels.sqlstore import SqlChannelStore
+from navi.channels.store import ChannelError, ChannelStore, InMemoryChannelStore
+from navi.sessions.models import Session
+from navi.storage import migrate
+from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.sessions import SqlSessionStore
+from tests.helpers.cli import run_navi
+
+CHANNEL = EmailChannel(
+    EmailSettings(
+        address="navi@example.net",
+        imap_host="imap.invalid",
+        smtp_host="smtp.invalid",
+        username="n",
+        password="p",
+    )
+)
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def store(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[tuple[ChannelStore, list[str]]]:
+    """A channel store and two sessions it may name (rows of the sessions table when SQL)."""
+    if request.param == "memory":
+        yield InMemoryChannelStore(), ["s-one", "s-two"]
+        return
+    url = (
+        sqlite_url(str(tmp_path / "navi.db"))
+        if request.param == "sqlite"
+        else postgres_url(request.getfixturevalue("pg_url"))
+    )
+    db = Database(url)
+    await migrate.upgrade(db)
+    sessions = SqlSessionStore(db, str(tmp_path / "files"))
+    made: list[Session] = [await sessions.create("general", owner="ana") for _ in range(2)]
+    try:
+        yield SqlChannelStore(db), [s.id for s in made]
+    finally:
+        await db.dispose()
+
+
+async def test_the_allowlist_and_threads(store: tuple[ChannelStore, list[str]]) -> None:
+    channels, (one, two) = store
+    assert await channels.user_of("email", "ana@example.org") is None
+    await channels.allow("email", "ana@example.org", "local")
+    await channels.allow("email", "ana@example.org", "ana")  # listed again: the new user counts
+    await channels.allow("email", "bob@example.org", "bob")
+    assert await channels.user_of("email", "ana@example.org") == "ana"
+    assert await channels.user_of("matrix", "ana@example.org") is None
+    assert [(a.address, a.user) for a in await channels.allowed("email")] == [
+        ("ana@example.org", "ana"),
+        ("bob@example.org", "bob"),
+    ]
+    assert await channels.deny("email", "bob@example.org") is True
+    assert await channels.deny("email", "bob@example.org") is False
+    with pytest.raises(ChannelError):
+        await channels.allow("e mail", "x@y", "ana")
+    with pytest.raises(ChannelError):
+        await channels.allow("email", "a b@c", "ana")
+
+    long_key = "x" * 2000 + "@example.org"  # a hostile Message-ID: stored by its digest
+    await channels.link("email", ["m1@example.org", long_key], one, "ana")
+    await channels.link("email", ["m2@example.org"], two, "ana")
+    await channels.link("email", ["m1@example.org"], two, "ana")  # known: its first session keeps it
+    assert await channels.session_of("email", ["nope", long_key], "ana") == one
+    assert await channels.session_of("email", ["m2@example.org", "m1@example.org"], "ana") == two
+    assert await channels.session_of("email", ["m1@example.org"], "ana") == one
+    assert await channels.session_of("email", ["m1@example.org"], "bob") is None  # not bob's thread
+    assert await channels.session_of("email", [], "ana") is None
+
+
+def mail(body: str = "Hello", **headers: str) -> bytes:
+    message = EmailMessage()
+    message["From"] = headers.pop("From", "Ana <Ana@Example.org>")
+    message["To"] = "navi@example.net"
+    message["Subject"] = headers.pop("Subject", "Re: RE: Plans")
+    for name, value in headers.items():
+        message[name.replace("_", "-")] = value
+    message.set_content(body)
+    return message.as_bytes()
+
+
+def test_a_mail_is_read_as_the_person_wrote_it() -> None:
+    raw = mail(
+        "Yes, Tuesday.\n\nOn Mon, 2 Feb 2026 at 10:00, Navi <navi@example.net> wrote:\n> When?\n",
+        Message_ID="<m3@example.org>",
+        In_Reply_To="<m2@example.net>",
+        References="<m1@example.org> <m2@example.net>",
+    )
+    incoming = CHANNEL.parse(raw)
+    assert incoming is not None
+    assert incoming.sender == "ana@example.org"
+    assert incoming.text == "Yes, Tuesday."
+    assert incoming.key == "m3@example.org"
+    assert incoming.thread == ["m2@example.net", "m1@example.org"]
+    assert incoming.title == "Plans"
+    assert incoming.refused is None
+
+
+def test_navi_s_own_mail_and_mail_without_a_sender_are_not_read() -> None:
+    assert CHANNEL.parse(mail(From="Navi <NAVI@example.net>")) is None
+    assert CHANNEL.parse(mail(From="nobody")) is None
+
+
+def test_a_failed_spf_or_dkim_refuses_the_mail() -> None:
+    assert auth_failure([]) is None
+    assert (
+        auth_failure(["mx.example.net; spf=pass smtp.mailfrom=example.org; dkim=pass header.d=example.org"])
+        is None
+    )
+    assert (
+        auth_failure(["mx.example.net; dkim=fail header.d=example.org"])
+        == "dkim=fail in Authentication-Results"
+    )
+    assert auth_failure(["mx; spf=softfail"]) == "spf=softfail in Authentication-Results"
+    incoming = CHANNEL.parse(mail(Authentication_Results="mx.example.net; spf=pass; dkim=fail"))
+    assert incoming is not None and incoming.refused == "dkim=fail in Authentication-Results"
+
+
+def test_quoted_text_and_signatures_are_cut() -> None:
+    assert unquoted("Fine.\n> quoted\n>> deeper\nThanks") == "Fine.\nThanks"
+    assert unquoted("Hi\n-- \nAna, CEO\n") == "Hi"
+    assert unquoted("Top\n\n-----Original Message-----\nFrom: x") == "Top"
+
+
+def test_hostile_headers_do_not_crash_the_reader() -> None:
+    raw = (
+        b"From: =?utf-8?b?invalid?= <ana@example.org>\r\n"
+        b"Message-ID: <" + b"a" * 5000 + b">\r\n"
+        b"References: " + b" ".join(b"<r%d@x>" % i for i in range(5000)) + b"\r\n"
+        b"Subject: \xff\xfe broken\r\n"
+        b"Content-Type: multipart/mixed; boundary=zzz\r\n\r\n"
+        b"--zzz\r\nContent-Type: text/plain\r\n\r\nhi\r\n--zzz--\r\n"
+    )
+    incoming = CHANNEL.parse(raw)
+    assert incoming is not None
+    assert incoming.text == "hi"
+    assert len(incoming.thread) <= 100
+    assert len(incoming.key) <= 500
+
+
+def test_a_reply_quotes_nothing_and_threads() -> None:
+    from navi.channels.base import Incoming, Outgoing
+
+    incoming = Incoming(
+        channel="email",
+        sender="ana@example.org",
+        text="secret question",
+        key="m3@example.org",
+        context={"subject": "Plans", "references": ["m1@example.org"]},
+    )
+    out = CHANNEL.compose(Outgoing(to="ana@example.org", text="Answer.", reply=incoming))
+    assert out["Subject"] == "Re: Plans"
+    assert out["In-Reply-To"] == "<m3@example.org>"
+    assert out["References"] == "<m1@example.org> <m3@example.org>"
+    assert "secret question" not in out.as_string()
+
+
+def test_long_answers_are_split_at_paragraphs() -> None:
+    text = "\n\n".join(f"Paragraph {i} " + "word " * 30 for i in range(10))
+    parts = split_text(text, 400)
+    assert all(len(p) <= 400 for p in parts)
+    assert " ".join(" ".join(parts).split()) == " ".join(text.split())
+    assert all(p.startswith("Paragraph") for p in parts)
+    assert split_text("short", 400) == ["short"]
+
+
+def test_navi_channels_commands(tmp_path: Path) -> None:
+    def run_cli(args: list[str], env: dict[str, str]) -> Any:
+        return run_navi(tmp_path, *args)
+
+    env: dict[str, str] = {}
+    assert "Nobody may talk" in run_cli(["channels", "list"], env=env).stdout
+    added = run_cli(["channels", "allow", "email", "Ana <ANA@Example.org>"], env=env)
+    assert added.returncode == 0 and "Allowed ana@example.org on email" in added.stdout
+    refused = run_cli(["channels", "allow", "email", "bob@example.org", "--user", "bob"], env=env)
+    assert refused.returncode == 1 and "no user 'bob'" in refused.stderr
+    unknown = run_cli(["channels", "allow", "telegram", "@ana"], env=env)
+    assert unknown.returncode == 1 and "no channel 'telegram'" in unknown.stderr
+    listed = run_cli(["channels", "list"], env=env).stdout
+    assert "ana@example.org" in listed and "local" in listed and "bob" not in listed
+    assert run_cli(["channels", "deny", "email", "ana@example.org"], env=env).returncode == 0
+    again = run_cli(["channels", "deny", "email", "ana@example.org"], env=env)
+    assert again.returncode == 1 and "is not allowed" in again.stderr

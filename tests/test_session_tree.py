@@ -10,36 +10,22 @@ import pytest
 
 from navi.llm.messages import Message
 from navi.sessions import tree
-from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.models import Session
 from navi.sessions.store import SessionNotFound, SessionStore
 from navi.sessions.tree import BranchNotFound
 from navi.storage import migrate
-from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.database import Database
 from navi.storage.sessions import SqlSessionStore
 from tests.helpers.old_schema import old_session
+from tests.helpers.session_stores import STORES, opened_store, url_of
 
-STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 SQL = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-
-
-def url_of(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
-    if kind == "sqlite":
-        return sqlite_url(tmp_path / "navi.db")
-    return postgres_url(request.getfixturevalue("pg_url"))
 
 
 @pytest.fixture(params=STORES)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
-    if request.param == "memory":
-        s: SessionStore = InMemorySessionStore()
-    else:
-        s = SqlSessionStore.at(url_of(request.param, tmp_path, request))
-    await s.open()
-    try:
+    async with opened_store(request.param, tmp_path, request) as s:
         yield s
-    finally:
-        await s.aclose()
 
 
 def texts(session: Session | None) -> list[str]:

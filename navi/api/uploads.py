@@ -28,6 +28,7 @@ from typing import IO, Any
 from python_multipart import MultipartParser
 from python_multipart.multipart import parse_options_header
 
+from navi.sessions.files import claim
 from navi.sessions.filetypes import (
     REFUSED,
     SNIFF_BYTES,
@@ -75,22 +76,6 @@ def _make_folder(folder: Path) -> None:
     """The session's folder, and SESSION_FILES_DIR above it, made 0700 when Navi creates them."""
     folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     folder.mkdir(mode=0o700, exist_ok=True)
-
-
-def _claim(folder: Path, name: str) -> Path:
-    """Reserve a free name in `folder`, adding " (1)", " (2)"… before the extension when taken."""
-    stem, dot, ext = name.rpartition(".")
-    if not dot or not stem:
-        stem, ext = name, ""
-    for n in range(10_000):
-        candidate = folder / (name if n == 0 else f"{stem} ({n}){'.' + ext if ext else ''}")
-        try:
-            fd = os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        except FileExistsError:
-            continue
-        os.close(fd)
-        return candidate
-    raise UploadError(409, f"too many files named {name}")
 
 
 @dataclass
@@ -219,7 +204,9 @@ async def receive_upload(
                 reason = await asyncio.to_thread(kind_reason, name, part.head, part.temp)
             if reason:
                 raise UploadError(415, reason)
-            target = _claim(folder, name)
+            target = claim(folder, name)
+            if target is None:
+                raise UploadError(409, f"too many files named {name}")
             os.replace(part.temp, target)
             stored.append(
                 StoredFile(target.name, str(public_prefix / target.name), part.size, part.content_type)

@@ -34,6 +34,7 @@ from navi.channels.base import Attachment, Channel, Incoming, Outgoing
 from navi.channels.store import ChannelStore
 from navi.runs.manager import RunManager
 from navi.runs.run import AgentRun, RunActive
+from navi.sessions.files import claim
 from navi.sessions.filetypes import SNIFF_BYTES, executable_reason, kind_reason, zip_reason
 from navi.sessions.store import SessionStore
 
@@ -287,7 +288,9 @@ class ChannelWorker:
                 continue
             folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             folder.mkdir(mode=0o700, exist_ok=True)
-            path = _claim(folder, name)
+            path = claim(folder, name)
+            if path is None:
+                raise OSError(f"no free name for {name} in {folder}")
             with open(path, "wb") as out:
                 out.write(attachment.data)
             if (
@@ -345,18 +348,3 @@ def safe_name(raw: str) -> str:
     name = "".join(ch for ch in name if ch.isprintable() and ch not in '<>:"|?*\x00')
     name = re.sub(r"\s+", " ", name).strip(" .")
     return (name or "attachment")[-150:]
-
-
-def _claim(folder: Path, name: str) -> Path:
-    """A free path for `name` in `folder` (" (1)", " (2)"… before the extension when taken), made 0600."""
-    stem, dot, ext = name.rpartition(".")
-    if not dot or not stem:
-        stem, ext = name, ""
-    for n in range(10_000):
-        candidate = folder / (name if n == 0 else f"{stem} ({n}){'.' + ext if ext else ''}")
-        try:
-            os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-            return candidate
-        except FileExistsError:
-            continue
-    raise OSError(f"no free name for {name} in {folder}")

@@ -8,6 +8,7 @@ background loop of a running Navi, started by the composition root.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import time
 from pathlib import Path
@@ -51,3 +52,19 @@ async def cleanup_loop(root: Path, ttl_hours: float, interval: float = 600.0) ->
         except Exception as exc:  # keep sweeping next time
             log.warning("uploads.cleanup_failed", error=str(exc))
         await asyncio.sleep(interval)
+
+
+def claim(folder: Path, name: str) -> Path | None:
+    """Reserve a free path for `name` in `folder`, made 0600 and empty: `name` itself, else
+    " (1)", " (2)"… before the extension. None when ten thousand are taken."""
+    stem, dot, ext = name.rpartition(".")
+    if not dot or not stem:
+        stem, ext = name, ""
+    for n in range(10_000):
+        candidate = folder / (name if n == 0 else f"{stem} ({n}){'.' + ext if ext else ''}")
+        try:
+            os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except FileExistsError:
+            continue
+        return candidate
+    return None

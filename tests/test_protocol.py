@@ -80,6 +80,7 @@ def test_each_side_has_its_frames() -> None:
         "edit",
         "regenerate",
         "switch",
+        "continue",
         "queue_edit",
         "queue_cancel",
     }

@@ -56,6 +56,7 @@ from navi.llm.registry import BackendRegistry
 from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens
 from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry
+from navi.sessions.continuations import NOTHING_TO_CONTINUE, continuable
 from navi.sessions.models import Session
 from navi.sessions.store import SessionNotFound, SessionStore
 from navi.tools.registry import ToolRegistry
@@ -222,6 +223,7 @@ class Agent:
         on_stored: Callable[[], None] | None = None,
         unattended: runctx.Unattended | None = None,
         steering: Callable[[], Awaitable[Sequence[Steering]]] | None = None,
+        continues: str | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Run one turn of a stored session, yielding events as they happen.
 
@@ -236,11 +238,13 @@ class Agent:
         approval are settled at once (see `ApprovalGate.screen`).
         `steering` hands over the messages the user sent to steer this turn since it was last
         called (each once); they join the turn before its next model call (`steered`).
+        `continues` (an answer's id): the turn goes on with the session's latest answer, which the
+        token cap cut off, instead of answering a message (`message`, `images`, `files` ignored).
         """
         self.active.add(session_id)
         try:
             user = None
-            if not retry:
+            if not retry and continues is None:
                 # The message is committed before anything else, even loading the session: only
                 # then may the server acknowledge it (`on_stored`). One small transaction, about a
                 # millisecond on SQLite.
@@ -261,7 +265,9 @@ class Agent:
                 steering=None if steering is None else self._steering(steering),
             )
             with structlog.contextvars.bound_contextvars(session_id=session_id), runctx.using(ctx):
-                if user is None:
+                if continues is not None:
+                    turn = self._continuation(session, profile, ctx, continues)
+                elif user is None:
                     turn = self._retry(session, profile, ctx, planning)
                 else:
                     turn = self._turn(session, profile, ctx, user, planning)
@@ -377,6 +383,48 @@ class Agent:
             return
         async for event in self._turn(session, profile, ctx, user, planning, retry=True):
             yield event
+
+    async def _continuation(
+        self, session: Session, profile: AgentProfile, ctx: runctx.RunContext, message_id: str
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """Go on with the cut-off answer `message_id` names (navi/sessions/continuations.py): one
+        model call on the context as it is plus the note for that call only, its reply stored as
+        the answer's child, marked `continues`. Planning is skipped. Anything else is refused
+        (`nothing_to_continue`), storing nothing; a failure leaves the answer as it was."""
+        shown = await self.sessions.get(session.id)
+        last = continuable(shown.messages if shown is not None else [], message_id)
+        if last is None:
+            yield ErrorEvent(message=NOTHING_TO_CONTINUE, code="nothing_to_continue")
+            return
+        try:
+            run = await self.binder.new_run(ctx, profile, list(session.context), persistent=True, stream=True)
+        except LLMError as exc:
+            yield ErrorEvent.of(exc)
+            return
+        if session.context_token_count:
+            run.counted(session.context_token_count)
+        else:
+            run.counted(run.fixed + self.view_tokens(run.context))
+        run.continues = last.id
+        finished = False
+        try:
+            async for event in self.loop.steps(run):
+                finished = finished or isinstance(event, StreamEnd)
+                yield event
+        finally:
+            await self.writer.flush(run)
+        if finished:
+            work = after_turn(
+                self.workers,
+                run,
+                detached_llm=self.binder.backend(run.profile, None),
+                overhead_tokens=self.budget.overhead(run),
+                needs_name=session.name is None,
+                user_text="",
+                background=self.spawn_background,
+            )
+            async for event in work:
+                yield event
 
     async def _turn(
         self,

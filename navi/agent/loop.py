@@ -41,6 +41,7 @@ from navi.llm.errors import ContextOverflow, LLMError
 from navi.llm.messages import Message, ToolSpec
 from navi.llm.meta import TokenUsage
 from navi.llm.tokens import estimate_messages_tokens
+from navi.sessions.continuations import CONTINUE_NOTE
 from navi.tools.base import Intent, SwitchProfile
 from navi.tools.registry import ToolView
 
@@ -145,7 +146,10 @@ class Loop:
             yield Steered(message_id=message.id, message=said_by_user(message))
 
     def _offer(self, run: RunState, *, last_step: bool) -> tuple[str | None, list[ToolSpec]]:
-        """The note and the tools of the next call: none at the step limit or after failures."""
+        """The note and the tools of the next call: none at the step limit or after failures, nor
+        when the call continues a cut-off answer (the note asks for the rest of its text)."""
+        if run.continues is not None:
+            return CONTINUE_NOTE, []
         if last_step:
             return LIMIT_NOTE, []
         if run.failures >= self.config.max_consecutive_tool_failures:
@@ -224,6 +228,8 @@ class Loop:
             reply.content = reply.content or STOPPED_CALLING_TOOLS
         if not reply.tool_calls and run.retry_of is not None:
             reply.metadata.retry_of = run.retry_of
+        if run.continues is not None:
+            reply.metadata.continues = run.continues
         return completion
 
     @staticmethod

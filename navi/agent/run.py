@@ -47,6 +47,7 @@ class RunState:
     sent: list[Message] = field(default_factory=list)  # the messages of the latest model call
     tool_costs: dict[str, int] = field(default_factory=dict)  # estimated tokens per tool (see _tool_cost)
     retry_of: str | None = None  # the user message whose failed turn this run answers again
+    continues: str | None = None  # the cut-off answer this run goes on with (navi/sessions/continuations.py)
     # What the turn's model calls (every step of the loop, not planning or summaries) cost, as the
     # server counted it; `spent_estimated` when any call's count was Navi's estimate.
     spent_prompt: int = 0

@@ -1,7 +1,8 @@
-"""The `edit`, `regenerate` and `switch` client frames of the streaming protocol
+"""The `edit`, `regenerate`, `switch` and `continue` client frames of the streaming protocol
 (navi/runs/branching.py does the work). A refusal is an `error` frame of no turn: `busy` while a
 turn runs, `message_not_found` for a message the session does not hold, `bad_frame` for one that
-cannot be edited or answered again."""
+cannot be edited or answered again, `nothing_to_continue` for a continue of anything but the
+latest answer the token cap cut off."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from navi.runs import RunActive, RunManager, branching
 from navi.sessions.store import SessionNotFound
 from navi.sessions.tree import BranchNotFound
 
-KINDS = frozenset({"edit", "regenerate", "switch"})
+KINDS = frozenset({"edit", "regenerate", "switch", "continue"})
 
 
 async def act(
@@ -33,6 +34,8 @@ async def act(
             await branching.edit(runs, session_id, message_id, content, owner=owner)
         elif kind == "regenerate":
             await branching.regenerate(runs, session_id, message_id, owner=owner)
+        elif kind == "continue":
+            await branching.continue_answer(runs, session_id, message_id, owner=owner)
         else:
             await branching.switch(runs, session_id, message_id, owner=owner)
         return
@@ -40,6 +43,8 @@ async def act(
         message, code = str(exc), "busy"
     except BranchNotFound as exc:
         message, code = str(exc), "message_not_found"
+    except branching.NothingToContinue as exc:
+        message, code = str(exc), "nothing_to_continue"
     except branching.NotBranchable as exc:
         message, code = str(exc), "bad_frame"
     except SessionNotFound as exc:

@@ -26,7 +26,7 @@ from navi.llm.errors import LLMError
 from navi.logging import get_logger
 from navi.profiles.registry import UnknownProfile
 from navi.runs import RunActive
-from navi.runs.branching import NotBranchable
+from navi.runs.branching import NotBranchable, NothingToContinue
 from navi.runs.queue import QueueFull
 from navi.runs.queueing import NotQueued
 from navi.schedules.when import ScheduleError
@@ -69,6 +69,7 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (NothingToAnalyse, 422, "nothing_to_analyse"),
     (BadRequest, 422, "bad_request"),
     (NotBranchable, 422, "bad_request"),
+    (NothingToContinue, 422, "nothing_to_continue"),
     (ScheduleError, 422, "bad_schedule"),
     (RunActive, 409, "busy"),
     (NotQueued, 404, "not_queued"),

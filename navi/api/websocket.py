@@ -16,7 +16,8 @@ running turn ("steer"); `queue_edit` and `queue_cancel` change a waiting message
 `{"type": "retry"}` runs the session's latest failed turn again without storing its message twice;
 `{"type": "approval", "call_id", "decision"}` answers a tool call waiting for approval ("allow",
 "deny" or "always"). An answer nothing waits for gets an `error` frame, code `approval_not_found`.
-`edit`, `regenerate` and `switch` move the session to another branch (navi/api/branch_frames.py).
+`edit`, `regenerate` and `switch` move the session to another branch, `continue` goes on with an
+answer the token cap cut off (navi/api/branch_frames.py).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from navi.protocol import (
     MAX_IMAGES,
     ApprovalFrame,
     BadFrame,
+    ContinueFrame,
     Decision,
     EditFrame,
     ErrorCode,
@@ -113,7 +115,7 @@ def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
         return CheckedFrame("retry")
     if isinstance(frame, ApprovalFrame):
         return CheckedFrame("approval", call_id=frame.call_id, decision=frame.decision)
-    if isinstance(frame, EditFrame | RegenerateFrame | SwitchFrame):
+    if isinstance(frame, EditFrame | RegenerateFrame | SwitchFrame | ContinueFrame):
         content = frame.content if isinstance(frame, EditFrame) else ""
         return CheckedFrame(frame.type, content, message_id=frame.message_id)
     if isinstance(frame, QueueEditFrame | QueueCancelFrame):

@@ -170,6 +170,8 @@ class MessageMeta(Record):
     usage: TokenUsage | None = None
     finish_reason: str | None = None  # "length" when the token cap cut it
     retry_of: str | None = None  # the user message whose failed turn it answers
+    continues: str | None = None  # the cut-off answer (its parent) whose text this one goes on with
+    parts: list[str] | None = None  # as shown: the ids of the stored answers joined into this one
     interrupted: str | None = None  # the error that broke the stream it was written in
     # The record of a failed turn: display history only, never the model's context.
     error: TurnError | None = None

@@ -166,6 +166,20 @@ class SwitchFrame(_ClientFrame):
         return _message_id(data)
 
 
+class ContinueFrame(_ClientFrame):
+    """Goes on with an answer the token cap cut off (`finish_reason: "length"`): `message_id` names
+    the session's latest answer (or the first part of it, as shown). The continuation streams as a
+    turn whose `stream_start` carries `continues`; `nothing_to_continue` for any other message."""
+
+    type: Literal["continue"] = "continue"
+    message_id: str = Field(min_length=1, max_length=MAX_MESSAGE_ID)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _said_plainly(cls, data: Any) -> Any:
+        return _message_id(data)
+
+
 class QueueEditFrame(_ClientFrame):
     """New text for a message that waits in the session (`queued`); `not_queued` if it no longer does."""
 
@@ -205,6 +219,7 @@ ClientFrame = Annotated[
     | EditFrame
     | RegenerateFrame
     | SwitchFrame
+    | ContinueFrame
     | QueueEditFrame
     | QueueCancelFrame,
     Field(discriminator="type"),
@@ -217,6 +232,7 @@ _CLIENT_TYPES: dict[str, type[_ClientFrame]] = {
     "edit": EditFrame,
     "regenerate": RegenerateFrame,
     "switch": SwitchFrame,
+    "continue": ContinueFrame,
     "queue_edit": QueueEditFrame,
     "queue_cancel": QueueCancelFrame,
 }
@@ -233,7 +249,7 @@ def parse_client_frame(data: Any) -> ClientFrame:
             f'unknown frame type {kind!r}; send {{"type": "message", "content": …}}, '
             '{"type": "retry"}, {"type": "approval", "call_id": …, "decision": …}, '
             '{"type": "edit", "message_id": …, "content": …}, {"type": "regenerate", "message_id": …}, '
-            '{"type": "switch", "message_id": …}, '
+            '{"type": "switch", "message_id": …}, {"type": "continue", "message_id": …}, '
             '{"type": "queue_edit", "message_id": …, "content": …} or '
             '{"type": "queue_cancel", "message_id": …}'
         )

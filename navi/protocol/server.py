@@ -48,7 +48,9 @@ class StreamStart(_RunFrame):
 
     type: Literal["stream_start"] = "stream_start"
     message: UserMessage | None = Field(
-        description="The user's message (null: a retry with no failed turn to run again)."
+        description=(
+            "The user's message (null: a retry with no failed turn to run again, or a continuation)."
+        )
     )
     retry: bool | MISSING = Field(default=MISSING, description="Present (true) on a retried turn.")
     parent_id: str | MISSING | None = Field(
@@ -56,6 +58,13 @@ class StreamStart(_RunFrame):
         description=(
             "On an edit or a regeneration: the message the new branch hangs below (null: a new "
             "first message). Absent when the turn goes on the branch shown."
+        ),
+    )
+    continues: str | MISSING = Field(
+        default=MISSING,
+        description=(
+            "On a continuation (`continue`): the id of the cut-off answer the turn goes on with; "
+            "`message` is null and the deltas append to that answer."
         ),
     )
 
@@ -226,6 +235,7 @@ ErrorCode = Literal[
     "busy",  # a turn is already running in this session
     "bad_frame",  # the client sent a frame Navi cannot use
     "nothing_to_retry",  # retry with no failed turn to run again
+    "nothing_to_continue",  # continue of an answer that is not the latest one, or was not cut off
     "too_slow",  # this connection fell too far behind the run and was closed
     "approval_not_found",  # an answer to an approval no run is waiting for (answered already, or unknown)
     "message_not_found",  # edit, regenerate or switch named no message of the session

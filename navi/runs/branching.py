@@ -1,4 +1,4 @@
-"""Edit, regenerate and switch: turns and moves on another branch of a session's tree.
+"""Edit, regenerate, switch and continue: turns and moves on another branch of a session's tree.
 
 Each moves the session's active leaf while holding the session's slot (no turn runs meanwhile,
 `RunManager.holding`), rebuilding the context of the new path (navi/agent/branches.py), and then,
@@ -12,9 +12,14 @@ from navi.agent import branches
 from navi.llm.messages import Message
 from navi.runs.manager import RunManager
 from navi.runs.run import AgentRun
+from navi.sessions.continuations import NOTHING_TO_CONTINUE, continuable
 from navi.sessions.models import Session, display_only
 from navi.sessions.store import SessionNotFound
 from navi.sessions.tree import BranchNotFound
+
+
+class NothingToContinue(ValueError):
+    """A continue of a message that is not the latest answer, or was not cut off by the token cap."""
 
 
 class NotBranchable(ValueError):
@@ -82,6 +87,25 @@ async def regenerate(
         lambda: branches.branch_at(sessions, session_id, question.id, owner=owner, answering=True),
     )
     return await runs.start(session_id, "", planning=planning, retry=True, branch=question.id)
+
+
+async def continue_answer(
+    runs: RunManager, session_id: str, message_id: str, *, owner: str | None = None, planning: bool = False
+) -> AgentRun:
+    """Go on with the latest answer of the active path, which the token cap cut off: `message_id`
+    names it (or the first part of it as shown, navi/sessions/continuations.py). Nothing is stored
+    unless the model answers. `SessionNotFound`, `BranchNotFound`, `NothingToContinue`, `RunActive`."""
+    session = await runs.agent.sessions.get(session_id, owner=owner)
+    if session is None:
+        raise SessionNotFound(session_id)
+    if not any(m.id == message_id for m in session.messages):
+        if message_id not in session.parents:
+            raise BranchNotFound(message_id)
+        raise NothingToContinue(NOTHING_TO_CONTINUE)  # a message of another branch
+    last = continuable(session.messages, message_id)
+    if last is None:
+        raise NothingToContinue(NOTHING_TO_CONTINUE)
+    return await runs.start(session_id, "", planning=planning, continues=last.id)
 
 
 async def switch(runs: RunManager, session_id: str, message_id: str, *, owner: str | None = None) -> str:

@@ -189,6 +189,7 @@ class RunManager(RunControls, Queueing):
         unattended: Unattended | None = None,
         queued: bool = False,
         branch: str | MISSING | None = MISSING,
+        continues: str | None = None,
     ) -> AgentRun:
         """Start a run (raises `RunActive` if the session has one). Returns immediately.
 
@@ -200,7 +201,9 @@ class RunManager(RunControls, Queueing):
         waiting in the session's queue (`content`, `images` and `files` are ignored), taken from it
         once the session is this run's; `NothingQueued` when none waits by then. `branch`: the
         branch point an edit or a regeneration moved the session to (navi/runs/branching.py),
-        named in `stream_start`.
+        named in `stream_start`. `continues` (an answer's id): the run goes on with that cut-off
+        answer (navi/runs/branching.py `continue_answer`); its `stream_start` carries `continues`
+        and no message.
         """
         previous = self._runs.get(session_id)
         if previous is not None and not previous.answered:
@@ -223,12 +226,23 @@ class RunManager(RunControls, Queueing):
             run.sink = self.bus.published
             self.bus.started(run)
         start: dict[str, Any] | None = None
-        if not retry:  # published by the engine's `on_stored`, once the message is committed
+        if continues is not None:  # nothing to store first: acknowledged at once
+            start = StreamStart(message=None, continues=continues).frame()
+        elif not retry:  # published by the engine's `on_stored`, once the message is committed
             user = Message.user(content, images=list(images), metadata={"files": list(files)})
             user.id = message_id
             start = StreamStart(message=user_message(user), parent_id=branch).frame()
         drive = self._drive(
-            run, content, list(images), list(files), planning, previous, message_id, start, unattended
+            run,
+            content,
+            list(images),
+            list(files),
+            planning,
+            previous,
+            message_id,
+            start,
+            unattended,
+            continues,
         )
         run.task = asyncio.create_task(self._observed(run, drive))
         self.followers.started(run)
@@ -329,14 +343,17 @@ class RunManager(RunControls, Queueing):
         message_id: str | None = None,
         start: dict[str, Any] | None = None,
         unattended: Unattended | None = None,
+        continues: str | None = None,
     ) -> None:
         """Drive the engine's turn. `start` is the new message's `stream_start` (None: a retry,
-        whose message is stored already)."""
+        whose message is stored already), or a continuation's."""
         retry = start is None
         try:
             if retry:
                 failed = await rows.retried_message(self.agent.sessions, run.session_id)
                 run.publish(StreamStart(retry=True, message=failed, parent_id=run.branch).frame())
+            elif continues is not None and start is not None:
+                run.publish(start)
             if previous is not None:
                 await previous.finished.wait()
             stream = self.agent.run_stream(
@@ -348,9 +365,10 @@ class RunManager(RunControls, Queueing):
                 planning=planning,
                 message_id=message_id,
                 retry=retry,
-                on_stored=None if start is None else (lambda: run.publish(start)),
+                on_stored=None if start is None or continues else (lambda: run.publish(start)),
                 unattended=unattended,
                 steering=partial(self.queue.take_steering, run.session_id),  # holds no run
+                continues=continues,
             )
             async for event in stream:
                 frame = event.frame()

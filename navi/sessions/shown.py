@@ -16,6 +16,7 @@ from pydantic import Field
 from navi import redact
 from navi.llm.messages import Message, ToolCall
 from navi.sessions import tree
+from navi.sessions.continuations import joined
 from navi.sessions.models import Session
 
 
@@ -50,7 +51,8 @@ class ShownMessage(Message):
 
 
 def path(session: Session) -> list[ShownMessage]:
-    """`session.messages` (a path of its tree) as shown, each with its siblings."""
+    """`session.messages` (a path of its tree) as shown, each with its siblings, continuations
+    joined to the answers they continue (navi/sessions/continuations.py)."""
     places = tree.siblings([m.id for m in session.messages], session.parents)
     shown: list[ShownMessage] = []
     for msg in messages(session.messages):
@@ -60,4 +62,4 @@ def path(session: Session) -> list[ShownMessage]:
                 **dict(msg), siblings=place.siblings, sibling_index=place.sibling_index
             )
         )
-    return shown
+    return joined(shown)

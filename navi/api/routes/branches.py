@@ -1,6 +1,7 @@
-"""A session's tree over REST: edit a user message, regenerate an answer (each waits for the new
-answer, as `POST /sessions/{id}/messages` does), switch the active branch, fork a session at a
-message. The streaming equivalents are the `edit`, `regenerate` and `switch` frames."""
+"""A session's tree over REST: edit a user message, regenerate an answer, continue a cut-off one
+(each waits for the new answer, as `POST /sessions/{id}/messages` does), switch the active branch,
+fork a session at a message. The streaming equivalents are the `edit`, `regenerate`, `continue` and
+`switch` frames."""
 
 from __future__ import annotations
 
@@ -98,6 +99,18 @@ async def regenerate_message(
 ) -> BranchAnswer:
     run = await branching.regenerate(runs, session_id, message_id, owner=user, planning=False)
     return await _answer(run, session_id, run.branch if isinstance(run.branch, str) else None)
+
+
+@router.post(
+    "/{session_id}/messages/{message_id}/continue",
+    response_model=BranchAnswer,
+    summary="Go on with the latest answer, which the token cap cut off",
+)
+async def continue_message(
+    session_id: OwnedSessionId, message_id: str, runs: RunsDep, user: CurrentUser
+) -> BranchAnswer:
+    run = await branching.continue_answer(runs, session_id, message_id, owner=user)
+    return await _answer(run, session_id, message_id)
 
 
 @router.post("/{session_id}/branch", response_model=Switched, summary="Make another branch the active one")

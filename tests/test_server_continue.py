@@ -1,0 +1,97 @@
+"""Continue over a real server: the `continue` frame and `POST /sessions/{id}/messages/{mid}/continue`,
+on the fake model server with a scripted agent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from navi.cli.main import _register, app
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply
+from tests.server_helpers import LiveNavi, frames_until, live_navi, use_script
+
+_register()  # the CLI's subcommands (`navi users add`)
+
+
+@pytest.fixture
+def navi(tmp_path: Path, fake_server: FakeModelServer):
+    with live_navi(tmp_path, fake_server, planning_enabled=False) as server:
+        yield server
+
+
+def cut_off_session(navi: LiveNavi, fake: FakeModelServer, *rest: Reply) -> tuple[str, str]:
+    """A session whose answer was cut off by the token cap, and that answer's id."""
+    script = use_script(fake)
+    script.turn(Reply(text="Roses are red, violets", finish_reason="length"), *rest)
+    sid = navi.new_session()
+    with navi.client() as http:
+        answer = http.post(f"/sessions/{sid}/messages", json={"content": "A poem?"})
+        assert answer.json()["finish_reason"] == "length", answer.text
+        return sid, http.get(f"/sessions/{sid}").json()["messages"][-1]["id"]
+
+
+async def test_the_continue_frame_streams_the_rest_of_the_answer(
+    navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    sid, cut = cut_off_session(navi, fake_server, Reply(text=" are blue."))
+    async with navi.socket(sid) as ws:
+        await ws.send(json.dumps({"type": "continue", "message_id": cut}))
+        frames = await frames_until(ws, "stream_end")
+        start = frames[0]
+        assert start["type"] == "stream_start" and start["continues"] == cut and start["message"] is None
+        deltas = "".join(f["delta"] for f in frames if f["type"] == "stream_delta")
+        assert deltas == " are blue." and frames[-1]["content"] == " are blue."
+        assert frames[-1]["finish_reason"] == "stop"
+
+        await ws.send(json.dumps({"type": "continue", "message_id": cut}))  # not cut off any more
+        refused = await frames_until(ws, "error")
+        assert refused[-1]["code"] == "nothing_to_continue" and "seq" not in refused[-1]
+        await ws.send('{"type": "continue"}')
+        assert (await frames_until(ws, "error"))[-1]["code"] == "bad_frame"
+    with navi.client() as http:
+        messages = http.get(f"/sessions/{sid}").json()["messages"]
+        assert [m["content"] for m in messages] == ["A poem?", "Roses are red, violets are blue."]
+        assert messages[-1]["id"] == cut and messages[-1]["metadata"].get("finish_reason") is None
+
+
+def test_continue_over_rest_and_its_refusals(navi: LiveNavi, fake_server: FakeModelServer) -> None:
+    sid, cut = cut_off_session(navi, fake_server, Reply(text=" are", finish_reason="length"), Reply(" blue."))
+    with navi.client() as http:
+        first = http.post(f"/sessions/{sid}/messages/{cut}/continue")
+        assert first.status_code == 200, first.text
+        assert first.json()["content"] == " are" and first.json()["finish_reason"] == "length"
+        shown = http.get(f"/sessions/{sid}").json()["messages"]
+        assert shown[-1]["content"] == "Roses are red, violets are"
+        assert shown[-1]["metadata"]["finish_reason"] == "length"
+
+        second = http.post(f"/sessions/{sid}/messages/{cut}/continue")
+        assert second.status_code == 200 and second.json()["content"] == " blue."
+        again = http.post(f"/sessions/{sid}/messages/{cut}/continue")
+        assert again.status_code == 422 and again.json()["code"] == "nothing_to_continue", again.text
+        question = shown[0]["id"]
+        assert http.post(f"/sessions/{sid}/messages/{question}/continue").status_code == 422
+        missing = http.post(f"/sessions/{sid}/messages/nope/continue")
+        assert missing.status_code == 404 and missing.json()["code"] == "message_not_found"
+        assert [m["content"] for m in http.get(f"/sessions/{sid}").json()["messages"]] == [
+            "A poem?",
+            "Roses are red, violets are blue.",
+        ]
+
+
+def test_another_users_session_is_not_found(navi: LiveNavi, fake_server: FakeModelServer) -> None:
+    sid, cut = cut_off_session(navi, fake_server)
+    added = CliRunner().invoke(
+        app, ["users", "add", "bob"], env={"DB_PATH": str(navi.settings.db_path), "LOG_LEVEL": "WARNING"}
+    )
+    assert added.exit_code == 0, added.output
+    bob = {"Authorization": f"Bearer {added.stdout.strip()}"}
+    with httpx.Client(base_url=navi.url, headers=bob, timeout=30) as as_bob:
+        resp = as_bob.post(f"/sessions/{sid}/messages/{cut}/continue")
+        assert resp.status_code == 404 and resp.json()["code"] == "session_not_found", resp.text
+    with navi.client() as http:
+        assert http.get(f"/sessions/{sid}").json()["messages"][-1]["content"] == "Roses are red, violets"

@@ -71,6 +71,8 @@ async def test_a_continuation_cut_off_again_is_continued_again(tmp_path: Path) -
     first = stored.messages[-1].id
     events = await collect(rt.agent.run_stream(session.id, "", continues=first))
     assert isinstance(events[-1], StreamEnd) and events[-1].finish_reason == "length"
+    stored = await rt.sessions.get(session.id)
+    assert stored is not None and events[-1].message_id == stored.messages[-1].id != first
     view = shown.path(await rt.sessions.get(session.id))  # type: ignore[arg-type]
     assert view[-1].content == "One, two, " and view[-1].metadata.finish_reason == "length"
 

@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 import structlog
+from pydantic import MISSING
 
 from navi.agent.budget import Budget
 from navi.agent.context import StoppedQuestions, build_context
@@ -235,12 +236,14 @@ class Loop:
     @staticmethod
     def _answer(run: RunState, completion: Completion, compress_at: int | None) -> StreamEnd:
         run.final_text = completion.message.content or ""
+        cut = completion.finish_reason == "length"
         return StreamEnd(
             content=run.final_text,
             context_tokens=run.size,
             max_context_tokens=run.window,
             compress_at_tokens=compress_at,
-            finish_reason="length" if completion.finish_reason == "length" else "stop",
+            finish_reason="length" if cut else "stop",
+            message_id=completion.message.id if cut else MISSING,
             usage=TurnUsage(
                 prompt_tokens=run.spent_prompt,
                 completion_tokens=run.spent_completion,

@@ -184,6 +184,10 @@ class StreamEnd(_RunFrame):
     usage: TurnUsage = Field(default_factory=TurnUsage)
     # Additive: the context size from which the session is compressed (None: compression is off).
     compress_at_tokens: int | None = None
+    message_id: str | MISSING = Field(
+        default=MISSING,
+        description='Present when finish_reason is "length": the stored answer\'s id, for `continue`.',
+    )
 
 
 class StreamStopped(_RunFrame):

@@ -182,10 +182,38 @@ export class Turn {
     this.thinkingEnd();
     for (const segment of this.texts) segment.flush({ final: true });
     if (content && !this.text) this.setText(content);
-    if (finishReason === "length") this.add(notice("The reply was cut off at its length limit.", "cut"));
+    if (finishReason === "length") this.markCut();
     this.node.removeAttribute("aria-busy");
     const end = endedAt ?? Date.now();
     this.steps?.finish(this.startedAt !== null ? end - this.startedAt : null);
+  }
+
+  markCut() {
+    this.cutNotice = notice("The reply was cut off at its length limit.", "cut");
+    this.add(this.cutNotice);
+  }
+
+  // Cut off at the length limit: a Continue button under the notice runs `onContinue`.
+  offerContinue(onContinue) {
+    if (!this.cutNotice) return;
+    this.continueButton = el("button", { class: "continue", type: "button", onclick: () => onContinue() }, "Continue");
+    this.cutNotice.after(this.continueButton);
+  }
+
+  dropContinue() {
+    this.continueButton?.remove();
+    this.continueButton = null;
+  }
+
+  // A continuation of this answer starts: the cut-off notice goes, and the text streams on in the
+  // answer's last paragraph, in this same bubble.
+  resume() {
+    this.cutNotice?.remove();
+    this.cutNotice = null;
+    this.dropContinue();
+    this.node.setAttribute("aria-busy", "true");
+    const last = this.texts.at(-1);
+    this.segment = last && last.node.parentElement === this.node ? last : null;
   }
 
   stopped() {
@@ -260,9 +288,11 @@ export class Conversation {
   // Follows the end of the conversation while the reader is there (new blocks, streamed text, images
   // that finish loading); scrolling up to read stops that until they scroll back down. Following
   // happens at most once per animation frame, however many changes arrive.
-  constructor(container, { onRetry = null, branches = null } = {}) {
+  constructor(container, { onRetry = null, onContinue = null, branches = null } = {}) {
     this.container = container;
     this.onRetry = onRetry; // runs the latest failed turn again
+    this.onContinue = onContinue; // goes on with the latest answer, cut off at its length limit (its id)
+    this.cut = null; // the Turn showing that answer, while it can be continued
     this.branches = branches; // {onEdit, onRegenerate, onSwitch, onFork}: the tree's actions (branches.js)
     this.failed = null; // the Turn showing the latest failed turn's error, while it can be retried
     this.stick = true;
@@ -347,8 +377,30 @@ export class Conversation {
     this.failed = null;
   }
 
+  // The latest answer was cut off at its length limit: Continue under it goes on with it (`id`,
+  // any stored part of the answer).
+  offerContinue(turn, id) {
+    this.cut?.dropContinue();
+    this.cut = null;
+    if (!this.onContinue || !id) return;
+    turn.offerContinue(() => this.onContinue(id));
+    this.cut = turn;
+  }
+
+  // A continuation started (stream_start with `continues`): the answer it goes on with, live again
+  // (null when this page does not show it).
+  continueTurn() {
+    const turn = this.cut;
+    this.cut = null;
+    if (!turn || !turn.node.isConnected) return null;
+    turn.resume();
+    return turn;
+  }
+
   // `startedAt`: when the turn began, if not now (a turn replayed after a reload began earlier).
   startTurn(startedAt = Date.now()) {
+    this.cut?.dropContinue(); // another turn: that answer is no longer the latest
+    this.cut = null;
     const turn = new Turn({ live: true, startedAt });
     turn.status("starting");
     this.append(turn.node);
@@ -399,6 +451,7 @@ export class Conversation {
   renderHistory(messages) {
     this.clear();
     this.failed = null;
+    this.cut = null;
     let turn = null;
     let asked = null; // when the turn's user message was stored
     let last = null; // when its latest message was
@@ -444,6 +497,10 @@ export class Conversation {
         const t = ensureTurn();
         if (m.thinking) t.turnThinking(m.thinking, false);
         if (m.content) t.setText(m.content);
+        if (m.metadata?.finish_reason === "length" && !m.tool_calls?.length) {
+          t.markCut(); // a continuation is joined to it already (GET /sessions/{id})
+          if (m === messages.at(-1)) this.offerContinue(t, m.id);
+        }
         const shown = m.content ? t.texts.at(-1).node : t.node; // where a search hit scrolls to
         if (m.id && !shown.dataset.messageId) shown.dataset.messageId = m.id;
         for (const call of m.tool_calls || []) t.toolStarted(call.name, call.arguments, call.id, false);

@@ -35,6 +35,7 @@ const state = {
   replaying: false, // opened mid-run: the next stream_start is the replay of that run
   replayFrom: 0, // when that run's message was stored (the replayed turn's start)
   retrying: false, // Retry was pressed: the next stream_start is that retry
+  continuing: false, // the turn running is a continuation of a cut-off answer
   opening: 0, // which openSession call is the latest (an older one finishing late must not win)
   reveal: null, // {session, message}: a search hit opened, its message is shown once its session is
   creating: null, // the session being created for a first message or upload
@@ -46,6 +47,7 @@ const state = {
 
 const conversation = new Conversation($("messages"), {
   onRetry: retry,
+  onContinue: (id) => sendBranchFrame({ type: "continue", message_id: id }),
   branches: { onEdit: editMessage, onRegenerate: regenerate, onSwitch: switchBranch, onFork: forkAt },
 });
 const light = new StatusLight($("model-status"));
@@ -437,7 +439,9 @@ function liveTurn() {
 
 function endTurn() {
   const redraw = state.branchTurn;
-  Object.assign(state, { turn: null, replaying: false, retrying: false, branching: null, branchTurn: false });
+  Object.assign(state, {
+    turn: null, replaying: false, retrying: false, branching: null, branchTurn: false, continuing: false,
+  });
   composer.setRunning(false);
   if (redraw && state.session) redrawHistory(state.session.id); // the new branch's ‹ 2/3 › switchers
 }
@@ -530,6 +534,13 @@ function sessionUpdated(frame) {
 function handleFrame(frame) {
   switch (frame.type) {
     case "stream_start": {
+      if (frame.continues) { // the rest of a cut-off answer: into that answer's bubble
+        state.turn = conversation.continueTurn() || conversation.startTurn();
+        Object.assign(state, { replaying: false, retrying: false, continuing: true });
+        composer.setRunning(true);
+        conversation.scrollToEnd();
+        break;
+      }
       if (frame.message) queueView.remove(frame.message.id); // a queued message's turn
       let asked = null; // the user message drawn now
       if (frame.parent_id !== undefined) {
@@ -581,7 +592,8 @@ function handleFrame(frame) {
       break;
     case "stream_end":
       liveTurn().finish(frame.content, frame.finish_reason);
-      conversation.answerActions(liveTurn());
+      if (!state.continuing) conversation.answerActions(liveTurn()); // a continued answer has them
+      if (frame.finish_reason === "length") conversation.offerContinue(liveTurn(), frame.message_id);
       light.turnAnswered();
       addTurn(frame.usage);
       setMeter(frame.context_tokens, frame.max_context_tokens, frame.compress_at_tokens);
@@ -638,6 +650,7 @@ function handleFrame(frame) {
 const REFUSALS = {
   busy: "Navi is still answering in this conversation (perhaps in another window). Your message is kept: send it once the answer is done.",
   nothing_to_retry: "There is nothing to retry: the failed turn was answered or removed.",
+  nothing_to_continue: "There is nothing to continue: only the latest answer, cut off at its length limit, can be.",
 };
 
 function handleError(frame) {
@@ -647,6 +660,11 @@ function handleError(frame) {
   }
   if (frame.code === "approval_not_found") { // answered meanwhile (another window, the timeout): no turn ends
     if (state.turn?.isAsking(frame.call_id)) toast(frame.message);
+    return;
+  }
+  if (frame.seq !== undefined && state.continuing) { // the answer stays as it was, Continue after a reload
+    conversation.failTurn(liveTurn(), frame.message, false);
+    endTurn();
     return;
   }
   if (frame.seq !== undefined && frame.code !== "nothing_to_retry") { // the run failed, and it is stored

@@ -1,0 +1,68 @@
+"""Continue after a cut-off, on the page in Chromium: the Continue button under an answer the length
+limit cut off streams the rest into the same bubble and goes; a reload shows the answer joined."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply
+from tests.server_helpers import LiveNavi, use_script
+from tests.ui.browser import open_app, reload, send, session_id, wait_idle
+
+pytestmark = [pytest.mark.browser, pytest.mark.navi(planning_enabled=False)]
+
+
+def answers(page: Page):
+    return page.locator("article.turn .markdown.text")
+
+
+def test_continue_after_a_cut_off(page: Page, navi: LiveNavi, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    script.turn(
+        Reply(text="Roses are red, violets", finish_reason="length"),
+        Reply(text=" are blue, sugar", finish_reason="length"),
+        Reply(text=" is sweet."),
+    )
+    open_app(page)
+    send(page, "A poem?")
+    wait_idle(page)
+    button = page.locator("article.turn button.continue")
+    expect(button).to_have_count(1)
+    expect(answers(page)).to_have_text(["Roses are red, violets"])
+
+    button.click()
+    wait_idle(page)
+    expect(answers(page)).to_have_text(["Roses are red, violets are blue, sugar"])  # the same bubble
+    expect(page.locator("article.turn")).to_have_count(1)
+    expect(button).to_have_count(1)  # cut off again: Continue again
+
+    button.click()
+    wait_idle(page)
+    expect(answers(page)).to_have_text(["Roses are red, violets are blue, sugar is sweet."])
+    expect(button).to_have_count(0)
+    expect(page.locator(".notice.cut")).to_have_count(0)
+
+    sid = session_id(page)
+    reload(page)
+    assert session_id(page) == sid
+    expect(answers(page)).to_have_text(["Roses are red, violets are blue, sugar is sweet."])
+    expect(page.locator("article.turn")).to_have_count(1)
+    expect(button).to_have_count(0)
+
+
+def test_a_cut_off_answer_offers_continue_after_a_reload(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn(Reply(text="One, two,", finish_reason="length"), Reply(text=" three."))
+    open_app(page)
+    send(page, "Count")
+    wait_idle(page)
+    reload(page)
+    expect(answers(page)).to_have_text(["One, two,"])
+    page.locator("article.turn button.continue").click()
+    wait_idle(page)
+    expect(answers(page)).to_have_text(["One, two, three."])
+    expect(page.locator("article.turn button.continue")).to_have_count(0)

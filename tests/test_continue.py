@@ -124,3 +124,32 @@ async def test_only_the_latest_answer_is_continued(tmp_path: Path) -> None:
     after = await rt.sessions.get(session.id)
     assert after is not None and len(after.messages) == len(stored.messages)
     await rt.aclose()
+
+
+async def test_a_continuation_whose_stream_breaks_is_kept_and_continued_again(tmp_path: Path) -> None:
+    rt, _, script = await scripted_runtime(tmp_path, planning_enabled=False)
+    script.turn(
+        Reply(text="Alpha beta ", finish_reason="length"),
+        Reply(text="gamma delta epsilon", chunk_chars=6, error_after=1),
+        Reply(text=" zeta."),
+    )
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "Letters"))
+    stored = await rt.sessions.get(session.id)
+    assert stored is not None
+    first = stored.messages[-1].id
+    events = await collect(rt.agent.run_stream(session.id, "", continues=first))
+    assert isinstance(events[-1], ErrorEvent) and events[-1].code == "model_interrupted"
+    stored = await rt.sessions.get(session.id)
+    assert stored is not None
+    assert stored.messages[-1].metadata.continues == first and stored.messages[-1].metadata.interrupted
+    assert not any(m.metadata.is_failure_record for m in stored.messages)  # no Retry for it
+    view = shown.path(stored)
+    assert [m.content for m in view] == ["Letters", "Alpha beta gamma "]
+    assert view[-1].metadata.finish_reason == "length"  # still unfinished: Continue
+
+    await collect(rt.agent.run_stream(session.id, "", continues=first))
+    view = shown.path(await rt.sessions.get(session.id))  # type: ignore[arg-type]
+    assert [m.content for m in view] == ["Letters", "Alpha beta gamma  zeta."]
+    assert view[-1].metadata.finish_reason is None
+    await rt.aclose()

@@ -72,5 +72,7 @@ class RunWriter:
         partial = Message.assistant(text, thinking=thinking or None, stopped=stopped)
         if error:
             partial.metadata.interrupted = error
+        if run.continues is not None:  # the rest of a cut-off answer, shown joined to it
+            partial.metadata.continues = run.continues
         run.grew(estimate_message_tokens(partial))
         await self.save(run, display=[partial], context=[partial], tokens=run.size)

@@ -25,12 +25,14 @@ M = TypeVar("M", bound=Message)
 
 
 def cut_off(msg: Message) -> bool:
-    """An answer the token cap cut off."""
+    """An answer left unfinished: the token cap cut it off, or it is a continuation of one whose
+    stream broke (`interrupted`; its text is kept, joined to the answer)."""
+    meta = msg.metadata
     return (
         msg.role == "assistant"
         and not msg.tool_calls
-        and msg.metadata.finish_reason == "length"
-        and msg.metadata.error is None
+        and meta.error is None
+        and (meta.finish_reason == "length" or bool(meta.continues and meta.interrupted))
     )
 
 
@@ -52,13 +54,16 @@ def continuable(path: Sequence[Message], message_id: str) -> Message | None:
 
 def joined(path: Sequence[M]) -> list[M]:
     """`path` as shown: each continuation folded into the answer it continues (the first part's
-    id, siblings and metadata; the texts one after another; the last part's `finish_reason` and
-    `usage`)."""
+    id, siblings and metadata; the texts one after another; the last part's `usage`, and its
+    `finish_reason`, "length" while the answer is unfinished (a continuation's broken stream too))."""
     shown: list[M] = []
     for msg in path:
         head = shown[-1] if shown else None
         if head is not None and msg.metadata.continues and _ends_with(head, msg.metadata.continues):
-            meta = head.metadata.but(finish_reason=msg.metadata.finish_reason, usage=msg.metadata.usage)
+            meta = head.metadata.but(
+                finish_reason="length" if cut_off(msg) else msg.metadata.finish_reason,
+                usage=msg.metadata.usage,
+            )
             meta.parts = [*(head.metadata.parts or [head.id]), msg.id]
             shown[-1] = head.model_copy(
                 update={"content": (head.content or "") + (msg.content or ""), "metadata": meta}

@@ -93,7 +93,7 @@ def test_a_subagent_nests_and_state_changes_are_said() -> None:
     assert lines[3].startswith("✗ switch_profile") and lines[3].endswith("→ no such thing")
     assert lines[4] == "↪ switched to the Server Admin profile"  # said under the call that switched
     assert lines[5] == "The disk is 40% full."
-    assert lines[6] == "✂ the reply was cut off at its length limit"
+    assert lines[6] == "✂ the reply was cut off at its length limit (/continue goes on with it)"
     assert turn.context == (1200, 8192, None, None)  # this server said nothing more
 
 

@@ -20,6 +20,8 @@ from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
+CUT_OFF = "✂ the reply was cut off at its length limit (/continue goes on with it)"
+
 SPAWN = "spawn_agent"
 CODE_THEME = "monokai"
 THINKING_TAIL = 6  # lines of thinking shown while it streams

@@ -1,6 +1,7 @@
 """`navi chat`'s commands for the conversation's tree (docs/api.md#branches): /edit TEXT runs your
 last message again with new text, /regenerate asks for another answer to it, /branch shows and
-switches between the versions (each old version stays)."""
+switches between the versions (each old version stays); /continue goes on with an answer the length
+limit cut off (docs/api.md#continue)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,23 @@ async def cmd_regenerate(chat: Chat, arg: str) -> bool:
         return True
     chat.say("Another answer (the old one stays: /branch switches between them)")
     await _run(chat, {"type": "regenerate", "message_id": question["id"]})
+    return True
+
+
+async def cmd_continue(chat: Chat, arg: str) -> bool:
+    """/continue: the rest of the latest answer, which its length limit cut off."""
+    messages = await _path(chat)
+    if messages is None:
+        return True
+    last = messages[-1] if messages else None
+    if (
+        last is None
+        or last.get("role") != "assistant"
+        or (last.get("metadata") or {}).get("finish_reason") != "length"
+    ):
+        chat.error("there is no cut-off answer to continue: only the latest answer, when cut off, can be")
+        return True
+    await _run(chat, {"type": "continue", "message_id": last["id"]})
     return True
 
 

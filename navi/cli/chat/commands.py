@@ -34,6 +34,7 @@ While a reply waits for your approval: y allows, n declines, a always allows (wh
 /retry             run the last failed turn again
 /edit TEXT         run your last message again with new text (the old version stays)
 /regenerate        another answer to your last message (the old one stays)
+/continue          the rest of the latest answer, when its length limit cut it off
 /branch [prev|next|N]  the versions of this conversation; show another one
 /stop              stop a reply that is still running (one you left with Ctrl-C three times)
 /help              this
@@ -231,6 +232,7 @@ COMMANDS: dict[str, Handler] = {
     "retry": cmd_retry,
     "edit": branching.cmd_edit,
     "regenerate": branching.cmd_regenerate,
+    "continue": branching.cmd_continue,
     "branch": branching.cmd_branch,
     "stop": cmd_stop,
     "help": cmd_help,

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from navi.cli.chat.blocks import (
+    CUT_OFF,
     Block,
     NoticeBlock,
     PlanBlock,
@@ -55,6 +56,8 @@ def history_blocks(messages: list[dict[str, Any]]) -> list[Block]:
                 blocks.append(block)
             if m.get("stopped"):
                 blocks.append(NoticeBlock("■ stopped", "yellow"))
+            elif meta.get("finish_reason") == "length" and not m.get("tool_calls"):  # parts joined already
+                blocks.append(NoticeBlock(CUT_OFF, "yellow"))
         elif role == "tool":
             found = tools.get(str(m.get("tool_call_id", "")))
             if found is None:

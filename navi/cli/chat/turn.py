@@ -18,6 +18,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from navi.cli.chat.blocks import (
+    CUT_OFF,
     SPAWN,
     Block,
     NoticeBlock,
@@ -266,7 +267,7 @@ class LiveTurn:
             self._end_text()
             self.context = context_of(frame)
             if frame.get("finish_reason") == "length":
-                self.notice("✂ the reply was cut off at its length limit", "yellow")
+                self.notice(CUT_OFF, "yellow")
             self.outcome = "answered"
             return True
         elif kind == "stream_stopped":

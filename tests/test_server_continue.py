@@ -95,3 +95,18 @@ def test_another_users_session_is_not_found(navi: LiveNavi, fake_server: FakeMod
         assert resp.status_code == 404 and resp.json()["code"] == "session_not_found", resp.text
     with navi.client() as http:
         assert http.get(f"/sessions/{sid}").json()["messages"][-1]["content"] == "Roses are red, violets"
+
+
+async def test_continue_while_a_turn_runs_is_busy(navi: LiveNavi, fake_server: FakeModelServer) -> None:
+    sid, cut = cut_off_session(navi, fake_server, Reply(text="Slow new answer.", delay=0.2))
+    async with navi.socket(sid) as ws:
+        await ws.send(json.dumps({"type": "message", "content": "Another question"}))
+        await frames_until(ws, "stream_delta")
+        await ws.send(json.dumps({"type": "continue", "message_id": cut}))
+        frames = await frames_until(ws, "error", "stream_end")
+        refusal = next(f for f in frames if f["type"] == "error")
+        assert refusal["code"] == "busy" and "seq" not in refusal
+        await frames_until(ws, "stream_end")
+    with navi.client() as http:
+        shown = [m["content"] for m in http.get(f"/sessions/{sid}").json()["messages"]]
+    assert shown == ["A poem?", "Roses are red, violets", "Another question", "Slow new answer."]

@@ -95,17 +95,23 @@ async def continue_answer(
     """Go on with the latest answer of the active path, which the token cap cut off: `message_id`
     names it (or the first part of it as shown, navi/sessions/continuations.py). Nothing is stored
     unless the model answers. `SessionNotFound`, `BranchNotFound`, `NothingToContinue`, `RunActive`."""
-    session = await runs.agent.sessions.get(session_id, owner=owner)
-    if session is None:
-        raise SessionNotFound(session_id)
-    if not any(m.id == message_id for m in session.messages):
-        if message_id not in session.parents:
-            raise BranchNotFound(message_id)
-        raise NothingToContinue(NOTHING_TO_CONTINUE)  # a message of another branch
-    last = continuable(session.messages, message_id)
-    if last is None:
-        raise NothingToContinue(NOTHING_TO_CONTINUE)
-    return await runs.start(session_id, "", planning=planning, continues=last.id)
+    found: list[Message] = []
+
+    async def check() -> None:  # while no turn runs (a running one: `RunActive`, busy)
+        session = await runs.agent.sessions.get(session_id, owner=owner)
+        if session is None:
+            raise SessionNotFound(session_id)
+        if not any(m.id == message_id for m in session.messages):
+            if message_id not in session.parents:
+                raise BranchNotFound(message_id)
+            raise NothingToContinue(NOTHING_TO_CONTINUE)  # a message of another branch
+        last = continuable(session.messages, message_id)
+        if last is None:
+            raise NothingToContinue(NOTHING_TO_CONTINUE)
+        found.append(last)
+
+    await runs.holding(session_id, check)
+    return await runs.start(session_id, "", planning=planning, continues=found[0].id)
 
 
 async def switch(runs: RunManager, session_id: str, message_id: str, *, owner: str | None = None) -> str:

@@ -390,7 +390,8 @@ class Agent:
         """Go on with the cut-off answer `message_id` names (navi/sessions/continuations.py): one
         model call on the context as it is plus the note for that call only, its reply stored as
         the answer's child, marked `continues`. Planning is skipped. Anything else is refused
-        (`nothing_to_continue`), storing nothing; a failure leaves the answer as it was."""
+        (`nothing_to_continue`), storing nothing. A failure leaves no failure record (Retry does not
+        apply): what a broken stream wrote is kept as a part, and the answer can be continued again."""
         shown = await self.sessions.get(session.id)
         last = continuable(shown.messages if shown is not None else [], message_id)
         if last is None:

@@ -3,6 +3,8 @@ limit cut off streams the rest into the same bubble and goes; a reload shows the
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -60,9 +62,33 @@ def test_a_cut_off_answer_offers_continue_after_a_reload(
     open_app(page)
     send(page, "Count")
     wait_idle(page)
+    sid = session_id(page)
     reload(page)
+    assert session_id(page) == sid, page.url
     expect(answers(page)).to_have_text(["One, two,"])
     page.locator("article.turn button.continue").click()
     wait_idle(page)
     expect(answers(page)).to_have_text(["One, two, three."])
     expect(page.locator("article.turn button.continue")).to_have_count(0)
+
+
+def test_a_search_hit_in_a_continuation_opens_the_joined_answer(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn(Reply(text="The password hint is", finish_reason="length"), Reply(text=" a purple zeppelin."))
+    with navi.client() as http:
+        sid = http.post("/sessions", json={"name": "Hints"}).json()["session_id"]
+        assert http.post(f"/sessions/{sid}/messages", json={"content": "Hint?"}).status_code == 200
+        cut = http.get(f"/sessions/{sid}").json()["messages"][-1]["id"]
+        assert http.post(f"/sessions/{sid}/messages/{cut}/continue").status_code == 200
+    open_app(page)
+    page.keyboard.press("Control+k")
+    search = page.get_by_role("searchbox", name="Search conversations")
+    search.press_sequentially("zeppelin")
+    expect(page.locator("#sessions .message-hits .search-hit")).to_have_count(1)
+    search.press("Enter")
+    expect(page.locator("#session-title")).to_have_text("Hints")
+    target = page.locator(f'#messages [data-message-id="{cut}"]')
+    expect(target).to_have_text("The password hint is a purple zeppelin.")
+    expect(target).to_have_class(re.compile(r"\bsearch-target\b"))

@@ -431,7 +431,9 @@ export class Conversation {
   // Scroll the stored message `id` into view and mark it for a moment (a search hit was opened).
   // Returns whether it is shown. Following the end stops, so the view stays on it.
   reveal(id) {
-    const node = [...this.container.querySelectorAll("[data-message-id]")].find((n) => n.dataset.messageId === id);
+    const node = [...this.container.querySelectorAll("[data-message-id]")].find(
+      (n) => n.dataset.messageId === id || (n.dataset.parts || "").split(" ").includes(id),
+    );
     if (!node) return false;
     const target = node.getClientRects().length ? node : node.closest(".msg") || node; // folded in the steps: its turn
     cancelAnimationFrame(this.frame);
@@ -503,6 +505,7 @@ export class Conversation {
         }
         const shown = m.content ? t.texts.at(-1).node : t.node; // where a search hit scrolls to
         if (m.id && !shown.dataset.messageId) shown.dataset.messageId = m.id;
+        if (m.metadata?.parts) shown.dataset.parts = m.metadata.parts.join(" "); // a joined answer's stored ids
         for (const call of m.tool_calls || []) t.toolStarted(call.name, call.arguments, call.id, false);
         if (m.stopped) t.markStopped();
       } else if (m.role === "tool") {

@@ -21,6 +21,9 @@ it directly to be timed — and the benchmark client. Measured in one run:
    earlier git revision the same way (its `navi` package from `git archive`, run on this venv).
 
     .venv/bin/python bench/real_model.py [--runs 20] [--ctx 16384] [--before 10664c2]
+
+`--conversation` runs bench/conversation.py instead: a 10-turn conversation through Navi as shipped
+against the same conversation sent append-only, prompt tokens read per turn.
 """
 
 from __future__ import annotations
@@ -62,7 +65,15 @@ def pct(values: list[float], q: float) -> float:
 class Navi:
     """`navi serve` as a user runs it, on the openai backend, talking to the model at `base_url`."""
 
-    def __init__(self, tmp: Path, base_url: str, model: str, ctx: int, source: Path | None = None) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        base_url: str,
+        model: str,
+        ctx: int,
+        source: Path | None = None,
+        settings: dict[str, str] | None = None,
+    ) -> None:
         self.port = free_port()
         data = tmp / f"navi-{self.port}"
         data.mkdir()
@@ -79,6 +90,7 @@ class Navi:
             "SESSION_FILES_DIR": str(data / "files"),
             "TOOLS_DIR": str(data / "tools"),
             "LOG_LEVEL": "WARNING",
+            **(settings or {}),
         }
         if source is not None:  # an earlier revision's package shadows the installed one
             env["PYTHONPATH"] = str(source)
@@ -370,7 +382,20 @@ def main() -> None:
     parser.add_argument("--ctx", type=int, default=16384, help="llama-server's window (and Navi's)")
     parser.add_argument("--verbose", action="store_true", help="also print every run's Navi/direct times")
     parser.add_argument("--before", help="a git revision to measure the fixed prompt of, for comparison")
-    asyncio.run(run(parser.parse_args()))
+    parser.add_argument(
+        "--conversation", action="store_true", help="a multi-turn conversation against an append-only client"
+    )
+    parser.add_argument("--turns", type=int, default=10, help="with --conversation")
+    parser.add_argument(
+        "--windows", default="4096,16384", help="with --conversation: slot sizes, comma-separated"
+    )
+    args = parser.parse_args()
+    if args.conversation:
+        from conversation import run_conversation  # bench/conversation.py: it uses this module's Navi
+
+        asyncio.run(run_conversation(args.turns, [int(w) for w in args.windows.split(",")]))
+        return
+    asyncio.run(run(args))
 
 
 if __name__ == "__main__":

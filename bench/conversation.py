@@ -1,0 +1,183 @@
+"""A 10-turn conversation through Navi against the same conversation sent append-only straight to
+llama-server: the prompt tokens the server had to read on each turn (`timings.prompt_n`, every call
+of the turn added: answers, planning, naming, summaries), and the time to the first token.
+
+Per configuration (the window: 4,096 and 16,384 tokens a slot; llama-server's RAM prompt cache on
+and off), on fresh servers:
+
+1. Navi, as shipped (planning and compression on), the `openai` backend talking to llama-server
+   (`--parallel 2` with twice the window, `--cache-reuse 256`, as docs/agent.md asks) through a
+   recording proxy (a thread of this process) that sums `timings.prompt_n` of every response.
+   Each turn waits until the server is idle (naming and summaries run after an answer). Then the
+   first turn of a second conversation of the same profile.
+2. The baseline, on a new server of the same configuration: Navi's own first answer request
+   (system prompt, tools, options) with the conversation appended turn after turn and nothing
+   else changed — what an append-only client sends. Its own answers are appended.
+
+    .venv/bin/python bench/real_model.py --conversation [--turns 10]
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from real_model import Navi, wait_idle
+from websockets.asyncio.client import connect
+
+from navi.testing.llama import LlamaServer
+from navi.testing.replay import Exchange, RecordingProxy
+from navi.testing.templates import CHATML_TOOLS, path
+
+MESSAGES = [
+    "Hi! I'm planning a weekend in Porto.",
+    "What should I pack for rainy weather?",
+    "I like old bookshops.",
+    "Any tips for trying the local food?",
+    "How do I get from the airport to the centre?",
+    "Is it easy to walk around?",
+    "What about a day trip outside the city?",
+    "I'd rather avoid crowds.",
+    "Remind me what I said I like.",
+    "Thanks, that's all for now.",
+]
+SHIPPED = {"PLANNING_ENABLED": "true", "CONTEXT_COMPRESSION_ENABLED": "true"}
+
+
+def prompt_n(exchange: Exchange) -> int:
+    """Prompt tokens the server evaluated for one call (its `timings`, streamed or not)."""
+    payloads = exchange.data() if exchange.events else [exchange.body]
+    for payload in reversed(payloads):
+        if isinstance(payload, dict) and isinstance(payload.get("timings"), dict):
+            return int(payload["timings"].get("prompt_n", 0))
+    return 0
+
+
+def llama_server(tmp: Path, ctx: int, ram_cache: bool, name: str) -> LlamaServer:
+    extra = ["--cache-reuse", "256"] + ([] if ram_cache else ["--cache-ram", "0"])
+    return LlamaServer(
+        "smollm2",
+        ctx=2 * ctx,
+        parallel=2,
+        template=path(CHATML_TOOLS),
+        log_path=tmp / f"llama-{name}.log",
+        extra_args=extra,
+    )
+
+
+async def navi_turn(navi: Navi, sid: str, text: str) -> tuple[float, str]:
+    """Seconds to the first `stream_delta` and the answer."""
+    first: float | None = None
+    async with connect(f"ws://127.0.0.1:{navi.port}/ws/sessions/{sid}", max_size=None) as ws:
+        start = time.perf_counter()
+        await ws.send(json.dumps({"type": "message", "content": text}))
+        while True:
+            frame = json.loads(await ws.recv())
+            if frame["type"] == "stream_delta" and first is None:
+                first = time.perf_counter() - start
+            elif frame["type"] == "error":
+                raise RuntimeError(f"Navi: {frame['message']}")
+            elif frame["type"] == "stream_end":
+                return (first if first is not None else time.perf_counter() - start), frame["content"]
+
+
+async def navi_side(tmp: Path, ctx: int, ram_cache: bool, turns: int) -> dict[str, Any]:
+    server = llama_server(tmp, ctx, ram_cache, f"navi-{ctx}-{ram_cache}")
+    with server as llama, RecordingProxy(llama.url) as proxy:
+        navi = Navi(tmp, proxy.base_url, llama.model, ctx, settings=SHIPPED)
+        try:
+            rows: list[dict[str, Any]] = []
+            async with httpx.AsyncClient(base_url=navi.url, timeout=60) as http:
+                sid = (await http.post("/sessions")).json()["session_id"]
+                for text in MESSAGES[:turns]:
+                    seen = len(proxy.chat)
+                    ttft, _ = await navi_turn(navi, sid, text)
+                    await wait_idle(llama, proxy)
+                    calls = proxy.chat[seen:]
+                    rows.append({"read": sum(prompt_n(c) for c in calls), "calls": len(calls), "ttft": ttft})
+                answer_body = next(dict(x.request) for x in proxy.chat if x.request.get("id_slot", 0) == 0)
+                second = (await http.post("/sessions")).json()["session_id"]
+                seen = len(proxy.chat)
+                await navi_turn(navi, second, MESSAGES[0])
+                await wait_idle(llama, proxy)
+                calls = proxy.chat[seen:]
+        finally:
+            navi.stop()
+    return {
+        "turns": rows,
+        "second_all": sum(prompt_n(c) for c in calls),
+        "second_answer": sum(prompt_n(c) for c in calls if c.request.get("id_slot", 0) == 0),
+        "body": answer_body,
+    }
+
+
+async def baseline_side(
+    tmp: Path, ctx: int, ram_cache: bool, body: dict[str, Any], turns: int
+) -> list[dict[str, Any]]:
+    system = [m for m in body["messages"] if m.get("role") == "system"][:1]
+    template = {k: v for k, v in body.items() if k not in ("messages", "id_slot")}
+    template["stream"] = True
+    history: list[dict[str, Any]] = []
+    rows = []
+    with llama_server(tmp, ctx, ram_cache, f"base-{ctx}-{ram_cache}") as llama:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(600, connect=10)) as http:
+            for text in MESSAGES[:turns]:
+                history.append({"role": "user", "content": text})
+                request = {**template, "messages": system + history}
+                start = time.perf_counter()
+                first: float | None = None
+                answer, read = "", 0
+                async with http.stream("POST", f"{llama.url}/v1/chat/completions", json=request) as resp:
+                    resp.raise_for_status()
+                    async for line in resp.aiter_lines():
+                        if not line.startswith("data:") or line[5:].strip() == "[DONE]":
+                            continue
+                        chunk = json.loads(line[5:])
+                        for choice in chunk.get("choices") or []:
+                            piece = (choice.get("delta") or {}).get("content") or ""
+                            if piece and first is None:
+                                first = time.perf_counter() - start
+                            answer += piece
+                        if isinstance(chunk.get("timings"), dict):
+                            read = int(chunk["timings"].get("prompt_n", 0))
+                history.append({"role": "assistant", "content": answer})
+                ttft = first if first is not None else time.perf_counter() - start
+                rows.append({"read": read, "ttft": ttft})
+    return rows
+
+
+async def run_conversation(turns: int, windows: list[int]) -> None:
+    results = []
+    with tempfile.TemporaryDirectory(prefix="navi-conv-") as tmp_name:
+        tmp = Path(tmp_name)
+        for ctx in windows:
+            for ram in (True, False):
+                navi = await navi_side(tmp, ctx, ram, turns)
+                base = await baseline_side(tmp, ctx, ram, navi["body"], turns)
+                results.append((ctx, ram, navi, base))
+    print(f"SmolLM2-135M on llama-server, --parallel 2, --cache-reuse 256; {turns} turns; Navi as shipped.")
+    for ctx, ram, navi, base in results:
+        print()
+        print(f"**{ctx:,}-token slots, RAM prompt cache {'on' if ram else 'off (--cache-ram 0)'}**")
+        print()
+        print("| turn | " + " | ".join(str(i + 1) for i in range(turns)) + " |")
+        print("|---|" + "---:|" * turns)
+        print("| Navi: prompt tokens read | " + " | ".join(f"{r['read']:,}" for r in navi["turns"]) + " |")
+        print("| Navi: calls | " + " | ".join(str(r["calls"]) for r in navi["turns"]) + " |")
+        print("| baseline: prompt tokens read | " + " | ".join(f"{r['read']:,}" for r in base) + " |")
+        navi_rest = sum(r["read"] for r in navi["turns"][1:])
+        base_rest = sum(r["read"] for r in base[1:])
+        navi_ttft = sum(r["ttft"] for r in navi["turns"][1:])
+        base_ttft = sum(r["ttft"] for r in base[1:])
+        print()
+        print(
+            f"Turns 2–{turns}: Navi read {navi_rest:,} tokens, the baseline {base_rest:,} "
+            f"({navi_rest / max(base_rest, 1):.2f}×); time to first token {navi_ttft:.1f} s against "
+            f"{base_ttft:.1f} s ({navi_ttft / max(base_ttft, 1e-9):.2f}×). A second conversation's "
+            f"first turn: {navi['second_answer']:,} tokens for its answer, {navi['second_all']:,} with "
+            "its side calls."
+        )

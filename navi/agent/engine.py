@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -415,16 +415,7 @@ class Agent:
         finally:
             await self.writer.flush(run)
         if finished:
-            work = after_turn(
-                self.workers,
-                run,
-                detached_llm=self.binder.backend(run.profile, None),
-                overhead_tokens=self.budget.overhead(run),
-                needs_name=session.name is None,
-                user_text="",
-                background=self.spawn_background,
-            )
-            async for event in work:
+            async for event in self._after(run, session, ""):
                 yield event
 
     async def _turn(
@@ -471,17 +462,20 @@ class Agent:
         finally:
             await self.writer.flush(run)  # every write of the turn is in, even if it ends early
         if finished:
-            work = after_turn(
-                self.workers,
-                run,
-                detached_llm=self.binder.backend(run.profile, None),
-                overhead_tokens=self.budget.overhead(run),
-                needs_name=session.name is None,
-                user_text=user.content or "",
-                background=self.spawn_background,
-            )
-            async for event in work:
+            async for event in self._after(run, session, user.content or ""):
                 yield event
+
+    def _after(self, run: RunState, session: Session, user_text: str) -> AsyncIterator[AgentEvent]:
+        """The post-turn work of an answered turn (summary, naming), as events."""
+        return after_turn(
+            self.workers,
+            run,
+            detached_llm=self.binder.backend(run.profile, None),
+            overhead_tokens=self.budget.overhead(run),
+            needs_name=session.name is None,
+            user_text=user_text,
+            background=self.spawn_background,
+        )
 
     def _count_context(self, run: RunState, stored: int, user: Message, retry: bool) -> None:
         """The context's size as a turn starts: the stored count, or an estimate without one."""

@@ -157,7 +157,13 @@ async def run_conversation(turns: int, windows: list[int]) -> None:
         for ctx in windows:
             for ram in (True, False):
                 navi = await navi_side(tmp, ctx, ram, turns)
-                base = await baseline_side(tmp, ctx, ram, navi["body"], turns)
+                try:
+                    base = await baseline_side(tmp, ctx, ram, navi["body"], turns)
+                except httpx.HTTPError as exc:  # Navi's figures are still worth printing
+                    log = tmp / f"llama-base-{ctx}-{ram}.log"
+                    tail = log.read_text(errors="replace")[-3000:] if log.exists() else "(no log)"
+                    print(f"the baseline failed ({exc!r}); llama-server's log ends:\n{tail}")
+                    base = [{"read": 0, "ttft": 0.0} for _ in range(turns)]
                 results.append((ctx, ram, navi, base))
     print(f"SmolLM2-135M on llama-server, --parallel 2, --cache-reuse 256; {turns} turns; Navi as shipped.")
     for ctx, ram, navi, base in results:

@@ -150,13 +150,16 @@ async def baseline_side(
     return rows
 
 
-async def run_conversation(turns: int, windows: list[int]) -> None:
+async def run_conversation(
+    turns: int, windows: list[int], ram_caches: tuple[bool, ...] = (True, False)
+) -> None:
     results = []
     with tempfile.TemporaryDirectory(prefix="navi-conv-") as tmp_name:
         tmp = Path(tmp_name)
         for ctx in windows:
-            for ram in (True, False):
+            for ram in ram_caches:
                 navi = await navi_side(tmp, ctx, ram, turns)
+                print(f"Navi, {ctx:,}-token slots, RAM cache {ram}: " + json.dumps(navi["turns"]), flush=True)
                 try:
                     base = await baseline_side(tmp, ctx, ram, navi["body"], turns)
                 except httpx.HTTPError as exc:  # Navi's figures are still worth printing

@@ -387,13 +387,20 @@ def main() -> None:
     )
     parser.add_argument("--turns", type=int, default=10, help="with --conversation")
     parser.add_argument(
+        "--ram-cache",
+        choices=("on", "off", "both"),
+        default="both",
+        help="with --conversation: llama-server's RAM cache",
+    )
+    parser.add_argument(
         "--windows", default="4096,16384", help="with --conversation: slot sizes, comma-separated"
     )
     args = parser.parse_args()
     if args.conversation:
         from conversation import run_conversation  # bench/conversation.py: it uses this module's Navi
 
-        asyncio.run(run_conversation(args.turns, [int(w) for w in args.windows.split(",")]))
+        caches = {"on": (True,), "off": (False,), "both": (True, False)}[args.ram_cache]
+        asyncio.run(run_conversation(args.turns, [int(w) for w in args.windows.split(",")], caches))
         return
     asyncio.run(run(args))
 

@@ -41,7 +41,8 @@ CLOCK_TESTS := tests/test_schedule_store.py tests/test_schedule_runner.py tests/
 	tests/test_schedules_cli_tool.py tests/test_server_uploads.py tests/test_user_signins.py \
 	tests/security/test_sign_in.py tests/test_server_security.py tests/test_memory_extraction.py \
 	tests/test_memory_store_contract.py tests/test_archive.py tests/test_test_deps.py \
-	tests/test_search_surfaces.py tests/test_foreign_import.py tests/test_memory_api.py
+	tests/test_search_surfaces.py tests/test_foreign_import.py tests/test_memory_api.py \
+	tests/test_memory_earlier.py
 
 test-clock: $(DEV)
 	$(BIN)/python -m pytest -q --clock-shift=365 $(CLOCK_TESTS)

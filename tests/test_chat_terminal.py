@@ -181,6 +181,50 @@ def test_a_remote_navi_with_a_token_and_a_dropped_connection(
     assert len(asked.images or []) == 1
 
 
+def test_what_is_typed_during_a_reply_is_kept(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    """Keys typed while a reply streams are not lost: they show under the status line; a line ended
+    with Enter runs after the reply (a slash command, then a message, in order) and an unfinished
+    one waits in the prompt. Found by CI: a /rename typed as the last words arrived vanished."""
+    script = use_script(fake_server)
+    script.turn(
+        Reply(text="Slowly: " + " ".join(f"w{i}" for i in range(120)), chunk_chars=4, delay=0.05),
+        Reply(text="The second answer."),
+    )
+    with live_navi(tmp_path, fake_server) as navi:
+        port = navi.url.rsplit(":", 1)[1]
+        env = chat_env(tmp_path, NAVI_PORT=port, DB_PATH=str(tmp_path / "navi.db"))
+        term = Terminal([*NAVI, "chat", "--new"], env)
+        try:
+            term.wait_for_prompt()
+            term.type("Count slowly")
+            term.send("Enter")
+            term.wait_for("Slowly: w0 w1")
+            term.type("/rename Typed ahead")
+            term.send("Enter")
+            term.type("What comes next?")
+            term.send("Enter")
+            term.type("half a thoughtX")
+            term.send("BSpace")
+            screen = term.wait_for("› /rename Typed ahead ⏎ What comes next? ⏎ half a thought ")
+            assert "(goes after this reply)" in screen and "w119" not in screen
+            screen = term.wait_for("The second answer.")
+            assert "Renamed: Typed ahead" in screen
+            assert screen.index("w119") < screen.index("Renamed: Typed ahead")
+            assert screen.index("Renamed: Typed ahead") < screen.index("› What comes next?")
+            assert screen.index("› What comes next?") < screen.index("The second answer.")
+            term.wait_for(lambda s: re.search(r"^› half a thought *$", s, re.M) is not None)  # in the prompt
+            term.send("C-c")  # clears the line…
+            term.send("C-d")  # …and Ctrl-D quits
+            term.wait_for("[exited 0]")
+        finally:
+            term.close()
+        with navi.client() as http:
+            (session,) = http.get("/sessions").json()
+        assert session["name"] == "Typed ahead"
+    turns = script.of_kind("turn")
+    assert [t.last_user_text for t in turns] == ["Count slowly", "What comes next?"]
+
+
 def _pipe(args: list[str], env: dict[str, str], text: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*NAVI, "chat", *args], input=text, env=env, capture_output=True, text=True, timeout=60

@@ -21,7 +21,7 @@ from rich.text import Text
 from navi.cli.chat.blocks import TextBlock, ToolBlock, UserBlock
 from navi.cli.chat.connection import NotConnected, SessionConnection
 from navi.cli.chat.history import final_answer, history_blocks, last_turn_start
-from navi.cli.chat.keys import turn_keys
+from navi.cli.chat.keys import TypeAhead, turn_keys
 from navi.cli.chat.turn import NO_CONTEXT, Context, LiveTurn, context_of, gauge
 from navi.cli.remote import Remote, RemoteError
 
@@ -54,6 +54,7 @@ class Chat:
         self.files: list[dict[str, str]] = []  # uploaded: {name, path}
         self.interrupts = 0  # Ctrl-C at an empty prompt in a row; the second one quits
         self.refill = ""  # a message that was not sent, put back into the prompt
+        self.ahead = TypeAhead()  # typed during a reply: sent (lines) or put in the prompt after it
         self.listed: list[dict[str, Any]] = []  # the last /sessions list, for /open N
         self.busy_elsewhere = False  # another window's reply is running in this session
         self.prompt: Any = None
@@ -239,7 +240,7 @@ class Chat:
         conn = self.conn
         if conn is None:
             return
-        turn = LiveTurn(self.console, context=self.context)
+        turn = LiveTurn(self.console, context=self.context, ahead=self.ahead)
         started = replay
         stopping = False
         presses = 0  # Ctrl-C during this reply
@@ -284,6 +285,8 @@ class Chat:
                         decision = KEYS.get(str(frame["key"]).lower())
                         if asking and decision and (decision != "always" or asking[0].always_scope):
                             answer(asking[0], decision)
+                        else:
+                            self.ahead.feed(str(frame["key"]))
                         continue
                     if kind == "_interrupt":
                         # The first Ctrl-C stops the reply; more while it stops do not quit (only

@@ -18,6 +18,50 @@ import sys
 import termios
 from collections.abc import Callable, Iterator
 
+ENTER, BACKSPACES, ESCAPE = ("\r", "\n"), ("\x7f", "\b"), "\x1b"
+
+
+class TypeAhead:
+    """What the user types while a reply streams, kept for the prompt that follows: lines ended
+    with Enter are sent in order once the turn is over, the unfinished rest waits in the prompt.
+    Backspace edits; escape sequences (arrows, function keys) and other control keys are dropped."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.partial = ""
+        self._escape = ""  # an escape sequence being skipped
+
+    def feed(self, char: str) -> None:
+        if self._escape:
+            self._escape += char
+            if _sequence_over(self._escape):
+                self._escape = ""
+            return
+        if char == ESCAPE:
+            self._escape = char
+        elif char in ENTER:
+            if self.partial.strip():
+                self.lines.append(self.partial)
+            self.partial = ""
+        elif char in BACKSPACES:
+            self.partial = self.partial[:-1]
+        elif char == "\x15":  # Ctrl-U clears the line, as in a shell
+            self.partial = ""
+        elif char.isprintable():
+            self.partial += char
+
+    def shown(self) -> str:
+        """One line for the status area: what is waiting, or nothing."""
+        waiting = [*self.lines, self.partial] if self.partial else self.lines
+        return " ⏎ ".join(waiting)
+
+
+def _sequence_over(seq: str) -> bool:
+    """ESC x, ESC O x and ESC [ … (up to a final byte @ to ~) end where this says."""
+    if len(seq) == 2:
+        return seq[1] not in "[O"
+    return seq[1] == "O" or "@" <= seq[-1] <= "~"
+
 
 @contextlib.contextmanager
 def turn_keys(on_key: Callable[[str], None], on_interrupt: Callable[[], None]) -> Iterator[None]:

@@ -15,6 +15,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from rich.text import Text
 
 from navi.cli.chat.app import Chat
 from navi.cli.chat.commands import COMMANDS, SUMMARIES, attach, describe, pasted_paths, run_command
@@ -140,9 +141,17 @@ async def interact(chat: Chat, session_ref: str | None, new: bool) -> int:
 async def _loop(chat: Chat, prompt: PromptSession[str]) -> int:
     try:
         while True:
+            if chat.ahead.lines:  # typed (with Enter) during the reply: sent as if typed now
+                line = chat.ahead.lines.pop(0)
+                chat.console.print(Text("› ", style="bold green") + Text(line))
+                text = line.strip()
+                if not await _handle(chat, text, line):
+                    return 0
+                continue
             idle = asyncio.create_task(chat.idle())
             try:
-                default, chat.refill = chat.refill, ""
+                default = chat.refill or chat.ahead.partial
+                chat.refill, chat.ahead.partial = "", ""
                 line = await prompt.prompt_async(
                     FormattedText([("ansigreen bold", "› ")]),
                     default=default,
@@ -164,21 +173,26 @@ async def _loop(chat: Chat, prompt: PromptSession[str]) -> int:
                 chat.error(chat.pending_notice)
                 chat.pending_notice = ""
             chat.interrupts = 0
-            text = line.strip()
-            if not text:
-                continue
-            paths = pasted_paths(text)
-            if paths:
-                for path in paths:
-                    try:
-                        await attach(chat, path)
-                    except RemoteError as exc:
-                        chat.error(str(exc))
-                continue
-            if text.startswith("/"):
-                if not await run_command(chat, text):
-                    return 0
-                continue
-            await chat.send(line.rstrip())
+            if not await _handle(chat, line.strip(), line):
+                return 0
     finally:
         await chat.close_session()
+
+
+async def _handle(chat: Chat, text: str, line: str) -> bool:
+    """One line from the prompt (or typed ahead): paths attach, slash commands run, the rest is
+    sent. False when the chat should end (/quit)."""
+    if not text:
+        return True
+    paths = pasted_paths(text)
+    if paths:
+        for path in paths:
+            try:
+                await attach(chat, path)
+            except RemoteError as exc:
+                chat.error(str(exc))
+        return True
+    if text.startswith("/"):
+        return bool(await run_command(chat, text))
+    await chat.send(line.rstrip())
+    return True

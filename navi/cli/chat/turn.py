@@ -27,6 +27,7 @@ from navi.cli.chat.blocks import (
     ThinkingBlock,
     ToolBlock,
 )
+from navi.cli.chat.keys import TypeAhead
 
 TEXT_LIVE_LINES = 6  # the last lines of streaming text kept live (they may still change)
 STATUS_LABELS = {
@@ -92,8 +93,11 @@ class Lines:
 class LiveTurn:
     """Draws one turn from its frames. `handle(frame)` returns True once the turn is over."""
 
-    def __init__(self, console: Console, *, context: Context = NO_CONTEXT) -> None:
+    def __init__(
+        self, console: Console, *, context: Context = NO_CONTEXT, ahead: TypeAhead | None = None
+    ) -> None:
         self.console = console
+        self.ahead = ahead  # what the user types meanwhile, shown under the status line
         self.blocks: list[Block] = []
         self.printed = 0  # blocks[:printed] are on screen for good
         self.tools: dict[str, ToolBlock] = {}
@@ -162,6 +166,12 @@ class LiveTurn:
             else:
                 out += console.render_lines(block.live(), options, pad=False)
         out += console.render_lines(self.status_line(), options, pad=False)
+        waiting = self.ahead.shown() if self.ahead is not None else ""
+        if waiting:
+            line = Text(f"› {waiting}", style="green")
+            line.append("   (goes after this reply)", style="dim")
+            line.no_wrap, line.overflow = True, "ellipsis"
+            out += console.render_lines(line, options, pad=False)
         return out
 
     def status_line(self) -> RenderableType:

@@ -12,7 +12,10 @@ and off), on fresh servers:
    first turn of a second conversation of the same profile.
 2. The baseline, on a new server of the same configuration: Navi's own first answer request
    (system prompt, tools, options) with the conversation appended turn after turn and nothing
-   else changed — what an append-only client sends. Its own answers are appended.
+   else changed — what an append-only client sends. Its own answers are appended, each capped at
+   the tokens Navi's answer had on that turn (so both conversations grow alike; uncapped, the
+   small model writes until the slot is full). When the history no longer fits the slot, the
+   baseline stops there: an append-only client cannot go on without cutting its history.
 
     .venv/bin/python bench/real_model.py --conversation [--turns 10]
 """
@@ -57,6 +60,15 @@ def prompt_n(exchange: Exchange) -> int:
     return 0
 
 
+def predicted_n(exchange: Exchange) -> int:
+    """Tokens the server generated for one call."""
+    payloads = exchange.data() if exchange.events else [exchange.body]
+    for payload in reversed(payloads):
+        if isinstance(payload, dict) and isinstance(payload.get("timings"), dict):
+            return int(payload["timings"].get("predicted_n", 0))
+    return 0
+
+
 def llama_server(tmp: Path, ctx: int, ram_cache: bool, name: str) -> LlamaServer:
     extra = ["--cache-reuse", "256"] + ([] if ram_cache else ["--cache-ram", "0"])
     return LlamaServer(
@@ -98,7 +110,15 @@ async def navi_side(tmp: Path, ctx: int, ram_cache: bool, turns: int) -> dict[st
                     ttft, _ = await navi_turn(navi, sid, text)
                     await wait_idle(llama, proxy)
                     calls = proxy.chat[seen:]
-                    rows.append({"read": sum(prompt_n(c) for c in calls), "calls": len(calls), "ttft": ttft})
+                    answered = [c for c in calls if c.request.get("id_slot", 0) == 0]
+                    rows.append(
+                        {
+                            "read": sum(prompt_n(c) for c in calls),
+                            "calls": len(calls),
+                            "ttft": ttft,
+                            "wrote": sum(predicted_n(c) for c in answered),
+                        }
+                    )
                 answer_body = next(dict(x.request) for x in proxy.chat if x.request.get("id_slot", 0) == 0)
                 second = (await http.post("/sessions")).json()["session_id"]
                 seen = len(proxy.chat)
@@ -116,22 +136,27 @@ async def navi_side(tmp: Path, ctx: int, ram_cache: bool, turns: int) -> dict[st
 
 
 async def baseline_side(
-    tmp: Path, ctx: int, ram_cache: bool, body: dict[str, Any], turns: int
+    tmp: Path, ctx: int, ram_cache: bool, body: dict[str, Any], navi_turns: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
+    """Rows per turn; a turn the slot could not hold is {"full": True}, and the rest are left out."""
     system = [m for m in body["messages"] if m.get("role") == "system"][:1]
     template = {k: v for k, v in body.items() if k not in ("messages", "id_slot")}
     template["stream"] = True
     history: list[dict[str, Any]] = []
-    rows = []
+    rows: list[dict[str, Any]] = []
     with llama_server(tmp, ctx, ram_cache, f"base-{ctx}-{ram_cache}") as llama:
         async with httpx.AsyncClient(timeout=httpx.Timeout(600, connect=10)) as http:
-            for text in MESSAGES[:turns]:
+            for text, navi in zip(MESSAGES, navi_turns, strict=False):
                 history.append({"role": "user", "content": text})
-                request = {**template, "messages": system + history}
+                request = {**template, "messages": system + history, "max_tokens": max(1, navi["wrote"])}
                 start = time.perf_counter()
                 first: float | None = None
                 answer, read = "", 0
                 async with http.stream("POST", f"{llama.url}/v1/chat/completions", json=request) as resp:
+                    if resp.status_code == 400:  # the prompt and the answer exceed the slot
+                        await resp.aread()
+                        rows.append({"full": True, "read": 0, "ttft": 0.0, "error": resp.text[:200]})
+                        return rows
                     resp.raise_for_status()
                     async for line in resp.aiter_lines():
                         if not line.startswith("data:") or line[5:].strip() == "[DONE]":
@@ -161,12 +186,12 @@ async def run_conversation(
                 navi = await navi_side(tmp, ctx, ram, turns)
                 print(f"Navi, {ctx:,}-token slots, RAM cache {ram}: " + json.dumps(navi["turns"]), flush=True)
                 try:
-                    base = await baseline_side(tmp, ctx, ram, navi["body"], turns)
+                    base = await baseline_side(tmp, ctx, ram, navi["body"], navi["turns"])
                 except httpx.HTTPError as exc:  # Navi's figures are still worth printing
                     log = tmp / f"llama-base-{ctx}-{ram}.log"
                     tail = log.read_text(errors="replace")[-3000:] if log.exists() else "(no log)"
                     print(f"the baseline failed ({exc!r}); llama-server's log ends:\n{tail}")
-                    base = [{"read": 0, "ttft": 0.0} for _ in range(turns)]
+                    base = []
                 results.append((ctx, ram, navi, base))
     print(f"SmolLM2-135M on llama-server, --parallel 2, --cache-reuse 256; {turns} turns; Navi as shipped.")
     for ctx, ram, navi, base in results:
@@ -177,14 +202,21 @@ async def run_conversation(
         print("|---|" + "---:|" * turns)
         print("| Navi: prompt tokens read | " + " | ".join(f"{r['read']:,}" for r in navi["turns"]) + " |")
         print("| Navi: calls | " + " | ".join(str(r["calls"]) for r in navi["turns"]) + " |")
-        print("| baseline: prompt tokens read | " + " | ".join(f"{r['read']:,}" for r in base) + " |")
-        navi_rest = sum(r["read"] for r in navi["turns"][1:])
-        base_rest = sum(r["read"] for r in base[1:])
-        navi_ttft = sum(r["ttft"] for r in navi["turns"][1:])
-        base_ttft = sum(r["ttft"] for r in base[1:])
+        print("| Navi: answer tokens | " + " | ".join(f"{r['wrote']:,}" for r in navi["turns"]) + " |")
+        cells = ["window full" if r.get("full") else f"{r['read']:,}" for r in base]
+        cells += ["—"] * (turns - len(cells))
+        print("| baseline: prompt tokens read | " + " | ".join(cells) + " |")
+        held = [r for r in base if not r.get("full")]  # the turns both could run
+        navi_rest = sum(r["read"] for r in navi["turns"][1 : len(held)])
+        base_rest = sum(r["read"] for r in held[1:])
+        navi_ttft = sum(r["ttft"] for r in navi["turns"][1 : len(held)])
+        base_ttft = sum(r["ttft"] for r in held[1:])
         print()
+        if len(held) < turns:
+            full = next((r.get("error", "") for r in base if r.get("full")), "")
+            print(f"The append-only baseline ran out of window at turn {len(held) + 1} ({full!r}).")
         print(
-            f"Turns 2–{turns}: Navi read {navi_rest:,} tokens, the baseline {base_rest:,} "
+            f"Turns 2–{len(held)}: Navi read {navi_rest:,} tokens, the baseline {base_rest:,} "
             f"({navi_rest / max(base_rest, 1):.2f}×); time to first token {navi_ttft:.1f} s against "
             f"{base_ttft:.1f} s ({navi_ttft / max(base_ttft, 1e-9):.2f}×). A second conversation's "
             f"first turn: {navi['second_answer']:,} tokens for its answer, {navi['second_all']:,} with "

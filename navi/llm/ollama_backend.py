@@ -1,15 +1,16 @@
 """Ollama backend on the official `ollama` client (NDJSON `/api/chat`).
 
-Chat requests go through the client's own transport (`_request`: its HTTP client, error types and
-`ChatResponse` parsing) with a request body Navi encodes itself, message by message, caching each
-message's JSON; a test checks the body equals what the client's `chat()` sends.
+Chat requests go through the client's own HTTP client (its host, headers, pool) with a request body
+Navi encodes itself, message by message, caching each message's JSON; a test checks the body equals
+what the client's `chat()` sends. The streamed lines are read as plain JSON, not the client's
+`ChatResponse` models, and errors are raised as the client's own `ResponseError`.
 
 `num_ctx` and temperature are always sent (Ollama's own defaults are far smaller than Navi's window);
 `think` is sent only to models whose `/api/show` capabilities include thinking, because Ollama
 rejects it for the others. Ollama gives tool calls no ids, so each gets one of ours. Some models
 (through Ollama's own parsers) produce tool calls whose `arguments` is a JSON string instead of an
-object; the official response type refuses those with a validation error, so replies are read with
-a lenient variant and the arguments repaired like any other model's (`ToolCall.from_raw`).
+object (the official response type refuses those); they are repaired like any other model's
+(`ToolCall.from_raw`).
 """
 
 from __future__ import annotations
@@ -59,24 +60,6 @@ def failure(exc: BaseException, streaming: bool) -> Failure:
     if isinstance(exc, httpx.TransportError | json.JSONDecodeError):
         return Failure("dropped", str(exc))
     return Failure("other", str(exc))
-
-
-class _LenientFunction(ollama.Message.ToolCall.Function):
-    arguments: Any = None  # an object as documented, or whatever JSON a model managed
-
-
-class _LenientToolCall(ollama.Message.ToolCall):
-    function: _LenientFunction
-
-
-class _LenientMessage(ollama.Message):
-    tool_calls: Sequence[_LenientToolCall] | None = None
-
-
-class _LenientChatResponse(ollama.ChatResponse):
-    """`ollama.ChatResponse` that also takes tool-call arguments sent as a string."""
-
-    message: _LenientMessage
 
 
 def wire_message(msg: Message) -> dict[str, Any]:
@@ -219,31 +202,42 @@ class OllamaBackend(LLMBackend):
             model_options["temperature"] = options.temperature
         if options.max_tokens:
             model_options["num_predict"] = options.max_tokens
-        stream: Any = None
+        requested = False
         try:
             think = await self._think_param(options)
-            # The official client's transport, errors and response types, with a body we encode
-            # ourselves: `chat()` would re-validate every message on every call (see _EncodedMessages).
+            # The official client's HTTP client (its host, headers and pool) and its error types, with
+            # a body we encode ourselves (`chat()` would re-validate every message on every call, see
+            # _EncodedMessages) and the NDJSON lines read as plain JSON: a pydantic response per
+            # chunk was a third of Navi's CPU per streamed token (docs/benchmarks.md).
             body = chat_body(model, messages, tools, think, model_options)
             self._next_shard = (self._next_shard + 1) % POOL_SHARDS
-            stream = await self._streams[self._next_shard]._request(
-                _LenientChatResponse, "POST", "/api/chat", content=body, stream=True
-            )
+            http = self._streams[self._next_shard]._client
+            requested = True
             calls: list[ToolCall] = []
             text_chars = 0
-            final: Any = None
-            async for part in stream:
-                msg = part.message
-                if msg.thinking:
-                    yield ThinkingDelta(text=msg.thinking)
-                if msg.content:
-                    text_chars += len(msg.content)
-                    yield TextDelta(text=msg.content)
-                for call in msg.tool_calls or ():
-                    calls.append(ToolCall.from_raw(call.function.name, call.function.arguments))
-                if part.done:
-                    final = part
-                    break
+            final: dict[str, Any] | None = None
+            async with http.stream("POST", "/api/chat", content=body) as response:
+                if response.is_error:  # as the client reports it: the body's error, the status
+                    await response.aread()
+                    raise ollama.ResponseError(response.text, response.status_code)
+                async for line in response.aiter_lines():
+                    if not line:
+                        continue
+                    part = json.loads(line)
+                    if err := part.get("error"):
+                        raise ollama.ResponseError(err)  # an error line inside the stream: status -1
+                    msg = part.get("message") or {}
+                    if thinking := msg.get("thinking"):
+                        yield ThinkingDelta(text=thinking)
+                    if content := msg.get("content"):
+                        text_chars += len(content)
+                        yield TextDelta(text=content)
+                    for call in msg.get("tool_calls") or ():
+                        function = call.get("function") or {}
+                        calls.append(ToolCall.from_raw(function.get("name", ""), function.get("arguments")))
+                    if part.get("done"):
+                        final = part
+                        break
             if final is None:
                 raise StreamInterrupted(
                     "the connection to Ollama dropped mid-stream: the reply ended before it was done",
@@ -251,22 +245,19 @@ class OllamaBackend(LLMBackend):
                     model=model,
                 )
         except Exception as exc:
-            raise self._errors.translate(exc, model, streaming=stream is not None) from None
-        finally:
-            if stream is not None:
-                await stream.aclose()
+            raise self._errors.translate(exc, model, streaming=requested) from None
         if calls:
             yield ToolCallsChunk(tool_calls=calls)
-        prompt, completion = final.prompt_eval_count, final.eval_count
+        prompt, completion = final.get("prompt_eval_count"), final.get("eval_count")
         usage = Usage(
             prompt_tokens=prompt if prompt is not None else estimate_messages_tokens(messages),
             completion_tokens=completion if completion is not None else estimate_tokens("x" * text_chars),
             estimated=prompt is None or completion is None,
         )
         reason: FinishReason = (
-            "tool_calls" if calls else ("length" if final.done_reason == "length" else "stop")
+            "tool_calls" if calls else ("length" if final.get("done_reason") == "length" else "stop")
         )
-        yield StreamFinal(finish_reason=reason, usage=usage, model=final.model or model)
+        yield StreamFinal(finish_reason=reason, usage=usage, model=final.get("model") or model)
 
     # --- model information ------------------------------------------------------------------------
     async def model_info(self, model: str) -> ModelInfo:

@@ -60,6 +60,20 @@ def test_schedules_command_without_a_server(tmp_path: Path) -> None:
     assert cli("list").stdout.strip() == "No schedules yet."
     assert cli("remove", bobs, "--user", "bob").stdout.strip() == f"removed {bobs}"
 
+    # --deliver CHANNEL:TO: each answer also goes to a channel address (a Matrix room id has colons).
+    mailed = cli("add", "Brief me", "--every", "1h", "--deliver", "Matrix:!room:example.org")
+    assert mailed.exit_code == 0, mailed.output
+    assert mailed.stdout.rstrip().endswith("; answers also go to matrix:!room:example.org")
+    assert json.loads(cli("list", "--json").stdout)[0]["deliver"] == {
+        "channel": "matrix",
+        "to": "!room:example.org",
+    }
+    assert cli("list").stdout.rstrip().endswith(" → matrix:!room:example.org")
+    for bad in ("ana@example.org", ":ana@example.org", "email:", "e mail:ana@example.org"):
+        refused = cli("add", "x", "--every", "60", "--deliver", bad)
+        assert refused.exit_code != 0 and "deliver" in refused.stderr, (bad, refused.output)
+    assert len(json.loads(cli("list", "--json").stdout)) == 1  # nothing half-made
+
 
 def test_schedules_run_asks_the_running_navi(tmp_path: Path, fake_server: FakeModelServer) -> None:
     use_script(fake_server).turn("Briefing: all quiet.")
@@ -97,6 +111,7 @@ async def test_the_schedule_tool_through_the_agent_loop(tmp_path: Path, fake_ser
                         "prompt": "Remind the user to call Anna",
                         "at": "tomorrow at 9",
                         "title": "Call Anna",
+                        "deliver": {"channel": "email", "to": "ana@example.org"},
                     },
                 )
             ]
@@ -125,9 +140,11 @@ async def test_the_schedule_tool_through_the_agent_loop(tmp_path: Path, fake_ser
             result = next(m for m in stored if m["role"] == "tool")["content"]
             tomorrow = datetime.now(ZoneInfo("Asia/Tokyo")) + timedelta(days=1)
             assert result.startswith(f"Reminder set for {tomorrow:%a %d %b %Y} 09:00 (Asia/Tokyo): Call Anna")
+            assert "and the answer is sent to email:ana@example.org" in result
             made = (await http.get("/schedules")).json()
             assert len(made) == 1 and made[0]["session_id"] == session and made[0]["owner"] == "local"
             assert made[0]["profile_id"] == "secretary" and made[0]["kind"] == "at"
+            assert made[0]["deliver"] == {"channel": "email", "to": "ana@example.org"}
             at = datetime.fromisoformat(made[0]["at"]).astimezone(ZoneInfo("Asia/Tokyo"))
             assert (at.date(), at.hour, at.minute) == (tomorrow.date(), 9, 0)
 

@@ -44,7 +44,8 @@ def list_schedules(
     def line(found: tuple[Any, str]) -> str:
         schedule, when = found
         state = "paused" if schedule.paused else ("done" if schedule.done else "active")
-        return f"{schedule.id}  {state:<6}  {schedule.title} — {when}"
+        sent = f" → {schedule.deliver.channel}:{schedule.deliver.to}" if schedule.deliver else ""
+        return f"{schedule.id}  {state:<6}  {schedule.title} — {when}{sent}"
 
     echo_list(
         with_runtime(work),
@@ -74,6 +75,14 @@ def add(
         str | None, typer.Option(help="Run in this session every time (default: a new session each run).")
     ] = None,
     missed: Annotated[str | None, typer.Option(help="Runs missed while Navi was down: skip or once.")] = None,
+    deliver: Annotated[
+        str | None,
+        typer.Option(
+            metavar="CHANNEL:TO",
+            help="Also send each answer to a channel address on your allowlist: "
+            "email:ana@example.org, matrix:!room:example.org.",
+        ),
+    ] = None,
     user: UserOption = "local",
 ) -> None:
     """Add a schedule; give exactly one of --cron, --every, --at."""
@@ -83,6 +92,12 @@ def add(
         every_seconds = parse_every(every) if every is not None else None
     except ScheduleError as exc:
         fail(str(exc))
+    delivery = None
+    if deliver is not None:
+        channel, colon, to = deliver.partition(":")
+        if not colon or not channel.strip() or not to.strip():
+            fail(f"--deliver takes CHANNEL:TO, e.g. email:ana@example.org (got {deliver!r})")
+        delivery = {"channel": channel.strip().lower(), "to": to.strip()}
 
     async def work(rt: Any) -> tuple[Any, str]:
         made = await rt.schedules.create(
@@ -95,6 +110,7 @@ def add(
             profile_id=profile,
             session_id=session,
             missed=missed,
+            deliver=delivery,
         )
         return made, _when(rt, made)
 
@@ -102,7 +118,8 @@ def add(
         made, when = with_runtime(work, writes=True)
     except ScheduleError as exc:
         fail(str(exc), 1)
-    typer.echo(f"added {made.id}: {made.title} — {when}")
+    sent = f"; answers also go to {made.deliver.channel}:{made.deliver.to}" if made.deliver else ""
+    typer.echo(f"added {made.id}: {made.title} — {when}{sent}")
 
 
 def _set_paused(schedule_id: str, paused: bool, user: str) -> None:

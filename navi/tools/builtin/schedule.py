@@ -3,8 +3,9 @@
 A schedule made here belongs to the turn's user and runs in the turn's profile. A one-off
 (`at`) runs in this conversation by default — the reminder appears where it was asked for; a
 recurring one (`cron`, `every_seconds`) gets a new session per run (a morning briefing each day
-on its own page). `target` overrides either. The result echoes the time understood, in the user's
-zone, so a misread "tomorrow at 9" is caught by whoever reads it.
+on its own page). `target` overrides either; `deliver` also sends each answer to a channel
+address (checked against the user's allowlist when it is sent). The result echoes the time
+understood, in the user's zone, so a misread "tomorrow at 9" is caught by whoever reads it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ class ScheduleTool(Tool):
     name = "schedule"
     description = (
         "Set, list or cancel reminders and recurring tasks. set: `prompt` (what to do when it runs) "
-        "and one of `at` (ISO or 'tomorrow 9am'), `cron`, `every_seconds`. cancel: `id`."
+        "and one of `at` (ISO or 'tomorrow 9am'), `cron`, `every_seconds`; `deliver` {channel, to} "
+        "also sends the answer to an address on the user's channel allowlist. cancel: `id`."
     )
     parameters = {
         "type": "object",
@@ -35,6 +37,15 @@ class ScheduleTool(Tool):
             "every_seconds": {"type": "integer", "minimum": 5},
             "target": {"type": "string", "enum": ["this_session", "new_session"]},
             "id": {"type": "string", "minLength": 1, "maxLength": 64},
+            "deliver": {
+                "type": "object",
+                "properties": {
+                    "channel": {"type": "string", "minLength": 1, "maxLength": 32},
+                    "to": {"type": "string", "minLength": 1, "maxLength": 320},
+                },
+                "required": ["channel", "to"],
+                "additionalProperties": False,
+            },
         },
         "required": ["action"],
         "additionalProperties": False,
@@ -69,10 +80,13 @@ class ScheduleTool(Tool):
                 cron=params.get("cron"),
                 every_seconds=params.get("every_seconds"),
                 at=params.get("at"),
+                deliver=params.get("deliver"),
             )
         except ScheduleError as exc:
             return ToolResult.fail(str(exc))
         where = "in this conversation" if made.session_id else "in a new conversation each time"
+        if made.deliver is not None:
+            where += f", and the answer is sent to {made.deliver.channel}:{made.deliver.to}"
         if made.kind == "at":
             assert made.at is not None
             head = f"Reminder set for {describe(made.at, made.timezone)}: {made.title}"

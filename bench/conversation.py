@@ -17,7 +17,7 @@ and off), on fresh servers:
    small model writes until the slot is full). When the history no longer fits the slot, the
    baseline stops there: an append-only client cannot go on without cutting its history.
 
-    .venv/bin/python bench/real_model.py --conversation [--turns 10]
+    .venv/bin/python bench/real_model.py --conversation [--turns 10] [--answer-tokens 256]
 """
 
 from __future__ import annotations
@@ -97,10 +97,11 @@ async def navi_turn(navi: Navi, sid: str, text: str) -> tuple[float, str]:
                 return (first if first is not None else time.perf_counter() - start), frame["content"]
 
 
-async def navi_side(tmp: Path, ctx: int, ram_cache: bool, turns: int) -> dict[str, Any]:
+async def navi_side(tmp: Path, ctx: int, ram_cache: bool, turns: int, answer_tokens: int) -> dict[str, Any]:
     server = llama_server(tmp, ctx, ram_cache, f"navi-{ctx}-{ram_cache}")
+    settings = {**SHIPPED, "LLM_MAX_TOKENS_ANSWER": str(answer_tokens)}
     with server as llama, RecordingProxy(llama.url) as proxy:
-        navi = Navi(tmp, proxy.base_url, llama.model, ctx, settings=SHIPPED)
+        navi = Navi(tmp, proxy.base_url, llama.model, ctx, settings=settings)
         try:
             rows: list[dict[str, Any]] = []
             async with httpx.AsyncClient(base_url=navi.url, timeout=60) as http:
@@ -176,14 +177,14 @@ async def baseline_side(
 
 
 async def run_conversation(
-    turns: int, windows: list[int], ram_caches: tuple[bool, ...] = (True, False)
+    turns: int, windows: list[int], ram_caches: tuple[bool, ...] = (True, False), *, answer_tokens: int = 256
 ) -> None:
     results = []
     with tempfile.TemporaryDirectory(prefix="navi-conv-") as tmp_name:
         tmp = Path(tmp_name)
         for ctx in windows:
             for ram in ram_caches:
-                navi = await navi_side(tmp, ctx, ram, turns)
+                navi = await navi_side(tmp, ctx, ram, turns, answer_tokens)
                 print(f"Navi, {ctx:,}-token slots, RAM cache {ram}: " + json.dumps(navi["turns"]), flush=True)
                 try:
                     base = await baseline_side(tmp, ctx, ram, navi["body"], navi["turns"])
@@ -193,7 +194,10 @@ async def run_conversation(
                     print(f"the baseline failed ({exc!r}); llama-server's log ends:\n{tail}")
                     base = []
                 results.append((ctx, ram, navi, base))
-    print(f"SmolLM2-135M on llama-server, --parallel 2, --cache-reuse 256; {turns} turns; Navi as shipped.")
+    print(
+        f"SmolLM2-135M on llama-server, --parallel 2, --cache-reuse 256; {turns} turns; Navi as shipped "
+        f"but answers capped at {answer_tokens} tokens."
+    )
     for ctx, ram, navi, base in results:
         print()
         print(f"**{ctx:,}-token slots, RAM prompt cache {'on' if ram else 'off (--cache-ram 0)'}**")

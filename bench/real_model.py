@@ -395,12 +395,19 @@ def main() -> None:
     parser.add_argument(
         "--windows", default="4096,16384", help="with --conversation: slot sizes, comma-separated"
     )
+    parser.add_argument(
+        "--answer-tokens",
+        type=int,
+        default=256,
+        help="with --conversation: Navi's LLM_MAX_TOKENS_ANSWER (the small model rambles to any cap)",
+    )
     args = parser.parse_args()
     if args.conversation:
         from conversation import run_conversation  # bench/conversation.py: it uses this module's Navi
 
         caches = {"on": (True,), "off": (False,), "both": (True, False)}[args.ram_cache]
-        asyncio.run(run_conversation(args.turns, [int(w) for w in args.windows.split(",")], caches))
+        windows = [int(w) for w in args.windows.split(",")]
+        asyncio.run(run_conversation(args.turns, windows, caches, answer_tokens=args.answer_tokens))
         return
     asyncio.run(run(args))
 

@@ -70,9 +70,16 @@ def navi_messages(world: World, room: str) -> list[dict[str, Any]]:
     ]
 
 
-async def start_world(tmp_path: Path, synapse: Synapse, **settings: Any) -> World:
-    navi = synapse.register()
-    ana = synapse.register().client()
+async def start_world(
+    tmp_path: Path,
+    synapse: Synapse,
+    *,
+    navi: Account | None = None,
+    ana: MatrixUser | None = None,
+    **settings: Any,
+) -> World:
+    navi = navi or synapse.register()
+    ana = ana or synapse.register().client()
     rt, backend, script = await scripted_runtime(
         tmp_path,
         sql=True,
@@ -178,3 +185,175 @@ async def test_strangers_get_nothing_and_their_invites_are_declined(
         assert eve.user_id in logged.out + logged.err
     finally:
         await eve.close()
+
+
+async def test_an_approval_is_answered_by_replying_yes(tmp_path: Path, synapse: Synapse) -> None:
+    world = await start_world(tmp_path, synapse, navi_approval_mode="smart")
+    try:
+        marker = tmp_path / "made-from-matrix"
+        world.script.turn(
+            Reply(tool_calls=[ScriptedCall("terminal", {"command": f"touch {marker}"})]), "Done."
+        )
+        room = await world.room_with_navi()
+        await world.ana.send(room, "Please make the file")
+        [question] = await world.ana.messages(room, 1, sender=world.navi.user_id)
+        asked = question["content"]["body"]
+        assert "terminal" in asked and f"touch {marker}" in asked and "Reply yes" in asked
+        assert not marker.exists()
+        # A Matrix reply, with the quoted fallback clients put before what the person wrote.
+        await world.ana.send(
+            room,
+            f"> <{world.navi.user_id}> Navi wants to run terminal\n\nyes",
+            **{"m.relates_to": {"m.in_reply_to": {"event_id": question["event_id"]}}},
+        )
+        answer = (await world.ana.messages(room, 2, sender=world.navi.user_id))[1]
+        assert answer["content"]["body"] == "Done."
+        assert marker.exists()
+        assert len(await world.rt.sessions.list(owner="ana")) == 1
+    finally:
+        await world.stop()
+
+
+async def test_a_schedule_delivers_its_answer_to_a_room_of_listed_people_only(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from datetime import UTC, datetime
+
+    eve = world.synapse.register().client()
+    try:
+        room = await world.room_with_navi()
+        shared = await world.room_with_navi()
+        await world.ana.http.post(f"/rooms/{shared}/invite", json={"user_id": eve.user_id})
+        await eve.join(shared)
+        world.script.turn("Your day: all quiet.", "Your day: all quiet.")  # the two run side by side
+        at = "2030-01-01T09:00:00+00:00"
+        daily = await world.rt.schedules.create(
+            owner="ana",
+            prompt="Summarise my day",
+            at=at,
+            title="Daily summary",
+            deliver={"channel": "matrix", "to": room},
+        )
+        await world.rt.schedules.create(
+            owner="ana",
+            prompt="Tell the room",
+            at=at,
+            title="For everyone",
+            deliver={"channel": "matrix", "to": shared},
+        )
+        runner = world.services.schedule_runner
+        assert runner is not None
+        await runner.tick(datetime(2030, 1, 1, 9, 0, 5, tzinfo=UTC))
+        await runner.drain()
+        [sent] = await world.ana.messages(room, 1, sender=world.navi.user_id)
+        assert sent["content"]["body"] == "Your day: all quiet."
+        assert "m.relates_to" not in sent["content"]
+        await asyncio.sleep(0.5)
+        await world.ana.sync()
+        assert navi_messages(world, shared) == []  # Eve is in that room and not listed
+        logged = capsys.readouterr()
+        assert "schedule.not_delivered" in logged.out + logged.err
+        assert eve.user_id in logged.out + logged.err
+        [run] = await world.rt.schedules.store.runs(daily.id)
+        assert run.status == "ok" and run.session_id is not None
+
+        # Ana's reply to the delivered message goes on in the run's session.
+        world.script.turn("Glad to hear.")
+        await world.ana.send(
+            room, "Thanks!", **{"m.relates_to": {"m.in_reply_to": {"event_id": sent["event_id"]}}}
+        )
+        reply = (await world.ana.messages(room, 2, sender=world.navi.user_id))[1]
+        assert reply["content"]["body"] == "Glad to hear."
+        stored = await world.rt.sessions.get(run.session_id, owner="ana")
+        assert stored is not None
+        assert [m.content for m in stored.messages][-2:] == ["Thanks!", "Glad to hear."]
+    finally:
+        await eve.close()
+
+
+async def test_a_matrix_thread_is_a_session_of_its_own_answered_in_the_thread(world: World) -> None:
+    world.script.turn("About the room.", "About the thread.", "Thread again.")
+    room = await world.room_with_navi()
+    root = await world.ana.send(room, "First, in the room")
+    await world.ana.messages(room, 1, sender=world.navi.user_id)
+    in_thread = {"rel_type": "m.thread", "event_id": root, "is_falling_back": True}
+    asked = await world.ana.send(
+        room, "Now in a thread", **{"m.relates_to": {**in_thread, "m.in_reply_to": {"event_id": root}}}
+    )
+    answer = (await world.ana.messages(room, 2, sender=world.navi.user_id))[1]
+    assert answer["content"]["body"] == "About the thread."
+    assert answer["content"]["m.relates_to"] == {
+        "rel_type": "m.thread",
+        "event_id": root,
+        "is_falling_back": True,
+        "m.in_reply_to": {"event_id": asked},
+    }
+    await world.ana.send(
+        room, "More in the thread", **{"m.relates_to": {**in_thread, "m.in_reply_to": {"event_id": asked}}}
+    )
+    await world.ana.messages(room, 3, sender=world.navi.user_id)
+    sessions = await world.rt.sessions.list(owner="ana")
+    texts = []
+    for session in sessions:
+        stored = await world.rt.sessions.get(session.id, owner="ana")
+        assert stored is not None
+        texts.append(sorted(m.content for m in stored.messages if m.role == "user"))
+    assert sorted(texts) == [["First, in the room"], ["More in the thread", "Now in a thread"]]
+
+
+async def test_a_long_answer_is_split_into_several_messages(world: World) -> None:
+    paragraphs = [f"Paragraph {i}: " + "word " * 400 for i in range(10)]  # about 20,000 characters
+    world.script.turn("\n\n".join(p.strip() for p in paragraphs))
+    room = await world.room_with_navi()
+    await world.ana.send(room, "Tell me a long story")
+    first, second = await world.ana.messages(room, 2, sender=world.navi.user_id)
+    assert first["content"]["body"].startswith("Paragraph 0:")
+    assert second["content"]["body"].startswith("Paragraph ")
+    joined_text = first["content"]["body"] + "\n\n" + second["content"]["body"]
+    assert joined_text == "\n\n".join(p.strip() for p in paragraphs)
+    assert all(len(m["content"]["body"]) <= 12_000 for m in (first, second))
+
+
+async def test_history_from_before_the_start_is_not_answered(tmp_path: Path, synapse: Synapse) -> None:
+    navi, ana = synapse.register(), synapse.register().client()
+    room = await ana.create_room([navi.user_id], direct=True)
+    await ana.send(room, "An old question, asked while Navi was away")
+    world = await start_world(tmp_path, synapse, navi=navi, ana=ana)
+    try:
+        world.script.turn("The new one is answered.")
+        await joined(ana, room, navi.user_id)  # the invite sent before the start is taken up
+        await ana.send(room, "A new question")
+        [answer] = await ana.messages(room, 1, sender=navi.user_id)
+        assert answer["content"]["body"] == "The new one is answered."
+        await asyncio.sleep(1)
+        await ana.sync()
+        assert len(navi_messages(world, room)) == 1
+        assert [r.last_user_text for r in world.turns()] == ["A new question"]
+    finally:
+        await world.stop()
+
+
+async def test_doctor_logs_in_to_the_homeserver(synapse: Synapse, tmp_path: Path) -> None:
+    from navi.cli.doctor import channel_checks
+    from navi.config import load_settings
+
+    navi = synapse.register()
+    base = {
+        "db_path": str(tmp_path / "navi.db"),
+        "navi_matrix_homeserver": synapse.url,
+        "navi_matrix_user": navi.user_id,
+        "navi_matrix_password": navi.password,
+    }
+    [good] = [c async for c in channel_checks(load_settings(**base))]
+    assert good.ok and good.what == "channel matrix: logged in"
+    with_token = {**base, "navi_matrix_password": "", "navi_matrix_access_token": navi.token}
+    [token] = [c async for c in channel_checks(load_settings(**with_token))]
+    assert token.ok
+    [bad] = [c async for c in channel_checks(load_settings(**{**base, "navi_matrix_password": "wrong-1"}))]
+    assert not bad.ok
+    assert f"{synapse.url} as {navi.user_id}" in bad.what and "M_FORBIDDEN" in bad.what
+    assert "wrong-1" not in bad.what  # no password in the report
+    bad_token = {**with_token, "navi_matrix_access_token": "syt_not_a_token"}
+    [refused] = [c async for c in channel_checks(load_settings(**bad_token))]
+    assert not refused.ok and "access token was refused" in refused.what
+    assert "syt_not_a_token" not in refused.what

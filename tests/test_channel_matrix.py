@@ -357,3 +357,39 @@ async def test_doctor_logs_in_to_the_homeserver(synapse: Synapse, tmp_path: Path
     [refused] = [c async for c in channel_checks(load_settings(**bad_token))]
     assert not refused.ok and "access token was refused" in refused.what
     assert "syt_not_a_token" not in refused.what
+
+
+async def test_a_file_sent_in_the_room_reaches_the_model_as_an_upload(world: World) -> None:
+    world.script.turn("It says pelican.")
+    room = await world.room_with_navi()
+    data = b"The secret word is pelican.\n"
+    mxc = await world.ana.upload("note.txt", data, "text/plain")
+    content = {"url": mxc, "info": {"mimetype": "text/plain", "size": len(data)}}
+    await world.ana.send(room, "note.txt", msgtype="m.file", **content)
+    [answer] = await world.ana.messages(room, 1, sender=world.navi.user_id)
+    assert answer["content"]["body"] == "It says pelican."
+    [session] = await world.rt.sessions.list(owner="ana")
+    saved = Path(world.rt.settings.session_files_dir) / session.id / "note.txt"
+    assert saved.read_bytes() == data
+    assert f"note.txt → {saved}" in world.turns()[0].last_user_text  # the note uploads get
+
+
+async def test_a_file_the_run_makes_goes_back_as_a_matrix_file(world: World) -> None:
+    world.script.turn("Hello.")
+    room = await world.room_with_navi()
+    await world.ana.send(room, "Hi")
+    await world.ana.messages(room, 1, sender=world.navi.user_id)
+    [session] = await world.rt.sessions.list(owner="ana")
+    report = Path(world.rt.settings.session_files_dir) / session.id / "report.txt"
+    write = ScriptedCall(
+        "filesystem", {"action": "write", "path": str(report), "content": "Revenue: up 5%\n"}
+    )
+    world.script.turn(Reply(tool_calls=[write]), "Here is the report.")
+    asked = await world.ana.send(room, "Write me the report")
+    _hello, answer, attached = await world.ana.messages(room, 3, sender=world.navi.user_id)
+    assert answer["content"]["body"] == "Here is the report."
+    assert attached["content"]["msgtype"] == "m.file"
+    assert attached["content"]["body"] == "report.txt"
+    assert attached["content"]["info"]["mimetype"] == "text/plain"
+    assert attached["content"]["m.relates_to"] == {"m.in_reply_to": {"event_id": asked}}
+    assert await world.ana.download(attached["content"]["url"]) == b"Revenue: up 5%\n"

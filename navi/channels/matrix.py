@@ -240,17 +240,7 @@ class MatrixChannel(Channel):
         if len(json.dumps(content).encode()) > MAX_EVENT_BYTES:
             del content["format"], content["formatted_body"]
         if out.reply is not None:
-            root = out.reply.context.get("thread_root")
-            reply_to = {"event_id": out.reply.key}
-            if root:
-                content["m.relates_to"] = {
-                    "rel_type": "m.thread",
-                    "event_id": root,
-                    "is_falling_back": True,
-                    "m.in_reply_to": reply_to,
-                }
-            else:
-                content["m.relates_to"] = {"m.in_reply_to": reply_to}
+            content["m.relates_to"] = _relates(out.reply)
         return content
 
     def _room(self, out: Outgoing) -> str:
@@ -290,13 +280,8 @@ class MatrixChannel(Channel):
             "url": uploaded.content_uri,
             "info": {"mimetype": attachment.media_type, "size": len(attachment.data)},
         }
-        if out.reply is not None and out.reply.context.get("thread_root"):
-            content["m.relates_to"] = {
-                "rel_type": "m.thread",
-                "event_id": out.reply.context["thread_root"],
-                "is_falling_back": True,
-                "m.in_reply_to": {"event_id": out.reply.key},
-            }
+        if out.reply is not None:
+            content["m.relates_to"] = _relates(out.reply)
         sent = await client.room_send(room, "m.room.message", content)
         if not isinstance(sent, nio.RoomSendResponse):
             raise ConnectionError(f"sending {attachment.name} to {room} failed: {_error(sent)}")
@@ -332,6 +317,15 @@ class MatrixChannel(Channel):
             while True:
                 await client.room_typing(room, typing_state=True, timeout=TYPING_MS)
                 await asyncio.sleep(TYPING_MS / 1000 * 2 / 3)
+
+
+def _relates(reply: Incoming) -> dict[str, Any]:
+    """An answer's place: a reply to the person's message, in its thread when it was in one."""
+    reply_to = {"event_id": reply.key}
+    root = reply.context.get("thread_root")
+    if root:
+        return {"rel_type": "m.thread", "event_id": root, "is_falling_back": True, "m.in_reply_to": reply_to}
+    return {"m.in_reply_to": reply_to}
 
 
 def _title(text: str, attachments: list[Attachment]) -> str:

@@ -177,6 +177,21 @@ class MatrixUser:
         sent = await self.http.put(f"/rooms/{quote(room_id)}/send/m.room.message/{txn}", json=event)
         return str(sent.raise_for_status().json()["event_id"])
 
+    async def upload(self, name: str, data: bytes, kind: str) -> str:
+        """A file in the homeserver's media repository: its mxc:// URI."""
+        done = await self.http.post(
+            self.account.url + "/_matrix/media/v3/upload",
+            params={"filename": name},
+            content=data,
+            headers={"Content-Type": kind},
+        )
+        return str(done.raise_for_status().json()["content_uri"])
+
+    async def download(self, mxc: str) -> bytes:
+        server, _, media = mxc.removeprefix("mxc://").partition("/")
+        got = await self.http.get(f"{self.account.url}/_matrix/client/v1/media/download/{server}/{media}")
+        return got.raise_for_status().content
+
     async def sync(self, timeout_ms: int = 0) -> None:
         params: dict[str, Any] = {"timeout": timeout_ms}
         if self.since is not None:

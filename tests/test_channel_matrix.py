@@ -393,3 +393,36 @@ async def test_a_file_the_run_makes_goes_back_as_a_matrix_file(world: World) -> 
     assert attached["content"]["info"]["mimetype"] == "text/plain"
     assert attached["content"]["m.relates_to"] == {"m.in_reply_to": {"event_id": asked}}
     assert await world.ana.download(attached["content"]["url"]) == b"Revenue: up 5%\n"
+
+
+async def test_navi_logs_in_again_when_its_login_is_revoked(world: World) -> None:
+    world.script.turn("Before.", "After.")
+    room = await world.room_with_navi()
+    await world.ana.send(room, "Hello")
+    await world.ana.messages(room, 1, sender=world.navi.user_id)
+    # Every access token of Navi's account revoked (an admin, or "log out all sessions").
+    revoke = await world.ana.http.post(
+        "/logout/all", headers={"Authorization": f"Bearer {world.navi.token}"}, json={}
+    )
+    revoke.raise_for_status()
+    await world.ana.send(room, "Still there?")
+    second = (await world.ana.messages(room, 2, sender=world.navi.user_id, within=60))[1]
+    assert second["content"]["body"] == "After."
+    assert [r.last_user_text for r in world.turns()] == ["Hello", "Still there?"]
+
+
+async def test_malformed_events_are_skipped_and_the_next_message_answered(world: World) -> None:
+    world.script.turn("One.", "Two.")
+    room = await world.room_with_navi()
+    await world.ana.send(room, "A garbled relation", **{"m.relates_to": "garbage"})
+    await world.ana.send(
+        room, "A thread of nothing", **{"m.relates_to": {"rel_type": "m.thread", "event_id": 5}}
+    )
+    await world.ana.send(room, "missing.txt", msgtype="m.file", url="mxc://nowhere.test/none")
+    first, second = await world.ana.messages(room, 2, sender=world.navi.user_id)
+    assert [first["content"]["body"], second["content"]["body"]] == ["One.", "Two."]
+    assert [r.last_user_text for r in world.turns()] == ["A garbled relation", "A thread of nothing"]
+    world.script.turn("Three.")
+    await world.ana.send(room, "Last")
+    third = (await world.ana.messages(room, 3, sender=world.navi.user_id))[2]
+    assert third["content"]["body"] == "Three."

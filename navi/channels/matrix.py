@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -125,6 +125,13 @@ class MatrixChannel(Channel):
             await self._client.close()
             self._client = None
 
+    async def _drop(self, client: nio.AsyncClient) -> None:
+        """Forget a client whose login the homeserver no longer knows (the next use logs in)."""
+        async with self._connecting:
+            if self._client is client:
+                self._client = None
+        await client.close()
+
     async def check(self) -> list[str]:
         try:
             client = await self._login()
@@ -146,18 +153,30 @@ class MatrixChannel(Channel):
                     timeout=self.settings.sync_timeout_ms, since=self._since, full_state=self._since is None
                 )
                 if not isinstance(response, nio.SyncResponse):
+                    if _logged_out(response):
+                        await self._drop(client)  # logged out elsewhere: log in again on the next start
                     raise ConnectionError(f"sync failed: {_error(response)}")
                 for room_id, invite in response.rooms.invite.items():
-                    await self._invited(client, room_id, invite)
+                    await self._guarded(self._invited(client, room_id, invite), room_id)
                 for room_id, joined in response.rooms.join.items():
                     for event in joined.timeline.events:
-                        incoming = await self._incoming(client, room_id, event)
-                        if incoming is not None:
-                            await deliver(incoming)
-                self._since = response.next_batch
+                        await self._guarded(self._take(client, room_id, event, deliver), room_id)
+                self._since = response.next_batch  # read: a restart of `listen` goes on from here
         except asyncio.CancelledError:
             await self.close()
             raise
+
+    async def _guarded(self, step: Awaitable[None], room_id: str) -> None:
+        """One event handled; a malformed one is logged and skipped, never read again."""
+        try:
+            await step
+        except Exception as exc:
+            log.warning("channel.matrix.unreadable", room=room_id, error=_why(exc))
+
+    async def _take(self, client: nio.AsyncClient, room_id: str, event: Any, deliver: Deliver) -> None:
+        incoming = await self._incoming(client, room_id, event)
+        if incoming is not None:
+            await deliver(incoming)
 
     async def _invited(self, client: nio.AsyncClient, room_id: str, invite: Any) -> None:
         inviter = next(
@@ -186,18 +205,20 @@ class MatrixChannel(Channel):
             return None
         if event.sender == client.user_id or event.server_timestamp < self.started_ms:
             return None
-        content = event.source.get("content") or {}
-        relates = content.get("m.relates_to") or {}
+        content = _dict(event.source.get("content"))
+        relates = _dict(content.get("m.relates_to"))
         if relates.get("rel_type") == "m.replace":
             return None  # an edit of an earlier message: not a new one
         root = relates.get("event_id") if relates.get("rel_type") == "m.thread" else None
-        replied = (relates.get("m.in_reply_to") or {}).get("event_id")
+        replied = _dict(relates.get("m.in_reply_to")).get("event_id")
+        if not isinstance(root, str):
+            root = None
         conversation = f"{room_id}|{event.sender}" + (f"|{root}" if root else "")
         attachments: list[Attachment] = []
+        text = ""
         if isinstance(event, nio.RoomMessageText):
             text = _strip_fallback(event.body)
-        else:
-            text = ""
+        elif await self.is_listed(event.sender):  # a stranger's file is never fetched
             attachment = await self._download(client, event)
             if attachment is not None:
                 attachments.append(attachment)
@@ -215,7 +236,7 @@ class MatrixChannel(Channel):
         )
 
     async def _download(self, client: nio.AsyncClient, event: Any) -> Attachment | None:
-        info = (event.source.get("content") or {}).get("info") or {}
+        info = _dict(_dict(event.source.get("content")).get("info"))
         size = info.get("size")
         if isinstance(size, int) and size > MAX_DOWNLOAD_BYTES:
             log.warning("channel.matrix.too_large", event_id=event.event_id, size=size)
@@ -250,10 +271,14 @@ class MatrixChannel(Channel):
         return room
 
     async def send(self, message: Outgoing) -> list[str]:
-        client = await self._connect()
         room = self._room(message)
+        client = await self._connect()
         keys: list[str] = []
         sent = await client.room_send(room, "m.room.message", self.content(message))
+        if _logged_out(sent) and not self.settings.access_token:  # log in again, once
+            await self._drop(client)
+            client = await self._connect()
+            sent = await client.room_send(room, "m.room.message", self.content(message))
         if not isinstance(sent, nio.RoomSendResponse):
             raise ConnectionError(f"sending to {room} failed: {_error(sent)}")
         keys.append(sent.event_id)
@@ -317,6 +342,14 @@ class MatrixChannel(Channel):
             while True:
                 await client.room_typing(room, typing_state=True, timeout=TYPING_MS)
                 await asyncio.sleep(TYPING_MS / 1000 * 2 / 3)
+
+
+def _logged_out(response: Any) -> bool:
+    return getattr(response, "status_code", None) == "M_UNKNOWN_TOKEN"
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _relates(reply: Incoming) -> dict[str, Any]:

@@ -455,3 +455,23 @@ def test_matrix_is_configured_from_the_settings_and_its_allowlist_ids_kept() -> 
     assert channel.settings.access_token == "token-1"
     with pytest.raises(SettingsError, match="NAVI_MATRIX_HOMESERVER: must start with http"):
         load_settings(navi_matrix_homeserver="matrix.example.org")
+
+
+async def test_an_image_sent_in_the_room_is_saved_for_the_run(world: World) -> None:
+    import io
+
+    from PIL import Image
+
+    picture = io.BytesIO()
+    Image.new("RGB", (8, 8), (200, 30, 30)).save(picture, format="PNG")
+    data = picture.getvalue()
+    world.script.turn("A red square.")
+    room = await world.room_with_navi()
+    mxc = await world.ana.upload("square.png", data, "image/png")
+    info = {"mimetype": "image/png", "size": len(data), "w": 8, "h": 8}
+    await world.ana.send(room, "square.png", msgtype="m.image", url=mxc, info=info)
+    [answer] = await world.ana.messages(room, 1, sender=world.navi.user_id)
+    assert answer["content"]["body"] == "A red square."
+    [session] = await world.rt.sessions.list(owner="ana")
+    saved = Path(world.rt.settings.session_files_dir) / session.id / "square.png"
+    assert saved.read_bytes() == data

@@ -331,7 +331,9 @@ class MatrixChannel(Channel):
         task = self._typing.pop(room, None)
         if task is not None:
             task.cancel()
-        client = await self._connect()
+        client = self._client
+        if client is None:  # not logged in (stopping): no notice worth a login
+            return
         if on:
             self._typing[room] = asyncio.get_running_loop().create_task(self._keep_typing(client, room))
         else:

@@ -7,7 +7,9 @@ reply while the run waits for an approval answers it (yes / no / always); anythi
 turn, its attachments saved to the session's folder as uploads are (the same kinds refused), so the
 model reaches them as it reaches uploads. The run is followed until it has answered: an approval is
 asked in the thread (denied at once when the channel cannot ask), the answer is sent split the
-channel's way. Schedules deliver their answers through `deliver()`, to listed addresses only.
+channel's way; the channel shows Navi working meanwhile (`Channel.working`: Matrix's typing
+notice). Schedules deliver their answers through `deliver()`, to listed addresses only (every
+address `Channel.recipients` says a delivery reaches: a Matrix room's members).
 
 The composition root owns the worker's task (`run()`); nothing here is reached from HTTP.
 """

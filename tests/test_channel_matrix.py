@@ -37,6 +37,7 @@ class World:
     services: Services
     backend: ScriptedBackend
     script: AgentScript
+    stopped: bool = False
 
     def turns(self) -> list[Any]:
         return [r for r in self.backend.requests if "You are the planning step" not in r.last_user_text]
@@ -49,6 +50,9 @@ class World:
         return room
 
     async def stop(self) -> None:
+        if self.stopped:
+            return
+        self.stopped = True
         await self.services.stop()
         await self.ana.close()
 
@@ -475,3 +479,23 @@ async def test_an_image_sent_in_the_room_is_saved_for_the_run(world: World) -> N
     [session] = await world.rt.sessions.list(owner="ana")
     saved = Path(world.rt.settings.session_files_dir) / session.id / "square.png"
     assert saved.read_bytes() == data
+
+
+async def test_a_password_login_is_a_device_logged_out_when_navi_stops(
+    tmp_path: Path, synapse: Synapse
+) -> None:
+    world = await start_world(tmp_path, synapse)
+    navi = world.navi.client()  # the registration's own login, to look at the account's devices
+    try:
+        await world.room_with_navi()  # Navi is logged in and syncing
+
+        async def devices() -> list[str | None]:
+            got = await navi.http.get("/devices")
+            return sorted(d.get("display_name") or "" for d in got.raise_for_status().json()["devices"])
+
+        assert "Navi" in await devices()
+        await world.stop()
+        assert "Navi" not in await devices()
+    finally:
+        await navi.close()
+        await world.stop()

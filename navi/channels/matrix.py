@@ -117,13 +117,19 @@ class MatrixChannel(Channel):
             raise
         return client
 
-    async def close(self) -> None:
+    async def close(self, *, logout: bool = False) -> None:
+        """Drop the connection; with `logout`, a password login's device is logged out too (an
+        access token's is not: it is the user's to keep)."""
         for task in self._typing.values():
             task.cancel()
         self._typing.clear()
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        client, self._client = self._client, None
+        if client is None:
+            return
+        if logout and not self.settings.access_token:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.logout(), 5)
+        await client.close()
 
     async def _drop(self, client: nio.AsyncClient) -> None:
         """Forget a client whose login the homeserver no longer knows (the next use logs in)."""
@@ -163,7 +169,7 @@ class MatrixChannel(Channel):
                         await self._guarded(self._take(client, room_id, event, deliver), room_id)
                 self._since = response.next_batch  # read: a restart of `listen` goes on from here
         except asyncio.CancelledError:
-            await self.close()
+            await self.close(logout=True)
             raise
 
     async def _guarded(self, step: Awaitable[None], room_id: str) -> None:

@@ -432,35 +432,6 @@ async def test_malformed_events_are_skipped_and_the_next_message_answered(world:
     assert third["content"]["body"] == "Three."
 
 
-def test_html_the_model_writes_is_escaped_not_passed_on() -> None:
-    from navi.channels.matrix import render
-
-    html = render('Hi <img src=x onerror="alert(1)"> and `<b>` **bold**')
-    assert "<img" not in html and "&lt;img" in html
-    assert "<code>&lt;b&gt;</code>" in html and "<strong>bold</strong>" in html
-
-
-def test_matrix_is_configured_from_the_settings_and_its_allowlist_ids_kept() -> None:
-    from navi.channels.matrix import MatrixChannel
-    from navi.compose.channels import build_channels, normalize
-    from navi.config import SettingsError, load_settings
-
-    assert normalize("Matrix", " @ana:example.org ") == ("matrix", "@ana:example.org")
-    assert build_channels(load_settings(navi_matrix_user="@navi:example.org")) == []
-    [channel] = build_channels(
-        load_settings(
-            navi_matrix_homeserver="https://matrix.example.org/",
-            navi_matrix_user="@navi:example.org",
-            navi_matrix_access_token="token-1",
-        )
-    )
-    assert isinstance(channel, MatrixChannel)
-    assert channel.settings.homeserver == "https://matrix.example.org"
-    assert channel.settings.access_token == "token-1"
-    with pytest.raises(SettingsError, match="NAVI_MATRIX_HOMESERVER: must start with http"):
-        load_settings(navi_matrix_homeserver="matrix.example.org")
-
-
 async def test_an_image_sent_in_the_room_is_saved_for_the_run(world: World) -> None:
     import io
 

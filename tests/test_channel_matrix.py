@@ -124,7 +124,9 @@ async def test_two_users_of_the_test_homeserver_exchange_a_message(synapse: Syna
         await bob.close()
 
 
-async def test_an_allowed_user_asks_and_navi_answers_with_a_tool_result(world: World) -> None:
+async def test_an_allowed_user_asks_and_navi_answers_with_a_tool_result(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
     world.script.turn(
         Reply(tool_calls=[ScriptedCall("terminal", {"command": "expr 42 \\* 17"})]),
         "The product is **714**:\n\n- 42 × 17",
@@ -160,6 +162,9 @@ async def test_an_allowed_user_asks_and_navi_answers_with_a_tool_result(world: W
     stored = await world.rt.sessions.get(session.id, owner="ana")
     assert stored is not None
     assert [m.content for m in stored.messages if m.role == "user"] == ["What is 42 times 17?", "And again?"]
+    # Navi's own answers, which its sync also brings, are not messages to it (not even a stranger's).
+    logged = capsys.readouterr()
+    assert "channel.stranger" not in logged.out + logged.err
 
 
 async def test_strangers_get_nothing_and_their_invites_are_declined(

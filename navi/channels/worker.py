@@ -7,7 +7,9 @@ reply while the run waits for an approval answers it (yes / no / always); anythi
 turn, its attachments saved to the session's folder as uploads are (the same kinds refused), so the
 model reaches them as it reaches uploads. The run is followed until it has answered: an approval is
 asked in the thread (denied at once when the channel cannot ask), the answer is sent split the
-channel's way. Schedules deliver their answers through `deliver()`, to listed addresses only.
+channel's way; the channel shows Navi working meanwhile (`Channel.working`: Matrix's typing
+notice). Schedules deliver their answers through `deliver()`, to listed addresses only (every
+address `Channel.recipients` says a delivery reaches: a Matrix room's members).
 
 The composition root owns the worker's task (`run()`); nothing here is reached from HTTP.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import mimetypes
 import os
@@ -80,6 +83,8 @@ class ChannelWorker:
     # --- listening -------------------------------------------------------------------------------
     async def run(self) -> None:
         """Every channel listening, each started again after a failure, until cancelled."""
+        for channel in self.channels:
+            channel.listed = functools.partial(self._listed, channel.name)
         try:
             await asyncio.gather(*(self._listen(channel) for channel in self.channels))
         finally:
@@ -87,6 +92,9 @@ class ChannelWorker:
                 task.cancel()
             if self._tasks:
                 await asyncio.wait(list(self._tasks), timeout=5)
+
+    async def _listed(self, channel: str, address: str) -> bool:
+        return await self.store.user_of(channel, address) is not None
 
     async def _listen(self, channel: Channel) -> None:
         failures = 0
@@ -126,7 +134,8 @@ class ChannelWorker:
         if session_id is None or await self.sessions.get(session_id, owner=user, display=False) is None:
             made = await self.sessions.create(self.profile_id, owner=user, name=message.title or None)
             session_id = made.id
-        await self.store.link(channel.name, [message.key], session_id, user)
+        keys = [message.key, *([message.conversation] if message.conversation else [])]
+        await self.store.link(channel.name, keys, session_id, user)
         log.info("channel.message", channel=channel.name, sender=message.sender, session_id=session_id)
         command = message.text.strip().lower()
         if command == STOP_COMMAND:
@@ -185,6 +194,7 @@ class ChannelWorker:
         """Follow the run until it has answered; the answer goes back with the files the run made
         in the session's folder (`before`: the names there when it started)."""
         sub = run.subscribe()
+        await self._working(channel, message, True)
         try:
             while True:
                 frame = await sub.queue.get()
@@ -192,12 +202,15 @@ class ChannelWorker:
                     return
                 kind = frame.get("type")
                 if kind == "approval_required":
+                    await self._working(channel, message, False)  # the person's turn
                     await self._ask(channel, message, session_id, frame)
                 elif kind == "approval_resolved":
                     waiting = self._waiting.get(session_id)
                     if waiting is not None and waiting.call_id == frame.get("call_id"):
                         del self._waiting[session_id]
+                    await self._working(channel, message, True)
                 elif kind == "stream_end":
+                    await self._working(channel, message, False)
                     answer = str(frame.get("content") or "(no answer)")
                     made = self._made(session_id, before)
                     await self._reply(channel, message, session_id, answer, made)
@@ -213,9 +226,16 @@ class ChannelWorker:
             )
         finally:
             run.unsubscribe(sub)
+            await self._working(channel, message, False)
             waiting = self._waiting.get(session_id)
             if waiting is not None and run.finished.is_set():
                 del self._waiting[session_id]
+
+    async def _working(self, channel: Channel, message: Incoming, on: bool) -> None:
+        try:
+            await channel.working(message, on)
+        except Exception as exc:  # a typing indicator is never worth a lost answer
+            log.warning("channel.working_failed", channel=channel.name, error=f"{type(exc).__name__}: {exc}")
 
     async def _ask(self, channel: Channel, message: Incoming, session_id: str, frame: dict[str, Any]) -> None:
         call_id = str(frame.get("call_id"))
@@ -264,8 +284,16 @@ class ChannelWorker:
         if channel is None:
             return f"no channel {channel_name!r} is configured"
         address = channel.normalize(to)
-        if await self.store.user_of(channel.name, address) != owner:
-            return f"{to} is not on the {channel.name} allowlist for {owner}"
+        try:
+            reached = await channel.recipients(address)
+        except Exception as exc:
+            return f"{to}: {type(exc).__name__}: {exc}"
+        if not reached:
+            return f"{to} reaches nobody on {channel.name}"
+        for recipient in reached:
+            if await self.store.user_of(channel.name, recipient) != owner:
+                who = to if recipient == address else f"{to} reaches {recipient}, who"
+                return f"{who} is not on the {channel.name} allowlist for {owner}"
         for part in channel.split(text):
             keys = await channel.send(Outgoing(to=address, text=part, title=title))
             if session_id is not None:

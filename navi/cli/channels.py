@@ -20,13 +20,16 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 app = typer.Typer(
-    help="Who may talk to Navi through a channel (email), and as which Navi user.",
+    help="Who may talk to Navi through a channel (email, matrix), and as which Navi user.",
     no_args_is_help=True,
     rich_markup_mode=PLAIN_HELP,
 )
-Channel = Annotated[str, typer.Argument(metavar="CHANNEL", help="The channel: email.")]
+Channel = Annotated[str, typer.Argument(metavar="CHANNEL", help="The channel: email or matrix.")]
 Address = Annotated[
-    str, typer.Argument(metavar="ADDRESS", help="The sender's address (email: ana@example.org).")
+    str,
+    typer.Argument(
+        metavar="ADDRESS", help="The sender's address (email: ana@example.org; matrix: @ana:example.org)."
+    ),
 ]
 
 

@@ -146,7 +146,7 @@ async def run_checks(settings: Settings) -> AsyncIterator[Check]:
 
 
 async def channel_checks(settings: Settings) -> AsyncIterator[Check]:
-    """Log in to each configured channel as `navi serve` would (email: IMAP and SMTP)."""
+    """Log in to each configured channel as `navi serve` would (email: IMAP and SMTP; Matrix)."""
     from navi.compose.channels import build_channels
 
     for channel in build_channels(settings):
@@ -383,7 +383,7 @@ def doctor() -> None:
     """Check the set-up and print the fix for each problem.
 
     The model server and models, the database, the tools folder, the sandbox, the MCP servers
-    (each started, its tools counted, then stopped), each channel's login (email: IMAP and SMTP)
+    (each started, its tools counted, then stopped), each channel's login (email: IMAP and SMTP; Matrix)
     and the address Navi listens on; each check prints as it ends. Creates nothing.
     """
     settings = settings_or_exit()

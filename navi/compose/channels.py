@@ -1,7 +1,8 @@
 """The channels Navi is reached through, built from the settings, and the worker that serves them.
 
-Email is on when NAVI_EMAIL_ADDRESS, NAVI_EMAIL_IMAP_HOST and NAVI_EMAIL_SMTP_HOST are set. A new
-channel is one module in navi/channels/ plus its settings here.
+Email is on when NAVI_EMAIL_ADDRESS, NAVI_EMAIL_IMAP_HOST and NAVI_EMAIL_SMTP_HOST are set; Matrix
+when NAVI_MATRIX_HOMESERVER and NAVI_MATRIX_USER are. A new channel is one module in
+navi/channels/ plus its settings here.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from navi.channels.base import Channel
 from navi.channels.email import EmailChannel, EmailSettings
+from navi.channels.matrix import MatrixChannel, MatrixSettings
 from navi.channels.store import ChannelStore, InMemoryChannelStore, check_entry
 from navi.channels.worker import ChannelWorker
 from navi.config import Settings
@@ -40,8 +42,20 @@ def email_settings(settings: Settings) -> EmailSettings | None:
     )
 
 
+def matrix_settings(settings: Settings) -> MatrixSettings | None:
+    s = settings
+    if not (s.navi_matrix_homeserver and s.navi_matrix_user):
+        return None
+    return MatrixSettings(
+        homeserver=s.navi_matrix_homeserver,
+        user=s.navi_matrix_user,
+        password=s.navi_matrix_password,
+        access_token=s.navi_matrix_access_token,
+    )
+
+
 # Every channel Navi has, by name: what the allowlist may name.
-KINDS: dict[str, type[Channel]] = {"email": EmailChannel}
+KINDS: dict[str, type[Channel]] = {"email": EmailChannel, "matrix": MatrixChannel}
 
 
 def normalize(channel: str, address: str) -> tuple[str, str]:
@@ -58,6 +72,8 @@ def build_channels(settings: Settings) -> list[Channel]:
     channels: list[Channel] = []
     if (mail := email_settings(settings)) is not None:
         channels.append(EmailChannel(mail))
+    if (matrix := matrix_settings(settings)) is not None:
+        channels.append(MatrixChannel(matrix))
     return channels
 
 

@@ -40,7 +40,8 @@ def utc(value: datetime) -> datetime:
 
 class Delivery(BaseModel):
     """Where a run's answer is also sent: an address of a channel (`{"channel": "email", "to":
-    "ana@example.org"}`), which must be on that channel's allowlist for the schedule's owner."""
+    "ana@example.org"}`, `{"channel": "matrix", "to": "!room:example.org"}`), which must be on that
+    channel's allowlist for the schedule's owner (for a room: every member but Navi)."""
 
     channel: str = Field(..., min_length=1, max_length=32, pattern=r"^[a-z][a-z0-9_-]*$")
     to: str = Field(..., min_length=1, max_length=320)

@@ -234,7 +234,8 @@ class ScheduleService:
             return Delivery.model_validate(dict(raw))
         except (TypeError, ValueError) as exc:
             raise ScheduleError(
-                'deliver must be {"channel": "email", "to": "an address on the allowlist"}'
+                'deliver must be {"channel": …, "to": …}: an email address or a Matrix room id '
+                '("!room:example.org") on that channel\'s allowlist'
             ) from exc
 
     @staticmethod

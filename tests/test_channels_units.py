@@ -228,3 +228,18 @@ def test_matrix_is_configured_from_the_settings_and_its_allowlist_ids_kept() -> 
     assert channel.settings.access_token == "token-1"
     with pytest.raises(SettingsError, match="NAVI_MATRIX_HOMESERVER: must start with http"):
         load_settings(navi_matrix_homeserver="matrix.example.org")
+
+
+def test_the_matrix_sdk_is_loaded_only_when_matrix_is_used() -> None:
+    """Every command builds the runtime (and so the channel store); matrix-nio and aiohttp under it
+    cost half a second of start-up, paid only where Matrix is configured or named."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; import navi.compose.runtime, navi.compose.services, navi.cli.channels; "
+        "from navi.compose.channels import normalize; normalize('email', 'a@b.org'); "
+        "print('nio' in sys.modules); normalize('matrix', '@ana:example.org'); print('nio' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["False", "True"], out.stderr

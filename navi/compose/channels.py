@@ -7,11 +7,12 @@ navi/channels/ plus its settings here.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from navi.channels.base import Channel
 from navi.channels.email import EmailChannel, EmailSettings
-from navi.channels.matrix import MatrixChannel, MatrixSettings
 from navi.channels.store import ChannelStore, InMemoryChannelStore, check_entry
 from navi.channels.worker import ChannelWorker
 from navi.config import Settings
@@ -19,6 +20,9 @@ from navi.profiles.registry import ProfileRegistry
 from navi.runs import RunManager
 from navi.sessions.store import SessionStore
 from navi.storage.database import Database
+
+if TYPE_CHECKING:  # matrix-nio (and aiohttp under it) is imported only when Matrix is used
+    from navi.channels.matrix import MatrixSettings
 
 
 def email_settings(settings: Settings) -> EmailSettings | None:
@@ -46,6 +50,8 @@ def matrix_settings(settings: Settings) -> MatrixSettings | None:
     s = settings
     if not (s.navi_matrix_homeserver and s.navi_matrix_user):
         return None
+    from navi.channels.matrix import MatrixSettings
+
     return MatrixSettings(
         homeserver=s.navi_matrix_homeserver,
         user=s.navi_matrix_user,
@@ -54,14 +60,27 @@ def matrix_settings(settings: Settings) -> MatrixSettings | None:
     )
 
 
-# Every channel Navi has, by name: what the allowlist may name.
-KINDS: dict[str, type[Channel]] = {"email": EmailChannel, "matrix": MatrixChannel}
+# Every channel Navi has, by name (what the allowlist may name): its module and class, imported
+# when first needed, so a command that never touches Matrix does not load its SDK.
+KINDS: dict[str, str] = {
+    "email": "navi.channels.email:EmailChannel",
+    "matrix": "navi.channels.matrix:MatrixChannel",
+}
+
+
+def channel_kind(name: str) -> type[Channel] | None:
+    where = KINDS.get(name)
+    if where is None:
+        return None
+    module, _, cls = where.partition(":")
+    kind: type[Channel] = getattr(importlib.import_module(module), cls)
+    return kind
 
 
 def normalize(channel: str, address: str) -> tuple[str, str]:
     """(channel, address) as the allowlist keeps them; ValueError for a channel Navi has not."""
     name = channel.strip().lower()
-    kind = KINDS.get(name)
+    kind = channel_kind(name)
     if kind is None:
         raise ValueError(f"no channel {channel!r}: Navi has {', '.join(sorted(KINDS))}")
     return check_entry(name, kind.normalize(address))
@@ -73,6 +92,8 @@ def build_channels(settings: Settings) -> list[Channel]:
     if (mail := email_settings(settings)) is not None:
         channels.append(EmailChannel(mail))
     if (matrix := matrix_settings(settings)) is not None:
+        from navi.channels.matrix import MatrixChannel
+
         channels.append(MatrixChannel(matrix))
     return channels
 

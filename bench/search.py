@@ -9,6 +9,10 @@ three words are timed through `SessionStore.search` — the call `GET /search`, 
 search` and the `search_conversations` tool make — for the first user, 20 results each.
 
     .venv/bin/python bench/search.py [--sizes 10000,100000] [--queries 300] [--no-postgres]
+        [--sqlite-file PATH]
+
+`--sqlite-file` keeps the SQLite database in PATH: a later run with the same sizes finds it filled
+and only searches (filling 1,000,000 messages takes minutes).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import insert
+from sqlalchemy import func, insert, select
 
 from navi.llm.messages import Message
 from navi.sessions.search import SearchQuery, terms
@@ -99,16 +103,19 @@ async def measure(url: str, sizes: list[int], queries: int) -> list[tuple[int, f
     store = SqlSessionStore.at(url)
     await store.open()
     results = []
-    total = 0
+    counted = select(func.count()).select_from(session_messages)
+    total = await store.db.read(lambda c: c.execute(counted).scalar() or 0)
     try:
         for size in sizes:
             began = time.perf_counter()
-            await fill(store, total, size - total, rng, vocab)
+            if size > total:
+                await fill(store, total, size - total, rng, vocab)
+                total = size
             filled = time.perf_counter() - began
-            total = size
+            ask_rng = random.Random(size)  # the queries: the same for a size, whether filled now or before
             asks = [
                 SearchQuery(
-                    terms(" ".join(zipf_word(rng, vocab) for _ in range(rng.randint(1, 3)))), limit=20
+                    terms(" ".join(zipf_word(ask_rng, vocab) for _ in range(ask_rng.randint(1, 3)))), limit=20
                 )
                 for _ in range(queries)
             ]
@@ -157,10 +164,14 @@ async def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--sqlite-file", type=Path, help="keep (or reuse) the SQLite database here")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    with tempfile.TemporaryDirectory() as tmp:
-        sqlite_rows = await measure(sqlite_url(Path(tmp) / "search.db"), sizes, args.queries)
+    if args.sqlite_file is not None:
+        sqlite_rows = await measure(sqlite_url(args.sqlite_file), sizes, args.queries)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            sqlite_rows = await measure(sqlite_url(Path(tmp) / "search.db"), sizes, args.queries)
     print(table("SQLite", sqlite_rows))
     if not args.no_postgres:
         with PostgresCluster(fsync=True) as cluster:

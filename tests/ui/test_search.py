@@ -145,6 +145,16 @@ def test_ctrl_k_jumps_to_a_message_on_another_branch_of_another_session(
     expect(page.locator("#messages article.msg.user").first.locator(".branch-count")).to_have_text("1/2")
     expect(page.locator("#messages")).not_to_contain_text("Book the train")
 
+    # A hit on the other branch of the conversation that is open: it switches back (‹ 2/2 ›).
+    page.keyboard.press("Control+k")
+    search.press_sequentially("night train")
+    expect(hits).to_have_count(1)
+    search.press("Enter")
+    expect(questions).to_have_text(["Book the train"])
+    expect(page.locator("#messages article.msg.user").first.locator(".branch-count")).to_have_text("2/2")
+    expect(page.locator("#messages .search-target")).to_have_text("Booked the night train.")
+    expect(page.locator("#toast")).to_be_hidden()
+
 
 HOSTILE = 'Notes on <script>alert("pwned")</script> and <b>bold</b> "quoted" text'
 

@@ -84,10 +84,14 @@ def test_search_finds_a_message_on_another_branch_and_opens_it_there(
             assert "Weather at home" in listed and "Oslo trip" in listed, listed
             lines = listed.splitlines()
             home_at = next(line for line in lines if "Weather at home" in line).split()[0]
+            typed = f"› /open {home_at}"
+            before = term.screen(history=True).count(typed)  # an earlier /open may have been the same
             term.type(f"/open {home_at}")
             term.send("Enter")
-            opened = term.wait_for(lambda s: "Rain tomorrow." in s.rsplit(f"› /open {home_at}", 1)[-1])
-            assert "that one is shown now" not in opened.rsplit(f"› /open {home_at}", 1)[1]
+            opened = term.wait_for(
+                lambda s: s.count(typed) > before and "Rain tomorrow." in s.rsplit(typed, 1)[1]
+            ).rsplit(typed, 1)[1]
+            assert "that one is shown now" not in opened and "Weather at home" in opened, opened
         finally:
             term.close()
         with navi.client() as http:  # the switch is the session's: the next message goes on that branch

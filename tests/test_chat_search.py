@@ -4,10 +4,13 @@ its exchange drawn even when older than the latest ones. And how a hit's line is
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 from navi.cli.chat.finding import MARK, hit_line
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply
 from tests.helpers.terminal import NAVI, Terminal
 from tests.server_helpers import LiveNavi, live_navi, use_script
 from tests.test_chat_keys import env_for
@@ -97,6 +100,52 @@ def test_search_finds_a_message_on_another_branch_and_opens_it_there(
         with navi.client() as http:  # the switch is the session's: the next message goes on that branch
             again = [m["content"] for m in http.get(f"/sessions/{trip}").json()["messages"]]
     assert again[0] == "Book the zeppelin to Oslo" and again[-1] == "Sunny.", again
+
+
+def test_a_hit_on_another_branch_while_a_reply_runs_there_opens_what_is_answered(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    """The branch cannot change under a running reply (409 busy): said, and the conversation opens
+    on the version being answered, whose reply is followed; nothing is switched."""
+    script = use_script(fake_server)
+    script.turn("Booked the zeppelin.", "Booked the train.")
+    script.turn(Reply(text="Slowly: " + " ".join(f"w{i}" for i in range(60)), chunk_chars=3, delay=0.1))
+    with live_navi(tmp_path, fake_server, planning_enabled=False) as navi:
+        trip, old = talk(navi, "Oslo trip", ["Book the zeppelin to Oslo"])
+        with navi.client() as http:
+            edit = http.post(
+                f"/sessions/{trip}/messages/{old[0]['id']}/edit", json={"content": "Book the train"}
+            )
+            assert edit.status_code == 200, edit.text
+
+        def slow_turn() -> None:
+            with navi.client() as http:
+                http.post(f"/sessions/{trip}/messages", json={"content": "And slowly?"}, timeout=60)
+
+        term = Terminal([*NAVI, "chat", "--new"], env_for(navi, tmp_path))
+        running = threading.Thread(target=slow_turn)
+        try:
+            term.wait_for_prompt()
+            term.type("/search zeppelin")
+            term.send("Enter")
+            term.wait_for("that holds the message")
+            running.start()
+            with navi.client() as http:  # the reply has started
+                deadline = time.monotonic() + 10
+                while not http.get(f"/sessions/{trip}").json().get("active"):
+                    assert time.monotonic() < deadline, "the slow reply never started"
+                    time.sleep(0.05)
+            term.type("/open 1")
+            term.send("Enter")
+            opened = term.wait_for("w59").rsplit("› /open 1", 1)[1]
+            assert "✗ a reply is running there: it opens on the version answered" in opened, opened
+            assert "Book the train" in opened and "zeppelin" not in opened, opened
+        finally:
+            running.join(30)
+            term.close()
+        with navi.client() as http:
+            shown = [m["content"] for m in http.get(f"/sessions/{trip}").json()["messages"]]
+    assert shown[:3] == ["Book the train", "Booked the train.", "And slowly?"], shown
 
 
 def test_a_hit_line_marks_the_matches_and_neutralises_control_characters() -> None:

@@ -9,6 +9,14 @@ three words are timed through `SessionStore.search` — the call `GET /search`, 
 search` and the `search_conversations` tool make — for the first user, 20 results each.
 
     .venv/bin/python bench/search.py [--sizes 10000,100000] [--queries 300] [--no-postgres]
+        [--windows 100,500] [--typing] [--sqlite-file PATH]
+
+`--sqlite-file` keeps the SQLite database in PATH: a later run with the same sizes finds it filled
+and only searches (filling 1,000,000 messages takes minutes). `--windows` compares how many matches
+a search ranks (navi/storage/search.py's WINDOW) in one run, each query once per window in turn;
+`--typing` cuts each query's last word to 2 or 3 letters, as the page searches while one types.
+Each search's CPU time (the process's, every thread) is given beside the wall clock: on a loaded
+machine the wall clock counts the others' work too.
 """
 
 from __future__ import annotations
@@ -22,11 +30,13 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
-from sqlalchemy import insert
+from sqlalchemy import func, insert, select
 
 from navi.llm.messages import Message
 from navi.sessions.search import SearchQuery, terms
+from navi.storage import search
 from navi.storage.database import postgres_url, sqlite_url
 from navi.storage.schema import session_messages, sessions
 from navi.storage.sessions import SqlSessionStore
@@ -93,61 +103,92 @@ async def fill(store: SqlSessionStore, first: int, count: int, rng: random.Rando
         await store.db.write(write)
 
 
-async def measure(url: str, sizes: list[int], queries: int) -> list[tuple[int, float, float, float, float]]:
+class Row(NamedTuple):
+    size: int
+    window: int
+    p50: float  # ms, wall clock
+    p99: float
+    cpu50: float  # ms of the process's CPU time (every thread's: the search runs on a worker)
+    cpu99: float
+    hit: float
+    filled: float  # s
+
+
+async def measure(
+    url: str, sizes: list[int], queries: int, windows: list[int], typing: bool = False
+) -> list[Row]:
     rng = random.Random(7)
     vocab = vocabulary(rng)
     store = SqlSessionStore.at(url)
     await store.open()
     results = []
-    total = 0
+    counted = select(func.count()).select_from(session_messages)
+    total = await store.db.read(lambda c: c.execute(counted).scalar() or 0)
     try:
         for size in sizes:
             began = time.perf_counter()
-            await fill(store, total, size - total, rng, vocab)
+            if size > total:
+                await fill(store, total, size - total, rng, vocab)
+                total = size
             filled = time.perf_counter() - began
-            total = size
+            ask_rng = random.Random(size)  # the queries: the same for a size, whether filled now or before
             asks = [
                 SearchQuery(
-                    terms(" ".join(zipf_word(rng, vocab) for _ in range(rng.randint(1, 3)))), limit=20
+                    terms(" ".join(zipf_word(ask_rng, vocab) for _ in range(ask_rng.randint(1, 3)))), limit=20
                 )
                 for _ in range(queries)
             ]
+            if typing:  # as the page's search box asks while one types: the last word's first letters
+                cut = [a.terms[-1][: ask_rng.choice((2, 3))] for a in asks]
+                asks = [SearchQuery((*a.terms[:-1], c), limit=20) for a, c in zip(asks, cut, strict=True)]
             for ask in asks[:20]:  # warm caches
                 await store.search(ask, owner="local")
-            times = []
+            # Each query once per window, in turn, so the machine's load falls on every window alike.
+            times: dict[int, list[float]] = {w: [] for w in windows}
+            cpu: dict[int, list[float]] = {w: [] for w in windows}
             hits = 0
-            for ask in asks:
-                start = time.perf_counter()
-                found = await store.search(ask, owner="local")
-                times.append(time.perf_counter() - start)
+            for n, ask in enumerate(asks):
+                for window in windows[n % len(windows) :] + windows[: n % len(windows)]:
+                    search.WINDOW = window
+                    start, began_cpu = time.perf_counter(), time.process_time()
+                    found = await store.search(ask, owner="local")
+                    times[window].append(time.perf_counter() - start)
+                    cpu[window].append(time.process_time() - began_cpu)
                 hits += bool(found)
-            times.sort()
-            results.append(
-                (
-                    size,
-                    statistics.median(times) * 1000,
-                    times[min(len(times) - 1, int(len(times) * 0.99))] * 1000,
-                    hits / len(asks),
-                    filled,
+            for window in windows:
+                wall, used = sorted(times[window]), sorted(cpu[window])
+                p99 = min(len(wall) - 1, int(len(wall) * 0.99))
+                results.append(
+                    Row(
+                        size,
+                        window,
+                        statistics.median(wall) * 1000,
+                        wall[p99] * 1000,
+                        statistics.median(used) * 1000,
+                        used[p99] * 1000,
+                        hits / len(asks),
+                        filled,
+                    )
                 )
-            )
-            print(
-                f"  {url.split(':')[0]} {size:,}: p50 {results[-1][1]:.2f} ms, p99 {results[-1][2]:.2f} ms",
-                flush=True,
-            )
+                print(
+                    f"  {url.split(':')[0]} {size:,} window {window}: p50 {results[-1].p50:.2f} ms, "
+                    f"p99 {results[-1].p99:.2f} ms (CPU p50 {results[-1].cpu50:.2f} ms)",
+                    flush=True,
+                )
     finally:
         await store.aclose()
     return results
 
 
-def table(name: str, rows: list[tuple[int, float, float, float, float]]) -> str:
+def table(name: str, rows: list[Row]) -> str:
     lines = [
-        f"| {name} messages | p50 ms | p99 ms | queries with results | filled in s |",
-        "|---:|---:|---:|---:|---:|",
+        f"| {name} messages | window | p50 ms | p99 ms | CPU p50 ms | CPU p99 ms | queries with results |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     lines += [
-        f"| {size:,} | {p50:.2f} | {p99:.2f} | {hit:.0%} | {filled:.0f} |"
-        for size, p50, p99, hit, filled in rows
+        f"| {r.size:,} | {r.window} | {r.p50:.2f} | {r.p99:.2f} | {r.cpu50:.2f} | {r.cpu99:.2f} "
+        f"| {r.hit:.0%} |"
+        for r in rows
     ]
     return "\n".join(lines)
 
@@ -157,14 +198,26 @@ async def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument(
+        "--windows",
+        default=str(search.WINDOW),
+        help="matches ranked per search, compared in one run (100,500)",
+    )
+    parser.add_argument("--typing", action="store_true", help="the last word cut to 2 or 3 letters")
+    parser.add_argument("--sqlite-file", type=Path, help="keep (or reuse) the SQLite database here")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    with tempfile.TemporaryDirectory() as tmp:
-        sqlite_rows = await measure(sqlite_url(Path(tmp) / "search.db"), sizes, args.queries)
+    windows = [int(w) for w in args.windows.split(",")]
+    how = (args.queries, windows, args.typing)
+    if args.sqlite_file is not None:
+        sqlite_rows = await measure(sqlite_url(args.sqlite_file), sizes, *how)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            sqlite_rows = await measure(sqlite_url(Path(tmp) / "search.db"), sizes, *how)
     print(table("SQLite", sqlite_rows))
     if not args.no_postgres:
         with PostgresCluster(fsync=True) as cluster:
-            pg_rows = await measure(postgres_url(cluster.create_database()), sizes, args.queries)
+            pg_rows = await measure(postgres_url(cluster.create_database()), sizes, *how)
         print()
         print(table("PostgreSQL", pg_rows))
 

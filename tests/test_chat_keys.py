@@ -65,9 +65,18 @@ def test_tab_completes_commands_and_profiles(tmp_path: Path, fake_server: FakeMo
         term = Terminal([*NAVI, "chat", "--new"], env_for(navi, tmp_path))
         try:
             term.wait_for_prompt()
-            term.type("/se")
+            term.type("/ses")
             term.send("Tab")
             term.wait_for(a_line("› /sessions"))  # one match: completed at once (with a space after)
+            term.send("C-u")
+            term.type("/se")
+            term.send("Tab")  # two: /sessions and /search, each with what it does
+            term.wait_for("find messages in all your conversations")
+            term.send("Escape")
+            term.send("C-u")
+            term.type("/sea")
+            term.send("Tab")
+            term.wait_for(a_line("› /search"))
             term.send("C-u")
             term.type("/")
             term.send("Tab")  # many: a menu with what each does

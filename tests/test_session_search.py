@@ -7,13 +7,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from navi.llm.messages import Message
 from navi.sessions.models import Session
 from navi.sessions.search import SearchQuery, snippet, terms
 from navi.sessions.store import SessionStore
 from navi.storage import migrate
-from navi.storage.database import Database
+from navi.storage.database import Database, sqlite_url
 from navi.storage.sessions import SqlSessionStore
 from tests.helpers.old_schema import old_session
 from tests.helpers.session_stores import STORES, opened_store, url_of
@@ -260,3 +261,27 @@ async def test_the_newest_matches_are_ranked(
         assert (await store.search(q("kiwi"), owner="alice"))[0].snippet == "kiwi kiwi kiwi"
     finally:
         await store.aclose()
+
+
+async def test_migration_0019_gives_sqlite_a_prefix_index_and_keeps_every_message(tmp_path: Path) -> None:
+    """The FTS5 table is made again with prefix indexes of 2 and 3 characters (a search box's first
+    letters are one list, not a merge of every word they start), filled from the stored rows."""
+    db = Database(sqlite_url(tmp_path / "navi.db"))
+    try:
+        await migrate.upgrade(db, "0018")
+        before = SqlSessionStore(db)
+        s = await before.create("secretary", owner="alice")
+        await before.append(s.id, display=[Message.user("configure the router", created_at=at(1))])
+        await migrate.upgrade(db)
+        schema = text("SELECT sql FROM sqlite_master WHERE name = 'message_search_fts'")
+        created = await db.read(lambda c: c.execute(schema).scalar())
+        assert "prefix='2 3'" in created
+        store = SqlSessionStore(db)
+        await store.append(s.id, display=[Message.assistant("a conference call, then", created_at=at(2))])
+        both = ["a conference call, then", "configure the router"]
+        for start in ("co", "con", "conf", "CO"):
+            assert sorted(h.snippet for h in await store.search(q(start), owner="alice")) == both, start
+        assert [h.snippet for h in await store.search(q("rou"), owner="alice")] == ["configure the router"]
+        assert await store.search(q("co"), owner="bob") == []
+    finally:
+        await db.dispose()

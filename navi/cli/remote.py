@@ -195,6 +195,16 @@ class Remote:
     async def session(self, session_id: str) -> dict[str, Any]:
         return dict(await self.request("GET", f"/sessions/{quote(session_id)}"))
 
+    async def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        """`GET /search`: the user's messages of every session with all of `query`'s words, best first."""
+        return list(await self.request("GET", "/search", params={"q": query[:1000], "limit": limit}))
+
+    async def switch_branch(self, session_id: str, message_id: str) -> str:
+        """Make the branch through `message_id` the active one; its leaf's id."""
+        body = {"message_id": message_id}
+        switched = await self.request("POST", f"/sessions/{quote(session_id)}/branch", json=body)
+        return str(switched.get("active_leaf") or "")
+
     async def create(self, profile_id: str | None = None) -> dict[str, Any]:
         body = {"profile_id": profile_id} if profile_id else {}
         return dict(await self.request("POST", "/sessions", json=body))

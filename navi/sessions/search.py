@@ -38,6 +38,8 @@ SEARCHED_ROLES = ("user", "assistant")
 
 def fold(word: str) -> str:
     """`word` as compared: case folded, diacritics removed (as SQLite's unicode61 tokenizer does)."""
+    if word.isascii():  # most words: nothing to decompose (a snippet folds every word of a message)
+        return word.lower()
     decomposed = unicodedata.normalize("NFKD", word.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
@@ -81,8 +83,8 @@ class SearchQuery:
         return " & ".join([*(f"'{t}'" for t in whole), f"'{last}':*"])
 
     def matches_word(self, word: str) -> bool:
-        folded = fold(word)
-        return folded in self.terms[:-1] or folded.startswith(self.terms[-1])
+        folded = fold(word)  # (the last word whole is a start of itself)
+        return folded.startswith(self.terms[-1]) or folded in self.terms
 
 
 class SearchHit(BaseModel):

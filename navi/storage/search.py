@@ -4,7 +4,10 @@ SQLite ranks with FTS5's bm25, PostgreSQL with `ts_rank` over the GIN-indexed `t
 among the newest `WINDOW` matches of the one user a query is for (the row's `owner` column, filled
 by the triggers from the session); the session row gives the name and profile. FTS5 walks the
 matches newest first and stops at the window: a user with few of a shared database's messages
-searching a very common word walks everyone's matches of it (correct, slower). The words reach
+searching a very common word walks everyone's matches of it (correct, slower). FTS5's bm25 also
+counts every match of each word once per search (its IDF), which no window bounds: the cost of a
+word in half of a million messages (docs/benchmarks.md). A prefix of 2 or 3 characters is one list
+of FTS5's prefix index (migration 0019) rather than a merge of every word it starts. The words reach
 the database as one bound parameter built from letters and digits only (`SearchQuery.fts5`,
 `.tsquery`), so nothing typed is ever read as query syntax. Snippets are cut in Python
 (navi/sessions/search.py), the same for every store.
@@ -20,8 +23,9 @@ from navi.sessions.models import as_utc
 from navi.sessions.search import SearchHit, SearchQuery, snippet
 
 # Matches ranked per search: the newest WINDOW of the user's matches (in the date range and
-# profile asked for), so a word in 100,000 of someone's messages costs what one in 500 does.
-WINDOW = 500
+# profile asked for), so a word in 100,000 of someone's messages costs what one in 100 does.
+# (500 cost a quarter more at 1,000,000 messages: docs/benchmarks.md.)
+WINDOW = 100
 _COLUMNS = """d.session_id, s.name AS session_name, s.profile_id, d.message_id, d.role,
     d.created_at, d.body"""
 

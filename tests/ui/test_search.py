@@ -1,7 +1,8 @@
 """The search box finds messages too: a "Messages" group under the title matches, the snippet's
 matched words in <mark>, Up/Down/Enter through the hits; a hit opens its session scrolled to the
-message, marked for a moment. The snippet is the user's text (never markup); a failed search says
-so quietly; on a phone the hit closes the drawer."""
+message, marked for a moment — on the branch that holds it, which a reload keeps. The snippet is
+the user's text (never markup); a failed search says so quietly; on a phone the hit closes the
+drawer."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from playwright.sync_api import Browser, Page, Route, expect
 
 from navi.testing.fake_server import FakeModelServer
 from tests.server_helpers import LiveNavi, use_script
-from tests.ui.browser import PHONE, open_app, open_context
+from tests.ui.browser import PHONE, open_app, open_context, reload
 
 pytestmark = pytest.mark.browser
 
@@ -97,6 +98,62 @@ def test_a_word_from_an_older_message_opens_its_session_there(
     expect(search).to_have_value("")
     expect(hits).to_have_count(0)
     expect(page.locator("#sessions .session")).to_have_count(2)
+
+
+def test_ctrl_k_jumps_to_a_message_on_another_branch_of_another_session(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn(
+        "Booked the zeppelin for Friday.", FILLER, FILLER, "Booked the night train.", "Rain tomorrow."
+    )
+    trip, old = talk(navi, "Oslo trip", ["Book the zeppelin to Oslo", "What else?", "And then?"])
+    with navi.client() as http:  # the first question edited: the zeppelin is on the old branch only
+        edit = http.post(f"/sessions/{trip}/messages/{old[0]['id']}/edit", json={"content": "Book the train"})
+        assert edit.status_code == 200, edit.text
+        assert len(http.get(f"/sessions/{trip}").json()["messages"]) == 2
+    home, _ = talk(navi, "At home", ["Weather here?"])
+    answer = old[1]
+    assert answer["content"] == "Booked the zeppelin for Friday."
+
+    open_app(page, f"/#/s/{home}")
+    expect(page.locator("#session-title")).to_have_text("At home")
+    page.keyboard.press("Control+k")
+    search = page.get_by_role("searchbox", name="Search conversations")
+    search.press_sequentially("zeppelin friday")
+    hits = page.locator("#sessions .message-hits .search-hit")
+    expect(hits).to_have_count(1)
+    expect(hits.locator(".hit-name")).to_have_text("Oslo trip")
+    search.press("Enter")
+
+    # Oslo trip, on the old branch (‹ 1/2 › at the edited question), the answer in view and marked.
+    expect(page.locator("#session-title")).to_have_text("Oslo trip")
+    assert page.url.endswith(f"#/s/{trip}")
+    questions = page.locator("#messages article.msg.user .bubble")
+    expect(questions).to_have_text(["Book the zeppelin to Oslo", "What else?", "And then?"])
+    expect(page.locator("#messages article.msg.user").first.locator(".branch-count")).to_have_text("1/2")
+    target = page.locator(f'#messages [data-message-id="{answer["id"]}"]')
+    expect(target).to_have_text("Booked the zeppelin for Friday.")
+    expect(target).to_have_class(re.compile(r"\bsearch-target\b"))
+    expect(target).to_be_in_viewport()
+    expect(page.locator("#toast")).to_be_hidden()
+
+    # The branch is the session's active one now: a reload shows it again.
+    reload(page)
+    expect(page.locator("#session-title")).to_have_text("Oslo trip")
+    expect(questions).to_have_text(["Book the zeppelin to Oslo", "What else?", "And then?"])
+    expect(page.locator("#messages article.msg.user").first.locator(".branch-count")).to_have_text("1/2")
+    expect(page.locator("#messages")).not_to_contain_text("Book the train")
+
+    # A hit on the other branch of the conversation that is open: it switches back (‹ 2/2 ›).
+    page.keyboard.press("Control+k")
+    search.press_sequentially("night train")
+    expect(hits).to_have_count(1)
+    search.press("Enter")
+    expect(questions).to_have_text(["Book the train"])
+    expect(page.locator("#messages article.msg.user").first.locator(".branch-count")).to_have_text("2/2")
+    expect(page.locator("#messages .search-target")).to_have_text("Booked the night train.")
+    expect(page.locator("#toast")).to_be_hidden()
 
 
 HOSTILE = 'Notes on <script>alert("pwned")</script> and <b>bold</b> "quoted" text'

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from navi.cli.chat.blocks import TextBlock, ToolBlock, UserBlock
 from navi.cli.chat.connection import NotConnected, SessionConnection
-from navi.cli.chat.history import final_answer, history_blocks, last_turn_start
+from navi.cli.chat.history import final_answer, history_blocks, spans
 from navi.cli.chat.keys import TypeAhead, turn_keys
 from navi.cli.chat.turn import NO_CONTEXT, Context, LiveTurn, context_of, gauge
 from navi.cli.remote import Remote, RemoteError
@@ -55,7 +55,8 @@ class Chat:
         self.interrupts = 0  # Ctrl-C at an empty prompt in a row; the second one quits
         self.refill = ""  # a message that was not sent, put back into the prompt
         self.ahead = TypeAhead()  # typed during a reply: sent (lines) or put in the prompt after it
-        self.listed: list[dict[str, Any]] = []  # the last /sessions list, for /open N
+        # The last /sessions or /search list, for /open N: (session id, the hit's message id or None).
+        self.numbered: list[tuple[str, str | None]] = []
         self.busy_elsewhere = False  # another window's reply is running in this session
         self.prompt: Any = None
         self.pending_notice = ""  # something that happened while the prompt waited, said after it
@@ -121,8 +122,9 @@ class Chat:
         self.conn = SessionConnection(self.remote.target, session_id, self.inbox)
         self.conn.start()
 
-    async def open(self, session_id: str) -> None:
-        """Open a session: its latest exchanges, then (if a reply is running) that reply."""
+    async def open(self, session_id: str, *, at: str | None = None) -> None:
+        """Open a session: its latest exchanges, then (if a reply is running) that reply. `at`: a
+        message of the shown branch to draw too (a search hit), with its exchange, when it is older."""
         detail = await self.remote.session(session_id)
         await self.close_session()
         messages = detail.pop("messages", [])
@@ -134,13 +136,16 @@ class Chat:
         if detail.get("active"):  # drawn up to the user's last message; the replay draws the rest
             last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
             messages = messages[: last_user + 1]
-        start = last_turn_start(messages, HISTORY_TURNS)
-        if start:
-            self.say(f"… {start} earlier messages (/export FILE saves them all)")
-        for n, block in enumerate(history_blocks(messages[start:])):
-            if n and isinstance(block, UserBlock):
-                self.console.print()  # a blank line between exchanges, as after a live turn
-            self.console.print(block.final())
+        drawn = spans(messages, HISTORY_TURNS, at)
+        if drawn[0][0]:
+            self.say(f"… {drawn[0][0]} earlier messages (/export FILE saves them all)")
+        for k, (start, end) in enumerate(drawn):
+            if k:
+                self.say(f"… {start - drawn[k - 1][1]} later messages")
+            for n, block in enumerate(history_blocks(messages[start:end])):
+                if n and isinstance(block, UserBlock):
+                    self.console.print()  # a blank line between exchanges, as after a live turn
+                self.console.print(block.final())
         self._connect(session_id)
         if detail.get("active"):
             await self.follow(replay=True)

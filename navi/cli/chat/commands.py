@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 from rich.text import Text
 
-from navi.cli.chat import branching
+from navi.cli.chat import branching, finding
 from navi.cli.chat.app import Chat
 from navi.cli.remote import RemoteError, image_data_url
 
@@ -25,7 +25,8 @@ While a reply waits for your approval: y allows, n declines, a always allows (wh
 
 /new               a new conversation (created with its first message)
 /sessions          the conversations there are (newest first)
-/open ID|N         open one (its id, the start of it, or its number in /sessions)
+/search WORDS      find messages in all your conversations
+/open ID|N         open one (its id, the start of it, or its number in the last /sessions or /search)
 /profile [P]       switch this conversation's profile (no P: list them)
 /rename NAME       rename this conversation
 /export FILE       save this conversation as a session-archive/v1 file
@@ -70,11 +71,12 @@ async def cmd_new(chat: Chat, arg: str) -> bool:
 
 
 async def cmd_sessions(chat: Chat, arg: str) -> bool:
-    chat.listed = await chat.remote.sessions()
-    if not chat.listed:
+    listed = await chat.remote.sessions()
+    if not listed:
         chat.say("No conversations yet.")
         return True
-    for n, s in enumerate(chat.listed[:30], 1):
+    chat.numbered = [(str(s["id"]), None) for s in listed]
+    for n, s in enumerate(listed[:30], 1):
         line = Text(f"{'*' if s['id'] == chat.session_id else ' '}{n:>3}  ", style="bold")
         line.append(f"{s['id'][:8]}  ", style="cyan")
         line.append(f"{_ago(s.get('last_active')):>11}  {s.get('message_count', 0):>4} msgs  ", style="dim")
@@ -82,23 +84,25 @@ async def cmd_sessions(chat: Chat, arg: str) -> bool:
         if s.get("active"):
             line.append("  (answering)", style="yellow")
         chat.console.print(line)
-    if len(chat.listed) > 30:
-        chat.say(f"… and {len(chat.listed) - 30} older ones")
+    if len(listed) > 30:
+        chat.say(f"… and {len(listed) - 30} older ones")
     return True
 
 
-async def find_session(chat: Chat, ref: str) -> str:
-    """A session id from an id, the start of one, or a number in the last /sessions list."""
-    if ref.isdigit() and chat.listed and 1 <= int(ref) <= len(chat.listed):
-        return str(chat.listed[int(ref) - 1]["id"])
-    return await chat.remote.find_session(ref)
-
-
 async def cmd_open(chat: Chat, arg: str) -> bool:
+    """/open ID (or the start of one), or N: the Nth of the last /sessions or /search list (a
+    search hit opens on the branch that holds its message)."""
     if not arg:
-        chat.error("/open needs a conversation: its id, or its number in /sessions")
+        chat.error("/open needs a conversation: its id, or its number in /sessions or /search")
         return True
-    await chat.open(await find_session(chat, arg))
+    if arg.isdigit() and 1 <= int(arg) <= len(chat.numbered):
+        session_id, message_id = chat.numbered[int(arg) - 1]
+        if message_id is not None:
+            await finding.open_hit(chat, session_id, message_id)
+        else:
+            await chat.open(session_id)
+        return True
+    await chat.open(await chat.remote.find_session(arg))
     return True
 
 
@@ -223,6 +227,7 @@ SUMMARIES = {
 COMMANDS: dict[str, Handler] = {
     "new": cmd_new,
     "sessions": cmd_sessions,
+    "search": finding.cmd_search,
     "open": cmd_open,
     "profile": cmd_profile,
     "rename": cmd_rename,

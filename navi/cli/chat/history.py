@@ -77,6 +77,26 @@ def last_turn_start(messages: list[dict[str, Any]], turns: int) -> int:
     return starts[-turns] if len(starts) >= turns else 0
 
 
+def holds(message: dict[str, Any], message_id: str) -> bool:
+    """Whether the shown `message` is stored message `message_id` (or, an answer joined from
+    continuations, has it as one of its parts)."""
+    parts = (message.get("metadata") or {}).get("parts") or []
+    return message.get("id") == message_id or message_id in parts
+
+
+def spans(messages: list[dict[str, Any]], turns: int, at: str | None = None) -> list[tuple[int, int]]:
+    """The [start, end) ranges of `messages` that opening a session draws: the last `turns`
+    exchanges, and first the exchange of message `at` (a search hit) when it is older than those."""
+    start = last_turn_start(messages, turns)
+    found = next((i for i, m in enumerate(messages) if holds(m, at)), None) if at else None
+    if found is None or found >= start:
+        return [(start, len(messages))]
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    first = max((i for i in users if i <= found), default=0)
+    end = min((i for i in users if i > found), default=len(messages))
+    return [(first, len(messages))] if end >= start else [(first, end), (start, len(messages))]
+
+
 def final_answer(messages: list[dict[str, Any]]) -> str:
     """The latest turn's last answer text (after the last user message), '' when it has none."""
     for m in reversed(messages):

@@ -151,7 +151,8 @@ function navigate(id) {
   else route();
 }
 
-// A message found by the search box: open its session (unless it is open) at that message.
+// A message found by the search box: open its session (unless it is open) at that message, on the
+// branch that holds it.
 function openHit(hit) {
   state.reveal = { session: hit.session_id, message: hit.message_id };
   if (state.session?.id === hit.session_id) {
@@ -162,11 +163,25 @@ function openHit(hit) {
   }
 }
 
-function revealPending() {
+// When the message is not on the branch shown, the branch that holds it becomes the active one (as
+// ‹ › does, so a reload keeps it) and the history is drawn again.
+async function revealPending() {
   if (!state.reveal || state.reveal.session !== state.session?.id) return;
-  const { message } = state.reveal;
+  const { session, message } = state.reveal;
   state.reveal = null;
-  if (!conversation.reveal(message)) toast("That message is not shown here any more.", "info");
+  if (conversation.reveal(message)) return;
+  if (state.turn || state.replaying) {
+    toast("That message is on another version of this conversation: open it again when Navi has answered.", "info");
+    return;
+  }
+  try {
+    await api.branch(session, message);
+  } catch (error) {
+    toast(error.status === 404 ? "That message is not there any more." : `Could not show it: ${error.message}`);
+    return;
+  }
+  await redrawHistory(session);
+  if (state.session?.id === session && !conversation.reveal(message)) toast("That message is not shown here any more.", "info");
 }
 
 function currentRouteId() {

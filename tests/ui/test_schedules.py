@@ -170,10 +170,21 @@ def test_a_bad_cron_is_explained_and_pause_resume_delete_reach_the_server(page: 
     expect(cron).to_have_value("61 * * * *")
     assert schedules(navi) == []
 
+    # Where else the answer goes: CHANNEL:TO, checked before it is sent, kept when refused.
     cron.fill("0 3 * * *")
+    deliver = page.get_by_label("Also send each answer to")
+    deliver.fill("ana@example.org")
+    page.get_by_role("button", name="Create schedule").click()
+    expect(page.locator("#schedule-error")).to_contain_text("as channel:address")
+    expect(deliver).to_have_attribute("aria-invalid", "true")
+    assert schedules(navi) == []
+    deliver.fill("Email:ana@example.org")
     page.get_by_role("button", name="Create schedule").click()
     row = dialog.locator("#schedule-list li.schedule")
     expect(row).to_contain_text("Every day at 03:00 · Europe/Berlin")
+    expect(row.locator(".schedule-deliver")).to_have_text("Also sent to email: ana@example.org")
+    assert [s["deliver"] for s in schedules(navi)] == [{"channel": "email", "to": "ana@example.org"}]
+    expect(deliver).to_have_value("")
     expect(page.locator("#schedule-error")).to_be_hidden()
     expect(page.get_by_label("What should Navi do?")).to_have_value("")
 

@@ -152,6 +152,7 @@ export class SchedulesPanel {
         state ? el("span", { class: `schedule-state ${state}`, text: state === "done" ? "Done" : "Paused" }) : null),
       el("div", { class: "schedule-when" },
         `${timingWords(s)} · ${s.timezone}`, next ? el("br") : null, next || null),
+      s.deliver ? el("div", { class: "schedule-deliver muted", text: `Also sent to ${s.deliver.channel}: ${s.deliver.to}` }) : null,
       latest?.status ? el("div", { class: `schedule-last ${latest.status}`, text: `Last run: ${runLine(latest, s.timezone)}` }) : null,
       el("div", { class: "schedule-actions" },
         s.done ? null : action("pause", s.paused ? "Resume" : "Pause", (x) => this.change(x, x.paused ? "resume" : "pause", () => api.updateSchedule(x.id, { paused: !x.paused }))),
@@ -218,6 +219,14 @@ export class SchedulesPanel {
     if (title) body.title = title;
     const session = this.currentSession();
     if (this.form.querySelector('input[name="target"]:checked').value === "here" && session) body.session_id = session.id;
+    const deliver = value("schedule-deliver").trim();
+    if (deliver) { // CHANNEL:TO, as `navi schedules add --deliver` takes it (a Matrix room id has colons too)
+      const colon = deliver.indexOf(":");
+      const channel = colon > 0 ? deliver.slice(0, colon).trim().toLowerCase() : "";
+      const to = colon > 0 ? deliver.slice(colon + 1).trim() : "";
+      if (!channel || !to) return { problem: "Write where to send it as channel:address, such as email:ana@example.org.", field: "schedule-deliver" };
+      body.deliver = { channel, to };
+    }
     const kind = this.form.querySelector('input[name="kind"]:checked').value;
     if (kind === "at") {
       const moment = new Date(value("schedule-at")); // the browser's local time; sent with its offset
@@ -259,10 +268,12 @@ export class SchedulesPanel {
       this.showError("");
       this.form.querySelector("#schedule-prompt").value = "";
       this.form.querySelector("#schedule-title").value = "";
+      this.form.querySelector("#schedule-deliver").value = "";
       this.say(`Scheduled “${made.title}”.`);
       await this.refresh();
     } catch (error) {
-      this.showError(error.message, error.status === 422 ? field : null); // everything typed stays
+      const bad = error.message.startsWith("deliver") ? "schedule-deliver" : field;
+      this.showError(error.message, error.status === 422 ? bad : null); // everything typed stays
     } finally {
       button.disabled = false;
     }

@@ -218,3 +218,39 @@ async def test_a_failing_planning_call_is_logged_and_the_turn_goes_on(tmp_path: 
     assert "did not answer" in stored.planning_logs[0]["error"]
     assert not any(m.is_plan for m in stored.messages)
     await rt.aclose()
+
+
+async def test_the_planning_call_is_read_only_until_it_is_decided(tmp_path: Path) -> None:
+    """A small model's planning reply often goes on after DIRECT, or repeats the instructions back
+    up to its token cap; on a CPU that is seconds before the answer starts. Navi stops reading (and
+    the server generating) once DIRECT has come, or once EARLY_CHARS have come with neither DIRECT
+    nor a numbered step. A real plan is read to its end."""
+    from navi.agent.planning import EARLY_CHARS
+
+    rt, backend, script = await scripted_runtime(tmp_path, sql=True)
+    rambling = "You are the planning step of an agent. Read the conversation above and decide. " * 25
+    plan = "1. Look it up\n2. " + "Answer in detail " * 30
+    script.plan(
+        Reply(text="DIRECT. " + "This is a simple greeting, so no plan is needed. " * 20, chunk_chars=4),
+        Reply(text=rambling, chunk_chars=4),
+        Reply(text=plan, chunk_chars=4),
+    )
+    script.turn("one", "two", "three")
+    session = await rt.sessions.create("secretary")
+    for text in ("Hi", "What is the weather?", "Research the weather"):
+        events = await collect(rt.agent.run_stream(session.id, text))
+        assert isinstance(events[-1], StreamEnd), events[-1]
+    stored = await rt.sessions.get(session.id)
+    assert stored is not None
+    direct, malformed, planned = stored.planning_logs
+    assert direct["decision"] == "direct" and len(direct["raw"]) <= 12  # "DIRECT. " and a chunk at most
+    assert malformed["decision"] == "malformed"
+    assert EARLY_CHARS < len(malformed["raw"]) <= EARLY_CHARS + 4 < len(rambling)
+    assert malformed["error"] == f"no DIRECT and no numbered step in its first {EARLY_CHARS} characters"
+    assert planned["decision"] == "plan" and planned["plan"] == plan.strip()  # read whole
+    assert [m.content for m in stored.messages if m.role == "assistant" and not m.is_plan] == [
+        "one",
+        "two",
+        "three",
+    ]
+    await rt.aclose()

@@ -7,10 +7,15 @@ that cached the conversation reads only the new request and the instructions. Th
 always goes to the session's planning logs; a plan with numbered steps is stored as a plan message
 and shown to the model right after its request, as a note in the user's turn
 (navi/agent/context.py).
+
+The call is read only until its answer is settled: the moment it starts with DIRECT, or once
+EARLY_CHARS have come with neither DIRECT nor a numbered step (a small model repeating the
+instructions back). The rest is never generated, so on a CPU the answer starts that much sooner.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -22,6 +27,7 @@ from navi.agent.events import AgentEvent, PlanReady, Status
 from navi.agent.persistence import RunWriter
 from navi.agent.run import RunState
 from navi.llm.base import CallOptions, LLMBackend
+from navi.llm.chunks import CompletionBuilder, TextDelta
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, utcnow
 from navi.llm.tokens import estimate_tokens
@@ -30,6 +36,7 @@ from navi.sessions.store import SessionStore
 
 PLANNING_TEMPERATURE = 0.3
 STEP = re.compile(r"^\s*\d+[.)]\s+\S", re.MULTILINE)
+EARLY_CHARS = 240  # no DIRECT and no numbered step by then: the reply is not going to be a decision
 
 log = get_logger(__name__)
 
@@ -65,6 +72,14 @@ def classify(raw: str) -> PlanOutcome:
     return PlanOutcome("plan", raw, plan=text[steps[0].start() :].strip())
 
 
+def settled(text: str) -> bool:
+    """Whether the reply so far decides the outcome, so the rest need not be read."""
+    head = text.lstrip()
+    if head[:6].upper() == "DIRECT":
+        return True
+    return len(head) > EARLY_CHARS and STEP.search(head) is None
+
+
 def planning_messages(answer: Sequence[Message], tool_names: Sequence[str]) -> list[Message]:
     """The answer's own messages with the planning instruction after them, as the user's turn.
 
@@ -93,10 +108,27 @@ async def run_planning(
         num_ctx=num_ctx,
         kind="planning",
     )
+    builder = CompletionBuilder()
+    text = ""
     try:
-        result = await llm.complete(messages, options)
+        stream = llm.stream_complete(messages, options)
+        async with contextlib.aclosing(stream):  # type: ignore[type-var]
+            async for chunk in stream:
+                builder.add(chunk)
+                if isinstance(chunk, TextDelta):
+                    text += chunk.text
+                    if settled(text):
+                        break  # closing the stream stops the generation
+            else:
+                text = ""  # read to its end: the whole completion decides
     except LLMError as exc:
         return PlanOutcome("error", "", error=str(exc))
+    if text:
+        outcome = classify(text)
+        if outcome.decision == "malformed":
+            outcome.error = f"no DIRECT and no numbered step in its first {EARLY_CHARS} characters"
+        return outcome
+    result = builder.build()
     outcome = classify(result.text)
     if result.finish_reason == "length" and outcome.decision != "direct":
         # A plan that ran into the cap is not trusted (small models loop); the log keeps it.

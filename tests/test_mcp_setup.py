@@ -193,3 +193,36 @@ async def test_doctor_starts_each_server_and_reports_it(
     broken = make_settings(mcp_servers_file=str(write(tmp_path, "[]", "broken.json")))
     [check] = [c async for c in mcp_checks(broken)]
     assert not check.ok and check.what.startswith(f"MCP_SERVERS_FILE {tmp_path / 'broken.json'}: expected")
+
+
+async def test_what_a_failed_server_wrote_survives_its_restart(tmp_path: Path) -> None:
+    """A server that fails is started again after a backoff, with a new stderr file. What the failed
+    start wrote is what `navi doctor` and the logs must show, even while the restart has written
+    nothing yet: on a loaded machine doctor read the restart's empty file (found by CI)."""
+    from navi.mcp.config import ServerConfig
+    from navi.mcp.connection import ServerConnection
+
+    crash = tmp_path / "crash.py"
+    marker = tmp_path / "started-once"
+    crash.write_text(
+        "import pathlib, sys, time\n"
+        f"marker = pathlib.Path({str(marker)!r})\n"
+        "if marker.exists():\n"
+        "    time.sleep(5)  # the restart: writes nothing for a while\n"
+        "marker.touch()\n"
+        "print('boom: missing API key', file=sys.stderr)\n"
+        "sys.exit(3)\n"
+    )
+    config = ServerConfig(name="bad", command=sys.executable, args=(str(crash),), env={"PATH": "/usr/bin"})
+    connection = ServerConnection(config, first_retry=0.05, start_timeout=60)
+    connection.start()
+    try:
+        for _ in range(600):
+            if connection.starts >= 2:
+                break
+            await asyncio.sleep(0.05)
+        assert connection.starts >= 2 and marker.exists()
+        await asyncio.sleep(0.5)  # the restart is running and has written nothing
+        assert connection.stderr_tail() == "boom: missing API key"
+    finally:
+        await connection.aclose()

@@ -83,6 +83,7 @@ class ServerConnection:
         self._closing = False
         self._attempt: asyncio.Future[None] | None = None  # done when the running start has ended
         self._stderr: IO[str] | None = None
+        self._failed_stderr = ""  # what it wrote before it last failed (a restart opens a new file)
 
     # --- life cycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -118,7 +119,11 @@ class ServerConnection:
         self._close_stderr()
 
     def stderr_tail(self) -> str:
-        """The last lines the server wrote to stderr (stdio servers), for logs and doctor."""
+        """The last lines the server wrote to stderr (stdio servers), for logs and doctor: this
+        start's, or, while a restart has written nothing yet, those of the start that failed."""
+        return self._read_stderr() or self._failed_stderr
+
+    def _read_stderr(self) -> str:
         if self._stderr is None:
             return ""
         try:
@@ -173,6 +178,7 @@ class ServerConnection:
         """The server is down: log why, start it again after the backoff. Its tools stay listed (a
         call meanwhile says the server is down and when it restarts), until it lists others."""
         self.failures += 1
+        self._failed_stderr = self._read_stderr() or self._failed_stderr
         delay = min(MAX_RETRY, self.first_retry * 2 ** (self.failures - 1))
         self.retry_at = time.monotonic() + delay
         self.state = "down"

@@ -51,22 +51,22 @@ MESSAGES = [
 SHIPPED = {"PLANNING_ENABLED": "true", "CONTEXT_COMPRESSION_ENABLED": "true"}
 
 
-def prompt_n(exchange: Exchange) -> int:
-    """Prompt tokens the server evaluated for one call (its `timings`, streamed or not)."""
+def timing(exchange: Exchange, name: str) -> int:
+    """One of the server's `timings` for a call (streamed or not): `prompt_n`, tokens it read;
+    `predicted_n`, tokens it generated."""
     payloads = exchange.data() if exchange.events else [exchange.body]
     for payload in reversed(payloads):
         if isinstance(payload, dict) and isinstance(payload.get("timings"), dict):
-            return int(payload["timings"].get("prompt_n", 0))
+            return int(payload["timings"].get(name, 0))
     return 0
+
+
+def prompt_n(exchange: Exchange) -> int:
+    return timing(exchange, "prompt_n")
 
 
 def predicted_n(exchange: Exchange) -> int:
-    """Tokens the server generated for one call."""
-    payloads = exchange.data() if exchange.events else [exchange.body]
-    for payload in reversed(payloads):
-        if isinstance(payload, dict) and isinstance(payload.get("timings"), dict):
-            return int(payload["timings"].get("predicted_n", 0))
-    return 0
+    return timing(exchange, "predicted_n")
 
 
 def llama_server(tmp: Path, ctx: int, ram_cache: bool, name: str) -> LlamaServer:

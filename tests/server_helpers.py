@@ -147,6 +147,15 @@ def kinds(frames: list[dict[str, Any]], *, status: bool = False) -> list[str]:
     return out
 
 
+def talk(navi: LiveNavi, name: str, messages: list[str]) -> tuple[str, list[dict[str, str]]]:
+    """A session named `name` in which each message was sent and answered; its display messages."""
+    with navi.client() as http:
+        sid = http.post("/sessions", json={"name": name}).json()["session_id"]
+        for content in messages:
+            assert http.post(f"/sessions/{sid}/messages", json={"content": content}).status_code == 200
+        return sid, http.get(f"/sessions/{sid}").json()["messages"]
+
+
 def use_script(fake: FakeModelServer) -> AgentScript:
     script = AgentScript()
     fake.script = script

@@ -12,16 +12,8 @@ from navi.cli.chat.finding import MARK, hit_line
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply
 from tests.helpers.terminal import NAVI, Terminal
-from tests.server_helpers import LiveNavi, live_navi, use_script
+from tests.server_helpers import live_navi, talk, use_script
 from tests.test_chat_keys import env_for
-
-
-def talk(navi: LiveNavi, name: str, messages: list[str]) -> tuple[str, list[dict[str, str]]]:
-    with navi.client() as http:
-        sid = http.post("/sessions", json={"name": name}).json()["session_id"]
-        for content in messages:
-            assert http.post(f"/sessions/{sid}/messages", json={"content": content}).status_code == 200
-        return sid, http.get(f"/sessions/{sid}").json()["messages"]
 
 
 def test_search_finds_a_message_on_another_branch_and_opens_it_there(

@@ -12,21 +12,12 @@ import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
 from navi.testing.fake_server import FakeModelServer
-from tests.server_helpers import LiveNavi, use_script
+from tests.server_helpers import LiveNavi, talk, use_script
 from tests.ui.browser import PHONE, open_app, open_context, reload
 
 pytestmark = pytest.mark.browser
 
 FILLER = "\n\n".join(f"Paragraph {n} of a long answer about something else entirely." for n in range(25))
-
-
-def talk(navi: LiveNavi, name: str, messages: list[str]) -> tuple[str, list[dict[str, str]]]:
-    """A session named `name` in which each message was sent and answered; its display messages."""
-    with navi.client() as http:
-        sid = http.post("/sessions", json={"name": name}).json()["session_id"]
-        for content in messages:
-            assert http.post(f"/sessions/{sid}/messages", json={"content": content}).status_code == 200
-        return sid, http.get(f"/sessions/{sid}").json()["messages"]
 
 
 def test_a_word_from_an_older_message_opens_its_session_there(

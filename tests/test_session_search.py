@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 from navi.llm.messages import Message
 from navi.sessions.models import Session
-from navi.sessions.search import SearchQuery, snippet, terms
+from navi.sessions.search import SearchQuery, bm25_order, snippet, terms
 from navi.sessions.store import SessionStore
 from navi.storage import migrate
 from navi.storage.database import Database, sqlite_url
@@ -80,6 +80,24 @@ async def test_the_closer_match_ranks_first(store: SessionStore) -> None:
     assert hits[0].snippet == "backup backup: the nightly backup failed"
     assert hits[1].snippet.startswith("…") and hits[1].snippet.endswith("…")
     assert [hits[1].snippet[a:b] for a, b in hits[1].highlights] == ["backup"]
+
+
+async def test_the_rarer_word_weighs_more(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """SQLite's BM25 (navi/storage/search.py): of two messages with both words, each with one of them
+    twice, the one repeating the word few messages have ranks first, though it is the older (the
+    newer wins a tie). PostgreSQL's ts_rank has no such weight."""
+    async with opened_store("sqlite", tmp_path, request) as store:
+        await _rarer_word(store)
+
+
+async def _rarer_word(store: SessionStore) -> None:
+    s = await store.create("secretary", owner="alice")
+    common = [Message.user(f"the invoice number {n} arrived", created_at=at(1)) for n in range(12)]
+    await store.append(s.id, display=common)
+    await store.append(s.id, display=[Message.user("printer printer and invoice", created_at=at(2))])
+    await store.append(s.id, display=[Message.user("invoice invoice and printer", created_at=at(3))])
+    hits = await store.search(q("invoice printer"), owner="alice")
+    assert [h.snippet for h in hits] == ["printer printer and invoice", "invoice invoice and printer"]
 
 
 async def test_a_user_never_finds_another_users_messages(store: SessionStore) -> None:
@@ -285,3 +303,10 @@ async def test_migration_0019_gives_sqlite_a_prefix_index_and_keeps_every_messag
         assert await store.search(q("co"), owner="bob") == []
     finally:
         await db.dispose()
+
+
+def test_bm25_counts_every_word_the_last_one_starts() -> None:
+    docs = [(1, "Confirm the configuration twice"), (2, "confirm the thing twice now")]
+    assert bm25_order(docs, q("conf")) == [1, 2]
+    assert bm25_order(docs, q("twice")) == [1, 2]  # as often, and the shorter message
+    assert bm25_order([(1, "a b"), (2, "a b")], q("a")) == [2, 1]  # a tie: the newer first

@@ -115,7 +115,15 @@ def snippet(body: str, query: SearchQuery, width: int = SNIPPET_CHARS) -> tuple[
     """About `width` characters of `body` around its first matched word, with the matched words'
     offsets in the returned text. "…" marks a cut at either end."""
     text = " ".join(body.split())
-    words = [(m.start(), m.end()) for m in _WORD.finditer(text) if query.matches_word(m.group())]
+    if text.isascii():  # most messages: lower() keeps every offset, and no word needs folding
+        *whole, last = query.terms
+        words = [
+            (m.start(), m.end())
+            for m in _WORD.finditer(text.lower())
+            if m.group().startswith(last) or m.group() in whole
+        ]
+    else:
+        words = [(m.start(), m.end()) for m in _WORD.finditer(text) if query.matches_word(m.group())]
     first = words[0][0] if words else 0
     start = max(0, first - width // 3)
     if start > 0:
@@ -144,6 +152,43 @@ def score(body: str, query: SearchQuery) -> float:
         return 0.0
     hits = sum(1 for w in words if w in whole or w.startswith(last))
     return hits / math.sqrt(len(words))
+
+
+def words_of(body: str) -> list[str]:
+    """Every word of `body`, folded, as the SQLite index (unicode61, diacritics removed) splits it."""
+    if body.isascii():
+        return _WORD.findall(body.lower())
+    return [fold(w) for w in _WORD.findall(body)]
+
+
+def bm25_order(
+    docs: list[tuple[int, str]],
+    query: SearchQuery,
+    weights: dict[str, float] | None = None,
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> list[int]:
+    """The ids of `docs` (id, body), best first by BM25: each query word's count in a message,
+    saturating (`k1`) and normalised by the message's length against the others' (`b`), times that
+    word's weight (its IDF, from `weights`; 1 when absent). The last word counts every word it
+    starts. Ties: the larger id (the newer message) first."""
+    if not docs:
+        return []
+    weights = weights or {}
+    *whole, last = query.terms
+    split = [(i, words_of(body)) for i, body in docs]
+    average = sum(len(w) for _, w in split) / len(split) or 1.0
+    scored = []
+    for i, words in split:
+        norm = k1 * (1 - b + b * len(words) / average)
+        total = 0.0
+        for term in whole:
+            tf = words.count(term)
+            total += weights.get(term, 1.0) * tf * (k1 + 1) / (tf + norm)
+        tf = f" {' '.join(words)}".count(f" {last}")  # the words it starts (a word has no space)
+        total += weights.get(last, 1.0) * tf * (k1 + 1) / (tf + norm)
+        scored.append((-total, -i))
+    return [-i for _, i in sorted(scored)]
 
 
 def marked(hit: SearchHit, start: str = "**", end: str = "**") -> str:

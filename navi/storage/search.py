@@ -1,33 +1,55 @@
-"""Search across conversations in SQL: the rows migration 0015 keeps, ranked by the database.
+"""Search across conversations in SQL: the rows migration 0015 keeps, ranked by BM25.
 
-SQLite ranks with FTS5's bm25, PostgreSQL with `ts_rank` over the GIN-indexed `tsvector`, each
-among the newest `WINDOW` matches of the one user a query is for (the row's `owner` column, filled
-by the triggers from the session); the session row gives the name and profile. FTS5 walks the
-matches newest first and stops at the window: a user with few of a shared database's messages
-searching a very common word walks everyone's matches of it (correct, slower). FTS5's bm25 also
-counts every match of each word once per search (its IDF), which no window bounds: the cost of a
-word in half of a million messages (docs/benchmarks.md). A prefix of 2 or 3 characters is one list
-of FTS5's prefix index (migration 0019) rather than a merge of every word it starts. The words reach
-the database as one bound parameter built from letters and digits only (`SearchQuery.fts5`,
-`.tsquery`), so nothing typed is ever read as query syntax. Snippets are cut in Python
-(navi/sessions/search.py), the same for every store.
+Both databases take the newest `WINDOW` matches of the one user a query is for (the row's `owner`
+column, filled by the triggers from the session; the session row gives the name and profile) and
+rank only those. FTS5 walks the matches newest first and stops at the window: a user with few of a
+shared database's messages searching a very common word walks everyone's matches of it (correct,
+slower). A prefix of 2 or 3 characters is one list of FTS5's prefix index (migration 0019) rather
+than a merge of every word it starts.
+
+SQLite's window is ranked here, in Python (`bm25_order`), not by FTS5's `bm25()`: that function
+counts every row holding each word, once per search, to weigh the words (their IDF) — at 1,000,000
+messages three quarters of a typical search's time, and what no window bounds. Here each word's
+count stops at `COUNT_CAP` rows (a word in more messages than that weighs as little as one in
+exactly that many) and the last word is counted whole (a prefix of 4 letters or more would merge
+every word it starts once more); docs/benchmarks.md has the figures. PostgreSQL ranks its window
+with `ts_rank`.
+
+The words reach the database as bound parameters built from letters and digits only
+(`SearchQuery.fts5`, `.tsquery`), so nothing typed is ever read as query syntax. Snippets are cut in
+Python (navi/sessions/search.py), the same for every store.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from sqlalchemy import Connection, DateTime, Float, TextualSelect, bindparam, text
 
 from navi.sessions.models import as_utc
-from navi.sessions.search import SearchHit, SearchQuery, snippet
+from navi.sessions.search import SearchHit, SearchQuery, bm25_order, snippet
 
 # Matches ranked per search: the newest WINDOW of the user's matches (in the date range and
 # profile asked for), so a word in 100,000 of someone's messages costs what one in 100 does.
 # (500 cost a quarter more at 1,000,000 messages: docs/benchmarks.md.)
 WINDOW = 100
+# A word's messages are counted up to this many, for its weight (see the module's docstring).
+COUNT_CAP = 2000
 _COLUMNS = """d.session_id, s.name AS session_name, s.profile_id, d.message_id, d.role,
     d.created_at, d.body"""
+_COUNT = text(
+    "SELECT count(*) FROM (SELECT 1 FROM message_search_fts WHERE message_search_fts MATCH :match LIMIT :cap)"
+)
+_TOTAL = text("SELECT max(id) FROM message_search")  # the rows ever indexed: a bound, at once
+_DETAILS = (
+    text(
+        """SELECT d.id, d.session_id, s.name AS session_name, s.profile_id, d.message_id, d.role, d.created_at
+        FROM message_search d JOIN sessions s ON s.id = d.session_id WHERE d.id IN :ids"""
+    )
+    .bindparams(bindparam("ids", expanding=True))
+    .columns(created_at=DateTime(timezone=True))
+)
 
 
 def _filters(query: SearchQuery) -> tuple[str, str]:
@@ -43,24 +65,32 @@ def _filters(query: SearchQuery) -> tuple[str, str]:
     return joins, "".join(f" AND {p}" for p in parts)
 
 
-def _statement(query: SearchQuery, sqlite: bool) -> TextualSelect:
+def _with_dates(sql: str, query: SearchQuery) -> TextualSelect:
+    dates = [bindparam(name, type_=DateTime(timezone=True)) for name in ("since", "until")]
+    statement = text(sql).bindparams(*(d for d in dates if getattr(query, d.key) is not None))
+    return statement.columns(created_at=DateTime(timezone=True), rank=Float)
+
+
+def _sqlite_window(query: SearchQuery) -> TextualSelect:
+    """The newest WINDOW matches of the owner in the filters: id and text."""
     joins, conditions = _filters(query)
-    if sqlite:
-        joins = f" JOIN message_search di ON di.id = message_search_fts.rowid{joins}"
-        sql = f"""SELECT {_COLUMNS}, m.rank AS rank
-            FROM (SELECT message_search_fts.rowid AS id, bm25(message_search_fts) AS rank
-                  FROM message_search_fts{joins}
-                  WHERE message_search_fts MATCH :match{conditions}
-                  ORDER BY message_search_fts.rowid DESC LIMIT :window) m
-            JOIN message_search d ON d.id = m.id
-            JOIN sessions s ON s.id = d.session_id
-            ORDER BY m.rank, d.created_at DESC LIMIT :limit"""
-    else:
-        # The window is materialised, so the planner never joins it to the whole table; the owner
-        # is compared as an expression, so the choice is the GIN index (rare words) or walking ids
-        # backwards (common ones), never every row of the owner (see `search`).
-        conditions = conditions.replace("di.owner = :owner", "(di.owner || '') = :owner")
-        sql = f"""WITH m AS MATERIALIZED (
+    return _with_dates(
+        f"""SELECT di.id, di.body FROM message_search_fts
+            JOIN message_search di ON di.id = message_search_fts.rowid{joins}
+            WHERE message_search_fts MATCH :match{conditions}
+            ORDER BY message_search_fts.rowid DESC LIMIT :window""",
+        query,
+    )
+
+
+def _postgres_statement(query: SearchQuery) -> TextualSelect:
+    # The window is materialised, so the planner never joins it to the whole table; the owner is
+    # compared as an expression, so the choice is the GIN index (rare words) or walking ids
+    # backwards (common ones), never every row of the owner (see `search`).
+    joins, conditions = _filters(query)
+    conditions = conditions.replace("di.owner = :owner", "(di.owner || '') = :owner")
+    return _with_dates(
+        f"""WITH m AS MATERIALIZED (
                 SELECT di.id FROM message_search di{joins}
                 WHERE di.search @@ to_tsquery('simple'::regconfig, :match){conditions}
                 ORDER BY di.id DESC LIMIT :window)
@@ -68,10 +98,37 @@ def _statement(query: SearchQuery, sqlite: bool) -> TextualSelect:
             FROM m JOIN message_search d ON d.id = m.id
             JOIN sessions s ON s.id = d.session_id,
             to_tsquery('simple'::regconfig, :match) q
-            ORDER BY rank DESC, d.created_at DESC LIMIT :limit"""
-    dates = [bindparam(name, type_=DateTime(timezone=True)) for name in ("since", "until")]
-    statement = text(sql).bindparams(*(d for d in dates if getattr(query, d.key) is not None))
-    return statement.columns(created_at=DateTime(timezone=True), rank=Float)
+            ORDER BY rank DESC, d.created_at DESC LIMIT :limit""",
+        query,
+    )
+
+
+def _weights(conn: Connection, query: SearchQuery, matched: int) -> dict[str, float]:
+    """Each query word's IDF over every indexed message (all users', as FTS5's own bm25 counts),
+    from counts that stop at COUNT_CAP. The last word is counted whole unless it is 2 or 3
+    characters (one list of the prefix index); a word starts at least the `matched` messages."""
+    total = conn.execute(_TOTAL).scalar() or 0
+    weights = {}
+    for n, term in enumerate(query.terms):
+        prefix = n == len(query.terms) - 1 and len(term) <= 3
+        match = f'"{term}"*' if prefix else f'"{term}"'
+        count = max(matched, conn.execute(_COUNT, {"match": match, "cap": COUNT_CAP}).scalar() or 0)
+        weights[term] = max(1e-6, math.log((total - count + 0.5) / (count + 0.5)))
+    return weights
+
+
+def _hit(row: Any, body: str, query: SearchQuery) -> SearchHit:
+    shown, marks = snippet(body, query)
+    return SearchHit(
+        session_id=row.session_id,
+        session_name=row.session_name,
+        profile_id=row.profile_id,
+        message_id=row.message_id,
+        role=row.role,
+        created_at=as_utc(row.created_at),
+        snippet=shown,
+        highlights=marks,
+    )
 
 
 def search(conn: Connection, query: SearchQuery, owner: str) -> list[SearchHit]:
@@ -85,23 +142,15 @@ def search(conn: Connection, query: SearchQuery, owner: str) -> list[SearchHit]:
     for name in ("since", "until", "profile"):  # the filters the statement has
         if getattr(query, name) is not None:
             params[name] = getattr(query, name)
-    if not sqlite:
-        # PostgreSQL prices a prefix match on a GIN index so high that it would rather test every
-        # row's tsvector (30 ms at 10,000 messages); for this transaction it may not.
-        conn.execute(text("SET LOCAL enable_seqscan = off"))
-    hits = []
-    for row in conn.execute(_statement(query, sqlite), params):
-        shown, marks = snippet(row.body, query)
-        hits.append(
-            SearchHit(
-                session_id=row.session_id,
-                session_name=row.session_name,
-                profile_id=row.profile_id,
-                message_id=row.message_id,
-                role=row.role,
-                created_at=as_utc(row.created_at),
-                snippet=shown,
-                highlights=marks,
-            )
-        )
-    return hits
+    if sqlite:
+        window = [(r.id, r.body) for r in conn.execute(_sqlite_window(query), params)]
+        if not window:
+            return []
+        chosen = bm25_order(window, query, _weights(conn, query, len(window)))[: query.limit]
+        bodies = dict(window)
+        details = {r.id: r for r in conn.execute(_DETAILS, {"ids": chosen})}
+        return [_hit(details[i], bodies[i], query) for i in chosen if i in details]
+    # PostgreSQL prices a prefix match on a GIN index so high that it would rather test every
+    # row's tsvector (30 ms at 10,000 messages); for this transaction it may not.
+    conn.execute(text("SET LOCAL enable_seqscan = off"))
+    return [_hit(row, row.body, query) for row in conn.execute(_postgres_statement(query), params)]

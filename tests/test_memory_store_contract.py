@@ -336,3 +336,26 @@ async def test_facts_written_before_0014_survive_it(
             )
     finally:
         await db.dispose()
+
+
+async def test_other_users_facts_never_push_mine_out_of_the_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite ranks the newest WINDOW matches; they are the searching user's own current ones, so a
+    busier user's newer facts (or my retired ones) never leave my search empty."""
+    from navi.storage import memory as sql_memory
+
+    monkeypatch.setattr(sql_memory, "WINDOW", 2)
+    s = SqlMemoryStore.at(sqlite_url(tmp_path / "m.db"))
+    await s.open()
+    try:
+        await s.upsert_fact("food", "fruit", "kiwi", owner="alice")
+        await s.upsert_fact("food", "snack", "dried kiwi", owner="alice")
+        await s.upsert_fact("food", "snack", "fresh kiwi", owner="alice")  # the old value is retired
+        for n in range(3):
+            await s.upsert_fact("food", f"fruit_{n}", f"kiwi {n}", owner="bob")
+        found = await s.search_facts("kiwi", owner="alice")
+        assert sorted(f.value for f in found) == ["fresh kiwi", "kiwi"]
+        assert len(await s.search_facts("kiwi", owner="bob")) == 2  # the window: bob's newest two
+    finally:
+        await s.aclose()

@@ -58,6 +58,15 @@ from navi.storage.vectors import VectorIndex, decode, encode
 
 log = get_logger(__name__)
 
+# Statements of every hybrid search, built once (building one costs about as much as running it).
+_STATES = select(memory_facts.c.id, memory_facts.c.owner, memory_facts.c.retired_at).where(
+    memory_facts.c.id.in_(bindparam("ids", expanding=True))
+)
+_FACTS = select(*FACT_COLUMNS).where(memory_facts.c.id.in_(bindparam("ids", expanding=True)))
+_SINCE = select(memory_facts.c.id, memory_facts.c.owner, memory_facts.c.embedding).where(
+    (memory_facts.c.id > bindparam("after")) & memory_facts.c.embedding.like(bindparam("tag"))
+)
+
 
 class SqlMemoryStore(MemoryStore):
     """Facts in `db`. As with `SqlSessionStore`: a database handed in is migrated and disposed by
@@ -188,11 +197,9 @@ class SqlMemoryStore(MemoryStore):
         if missing:
             # By primary key only, owner and retirement checked here: with `owner = ?` in the query
             # SQLite may walk the owner's index, every fact of the owner (100 ms at 100,000).
-            cols = (memory_facts.c.id, memory_facts.c.owner, memory_facts.c.retired_at)
-            stmt = select(*cols).where(memory_facts.c.id.in_(missing))
             current.update(
                 (r.id, r.retired_at is None)
-                for r in conn.execute(stmt)
+                for r in conn.execute(_STATES, {"ids": missing})
                 if r.owner == owner and (history or r.retired_at is None)
             )
         scores: dict[int, float] = {}
@@ -204,8 +211,7 @@ class SqlMemoryStore(MemoryStore):
         rows = {r.id: r for r in keyword}
         unread = [i for i in chosen if i not in rows]
         if unread:
-            stmt = select(*FACT_COLUMNS).where(memory_facts.c.id.in_(unread))
-            rows.update((r.id, r) for r in conn.execute(stmt))
+            rows.update((r.id, r) for r in conn.execute(_FACTS, {"ids": unread}))
         return [to_fact(rows[i], scores[i]) for i in chosen if i in rows]
 
     def _nearest(
@@ -216,19 +222,16 @@ class SqlMemoryStore(MemoryStore):
         vectors = self.vectors.get(owner)
         fresh = vectors is None or vectors.dim != query.size
         after = 0 if fresh or vectors is None else vectors.max_id
-        tagged = memory_facts.c.embedding.like(name.replace("%", "_") + "|%")
+        tag = name.replace("%", "_") + "|%"
         found: list[Any]
         if fresh:  # every vector of the owner, once
             stmt = select(memory_facts.c.id, memory_facts.c.embedding).where(
-                (memory_facts.c.owner == owner) & tagged
+                (memory_facts.c.owner == owner) & memory_facts.c.embedding.like(tag)
             )
             found = list(conn.execute(stmt))
         else:  # rows added since, by any process: a range of the primary key (not the owner index,
             # which would visit every fact of the owner), the owner checked here
-            stmt = select(memory_facts.c.id, memory_facts.c.owner, memory_facts.c.embedding).where(
-                (memory_facts.c.id > after) & tagged
-            )
-            found = [r for r in conn.execute(stmt) if r.owner == owner]
+            found = [r for r in conn.execute(_SINCE, {"after": after, "tag": tag}) if r.owner == owner]
         decoded = [(r.id, v) for r in found if (v := decode(name, r.embedding)) is not None]
         if fresh or decoded:
             if fresh:

@@ -36,17 +36,21 @@ MIN_SIMILARITY = 0.5
 # them in the benchmark). So the newest WINDOW matches are taken first — FTS5 walks its index in
 # rowid order and stops — and only those are ranked. When a query matches fewer than WINDOW facts
 # (the usual case) this is exactly "rank all matches"; when it matches more, the best of the most
-# recent WINDOW come back, which for a personal memory is the right tie-break anyway.
-WINDOW = 500
+# recent WINDOW come back, which for a personal memory is the right tie-break anyway. The window is
+# the owner's own (current) matches: other users' facts never push someone's out of it. 100 rather
+# than 500: bm25() reads every ranked row's positions, 2.31 -> 0.97 ms of the statement at p50 at
+# 100,000 facts (docs/benchmarks.md), the same as conversation search.
+WINDOW = 100
 
 SQLITE_SEARCH = text(
     """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at, f.updated_at,
               f.confirmations, f.source, f.retired_at, f.replaced_by, m.rank AS rank
-       FROM (SELECT rowid, bm25(memory_facts_fts, 0.5, 1.0, 2.0) AS rank
-             FROM memory_facts_fts WHERE memory_facts_fts MATCH :query
-             ORDER BY rowid DESC LIMIT :window) m
-       JOIN memory_facts f ON f.id = m.rowid
-       WHERE f.owner = :owner AND (:history OR f.retired_at IS NULL)
+       FROM (SELECT memory_facts_fts.rowid AS id, bm25(memory_facts_fts, 0.5, 1.0, 2.0) AS rank
+             FROM memory_facts_fts JOIN memory_facts fi ON fi.id = memory_facts_fts.rowid
+             WHERE memory_facts_fts MATCH :query AND fi.owner = :owner
+                   AND (:history OR fi.retired_at IS NULL)
+             ORDER BY memory_facts_fts.rowid DESC LIMIT :window) m
+       JOIN memory_facts f ON f.id = m.id
        ORDER BY f.retired_at IS NOT NULL, m.rank LIMIT :limit"""
 ).columns(
     created_at=DateTime(timezone=True),

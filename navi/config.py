@@ -174,6 +174,10 @@ class Settings(BackendSettings, BaseSettings):
 
     # --- Agent ---------------------------------------------------------------------------------------
     planning_enabled: bool = True
+    # A message of at most this many words, with no word of sequence in it ("and", "then", "first",
+    # a numbered step, a second line), is answered without the planning call: a greeting, a
+    # question, a remark. 0: every message is planned.
+    planning_skip_words: int = Field(12, ge=0)
     navi_tool_disclosure: bool = True
     navi_loop_monitor: bool = False
 

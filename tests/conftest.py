@@ -50,6 +50,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     sys.addaudithook(suite_guard().hook)  # for the whole run: an audit hook cannot be removed
+    # Every message is planned, as the scripted conversations of the tests expect (their planning
+    # calls answer from `AgentScript.plans`), in this process and every Navi a test starts; the
+    # shipped rule that skips planning for short messages is tested where a test sets it
+    # (tests/test_planning_skip.py) and measured by bench/conversation.py.
+    os.environ["PLANNING_SKIP_WORDS"] = "0"
 
 
 @pytest.fixture(autouse=True)

@@ -37,7 +37,7 @@ from navi.agent.loop import LIMIT_NOTE as LIMIT_NOTE
 from navi.agent.loop import STOPPED_CALLING_TOOLS as STOPPED_CALLING_TOOLS
 from navi.agent.loop import Loop
 from navi.agent.persistence import RunWriter
-from navi.agent.planning import plan_phase
+from navi.agent.planning import needs_plan, plan_phase
 from navi.agent.pump import until_stopped
 from navi.agent.retry import NOTHING_TO_RETRY, drop_broken_answer, failed_turn, record_failure
 from navi.agent.run import RunState
@@ -91,6 +91,7 @@ class AgentConfig:
     # recallable by key (navi/agent/shorten.py); 0 sends them whole.
     long_message_tokens: int = 1500
     planning: bool = True
+    planning_skip_words: int = 0  # (the settings ship 12: navi/agent/planning.py `needs_plan`)
     # The likely tools' schemas, the rest listed one line each (navi/agent/disclosure.py); False:
     # every schema on every call.
     tool_disclosure: bool = True
@@ -449,7 +450,13 @@ class Agent:
         try:
             async for event in self.compression.maybe(run):
                 yield event
-            if planning and self.config.planning and run.profile.planning_enabled and not ctx.stopped:
+            if (
+                planning
+                and self.config.planning
+                and run.profile.planning_enabled
+                and not ctx.stopped
+                and needs_plan(user.content or "", self.config.planning_skip_words)
+            ):
                 answer = self.loop.messages(run)
                 async for event in plan_phase(run, self.writer, self.sessions, self.config, answer):
                     yield event

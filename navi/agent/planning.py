@@ -35,12 +35,29 @@ from navi.logging import get_logger
 from navi.sessions.store import SessionStore
 
 PLANNING_TEMPERATURE = 0.3
+# Words that join or order several things to do: a short message with one of them may need a plan.
+SEQUENCE = re.compile(
+    r"\b(?:and|then|after|afterwards|before|also|first|second|next|finally|steps?)\b|;",
+    re.IGNORECASE,
+)
 STEP = re.compile(r"^\s*\d+[.)]\s+\S", re.MULTILINE)
 EARLY_CHARS = 240  # no DIRECT and no numbered step by then: the reply is not going to be a decision
 
 log = get_logger(__name__)
 
 Decision = Literal["direct", "plan", "malformed", "error"]
+
+
+def needs_plan(text: str, skip_words: int) -> bool:
+    """Whether a message goes through the planning call. Not when it has at most `skip_words` words
+    on one line and no word of sequence (`SEQUENCE`) or numbered step: "Hi!", "What should I pack
+    for rain?", "Thanks, that's all." A plan there is DIRECT anyway, and the call costs a re-read of
+    the conversation on the planning slot and the wait for its reply before the answer starts
+    (docs/benchmarks.md). `skip_words` 0: every message."""
+    words = text.split()
+    if not skip_words or len(words) > skip_words or "\n" in text.strip():
+        return True
+    return bool(SEQUENCE.search(text) or STEP.search(text))
 
 
 @dataclass

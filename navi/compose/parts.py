@@ -114,6 +114,7 @@ def agent_config(settings: Settings) -> AgentConfig:
         num_ctx=settings.ollama_num_ctx,
         think=settings.ollama_think,
         planning=settings.planning_enabled,
+        planning_skip_words=settings.planning_skip_words,
         tool_disclosure=settings.navi_tool_disclosure,
         long_message_tokens=settings.context_long_message_tokens,
         limits=CallLimits(

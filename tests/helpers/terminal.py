@@ -28,6 +28,7 @@ def chat_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "LOG_LEVEL": "WARNING",
+        "PLANNING_SKIP_WORDS": "0",  # every message planned, as in the rest of the suite (conftest.py)
     }
     env.update(extra)
     return env

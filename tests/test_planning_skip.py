@@ -43,14 +43,15 @@ def test_twelve_words_ship() -> None:
 
 async def test_a_short_question_skips_the_planning_call_and_a_task_does_not(tmp_path: Path) -> None:
     rt, _, script = await scripted_runtime(tmp_path, sql=True, planning_skip_words=12)
-    script.plan("1. Look up the flights\n2. Book the cheapest")
+    plan = "1. Look up the flights\n2. Book the cheapest"
+    script.plan(plan)
     script.turn("Hello!", "Done: booked.")
     session = await rt.sessions.create("secretary")
     short = await collect(rt.agent.run_stream(session.id, "Hi, how are you?"))
     assert isinstance(short[-1], StreamEnd) and not any(isinstance(e, PlanReady) for e in short)
     assert script.of_kind("planning") == []  # no call at all, not a DIRECT
     task = await collect(rt.agent.run_stream(session.id, "Find flights to Lisbon and book the cheapest"))
-    assert [e.plan for e in task if isinstance(e, PlanReady)] == ["1. Look up the flights\n2. Book the cheapest"]
+    assert [e.plan for e in task if isinstance(e, PlanReady)] == [plan]
     assert len(script.of_kind("planning")) == 1
     stored = await rt.sessions.get(session.id)
     assert stored is not None

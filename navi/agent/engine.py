@@ -450,13 +450,8 @@ class Agent:
         try:
             async for event in self.compression.maybe(run):
                 yield event
-            if (
-                planning
-                and self.config.planning
-                and run.profile.planning_enabled
-                and not ctx.stopped
-                and needs_plan(user.content or "", self.config.planning_skip_words)
-            ):
+            wanted = planning and self.config.planning and run.profile.planning_enabled and not ctx.stopped
+            if wanted and needs_plan(user.content or "", self.config.planning_skip_words):
                 answer = self.loop.messages(run)
                 async for event in plan_phase(run, self.writer, self.sessions, self.config, answer):
                     yield event

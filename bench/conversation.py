@@ -153,23 +153,29 @@ async def baseline_side(
                 start = time.perf_counter()
                 first: float | None = None
                 answer, read = "", 0
-                async with http.stream("POST", f"{llama.url}/v1/chat/completions", json=request) as resp:
-                    if resp.status_code == 400:  # the prompt and the answer exceed the slot
-                        await resp.aread()
-                        rows.append({"full": True, "read": 0, "ttft": 0.0, "error": resp.text[:200]})
-                        return rows
-                    resp.raise_for_status()
-                    async for line in resp.aiter_lines():
-                        if not line.startswith("data:") or line[5:].strip() == "[DONE]":
-                            continue
-                        chunk = json.loads(line[5:])
-                        for choice in chunk.get("choices") or []:
-                            piece = (choice.get("delta") or {}).get("content") or ""
-                            if piece and first is None:
-                                first = time.perf_counter() - start
-                            answer += piece
-                        if isinstance(chunk.get("timings"), dict):
-                            read = int(chunk["timings"].get("prompt_n", 0))
+                try:
+                    async with http.stream("POST", f"{llama.url}/v1/chat/completions", json=request) as resp:
+                        if resp.status_code == 400:  # the prompt and the answer exceed the slot
+                            await resp.aread()
+                            rows.append({"full": True, "read": 0, "ttft": 0.0, "error": resp.text[:200]})
+                            return rows
+                        resp.raise_for_status()
+                        async for line in resp.aiter_lines():
+                            if not line.startswith("data:") or line[5:].strip() == "[DONE]":
+                                continue
+                            chunk = json.loads(line[5:])
+                            for choice in chunk.get("choices") or []:
+                                piece = (choice.get("delta") or {}).get("content") or ""
+                                if piece and first is None:
+                                    first = time.perf_counter() - start
+                                answer += piece
+                            if isinstance(chunk.get("timings"), dict):
+                                read = int(chunk["timings"].get("prompt_n", 0))
+                except httpx.HTTPError as exc:
+                    # The server gave up on this turn (it drops the connection when the slot overflows
+                    # while generating): the turns before it still count.
+                    rows.append({"full": True, "read": 0, "ttft": 0.0, "error": repr(exc)[:200]})
+                    return rows
                 history.append({"role": "assistant", "content": answer})
                 ttft = first if first is not None else time.perf_counter() - start
                 rows.append({"read": read, "ttft": ttft})

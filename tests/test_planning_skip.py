@@ -24,6 +24,8 @@ from tests.agent_helpers import collect, scripted_runtime
         ("Read the report, then summarise it", True),
         ("First check the weather", True),
         ("Download it; unzip it", True),
+        ("Make a plan for Sunday", True),  # asked for
+        ("plan", True),  # the demo's word (README: `navi fake-model`)
         ("1. fetch the page", True),
         ("Fetch the page\nSummarise it", True),  # a second line
         ("one two three four five six seven eight nine ten eleven twelve", False),

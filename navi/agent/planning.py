@@ -35,9 +35,10 @@ from navi.logging import get_logger
 from navi.sessions.store import SessionStore
 
 PLANNING_TEMPERATURE = 0.3
-# Words that join or order several things to do: a short message with one of them may need a plan.
+# Words that join or order several things to do, or ask for a plan: a short message with one of them
+# is planned.
 SEQUENCE = re.compile(
-    r"\b(?:and|then|after|afterwards|before|also|first|second|next|finally|steps?)\b|;",
+    r"\b(?:and|then|after|afterwards|before|also|first|second|next|finally|steps?|plan)\b|;",
     re.IGNORECASE,
 )
 STEP = re.compile(r"^\s*\d+[.)]\s+\S", re.MULTILINE)

@@ -146,7 +146,10 @@ async def baseline_side(
     history: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     with llama_server(tmp, ctx, ram_cache, f"base-{ctx}-{ram_cache}") as llama:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(600, connect=10)) as http:
+        # A new connection per turn: llama-server closes a kept-alive one after a streamed answer,
+        # and reusing it failed turns with "Server disconnected without sending a response".
+        no_reuse = httpx.Limits(max_keepalive_connections=0)
+        async with httpx.AsyncClient(timeout=httpx.Timeout(600, connect=10), limits=no_reuse) as http:
             for text, navi in zip(MESSAGES, navi_turns, strict=False):
                 history.append({"role": "user", "content": text})
                 request = {**template, "messages": system + history, "max_tokens": max(1, navi["wrote"])}

@@ -89,15 +89,23 @@ async def test_load_tools_with_an_unknown_name_says_what_can_be_loaded(tmp_path:
     await rt.aclose()
 
 
-async def test_a_keyword_in_the_message_sends_the_tool_whole(tmp_path: Path) -> None:
+async def test_a_keyword_in_the_first_message_sends_the_tool_whole(tmp_path: Path) -> None:
+    """The first request's keywords disclose a tool; a later request's do not, because the tools
+    are rendered before the conversation and growing them makes the server read it all again: the
+    tool stays listed, one load away."""
     rt, script, tool, sid = await runtime(tmp_path)
-    script.turn("Sure.")
-    script.turn("Done.")
-    await collect(rt.agent.run_stream(sid, "Good morning"))
+    script.turn("Sure.", "Done.")
     await collect(rt.agent.run_stream(sid, "Please salute the team"))
+    await collect(rt.agent.run_stream(sid, "Good morning"))
     first, second = script.of_kind("turn")
-    assert "greet" not in first.tools
-    assert second.tools == [*first.tools, "greet"]
+    assert "greet" in first.tools and second.tools == first.tools
+    other = await rt.sessions.create("secretary")
+    script.turn("Morning.", "Hello.")
+    await collect(rt.agent.run_stream(other.id, "Good morning"))
+    await collect(rt.agent.run_stream(other.id, "Please salute the team"))
+    third, fourth = script.of_kind("turn")[2:]
+    assert "greet" not in third.tools and fourth.tools == third.tools
+    assert "greet" in (fourth.system_text or "")  # still listed
     await rt.aclose()
 
 

@@ -6,15 +6,19 @@ is most of the wait. So a run's tools are split, without any model call, into:
 
 - **disclosed** — sent with their schemas: the profile's likely tools (`AgentProfile.core_tools`,
   or `DEFAULT_CORE` when the profile names none), then `load_tools`, then every other tool the
-  session has shown it needs — one whose keywords a user message holds, one it called, one it
-  loaded — in the order the conversation first showed it;
+  session has shown it needs — one whose keywords the conversation's first user message holds, one
+  it called, one it loaded — in the order the conversation first showed it;
 - **listed** — every other tool of the profile, one line each (`name: purpose`) in a fixed place
   of the system message (`index_text`), whatever is disclosed.
 
 What is disclosed is read from the stored context, so it holds for the rest of the session (until
 compression drops the messages that showed it) and is the same in every process. It only grows
-within a session, at the end of the tool list, and the listing never changes: each call's prompt
-keeps the previous one's as its prefix, so a model server's prompt cache keeps working.
+within a session, at the end of the tool list, and the listing never changes. A chat template
+renders the tools inside the system message, before the conversation, so any growth makes the
+model server read the whole conversation again: that is why a later message's keywords disclose
+nothing (its tools stay listed, one `load_tools` call away) — on a 16,384-token window "Remind me
+what I said I like" disclosed `schedule` and cost 2,539 tokens re-read (docs/benchmarks.md). Only
+a call or a load, which shows the tool is needed, grows the list after the first message.
 
 A listed tool the model calls without loading it runs when its arguments fit its schema; else the
 result is its schema (`schema_answer`) and the model calls again. Any registered tool is handled
@@ -126,6 +130,7 @@ class Disclosure:
     _specs: dict[str, ToolSpec] = field(default_factory=dict)
     _scanned: int = 0
     _last_id: str | None = None
+    _asked: bool = False  # the first user message has been read (its keywords counted)
 
     @property
     def index_text(self) -> str | None:
@@ -154,7 +159,7 @@ class Disclosure:
         """Read the messages added since the last look (all of them, when the context was rewritten)."""
         n = self._scanned
         if n > len(context) or (n and context[n - 1].id != self._last_id):
-            self.extra, n = [], 0
+            self.extra, n, self._asked = [], 0, False
         for msg in context[n:]:
             self._read(msg)
         self._scanned = len(context)
@@ -164,8 +169,10 @@ class Disclosure:
         if not self.listed:
             return
         if msg.role == "user" and not msg.metadata.synthetic and msg.content:
-            text = msg.content
-            self._need(n for n in self.listed if self._pattern(n).search(text))
+            if not self._asked:  # the first request only: later ones would move the prompt's prefix
+                self._asked = True
+                text = msg.content
+                self._need(n for n in self.listed if self._pattern(n).search(text))
         elif msg.role == "assistant" and msg.tool_calls:
             for call in msg.tool_calls:
                 if call.name == LOAD_TOOLS:

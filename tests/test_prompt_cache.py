@@ -77,15 +77,18 @@ async def test_a_planned_turn_then_an_unplanned_one_keep_the_prefix(tmp_path: Pa
 
 
 async def test_a_tool_loaded_later_is_appended_after_the_tools_sent_before(tmp_path: Path) -> None:
+    """A later request's keywords leave the tools as they were (they come before the conversation
+    in the prompt); the model's load of a listed tool appends it."""
     rt, _, script = await scripted_runtime(tmp_path, planning_enabled=False)
     script.turn("Hello.")
-    script.turn("I would need the terminal for that.")
+    script.turn(Reply(tool_calls=[ScriptedCall("load_tools", {"names": ["terminal"]})]), "Loaded it.")
     session = await rt.sessions.create("secretary")
     await collect(rt.agent.run_stream(session.id, "Hi"))
     await collect(rt.agent.run_stream(session.id, "Run the command uptime"))
-    first, second = script.of_kind("turn")
+    first, second, third = script.of_kind("turn")
     assert_extends(first, second)
-    assert second.tools == [*first.tools, "terminal"]
+    assert second.tools == first.tools and "terminal" not in first.tools
+    assert third.tools == [*first.tools, "terminal"]
     await rt.aclose()
 
 

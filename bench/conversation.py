@@ -145,7 +145,11 @@ async def baseline_side(
     template["stream"] = True
     history: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
-    with llama_server(tmp, ctx, ram_cache, f"base-{ctx}-{ram_cache}") as llama:
+    # Through the same recording proxy as Navi's calls, so its hop is in both times to first token.
+    with (
+        llama_server(tmp, ctx, ram_cache, f"base-{ctx}-{ram_cache}") as llama,
+        RecordingProxy(llama.url) as proxy,
+    ):
         # A new connection per turn: llama-server closes a kept-alive one after a streamed answer,
         # and reusing it failed turns with "Server disconnected without sending a response".
         no_reuse = httpx.Limits(max_keepalive_connections=0)
@@ -157,7 +161,9 @@ async def baseline_side(
                 first: float | None = None
                 answer, read = "", 0
                 try:
-                    async with http.stream("POST", f"{llama.url}/v1/chat/completions", json=request) as resp:
+                    async with http.stream(
+                        "POST", f"{proxy.base_url}/chat/completions", json=request
+                    ) as resp:
                         if resp.status_code == 400:  # the prompt and the answer exceed the slot
                             await resp.aread()
                             rows.append({"full": True, "read": 0, "ttft": 0.0, "error": resp.text[:200]})

@@ -154,6 +154,18 @@ async def test_rename_pin_and_profile(store: SessionStore) -> None:
     assert got is not None and got.name is None and got.pinned is False
 
 
+async def test_an_automatic_title_never_replaces_the_users_name(store: SessionStore) -> None:
+    """The naming call's title lands only on a session still unnamed, in one step (CI found a
+    `/rename` typed while the title was being written replaced by it)."""
+    s = await store.create("secretary")
+    assert await store.name_if_unnamed(s.id, "Scripted title")
+    assert await store.set_name(s.id, "Typed ahead")
+    assert await store.name_if_unnamed(s.id, "A later title") is False
+    got = await store.get(s.id)
+    assert got is not None and got.name == "Typed ahead"
+    assert await store.name_if_unnamed("0" * 32, "x") is False
+
+
 async def test_metadata_changes_reach_listeners(store: SessionStore) -> None:
     changes: list[SessionChange] = []
     store.on_change(changes.append)

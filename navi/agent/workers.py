@@ -368,6 +368,5 @@ class NamingWorker:
         title = await name_session(
             wctx.detached_llm, wctx.model, wctx.user_text, wctx.answer, max_tokens=self.max_tokens
         )
-        current = await self.sessions.get(wctx.session_id, display=False)
-        if current is not None and current.name is None:  # the user may have named it meanwhile
-            await self.sessions.set_name(wctx.session_id, title)
+        # Only if still unnamed, in one step: the user may have named it while the title was written.
+        await self.sessions.name_if_unnamed(wctx.session_id, title)

@@ -135,11 +135,14 @@ class InMemorySessionStore(SessionStore):
             session.pinned = pinned
         return session is not None
 
-    async def _set_name(self, session_id: str, name: str | None, owner: str | None) -> bool:
+    async def _set_name(
+        self, session_id: str, name: str | None, owner: str | None, *, only_unnamed: bool = False
+    ) -> bool:
         session = self._find(session_id, owner)
-        if session is not None:
-            session.name = name
-        return session is not None
+        if session is None or (only_unnamed and session.name is not None):
+            return False
+        session.name = name
+        return True
 
     async def _set_profile(self, session_id: str, profile_id: str) -> bool:
         session = self._find(session_id, None)

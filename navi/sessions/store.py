@@ -190,6 +190,11 @@ class SessionStore(ABC):
     async def set_name(self, session_id: str, name: str | None, *, owner: str | None = None) -> bool:
         return self._after(session_id, await self._set_name(session_id, name, owner))
 
+    async def name_if_unnamed(self, session_id: str, name: str) -> bool:
+        """Give the session `name` only if it still has none, in one step: an automatic title never
+        replaces one the user gave it meanwhile (a check, then a write, could)."""
+        return self._after(session_id, await self._set_name(session_id, name, None, only_unnamed=True))
+
     async def set_profile(self, session_id: str, profile_id: str) -> bool:
         return self._after(session_id, await self._set_profile(session_id, profile_id))
 
@@ -202,7 +207,9 @@ class SessionStore(ABC):
     async def _set_pinned(self, session_id: str, pinned: bool, owner: str | None) -> bool: ...
 
     @abstractmethod
-    async def _set_name(self, session_id: str, name: str | None, owner: str | None) -> bool: ...
+    async def _set_name(
+        self, session_id: str, name: str | None, owner: str | None, *, only_unnamed: bool = False
+    ) -> bool: ...
 
     @abstractmethod
     async def _set_profile(self, session_id: str, profile_id: str) -> bool: ...

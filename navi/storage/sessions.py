@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, delete, insert, or_, select, update
+from sqlalchemy import Connection, bindparam, case, delete, insert, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from navi.llm.messages import Message, utcnow
@@ -353,9 +353,8 @@ def _insert(conn: Connection, session: Session) -> None:
                 for i, e in enumerate(session.planning_logs)
             ],
         )
-    _put_parts(
-        conn, session.id, {**session.analysis, **({CUSTOM_PART: session.custom} if session.custom else {})}
-    )
+    parts = {**session.analysis, **({CUSTOM_PART: session.custom} if session.custom else {})}
+    _put_parts(conn, session.id, parts)
 
 
 class SqlSessionStore(SessionStore):
@@ -383,10 +382,11 @@ class SqlSessionStore(SessionStore):
         if self._owns_db:
             await self.db.dispose()
 
-    async def _update(self, session_id: str, owner: str | None, **values: Any) -> bool:
+    async def _update(self, session_id: str, owner: str | None, *, where: Any = None, **values: Any) -> bool:
         if not is_session_id(session_id):
             return False
-        query = rows.owned(update(sessions).where(sessions.c.id == session_id), owner).values(**values)
+        where = true() if where is None else where
+        query = rows.owned(update(sessions).where(sessions.c.id == session_id, where), owner).values(**values)
         return bool(await self.db.write(lambda conn: conn.execute(query).rowcount))
 
     # --- sessions --------------------------------------------------------------------------------
@@ -448,8 +448,9 @@ class SqlSessionStore(SessionStore):
     async def _set_pinned(self, session_id: str, pinned: bool, owner: str | None) -> bool:
         return await self._update(session_id, owner, pinned=pinned)
 
-    async def _set_name(self, session_id: str, name: str | None, owner: str | None) -> bool:
-        return await self._update(session_id, owner, name=name)
+    async def _set_name(self, session_id: str, name: str | None, owner: str | None, **how: bool) -> bool:
+        unnamed = sessions.c.name.is_(None) if how.get("only_unnamed") else None
+        return await self._update(session_id, owner, where=unnamed, name=name)
 
     async def _set_profile(self, session_id: str, profile_id: str) -> bool:
         return await self._update(session_id, None, profile_id=profile_id)

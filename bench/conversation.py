@@ -17,6 +17,13 @@ and off), on fresh servers:
    small model writes until the slot is full). When the history no longer fits the slot, the
    baseline stops there: an append-only client cannot go on without cutting its history.
 
+Both servers sample with the same seed (`--seed 1`), so the same prompt gets the same answer on
+either side and the two conversations stay the same text (the "answer tokens" rows show it).
+Without it the model's sampling (temperature 0.7) made the two conversations drift apart: in one
+run Navi's answers ran to the 256-token cap every turn and the baseline's stopped at 30–60, so by
+turn 10 Navi's slot held 4,790 tokens against 3,026, and reading the same ~20 new tokens over the
+longer cache took ~1.5× as long. That, not Navi, was the gap in time to first token.
+
     .venv/bin/python bench/real_model.py --conversation [--turns 10] [--answer-tokens 256]
 """
 
@@ -70,7 +77,7 @@ def predicted_n(exchange: Exchange) -> int:
 
 
 def llama_server(tmp: Path, ctx: int, ram_cache: bool, name: str) -> LlamaServer:
-    extra = ["--cache-reuse", "256"] + ([] if ram_cache else ["--cache-ram", "0"])
+    extra = ["--cache-reuse", "256", "--seed", "1"] + ([] if ram_cache else ["--cache-ram", "0"])
     return LlamaServer(
         "smollm2",
         ctx=2 * ctx,
@@ -159,7 +166,7 @@ async def baseline_side(
                 request = {**template, "messages": system + history, "max_tokens": max(1, navi["wrote"])}
                 start = time.perf_counter()
                 first: float | None = None
-                answer, read = "", 0
+                answer, read, wrote = "", 0, 0
                 try:
                     async with http.stream(
                         "POST", f"{proxy.base_url}/chat/completions", json=request
@@ -180,6 +187,7 @@ async def baseline_side(
                                 answer += piece
                             if isinstance(chunk.get("timings"), dict):
                                 read = int(chunk["timings"].get("prompt_n", 0))
+                                wrote = int(chunk["timings"].get("predicted_n", 0))
                 except httpx.HTTPError as exc:
                     # The server gave up on this turn (it drops the connection when the slot overflows
                     # while generating): the turns before it still count.
@@ -187,7 +195,7 @@ async def baseline_side(
                     return rows
                 history.append({"role": "assistant", "content": answer})
                 ttft = first if first is not None else time.perf_counter() - start
-                rows.append({"read": read, "ttft": ttft})
+                rows.append({"read": read, "ttft": ttft, "wrote": wrote})
     return rows
 
 
@@ -225,6 +233,8 @@ async def run_conversation(
         cells = ["window full" if r.get("full") else f"{r['read']:,}" for r in base]
         cells += ["—"] * (turns - len(cells))
         print("| baseline: prompt tokens read | " + " | ".join(cells) + " |")
+        wrote = [f"{r['wrote']:,}" for r in base if not r.get("full")]
+        print("| baseline: answer tokens | " + " | ".join(wrote + ["—"] * (turns - len(wrote))) + " |")
         held = [r for r in base if not r.get("full")]  # the turns both could run
         navi_rest = sum(r["read"] for r in navi["turns"][1 : len(held)])
         base_rest = sum(r["read"] for r in held[1:])

@@ -57,6 +57,9 @@ class TextToolsBackend(ScriptedBackend):
         return ModelInfo(name=model, context_length=WINDOW, capabilities=("completion",), probed=True)
 
 
+GARDEN = "- The user's sister Ingrid lives in Tromsø.\n- The user keeps raspberry bushes and a plum tree."
+
+
 def frames(events: list[AgentEvent]) -> list[ContextCompressed]:
     return [e for e in events if isinstance(e, ContextCompressed)]
 
@@ -200,4 +203,41 @@ async def test_a_fact_kept_word_for_word_lets_a_long_session_compress(tmp_path: 
     stored = await rt.sessions.get(session.id)
     assert stored is not None and stored.context[0].content == f"{SUMMARY_PREFIX}\n- FACT:blue_door_42"
     assert len(script.of_kind("summary")) == 1
+    await rt.aclose()
+
+
+async def test_a_small_window_compresses_after_the_answer_not_before_the_next_one(tmp_path: Path) -> None:
+    # Fewer turns than `context_keep_recent` (10) fill a 4,096-token window: the pass after the
+    # answer keeps only that turn, while the user reads, instead of leaving it to the next turn,
+    # which would make the user wait for the summary before the answer starts (45 s on SmolLM2).
+    rt, _, script = await scripted_runtime(
+        tmp_path, sql=True, context_length=WINDOW, planning_enabled=False, llm_max_tokens_answer=256
+    )
+    answer = recorded_gemma_answer()
+    script.responder = lambda request: Reply(
+        text={"summary": GARDEN, "naming": "Sister and garden"}.get(kind_of(request), answer)
+    )
+    session = await rt.sessions.create("secretary")
+    turns = 0
+    for text in FACTS:
+        turns += 1
+        events = await collect(rt.agent.run_stream(session.id, text))
+        kinds = [type(e).__name__ for e in events]
+        if "ContextCompressed" in kinds:
+            break
+    else:
+        raise AssertionError("the window never filled")
+    assert turns < 10  # fewer turns than are kept
+    # Announced after the turn's answer ended, not before it started.
+    assert kinds.index("ContextCompressed") > kinds.index("StreamEnd"), kinds
+    (summary_call,) = script.of_kind("summary")
+    # The summary may take at most half of what it summarises (estimated), not the whole cap.
+    source = summary_call.last_user_text
+    assert 0 < summary_call.options["max_tokens"] <= max(128, len(source) // 4 // 2 + 1), summary_call.options
+    stored = await rt.sessions.get(session.id)
+    assert stored is not None
+    assert stored.context[0].is_summary and [m.role for m in stored.context[1:]] == ["user", "assistant"]
+    assert stored.context[1].content == text  # the turn just answered is kept as it was
+    events = await collect(rt.agent.run_stream(session.id, "And my bicycle?"))
+    assert not [e for e in events if isinstance(e, ContextCompressed)]  # the next turn starts at once
     await rt.aclose()

@@ -323,3 +323,18 @@ def test_the_prompt_is_short_and_plain() -> None:
         assert asked in text, asked
     assert "##" not in text  # no headings a small model can echo back empty
     assert text.startswith("You are compressing the earlier part")  # how scripted fakes recognise it
+
+
+async def test_a_summary_may_write_at_most_half_of_what_it_summarises() -> None:
+    # SmolLM2 wrote to the 768-token cap twice (looping) over ~1,100 tokens of conversation: 50 s
+    # of a 4,096-token window's turn. The cap is now half the source, never below 128 tokens.
+    backend = ScriptedBackend([GOOD])
+    context = backup_chat()
+    await compress(backend, context, max_tokens=768)
+    source = backend.requests[0].last_user_text
+    (cap,) = [o.max_tokens for o in backend.options]
+    assert cap is not None and 128 <= cap <= max(128, estimate_tokens(source) // 2 + 8) < 768
+    long = [Message.user(f"Line {i}: " + "word " * 60) for i in range(30)] + [Message.user("Now?")]
+    backend.enqueue("- The user sent many lines of words.")
+    await compress(backend, long, max_tokens=300)  # much to summarise: the configured cap holds
+    assert backend.options[-1].max_tokens == 300

@@ -21,6 +21,7 @@ context smaller is neither stored nor announced, nor tried again until the conte
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -49,6 +50,7 @@ NUDGES = {
     "changed numbers from the conversation": "Copy every number exactly as it is written.",
 }
 RETRY_NOTE = "Your last answer could not be used: it {reason}. {nudge}"
+SUMMARY_FLOOR = 128  # the least a summary call may write, however little it summarises
 ECHO_SHARE = 0.5
 
 
@@ -230,6 +232,11 @@ async def summarize(
         budget = max(max_input_tokens // 2, max_input_tokens - fixed - 2)
         chunk, remaining = take_chunk(remaining, budget)
         last = () if remaining else images
+        # A summary shorter than half of what it folds in: a model that loops or copies stops there
+        # instead of writing to the full cap (a small model on a CPU took 25 s a call for that).
+        source = tokens.estimate_tokens(f"{summary}\n{chunk}")
+        cap = None if max_tokens is None else min(max_tokens, max(SUMMARY_FLOOR, source // 2))
+        options = dataclasses.replace(options, max_tokens=cap)
         summary, used = await summarize_once(llm, options, instructions, summary, chunk, last)
         calls += used
     return summary, calls

@@ -326,19 +326,26 @@ class CompressionWorker:
 
     async def run(self, wctx: WorkerContext) -> WorkerResult:
         """Compress once the answer took the context past the threshold, unless the turn has
-        compressed already (at most one `context_compressed` a turn: the next turn can)."""
+        compressed already (at most one `context_compressed` a turn: the next turn can).
+
+        Keeps the configured number of turns, or only the turn just answered when that is not
+        enough (or there are fewer turns than that, as in a small window): done here, while the
+        user reads the answer, rather than at the start of the next turn, which would wait for it.
+        """
         if wctx.compressed or not self.compressor.needed(wctx.context_tokens, wctx.window):
             return WorkerResult()
-        outcome = await self.compressor.run_pass(
+        compressor, overhead, window = self.compressor, wctx.overhead_tokens, wctx.window
+        outcome = await compressor.run_pass(
             wctx.session_id,
             wctx.context,
             wctx.llm,
             wctx.model,
-            overhead_tokens=wctx.overhead_tokens,
+            overhead_tokens=overhead,
             persistent=wctx.persistent,
-            condense=wctx.session_id in self.compressor.unsummarisable,
-            keeps=[self.compressor.settings.keep_recent],
-            budget_tokens=condense_budget(wctx.window),
+            condense=wctx.session_id in compressor.unsummarisable,
+            keeps=[compressor.settings.keep_recent, 1],
+            budget_tokens=condense_budget(window),
+            enough=lambda conversation: not compressor.needed(overhead + conversation, window),
         )
         events: list[AgentEvent] = [summary_failed(outcome.failure)] if outcome.failure else []
         if outcome.done is None:

@@ -61,7 +61,12 @@ class ScriptedBackend(LLMBackend):
             model=options.model,
             messages=[m.model_copy(deep=True) for m in messages],
             tools=[t.name for t in tools or ()],
-            options={"temperature": options.temperature, "think": options.think, "num_ctx": options.num_ctx},
+            options={
+                "temperature": options.temperature,
+                "think": options.think,
+                "num_ctx": options.num_ctx,
+                "max_tokens": options.max_tokens,
+            },
         )
         reply = self.script.next_reply(request)
         done = False

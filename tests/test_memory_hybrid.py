@@ -4,6 +4,7 @@ with the real built-in embedding model (WordLlama from its wheel) and with a ser
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -282,3 +283,27 @@ async def test_the_server_backfills_vectors_in_the_background_and_says_hybrid(tm
         await services.stop()
     (started,) = [e for e in logs if e["event"] == "memory_search"]
     assert started["mode"] == "hybrid" and BUILTIN_NAME in started["detail"]
+
+
+async def test_a_later_search_scans_the_vectors_beside_the_database_thread(
+    hybrid: SqlMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from navi.storage import vectors as vectors_module
+
+    await plant(hybrid)
+    threads: list[str] = []
+    scan = vectors_module.OwnerVectors.nearest
+
+    def recorded(self: vectors_module.OwnerVectors, query: Any, k: int) -> list[tuple[int, float]]:
+        threads.append(threading.current_thread().name)
+        return scan(self, query, k)
+
+    monkeypatch.setattr(vectors_module.OwnerVectors, "nearest", recorded)
+    first = await hybrid.search_facts("what is my puppy called")  # loads the owner's vectors
+    await hybrid.upsert_fact("pets", "cat_name", "Mia")  # written by this process: in memory at once
+    later = await hybrid.search_facts("what is my puppy called")
+    assert first[0].value == later[0].value == "Rex"
+    assert "Mia" in [f.value for f in await hybrid.search_facts("what is my kitten called")]
+    # The first search scans inside its transaction; the later ones on the scanning thread.
+    assert not threads[0].startswith("navi-vectors")
+    assert all(name.startswith("navi-vectors") for name in threads[1:]) and len(threads) == 3

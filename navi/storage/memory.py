@@ -13,6 +13,7 @@ A query with no word in common with a fact can so find it by meaning.
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -58,6 +59,8 @@ from navi.storage.vectors import VectorIndex, decode, encode
 
 log = get_logger(__name__)
 
+Scan = Future[list[tuple[int, float]]]  # a vector scan running on its own thread
+
 # Statements of every hybrid search, built once (building one costs about as much as running it).
 _STATES = select(memory_facts.c.id, memory_facts.c.owner, memory_facts.c.retired_at).where(
     memory_facts.c.id.in_(bindparam("ids", expanding=True))
@@ -79,6 +82,7 @@ class SqlMemoryStore(MemoryStore):
         self.embed_name: str = getattr(embed, "name", "") or "embed"
         self.min_similarity: float = getattr(embed, "min_similarity", MIN_SIMILARITY)
         self.vectors = VectorIndex()
+        self._scans: ThreadPoolExecutor | None = None  # the vector scans, started on first use
         self._owns_db = False
 
     @classmethod
@@ -92,6 +96,9 @@ class SqlMemoryStore(MemoryStore):
             await migrate.upgrade(self.db)
 
     async def aclose(self) -> None:
+        if self._scans is not None:
+            self._scans.shutdown(wait=False)
+            self._scans = None
         if self._owns_db:
             await self.db.dispose()
 
@@ -149,11 +156,23 @@ class SqlMemoryStore(MemoryStore):
                 log.warning("memory.embed_failed", error=str(exc))
             else:
                 vector = np.asarray(qvec, dtype=np.float32)
+                scan = self._scan(vector, owner, near_k(limit, history))
                 # One transaction, one trip to the database's thread: both rankings and the fusion.
                 return await self.db.read(
-                    partial(self._hybrid, words, vector, owner=owner, limit=limit, history=history)
+                    partial(self._hybrid, words, vector, owner=owner, limit=limit, history=history, scan=scan)
                 )
         return await self.db.read(partial(self._keyword, words, owner=owner, limit=limit, history=history))
+
+    def _scan(self, vector: NDArray[np.float32], owner: str, k: int) -> Scan | None:
+        """The owner's vectors already in memory scanned on a thread of their own, while the database's
+        thread runs the full-text ranking (numpy and SQLite both release the GIL). None on the owner's
+        first search: their vectors are read inside the search's transaction first."""
+        vectors = self.vectors.get(owner)
+        if vectors is None or vectors.dim != vector.size:
+            return None
+        if self._scans is None:
+            self._scans = ThreadPoolExecutor(max_workers=1, thread_name_prefix="navi-vectors")
+        return self._scans.submit(vectors.nearest, vector, k)
 
     def _keyword(
         self, words: list[str], conn: Connection, *, owner: str, limit: int, history: bool
@@ -186,12 +205,13 @@ class SqlMemoryStore(MemoryStore):
         owner: str,
         limit: int,
         history: bool,
+        scan: Scan | None = None,
     ) -> list[Fact]:
         """Reciprocal rank fusion of the full-text and the vector ranking; every current fact before
-        every retired one. Only the facts returned are read whole."""
+        every retired one. Only the facts returned are read whole. `scan`: the vector scan, already
+        running (`_scan`)."""
         keyword = self._keyword_rows(words, conn, owner=owner, limit=max(limit, CANDIDATES), history=history)
-        # Retired facts are among the nearest too: look further when they will be dropped.
-        near = self._nearest(conn, query, owner, limit * 2 if history else limit * 3)
+        near = self._nearest(conn, query, owner, near_k(limit, history), scan)
         current = {r.id: r.retired_at is None for r in keyword}
         missing = [i for i, _ in near if i not in current]
         if missing:
@@ -215,9 +235,16 @@ class SqlMemoryStore(MemoryStore):
         return [to_fact(rows[i], scores[i]) for i in chosen if i in rows]
 
     def _nearest(
-        self, conn: Connection, query: NDArray[np.float32], owner: str, k: int
+        self,
+        conn: Connection,
+        query: NDArray[np.float32],
+        owner: str,
+        k: int,
+        scan: Scan | None = None,
     ) -> list[tuple[int, float]]:
-        """The owner's facts (current and retired) closest to `query`, at least `min_similarity`."""
+        """The owner's facts (current and retired) closest to `query`, at least `min_similarity`.
+        `scan` is the scan of the vectors in memory, started before: used unless rows were added
+        since (by another process), which it could not see."""
         name = self.embed_name
         vectors = self.vectors.get(owner)
         fresh = vectors is None or vectors.dim != query.size
@@ -237,8 +264,10 @@ class SqlMemoryStore(MemoryStore):
             if fresh:
                 self.vectors.owners.pop(owner, None)
             vectors = self.vectors.load(owner, decoded, query.size)
+            scan = None
         assert vectors is not None
-        return [(i, s) for i, s in vectors.nearest(query, k) if s >= self.min_similarity]
+        near = scan.result() if scan is not None else vectors.nearest(query, k)
+        return [(i, s) for i, s in near if s >= self.min_similarity]
 
     async def backfill_embeddings(self, *, batch: int = 64) -> int:
         """Embed every fact (current or history) without a vector from this model; returns how many.
@@ -382,3 +411,9 @@ class SqlMemoryStore(MemoryStore):
         )
         value = await self.db.read(lambda conn: conn.execute(query).scalar())
         return as_utc(value) if value is not None else None
+
+
+def near_k(limit: int, history: bool) -> int:
+    """How many nearest vectors a search of `limit` facts fuses: retired facts are among the nearest
+    too, so it looks further when they will be dropped."""
+    return limit * 2 if history else limit * 3

@@ -11,9 +11,11 @@ a vector that is gone or stale in the database is harmless, because every candid
 from the database before it is returned. 100,000 facts of 128 dimensions are 51 MB, and a scan of
 a few milliseconds (more on a busy machine: docs/benchmarks.md).
 
-The product runs on one thread: numpy's OpenBLAS would start a thread per core for it, and on a
-machine whose cores are busy (a model server beside Navi) those threads wait for each other — a
-scan of 10,000 vectors took 2 ms instead of 0.27 ms, and 38 ms inside a database thread.
+The store runs the scan on a thread of its own, beside the database thread's full-text query
+(`SqlMemoryStore._scan`). Each scan is one BLAS call on one thread: numpy's OpenBLAS would start a
+thread per core for it, and on a machine whose cores are busy (a model server beside Navi) those
+threads wait for each other — a scan of 10,000 vectors took 2 ms instead of 0.27 ms, and 38 ms
+inside a database thread.
 """
 
 from __future__ import annotations
@@ -67,16 +69,19 @@ class OwnerVectors:
         self.rows: dict[int, int] = {}
         self.max_id = 0
         self._pending: list[tuple[int, NDArray[np.float32]]] = []
+        # Writes come from the event loop's thread, scans from a database or scanning thread.
+        self._lock = threading.Lock()
 
     def put(self, fact_id: int, vector: NDArray[np.float32]) -> None:
         if vector.shape != (self.dim,):
             return
-        row = self.rows.get(fact_id)
-        if row is not None:
-            self.matrix[row] = unit(vector)
-        else:
-            self._pending.append((fact_id, unit(vector)))
-        self.max_id = max(self.max_id, fact_id)
+        with self._lock:
+            row = self.rows.get(fact_id)
+            if row is not None:
+                self.matrix[row] = unit(vector)
+            else:
+                self._pending.append((fact_id, unit(vector)))
+            self.max_id = max(self.max_id, fact_id)
 
     def _flush(self) -> None:
         if not self._pending:
@@ -91,15 +96,17 @@ class OwnerVectors:
 
     def nearest(self, query: NDArray[np.float32], k: int) -> list[tuple[int, float]]:
         """The `k` closest ids by cosine similarity, closest first."""
-        self._flush()
-        if not len(self.ids) or query.shape != (self.dim,):
+        with self._lock:
+            self._flush()
+            ids, matrix = self.ids, self.matrix  # replaced whole by a flush, so safe to scan unlocked
+        if not len(ids) or query.shape != (self.dim,):
             return []
         single_threaded_blas()
-        scores = self.matrix @ unit(query)
+        scores = matrix @ unit(query)
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top])]
-        return [(int(self.ids[i]), float(scores[i])) for i in top]
+        return [(int(ids[i]), float(scores[i])) for i in top]
 
 
 class VectorIndex:

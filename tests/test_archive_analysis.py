@@ -164,7 +164,11 @@ def test_analysis_round_trip_into_a_fresh_navi(tmp_path: Path, fake_server) -> N
             f"Conversation:\n\nUser: {QUESTION}\nAssistant: {ANSWER}\n\nCriteria: accuracy, brevity\n"
         )
         assert assessing.endswith('"actionable_feedback" and "reasoning":')  # the task again, last
-        assert all(r[0].options["num_predict"] == 768 for r in asked.values())  # LLM_MAX_TOKENS_ANALYSIS
+        caps = {kind: r[0].options["num_predict"] for kind, r in asked.items()}
+        assert caps["assessment"] == caps["facts"] == 768  # LLM_MAX_TOKENS_ANALYSIS
+        # A summary may write at most half of what it summarises (at least 128), never above the cap.
+        summarised = asked["archive_summary"][0].last_user_text
+        assert 128 <= caps["archive_summary"] <= min(768, max(128, len(summarised) // 4 // 2 + 8)), caps
         assert http.get(f"/sessions/{sid}/analysis").json() == parts
         exported = http.get(f"/sessions/{sid}/export").json()
     jsonschema.Draft202012Validator(SCHEMA).validate(exported)

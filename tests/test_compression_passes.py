@@ -168,7 +168,7 @@ def test_smaller_means_fewer_messages_or_fewer_tokens() -> None:
 
 
 async def test_a_turn_that_compressed_before_its_first_call_does_not_compress_again(tmp_path: Path) -> None:
-    rt, _, script, sid, old = await seeded(tmp_path, turns=8, tokens=14000)  # 16,384 window, 0.8
+    rt, _, script, sid, old = await seeded(tmp_path, turns=8, tokens=15000)  # 16,384 window, 0.8
     script.summary(SUMMARY, SUMMARY, SUMMARY)
     write = ScriptedCall("scratchpad", {"action": "write", "section": "a", "content": "notes"})
     # After the tool the count is past the threshold again (but the prompt still fits), and so it
@@ -193,7 +193,7 @@ async def test_a_fact_kept_word_for_word_lets_a_long_session_compress(tmp_path: 
     for i in range(12):
         said = "Remember FACT:blue_door_42 for later." if i == 0 else f"Question {i}: what about topic {i}?"
         old += [Message.user(said), Message.assistant(f"Topic {i} is covered; nothing more to add.")]
-    await rt.sessions.append(session.id, display=old, context=old, context_token_count=14_000)
+    await rt.sessions.append(session.id, display=old, context=old, context_token_count=15_000)
     script.summary("- FACT:blue_door_42")
     script.turn("It was FACT:blue_door_42.")
     events = await collect(rt.agent.run_stream(session.id, "What was the fact?"))

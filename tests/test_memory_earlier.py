@@ -182,7 +182,7 @@ async def test_through_the_agent_a_new_session_finds_what_a_compressed_one_said(
     for i in range(8):
         said = "Book us a table at Cantinho do Avillez in Porto." if i == 0 else f"Question {i} on topic {i}?"
         old += [Message.user(said), Message.assistant(f"Answer {i}.")]
-    await rt.sessions.append(trip.id, display=old, context=old, context_token_count=14000)
+    await rt.sessions.append(trip.id, display=old, context=old, context_token_count=15000)
     script.summary("- A table for two was booked at Cantinho do Avillez in Porto.")
     script.extract("")
     script.turn(Reply(text="Noted."))

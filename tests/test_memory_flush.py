@@ -22,7 +22,7 @@ async def long_session(tmp_path: Path) -> tuple[Any, Any, str]:
     for i in range(8):
         old.append(Message.user(SAID_EARLY if i == 0 else f"Question number {i}: what about topic {i}?"))
         old.append(Message.assistant(f"Answer {i}. Lisbon is lovely too." if i == 0 else f"Answer {i}."))
-    await rt.sessions.append(session.id, display=old, context=old, context_token_count=14000)
+    await rt.sessions.append(session.id, display=old, context=old, context_token_count=15000)
     return rt, script, session.id
 
 

@@ -448,7 +448,7 @@ class Agent:
             await drop_broken_answer(self.sessions, run, self.view_tokens)
         finished = False
         try:
-            async for event in self.compression.maybe(run):
+            async for event in self.compression.before_answer(run):
                 yield event
             wanted = planning and self.config.planning and run.profile.planning_enabled and not ctx.stopped
             if wanted and needs_plan(user.content or "", self.config.planning_skip_words):

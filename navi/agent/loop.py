@@ -98,8 +98,9 @@ class Loop:
             check_stop(run)
             async for event in self._steered(run):
                 yield event
-            async for event in self.compression.maybe(run):
-                yield event
+            if step:  # the turn's start was the engine's (`before_answer`); tool results since may add
+                async for event in self.compression.maybe(run):
+                    yield event
             note, offered = self._offer(run, last_step=step == limit)
             specs, need = self.budget.fit_tools(run, offered)
             if need + self.budget.reserve(run) > run.window:

@@ -1,4 +1,5 @@
-"""Compression inside a turn: before a model call, when the context passed the threshold.
+"""Compression inside a turn: before a model call, when the context passed the threshold (at the
+start of a turn, only when the answer would not fit: `before_answer`).
 
 The model summarises; for a session whose model wrote no usable summary, or when the prompt no
 longer fits the window after a failed summary (`overflowing`), Navi condenses the earlier
@@ -39,6 +40,17 @@ class TurnCompression:
             return False
         # Nothing before the latest request, or nothing a pass could shrink: the fit check decides.
         return bool(partition(run.context, 0)[0]) and self.compressor.may_run(run.ctx.session_id, run.context)
+
+    async def before_answer(self, run: RunState) -> AsyncIterator[AgentEvent]:
+        """At the start of a turn: compress only a context the answer would not fit in (with all its
+        tools and the reply's room). One past the threshold that still fits is answered first and
+        compressed after the answer (`CompressionWorker`), while the user reads: the answer reads
+        only the new message from the model's cache instead of waiting for a summary and then
+        reading the rewritten context (on a CPU, tens of seconds). Raises `CallStopped` on stop."""
+        if run.size + self.budget.reserve(run) <= run.window:
+            return
+        async for event in self.maybe(run):
+            yield event
 
     async def maybe(self, run: RunState, *, overflowing: bool = False) -> AsyncIterator[AgentEvent]:
         """Compress `run`'s context if it is due. Raises `CallStopped` on stop."""

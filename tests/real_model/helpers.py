@@ -68,6 +68,17 @@ class RealNavi:
     def chat(self) -> list[Exchange]:
         return self.proxy.chat
 
+    async def settle(self, session_id: str) -> None:
+        """Wait for the session's post-turn work (naming, a compression after the answer) as a
+        person reading the answer would: a new message abandons it, so a test that types at once
+        never sees a compression that runs after an answer."""
+        agent = self.navi.runtime.agent
+        for _ in range(30_000):
+            if session_id not in agent.active:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.to_thread(self.proxy.wait_idle, 120)
+
     async def turn(self, session_id: str, text: str) -> list[dict[str, Any]]:
         """Send one message and collect its run's frames up to `stream_end` or `error`.
 
@@ -150,18 +161,14 @@ SMALL_WINDOW_COMPRESSION: dict[str, Any] = {
 async def compressions_per_turn(
     real: RealNavi, session_id: str, texts: list[str]
 ) -> list[list[dict[str, Any]]]:
-    """Send `texts` one turn each; then, once the last turn's post-turn work is done, the compression
-    markers of the display history grouped by the turn they happened in (before, during or after
-    its answer: a turn's own message is stored before anything it compresses)."""
+    """Send `texts` one turn each, each once the turn before has done its post-turn work (as a person
+    reading the answers); then the compression markers of the display history grouped by the turn
+    they happened in (before, during or after its answer: a turn's own message is stored before
+    anything it compresses)."""
     for text in texts:
         frames = await real.turn(session_id, text)
         assert frames[-1]["type"] == "stream_end", errors(frames)
-    agent = real.navi.runtime.agent
-    for _ in range(3000):  # the last turn's post-turn work (naming, compression)
-        if session_id not in agent.active:
-            break
-        await asyncio.sleep(0.01)
-    await asyncio.to_thread(real.proxy.wait_idle, 120)
+        await real.settle(session_id)
     with real.navi.client() as http:
         messages = http.get(f"/sessions/{session_id}").json()["messages"]
     turns: list[list[dict[str, Any]]] = []

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from navi.agent.disclosure import LOAD_TOOLS, disclose, purpose
-from navi.agent.events import StreamEnd, ToolEvent
+from navi.agent.events import ContextCompressed, StreamEnd, ToolEvent
 from navi.llm.messages import Message, ToolCall
+from navi.testing.agent_script import kind_of
 from navi.testing.script import Reply, ScriptedCall
 from navi.tools.base import Tool, ToolResult
 from navi.tools.registry import ToolView
@@ -129,3 +130,36 @@ def test_a_listed_tool_is_described_by_its_first_sentence() -> None:
     assert purpose("Run one program, e.g. `df -h`. No shell.") == "Run one program, e.g. `df -h`."
     long = "word " * 40
     assert len(purpose(long)) <= 90 and purpose(long).endswith("…")
+
+
+async def test_a_compression_keeps_the_tools_the_summarised_messages_disclosed(tmp_path: Path) -> None:
+    """The request that disclosed a tool is summarised away; the summary carries the tool, and its
+    own words disclose nothing: the next call offers the same tools in the same order, so the
+    server's cache of the system message and the tools (most of a small window) still holds."""
+    rt, _, script = await scripted_runtime(
+        tmp_path,
+        planning_enabled=False,
+        context_length=4096,
+        context_keep_recent=1,
+        context_compression_threshold=0.3,
+    )
+    rt.tools.register(GreetTool())
+    rt.agent.user_tools = lambda: ["greet"]
+    sid = (await rt.sessions.create("secretary")).id
+    summary = "- The team finished its quarterly report on time; the user wanted it praised."
+    script.responder = lambda request: Reply(
+        text={"summary": summary, "naming": "Praise"}.get(kind_of(request), "Gladly, I will tell them.")
+    )
+    first = "Please salute the team: they finished the quarterly report on time and deserve praise."
+    await collect(rt.agent.run_stream(sid, first))
+    events = await collect(rt.agent.run_stream(sid, "Also tell me the weather in Oslo tomorrow."))
+    assert any(isinstance(e, ContextCompressed) for e in events)  # after the second answer
+    stored = await rt.sessions.get(sid)
+    assert stored is not None and stored.context[0].is_summary
+    assert first not in [m.content for m in stored.context]  # the disclosing request is gone
+    await collect(rt.agent.run_stream(sid, "Thanks."))
+    turns = script.of_kind("turn")
+    assert "greet" in turns[0].tools
+    assert turns[2].tools == turns[1].tools == turns[0].tools
+    assert stored.context[0].metadata.disclosed == ["greet"]
+    await rt.aclose()

@@ -11,8 +11,11 @@ is most of the wait. So a run's tools are split, without any model call, into:
 - **listed** — every other tool of the profile, one line each (`name: purpose`) in a fixed place
   of the system message (`index_text`), whatever is disclosed.
 
-What is disclosed is read from the stored context, so it holds for the rest of the session (until
-compression drops the messages that showed it) and is the same in every process. It only grows
+What is disclosed is read from the stored context, so it holds for the rest of the session and is
+the same in every process. Compression keeps it: the summary carries the tools the messages it
+replaced had disclosed (`MessageMeta.disclosed`), and its own words disclose nothing — so the tools
+sent before and after a compression are the same, and the model's cache of the system message and
+tools (most of a small window) still holds. It only grows
 within a session, at the end of the tool list, and the listing never changes. A chat template
 renders the tools inside the system message, before the conversation, so any growth makes the
 model server read the whole conversation again: that is why a later message's keywords disclose
@@ -149,6 +152,11 @@ class Disclosure:
         names = [*self.core, *([LOAD_TOOLS] if self.listed else []), *self.extra]
         return [spec for name in names if (spec := self._spec(name)) is not None]
 
+    def disclosed(self, context: Sequence[Message]) -> list[str]:
+        """The tools `context` disclosed beyond the likely ones, in order of first need."""
+        self.seen(context)
+        return list(self.extra)
+
     def _spec(self, name: str) -> ToolSpec | None:
         spec = self._specs.get(name)
         if spec is None and (tool := self.view.get(name)) is not None:
@@ -168,7 +176,10 @@ class Disclosure:
     def _read(self, msg: Message) -> None:
         if not self.listed:
             return
-        if msg.role == "user" and not msg.metadata.synthetic and msg.content:
+        if msg.is_summary:  # stands for the messages it replaced: what they disclosed, no keywords
+            self._asked = True
+            self._need(msg.metadata.disclosed or [])
+        elif msg.role == "user" and not msg.metadata.synthetic and msg.content:
             if not self._asked:  # the first request only: later ones would move the prompt's prefix
                 self._asked = True
                 text = msg.content

@@ -67,6 +67,10 @@ class RunState:
         """The schemas the next model call offers (see navi/agent/disclosure.py)."""
         return self.disclosure.specs(self.context) if self.disclosure is not None else self.tools.specs()
 
+    def disclosed(self) -> list[str]:
+        """The tools the context has disclosed beyond the likely ones (what a summary carries)."""
+        return self.disclosure.disclosed(self.context) if self.disclosure is not None else []
+
     @property
     def size(self) -> int:
         return self.tokens + self.pending

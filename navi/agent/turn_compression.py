@@ -80,6 +80,7 @@ class TurnCompression:
             keeps=[self.compressor.settings.keep_recent, 1, 0],
             budget_tokens=condense_budget(run.window),
             enough=enough,
+            disclosed=run.disclosed(),
         )
         if outcome.done is not None:
             run.context = outcome.done.context

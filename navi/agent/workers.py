@@ -127,6 +127,7 @@ class ContextCompressor:
         keeps: Sequence[int],
         budget_tokens: int,
         enough: Callable[[int], bool] = lambda _conversation: True,
+        disclosed: Sequence[str] = (),
     ) -> PassOutcome:
         """One compression pass: summarise (or, `condense`, condense) all but `keeps[0]` turns, then
         all but each next number of turns while the result is not `enough` (given the estimated
@@ -134,7 +135,8 @@ class ContextCompressor:
 
         A step that makes nothing smaller is skipped. The pass is stored and announced once, and
         only if the context got smaller; a pass that could not shrink it is not run again until
-        the context has grown.
+        the context has grown. `disclosed`: the tools the context had disclosed, carried by the
+        summary (`MessageMeta.disclosed`).
         """
         if not self.futile.allows(session_id, context):
             return PassOutcome()
@@ -161,6 +163,7 @@ class ContextCompressor:
                 self.futile.failed(session_id, context)
             return PassOutcome(failure=failure)
         self.futile.forget(session_id)
+        last.summary.metadata.disclosed = list(disclosed) or None
         done = await self._apply(session_id, context, last, overhead_tokens, persistent, calls, condense)
         return PassOutcome(done=done, failure=failure)
 
@@ -248,6 +251,7 @@ class WorkerContext:
     user_text: str = ""
     answer: str = ""
     compressed: bool = False  # the turn compressed its context already
+    disclosed: list[str] = field(default_factory=list)  # the tools the context disclosed
     # Schedule work that must not hold the run open (the run ends when the workers return).
     background: Callable[[Coroutine[Any, Any, Any]], None] = lambda coro: coro.close()
 
@@ -296,6 +300,7 @@ async def after_turn(
         user_text=user_text,
         answer=run.final_text,
         compressed=run.compressed,
+        disclosed=run.disclosed(),
         background=background,
     )
     for worker in workers:
@@ -346,6 +351,7 @@ class CompressionWorker:
             keeps=[compressor.settings.keep_recent, 1],
             budget_tokens=condense_budget(window),
             enough=lambda conversation: not compressor.needed(overhead + conversation, window),
+            disclosed=wctx.disclosed,
         )
         events: list[AgentEvent] = [summary_failed(outcome.failure)] if outcome.failure else []
         if outcome.done is None:

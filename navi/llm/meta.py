@@ -190,6 +190,9 @@ class MessageMeta(Record):
     tokens_before: int | None = None
     tokens_after: int | None = None
     summary_calls: int | None = None
+    # The tools the summarised messages had disclosed (navi/agent/disclosure.py), in order: the
+    # next call offers the same tools, so the model's cache of the prompt before them still holds.
+    disclosed: list[str] | None = None
     # A compression marker in the display history.
     messages_before: int | None = None
     messages_after: int | None = None

@@ -477,6 +477,7 @@ class Agent:
             needs_name=session.name is None,
             user_text=user_text,
             background=self.spawn_background,
+            warm=self.loop.warm,
         )
 
     def _count_context(self, run: RunState, stored: int, user: Message, retry: bool) -> None:

@@ -7,7 +7,7 @@ already safe in the database.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -278,14 +278,17 @@ async def after_turn(
     needs_name: bool,
     user_text: str,
     background: Callable[[Coroutine[Any, Any, Any]], None],
+    warm: Callable[[RunState], Awaitable[None]] | None = None,
 ) -> AsyncIterator[AgentEvent]:
     """Run the workers in order once `run`'s turn has ended, each on the context the one before
-    left (which becomes the run's).
+    left (which becomes the run's). When they rewrote it, `warm` has the model server read the
+    next answer's prompt ahead of it (`Loop.warm`).
 
     `stream_end` is already out; a new message from the user stops the run, which skips the rest
     (see RunManager.start). A worker abandoned on stop, or failing, is logged and the next one
     runs: post-turn work is best effort, the turn is saved.
     """
+    context = run.context
     wctx = WorkerContext(
         session_id=run.ctx.session_id,
         llm=run.llm,
@@ -319,8 +322,16 @@ async def after_turn(
             wctx.context = run.context = result.context
         if result.context_tokens is not None:
             wctx.context_tokens = result.context_tokens
+            run.counted(result.context_tokens)
         for event in result.events:
             yield event
+    if warm is not None and wctx.context is not context and not run.ctx.stopped:
+        try:
+            await warm(run)
+        except CallStopped:
+            log.info("turn.warm_abandoned")
+        except Exception as exc:  # best effort: the next turn reads the prompt itself
+            log.warning("turn.warm_failed", error=str(exc))
 
 
 class CompressionWorker:

@@ -28,7 +28,9 @@ log = get_logger(__name__)
 
 
 # What a model call is for, as metrics and traces tell calls apart (backends ignore it).
-CallKind = Literal["answer", "planning", "naming", "summary", "analysis", "extraction", "memory_summary"]
+CallKind = Literal[
+    "answer", "warm", "planning", "naming", "summary", "analysis", "extraction", "memory_summary"
+]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -44,8 +46,9 @@ class CallOptions:
     def side(self) -> bool:
         """A side call (planning, naming, summaries, memory, analysis), not the conversation's
         answer: on a server with several slots it goes to a slot of its own, so the conversation's
-        cached prompt stays where the next answer finds it."""
-        return self.kind != "answer"
+        cached prompt stays where the next answer finds it. A "warm" call reads the next answer's
+        prompt ahead of it, in the conversation's slot."""
+        return self.kind not in ("answer", "warm")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -28,7 +28,9 @@ class ScriptedBackend(LLMBackend):
         context_length: int = 65536,
         capabilities: tuple[str, ...] = ("completion", "tools", "thinking", "vision"),
         models: list[str] | None = None,
+        server: str = "",
     ) -> None:
+        self.server = server  # what `model_info` says serves the model ("llama.cpp", "ollama", …)
         self.script = script if isinstance(script, Script) else Script(script)
         self.context_length = context_length
         self.capabilities = capabilities
@@ -112,7 +114,9 @@ class ScriptedBackend(LLMBackend):
     async def model_info(self, model: str) -> ModelInfo:
         if self.models is not None and model not in self.models:
             raise ModelNotFound(f"model '{model}' is not available — run `ollama pull {model}`")
-        return ModelInfo(name=model, context_length=self.context_length, capabilities=self.capabilities)
+        return ModelInfo(
+            name=model, context_length=self.context_length, capabilities=self.capabilities, server=self.server
+        )
 
     async def list_models(self) -> list[str]:
         return list(self.models or [])

@@ -10,7 +10,7 @@ from pathlib import Path
 from navi.compose.runtime import Runtime
 from navi.runs.manager import RunManager
 from navi.testing.agent_script import AgentScript, kind_of
-from navi.testing.script import Reply
+from navi.testing.script import Reply, ScriptedCall
 from navi.testing.scripted import ScriptedBackend
 from tests.agent_helpers import collect, scripted_runtime
 
@@ -94,4 +94,41 @@ async def test_a_new_message_abandons_the_warm_read(tmp_path: Path) -> None:
     await asyncio.wait_for(second.finished.wait(), 5)
     assert first.finished.is_set() and backend.aborted_streams >= 1
     assert second.result is not None and second.result["content"] == "Third."
+    await rt.aclose()
+
+
+async def test_after_the_session_changed_memory_the_new_summary_is_read_ahead(tmp_path: Path) -> None:
+    """`remember` rewrites the memory summary, which the session's next turn reads in its system
+    message: the whole prompt after it is new. The read-ahead waits for the rewrite and sends the
+    next turn's prompt, with the new summary, while the user reads."""
+    rt, backend, script = await scripted_runtime(tmp_path, planning_enabled=False)
+    backend.server = "llama.cpp"
+    await rt.memory.set_summary("Lives in Oslo.")
+    fact = {"category": "personal", "key": "home_city", "value": "Porto"}
+    script.turn(Reply(tool_calls=[ScriptedCall("remember", fact)]), "Noted: you live in Porto now.")
+    script.profile("Lives in Porto.")
+    script.turn("", "You live in Porto.")  # the read-ahead (one token), then the next answer
+    sid = (await rt.sessions.create("secretary")).id
+    await collect(rt.agent.run_stream(sid, "Remember that I moved to Porto."))
+    calls = list(zip(backend.options, script.requests, strict=True))
+    warm = [r for o, r in calls if o.kind == "warm"]
+    assert len(warm) == 1
+    assert "Lives in Porto." in (warm[0].messages[0].content or "")
+    await collect(rt.agent.run_stream(sid, "Where do I live?"))
+    answer = script.of_kind("turn")[-1]
+    assert "Lives in Porto." in (answer.messages[0].content or "")
+    sent = [(m.role, m.content) for m in answer.messages]
+    assert [(m.role, m.content) for m in warm[0].messages] == sent[:-1]
+    assert answer.tools == warm[0].tools
+    await rt.aclose()
+
+
+async def test_a_turn_that_changed_nothing_is_not_read_ahead(tmp_path: Path) -> None:
+    rt, backend, script = await scripted_runtime(tmp_path, planning_enabled=False)
+    backend.server = "llama.cpp"
+    script.turn("Hello.", "Hello again.")
+    sid = (await rt.sessions.create("secretary")).id
+    await collect(rt.agent.run_stream(sid, "Hi"))
+    await collect(rt.agent.run_stream(sid, "Hi again"))
+    assert [o.kind for o in backend.options if o.kind in ("answer", "warm")] == ["answer", "answer"]
     await rt.aclose()

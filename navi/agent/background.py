@@ -16,10 +16,11 @@ class BackgroundWork:
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[None]:
         task = asyncio.create_task(_guarded(coro))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def settle(self) -> None:
         """Wait until no background work is left (work may start more)."""

@@ -8,6 +8,7 @@ next model call uses the new backend, model and tools.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -18,19 +19,24 @@ from navi.agent.disclosure import disclose
 from navi.agent.run import RunState
 from navi.agent.windows import ContextWindows
 from navi.llm.base import LLMBackend
-from navi.llm.calls import CallLimits, GuardedBackend
+from navi.llm.calls import CallLimits, GuardedBackend, stoppable
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry
 from navi.tools.registry import ToolRegistry, ToolView
 
+REWRITE_WAIT = 120.0  # seconds a turn's read-ahead waits for the memory summary's rewrite
 FROZEN_SESSIONS = 2_000  # sessions whose memory snapshot is kept (the least recently used go)
 
 
 def writes_memory(tool: str) -> bool:
     """Whether a tool changes long-term memory (`memory_forget`, `remember`, any `memory_*` but search)."""
     return tool in ("remember", "forget") or (tool.startswith("memory_") and tool != "memory_search")
+
+
+def memory_writes(context: list[Message]) -> int:
+    return sum(1 for m in context for c in m.tool_calls or () if writes_memory(c.name))
 
 
 class BindingConfig(Protocol):
@@ -64,6 +70,7 @@ class RunBinder:
         # and kept for the session, so later turns send the same prompt prefix (most recent last).
         # With it, how many memory-writing calls the session had made then.
         self.frozen: OrderedDict[str, tuple[str | None, int]] = OrderedDict()
+        self.rewrites: dict[str, asyncio.Task[None]] = {}  # memory summaries being rewritten, by owner
 
     def tool_view(self, profile: AgentProfile) -> ToolView:
         return self.tools.view(self.tool_names(profile))
@@ -99,7 +106,7 @@ class RunBinder:
         if not persistent:
             return await self.memory(ctx.owner)
         key = ctx.session_id
-        writes = sum(1 for m in context for c in m.tool_calls or () if writes_memory(c.name))
+        writes = memory_writes(context)
         if key in self.frozen and self.frozen[key][1] == writes:
             self.frozen.move_to_end(key)
             return self.frozen[key][0]
@@ -109,6 +116,35 @@ class RunBinder:
         while len(self.frozen) > FROZEN_SESSIONS:
             self.frozen.popitem(last=False)
         return memory
+
+    def rewriting(self, owner: str, task: asyncio.Task[None]) -> None:
+        """`task` rewrites `owner`'s memory summary (after `remember` or `forget`)."""
+        self.rewrites[owner] = task
+
+        def done(finished: asyncio.Task[None]) -> None:
+            if self.rewrites.get(owner) is finished:
+                del self.rewrites[owner]
+
+        task.add_done_callback(done)
+
+    async def next_memory(self, run: RunState) -> bool:
+        """After a turn: the memory summary the session's next turn will read, into `run.memory`
+        (True when it changed). When the session changed memory itself, its next turn reads the
+        summary again: this waits for the summary's rewrite first (a stop abandons the wait, not
+        the rewrite), so the prompt read ahead (`Loop.warm`) is the one the next turn sends."""
+        if not run.persistent:
+            return False
+        key = run.ctx.session_id
+        frozen = self.frozen.get(key)
+        if frozen is not None and frozen[1] == memory_writes(run.context):
+            return False
+        pending = self.rewrites.get(run.ctx.owner)
+        if pending is not None:
+            with contextlib.suppress(TimeoutError):  # then the next turn reads whatever is there
+                await stoppable(asyncio.shield(pending), run.ctx.stop_event, REWRITE_WAIT)
+        memory = await self.session_memory(run.ctx, run.persistent, run.context)
+        changed, run.memory = memory != run.memory, memory
+        return changed
 
     async def new_run(
         self,

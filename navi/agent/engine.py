@@ -160,6 +160,7 @@ class Agent:
             tool_runner=self.tool_runner,
             long_messages=lambda: self.long_messages,
             rebind=self.binder.rebind,
+            next_memory=self.binder.next_memory,
         )
         self.background = BackgroundWork()
         self.active: set[str] = set()  # sessions with a turn in progress (memory extraction skips them)
@@ -167,8 +168,8 @@ class Agent:
     async def _memory(self, owner: str) -> str | None:
         return await self.memory_summary(owner) if self.memory_summary else None
 
-    def spawn_background(self, coro: Any) -> None:
-        self.background.spawn(coro)
+    def spawn_background(self, coro: Any) -> asyncio.Task[None]:
+        return self.background.spawn(coro)
 
     async def settle(self) -> None:
         """Wait for background work (session naming) to finish: for shutdown and tests."""

@@ -85,6 +85,7 @@ class Loop:
         tool_runner: ToolRunner,
         long_messages: Callable[[], LongMessages],
         rebind: Callable[[RunState, str], Awaitable[None]],
+        next_memory: Callable[[RunState], Awaitable[bool]] | None = None,
     ) -> None:
         self.config = config
         self.budget = budget
@@ -93,6 +94,7 @@ class Loop:
         self.tool_runner = tool_runner
         self.long_messages = long_messages  # which old messages a call sends shortened
         self.rebind = rebind  # switch the run to another profile (a tool asked for it)
+        self.next_memory = next_memory  # the memory summary of the session's next turn (changed?)
 
     async def steps(self, run: RunState) -> AsyncGenerator[AgentEvent, None]:
         """Model calls and tool batches until an answer or an error. Raises `CallStopped` on stop."""
@@ -215,14 +217,21 @@ class Loop:
             kind=kind,
         )
 
-    async def warm(self, run: RunState) -> None:
-        """After the turn's context was rewritten (a compression after the answer), while the user
-        reads: the server reads the next answer's prompt now — the same messages, tools and options,
-        one token written and dropped — so the next turn reads only its new message from the cache
-        instead of the summary and the turns kept (4.7 s on SmolLM2 in a 4,096-token window).
-        Only on a server that keeps prompts cached here (`WARM_SERVERS`; a hosted API would bill the
-        read). Raises `CallStopped` when a new message stops the run, `LLMError` when the call fails."""
+    async def warm(self, run: RunState, rewritten: bool) -> None:
+        """After a turn whose next prompt differs from this one's beyond the new message — its
+        context `rewritten` (a compression after the answer), or the session changed memory, so
+        the next turn reads a new memory summary — while the user reads: the server reads the next
+        answer's prompt now (the same messages, tools and options, one token written and dropped),
+        so the next turn reads only its new message from the cache instead of the summary and the
+        turns kept (4.7 s on SmolLM2 in a 4,096-token window), or the whole prompt after a new
+        memory summary. Only on a server that keeps prompts cached here (`WARM_SERVERS`; a hosted
+        API would bill the read). Raises `CallStopped` when a new message stops the run, `LLMError`
+        when the call fails."""
         if (await run.llm.model_info(run.model)).server not in WARM_SERVERS:
+            return
+        if self.next_memory is not None and await self.next_memory(run):
+            rewritten = True
+        if not rewritten:
             return
         specs, need = self.budget.fit_tools(run, run.tool_specs())
         if need + self.budget.reserve(run) > run.window:

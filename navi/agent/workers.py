@@ -253,7 +253,7 @@ class WorkerContext:
     compressed: bool = False  # the turn compressed its context already
     disclosed: list[str] = field(default_factory=list)  # the tools the context disclosed
     # Schedule work that must not hold the run open (the run ends when the workers return).
-    background: Callable[[Coroutine[Any, Any, Any]], None] = lambda coro: coro.close()
+    background: Callable[[Coroutine[Any, Any, Any]], object] = lambda coro: coro.close()
 
 
 @dataclass
@@ -277,12 +277,12 @@ async def after_turn(
     overhead_tokens: int,
     needs_name: bool,
     user_text: str,
-    background: Callable[[Coroutine[Any, Any, Any]], None],
-    warm: Callable[[RunState], Awaitable[None]] | None = None,
+    background: Callable[[Coroutine[Any, Any, Any]], object],
+    warm: Callable[[RunState, bool], Awaitable[None]] | None = None,
 ) -> AsyncIterator[AgentEvent]:
     """Run the workers in order once `run`'s turn has ended, each on the context the one before
-    left (which becomes the run's). When they rewrote it, `warm` has the model server read the
-    next answer's prompt ahead of it (`Loop.warm`).
+    left (which becomes the run's). Then `warm` has the model server read the next answer's
+    prompt ahead of it if it changed (`Loop.warm`; told whether the workers rewrote the context).
 
     `stream_end` is already out; a new message from the user stops the run, which skips the rest
     (see RunManager.start). A worker abandoned on stop, or failing, is logged and the next one
@@ -325,9 +325,9 @@ async def after_turn(
             run.counted(result.context_tokens)
         for event in result.events:
             yield event
-    if warm is not None and wctx.context is not context and not run.ctx.stopped:
+    if warm is not None and not run.ctx.stopped:
         try:
-            await warm(run)
+            await warm(run, wctx.context is not context)
         except CallStopped:
             log.info("turn.warm_abandoned")
         except Exception as exc:  # best effort: the next turn reads the prompt itself

@@ -261,7 +261,7 @@ async def build_runtime(
     )
 
     def memory_changed(owner: str) -> None:  # `remember` / `forget`: rewrite the summary
-        agent.spawn_background(extractor.refresh_summary(owner))
+        agent.binder.rewriting(owner, agent.spawn_background(extractor.refresh_summary(owner)))
 
     def turns_dropped(session_id: str, dropped: list[Message]) -> None:  # compression: flush memory
         agent.spawn_background(extractor.flush(session_id, dropped))

@@ -39,6 +39,7 @@ import httpx
 from real_model import Navi, wait_idle
 from websockets.asyncio.client import connect
 
+from navi.testing.agent_script import EXTRACT_MARK, NAMING_MARK, PLANNING_MARK, PROFILE_MARK, SUMMARY_MARK
 from navi.testing.llama import LlamaServer
 from navi.testing.replay import Exchange, RecordingProxy
 from navi.testing.templates import CHATML_TOOLS, path
@@ -66,6 +67,28 @@ def timing(exchange: Exchange, name: str) -> int:
         if isinstance(payload, dict) and isinstance(payload.get("timings"), dict):
             return int(payload["timings"].get(name, 0))
     return 0
+
+
+# What a call was for, from its request: the marks the scripted tests know Navi's prompts by.
+SIDE_KINDS = [
+    (SUMMARY_MARK, "summary"),
+    (NAMING_MARK, "naming"),
+    (EXTRACT_MARK, "flush"),
+    (PROFILE_MARK, "profile"),
+]
+
+
+def call_kind(exchange: Exchange) -> str:
+    """answer, ahead (the next prompt read ahead: one token), planning, summary, naming, flush
+    (memory from the turns a compression folded) or profile (the memory summary's rewrite)."""
+    body = exchange.request
+    if body.get("max_tokens") == 1:
+        return "ahead"
+    messages = body.get("messages") or [{}]
+    system = str(messages[0].get("content") or "") if messages[0].get("role") == "system" else ""
+    if PLANNING_MARK in str(messages[-1].get("content") or ""):
+        return "planning"
+    return next((kind for mark, kind in SIDE_KINDS if system.startswith(mark)), "answer")
 
 
 def prompt_n(exchange: Exchange) -> int:
@@ -123,6 +146,7 @@ async def navi_side(tmp: Path, ctx: int, ram_cache: bool, turns: int, answer_tok
                         {
                             "read": sum(prompt_n(c) for c in calls),
                             "calls": len(calls),
+                            "kinds": [f"{call_kind(c)} {prompt_n(c):,}" for c in calls],
                             "ttft": ttft,
                             "wrote": sum(predicted_n(c) for c in answered),
                         }
@@ -229,6 +253,8 @@ async def run_conversation(
         print("|---|" + "---:|" * turns)
         print("| Navi: prompt tokens read | " + " | ".join(f"{r['read']:,}" for r in navi["turns"]) + " |")
         print("| Navi: calls | " + " | ".join(str(r["calls"]) for r in navi["turns"]) + " |")
+        each = " | ".join("<br>".join(r["kinds"]) for r in navi["turns"])
+        print(f"| Navi: what each call read | {each} |")
         print("| Navi: answer tokens | " + " | ".join(f"{r['wrote']:,}" for r in navi["turns"]) + " |")
         cells = ["window full" if r.get("full") else f"{r['read']:,}" for r in base]
         cells += ["—"] * (turns - len(cells))

@@ -18,6 +18,15 @@ from navi.testing.scripted import ScriptedBackend
 MODEL = "gemma4:e2b-it-q8_0"
 
 
+# A 4,096-token window that compresses after a couple of turns, keeping only the latest one.
+EARLY_COMPRESSION: dict[str, Any] = {
+    "planning_enabled": False,
+    "context_length": 4096,
+    "context_keep_recent": 1,
+    "context_compression_threshold": 0.3,
+}
+
+
 async def scripted_runtime(
     tmp_path: Path,
     script: AgentScript | None = None,

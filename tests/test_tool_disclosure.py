@@ -14,7 +14,7 @@ from navi.testing.agent_script import kind_of
 from navi.testing.script import Reply, ScriptedCall
 from navi.tools.base import Tool, ToolResult
 from navi.tools.registry import ToolView
-from tests.agent_helpers import collect, scripted_runtime
+from tests.agent_helpers import EARLY_COMPRESSION, collect, scripted_runtime
 
 
 class GreetTool(Tool):
@@ -136,13 +136,7 @@ async def test_a_compression_keeps_the_tools_the_summarised_messages_disclosed(t
     """The request that disclosed a tool is summarised away; the summary carries the tool, and its
     own words disclose nothing: the next call offers the same tools in the same order, so the
     server's cache of the system message and the tools (most of a small window) still holds."""
-    rt, _, script = await scripted_runtime(
-        tmp_path,
-        planning_enabled=False,
-        context_length=4096,
-        context_keep_recent=1,
-        context_compression_threshold=0.3,
-    )
+    rt, _, script = await scripted_runtime(tmp_path, **EARLY_COMPRESSION)
     rt.tools.register(GreetTool())
     rt.agent.user_tools = lambda: ["greet"]
     sid = (await rt.sessions.create("secretary")).id

@@ -12,20 +12,14 @@ from navi.runs.manager import RunManager
 from navi.testing.agent_script import AgentScript, kind_of
 from navi.testing.script import Reply, ScriptedCall
 from navi.testing.scripted import ScriptedBackend
-from tests.agent_helpers import collect, scripted_runtime
+from tests.agent_helpers import EARLY_COMPRESSION, collect, scripted_runtime
 
 SUMMARY = "- The user is planning a garden with raspberries and a plum tree."
 ANSWER = "That sounds lovely. Raspberries like sun and a little shelter from the wind. " * 6
 
 
 async def compressing(tmp_path: Path, server: str) -> tuple[Runtime, ScriptedBackend, AgentScript, str]:
-    rt, backend, script = await scripted_runtime(
-        tmp_path,
-        planning_enabled=False,
-        context_length=4096,
-        context_keep_recent=1,
-        context_compression_threshold=0.3,
-    )
+    rt, backend, script = await scripted_runtime(tmp_path, **EARLY_COMPRESSION)
     backend.server = server
     script.responder = lambda request: Reply(
         text={"summary": SUMMARY, "naming": "Garden"}.get(kind_of(request), ANSWER)

@@ -307,3 +307,40 @@ async def test_a_later_search_scans_the_vectors_beside_the_database_thread(
     # The first search scans inside its transaction; the later ones on the scanning thread.
     assert not threads[0].startswith("navi-vectors")
     assert all(name.startswith("navi-vectors") for name in threads[1:]) and len(threads) == 3
+
+
+def test_past_exact_max_the_scan_compares_signs_first_and_scores_the_closest_exactly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Beyond EXACT_MAX vectors only the RESCORE closest by sign bits are scored: the nearest are
+    still found, with their exact similarity, and a vector replaced in place is found by its new
+    signs (a stale sign row would hide it)."""
+    import numpy as np
+
+    from navi.storage import vectors as vectors_module
+
+    rng = np.random.default_rng(3)
+    owner = vectors_module.OwnerVectors(128)
+    matrix = rng.standard_normal((3_000, 128)).astype(np.float32)
+    for i, row in enumerate(matrix, start=1):
+        owner.put(i, row)
+    monkeypatch.setattr(vectors_module, "EXACT_MAX", 100)
+    monkeypatch.setattr(vectors_module, "RESCORE", 50)
+    scored: list[int] = []
+    real = vectors_module.closest_signs
+
+    def counted(words: Any, query: Any, count: int) -> Any:
+        rows = real(words, query, count)
+        scored.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(vectors_module, "closest_signs", counted)
+    for target in (7, 1_500, 2_999):
+        noisy = matrix[target - 1] + 0.05 * rng.standard_normal(128).astype(np.float32)
+        (best, similarity), *_ = owner.nearest(noisy, 5)
+        exact = float(vectors_module.unit(matrix[target - 1]) @ vectors_module.unit(noisy))
+        assert best == target and similarity == pytest.approx(exact, abs=1e-5)
+    assert scored and all(50 <= n < 3_000 for n in scored)  # a few ties past 50 at most
+    moved = rng.standard_normal(128).astype(np.float32)
+    owner.put(42, moved)  # replaced in place: its signs change with it
+    assert owner.nearest(moved, 1)[0][0] == 42

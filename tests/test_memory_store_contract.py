@@ -343,9 +343,9 @@ async def test_other_users_facts_never_push_mine_out_of_the_window(
 ) -> None:
     """SQLite ranks the newest WINDOW matches; they are the searching user's own current ones, so a
     busier user's newer facts (or my retired ones) never leave my search empty."""
-    from navi.storage import memory as sql_memory
+    from navi.storage import memory_sql
 
-    monkeypatch.setattr(sql_memory, "WINDOW", 2)
+    monkeypatch.setattr(memory_sql, "WINDOW", 2)
     s = SqlMemoryStore.at(sqlite_url(tmp_path / "m.db"))
     await s.open()
     try:

@@ -39,18 +39,17 @@ from navi.storage.database import Database
 from navi.storage.memory_sql import (
     CANDIDATES,
     CURRENT,
-    FACT_COLUMNS,
+    FACTS_BY_ID,
     MIN_SIMILARITY,
     POSTGRES_SEARCH,
     RRF_K,
-    SQLITE_SEARCH,
-    WINDOW,
     Embed,
     all_rows,
     edit_row,
     embed_text,
     execute_many,
     retire_rows,
+    sqlite_ranked,
     to_fact,
     upsert_row,
 )
@@ -65,7 +64,6 @@ Scan = Future[list[tuple[int, float]]]  # a vector scan running on its own threa
 _STATES = select(memory_facts.c.id, memory_facts.c.owner, memory_facts.c.retired_at).where(
     memory_facts.c.id.in_(bindparam("ids", expanding=True))
 )
-_FACTS = select(*FACT_COLUMNS).where(memory_facts.c.id.in_(bindparam("ids", expanding=True)))
 _SINCE = select(memory_facts.c.id, memory_facts.c.owner, memory_facts.c.embedding).where(
     (memory_facts.c.id > bindparam("after")) & memory_facts.c.embedding.like(bindparam("tag"))
 )
@@ -83,6 +81,7 @@ class SqlMemoryStore(MemoryStore):
         self.min_similarity: float = getattr(embed, "min_similarity", MIN_SIMILARITY)
         self.vectors = VectorIndex()
         self._scans: ThreadPoolExecutor | None = None  # the vector scans, started on first use
+        self._counted: dict[str, tuple[int, int]] = {}  # words' fact counts (`sqlite_ranked`)
         self._owns_db = False
 
     @classmethod
@@ -177,24 +176,22 @@ class SqlMemoryStore(MemoryStore):
     def _keyword(
         self, words: list[str], conn: Connection, *, owner: str, limit: int, history: bool
     ) -> list[Fact]:
-        rows = self._keyword_rows(words, conn, owner=owner, limit=limit, history=history)
-        # Normalise text relevance to 0..1, best = 1 (BM25 is lower-is-better, ts_rank higher-is-better).
-        ranks = [float(r.rank) for r in rows]
-        if self.db.is_sqlite:
-            ranks = [-r for r in ranks]
-        top = max(ranks, default=1.0) or 1.0
-        return [to_fact(r, rank / top if top > 0 else 1.0) for r, rank in zip(rows, ranks, strict=True)]
+        ranked = self._ranked(words, conn, owner=owner, limit=limit, history=history)
+        # Text relevance normalised to 0..1, best = 1.
+        top = max((rank for _, rank in ranked), default=1.0) or 1.0
+        return [to_fact(r, rank / top if top > 0 else 1.0) for r, rank in ranked]
 
-    def _keyword_rows(
+    def _ranked(
         self, words: list[str], conn: Connection, *, owner: str, limit: int, history: bool
-    ) -> list[Any]:
-        # Words are matched by stem (porter on SQLite, english on PostgreSQL): "cats" finds "cat".
+    ) -> list[tuple[Any, float]]:
+        """The best facts for `words` with their text relevance (higher is better). Words are
+        matched by stem (porter on SQLite, english on PostgreSQL): "cats" finds "cat"."""
         if self.db.is_sqlite:
-            statement, fts_query = SQLITE_SEARCH, " OR ".join(f'"{w}"' for w in words)
-        else:
-            statement, fts_query = POSTGRES_SEARCH, " | ".join(words)
-        params = {"query": fts_query, "owner": owner, "limit": limit, "window": WINDOW, "history": history}
-        return list(conn.execute(statement, params).all())
+            return sqlite_ranked(
+                conn, words, owner=owner, limit=limit, history=history, counted=self._counted
+            )
+        params = {"query": " | ".join(words), "owner": owner, "limit": limit, "history": history}
+        return [(r, float(r.rank)) for r in conn.execute(POSTGRES_SEARCH, params)]
 
     def _hybrid(
         self,
@@ -210,7 +207,10 @@ class SqlMemoryStore(MemoryStore):
         """Reciprocal rank fusion of the full-text and the vector ranking; every current fact before
         every retired one. Only the facts returned are read whole. `scan`: the vector scan, already
         running (`_scan`)."""
-        keyword = self._keyword_rows(words, conn, owner=owner, limit=max(limit, CANDIDATES), history=history)
+        keyword = [
+            r
+            for r, _ in self._ranked(words, conn, owner=owner, limit=max(limit, CANDIDATES), history=history)
+        ]
         near = self._nearest(conn, query, owner, near_k(limit, history), scan)
         current = {r.id: r.retired_at is None for r in keyword}
         missing = [i for i, _ in near if i not in current]
@@ -231,7 +231,7 @@ class SqlMemoryStore(MemoryStore):
         rows = {r.id: r for r in keyword}
         unread = [i for i in chosen if i not in rows]
         if unread:
-            rows.update((r.id, r) for r in conn.execute(_FACTS, {"ids": unread}))
+            rows.update((r.id, r) for r in conn.execute(FACTS_BY_ID, {"ids": unread}))
         return [to_fact(rows[i], scores[i]) for i in chosen if i in rows]
 
     def _nearest(

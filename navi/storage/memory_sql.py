@@ -5,9 +5,10 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, DateTime, Float, insert, select, text, update
+from sqlalchemy import Connection, DateTime, Float, bindparam, insert, select, text, update
 
 from navi.llm.messages import utcnow
 from navi.logging import get_logger
@@ -20,6 +21,7 @@ from navi.memory.base import (
     log_decision,
 )
 from navi.sessions.models import as_utc
+from navi.storage import fact_rank
 from navi.storage.schema import memory_facts
 
 log = get_logger(__name__)
@@ -37,27 +39,24 @@ MIN_SIMILARITY = 0.5
 # rowid order and stops — and only those are ranked. When a query matches fewer than WINDOW facts
 # (the usual case) this is exactly "rank all matches"; when it matches more, the best of the most
 # recent WINDOW come back, which for a personal memory is the right tie-break anyway. The window is
-# the owner's own (current) matches: other users' facts never push someone's out of it. 100 rather
-# than 500: bm25() reads every ranked row's positions, 2.31 -> 0.97 ms of the statement at p50 at
-# 100,000 facts (docs/benchmarks.md), the same as conversation search.
+# the owner's own (current) matches: other users' facts never push someone's out of it. They are
+# ranked in Python (`navi.storage.fact_rank`), not by FTS5's `bm25()`, which counts every fact
+# holding each word on every search (docs/benchmarks.md).
 WINDOW = 100
 
-SQLITE_SEARCH = text(
-    """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at, f.updated_at,
-              f.confirmations, f.source, f.retired_at, f.replaced_by, m.rank AS rank
-       FROM (SELECT memory_facts_fts.rowid AS id, bm25(memory_facts_fts, 0.5, 1.0, 2.0) AS rank
-             FROM memory_facts_fts JOIN memory_facts fi ON fi.id = memory_facts_fts.rowid
-             WHERE memory_facts_fts MATCH :query AND fi.owner = :owner
-                   AND (:history OR fi.retired_at IS NULL)
-             ORDER BY memory_facts_fts.rowid DESC LIMIT :window) m
-       JOIN memory_facts f ON f.id = m.id
-       ORDER BY f.retired_at IS NOT NULL, m.rank LIMIT :limit"""
-).columns(
-    created_at=DateTime(timezone=True),
-    updated_at=DateTime(timezone=True),
-    retired_at=DateTime(timezone=True),
-    rank=Float,
-)
+# The statements of a SQLite keyword search go straight to the driver (`sqlite_ranked`): through
+# SQLAlchemy each would cost about as much as running it.
+SQLITE_WINDOW = """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at,
+    f.updated_at, f.confirmations, f.source, f.retired_at, f.replaced_by
+    FROM memory_facts_fts JOIN memory_facts f ON f.id = memory_facts_fts.rowid
+    WHERE memory_facts_fts MATCH :query AND f.owner = :owner AND (:history OR f.retired_at IS NULL)
+    ORDER BY memory_facts_fts.rowid DESC LIMIT :window"""
+# How many facts (every user's, current or not, as FTS5's bm25 counts) hold a word: the newest
+# COUNT_CAP of them and the oldest id among those (`fact_rank.matches` estimates the rest from it).
+SQLITE_COUNT = """SELECT count(*), min(rowid) FROM (SELECT rowid FROM memory_facts_fts
+    WHERE memory_facts_fts MATCH :match ORDER BY rowid DESC LIMIT :cap)"""
+# Two statements, not one: `count(*)` alone is answered from the table's b-tree without a scan.
+SQLITE_TOTAL = "SELECT (SELECT count(*) FROM memory_facts), (SELECT max(id) FROM memory_facts)"
 # PostgreSQL's GIN index finds matches but cannot return them newest-first, so there is no cheap
 # window: every match is ranked, with only the id and the rank carried until the top ones are chosen.
 POSTGRES_SEARCH = text(
@@ -78,6 +77,7 @@ POSTGRES_SEARCH = text(
 CURRENT = memory_facts.c.retired_at.is_(None)
 # A fact without its vector (kilobytes that nothing but the scan reads).
 FACT_COLUMNS = [c for c in memory_facts.c if c.name != "embedding"]
+FACTS_BY_ID = select(*FACT_COLUMNS).where(memory_facts.c.id.in_(bindparam("ids", expanding=True)))
 
 
 def to_fact(row: Any, score: float = 0.0) -> Fact:
@@ -96,6 +96,82 @@ def to_fact(row: Any, score: float = 0.0) -> Fact:
         replaced_by=row.replaced_by,
         score=score,
     )
+
+
+COUNTED_MAX = 10_000  # stems whose counts a store keeps between searches
+
+
+class _Row(NamedTuple):
+    """A fact's row as SQLITE_WINDOW reads it: its dates still SQLAlchemy's text."""
+
+    id: int
+    owner: str
+    category: str
+    key: str
+    value: str
+    session_id: str | None
+    created_at: Any
+    updated_at: Any
+    confirmations: int
+    source: str
+    retired_at: Any
+    replaced_by: int | None
+
+    def dated(self) -> _Row:
+        """With datetimes for dates (SQLAlchemy keeps them in SQLite as ISO text)."""
+        return self._replace(
+            created_at=datetime.fromisoformat(self.created_at),
+            updated_at=datetime.fromisoformat(self.updated_at),
+            retired_at=datetime.fromisoformat(self.retired_at) if self.retired_at else None,
+        )
+
+
+def sqlite_ranked(
+    conn: Connection,
+    words: list[str],
+    *,
+    owner: str,
+    limit: int,
+    history: bool,
+    counted: dict[str, tuple[int, int]] | None = None,
+) -> list[tuple[Any, float]]:
+    """The owner's best `limit` facts for `words` (any may match, by stem) on SQLite, with their
+    BM25 (higher is better); current facts before retired ones. `counted`, kept by the caller
+    between searches: each stem's facts and the total when they were counted, used again while
+    the total is within 1% of it (a word's weight barely moves with a few more facts)."""
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    params = {
+        "query": " OR ".join(f'"{w}"' for w in words),
+        "owner": owner,
+        "history": history,
+        "window": WINDOW,
+    }
+    window = [_Row(*r) for r in driver.execute(SQLITE_WINDOW, params)]
+    if not window:
+        return []
+    total, last = driver.execute(SQLITE_TOTAL).fetchone()
+    total, last = max(len(window), total or 0), last or 0
+    counted = {} if counted is None else counted
+    if len(counted) > COUNTED_MAX:
+        counted.clear()
+    matched: dict[str, int] = {}
+    for word in words:
+        s = fact_rank.stem(fact_rank.fold(word))
+        if s in matched:
+            continue
+        known = counted.get(s)
+        if known is None or abs(total - known[1]) * 100 > total:
+            cap = {"match": f'"{word}"', "cap": fact_rank.COUNT_CAP}
+            found, oldest = driver.execute(SQLITE_COUNT, cap).fetchone()
+            known = counted[s] = (fact_rank.matches(found, oldest, last, total), total)
+        matched[s] = known[0]
+    scores = fact_rank.order(
+        [(r.category, r.key, r.value) for r in window], fact_rank.stems(words), matched, total
+    )
+    # Current before retired, then the best, then the newest.
+    best = sorted(zip(window, scores, strict=True), key=lambda p: (bool(p[0].retired_at), -p[1], -p[0].id))
+    return [(row.dated(), score) for row, score in best[:limit]]
 
 
 def all_rows(stmt: Any, conn: Connection) -> list[Any]:

@@ -1,0 +1,34 @@
+"""Memory's keyword ranking on SQLite: BM25 in Python over a window of FTS5 matches
+(navi/storage/fact_rank.py), read as FTS5 would read the words."""
+
+from __future__ import annotations
+
+from navi.storage import fact_rank
+
+
+def test_keyword_ranking_weighs_rare_words_and_reads_stems_as_fts5_does() -> None:
+    """The Python BM25 over a window: a word is counted by its Porter stem (as FTS5 indexed it), a
+    rarer word weighs more, a shorter fact with the same words ranks first, the value column weighs
+    more than the category, and a word inside another word is not a match."""
+    assert fact_rank.stem("running") == fact_rank.stem("runs") == "run"
+    assert fact_rank.stem("as") == "as"  # SQLite's porter leaves words under 3 letters alone
+    assert fact_rank.stems(["Cafés", "cafe", "café"]) == ["cafe"]  # folded as unicode61 does
+    rows = [
+        ("pets", "dog_name", "Rex the running dog"),  # "dog" twice, "running"
+        ("work", "employer", "a dog food company runs it"),  # "dog" once, "runs"
+        ("pets", "cat_name", "Mia"),
+        ("dogs", "note", "hotdogs are not dogs"),  # "dogs" (category and value), "hotdogs" is not
+    ]
+    query = fact_rank.stems(["dog", "run"])
+    common = fact_rank.order(rows, query, {"dog": 900, "run": 900}, 1_000)
+    rare_run = fact_rank.order(rows, query, {"dog": 900, "run": 2}, 1_000)
+    assert common[2] == 0.0 and all(score > 0 for i, score in enumerate(common) if i != 2)
+    assert common[0] > common[1]  # more of the words, in a fact of the same length
+    assert rare_run[1] > rare_run[3]  # "runs" weighs more once "run" is rare
+    alone = fact_rank.order([("dogs", "note", "x"), ("note", "note", "dogs")], ["dog"], {"dog": 5}, 100)
+    assert alone[1] > alone[0]  # the value weighs 2, the category 0.5
+    assert fact_rank.order([("x", "y", "hotdogs")], ["dog"], {"dog": 1}, 100) == [0.0]
+    # A word in more facts than the cap: estimated from how far back its newest COUNT_CAP reach.
+    cap = fact_rank.COUNT_CAP
+    assert fact_rank.matches(cap, 90_001, 100_000, 100_000) == 20_000
+    assert fact_rank.matches(12, 5, 100_000, 100_000) == 12

@@ -32,3 +32,15 @@ def test_keyword_ranking_weighs_rare_words_and_reads_stems_as_fts5_does() -> Non
     cap = fact_rank.COUNT_CAP
     assert fact_rank.matches(cap, 90_001, 100_000, 100_000) == 20_000
     assert fact_rank.matches(12, 5, 100_000, 100_000) == 12
+
+
+def test_a_word_counts_for_its_own_stem_whatever_porter_rewrote() -> None:
+    """Porter rewrites the end of some stems ("-bility" -> "-bl", "y" -> "i", an "e" added); the
+    window's scan still finds each of these words for the stem of the word itself."""
+    words = [
+        "capability", "sensibility", "happily", "happy", "relational", "hoping", "ponies",
+        "agreed", "conflated", "running", "generalization", "was", "electricity", "hopefulness",
+    ]  # fmt: skip
+    for word in words:
+        (score,) = fact_rank.order([("note", "text", f"a {word} b")], fact_rank.stems([word]), {}, 100)
+        assert score > 0, word

@@ -71,12 +71,21 @@ def stems(words: Sequence[str]) -> list[str]:
 
 @lru_cache(maxsize=4096)
 def _starts(s: str) -> re.Pattern[str]:
-    """The words that start like a word stemmed to `s` could: Porter cuts suffixes and rewrites at
-    most the stem's last letter ("-ational" -> "-ate", "y" -> "i"), or its last two when the stem
-    ends in "ble" ("-biliti" -> "-ble"). The pattern starts with letters, so the regex engine
-    searches for them as a string; whether a match starts a word is checked by the caller."""
-    head = s if len(s) < _SHORT else s[:-2] if s.endswith("ble") else s[:-1]
-    return re.compile(re.escape(head) + r"[^\W_]*")
+    """The words that start as a word stemmed to `s` does. Porter cuts suffixes, and where it
+    rewrites one the stem's end differs from the word's only in a final "e" it put there
+    ("-ational" -> "-ate", "hoping" -> "hope"), an "i" for a "y" ("happy" -> "happi"), or "bl"
+    for "-bili-" ("sensibility" -> "sensible" -> "sensibl"). The pattern starts with letters, so
+    the regex engine searches for them as a string; whether a match starts a word is checked by
+    the caller."""
+    if s.endswith("ble"):
+        head = re.escape(s[:-2])
+    elif s.endswith(("e", "bl")):
+        head = re.escape(s[:-1])
+    elif s.endswith("i"):
+        head = re.escape(s[:-1]) + "[iy]"
+    else:
+        head = re.escape(s)
+    return re.compile(head + r"[^\W_]*")
 
 
 class _Window:

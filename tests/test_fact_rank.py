@@ -44,3 +44,18 @@ def test_a_word_counts_for_its_own_stem_whatever_porter_rewrote() -> None:
     for word in words:
         (score,) = fact_rank.order([("note", "text", f"a {word} b")], fact_rank.stems([word]), {}, 100)
         assert score > 0, word
+
+
+def test_folded_and_multi_line_values_are_counted_in_their_own_row() -> None:
+    """A value with line breaks, or letters that folding shortens or lengthens (a ligature, an
+    accent), does not shift the words of the rows after it into another row."""
+    rows = [
+        ("note", "text", "ﬁrst line\nsecond line"),  # the ligature folds to two letters
+        ("note", "text", "Crème brûlée"),
+        ("note", "text", "a dog"),
+        ("note", "text", "nothing"),
+    ]
+    scores = fact_rank.order(rows, fact_rank.stems(["dog"]), {}, 100)
+    assert [score > 0 for score in scores] == [False, False, True, False]
+    scores = fact_rank.order(rows, fact_rank.stems(["creme"]), {}, 100)
+    assert [score > 0 for score in scores] == [False, True, False, False]

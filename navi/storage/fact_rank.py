@@ -94,10 +94,14 @@ class _Window:
 
     def __init__(self, rows: Sequence[tuple[str, str, str]]) -> None:
         cells = [cell for row in rows for cell in row]
-        self.text = fold("\n".join(cells)).replace("_", " ")
+        text = "\n".join(cells)
+        if text.isascii():
+            text = text.lower()
+        else:  # folding may change a cell's length: each cell on its own
+            cells = [fold(cell) for cell in cells]
+            text = "\n".join(cells)
+        self.text = text.replace("_", " ")
         self.starts = list(accumulate((len(c) + 1 for c in cells[:-1]), initial=0))
-        if len(self.text) != self.starts[-1] + len(cells[-1]):  # folding changed a length
-            self.starts = [0] + [i + 1 for i, c in enumerate(self.text) if c == "\n"]
 
     def counts(self, s: str, rows: int) -> list[float]:
         """Each row's words stemmed to `s`, each weighed by its column."""

@@ -1,12 +1,13 @@
 """The memory store on SQLite (FTS5) or PostgreSQL (tsvector + GIN), through `Database`.
 
-Search is the database's ranked full-text search: any query term may match (prefixes count),
-best matches first (BM25 on SQLite, `ts_rank_cd` on PostgreSQL); current facts only, unless
-history is asked for, and then every current fact ranks above every retired one.
+Search is the database's full-text search: any query term may match, best matches first (BM25 on
+SQLite, over the user's newest matches, ranked in `navi.storage.fact_rank`; `ts_rank` on
+PostgreSQL); current facts only, unless history is asked for, and then every current fact ranks
+above every retired one.
 
 With an embedding model (`navi.memory.embedders`), every fact also gets a vector when it is stored or
 changed (and `backfill_embeddings` gives one to those without), and search is hybrid: the full-text
-ranking and the ranking by vector similarity (an exact scan, `navi.storage.vectors`; only facts at
+ranking and the ranking by vector similarity (a scan in memory, `navi.storage.vectors`; only facts at
 least MIN_SIMILARITY alike) are fused by reciprocal rank, current facts still before retired ones.
 A query with no word in common with a fact can so find it by meaning.
 """

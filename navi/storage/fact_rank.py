@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import accumulate
-from typing import Any
 
 import Stemmer
 
@@ -33,7 +33,9 @@ K1, B = 1.2, 0.75
 # SQLite's porter tokenizer leaves tokens shorter than 3 or longer than 64 characters unstemmed.
 _SHORT, _LONG = 3, 64
 
-_stemmer: Any = None
+# A stemmer per thread: PyStemmer's are not to be shared between threads (the database's threads
+# rank searches side by side).
+_local = threading.local()
 
 
 def fold(text: str) -> str:
@@ -47,12 +49,12 @@ def fold(text: str) -> str:
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The Porter stem FTS5 indexes `word` (folded) under."""
-    global _stemmer
     if len(word) < _SHORT or len(word) > _LONG:
         return word
-    if _stemmer is None:
-        _stemmer = Stemmer.Stemmer("porter")
-    return str(_stemmer.stemWord(word))
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = Stemmer.Stemmer("porter")
+    return str(stemmer.stemWord(word))
 
 
 def matches(found: int, oldest: int | None, last: int, total: int) -> int:

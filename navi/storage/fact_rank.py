@@ -1,12 +1,12 @@
 """BM25 over a window of full-text matches of facts, in Python, as FTS5's `bm25()` would rank them.
 
 SQLite finds a query's matches (FTS5, porter stems); the store takes the searching user's newest
-`WINDOW` of them with their words and ranks them here. FTS5's own `bm25()` would cost more than
-everything else in a search: to weigh each word it counts every row holding it, once per search
-(a word in half of 100,000 facts is 50,000 rows), and it reads every ranked row's positions. Here
-each word's count stops at its newest `COUNT_CAP` rows, and the rest is estimated from how far
-back those reach, and a word's occurrences in the window are found by one scan of the window's text per
-column for the words that start like its stem, each confirmed by the same Porter stemmer SQLite
+`WINDOW` of them with their words and ranks them here. FTS5's own `bm25()` is the costly part of
+its statement: to weigh each word it counts every row holding it, once per search
+(a word in half of 100,000 facts is 50,000 rows), and it reads every ranked row's positions.
+Here a word's facts are counted up to its newest `COUNT_CAP` and estimated beyond from how far back
+those reach (`matches`), and its occurrences in the window are found by one scan of the window's
+text for the words that start as its stem does, each confirmed by the same Porter stemmer SQLite
 uses (PyStemmer's "porter", which leaves words under 3 letters as they are, as SQLite does).
 
 The columns weigh as they did with `bm25(memory_facts_fts, 0.5, 1.0, 2.0)`: category 0.5, key 1,

@@ -34,6 +34,7 @@ from navi.schedules.notify import WebhookNotifier
 from navi.schedules.when import system_zone_name
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.vectors import EXACT_MAX
 from navi.tools.builtin import BuiltinSettings
 from navi.tools.registry import ToolRegistry
 from navi.tools.seeding import ensure_tools_dir
@@ -104,7 +105,10 @@ def describe_memory_search(embed: Embedder | None, db_dialect: str | None) -> st
     if embed is None:
         return "keyword-only (full-text search); MEMORY_EMBED_MODEL=builtin (or a served model) adds meaning"
     where = "PostgreSQL" if db_dialect == "postgresql" else "SQLite"
-    return f"hybrid: full-text + embedding model {embed.name}; vectors in {where}, exact scan in memory"
+    return (
+        f"hybrid: full-text + embedding model {embed.name}; vectors in {where}, scanned in memory "
+        f"(exact up to {EXACT_MAX:,} facts a user, sign bits first beyond)"
+    )
 
 
 # --- the agent -----------------------------------------------------------------------------------

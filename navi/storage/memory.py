@@ -49,6 +49,7 @@ from navi.storage.memory_sql import (
     edit_row,
     embed_text,
     execute_many,
+    fact_states,
     retire_rows,
     sqlite_ranked,
     to_fact,
@@ -62,9 +63,6 @@ log = get_logger(__name__)
 Scan = Future[list[tuple[int, float]]]  # a vector scan running on its own thread
 
 # Statements of every hybrid search, built once (building one costs about as much as running it).
-_STATES = select(memory_facts.c.id, memory_facts.c.owner, memory_facts.c.retired_at).where(
-    memory_facts.c.id.in_(bindparam("ids", expanding=True))
-)
 _SINCE = select(memory_facts.c.id, memory_facts.c.owner, memory_facts.c.embedding).where(
     (memory_facts.c.id > bindparam("after")) & memory_facts.c.embedding.like(bindparam("tag"))
 )
@@ -219,9 +217,9 @@ class SqlMemoryStore(MemoryStore):
             # By primary key only, owner and retirement checked here: with `owner = ?` in the query
             # SQLite may walk the owner's index, every fact of the owner (100 ms at 100,000).
             current.update(
-                (r.id, r.retired_at is None)
-                for r in conn.execute(_STATES, {"ids": missing})
-                if r.owner == owner and (history or r.retired_at is None)
+                (fact_id, not retired)
+                for fact_id, fact_owner, retired in fact_states(conn, missing)
+                if fact_owner == owner and (history or not retired)
             )
         scores: dict[int, float] = {}
         for rank, row in enumerate(keyword):

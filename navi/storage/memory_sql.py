@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -78,6 +79,22 @@ CURRENT = memory_facts.c.retired_at.is_(None)
 # A fact without its vector (kilobytes that nothing but the scan reads).
 FACT_COLUMNS = [c for c in memory_facts.c if c.name != "embedding"]
 FACTS_BY_ID = select(*FACT_COLUMNS).where(memory_facts.c.id.in_(bindparam("ids", expanding=True)))
+_STATES = select(memory_facts.c.id, memory_facts.c.owner, memory_facts.c.retired_at).where(
+    memory_facts.c.id.in_(bindparam("ids", expanding=True))
+)
+# On SQLite, one statement whatever the number of ids (the driver keeps it prepared).
+_SQLITE_STATES = """SELECT id, owner, retired_at IS NOT NULL FROM memory_facts
+    WHERE id IN (SELECT value FROM json_each(:ids))"""
+
+
+def fact_states(conn: Connection, ids: list[int]) -> list[tuple[int, str, bool]]:
+    """Each fact's (id, owner, retired), by primary key only."""
+    if conn.dialect.name == "sqlite":
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        rows = driver.execute(_SQLITE_STATES, {"ids": json.dumps(ids)})
+        return [(fact_id, owner, bool(retired)) for fact_id, owner, retired in rows]
+    return [(r.id, r.owner, r.retired_at is not None) for r in conn.execute(_STATES, {"ids": ids})]
 
 
 def to_fact(row: Any, score: float = 0.0) -> Fact:

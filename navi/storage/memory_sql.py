@@ -164,7 +164,7 @@ def sqlite_ranked(
         "history": history,
         "window": WINDOW,
     }
-    window = [_Row(*r) for r in driver.execute(SQLITE_WINDOW, params)]
+    window = driver.execute(SQLITE_WINDOW, params).fetchall()  # plain tuples: only the best become _Rows
     if not window:
         return []
     total, last = driver.execute(SQLITE_TOTAL).fetchone()
@@ -183,12 +183,10 @@ def sqlite_ranked(
             found, oldest = driver.execute(SQLITE_COUNT, cap).fetchone()
             known = counted[s] = (fact_rank.matches(found, oldest, last, total), total)
         matched[s] = known[0]
-    scores = fact_rank.order(
-        [(r.category, r.key, r.value) for r in window], fact_rank.stems(words), matched, total
-    )
-    # Current before retired, then the best, then the newest.
-    best = sorted(zip(window, scores, strict=True), key=lambda p: (bool(p[0].retired_at), -p[1], -p[0].id))
-    return [(row.dated(), score) for row, score in best[:limit]]
+    scores = fact_rank.order([r[2:5] for r in window], fact_rank.stems(words), matched, total)
+    # Current before retired (column 10: retired_at), then the best, then the newest.
+    best = sorted(zip(window, scores, strict=True), key=lambda p: (bool(p[0][10]), -p[1], -p[0][0]))
+    return [(_Row(*row).dated(), score) for row, score in best[:limit]]
 
 
 def all_rows(stmt: Any, conn: Connection) -> list[Any]:

@@ -92,6 +92,7 @@ def test_tab_completes_commands_and_profiles(tmp_path: Path, fake_server: FakeMo
             term.wait_for(a_line("› /profile server_admin"))
             term.send("Enter")
             term.wait_for("Profile: ")
+            term.wait_for_prompt(after="Profile: ")
             term.send("C-d")
             term.wait_for("[exited 0]")
         finally:
@@ -116,6 +117,7 @@ def test_text_typed_at_the_start_question_is_kept(tmp_path: Path, fake_server: F
             assert "First answer." in screen  # the conversation was continued, not a new one
             term.send("Enter")
             term.wait_for("Second answer.")
+            term.wait_for_prompt(after="Second answer.")  # a Ctrl-D sent before the prompt is lost
             term.send("C-d")
             term.wait_for("[exited 0]")
         finally:

@@ -61,6 +61,9 @@ def test_a_cut_off_answer_offers_continue_after_a_reload(
     script.turn(Reply(text="One, two,", finish_reason="length"), Reply(text=" three."))
     open_app(page)
     send(page, "Count")
+    # The answer first: right after Enter the composer is still unlocked, so wait_idle alone could
+    # let the reload come before the turn has even begun.
+    expect(answers(page)).to_have_text(["One, two,"])
     wait_idle(page)
     sid = session_id(page)
     reload(page)

@@ -161,12 +161,31 @@ def words_of(body: str) -> list[str]:
     return [fold(w) for w in _WORD.findall(body)]
 
 
+K1, B = 1.2, 0.75  # BM25's saturation and length normalisation, FTS5's bm25() defaults
+
+
+def bm25_idf(total: int, count: int) -> float:
+    """A word's BM25 weight among `total` documents, `count` of which hold it (FTS5's formula,
+    never below 1e-6)."""
+    return max(1e-6, math.log((total - count + 0.5) / (count + 0.5)))
+
+
+def bm25_norm(length: float, average: float, k1: float = K1, b: float = B) -> float:
+    """A document's length against the average, as BM25's term score divides by it (`bm25_tf`)."""
+    return k1 * (1 - b + b * length / average)
+
+
+def bm25_tf(tf: float, norm: float, k1: float = K1) -> float:
+    """A word's count in a document, saturating, over the document's `bm25_norm`."""
+    return tf * (k1 + 1) / (tf + norm)
+
+
 def bm25_order(
     docs: list[tuple[int, str]],
     query: SearchQuery,
     weights: dict[str, float] | None = None,
-    k1: float = 1.2,
-    b: float = 0.75,
+    k1: float = K1,
+    b: float = B,
 ) -> list[int]:
     """The ids of `docs` (id, body), best first by BM25: each query word's count in a message,
     saturating (`k1`) and normalised by the message's length against the others' (`b`), times that
@@ -180,13 +199,12 @@ def bm25_order(
     average = sum(len(w) for _, w in split) / len(split) or 1.0
     scored = []
     for i, words in split:
-        norm = k1 * (1 - b + b * len(words) / average)
+        norm = bm25_norm(len(words), average, k1, b)
         total = 0.0
         for term in whole:
-            tf = words.count(term)
-            total += weights.get(term, 1.0) * tf * (k1 + 1) / (tf + norm)
+            total += weights.get(term, 1.0) * bm25_tf(words.count(term), norm, k1)
         tf = f" {' '.join(words)}".count(f" {last}")  # the words it starts (a word has no space)
-        total += weights.get(last, 1.0) * tf * (k1 + 1) / (tf + norm)
+        total += weights.get(last, 1.0) * bm25_tf(tf, norm, k1)
         scored.append((-total, -i))
     return [-i for _, i in sorted(scored)]
 

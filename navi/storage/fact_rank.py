@@ -15,10 +15,8 @@ value 2. A fact's length is its words in all three; the average is the window's.
 
 from __future__ import annotations
 
-import math
 import re
 import threading
-import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
 from functools import lru_cache
@@ -26,24 +24,17 @@ from itertools import accumulate
 
 import Stemmer
 
+from navi.sessions.search import bm25_idf, bm25_norm, bm25_tf, fold
+
 # A word's facts are counted up to this many, for its weight (see the docstring).
 COUNT_CAP = 2000
 WEIGHTS = (0.5, 1.0, 2.0)  # category, key, value
-K1, B = 1.2, 0.75
 # SQLite's porter tokenizer leaves tokens shorter than 3 or longer than 64 characters unstemmed.
 _SHORT, _LONG = 3, 64
 
 # A stemmer per thread: PyStemmer's are not to be shared between threads (the database's threads
 # rank searches side by side).
 _local = threading.local()
-
-
-def fold(text: str) -> str:
-    """Lower case without diacritics, as `unicode61 remove_diacritics 2` reads text."""
-    text = text.lower()
-    if text.isascii():
-        return text
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 @lru_cache(maxsize=65536)
@@ -130,9 +121,8 @@ def order(
     window = _Window(rows)
     scores = [0.0] * len(rows)
     for s in query:
-        n = max(1, counts.get(s, 1))
-        idf = max(1e-6, math.log((total - n + 0.5) / (n + 0.5)))
+        idf = bm25_idf(total, max(1, counts.get(s, 1)))
         for i, f in enumerate(window.counts(s, len(rows))):
             if f:
-                scores[i] += idf * f * (K1 + 1) / (f + K1 * (1 - B + B * lengths[i] / average))
+                scores[i] += idf * bm25_tf(f, bm25_norm(lengths[i], average))
     return scores

@@ -22,6 +22,7 @@ from navi.memory.base import (
     log_decision,
 )
 from navi.sessions.models import as_utc
+from navi.sessions.search import fold
 from navi.storage import fact_rank
 from navi.storage.schema import memory_facts
 
@@ -87,12 +88,17 @@ _SQLITE_STATES = """SELECT id, owner, retired_at IS NOT NULL FROM memory_facts
     WHERE id IN (SELECT value FROM json_each(:ids))"""
 
 
+def _driver(conn: Connection) -> Any:
+    """The sqlite3 connection under `conn` (in the same transaction)."""
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    return driver
+
+
 def fact_states(conn: Connection, ids: list[int]) -> list[tuple[int, str, bool]]:
     """Each fact's (id, owner, retired), by primary key only."""
     if conn.dialect.name == "sqlite":
-        driver = conn.connection.driver_connection
-        assert driver is not None
-        rows = driver.execute(_SQLITE_STATES, {"ids": json.dumps(ids)})
+        rows = _driver(conn).execute(_SQLITE_STATES, {"ids": json.dumps(ids)})
         return [(fact_id, owner, bool(retired)) for fact_id, owner, retired in rows]
     return [(r.id, r.owner, r.retired_at is not None) for r in conn.execute(_STATES, {"ids": ids})]
 
@@ -156,8 +162,7 @@ def sqlite_ranked(
     BM25 (higher is better); current facts before retired ones. `counted`, kept by the caller
     between searches: each stem's facts and the total when they were counted, used again while
     the total is within 1% of it (a word's weight barely moves with a few more facts)."""
-    driver = conn.connection.driver_connection
-    assert driver is not None
+    driver = _driver(conn)
     params = {
         "query": " OR ".join(f'"{w}"' for w in words),
         "owner": owner,
@@ -172,18 +177,18 @@ def sqlite_ranked(
     counted = {} if counted is None else counted
     if len(counted) > COUNTED_MAX:
         counted.clear()
-    matched: dict[str, int] = {}
+    first: dict[str, str] = {}  # each stem of the query, and the first word with it
     for word in words:
-        s = fact_rank.stem(fact_rank.fold(word))
-        if s in matched:
-            continue
+        first.setdefault(fact_rank.stem(fold(word)), word)
+    matched: dict[str, int] = {}
+    for s, word in first.items():
         known = counted.get(s)
         if known is None or abs(total - known[1]) * 100 > total:
             cap = {"match": f'"{word}"', "cap": fact_rank.COUNT_CAP}
             found, oldest = driver.execute(SQLITE_COUNT, cap).fetchone()
             known = counted[s] = (fact_rank.matches(found, oldest, last, total), total)
         matched[s] = known[0]
-    scores = fact_rank.order([r[2:5] for r in window], fact_rank.stems(words), matched, total)
+    scores = fact_rank.order([r[2:5] for r in window], list(first), matched, total)
     # Current before retired (column 10: retired_at), then the best, then the newest.
     best = sorted(zip(window, scores, strict=True), key=lambda p: (bool(p[0][10]), -p[1], -p[0][0]))
     return [(_Row(*row).dated(), score) for row, score in best[:limit]]

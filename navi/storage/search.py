@@ -22,13 +22,12 @@ Python (navi/sessions/search.py), the same for every store.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from sqlalchemy import Connection, DateTime, Float, TextualSelect, bindparam, text
 
 from navi.sessions.models import as_utc
-from navi.sessions.search import SearchHit, SearchQuery, bm25_order, snippet
+from navi.sessions.search import SearchHit, SearchQuery, bm25_idf, bm25_order, snippet
 
 # Matches ranked per search: the newest WINDOW of the user's matches (in the date range and
 # profile asked for), so a word in 100,000 of someone's messages costs what one in 100 does.
@@ -113,7 +112,7 @@ def _weights(conn: Connection, query: SearchQuery, matched: int) -> dict[str, fl
         prefix = n == len(query.terms) - 1 and len(term) <= 3
         match = f'"{term}"*' if prefix else f'"{term}"'
         count = max(matched, conn.execute(_COUNT, {"match": match, "cap": COUNT_CAP}).scalar() or 0)
-        weights[term] = max(1e-6, math.log((total - count + 0.5) / (count + 0.5)))
+        weights[term] = bm25_idf(total, count)
     return weights
 
 

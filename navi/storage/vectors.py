@@ -13,9 +13,9 @@ a few milliseconds (more on a busy machine: docs/benchmarks.md).
 
 Past EXACT_MAX vectors the scan first compares signs: each vector's signs are kept as bits, the
 RESCORE vectors whose signs differ least from the query's (Hamming distance) are found, and only
-those are scored exactly. At 100,000 vectors of 128 dimensions that is 1.9 ms instead of 5.0, and
-it finds 99% of the 45 nearest (docs/benchmarks.md); below EXACT_MAX, where a personal memory
-lives, the exact scan costs about a millisecond and is kept.
+those are scored exactly. At 100,000 vectors of 128 dimensions that took 2.2 ms against 4.3 for
+the exact scan, and it finds 99% of the 45 nearest (docs/benchmarks.md); below EXACT_MAX, where a
+personal memory lives, the exact scan costs about a millisecond and is kept.
 
 The store runs the scan on a thread of its own, beside the database thread's full-text query
 (`SqlMemoryStore._scan`). Each scan is one BLAS call on one thread: numpy's OpenBLAS would start a

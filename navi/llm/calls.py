@@ -35,6 +35,62 @@ class CallLimits:
     probe: float = 15.0  # model-information lookups: a slow answer falls back to the defaults
 
 
+class _Watch:
+    """The limits of one guarded stream, kept without a task or a timer per chunk.
+
+    The reading task is cancelled (and the cancellation turned into the right error) only while it
+    waits for the stream: when the limit that applies to this wait runs out, or when the user stops.
+    One timer is armed per wait that outlasts it; a chunk only notes the time."""
+
+    def __init__(self, task: asyncio.Task[Any], limits: CallLimits) -> None:
+        self.task = task
+        self.limits = limits
+        self.loop = asyncio.get_running_loop()
+        self.first = True
+        self.since: float | None = None  # when the current wait began; None: not waiting
+        self.cause: str | None = None  # "timeout" or "stop", once this watch has cancelled the task
+        self._timer: asyncio.TimerHandle | None = None
+
+    def limit(self) -> float:
+        return self.limits.first_token if self.first else self.limits.idle
+
+    def waiting(self, task: asyncio.Task[Any]) -> None:
+        self.task = task  # the task reading now: the one a limit or a stop must interrupt
+        self.since = self.loop.time()
+        due = self.since + self.limit()
+        if self._timer is None or self._timer.when() > due:  # none yet, or armed for a longer limit
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = self.loop.call_at(due, self._due)
+
+    def got(self) -> None:
+        self.since = None
+        self.first = False
+
+    def _due(self) -> None:
+        self._timer = None
+        if self.since is None or self.cause is not None:
+            return  # not waiting now: the next wait arms it again
+        due = self.since + self.limit()
+        if self.loop.time() < due:  # a later wait began since this timer was armed
+            self._timer = self.loop.call_at(due, self._due)
+            return
+        self._cancel("timeout")
+
+    def stop(self) -> None:
+        if self.since is not None and self.cause is None:
+            self._cancel("stop")
+
+    def _cancel(self, cause: str) -> None:
+        self.cause = cause
+        self.task.cancel()
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
 async def guarded(
     stream: AsyncIterator[Chunk],
     *,
@@ -45,40 +101,31 @@ async def guarded(
 ) -> AsyncIterator[Chunk]:
     """Iterate `stream` within the limits; on stop, close it and raise `CallStopped`.
 
-    One pump task reads the stream (HTTP clients want a response read and closed in the task that
-    opened it) into a queue; a stop puts a marker in the same queue. The reader only ever awaits the
-    queue, with the timeout that applies at that moment.
+    The stream is read in the task that iterates this one (HTTP clients want a response read and
+    closed in the task that opened it), with nothing between a chunk's arrival and its consumer: no
+    pump task, no queue, no timer per chunk (`_Watch`), which is most of what a streamed token
+    costs Navi besides the socket itself (docs/benchmarks.md).
     """
-    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-
-    async def pump() -> None:
-        try:
-            async for chunk in stream:
-                queue.put_nowait(("chunk", chunk))
-            queue.put_nowait(("end", None))
-        except Exception as exc:
-            queue.put_nowait(("error", exc))
-        finally:
-            with contextlib.suppress(Exception):
-                await stream.aclose()  # type: ignore[attr-defined]
-
-    async def watch(event: asyncio.Event) -> None:
-        await event.wait()
-        queue.put_nowait(("stop", None))
-
-    reader = asyncio.create_task(pump())
-    watcher = asyncio.create_task(watch(stop)) if stop is not None else None
-    first = True
+    task = asyncio.current_task()
+    assert task is not None, "a guarded stream is read by a task"
+    watch = _Watch(task, limits)
+    watcher = asyncio.create_task(_watch_stop(stop, watch)) if stop is not None else None
     try:
         while True:
+            if stop is not None and stop.is_set():  # before the stream starts, too
+                raise CallStopped
+            task = asyncio.current_task() or task  # whichever task reads now
+            watch.waiting(task)
             try:
-                if queue.empty():  # waiting: bounded by the limit that applies now
-                    async with asyncio.timeout(limits.first_token if first else limits.idle):
-                        kind, item = await queue.get()
-                else:  # already read: no timer, no task (this runs once per chunk)
-                    kind, item = queue.get_nowait()
-            except TimeoutError:
-                if first:
+                chunk = await anext(stream)
+            except StopAsyncIteration:
+                return
+            except asyncio.CancelledError:
+                if watch.cause is None or task.uncancel() > 0:
+                    raise  # cancelled by someone else: not this call's limits
+                if watch.cause == "stop":
+                    raise CallStopped from None
+                if watch.first:
                     raise BackendTimeout(
                         f"the model produced no output within {limits.first_token:g} s "
                         "(LLM_FIRST_TOKEN_TIMEOUT_SECONDS); it may still be loading or the prompt is "
@@ -92,22 +139,21 @@ async def guarded(
                     backend=backend,
                     model=model,
                 ) from None
-            if kind == "chunk":
-                first = False
-                yield item
-            elif kind == "end":
-                return
-            elif kind == "error":
-                raise item
-            else:
-                raise CallStopped
+            finally:
+                watch.since = None
+            watch.got()
+            yield chunk
     finally:
+        watch.close()
         if watcher is not None:
-            watcher.cancel()  # helper tasks of this stream, never the caller
-        if not reader.done():
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
+            watcher.cancel()  # a helper task of this stream, never the caller
+        with contextlib.suppress(Exception):
+            await stream.aclose()  # type: ignore[attr-defined]
+
+
+async def _watch_stop(event: asyncio.Event, watch: _Watch) -> None:
+    await event.wait()
+    watch.stop()
 
 
 async def stoppable(aw: Awaitable[T], stop: asyncio.Event | None, limit: float | None = None) -> T:

@@ -29,6 +29,7 @@ from navi.llm.chunks import Chunk, FinishReason, StreamFinal, TextDelta, Thinkin
 from navi.llm.errors import StreamInterrupted
 from navi.llm.failures import Failure, Translator, Wording
 from navi.llm.messages import Message, ToolCall, ToolSpec, strip_data_uri
+from navi.llm.netstream import fast_transport
 from navi.llm.tokens import estimate_messages_tokens, estimate_tokens
 
 POOL_SHARDS = 8
@@ -173,7 +174,7 @@ class OllamaBackend(LLMBackend):
         # clients with small pools instead of one client with hundreds of connections.
         limits = httpx.Limits(max_connections=1000 // POOL_SHARDS, max_keepalive_connections=16)
         self._streams = [
-            ollama.AsyncClient(host=self.host, timeout=self._timeout, limits=limits)
+            ollama.AsyncClient(host=self.host, timeout=self._timeout, transport=fast_transport(limits=limits))
             for _ in range(POOL_SHARDS)
         ]
         self._next_shard = 0

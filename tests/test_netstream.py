@@ -1,0 +1,168 @@
+"""httpx on asyncio streams (navi/llm/netstream.py): what the model clients rely on from httpx still
+holds — streamed lines, kept-alive connections, a connection the server closed while idle, TLS, and
+httpx's own errors for a refused connection, a silent server and a reply cut short.
+
+Real servers on 127.0.0.1 (asyncio's, written for each case), no mocks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from navi.llm.netstream import AsyncioBackend, AsyncioStream, fast_transport
+from navi.llm.ollama_backend import OllamaBackend
+from navi.testing.fake_server import FakeModelServer
+from tests.helpers.tls import certificates
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@asynccontextmanager
+async def serving(handler: Handler, **kwargs: object) -> AsyncIterator[int]:
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def tracked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        tasks.add(asyncio.current_task())  # type: ignore[arg-type]
+        try:
+            await handler(reader, writer)
+        except asyncio.CancelledError:
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(tracked, "127.0.0.1", 0, **kwargs)  # type: ignore[arg-type]
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.lower().split(b"\r\n")
+    length = next((int(line.split(b":")[1]) for line in lines if line.startswith(b"content-length")), 0)
+    return head + (await reader.readexactly(length) if length else b"")
+
+
+def chunked(*parts: bytes) -> bytes:
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+
+
+STREAM_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+async def test_lines_stream_as_they_are_written_and_the_connection_is_kept() -> None:
+    connections = 0
+    release = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        for _ in range(2):  # two requests on one kept-alive connection
+            await read_request(reader)
+            writer.write(STREAM_HEAD + b"6\r\nfirst\n\r\n")
+            await writer.drain()
+            await release.wait()  # the second line only once the client has seen the first
+            writer.write(b"7\r\nsecond\n\r\n0\r\n\r\n")
+            await writer.drain()
+            release.clear()
+
+    async with serving(handler) as port, httpx.AsyncClient(transport=fast_transport()) as client:
+        for _ in range(2):
+            async with client.stream("POST", f"http://127.0.0.1:{port}/api/chat", content=b"{}") as response:
+                lines = response.aiter_lines()
+                assert await anext(lines) == "first"  # before the server wrote the rest
+                release.set()
+                assert [line async for line in lines] == ["second"]
+    assert connections == 1
+
+
+async def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
+    connections = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()  # without saying so in a header: the client finds out from the socket
+
+    async with serving(handler) as port, httpx.AsyncClient(transport=fast_transport()) as client:
+        for _ in range(3):
+            await asyncio.sleep(0.05)  # the close has arrived
+            assert (await client.get(f"http://127.0.0.1:{port}/")).text == "ok"
+    assert connections == 3
+
+
+async def test_errors_are_httpx_errors() -> None:
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        await asyncio.sleep(30)
+
+    async def cut_short(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(STREAM_HEAD + b"6\r\nfirst\n\r\n")
+        await writer.drain()
+        writer.transport.abort()
+
+    async with httpx.AsyncClient(transport=fast_transport(), timeout=httpx.Timeout(5, read=0.3)) as client:
+        async with serving(silent) as port:
+            with pytest.raises(httpx.ReadTimeout):
+                await client.get(f"http://127.0.0.1:{port}/")
+        async with serving(cut_short) as port:
+            with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
+                async with client.stream("GET", f"http://127.0.0.1:{port}/") as response:
+                    async for _ in response.aiter_lines():
+                        pass
+        async with serving(silent) as port:
+            pass  # closed: nothing listens on the port any more
+        with pytest.raises(httpx.ConnectError):
+            await client.get(f"http://127.0.0.1:{port}/")
+
+
+async def test_tls_checks_the_certificate(tmp_path: Path) -> None:
+    server_ctx, client_ctx = certificates(tmp_path, "localhost")
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(STREAM_HEAD + chunked(b'{"a":1}\n', b'{"b":2}\n'))
+        await writer.drain()
+
+    async with serving(handler, ssl=server_ctx) as port:
+        async with (
+            httpx.AsyncClient(transport=fast_transport(verify=client_ctx)) as client,
+            client.stream("GET", f"https://localhost:{port}/") as response,
+        ):
+            stream = response.extensions["network_stream"]
+            assert stream.get_extra_info("ssl_object").server_hostname == "localhost"
+            assert [line async for line in response.aiter_lines()] == ['{"a":1}', '{"b":2}']
+        async with httpx.AsyncClient(transport=fast_transport()) as client:  # the system's CAs only
+            with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                await client.get(f"https://localhost:{port}/")
+
+
+async def test_the_ollama_backend_streams_through_asyncio_streams(fake_server: FakeModelServer) -> None:
+    """httpx has no option for the network backend: `fast_transport` sets httpcore's pool's. This
+    fails if a new httpx or httpcore stops taking it."""
+    backend = OllamaBackend(fake_server.url)
+    try:
+        for shard in backend._streams:
+            pool = shard._client._transport._pool
+            assert isinstance(pool._network_backend, AsyncioBackend)
+        fake_server.enqueue("Hello there")
+        http = backend._streams[0]._client
+        async with http.stream("POST", "/api/chat", content=b'{"model":"m","messages":[]}') as response:
+            assert isinstance(response.extensions["network_stream"], AsyncioStream)
+            assert [line async for line in response.aiter_lines() if line]
+    finally:
+        await backend.aclose()

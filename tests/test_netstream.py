@@ -8,6 +8,8 @@ Real servers on 127.0.0.1 (asyncio's, written for each case), no mocks.
 from __future__ import annotations
 
 import asyncio
+import gzip
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from navi.llm.netstream import AsyncioBackend, AsyncioStream, fast_transport
+from navi.llm.netstream import AsyncioBackend, AsyncioStream, fast_transport, ndjson_lines
 from navi.llm.ollama_backend import OllamaBackend
 from navi.testing.fake_server import FakeModelServer
 from tests.helpers.tls import certificates
@@ -166,3 +168,32 @@ async def test_the_ollama_backend_streams_through_asyncio_streams(fake_server: F
             assert [line async for line in response.aiter_lines() if line]
     finally:
         await backend.aclose()
+
+
+async def test_ndjson_lines_are_whole_lines_however_the_body_is_cut(tmp_path: Path) -> None:
+    """Lines split over chunks, several in one chunk, CRLF, blank lines, a last line without its
+    newline; and a gzipped body (a proxy's doing) read through httpx's decoding."""
+    body = [b'{"a":', b'1}\n{"b":2}\r\n\n{"c"', b":3}\n\n", b'{"d":4}']
+    packed = gzip.compress(b"".join(body))
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request = await read_request(reader)
+        if b"gzip" in request.split(b"\r\n", 1)[0]:
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: %d\r\n\r\n%s"
+                % (len(packed), packed)
+            )
+        else:
+            writer.write(STREAM_HEAD)
+            for part in body:
+                writer.write(chunked(part)[: -len(b"0\r\n\r\n")])
+                await writer.drain()
+                await asyncio.sleep(0.01)
+            writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    async with serving(handler) as port, httpx.AsyncClient(transport=fast_transport()) as client:
+        for path in ("/plain", "/gzip"):
+            async with client.stream("GET", f"http://127.0.0.1:{port}{path}") as response:
+                lines = [json.loads(line) async for line in ndjson_lines(response)]
+            assert lines == [{"a": 1}, {"b": 2}, {"c": 3}, {"d": 4}], path

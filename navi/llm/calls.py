@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from navi.llm.base import CallOptions, LLMBackend, ModelInfo, ServerStatus
 from navi.llm.chunks import Chunk
+from navi.llm.deadline import Deadline
 from navi.llm.errors import BackendTimeout
 from navi.llm.messages import Message, ToolSpec
 
@@ -36,59 +37,33 @@ class CallLimits:
 
 
 class _Watch:
-    """The limits of one guarded stream, kept without a task or a timer per chunk.
+    """The limits of one guarded stream, kept without a task or a timer per chunk (`Deadline`).
 
     The reading task is cancelled (and the cancellation turned into the right error) only while it
-    waits for the stream: when the limit that applies to this wait runs out, or when the user stops.
-    One timer is armed per wait that outlasts it; a chunk only notes the time."""
+    waits for the stream: when the limit that applies to this wait runs out, or when the user stops."""
 
     def __init__(self, task: asyncio.Task[Any], limits: CallLimits) -> None:
         self.task = task
         self.limits = limits
-        self.loop = asyncio.get_running_loop()
         self.first = True
-        self.since: float | None = None  # when the current wait began; None: not waiting
         self.cause: str | None = None  # "timeout" or "stop", once this watch has cancelled the task
-        self._timer: asyncio.TimerHandle | None = None
+        self.deadline = Deadline(lambda: self._cancel("timeout"))
 
-    def limit(self) -> float:
-        return self.limits.first_token if self.first else self.limits.idle
-
-    def waiting(self, task: asyncio.Task[Any]) -> None:
-        self.task = task  # the task reading now: the one a limit or a stop must interrupt
-        self.since = self.loop.time()
-        due = self.since + self.limit()
-        if self._timer is None or self._timer.when() > due:  # none yet, or armed for a longer limit
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = self.loop.call_at(due, self._due)
+    def waiting(self) -> None:
+        self.deadline.start(self.limits.first_token if self.first else self.limits.idle)
 
     def got(self) -> None:
-        self.since = None
+        self.deadline.clear()
         self.first = False
 
-    def _due(self) -> None:
-        self._timer = None
-        if self.since is None or self.cause is not None:
-            return  # not waiting now: the next wait arms it again
-        due = self.since + self.limit()
-        if self.loop.time() < due:  # a later wait began since this timer was armed
-            self._timer = self.loop.call_at(due, self._due)
-            return
-        self._cancel("timeout")
-
     def stop(self) -> None:
-        if self.since is not None and self.cause is None:
+        if self.deadline.due is not None and self.cause is None:
+            self.deadline.clear()
             self._cancel("stop")
 
     def _cancel(self, cause: str) -> None:
         self.cause = cause
         self.task.cancel()
-
-    def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
 
 
 async def guarded(
@@ -106,7 +81,7 @@ async def guarded(
     pump task, no queue, no timer per chunk (`_Watch`), which is most of what a streamed token
     costs Navi besides the socket itself (docs/benchmarks.md).
     """
-    task = asyncio.current_task()
+    task = asyncio.current_task()  # the one task that reads it (an `async for`)
     assert task is not None, "a guarded stream is read by a task"
     watch = _Watch(task, limits)
     watcher = asyncio.create_task(_watch_stop(stop, watch)) if stop is not None else None
@@ -114,8 +89,7 @@ async def guarded(
         while True:
             if stop is not None and stop.is_set():  # before the stream starts, too
                 raise CallStopped
-            task = asyncio.current_task() or task  # whichever task reads now
-            watch.waiting(task)
+            watch.waiting()
             try:
                 chunk = await anext(stream)
             except StopAsyncIteration:
@@ -140,11 +114,10 @@ async def guarded(
                     model=model,
                 ) from None
             finally:
-                watch.since = None
-            watch.got()
+                watch.got()
             yield chunk
     finally:
-        watch.close()
+        watch.deadline.close()
         if watcher is not None:
             watcher.cancel()  # a helper task of this stream, never the caller
         with contextlib.suppress(Exception):

@@ -4,7 +4,8 @@ httpx reaches the network through httpcore's network backend, by default anyio's
 read in a cancel scope (a timeout scope, the current task looked up twice through sniffio), which
 was a fifth of Navi's CPU per streamed token. This backend implements httpcore's public
 `AsyncNetworkBackend` on asyncio's own streams: the same HTTP/1.1 client (h11, the pool, TLS,
-httpx's errors), with a read that is one `StreamReader.read` and a timer only when a timeout is set.
+httpx's errors), with a read that is one `StreamReader.read`, its timeout kept by a `Deadline`
+(no timer per read).
 
 `fast_transport()` is an `httpx.AsyncHTTPTransport` that uses it; the official `ollama` client takes
 it as its `transport`.
@@ -16,11 +17,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
 import httpcore
 import httpx
+
+from navi.llm.deadline import Deadline
 
 
 @contextlib.contextmanager
@@ -38,15 +41,18 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._reader = reader
         self._writer = writer
+        # A read that outlasts its timeout fails the reader; httpcore then drops the connection.
+        self._deadline = Deadline(lambda: reader.set_exception(TimeoutError("the read timed out")))
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        if self._reader._buffer:  # type: ignore[attr-defined]  # already here: no wait, no timer
-            return await self._reader.read(max_bytes)
         with _mapped(httpcore.ReadTimeout, httpcore.ReadError):
-            if timeout is None:
+            if timeout is None or self._reader._buffer:  # type: ignore[attr-defined]  # no wait
                 return await self._reader.read(max_bytes)
-            async with asyncio.timeout(timeout):
+            self._deadline.start(timeout)
+            try:
                 return await self._reader.read(max_bytes)
+            finally:
+                self._deadline.clear()
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         if not buffer:
@@ -58,6 +64,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
                     await self._writer.drain()
 
     async def aclose(self) -> None:
+        self._deadline.close()
         self._writer.close()
         with contextlib.suppress(Exception):
             await self._writer.wait_closed()
@@ -120,3 +127,29 @@ def fast_transport(**options: Any) -> httpx.AsyncHTTPTransport:
     # pool opens takes this attribute (httpx and httpcore are pinned; tests/test_netstream.py checks).
     transport._pool._network_backend = AsyncioBackend()
     return transport
+
+
+async def ndjson_lines(response: httpx.Response) -> AsyncIterator[bytes | str]:
+    """The non-blank lines of a streamed NDJSON body, as they arrive.
+
+    From the raw body, split on newlines here: httpx's `aiter_lines` stacks three more generators
+    and two incremental decoders over it for each chunk. A compressed body (a proxy may gzip it)
+    goes through httpx's decoding, as `aiter_lines`."""
+    if response.headers.get("content-encoding", "identity") != "identity":
+        async for text in response.aiter_lines():
+            if text.strip():
+                yield text
+        return
+    rest = b""
+    async for data in response.aiter_raw():
+        if rest:
+            data = rest + data
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            line = data[start:end]
+            if line.strip():
+                yield line
+            start = end + 1
+        rest = data[start:]
+    if rest.strip():
+        yield rest

@@ -29,7 +29,7 @@ from navi.llm.chunks import Chunk, FinishReason, StreamFinal, TextDelta, Thinkin
 from navi.llm.errors import StreamInterrupted
 from navi.llm.failures import Failure, Translator, Wording
 from navi.llm.messages import Message, ToolCall, ToolSpec, strip_data_uri
-from navi.llm.netstream import fast_transport
+from navi.llm.netstream import fast_transport, ndjson_lines
 from navi.llm.tokens import estimate_messages_tokens, estimate_tokens
 
 POOL_SHARDS = 8
@@ -221,9 +221,7 @@ class OllamaBackend(LLMBackend):
                 if response.is_error:  # as the client reports it: the body's error, the status
                     await response.aread()
                     raise ollama.ResponseError(response.text, response.status_code)
-                async for line in response.aiter_lines():
-                    if not line:
-                        continue
+                async for line in ndjson_lines(response):
                     part = json.loads(line)
                     if err := part.get("error"):
                         raise ollama.ResponseError(err)  # an error line inside the stream: status -1

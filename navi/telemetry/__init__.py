@@ -41,6 +41,7 @@ class Telemetry:
         self.clock = clock
         self.calls = ModelCalls(self.metrics, self.tracer, clock)
         self._shutdown = shutdown
+        self._frame_counters: dict[str, Any] = {}
 
     @property
     def tracing(self) -> bool:
@@ -83,12 +84,16 @@ class Telemetry:
         started = self.clock()
         seen = False
         sent = self.metrics.frames_sent
+        counters = self._frame_counters
         first = self.metrics.time_to_first_token
 
         def frame(data: dict[str, Any]) -> None:
             nonlocal seen
             kind = str(data.get("type", ""))
-            sent.labels(type=kind).inc()
+            counter = counters.get(kind)
+            if counter is None:  # `labels()` takes a lock and builds a key: once per type, not per frame
+                counter = counters[kind] = sent.labels(type=kind)
+            counter.inc()
             if not seen and kind in FIRST_TOKEN_FRAMES:
                 seen = True
                 first.observe(max(0.0, self.clock() - started))

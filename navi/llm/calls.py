@@ -42,19 +42,17 @@ class _Watch:
     The reading task is cancelled (and the cancellation turned into the right error) only while it
     waits for the stream: when the limit that applies to this wait runs out, or when the user stops."""
 
-    def __init__(self, task: asyncio.Task[Any], limits: CallLimits) -> None:
+    def __init__(self, task: asyncio.Task[Any], limits: CallLimits, backend: str, model: str) -> None:
         self.task = task
         self.limits = limits
+        self.backend = backend
+        self.model = model
         self.first = True
         self.cause: str | None = None  # "timeout" or "stop", once this watch has cancelled the task
         self.deadline = Deadline(lambda: self._cancel("timeout"))
 
     def waiting(self) -> None:
         self.deadline.start(self.limits.first_token if self.first else self.limits.idle)
-
-    def got(self) -> None:
-        self.deadline.clear()
-        self.first = False
 
     def stop(self) -> None:
         if self.deadline.due is not None and self.cause is None:
@@ -64,6 +62,25 @@ class _Watch:
     def _cancel(self, cause: str) -> None:
         self.cause = cause
         self.task.cancel()
+
+    def error(self) -> Exception:
+        """What this watch's cancellation means for the caller."""
+        if self.cause == "stop":
+            return CallStopped()
+        if self.first:
+            return BackendTimeout(
+                f"the model produced no output within {self.limits.first_token:g} s "
+                "(LLM_FIRST_TOKEN_TIMEOUT_SECONDS); it may still be loading or the prompt is "
+                "too long for this machine",
+                backend=self.backend,
+                model=self.model,
+            )
+        return BackendTimeout(
+            f"the model stopped sending for {self.limits.idle:g} s in the middle of its reply "
+            "(LLM_IDLE_TIMEOUT_SECONDS)",
+            backend=self.backend,
+            model=self.model,
+        )
 
 
 async def guarded(
@@ -83,38 +100,33 @@ async def guarded(
     """
     task = asyncio.current_task()  # the one task that reads it (an `async for`)
     assert task is not None, "a guarded stream is read by a task"
-    watch = _Watch(task, limits)
+    watch = _Watch(task, limits, backend, model)
     watcher = asyncio.create_task(_watch_stop(stop, watch)) if stop is not None else None
     try:
         while True:
             if stop is not None and stop.is_set():  # before the stream starts, too
                 raise CallStopped
             watch.waiting()
+            chunk: Chunk | None = None
             try:
                 chunk = await anext(stream)
-            except StopAsyncIteration:
-                return
             except asyncio.CancelledError:
                 if watch.cause is None or task.uncancel() > 0:
                     raise  # cancelled by someone else: not this call's limits
-                if watch.cause == "stop":
-                    raise CallStopped from None
-                if watch.first:
-                    raise BackendTimeout(
-                        f"the model produced no output within {limits.first_token:g} s "
-                        "(LLM_FIRST_TOKEN_TIMEOUT_SECONDS); it may still be loading or the prompt is "
-                        "too long for this machine",
-                        backend=backend,
-                        model=model,
-                    ) from None
-                raise BackendTimeout(
-                    f"the model stopped sending for {limits.idle:g} s in the middle of its reply "
-                    "(LLM_IDLE_TIMEOUT_SECONDS)",
-                    backend=backend,
-                    model=model,
-                ) from None
+                raise watch.error() from None
+            except StopAsyncIteration:
+                pass
+            except Exception:
+                if watch.cause is None:
+                    raise
             finally:
-                watch.got()
+                watch.deadline.clear()
+            if watch.cause is not None:  # the stream turned its cancellation into something else
+                task.uncancel()
+                raise watch.error()
+            if chunk is None:
+                return
+            watch.first = False
             yield chunk
     finally:
         watch.deadline.close()

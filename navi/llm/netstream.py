@@ -37,6 +37,19 @@ def _mapped(timeout_error: type[Exception], other: type[Exception]) -> Iterator[
         raise other(str(exc) or type(exc).__name__) from exc
 
 
+@contextlib.asynccontextmanager
+async def _within(
+    timeout: float | None, timeout_error: type[Exception], other: type[Exception]
+) -> AsyncIterator[None]:
+    """A wait of at most `timeout` seconds (None: no limit), its errors as httpcore's."""
+    with _mapped(timeout_error, other):
+        async with asyncio.timeout(timeout):
+            yield
+
+
+LIMIT = 2**20  # a StreamReader's buffer before it pauses reading
+
+
 class AsyncioStream(httpcore.AsyncNetworkStream):
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._reader = reader
@@ -59,9 +72,9 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             return
         with _mapped(httpcore.WriteTimeout, httpcore.WriteError):
             self._writer.write(buffer)
-            if self._writer.transport.get_write_buffer_size():  # only a full buffer waits
-                async with asyncio.timeout(timeout):
-                    await self._writer.drain()
+        if self._writer.transport.get_write_buffer_size():  # only a full buffer waits
+            async with _within(timeout, httpcore.WriteTimeout, httpcore.WriteError):
+                await self._writer.drain()
 
     async def aclose(self) -> None:
         self._deadline.close()
@@ -72,9 +85,8 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
     async def start_tls(
         self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
     ) -> httpcore.AsyncNetworkStream:
-        with _mapped(httpcore.ConnectTimeout, httpcore.ConnectError):
-            async with asyncio.timeout(timeout):
-                await self._writer.start_tls(ssl_context, server_hostname=server_hostname)
+        async with _within(timeout, httpcore.ConnectTimeout, httpcore.ConnectError):
+            await self._writer.start_tls(ssl_context, server_hostname=server_hostname)
         return self
 
     def get_extra_info(self, info: str) -> Any:
@@ -98,11 +110,10 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        with _mapped(httpcore.ConnectTimeout, httpcore.ConnectError):
-            async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_connection(
-                    host, port, local_addr=(local_address, 0) if local_address else None, limit=2**20
-                )
+        async with _within(timeout, httpcore.ConnectTimeout, httpcore.ConnectError):
+            reader, writer = await asyncio.open_connection(
+                host, port, local_addr=(local_address, 0) if local_address else None, limit=LIMIT
+            )
         sock = writer.get_extra_info("socket")  # asyncio sets TCP_NODELAY itself
         for option in socket_options or ():
             sock.setsockopt(*option)
@@ -111,9 +122,8 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
     async def connect_unix_socket(
         self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
     ) -> httpcore.AsyncNetworkStream:
-        with _mapped(httpcore.ConnectTimeout, httpcore.ConnectError):
-            async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_unix_connection(path, limit=2**20)
+        async with _within(timeout, httpcore.ConnectTimeout, httpcore.ConnectError):
+            reader, writer = await asyncio.open_unix_connection(path, limit=LIMIT)
         return AsyncioStream(reader, writer)
 
     async def sleep(self, seconds: float) -> None:

@@ -227,7 +227,7 @@ async def test_llama_cpp_side_calls_take_their_own_slot(server: FakeModelServer)
     """With several slots, the answer goes to the first and side calls (planning, naming, summaries)
     to the last, so a side call never evicts the conversation's cached prompt."""
     server.llama_cpp = face("props_chatml_tools_template.json")  # recorded with 4 slots
-    server.enqueue("answer", "plan")
+    server.enqueue("answer", "plan", "- notes")
     be = OpenAIBackend(server.openai_url)
     try:
         info = await be.model_info("m")
@@ -236,6 +236,10 @@ async def test_llama_cpp_side_calls_take_their_own_slot(server: FakeModelServer)
         assert server.requests[-1].raw["id_slot"] == 0
         await be.complete([Message.user("plan?")], CallOptions(model="m", kind="planning"))
         assert server.requests[-1].raw["id_slot"] == 3
+        # A summary asked for at the end of the conversation's own prompt goes where it is cached.
+        summary = CallOptions(model="m", kind="summary", extends_conversation=True)
+        await be.complete([Message.user("hi"), Message.user("summarise")], summary, TOOLS)
+        assert server.requests[-1].raw["id_slot"] == 0
     finally:
         await be.aclose()
 

@@ -22,7 +22,7 @@ context smaller is neither stored nor announced, nor tried again until the conte
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from navi import prompts
@@ -31,6 +31,7 @@ from navi.agent.transcript import split_turns as split_turns
 from navi.llm import tokens
 from navi.llm.answers import echo_problem, long_numbers, repeats_itself, trim_cut_off
 from navi.llm.base import CallOptions, LLMBackend
+from navi.llm.chunks import Completion
 from navi.llm.copies import copy_problem
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message
@@ -48,6 +49,7 @@ NUDGES = {
     "copied the conversation": "Do not copy the conversation: write short notes in your own words.",
     "repeated the same line": "Write each note once.",
     "changed numbers from the conversation": "Copy every number exactly as it is written.",
+    "called a tool": "Do not call tools: write the notes as text.",
 }
 RETRY_NOTE = "Your last answer could not be used: it {reason}. {nudge}"
 SUMMARY_FLOOR = 128  # the least a summary call may write, however little it summarises
@@ -118,11 +120,15 @@ class FutileCompressions:
         self._sizes.pop(session_id, None)
 
 
-def summary_problem(summary: str, source: str, conversation: str, instructions: str) -> str | None:
+def summary_problem(
+    summary: str, source: str, conversation: str, instructions: str, *, numbers_from: str | None = None
+) -> str | None:
     """Why `summary` must not replace `source` (None when it may).
 
     `source` is everything being summarised (summary so far and conversation), `conversation` the
-    transcript part alone; `instructions` is what the model was told, to recognise an echo of it.
+    transcript part alone; `instructions` is what the model was told, to recognise an echo of it;
+    `numbers_from` all the model saw, when that is more than `source` (a summary that extends the
+    conversation's own prompt also sees the turns it keeps).
     """
     if not summary.strip():
         return "was empty"
@@ -132,7 +138,8 @@ def summary_problem(summary: str, source: str, conversation: str, instructions: 
     problem = copy_problem(summary, conversation)
     if problem is not None:
         return problem
-    if long_numbers(summary) - long_numbers(source):  # "192.168.1.10" came back as "192.168.1.1.10"
+    # "192.168.1.10" came back as "192.168.1.1.10"
+    if long_numbers(summary) - long_numbers(source if numbers_from is None else numbers_from):
         return "changed numbers from the conversation"
     if tokens.estimate_tokens(summary) >= tokens.estimate_tokens(source):
         return "was not shorter than the conversation"
@@ -173,14 +180,44 @@ async def summarize_once(
     Returns (new summary, calls). Raises `SummaryRejected` when both answers were bad. `images`
     go with the request; numbers the summary read off them are not "changed numbers".
     """
-    source = f"{summary}\n{chunk}" if summary else chunk
+
+    async def call(note: str) -> Completion:
+        return await llm.complete(summary_request(instructions, summary, chunk, note, images), options)
+
     # The request's own wording counts as instructions: a model may echo the labels too.
-    echo_of = f"{instructions}\n{SO_FAR_LABEL}\n{CONVERSATION_LABEL}"
+    return await attempts(
+        call,
+        source=f"{summary}\n{chunk}" if summary else chunk,
+        conversation=chunk,
+        instructions=f"{instructions}\n{SO_FAR_LABEL}\n{CONVERSATION_LABEL}",
+        model=options.model,
+        images=bool(images),
+    )
+
+
+async def attempts(
+    call: Callable[[str], Awaitable[Completion]],
+    *,
+    source: str,
+    conversation: str,
+    instructions: str,
+    model: str,
+    images: bool = False,
+    numbers_from: str | None = None,
+) -> tuple[str, int]:
+    """A summary from `call(note)`: its first answer, or a second one asked for with a note saying
+    what was wrong with the first. Returns (summary, calls); raises `SummaryRejected` when both
+    answers were bad. `source` is what is summarised, `conversation` its transcript part;
+    `numbers_from` what the model saw, when more than `source` (numbers from there are its own)."""
     note = ""
     problem = "was empty"
     for attempt in (1, 2):
-        result = await llm.complete(summary_request(instructions, summary, chunk, note, images), options)
+        result = await call(note)
         text = result.text.strip()
+        if result.message.tool_calls:
+            problem = "called a tool"
+            note = RETRY_NOTE.format(reason=problem, nudge=NUDGES[problem])
+            continue
         if result.finish_reason == "length":
             # Kept up to its last complete line, unless it ran into the cap going round in a loop.
             looping = repeats_itself(text)
@@ -189,13 +226,14 @@ async def summarize_once(
                 problem = "repeated the same line" if looping else "was cut off by the token limit"
                 note = RETRY_NOTE.format(reason=problem, nudge=NUDGES[problem])
                 continue
-        problem = summary_problem(text, source, chunk, echo_of + ("\n" + note if note else "")) or ""
+        echo_of = instructions + ("\n" + note if note else "")
+        problem = summary_problem(text, source, conversation, echo_of, numbers_from=numbers_from) or ""
         if images and problem == "changed numbers from the conversation":
             problem = ""  # the numbers may be in the images, which the check cannot read
         if not problem:
             return text, attempt
         note = RETRY_NOTE.format(reason=problem, nudge=NUDGES[problem])
-    raise SummaryRejected(problem, model=options.model)
+    raise SummaryRejected(problem, model=model)
 
 
 async def summarize(

@@ -479,6 +479,7 @@ class Agent:
             user_text=user_text,
             background=self.spawn_background,
             warm=self.loop.warm,
+            cached_prompt=self.loop.cached_prompt,
         )
 
     def _count_context(self, run: RunState, stored: int, user: Message, retry: bool) -> None:

@@ -19,6 +19,7 @@ from pydantic import MISSING
 
 from navi.agent.budget import Budget
 from navi.agent.context import StoppedQuestions, build_context
+from navi.agent.continued_summary import ConversationPrompt
 from navi.agent.events import (
     AgentEvent,
     ErrorEvent,
@@ -227,17 +228,36 @@ class Loop:
         memory summary. Only on a server that keeps prompts cached here (`WARM_SERVERS`; a hosted
         API would bill the read). Raises `CallStopped` when a new message stops the run, `LLMError`
         when the call fails."""
-        if (await run.llm.model_info(run.model)).server not in WARM_SERVERS:
+        if not await self._caches(run):
             return
         if self.next_memory is not None and await self.next_memory(run):
             rewritten = True
         if not rewritten:
             return
+        prompt = self._prompt(run, 1, "warm")
+        if prompt is None:
+            return
+        await run.llm.complete(prompt.messages, prompt.options, prompt.tools)
+        log.info("turn.warmed", session_id=run.ctx.session_id, tokens=run.window - prompt.room)
+
+    async def cached_prompt(self, run: RunState) -> ConversationPrompt | None:
+        """After an answer, on a server that keeps prompts cached here: the next answer's prompt
+        as the server holds it (for a summary that extends it, navi/agent/continued_summary.py).
+        None elsewhere, or when it no longer fits the window."""
+        if not await self._caches(run):
+            return None
+        return self._prompt(run, self.config.max_tokens_answer, "answer")
+
+    @staticmethod
+    async def _caches(run: RunState) -> bool:
+        return (await run.llm.model_info(run.model)).server in WARM_SERVERS
+
+    def _prompt(self, run: RunState, max_tokens: int, kind: CallKind) -> ConversationPrompt | None:
         specs, need = self.budget.fit_tools(run, run.tool_specs())
         if need + self.budget.reserve(run) > run.window:
-            return
-        await run.llm.complete(self.messages(run), self._options(run, 1, "warm"), specs)
-        log.info("turn.warmed", session_id=run.ctx.session_id, tokens=need)
+            return None
+        options = self._options(run, max_tokens, kind)
+        return ConversationPrompt(self.messages(run), specs, options, room=run.window - need)
 
     def _completed(self, run: RunState, builder: CompletionBuilder, specs: list[ToolSpec]) -> Completion:
         """The model's reply as the turn keeps it, and the run's counts as the server gave them."""

@@ -20,6 +20,7 @@ from navi.agent.compression import (
     shrank,
 )
 from navi.agent.condense import condense_context
+from navi.agent.continued_summary import ConversationPrompt, compress_continuing
 from navi.agent.events import AgentEvent, ContextCompressed, Notice
 from navi.agent.naming import name_session
 from navi.agent.run import RunState
@@ -128,6 +129,7 @@ class ContextCompressor:
         budget_tokens: int,
         enough: Callable[[int], bool] = lambda _conversation: True,
         disclosed: Sequence[str] = (),
+        prompt: ConversationPrompt | None = None,
     ) -> PassOutcome:
         """One compression pass: summarise (or, `condense`, condense) all but `keeps[0]` turns, then
         all but each next number of turns while the result is not `enough` (given the estimated
@@ -136,7 +138,8 @@ class ContextCompressor:
         A step that makes nothing smaller is skipped. The pass is stored and announced once, and
         only if the context got smaller; a pass that could not shrink it is not run again until
         the context has grown. `disclosed`: the tools the context had disclosed, carried by the
-        summary (`MessageMeta.disclosed`).
+        summary (`MessageMeta.disclosed`). `prompt`: the conversation's prompt as the model server
+        holds it cached (after an answer), which the summary then extends.
         """
         if not self.futile.allows(session_id, context):
             return PassOutcome()
@@ -149,7 +152,7 @@ class ContextCompressor:
                 step = condense_context(current, keep_recent=keep, budget_tokens=budget_tokens)
             else:
                 try:
-                    step = await self._summarise(session_id, current, llm, model, keep)
+                    step = await self._summarise(session_id, current, llm, model, keep, prompt)
                 except CompressionFailed as exc:
                     failure = exc
                     break
@@ -168,10 +171,30 @@ class ContextCompressor:
         return PassOutcome(done=done, failure=failure)
 
     async def _summarise(
-        self, session_id: str, context: Sequence[Message], llm: LLMBackend, model: str, keep: int
+        self,
+        session_id: str,
+        context: Sequence[Message],
+        llm: LLMBackend,
+        model: str,
+        keep: int,
+        prompt: ConversationPrompt | None = None,
     ) -> CompressionResult | None:
-        """The model's summary of all but `keep` turns. Raises `CompressionFailed` (logged)."""
+        """The model's summary of all but `keep` turns: at the end of `prompt` when there is one
+        and the window has room there, else in a request of its own. Raises `CompressionFailed`
+        (logged)."""
+        settings = self.settings
         try:
+            if prompt is not None:
+                continued = await compress_continuing(
+                    context,
+                    prompt,
+                    llm,
+                    keep_recent=keep,
+                    temperature=settings.temperature,
+                    max_tokens=settings.max_tokens,
+                )
+                if continued is not None:
+                    return continued
             return await compress_context(
                 context,
                 llm,
@@ -236,6 +259,10 @@ class ContextCompressor:
         return Compressed(context=result.context, tokens=tokens, event=event, condensed=condensed)
 
 
+async def _nothing() -> None:
+    return None
+
+
 @dataclass
 class WorkerContext:
     session_id: str
@@ -252,6 +279,8 @@ class WorkerContext:
     answer: str = ""
     compressed: bool = False  # the turn compressed its context already
     disclosed: list[str] = field(default_factory=list)  # the tools the context disclosed
+    # The next answer's prompt as the model server holds it cached (None where nothing is cached).
+    cached_prompt: Callable[[], Awaitable[ConversationPrompt | None]] = lambda: _nothing()
     # Schedule work that must not hold the run open (the run ends when the workers return).
     background: Callable[[Coroutine[Any, Any, Any]], object] = lambda coro: coro.close()
 
@@ -279,10 +308,12 @@ async def after_turn(
     user_text: str,
     background: Callable[[Coroutine[Any, Any, Any]], object],
     warm: Callable[[RunState, bool], Awaitable[None]] | None = None,
+    cached_prompt: Callable[[RunState], Awaitable[ConversationPrompt | None]] | None = None,
 ) -> AsyncIterator[AgentEvent]:
     """Run the workers in order once `run`'s turn has ended, each on the context the one before
     left (which becomes the run's). Then `warm` has the model server read the next answer's
     prompt ahead of it if it changed (`Loop.warm`; told whether the workers rewrote the context).
+    `cached_prompt` tells a worker the prompt the server holds after the answer (`Loop.cached_prompt`).
 
     `stream_end` is already out; a new message from the user stops the run, which skips the rest
     (see RunManager.start). A worker abandoned on stop, or failing, is logged and the next one
@@ -306,6 +337,8 @@ async def after_turn(
         disclosed=run.disclosed(),
         background=background,
     )
+    if cached_prompt is not None:
+        wctx.cached_prompt = lambda: cached_prompt(run)
     for worker in workers:
         if run.ctx.stopped:
             log.info("worker.skipped", worker=worker.name, reason="stopped")
@@ -347,6 +380,8 @@ class CompressionWorker:
         Keeps the configured number of turns, or only the turn just answered when that is not
         enough (or there are fewer turns than that, as in a small window): done here, while the
         user reads the answer, rather than at the start of the next turn, which would wait for it.
+        Where the model server keeps the answer's prompt cached, the summary is asked for at its
+        end (navi/agent/continued_summary.py): the server reads only the instruction.
         """
         if wctx.compressed or not self.compressor.needed(wctx.context_tokens, wctx.window):
             return WorkerResult()
@@ -363,6 +398,7 @@ class CompressionWorker:
             budget_tokens=condense_budget(window),
             enough=lambda conversation: not compressor.needed(overhead + conversation, window),
             disclosed=wctx.disclosed,
+            prompt=None if wctx.session_id in compressor.unsummarisable else await wctx.cached_prompt(),
         )
         events: list[AgentEvent] = [summary_failed(outcome.failure)] if outcome.failure else []
         if outcome.done is None:

@@ -41,14 +41,17 @@ class CallOptions:
     num_ctx: int | None = None
     max_tokens: int | None = None
     kind: CallKind = "answer"
+    # The call's prompt is the conversation's own with one message after it (a summary after the
+    # answer): it goes where that prompt is cached, not to a side slot.
+    extends_conversation: bool = False
 
     @property
     def side(self) -> bool:
         """A side call (planning, naming, summaries, memory, analysis), not the conversation's
         answer: on a server with several slots it goes to a slot of its own, so the conversation's
         cached prompt stays where the next answer finds it. A "warm" call reads the next answer's
-        prompt ahead of it, in the conversation's slot."""
-        return self.kind not in ("answer", "warm")
+        prompt ahead of it, in the conversation's slot, as does a call that `extends_conversation`."""
+        return self.kind not in ("answer", "warm") and not self.extends_conversation
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

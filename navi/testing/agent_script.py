@@ -31,8 +31,8 @@ def kind_of(request: ScriptRequest) -> str:
     system = request.system_text
     if PLANNING_MARK in request.last_user_text:  # the instruction after the answer's own messages
         return "planning"
-    if system.startswith(SUMMARY_MARK):
-        return "summary"
+    if system.startswith(SUMMARY_MARK) or request.last_user_text.startswith(SUMMARY_MARK):
+        return "summary"  # its own request, or the instruction after the conversation's messages
     if system.startswith(NAMING_MARK):
         return "naming"
     if system.startswith(EXTRACT_MARK):
@@ -51,7 +51,10 @@ def kind_of(request: ScriptRequest) -> str:
 def echo_facts_summary(request: ScriptRequest) -> Reply:
     """Default summariser: the distinct words holding a digit (the 'key facts'), as one short line —
     shorter than its input and not a copy of it, so Navi's summary checks accept it."""
-    text = request.last_user_text.split("Conversation to summarise:", 1)[-1]
+    if request.last_user_text.startswith(SUMMARY_MARK):  # after the conversation's own messages
+        text = "\n".join(m.content or "" for m in request.messages[1:-1])
+    else:
+        text = request.last_user_text.split("Conversation to summarise:", 1)[-1]
     facts = list(dict.fromkeys(re.findall(r"[^\s,;:()]*\d[^\s,;:()]*", text)))
     return Reply(
         text=f"- Key facts: {', '.join(facts[:40])}" if facts else "- The user and the assistant chatted."

@@ -131,7 +131,8 @@ async def test_numbers_of_the_turns_kept_are_the_models_own() -> None:
     )
     assert result is not None and "192.168.1.77" in (result.summary.content or "")
     assert [m.content for m in result.context[1:]] == [m.content for m in context[2:]]
-    made_up = ScriptedBackend([Reply(text="- Router 192.168.1.1.10."), Reply(text="- Router 192.168.1.1.10.")])
+    wrong = Reply(text="- Router 192.168.1.1.10.")
+    made_up = ScriptedBackend([wrong, wrong])
     with pytest.raises(SummaryRejected, match="changed numbers"):
         await compress_continuing(
             context, prompt_of(context, room=2_000), made_up, keep_recent=1, temperature=0.3, max_tokens=768

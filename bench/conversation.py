@@ -1,14 +1,16 @@
 """A 10-turn conversation through Navi against the same conversation sent append-only straight to
-llama-server: the prompt tokens the server had to read on each turn (`timings.prompt_n`, every call
-of the turn added: answers, planning, naming, summaries), and the time to the first token.
+llama-server: the prompt tokens the server had to read on each turn (every call of the turn
+added: answers, planning, naming, summaries), and the time to the first token.
 
 Per configuration (the window: 4,096 and 16,384 tokens a slot; llama-server's RAM prompt cache on
 and off), on fresh servers:
 
 1. Navi, as shipped (planning and compression on), the `openai` backend talking to llama-server
    (`--parallel 2` with twice the window, `--cache-reuse 256`, as docs/agent.md asks) through a
-   recording proxy (a thread of this process) that sums `timings.prompt_n` of every response.
-   Each turn waits until the server is idle (naming and summaries run after an answer). Then the
+   recording proxy (a thread of this process) that shows what each call was for and read
+   (`timings.prompt_n`). A turn's total is the server's own counter (`/metrics`,
+   `llamacpp:prompt_tokens_total`), which also counts a call closed before its end (a summary
+   stopped once it loops sends no timings). Each turn waits until the server is idle (naming and summaries run after an answer). Then the
    first turn of a second conversation of the same profile.
 2. The baseline, on a new server of the same configuration: Navi's own first answer request
    (system prompt, tools, options) with the conversation appended turn after turn and nothing
@@ -30,6 +32,7 @@ longer cache took ~1.5× as long. That, not Navi, was the gap in time to first t
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -86,8 +89,11 @@ def call_kind(exchange: Exchange) -> str:
         return "ahead"
     messages = body.get("messages") or [{}]
     system = str(messages[0].get("content") or "") if messages[0].get("role") == "system" else ""
-    if PLANNING_MARK in str(messages[-1].get("content") or ""):
+    last = str(messages[-1].get("content") or "")
+    if PLANNING_MARK in last:
         return "planning"
+    if last.startswith(SUMMARY_MARK):  # asked at the end of the conversation's own prompt
+        return "summary"
     return next((kind for mark, kind in SIDE_KINDS if system.startswith(mark)), "answer")
 
 
@@ -95,12 +101,31 @@ def prompt_n(exchange: Exchange) -> int:
     return timing(exchange, "prompt_n")
 
 
+def prompt_total(llama: LlamaServer) -> int:
+    """Every prompt token the server has read (`/metrics`, `llamacpp:prompt_tokens_total`): unlike
+    a call's `timings`, it also counts calls closed before their end (a summary stopped in a loop),
+    which send no timings."""
+    text = httpx.get(f"{llama.url}/metrics", timeout=30).text
+    found = re.search(r"^llamacpp:prompt_tokens_total ([0-9.e+]+)$", text, re.M)
+    return int(float(found.group(1))) if found else 0
+
+
+def shown(exchange: Exchange) -> str:
+    """What one call read, or that it was closed before the server said."""
+    return f"{prompt_n(exchange):,}" if timing_sent(exchange) else "closed early"
+
+
+def timing_sent(exchange: Exchange) -> bool:
+    payloads = exchange.data() if exchange.events else [exchange.body]
+    return any(isinstance(p, dict) and isinstance(p.get("timings"), dict) for p in payloads)
+
+
 def predicted_n(exchange: Exchange) -> int:
     return timing(exchange, "predicted_n")
 
 
 def llama_server(tmp: Path, ctx: int, ram_cache: bool, name: str) -> LlamaServer:
-    extra = ["--cache-reuse", "256", "--seed", "1"] + ([] if ram_cache else ["--cache-ram", "0"])
+    extra = ["--cache-reuse", "256", "--seed", "1", "--metrics"] + ([] if ram_cache else ["--cache-ram", "0"])
     return LlamaServer(
         "smollm2",
         ctx=2 * ctx,
@@ -137,31 +162,32 @@ async def navi_side(tmp: Path, ctx: int, ram_cache: bool, turns: int, answer_tok
             async with httpx.AsyncClient(base_url=navi.url, timeout=60) as http:
                 sid = (await http.post("/sessions")).json()["session_id"]
                 for text in MESSAGES[:turns]:
-                    seen = len(proxy.chat)
+                    seen, before = len(proxy.chat), prompt_total(llama)
                     ttft, _ = await navi_turn(navi, sid, text)
                     await wait_idle(llama, proxy)
                     calls = proxy.chat[seen:]
-                    answered = [c for c in calls if c.request.get("id_slot", 0) == 0]
+                    answered = [c for c in calls if call_kind(c) == "answer"]
                     rows.append(
                         {
-                            "read": sum(prompt_n(c) for c in calls),
+                            "read": prompt_total(llama) - before,
                             "calls": len(calls),
-                            "kinds": [f"{call_kind(c)} {prompt_n(c):,}" for c in calls],
+                            "kinds": [f"{call_kind(c)} {shown(c)}" for c in calls],
                             "ttft": ttft,
                             "wrote": sum(predicted_n(c) for c in answered),
                         }
                     )
                 answer_body = next(dict(x.request) for x in proxy.chat if x.request.get("id_slot", 0) == 0)
                 second = (await http.post("/sessions")).json()["session_id"]
-                seen = len(proxy.chat)
+                seen, before = len(proxy.chat), prompt_total(llama)
                 await navi_turn(navi, second, MESSAGES[0])
                 await wait_idle(llama, proxy)
                 calls = proxy.chat[seen:]
+                second_all = prompt_total(llama) - before
         finally:
             navi.stop()
     return {
         "turns": rows,
-        "second_all": sum(prompt_n(c) for c in calls),
+        "second_all": second_all,
         "second_answer": sum(prompt_n(c) for c in calls if c.request.get("id_slot", 0) == 0),
         "body": answer_body,
     }

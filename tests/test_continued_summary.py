@@ -82,18 +82,35 @@ async def test_without_a_cache_here_the_summary_is_a_request_of_its_own(tmp_path
     await rt.aclose()
 
 
-async def test_a_tool_call_for_a_summary_is_asked_again_at_the_same_prefix(tmp_path: Path) -> None:
+async def test_a_model_that_cannot_summarise_there_gets_a_request_of_its_own(tmp_path: Path) -> None:
+    """One attempt at the end of the conversation (a tool call instead of notes is a bad one), then
+    the request of its own; that model is not asked at the end of the conversation again."""
     called = Reply(tool_calls=[ScriptedCall("todo", {"action": "list"})])
-    rt, backend, script, sid = await two_turns(tmp_path, "ollama", called, SUMMARY)
+    rt, backend, script, sid = await two_turns(tmp_path, "ollama", called, SUMMARY, SUMMARY)
     _, summaries = answers_and_summaries(backend, script)
-    assert len(summaries) == 2 and all(o.extends_conversation for o, _ in summaries)
-    first, second = (r for _, r in summaries)
-    assert [key(m) for m in first.messages[:-1]] == [key(m) for m in second.messages[:-1]]
-    assert (second.last_user_text).startswith(first.last_user_text)
-    assert "it called a tool. Do not call tools: write the notes as text." in second.last_user_text
+    assert [o.extends_conversation for o, _ in summaries] == [True, False]
+    assert summaries[1][1].system_text.startswith(SUMMARY_MARK)
     stored = await rt.sessions.get(sid)
     assert stored is not None and SUMMARY in (stored.context[0].content or "")
     assert stored.context[0].metadata.summary_calls == 2
+    # The next compression (another session, the same model) asks in a request of its own at once.
+    script.turns.clear()
+    script.turn(ANSWER, ANSWER, "")
+    other = (await rt.sessions.create("secretary")).id
+    await collect(rt.agent.run_stream(other, "I want raspberry bushes and a plum tree in my garden."))
+    await collect(rt.agent.run_stream(other, "Which side of the house should they go on?"))
+    _, later = answers_and_summaries(backend, script)
+    assert len(later) > 2 and not any(o.extends_conversation for o, _ in later[2:])
+    await rt.aclose()
+
+
+async def test_a_summary_going_round_in_a_loop_is_closed_at_once(tmp_path: Path) -> None:
+    """The server stops writing as soon as the summary repeats itself, not at the token cap."""
+    loop = Reply(text="- I'm glad you enjoyed it.\n" * 40)
+    rt, backend, script, _ = await two_turns(tmp_path, "llama.cpp", loop, SUMMARY)
+    _, summaries = answers_and_summaries(backend, script)
+    assert [o.extends_conversation for o, _ in summaries] == [True, False]
+    assert backend.aborted_streams == 1
     await rt.aclose()
 
 

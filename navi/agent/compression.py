@@ -21,6 +21,7 @@ context smaller is neither stored nor announced, nor tried again until the conte
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -31,10 +32,10 @@ from navi.agent.transcript import split_turns as split_turns
 from navi.llm import tokens
 from navi.llm.answers import echo_problem, long_numbers, repeats_itself, trim_cut_off
 from navi.llm.base import CallOptions, LLMBackend
-from navi.llm.chunks import Completion
+from navi.llm.chunks import Completion, CompletionBuilder, StreamFinal, TextDelta, Usage
 from navi.llm.copies import copy_problem
 from navi.llm.errors import LLMError
-from navi.llm.messages import Message
+from navi.llm.messages import Message, ToolSpec
 from navi.llm.meta import MessageMeta
 
 SO_FAR_LABEL = "Summary so far (keep what still matters):"
@@ -65,8 +66,9 @@ class SummaryRejected(LLMError):
 
     kind = "summary_rejected"
 
-    def __init__(self, reason: str, *, model: str = "") -> None:
-        super().__init__(f"the model's summary {reason}, twice in a row", model=model)
+    def __init__(self, reason: str, *, model: str = "", tries: int = 2) -> None:
+        again = ", twice in a row" if tries == 2 else ""
+        super().__init__(f"the model's summary {reason}{again}", model=model)
         self.reason = reason
 
 
@@ -182,7 +184,9 @@ async def summarize_once(
     """
 
     async def call(note: str) -> Completion:
-        return await llm.complete(summary_request(instructions, summary, chunk, note, images), options)
+        return await summary_completion(
+            llm, summary_request(instructions, summary, chunk, note, images), options
+        )
 
     # The request's own wording counts as instructions: a model may echo the labels too.
     return await attempts(
@@ -195,6 +199,26 @@ async def summarize_once(
     )
 
 
+async def summary_completion(
+    llm: LLMBackend,
+    messages: Sequence[Message],
+    options: CallOptions,
+    tools: Sequence[ToolSpec] | None = None,
+) -> Completion:
+    """A summary call, read until it ends or until it goes round in a loop: then the stream is
+    closed at once (the server stops writing; a small model on a CPU otherwise loops to the cap for
+    tens of seconds) and the answer ends as cut off, which `attempts` judges a loop."""
+    builder = CompletionBuilder()
+    stream = llm.stream_complete(messages, options, tools)
+    async with contextlib.aclosing(stream):  # type: ignore[type-var]
+        async for chunk in stream:
+            builder.add(chunk)
+            if isinstance(chunk, TextDelta) and "\n" in chunk.text and repeats_itself("".join(builder.text)):
+                builder.final = StreamFinal(finish_reason="length", usage=Usage(estimated=True))
+                break
+    return builder.build()
+
+
 async def attempts(
     call: Callable[[str], Awaitable[Completion]],
     *,
@@ -204,14 +228,15 @@ async def attempts(
     model: str,
     images: bool = False,
     numbers_from: str | None = None,
+    tries: int = 2,
 ) -> tuple[str, int]:
-    """A summary from `call(note)`: its first answer, or a second one asked for with a note saying
-    what was wrong with the first. Returns (summary, calls); raises `SummaryRejected` when both
-    answers were bad. `source` is what is summarised, `conversation` its transcript part;
+    """A summary from `call(note)`: its first answer, or (`tries` 2) a second one asked for with a
+    note saying what was wrong with the first. Returns (summary, calls); raises `SummaryRejected`
+    when no answer was good. `source` is what is summarised, `conversation` its transcript part;
     `numbers_from` what the model saw, when more than `source` (numbers from there are its own)."""
     note = ""
     problem = "was empty"
-    for attempt in (1, 2):
+    for attempt in range(1, tries + 1):
         result = await call(note)
         text = result.text.strip()
         if result.message.tool_calls:
@@ -233,7 +258,7 @@ async def attempts(
         if not problem:
             return text, attempt
         note = RETRY_NOTE.format(reason=problem, nudge=NUDGES[problem])
-    raise SummaryRejected(problem, model=model)
+    raise SummaryRejected(problem, model=model, tries=tries)
 
 
 async def summarize(

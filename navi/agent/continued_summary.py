@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from navi import prompts
-from navi.agent.compression import SUMMARY_FLOOR, CompressionResult, attempts
+from navi.agent.compression import SUMMARY_FLOOR, CompressionResult, attempts, summary_completion
 from navi.agent.transcript import SUMMARY_PREFIX, format_messages, partition
 from navi.llm import tokens
 from navi.llm.base import CallOptions, LLMBackend
@@ -91,7 +91,7 @@ async def compress_continuing(
 
     async def call(note: str) -> Completion:
         said = f"{text}\n\n{note}" if note else text
-        return await llm.complete([*prompt.messages, Message.user(said)], options, prompt.tools)
+        return await summary_completion(llm, [*prompt.messages, Message.user(said)], options, prompt.tools)
 
     conversation = "\n".join(format_messages([m for m in to_summarize if not m.is_summary]))
     summary, calls = await attempts(
@@ -103,6 +103,7 @@ async def compress_continuing(
         # The kept turns and the system message are in front of the model too.
         numbers_from="\n".join(m.content or "" for m in prompt.messages),
         images=any(m.images for m in prompt.messages),
+        tries=1,  # a model that cannot summarise here gets its own request next (the caller's)
     )
     message = Message.user(
         f"{SUMMARY_PREFIX}\n{summary}",

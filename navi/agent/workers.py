@@ -95,6 +95,9 @@ class ContextCompressor:
         # (for as long as the server runs), instead of spending two failing calls every turn.
         self.unsummarisable: set[str] = set()
         self.futile = FutileCompressions()
+        # Models whose summary at the end of the conversation's prompt was unusable: they get a
+        # request of their own from then on (for as long as the server runs).
+        self.no_continuing: set[str] = set()
         # Told the messages a pass took out of a stored session's context (the memory flush).
         self.on_dropped: Callable[[str, list[Message]], None] | None = None
 
@@ -183,19 +186,28 @@ class ContextCompressor:
         and the window has room there, else in a request of its own. Raises `CompressionFailed`
         (logged)."""
         settings = self.settings
+        failed = 0
         try:
-            if prompt is not None:
-                continued = await compress_continuing(
-                    context,
-                    prompt,
-                    llm,
-                    keep_recent=keep,
-                    temperature=settings.temperature,
-                    max_tokens=settings.max_tokens,
-                )
-                if continued is not None:
-                    return continued
-            return await compress_context(
+            if prompt is not None and model not in self.no_continuing:
+                try:
+                    continued = await compress_continuing(
+                        context,
+                        prompt,
+                        llm,
+                        keep_recent=keep,
+                        temperature=settings.temperature,
+                        max_tokens=settings.max_tokens,
+                    )
+                except SummaryRejected as exc:
+                    log.info(
+                        "compression.continuing_failed", session_id=session_id, model=model, error=str(exc)
+                    )
+                    self.no_continuing.add(model)
+                    failed = 1
+                else:
+                    if continued is not None:
+                        return continued
+            result = await compress_context(
                 context,
                 llm,
                 model,
@@ -205,6 +217,9 @@ class ContextCompressor:
                 max_tokens=self.settings.max_tokens,
                 images=SUMMARY_IMAGES if await reads_images(llm, model) else 0,
             )
+            if result is not None:
+                result.calls += failed
+            return result
         except CallStopped:
             raise  # the user stopped: not a failure, and nothing was changed
         except Exception as exc:  # the model or the network failed, or the summary was unusable

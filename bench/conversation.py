@@ -10,8 +10,8 @@ and off), on fresh servers:
    recording proxy (a thread of this process) that shows what each call was for and read
    (`timings.prompt_n`). A turn's total is the server's own counter (`/metrics`,
    `llamacpp:prompt_tokens_total`), which also counts a call closed before its end (a summary
-   stopped once it loops sends no timings). Each turn waits until the server is idle (naming and summaries run after an answer). Then the
-   first turn of a second conversation of the same profile.
+   stopped once it loops sends no timings). Each turn waits until the server is idle (naming and
+   summaries run after an answer). Then the first turn of a second conversation of the same profile.
 2. The baseline, on a new server of the same configuration: Navi's own first answer request
    (system prompt, tools, options) with the conversation appended turn after turn and nothing
    else changed — what an append-only client sends. Its own answers are appended, each capped at

@@ -104,9 +104,6 @@ class Processes:
             "NAVI_LOOP_MONITOR": "true" if self.monitored else "false",
             "DB_PATH": str(data / "navi.db"),
             "NAVI_AUTH_DISABLED": "true",  # a loopback benchmark; the token is not what it measures
-            # 300 sockets connect in one burst; past 256 connections waiting for their request head
-            # the guard closes the oldest (navi/api/connections.py), which is not what this measures.
-            "NAVI_MAX_PENDING_CONNECTIONS": "1024",
             "SESSION_FILES_DIR": str(data / "files"),
             "TOOLS_DIR": str(data / "tools"),
             "LOG_LEVEL": "WARNING",

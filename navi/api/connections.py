@@ -11,7 +11,12 @@ limit (and then nobody gets in) or, with `limit_concurrency`, get real users ans
 - A connection waiting for a request head (a new one, or a kept-alive one between requests) must
   complete it within `head_timeout` seconds in all, however it trickles in; then it is closed.
 - At most `max_waiting` connections wait at once; one more closes the one that has waited
-  longest. A real client sends its request at once, so it is never the oldest for long.
+  longest. A real client sends its request at once, so it is never the oldest for long. But in
+  a burst (hundreds of clients connecting at once, a proxy opening its pool, pages reconnecting
+  after a restart) every connection is accepted before any of them is read, so the oldest were
+  real clients whose request was already in the socket's buffer: one that has waited less than
+  `grace` seconds is not closed for crowding until the burst reaches `hard_cap`; once it has
+  had its moment, the count is brought back to `max_waiting` as before.
 - A request head larger than `max_head_bytes` is answered 431, a request line longer than
   `MAX_LINE_BYTES` 414, and the connection closed. (A WebSocket handshake with a longer line
   would otherwise hang: the websockets parser gives up on it without an answer.)
@@ -37,6 +42,7 @@ except ImportError:  # httptools is an optional speed-up of uvicorn
 
 MAX_HEAD_BYTES = 32 * 1024  # request line and headers; a browser's are a few kB
 MAX_LINE_BYTES = 8000  # the request line; the websockets handshake parser stops at 8,192
+GRACE_SECONDS = 1.0  # a connection this new is not closed for crowding (below the hard cap)
 
 
 def _refusal(status: str, text: str) -> bytes:
@@ -56,12 +62,22 @@ class ConnectionGuard:
     """The connections of one server that are waiting for a request head, oldest first."""
 
     def __init__(
-        self, *, head_timeout: float, max_waiting: int, max_head_bytes: int = MAX_HEAD_BYTES
+        self,
+        *,
+        head_timeout: float,
+        max_waiting: int,
+        max_head_bytes: int = MAX_HEAD_BYTES,
+        hard_cap: int | None = None,
+        grace: float = GRACE_SECONDS,
     ) -> None:
         self.head_timeout = head_timeout
         self.max_waiting = max_waiting
+        self.hard_cap = max(max_waiting, hard_cap if hard_cap is not None else 2 * max_waiting)
+        self.grace = grace
         self.max_head_bytes = max_head_bytes
-        self._waiting: OrderedDict[Any, asyncio.TimerHandle] = OrderedDict()
+        # Each with its deadline and when it began to wait.
+        self._waiting: OrderedDict[Any, tuple[asyncio.TimerHandle, float]] = OrderedDict()
+        self._recheck: asyncio.TimerHandle | None = None
         self.closed_slow = 0  # closed at their deadline
         self.closed_crowded = 0  # closed to make room for a newer one
 
@@ -71,18 +87,35 @@ class ConnectionGuard:
         conn.head_bytes = 0
         conn.head_tail = b""
         conn.line_done = False
-        self._waiting[conn] = conn.loop.call_later(self.head_timeout, self._expire, conn)
+        loop = conn.loop
+        self._waiting[conn] = (loop.call_later(self.head_timeout, self._expire, conn), loop.time())
+        self._make_room(loop)
+
+    def _make_room(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Close the longest-waiting connections while more than `max_waiting` wait — but one that
+        began to wait less than `grace` ago only past `hard_cap`; then look again once it has had
+        its moment (its request may be in its buffer, read in the loop's next rounds)."""
         while len(self._waiting) > self.max_waiting:
-            oldest, timer = self._waiting.popitem(last=False)
+            oldest, (timer, since) = next(iter(self._waiting.items()))
+            young = loop.time() - since < self.grace
+            if young and len(self._waiting) <= self.hard_cap:
+                if self._recheck is None:
+                    self._recheck = loop.call_at(since + self.grace, self._recheck_room, loop)
+                return
+            del self._waiting[oldest]
             timer.cancel()
             self.closed_crowded += 1
             oldest.transport.close()
 
+    def _recheck_room(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._recheck = None
+        self._make_room(loop)
+
     def started(self, conn: Any) -> None:
         """`conn` has a complete request head (or is gone): no deadline any more."""
-        timer = self._waiting.pop(conn, None)
-        if timer is not None:
-            timer.cancel()
+        waited = self._waiting.pop(conn, None)
+        if waited is not None:
+            waited[0].cancel()
 
     def is_waiting(self, conn: Any) -> bool:
         return conn in self._waiting

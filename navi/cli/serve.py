@@ -67,12 +67,16 @@ def uvicorn_options(settings: Settings, open_files: int) -> dict[str, Any]:
 
     Not `limit_concurrency`: uvicorn counts idle connections against it and answers 503 past it,
     so half-open sockets would lock real users out; the connection guard closes those instead.
-    At most half the open-file limit may wait for a request head, whatever the setting says."""
+    At most half the open-file limit may wait for a request head, whatever the setting says
+    (three quarters for a moment, in a burst of new connections: `ConnectionGuard.grace`)."""
     from navi.api.connections import MAX_HEAD_BYTES, ConnectionGuard, guarded_protocol
 
+    waiting = max(8, min(settings.navi_max_pending_connections, open_files // 2))
     guard = ConnectionGuard(
         head_timeout=settings.navi_header_timeout_seconds,
-        max_waiting=max(8, min(settings.navi_max_pending_connections, open_files // 2)),
+        max_waiting=waiting,
+        # A burst's newest second may go past it, never past three quarters of the open files.
+        hard_cap=max(waiting, min(2 * waiting, open_files * 3 // 4)),
     )
     return {
         "http": guarded_protocol(guard),

@@ -11,11 +11,13 @@ Memory is measured by bench/input_limits.py, never asserted here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -335,12 +337,16 @@ def wait_up(served: Served, log: Path) -> None:
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Served]]:
-    """Two `navi serve` processes, started together: `crowded` starts with 64 open files allowed
-    (hard limit 256) and waits 30 s for request heads; `hasty` waits 1 s."""
-    dirs = {name: tmp_path_factory.mktemp(name) for name in ("crowded", "hasty")}
+    """Three `navi serve` processes, started together: `crowded` starts with 64 open files allowed
+    (hard limit 256) and waits 30 s for request heads; `hasty` waits 1 s; `bursty` lets 32
+    connections wait for their request head (64 for a moment, in a burst)."""
+    dirs = {name: tmp_path_factory.mktemp(name) for name in ("crowded", "hasty", "bursty")}
     started = {
         "crowded": start_serve(dirs["crowded"], fd_limits=(64, 256), NAVI_HEADER_TIMEOUT_SECONDS="30"),
         "hasty": start_serve(dirs["hasty"], NAVI_HEADER_TIMEOUT_SECONDS="1"),
+        "bursty": start_serve(
+            dirs["bursty"], NAVI_MAX_PENDING_CONNECTIONS="32", NAVI_HEADER_TIMEOUT_SECONDS="30"
+        ),
     }
     try:
         for name, served in started.items():
@@ -390,6 +396,45 @@ def test_half_open_sockets_cannot_starve_a_real_request(servers: dict[str, Serve
         closed = sum(closed_by_server(sock, 2) for sock in socks[:100])
         assert closed == 100  # the 100 oldest made room (at most 128 may wait: half of 256)
         assert not closed_by_server(socks[-1], 0.2)  # the newest still waits: 30 s is its deadline
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def connected(url: str, count: int) -> list[socket.socket]:
+    host, port = url.removeprefix("http://").split(":")
+    return [socket.create_connection((host, int(port)), timeout=10) for _ in range(count)]
+
+
+def test_a_burst_of_real_clients_is_not_closed_for_crowding(servers: dict[str, Served]) -> None:
+    """60 clients connect at once and then send their requests, past the 32 that may wait: the
+    server accepts them all before it reads any, so closing the oldest at once (as it did) closed
+    28 real clients whose requests were on the way. Within the grace second none is closed."""
+    socks = connected(servers["bursty"].url, 60)
+    try:
+        time.sleep(0.2)  # every connection accepted, none has sent anything yet
+        for sock in socks:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        answered = 0
+        for sock in socks:
+            reply = b""
+            with contextlib.suppress(OSError):
+                while chunk := sock.recv(65536):
+                    reply += chunk
+            answered += reply.startswith(b"HTTP/1.1 200")
+        assert answered == 60
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def test_after_the_grace_second_a_burst_is_brought_back_to_the_cap(servers: dict[str, Served]) -> None:
+    """60 connections that send nothing: once they have had their moment, the 28 oldest are
+    closed and the 32 newest wait on (their deadline is 30 s)."""
+    socks = connected(servers["bursty"].url, 60)
+    try:
+        assert sum(closed_by_server(sock, 3) for sock in socks[:28]) == 28
+        assert not any(closed_by_server(sock, 0.05) for sock in socks[28:])
     finally:
         for sock in socks:
             sock.close()

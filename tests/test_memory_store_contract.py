@@ -12,7 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 from structlog.testing import capture_logs
 
-from navi.memory.base import MemoryStore
+from navi.memory.base import MAX_QUERY_TERMS, MemoryStore, query_terms
 from navi.memory.in_memory import InMemoryMemoryStore
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
@@ -359,3 +359,17 @@ async def test_other_users_facts_never_push_mine_out_of_the_window(
         assert len(await s.search_facts("kiwi", owner="bob")) == 2  # the window: bob's newest two
     finally:
         await s.aclose()
+
+
+async def test_a_search_reads_only_the_first_words_of_a_huge_query(store: MemoryStore) -> None:
+    """A model may paste a whole document into `memory_search`: only the first MAX_QUERY_TERMS
+    distinct words of its first MAX_QUERY_CHARS are looked for (a 160 kB query held SQLite's
+    thread for 2.3 s before)."""
+    await store.upsert_fact("location", "home_city", "Lisbon")
+    filler = [f"filler{i}" for i in range(5_000)]
+    assert len(query_terms(" ".join(filler))) == MAX_QUERY_TERMS
+    found = await store.search_facts(" ".join(["lisbon", *filler]))
+    assert [f.value for f in found] == ["Lisbon"]
+    assert await store.search_facts(" ".join([*filler[:MAX_QUERY_TERMS], "lisbon"])) == []
+    # Repeated words count once: the word after them is still looked for.
+    assert [f.value for f in await store.search_facts("city " * 500 + "lisbon")] == ["Lisbon"]

@@ -15,6 +15,7 @@ from navi.memory.base import (
     decide,
     log_decision,
     normalise,
+    query_terms,
     terms,
 )
 from navi.sessions.models import DEFAULT_OWNER
@@ -104,7 +105,7 @@ class InMemoryMemoryStore(MemoryStore):
     async def search_facts(
         self, query: str, *, owner: str = DEFAULT_OWNER, limit: int = 15, history: bool = False
     ) -> list[Fact]:
-        wanted = terms(query)
+        wanted = query_terms(query)
         scored = []
         for fact in self._facts.values():
             if fact.owner != owner or not (history or fact.current):

@@ -26,13 +26,14 @@ from sqlalchemy import Connection, bindparam, delete, func, insert, select, upda
 from navi.llm.messages import utcnow
 from navi.logging import get_logger
 from navi.memory.base import (
+    MAX_QUERY_CHARS,
     Fact,
     MemoryStore,
     Source,
     UpsertOutcome,
     clean_fact,
     normalise,
-    terms,
+    query_terms,
 )
 from navi.sessions.models import DEFAULT_OWNER, as_utc
 from navi.storage import migrate
@@ -144,12 +145,12 @@ class SqlMemoryStore(MemoryStore):
     async def search_facts(
         self, query: str, *, owner: str = DEFAULT_OWNER, limit: int = 15, history: bool = False
     ) -> list[Fact]:
-        words = terms(query)
+        words = query_terms(query)
         if not words:
             return []
         if self.embed is not None:
             try:
-                (qvec,) = await self.embed([query])
+                (qvec,) = await self.embed([query[:MAX_QUERY_CHARS]])
             except Exception as exc:  # the words alone, as without a model
                 log.warning("memory.embed_failed", error=str(exc))
             else:

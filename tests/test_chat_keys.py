@@ -126,3 +126,31 @@ def test_text_typed_at_the_start_question_is_kept(tmp_path: Path, fake_server: F
             sessions = http.get("/sessions").json()
     assert [s["id"] for s in sessions] == [sid]
     assert script.of_kind("turn")[-1].last_user_text == "what did I ask before?"
+
+
+def test_ctrl_d_during_a_reply_quits_once_it_and_the_lines_before_are_done(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    """Ctrl-D on an empty line while a reply streams quits, as at the prompt — after the reply
+    and after a line typed before it is sent and answered. Before, the key was dropped."""
+    script = use_script(fake_server)
+    words = " ".join(f"w{i}" for i in range(120))
+    script.turn(Reply(text=f"Slowly: {words}", chunk_chars=4, delay=0.05), "The second answer.")
+    with live_navi(tmp_path, fake_server, planning_enabled=False) as navi:
+        term = Terminal([*NAVI, "chat", "--new"], env_for(navi, tmp_path))
+        try:
+            term.wait_for_prompt()
+            term.type("Count slowly")
+            term.send("Enter")
+            term.wait_for("Slowly: w0 w1")
+            term.type("One more thing")
+            term.send("Enter")
+            term.send("C-d")
+            screen = term.wait_for("(Ctrl-D: quits after this reply)")
+            assert "w119" not in screen
+            screen = term.wait_for("[exited 0]")
+            assert screen.index("w119") < screen.index("The second answer.")
+        finally:
+            term.close()
+    asked = [r.last_user_text for r in script.of_kind("turn")]
+    assert asked == ["Count slowly", "One more thing"]

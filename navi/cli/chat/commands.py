@@ -21,6 +21,7 @@ HELP = """\
 Enter sends · Esc Enter (or Alt+Enter) starts a new line · Up/Down: earlier messages · Tab completes commands
 Ctrl-C stops a reply (what it wrote stays; pressing it again does not quit)
 At an empty prompt, Ctrl-C twice (or Ctrl-D) quits; with text there, Ctrl-C clears it
+Ctrl-D while a reply streams quits once it (and what you queued before) is done
 While a reply waits for your approval: y allows, n declines, a always allows (when offered)
 
 /new               a new conversation (created with its first message)

@@ -18,20 +18,25 @@ import sys
 import termios
 from collections.abc import Callable, Iterator
 
-ENTER, BACKSPACES, ESCAPE = ("\r", "\n"), ("\x7f", "\b"), "\x1b"
+ENTER, BACKSPACES, ESCAPE, CTRL_D = ("\r", "\n"), ("\x7f", "\b"), "\x1b", "\x04"
 
 
 class TypeAhead:
     """What the user types while a reply streams, kept for the prompt that follows: lines ended
     with Enter are sent in order once the turn is over, the unfinished rest waits in the prompt.
-    Backspace edits; escape sequences (arrows, function keys) and other control keys are dropped."""
+    Backspace edits; escape sequences (arrows, function keys) and other control keys are dropped.
+    Ctrl-D on an empty line, as at the prompt, quits: once the reply and the lines typed before it
+    are done (`quit`); what is typed after it is not read."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.partial = ""
+        self.quit = False
         self._escape = ""  # an escape sequence being skipped
 
     def feed(self, char: str) -> None:
+        if self.quit:
+            return
         if self._escape:
             self._escape += char
             if _sequence_over(self._escape):
@@ -47,6 +52,8 @@ class TypeAhead:
             self.partial = self.partial[:-1]
         elif char == "\x15":  # Ctrl-U clears the line, as in a shell
             self.partial = ""
+        elif char == CTRL_D and not self.partial:
+            self.quit = True
         elif char.isprintable():
             self.partial += char
 

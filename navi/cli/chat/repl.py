@@ -148,6 +148,8 @@ async def _loop(chat: Chat, prompt: PromptSession[str]) -> int:
                 if not await _handle(chat, text, line):
                     return 0
                 continue
+            if chat.ahead.quit:  # Ctrl-D pressed during the reply
+                return 0
             idle = asyncio.create_task(chat.idle())
             try:
                 default = chat.refill or chat.ahead.partial

@@ -172,6 +172,10 @@ class LiveTurn:
             line.append("   (goes after this reply)", style="dim")
             line.no_wrap, line.overflow = True, "ellipsis"
             out += console.render_lines(line, options, pad=False)
+        if self.ahead is not None and self.ahead.quit:
+            out += console.render_lines(
+                Text("(Ctrl-D: quits after this reply)", style="dim"), options, pad=False
+            )
         return out
 
     def status_line(self) -> RenderableType:

@@ -8,8 +8,10 @@ message: the summary instructions and where to stop. The server reads only that 
 
 Used after the answer (`CompressionWorker`) on servers that keep a prompt cached here, when the
 window has room for the instruction and the summary; otherwise the separate request is used. The
-answer is checked (and retried once) exactly like a separate summary's; a tool call instead of
-notes counts as a bad answer.
+answer is checked exactly like a separate summary's; a tool call instead of notes counts as a bad
+answer. There is one attempt: a model that fails here (a very small one loses the instruction
+after a long conversation and chats on) is asked in a request of its own, and is not asked here
+again while the server runs (`ContextCompressor.no_continuing`).
 """
 
 from __future__ import annotations

@@ -323,7 +323,7 @@ async def compress_context(
     Raises `SummaryRejected` (or the model's `LLMError`); the caller then keeps `context` as it was.
     """
     to_summarize, to_keep = partition(context, keep_recent)
-    if not to_summarize or (len(to_summarize) == 1 and to_summarize[0].is_summary):
+    if nothing_to_fold(to_summarize):
         return None
     # An earlier summary is the summary so far, not conversation: copying from it is no fault.
     earlier = 0
@@ -340,6 +340,18 @@ async def compress_context(
         summary=so_far.strip(),
         images=summary_images(to_summarize[earlier:], images),
     )
+    return summarised(text, to_summarize, to_keep, calls)
+
+
+def nothing_to_fold(to_summarize: Sequence[Message]) -> bool:
+    """No turns to summarise: none, or only an earlier summary."""
+    return not to_summarize or (len(to_summarize) == 1 and to_summarize[0].is_summary)
+
+
+def summarised(
+    text: str, to_summarize: Sequence[Message], to_keep: Sequence[Message], calls: int
+) -> CompressionResult:
+    """The context with `text` as the summary of `to_summarize`, then the turns kept."""
     summary = Message.user(
         f"{SUMMARY_PREFIX}\n{text}",
         is_summary=True,

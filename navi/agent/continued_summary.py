@@ -21,13 +21,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from navi import prompts
-from navi.agent.compression import SUMMARY_FLOOR, CompressionResult, attempts, summary_completion
-from navi.agent.transcript import SUMMARY_PREFIX, format_messages, partition
+from navi.agent.compression import (
+    SUMMARY_FLOOR,
+    CompressionResult,
+    attempts,
+    nothing_to_fold,
+    summarised,
+    summary_completion,
+)
+from navi.agent.transcript import format_messages, partition
 from navi.llm import tokens
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.chunks import Completion
 from navi.llm.messages import Message, ToolSpec
-from navi.llm.meta import MessageMeta
 
 STOP_BEFORE = (
     "Summarise the conversation above (with its earlier summary, if there is one) up to the "
@@ -77,7 +83,7 @@ async def compress_continuing(
     same. Raises `SummaryRejected` (or the model's `LLMError`); the caller keeps `context` then.
     """
     to_summarize, to_keep = partition(context, keep_recent)
-    if not to_summarize or (len(to_summarize) == 1 and to_summarize[0].is_summary):
+    if nothing_to_fold(to_summarize):
         return None
     text = instruction(to_keep)
     lines = format_messages(to_summarize)
@@ -107,19 +113,4 @@ async def compress_continuing(
         images=any(m.images for m in prompt.messages),
         tries=1,  # a model that cannot summarise here gets its own request next (the caller's)
     )
-    message = Message.user(
-        f"{SUMMARY_PREFIX}\n{summary}",
-        is_summary=True,
-        metadata=MessageMeta(
-            messages_summarized=len(to_summarize),
-            tokens_before=tokens.estimate_messages_tokens(to_summarize),
-            summary_calls=calls,
-        ),
-    )
-    return CompressionResult(
-        context=[message, *to_keep],
-        summary=message,
-        summarized=len(to_summarize),
-        kept=len(to_keep),
-        calls=calls,
-    )
+    return summarised(summary, to_summarize, to_keep, calls)

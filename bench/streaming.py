@@ -73,9 +73,12 @@ class Processes:
     """The fake model server and one Navi. `monitored=True` runs Navi with NAVI_LOOP_MONITOR: every
     event-loop step is timed, on the plain asyncio loop; otherwise Navi runs as users run it (uvloop)."""
 
-    def __init__(self, tmp: Path, *, monitored: bool = False, fake_port: int | None = None) -> None:
+    def __init__(
+        self, tmp: Path, *, monitored: bool = False, fake_port: int | None = None, backend: str = "ollama"
+    ) -> None:
         self.tmp = tmp
         self.monitored = monitored
+        self.backend = backend  # "openai": Navi reads the fake server's `/v1/chat/completions` (SSE)
         self.own_fake = fake_port is None
         self.fake_port = fake_port or free_port()
         self.navi_port = free_port()
@@ -108,6 +111,12 @@ class Processes:
             "TOOLS_DIR": str(data / "tools"),
             "LOG_LEVEL": "WARNING",
         }
+        if self.backend == "openai":
+            env |= {
+                "DEFAULT_LLM_BACKEND": "openai",
+                "OPENAI_BASE_URL": f"http://127.0.0.1:{self.fake_port}/v1",
+                "OPENAI_DEFAULT_MODEL": MODEL,
+            }
         self.procs.append(
             subprocess.Popen(
                 [sys.executable, "-m", "navi", "serve", "--port", str(self.navi_port)],
@@ -388,9 +397,9 @@ def print_cpu(fast: dict[str, float], kept_up: dict[str, Any]) -> None:
     )
 
 
-async def run_cpu() -> None:
+async def run_cpu(backend: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        procs = Processes(Path(tmp))
+        procs = Processes(Path(tmp), backend=backend)
         procs.start()
         try:
             fast, kept_up = await phase_cpu(procs)
@@ -463,9 +472,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--workers", type=int, default=1, help="N > 1: Navi on PostgreSQL, 1 and N workers")
     parser.add_argument("--cpu-only", action="store_true", help="only Navi's CPU per streamed chunk")
+    parser.add_argument(
+        "--backend",
+        choices=("ollama", "openai"),
+        default="ollama",
+        help="with --cpu-only: the backend Navi reads the fake server with (NDJSON or SSE)",
+    )
     args = parser.parse_args()
     if args.cpu_only:
-        asyncio.run(run_cpu())
+        asyncio.run(run_cpu(args.backend))
         return
     if args.workers > 1:
         scaled(args)

@@ -13,15 +13,31 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
+import httpcore2
 import httpx
+import httpx2
 import pytest
 
-from navi.llm.netstream import AsyncioBackend, AsyncioStream, fast_transport, ndjson_lines
+from navi.llm.base import CallOptions
+from navi.llm.chunks import TextDelta
+from navi.llm.errors import StreamInterrupted
+from navi.llm.messages import Message
+from navi.llm.netstream import (
+    AsyncioBackend,
+    AsyncioStream,
+    fast_transport,
+    fast_transport_v2,
+    ndjson_lines,
+    sse_events,
+)
 from navi.llm.ollama_backend import OllamaBackend
+from navi.llm.openai_backend import OpenAIBackend
 from navi.testing.fake_server import FakeModelServer
 from tests.helpers.tls import certificates
 
+MODEL = "gemma4:e2b-it-q8_0"  # the fake server's model
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
@@ -106,7 +122,15 @@ async def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
     assert connections == 3
 
 
-async def test_errors_are_httpx_errors() -> None:
+@pytest.mark.parametrize(
+    ("client_module", "transport"),
+    [(httpx, fast_transport), (httpx2, fast_transport_v2)],
+    ids=["httpx", "httpx2"],
+)
+async def test_errors_are_the_clients_own(client_module: Any, transport: Callable[..., Any]) -> None:
+    """httpx's errors through httpx, httpx2's through httpx2 (what the `openai` SDK catches)."""
+    x = client_module
+
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
         await asyncio.sleep(30)
@@ -117,18 +141,18 @@ async def test_errors_are_httpx_errors() -> None:
         await writer.drain()
         writer.transport.abort()
 
-    async with httpx.AsyncClient(transport=fast_transport(), timeout=httpx.Timeout(5, read=0.3)) as client:
+    async with x.AsyncClient(transport=transport(), timeout=x.Timeout(5, read=0.3)) as client:
         async with serving(silent) as port:
-            with pytest.raises(httpx.ReadTimeout):
+            with pytest.raises(x.ReadTimeout):
                 await client.get(f"http://127.0.0.1:{port}/")
         async with serving(cut_short) as port:
-            with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
+            with pytest.raises((x.RemoteProtocolError, x.ReadError)):
                 async with client.stream("GET", f"http://127.0.0.1:{port}/") as response:
                     async for _ in response.aiter_lines():
                         pass
         async with serving(silent) as port:
             pass  # closed: nothing listens on the port any more
-        with pytest.raises(httpx.ConnectError):
+        with pytest.raises(x.ConnectError):
             await client.get(f"http://127.0.0.1:{port}/")
 
 
@@ -197,3 +221,100 @@ async def test_ndjson_lines_are_whole_lines_however_the_body_is_cut(tmp_path: Pa
             async with client.stream("GET", f"http://127.0.0.1:{port}{path}") as response:
                 lines = [json.loads(line) async for line in ndjson_lines(response)]
             assert lines == [{"a": 1}, {"b": 2}, {"c": 3}, {"d": 4}], path
+
+
+async def test_the_openai_backend_streams_through_asyncio_streams(fake_server: FakeModelServer) -> None:
+    """The `openai` SDK's client (httpx2) gets the same network backend, raising httpcore2's errors;
+    this fails if a new httpx2 or httpcore2 stops taking it."""
+    backend = OpenAIBackend(f"{fake_server.url}/v1")
+    try:
+        pool = backend._client._client._transport._pool
+        assert isinstance(pool._network_backend, AsyncioBackend)
+        assert pool._network_backend._core is httpcore2
+        fake_server.enqueue("Hello there")
+        deltas = [
+            c.text
+            async for c in backend.stream_complete([Message.user("hi")], CallOptions(model=MODEL))
+            if isinstance(c, TextDelta)
+        ]
+        assert "".join(deltas) == "Hello there"
+        (connection,) = pool.connections  # kept for the next call: the body was read to its end
+        assert isinstance(connection._connection._network_stream, AsyncioStream)
+    finally:
+        await backend.aclose()
+
+
+SSE_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+async def test_sse_events_are_whole_events_however_the_body_is_cut() -> None:
+    """Events split over chunks and several in one, CRLF, comments, named events, `id:` and
+    `retry:`, data over two lines, another field (older llama-server's `error:`), a last event
+    without its blank line; and a gzipped body read through httpx2's decoding."""
+    body = [
+        b'data: {"a":',
+        b'1}\n\n: keep-alive\n\ndata: {"b":2}\r\n\r\nevent: ping\ndata: {}\n\n',
+        b"id: 7\nretry: 100\ndata: one\ndata: two\n\n",
+        b'error: {"message":"slot unavailable"}\n\ndata: [DONE]',
+    ]
+    packed = gzip.compress(b"".join(body))
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request = await read_request(reader)
+        if b"gzip" in request.split(b"\r\n", 1)[0]:
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: %d\r\n\r\n%s"
+                % (len(packed), packed)
+            )
+        else:
+            writer.write(SSE_HEAD)
+            for part in body:
+                writer.write(chunked(part)[: -len(b"0\r\n\r\n")])
+                await writer.drain()
+                await asyncio.sleep(0.01)
+            writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    async with serving(handler) as port:
+        for path in ("/plain", "/gzip"):  # a client each: this server closes after one response
+            async with (
+                httpx2.AsyncClient(transport=fast_transport_v2()) as client,
+                client.stream("GET", f"http://127.0.0.1:{port}{path}") as response,
+            ):
+                events = [(event, bytes(data)) async for event, data in sse_events(response)]
+            assert events == [
+                ("message", b'{"a":1}'),
+                ("message", b'{"b":2}'),
+                ("ping", b"{}"),
+                ("message", b"one\ntwo"),
+                ("error", b'{"message":"slot unavailable"}'),
+                ("message", b"[DONE]"),
+            ], path
+
+
+@pytest.mark.parametrize(
+    "error",
+    [b'data: {"error":{"code":500,"message":"slot unavailable"}}', b'error: {"message":"slot unavailable"}'],
+    ids=["data", "error-field"],
+)
+async def test_an_error_inside_an_sse_stream_is_the_servers_words(error: bytes) -> None:
+    """A server that fails mid-stream says why: in the data (llama-server now, vLLM, OpenAI) or
+    in an `error:` line (older llama-server, which the SDK's own decoder ignored: the reply then
+    only "ended before it was finished")."""
+    chunk = b'data: {"model":"m","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n'
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(SSE_HEAD + chunked(chunk, error + b"\n\n"))
+        await writer.drain()
+
+    async with serving(handler) as port:
+        backend = OpenAIBackend(f"http://127.0.0.1:{port}/v1")
+        received: list[Any] = []
+        try:
+            with pytest.raises(StreamInterrupted, match="slot unavailable"):
+                async for c in backend.stream_complete([Message.user("hi")], CallOptions(model="m")):
+                    received.append(c)
+        finally:
+            await backend.aclose()
+    assert [c.text for c in received if isinstance(c, TextDelta)] == ["Hel"]

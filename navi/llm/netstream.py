@@ -8,7 +8,11 @@ httpx's errors), with a read that is one `StreamReader.read`, its timeout kept b
 (no timer per read).
 
 `fast_transport()` is an `httpx.AsyncHTTPTransport` that uses it; the official `ollama` client takes
-it as its `transport`.
+it as its `transport`. The `openai` and `anthropic` SDKs are built on the `httpx2` fork (its core
+`httpcore2`, the same interface): `fast_transport_v2()` is the same thing for them. A backend holds
+the core module whose errors it raises, so each client still sees its own exceptions.
+
+`ndjson_lines()` and `sse_events()` read a streamed body's lines from its raw bytes.
 """
 
 # ruff: noqa: ASYNC109  (httpcore's interface passes each timeout as a parameter)
@@ -18,10 +22,13 @@ import asyncio
 import contextlib
 import ssl
 from collections.abc import AsyncIterator, Iterable, Iterator
+from types import ModuleType
 from typing import Any
 
 import httpcore
+import httpcore2
 import httpx
+import httpx2
 
 from navi.llm.deadline import Deadline
 
@@ -51,14 +58,20 @@ LIMIT = 2**20  # a StreamReader's buffer before it pauses reading
 
 
 class AsyncioStream(httpcore.AsyncNetworkStream):
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """One connection. `core`: httpcore or httpcore2, whose errors the calls raise (duck-typed: the
+    pools only call these methods)."""
+
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, core: ModuleType = httpcore
+    ) -> None:
         self._reader = reader
         self._writer = writer
+        self._core = core
         # A read that outlasts its timeout fails the reader; httpcore then drops the connection.
         self._deadline = Deadline(lambda: reader.set_exception(TimeoutError("the read timed out")))
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        with _mapped(httpcore.ReadTimeout, httpcore.ReadError):
+        with _mapped(self._core.ReadTimeout, self._core.ReadError):
             if timeout is None or self._reader._buffer:  # type: ignore[attr-defined]  # no wait
                 return await self._reader.read(max_bytes)
             self._deadline.start(timeout)
@@ -70,10 +83,10 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         if not buffer:
             return
-        with _mapped(httpcore.WriteTimeout, httpcore.WriteError):
+        with _mapped(self._core.WriteTimeout, self._core.WriteError):
             self._writer.write(buffer)
         if self._writer.transport.get_write_buffer_size():  # only a full buffer waits
-            async with _within(timeout, httpcore.WriteTimeout, httpcore.WriteError):
+            async with _within(timeout, self._core.WriteTimeout, self._core.WriteError):
                 await self._writer.drain()
 
     async def aclose(self) -> None:
@@ -85,7 +98,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
     async def start_tls(
         self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
     ) -> httpcore.AsyncNetworkStream:
-        async with _within(timeout, httpcore.ConnectTimeout, httpcore.ConnectError):
+        async with _within(timeout, self._core.ConnectTimeout, self._core.ConnectError):
             await self._writer.start_tls(ssl_context, server_hostname=server_hostname)
         return self
 
@@ -102,6 +115,9 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
 
 
 class AsyncioBackend(httpcore.AsyncNetworkBackend):
+    def __init__(self, core: ModuleType = httpcore) -> None:
+        self._core = core
+
     async def connect_tcp(
         self,
         host: str,
@@ -110,21 +126,21 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        async with _within(timeout, httpcore.ConnectTimeout, httpcore.ConnectError):
+        async with _within(timeout, self._core.ConnectTimeout, self._core.ConnectError):
             reader, writer = await asyncio.open_connection(
                 host, port, local_addr=(local_address, 0) if local_address else None, limit=LIMIT
             )
         sock = writer.get_extra_info("socket")  # asyncio sets TCP_NODELAY itself
         for option in socket_options or ():
             sock.setsockopt(*option)
-        return AsyncioStream(reader, writer)
+        return AsyncioStream(reader, writer, self._core)
 
     async def connect_unix_socket(
         self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
     ) -> httpcore.AsyncNetworkStream:
-        async with _within(timeout, httpcore.ConnectTimeout, httpcore.ConnectError):
+        async with _within(timeout, self._core.ConnectTimeout, self._core.ConnectError):
             reader, writer = await asyncio.open_unix_connection(path, limit=LIMIT)
-        return AsyncioStream(reader, writer)
+        return AsyncioStream(reader, writer, self._core)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
@@ -139,16 +155,22 @@ def fast_transport(**options: Any) -> httpx.AsyncHTTPTransport:
     return transport
 
 
-async def ndjson_lines(response: httpx.Response) -> AsyncIterator[bytes | str]:
-    """The non-blank lines of a streamed NDJSON body, as they arrive.
+def fast_transport_v2(**options: Any) -> httpx2.AsyncHTTPTransport:
+    """The same for `httpx2` (the `openai` and `anthropic` SDKs' HTTP client)."""
+    transport = httpx2.AsyncHTTPTransport(**options)
+    transport._pool._network_backend = AsyncioBackend(httpcore2)  # type: ignore[assignment]  # duck-typed
+    return transport
+
+
+async def body_lines(response: httpx.Response | httpx2.Response) -> AsyncIterator[bytes | str]:
+    """Every line of a streamed body as it arrives, blank ones too, without its newline.
 
     From the raw body, split on newlines here: httpx's `aiter_lines` stacks three more generators
     and two incremental decoders over it for each chunk. A compressed body (a proxy may gzip it)
-    goes through httpx's decoding, as `aiter_lines`."""
+    goes through the client's decoding, as `aiter_lines`."""
     if response.headers.get("content-encoding", "identity") != "identity":
         async for text in response.aiter_lines():
-            if text.strip():
-                yield text
+            yield text
         return
     rest = b""
     async for data in response.aiter_raw():
@@ -156,10 +178,45 @@ async def ndjson_lines(response: httpx.Response) -> AsyncIterator[bytes | str]:
             data = rest + data
         start = 0
         while (end := data.find(b"\n", start)) >= 0:
-            line = data[start:end]
-            if line.strip():
-                yield line
+            yield data[start:end]
             start = end + 1
         rest = data[start:]
-    if rest.strip():
+    if rest:
         yield rest
+
+
+async def ndjson_lines(response: httpx.Response) -> AsyncIterator[bytes | str]:
+    """The non-blank lines of a streamed NDJSON body, as they arrive."""
+    async for line in body_lines(response):
+        if line.strip():
+            yield line
+
+
+async def sse_events(response: httpx2.Response) -> AsyncIterator[tuple[str, bytes]]:
+    """`(event, data)` for each server-sent event of a streamed body, as it arrives.
+
+    The event is "message" unless an `event:` field names it; the data lines of one event are
+    joined by newlines. Comments, `id:` and `retry:` are skipped. Any other field is yielded on
+    its own as an event of its name: older llama-server versions reported a failure mid-stream
+    as an `error: {…}` line (newer ones send `data: {"error": …}`), which the `openai` SDK's
+    decoder drops."""
+    event, data = "", []
+    async for raw in body_lines(response):
+        line = raw.encode() if isinstance(raw, str) else raw
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if line.startswith(b"data:"):
+            data.append(line[6:] if line[5:6] == b" " else line[5:])
+        elif not line:
+            if data:
+                yield event or "message", data[0] if len(data) == 1 else b"\n".join(data)
+            event, data = "", []
+        elif not line.startswith(b":"):
+            name, _, value = line.partition(b":")
+            value = value[1:] if value[:1] == b" " else value
+            if name == b"event":
+                event = value.decode("utf-8", "replace")
+            elif name not in (b"id", b"retry"):
+                yield name.decode("utf-8", "replace"), value
+    if data:
+        yield event or "message", b"\n".join(data)

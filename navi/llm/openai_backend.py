@@ -4,6 +4,12 @@ Works against any server speaking that format: vLLM, llama.cpp, LM Studio, Ollam
 Tool-call deltas are assembled by index; usage comes from the last chunk (`include_usage`);
 `reasoning_content` / `reasoning` deltas, which several servers send, surface as thinking.
 
+The SDK sends each request (base URL, key, headers, its errors for a refused call), over its own
+HTTP client (httpx2) with connections on asyncio streams (`fast_transport_v2`). A streamed reply's
+server-sent events are read here (`sse_events`) as plain JSON: the SDK's pydantic chunk object per
+token cost 170 µs of CPU per streamed chunk against 35 (docs/benchmarks.md). An error inside the
+stream, in the data or in an `error:` line, is the SDK's `APIError` with the server's words.
+
 Capabilities are probed, not assumed (`model_info`, once per model): llama.cpp's `/props` gives
 the window it runs with, its chat template's tool support and the modalities, and `/v1/models`
 its `meta` (trained window); vLLM's `max_model_len` and LM Studio's `/api/v0/models/<id>` give
@@ -12,6 +18,7 @@ their windows. A server that says nothing keeps the defaults (native tools, Navi
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -24,6 +31,7 @@ from navi.llm.chunks import Chunk, FinishReason, StreamFinal, TextDelta, Thinkin
 from navi.llm.errors import StreamInterrupted
 from navi.llm.failures import Failure, Translator, Wording
 from navi.llm.messages import Message, ToolCall, ToolSpec, image_media_type, strip_data_uri
+from navi.llm.netstream import fast_transport_v2, sse_events
 from navi.llm.tokens import estimate_messages_tokens, estimate_tokens
 from navi.logging import get_logger
 
@@ -32,6 +40,7 @@ log = get_logger(__name__)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _CONTEXT_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
 PROBE_TIMEOUT = 10.0
+STREAM_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)  # the SDK's defaults
 _THINKING_MARKS = ("enable_thinking", "<think>", "reasoning_content")
 
 WORDING = Wording(
@@ -67,6 +76,16 @@ def failure(exc: BaseException, streaming: bool) -> Failure:
     if isinstance(exc, openai.APIError):
         return Failure("stream_error", exc.message)
     return Failure("other", str(exc))
+
+
+def stream_error(part: Any, request: httpx2.Request) -> openai.APIError:
+    """An error reported inside the stream (`{"error": …}`, or llama-server's `error:` line), as the
+    SDK raises it."""
+    error = part.get("error", part) if isinstance(part, dict) else part
+    message = error.get("message") if isinstance(error, dict) else None
+    if not isinstance(message, str) or not message:
+        message = "An error occurred during streaming"
+    return openai.APIError(message, request, body=error)
 
 
 def _user_content(msg: Message) -> str | list[dict[str, Any]]:
@@ -117,17 +136,6 @@ def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def _extra(obj: Any, *names: str) -> Any:
-    extra = getattr(obj, "model_extra", None) or {}
-    for name in names:
-        value = (
-            getattr(obj, name, None) if name in getattr(type(obj), "model_fields", {}) else extra.get(name)
-        )
-        if value:
-            return value
-    return None
-
-
 class OpenAIBackend(LLMBackend):
     name = "openai"
 
@@ -146,6 +154,8 @@ class OpenAIBackend(LLMBackend):
             api_key=api_key or "not-needed",
             timeout=openai.Timeout(timeout, connect=connect_timeout),
             max_retries=0,
+            # The SDK's own client, its connections on asyncio streams (navi/llm/netstream.py).
+            http_client=openai.DefaultAsyncHttpxClient(transport=fast_transport_v2(limits=STREAM_LIMITS)),
         )
         self._probe_client = self._client.with_options(
             timeout=openai.Timeout(PROBE_TIMEOUT, connect=connect_timeout)
@@ -188,35 +198,45 @@ class OpenAIBackend(LLMBackend):
             kwargs["tools"] = to_openai_tools(tools)
         if (id_slot := self._slot(model, options)) is not None:
             kwargs["extra_body"] = {"id_slot": id_slot}
-        stream: Any = None
         partial: dict[int, dict[str, str]] = {}
         finish: str | None = None
-        usage: Any = None
+        usage: dict[str, Any] | None = None
         served_model = model
         text_chars = 0
+        streaming = False
         try:
-            stream = await self._client.chat.completions.create(**kwargs)
-            async for chunk in stream:
-                served_model = chunk.model or served_model
-                if chunk.usage is not None:
-                    usage = chunk.usage
-                for choice in chunk.choices:
-                    delta = choice.delta
-                    reasoning = _extra(delta, "reasoning_content", "reasoning")
-                    if reasoning:
-                        yield ThinkingDelta(text=str(reasoning))
-                    if delta.content:
-                        text_chars += len(delta.content)
-                        yield TextDelta(text=delta.content)
-                    for tc in delta.tool_calls or ():
-                        slot = partial.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
-                        if tc.id:
-                            slot["id"] = tc.id
-                        if tc.function is not None:
-                            slot["name"] += tc.function.name or ""
-                            slot["arguments"] += tc.function.arguments or ""
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
+            # The SDK sends the request (its base URL, headers, errors); the SSE body is read here as
+            # plain JSON: a pydantic chunk object per token was most of Navi's CPU per streamed token
+            # on this backend (docs/benchmarks.md).
+            async with self._client.chat.completions.with_streaming_response.create(**kwargs) as response:
+                streaming = True
+                async for event, data in sse_events(response.http_response):
+                    if data.startswith(b"[DONE]"):
+                        continue  # read on to the body's end, so the connection is kept
+                    part = json.loads(data)
+                    if event != "message" or (isinstance(part, dict) and part.get("error")):
+                        raise stream_error(part, response.http_response.request)
+                    served_model = part.get("model") or served_model
+                    if part.get("usage"):
+                        usage = part["usage"]
+                    for choice in part.get("choices") or ():
+                        delta = choice.get("delta") or {}
+                        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                        if reasoning:
+                            yield ThinkingDelta(text=str(reasoning))
+                        if content := delta.get("content"):
+                            text_chars += len(content)
+                            yield TextDelta(text=content)
+                        for tc in delta.get("tool_calls") or ():
+                            empty = {"id": "", "name": "", "arguments": ""}
+                            slot = partial.setdefault(tc.get("index", 0), empty)
+                            if tc.get("id"):
+                                slot["id"] = tc["id"]
+                            if function := tc.get("function"):
+                                slot["name"] += function.get("name") or ""
+                                slot["arguments"] += function.get("arguments") or ""
+                        if choice.get("finish_reason"):
+                            finish = choice["finish_reason"]
             if finish is None:
                 raise StreamInterrupted(
                     f"the stream from {self.where} ended before the reply was finished",
@@ -224,10 +244,7 @@ class OpenAIBackend(LLMBackend):
                     model=model,
                 )
         except Exception as exc:
-            raise self._errors.translate(exc, model, streaming=stream is not None) from None
-        finally:
-            if stream is not None:
-                await stream.close()
+            raise self._errors.translate(exc, model, streaming=streaming) from None
         calls = [
             ToolCall.from_raw(slot["name"], slot["arguments"], call_id=slot["id"] or None)
             for _, slot in sorted(partial.items())
@@ -236,7 +253,8 @@ class OpenAIBackend(LLMBackend):
             yield ToolCallsChunk(tool_calls=calls)
         if usage is not None:
             counted = Usage(
-                prompt_tokens=usage.prompt_tokens or 0, completion_tokens=usage.completion_tokens or 0
+                prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                completion_tokens=int(usage.get("completion_tokens") or 0),
             )
         else:
             counted = Usage(

@@ -183,3 +183,30 @@ def test_a_facts_source_names_its_session_and_message(tmp_path: Path) -> None:
         assert client.get("/memory/facts/999999/source").status_code == 404
         assert client.get("/memory/facts/0/source").status_code == 422
     asyncio.run(rt.aclose())
+
+
+def test_memory_commands_without_a_model_server(make_settings: Any, monkeypatch: Any, capfd: Any) -> None:
+    """Nothing lost and said in words: the fact is stored and the summary made from the facts
+    alone, the user is told why (not shown the server's log line); a search that matches nothing
+    says so; forgetting the last fact empties the summary, which would go on naming it."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    settings = make_settings()
+    monkeypatch.setenv("DB_PATH", settings.db_path)
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed}")
+    added = runner.invoke(app, ["memory", "add", "location", "home_city", "Porto"])
+    assert added.exit_code == 0, added.output
+    assert "Remembered:" in added.stdout and "home_city = Porto" in added.stdout
+    assert "could not write the memory summary" in added.output and "cannot reach Ollama" in added.output
+    assert "memory.summary_failed" not in added.output + capfd.readouterr().err
+    listed = runner.invoke(app, ["memory", "list", "--summary"]).stdout
+    assert "Summary:" in listed and "Porto" in listed.split("Summary:")[1]
+    searched = runner.invoke(app, ["memory", "search", "where do I live"])
+    assert searched.exit_code == 0 and "Nothing remembered matches 'where do I live'." in searched.stdout
+    forgot = runner.invoke(app, ["memory", "forget", "home_city"])
+    assert forgot.exit_code == 0 and "Forgot 1 fact." in forgot.stdout
+    after = runner.invoke(app, ["memory", "list", "--summary"]).stdout
+    assert "Nothing remembered." in after and "(none yet)" in after and "Porto" not in after

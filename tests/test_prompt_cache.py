@@ -4,12 +4,16 @@ so the server reads only what came since. Plans and notes never go into the syst
 
 from __future__ import annotations
 
+import asyncio
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from navi.agent.context import PLAN_HEADING
 from navi.llm.messages import Message
+from navi.sessions.models import DEFAULT_OWNER
 from navi.testing.agent_script import PLANNING_MARK
 from navi.testing.script import Reply, ScriptedCall, ScriptRequest
 from tests.agent_helpers import collect, scripted_runtime
@@ -149,6 +153,35 @@ async def test_the_summary_is_read_again_after_the_session_changed_memory(tmp_pa
     assert "Lives in Oslo." in (turns[0].messages[0].content or "")
     assert "Lives in Oslo." not in (turns[-1].messages[0].content or "")
     assert "Nothing remembered yet." in (turns[-1].messages[0].content or "")
+    await rt.aclose()
+
+
+@pytest.mark.parametrize("sql", [False, True], ids=["memory", "sqlite"])
+async def test_forgetting_the_last_fact_takes_it_out_of_the_summary(tmp_path: Path, sql: bool) -> None:
+    """The rewrite after `forget` left the old summary in place when no fact was left, so the next
+    turn's system prompt still told the model what the user had it forget. And a next turn that
+    began before the rewrite (in the background) was done read the old summary and kept it for
+    the session: the rewrite here is slowed down so that it always would."""
+    rt, _, script = await scripted_runtime(tmp_path, planning_enabled=False, sql=sql)
+    await rt.memory.upsert_fact("personal", "home_city", "Oslo")
+    await rt.extractor.refresh_summary(DEFAULT_OWNER)
+    assert "Oslo" in (await rt.memory.get_summary() or "")
+    write = rt.memory.set_summary
+
+    async def slow_write(content: str, *, owner: str = DEFAULT_OWNER) -> None:
+        await asyncio.sleep(0.3)
+        await write(content, owner=owner)
+
+    rt.memory.set_summary = slow_write  # type: ignore[method-assign]
+    script.turn(Reply(tool_calls=[ScriptedCall("forget", {"key": "home_city"})]), "Forgotten.")
+    script.turn("Noted.")
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "Forget where I live"))
+    await collect(rt.agent.run_stream(session.id, "Thanks"))
+    turns = script.of_kind("turn")
+    assert "Oslo" in (turns[0].messages[0].content or "")
+    assert "Oslo" not in (turns[-1].messages[0].content or "")
+    assert not await rt.memory.get_summary()
     await rt.aclose()
 
 

@@ -104,18 +104,29 @@ class RunBinder:
         this session changed memory itself (a call to a memory-writing tool since). A subagent's is
         read fresh."""
         if not persistent:
-            return await self.memory(ctx.owner)
+            return await self._read(ctx)
         key = ctx.session_id
         writes = memory_writes(context)
         if key in self.frozen and self.frozen[key][1] == writes:
             self.frozen.move_to_end(key)
             return self.frozen[key][0]
-        memory = await self.memory(ctx.owner)
+        memory = await self._read(ctx)
         self.frozen[key] = (memory, writes)
         self.frozen.move_to_end(key)
         while len(self.frozen) > FROZEN_SESSIONS:
             self.frozen.popitem(last=False)
         return memory
+
+    async def _read(self, ctx: runctx.RunContext) -> str | None:
+        """The owner's memory summary, once a rewrite under way (after `remember` or `forget`) is
+        done: read before it, the old summary would be frozen into the session with the write
+        already counted, and a forgotten fact would stay in its prompt (a stop abandons the wait,
+        not the rewrite)."""
+        pending = self.rewrites.get(ctx.owner)
+        if pending is not None:
+            with contextlib.suppress(TimeoutError):  # then whatever is there is read
+                await stoppable(asyncio.shield(pending), ctx.stop_event, REWRITE_WAIT)
+        return await self.memory(ctx.owner)
 
     def rewriting(self, owner: str, task: asyncio.Task[None]) -> None:
         """`task` rewrites `owner`'s memory summary (after `remember` or `forget`)."""
@@ -130,18 +141,14 @@ class RunBinder:
     async def next_memory(self, run: RunState) -> bool:
         """After a turn: the memory summary the session's next turn will read, into `run.memory`
         (True when it changed). When the session changed memory itself, its next turn reads the
-        summary again: this waits for the summary's rewrite first (a stop abandons the wait, not
-        the rewrite), so the prompt read ahead (`Loop.warm`) is the one the next turn sends."""
+        summary again, once rewritten (`_read`), so the prompt read ahead (`Loop.warm`) is the one
+        the next turn sends."""
         if not run.persistent:
             return False
         key = run.ctx.session_id
         frozen = self.frozen.get(key)
         if frozen is not None and frozen[1] == memory_writes(run.context):
             return False
-        pending = self.rewrites.get(run.ctx.owner)
-        if pending is not None:
-            with contextlib.suppress(TimeoutError):  # then the next turn reads whatever is there
-                await stoppable(asyncio.shield(pending), run.ctx.stop_event, REWRITE_WAIT)
         memory = await self.session_memory(run.ctx, run.persistent, run.context)
         changed, run.memory = memory != run.memory, memory
         return changed

@@ -6,6 +6,7 @@ The owner's memory (`local`) unless `--user NAME` names another user's (which na
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 import typer
@@ -16,9 +17,9 @@ from navi.cli.sessions import UserOption, known_user, with_runtime
 app = typer.Typer(help="What Navi remembers about you.", no_args_is_help=True, rich_markup_mode=PLAIN_HELP)
 
 
-def _print(facts: list[Any]) -> None:
+def _print(facts: list[Any], query: str = "") -> None:
     if not facts:
-        typer.echo("Nothing remembered.")
+        typer.echo(f"Nothing remembered matches '{query}'." if query else "Nothing remembered.")
         return
     for fact in facts:
         typer.echo(f"{fact.id:>6}  {fact.category}: {fact.key} = {fact.value}  ({fact.updated_at:%Y-%m-%d})")
@@ -52,7 +53,29 @@ def search(
     async def work(rt: Any) -> list[Any]:
         return list(await rt.memory.search_facts(query, owner=await known_user(rt, user), limit=limit))
 
-    _print(with_runtime(work))
+    _print(with_runtime(work), query)
+
+
+async def _refresh(rt: Any, owner: str) -> str | None:
+    """Rewrite the memory summary; why the model could not write it, if it could not (said to the
+    user in words by `_noted`, not as the server's log line)."""
+    extractor_log = logging.getLogger("navi.memory.extractor")
+    level = extractor_log.level
+    extractor_log.setLevel(max(level, logging.ERROR))
+    try:
+        failed: str | None = await rt.extractor.refresh_summary(owner)
+        return failed
+    finally:
+        extractor_log.setLevel(level)
+
+
+def _noted(failed: str | None) -> None:
+    if failed:
+        typer.echo(
+            "navi: the model could not write the memory summary Navi reads at the start of a "
+            f"conversation ({failed}); it was made from the facts alone.",
+            err=True,
+        )
 
 
 def _refuse(message: str, code: int = 1) -> None:
@@ -69,23 +92,23 @@ def add(
 ) -> None:
     """Remember a fact; a new value for the same category and key replaces the old one."""
 
-    async def work(rt: Any) -> tuple[Any, str] | str:
+    async def work(rt: Any) -> tuple[Any, str, str | None] | str:
         owner = await known_user(rt, user)
         try:
             fact, outcome = await rt.memory.upsert_fact(category, key, value, owner=owner, source="added")
         except ValueError as exc:
             return str(exc)
-        if outcome != "confirmed":
-            await rt.extractor.refresh_summary(owner)
-        return fact, outcome
+        failed = await _refresh(rt, owner) if outcome != "confirmed" else None
+        return fact, outcome, failed
 
     done = with_runtime(work, writes=True)  # a first fact creates the database
     if isinstance(done, str):
         _refuse(done, 2)
         return
-    fact, outcome = done
+    fact, outcome, failed = done
     verb = {"created": "Remembered", "updated": "Updated", "confirmed": "Already remembered"}[outcome]
     typer.echo(f"{verb}: {fact.id}  {fact.category}: {fact.key} = {fact.value}")
+    _noted(failed)
 
 
 @app.command()
@@ -96,23 +119,23 @@ def edit(
 ) -> None:
     """Give a fact a new value; the old one is kept in its history."""
 
-    async def work(rt: Any) -> tuple[Any, str]:
+    async def work(rt: Any) -> tuple[Any, str, str | None]:
         owner = await known_user(rt, user)
         try:
             changed = await rt.memory.edit_fact(fact_id, value, owner=owner)
         except ValueError as exc:
-            return 2, str(exc)
+            return 2, str(exc), None
         if changed is None:
-            return 1, f"no current fact {fact_id} — `navi memory list` shows them"
-        if changed[1] != "confirmed":
-            await rt.extractor.refresh_summary(owner)
-        return changed[0], changed[1]
+            return 1, f"no current fact {fact_id} — `navi memory list` shows them", None
+        failed = await _refresh(rt, owner) if changed[1] != "confirmed" else None
+        return changed[0], changed[1], failed
 
-    fact, outcome = with_runtime(work, writes=True)
+    fact, outcome, failed = with_runtime(work, writes=True)
     if isinstance(fact, int):
         _refuse(outcome, fact)
     said = "Unchanged" if outcome == "confirmed" else "Edited"
     typer.echo(f"{said}: {fact.id}  {fact.category}: {fact.key} = {fact.value}")
+    _noted(failed)
 
 
 @app.command()
@@ -150,19 +173,17 @@ def forget(
 ) -> None:
     """Forget facts by key (optionally within a category), or one fact by id."""
 
-    async def work(rt: Any) -> int:
+    async def work(rt: Any) -> tuple[int, str | None]:
         owner = await known_user(rt, user)
         if by_id:
             if not key.isdigit():
-                return -1
+                return -1, None
             count = int(await rt.memory.delete_fact_by_id(int(key), owner=owner))
         else:
             count = await rt.memory.delete_fact(key, category, owner=owner)
-        if count > 0:
-            await rt.extractor.refresh_summary(owner)
-        return int(count)
+        return int(count), await _refresh(rt, owner) if count > 0 else None
 
-    count = with_runtime(work)
+    count, failed = with_runtime(work)
     if count < 0:
         typer.echo(f"navi: --id needs a fact's number, not '{key}' — `navi memory list` shows them", err=True)
         raise typer.Exit(2)
@@ -170,6 +191,7 @@ def forget(
         typer.echo(f"navi: nothing remembered under '{key}' — `navi memory list` shows what is", err=True)
         raise typer.Exit(1)
     typer.echo(f"Forgot {count} fact{'s' if count > 1 else ''}.")
+    _noted(failed)
 
 
 def register(root: typer.Typer) -> None:

@@ -290,10 +290,16 @@ class MemoryExtractor:
                 await self.refresh_summary(session.owner)
         return stored
 
-    async def refresh_summary(self, owner: str) -> None:
+    async def refresh_summary(self, owner: str) -> str | None:
+        """Rewrite the owner's memory summary. Returns why the model could not write it (then the
+        summary is made from the facts alone), else None. With no fact left, the summary is
+        emptied: it would go on telling the model what the user had it forget."""
         facts = await self.memory.get_all_facts(owner=owner, limit=SUMMARY_FACTS)
         if not facts:
-            return
+            if await self.memory.get_summary(owner=owner):
+                await self.memory.set_summary("", owner=owner)
+            return None
+        failed: str | None = None
         llm, model = self._model()
         listing = "\n".join(f"{f.category}: {f.key} = {f.value}" for f in facts)
         instructions = prompts.load("memory_summary")
@@ -313,12 +319,13 @@ class MemoryExtractor:
                 summary = trim_cut_off(summary)
         except LLMError as exc:
             log.warning("memory.summary_failed", error=str(exc))
-            summary = ""
+            summary, failed = "", str(exc)
         problem = profile_problem(summary, facts, instructions)
         if problem:
             log.info("memory.summary_rejected", problem=problem)
             summary = fallback_summary(facts)
         await self.memory.set_summary(summary, owner=owner)
+        return failed
 
     async def periodic(self, interval_minutes: float) -> None:
         """Look for idle sessions every `interval_minutes` (a background task of the server)."""

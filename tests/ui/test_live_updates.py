@@ -5,7 +5,7 @@ sent while a turn runs that window did not see, which waits in the queue (`queue
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Browser, Page, WebSocketRoute, expect
+from playwright.sync_api import Browser, Page, Route, WebSocketRoute, expect
 
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply
@@ -136,3 +136,35 @@ def test_a_message_sent_while_an_unseen_turn_runs_waits_in_the_queue(
         assert watched.errors == []
     finally:
         other_context.close()
+
+
+def test_a_turn_that_ran_whole_while_the_page_opened_the_session_is_drawn(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    """The page read a history ending in an unanswered message, and a turn (another client's) ran
+    from start to end before the page's socket was open: no frame of it reached the page, which
+    showed no answer until reloaded. The socket's first opening now reads the history again."""
+    script = use_script(fake_server)
+    script.turn(Reply(text="Stockholm is the capital of Sweden."))
+    sid = navi.new_session()
+    with navi.client() as http:
+        stored = http.post(
+            f"/sessions/{sid}/messages", json={"content": "What is the capital of Norway?", "respond": False}
+        )
+        assert stored.status_code == 200, stored.text
+    opened: list[str] = []
+
+    def history_then_a_turn(route: Route) -> None:
+        response = route.fetch()  # the history as it is: the message, unanswered, no turn running
+        if not opened:
+            opened.append(sid)
+            with navi.client() as http:  # a whole turn, before the page has its socket
+                answered = http.post(f"/sessions/{sid}/messages", json={"content": "And of Sweden?"})
+                assert answered.status_code == 200, answered.text
+        route.fulfill(response=response)
+
+    page.route(f"**/sessions/{sid}", history_then_a_turn)
+    open_app(page, f"/#/s/{sid}")
+    expect(page.locator("article.turn").last).to_contain_text("Stockholm is the capital of Sweden.")
+    expect(page.locator("article.user")).to_have_count(2)
+    assert opened == [sid]

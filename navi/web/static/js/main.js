@@ -33,6 +33,7 @@ const state = {
   turn: null, // the live Turn while a run streams
   pending: null, // the message sent, until its stream_start (or its error)
   replaying: false, // opened mid-run: the next stream_start is the replay of that run
+  unanswered: 0, // opened with history ending in a user's message (this many messages drawn)
   replayFrom: 0, // when that run's message was stored (the replayed turn's start)
   retrying: false, // Retry was pressed: the next stream_start is that retry
   continuing: false, // the turn running is a continuation of a cut-off answer
@@ -209,7 +210,9 @@ function ensureSession() {
 
 function closeSession() {
   state.socket?.close();
-  Object.assign(state, { socket: null, pending: null, retrying: false, session: null, waiting: null });
+  Object.assign(state, {
+    socket: null, pending: null, retrying: false, session: null, waiting: null, unanswered: 0,
+  });
   queueView.clear();
   endTurn();
   light.setSocket("none");
@@ -274,6 +277,9 @@ async function openSession(id, { fresh = false } = {}) {
     composer.setRunning(true);
   } else {
     conversation.renderHistory(messages);
+    // A turn for that message may run and end before the socket below is open: no frame of it
+    // would come. The socket's first opening reads the history once more (`resync`).
+    state.unanswered = messages.at(-1)?.role === "user" ? messages.length : 0;
   }
   api.queue(id).then((q) => { if (ticket === state.opening) queueView.set(q.messages); }, () => {});
   state.socket = new SessionSocket(id, {
@@ -299,6 +305,8 @@ async function openSession(id, { fresh = false } = {}) {
 
 // After (re)connecting, a run we believed was going may have ended unseen: then reload the history.
 function resync(id, reconnected) {
+  if (state.unanswered) answeredMeanwhile(id, state.unanswered);
+  state.unanswered = 0;
   if (!state.replaying && !(reconnected && state.turn)) return;
   setTimeout(async () => {
     if (state.session?.id !== id || (!state.replaying && !state.turn)) return;
@@ -309,6 +317,17 @@ function resync(id, reconnected) {
     setMeter(detail.context_token_count, detail.max_context_tokens, detail.compress_at_tokens);
     endTurn();
   }, reconnected ? 0 : 1500);
+}
+
+// Opened on an unanswered message: a turn that ran whole before the socket opened sent its frames to
+// nobody here. Drawn from the history, if it ended (a running one is replayed by the socket).
+async function answeredMeanwhile(id, drawn) {
+  const detail = await api.session(id).catch(() => null);
+  if (!detail || detail.active || state.session?.id !== id || state.turn || state.pending) return;
+  if (detail.messages.length === drawn) return;
+  conversation.renderHistory(detail.messages);
+  turnsFrom(detail.messages);
+  setMeter(detail.context_token_count, detail.max_context_tokens, detail.compress_at_tokens);
 }
 
 async function route() {

@@ -20,6 +20,7 @@ import httpx
 import httpx2
 import pytest
 
+from navi.llm.anthropic_backend import AnthropicBackend
 from navi.llm.base import CallOptions
 from navi.llm.chunks import TextDelta
 from navi.llm.errors import StreamInterrupted
@@ -223,10 +224,17 @@ async def test_ndjson_lines_are_whole_lines_however_the_body_is_cut(tmp_path: Pa
             assert lines == [{"a": 1}, {"b": 2}, {"c": 3}, {"d": 4}], path
 
 
-async def test_the_openai_backend_streams_through_asyncio_streams(fake_server: FakeModelServer) -> None:
-    """The `openai` SDK's client (httpx2) gets the same network backend, raising httpcore2's errors;
-    this fails if a new httpx2 or httpcore2 stops taking it."""
-    backend = OpenAIBackend(f"{fake_server.url}/v1")
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_the_sdk_backends_stream_through_asyncio_streams(
+    kind: str, fake_server: FakeModelServer
+) -> None:
+    """The `openai` and `anthropic` SDKs' client (httpx2) gets the same network backend, raising
+    httpcore2's errors; this fails if a new httpx2 or httpcore2 stops taking it."""
+    backend = (
+        OpenAIBackend(f"{fake_server.url}/v1")
+        if kind == "openai"
+        else AnthropicBackend("key", fake_server.url)
+    )
     try:
         pool = backend._client._client._transport._pool
         assert isinstance(pool._network_backend, AsyncioBackend)

@@ -20,6 +20,7 @@ from navi.llm.chunks import Chunk, FinishReason, StreamFinal, TextDelta, Thinkin
 from navi.llm.errors import StreamInterrupted
 from navi.llm.failures import Failure, Translator, Wording
 from navi.llm.messages import Message, ToolCall, ToolSpec, image_media_type, strip_data_uri
+from navi.llm.netstream import fast_transport_v2
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 THINKING_BUDGET = 4096
@@ -146,6 +147,8 @@ class AnthropicBackend(LLMBackend):
             base_url=self.base_url,
             timeout=anthropic.Timeout(timeout, connect=connect_timeout),
             max_retries=0,
+            # The SDK's own client, its connections on asyncio streams (navi/llm/netstream.py).
+            http_client=anthropic.DefaultAsyncHttpxClient(transport=fast_transport_v2()),
         )
         self._has_key = bool(api_key)
         self._errors = Translator(WORDING, failure, self.name, self.where, timeout)

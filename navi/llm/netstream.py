@@ -155,8 +155,14 @@ def fast_transport(**options: Any) -> httpx.AsyncHTTPTransport:
     return transport
 
 
+# What the `openai` and `anthropic` SDKs' own clients allow (a transport given to a client takes its own).
+SDK_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+
+
 def fast_transport_v2(**options: Any) -> httpx2.AsyncHTTPTransport:
-    """The same for `httpx2` (the `openai` and `anthropic` SDKs' HTTP client)."""
+    """The same for `httpx2` (the `openai` and `anthropic` SDKs' HTTP client), with the SDKs'
+    connection limits unless given others."""
+    options.setdefault("limits", SDK_LIMITS)
     transport = httpx2.AsyncHTTPTransport(**options)
     transport._pool._network_backend = AsyncioBackend(httpcore2)  # type: ignore[assignment]  # duck-typed
     return transport

@@ -40,7 +40,6 @@ log = get_logger(__name__)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _CONTEXT_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
 PROBE_TIMEOUT = 10.0
-STREAM_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)  # the SDK's defaults
 _THINKING_MARKS = ("enable_thinking", "<think>", "reasoning_content")
 
 WORDING = Wording(
@@ -155,7 +154,7 @@ class OpenAIBackend(LLMBackend):
             timeout=openai.Timeout(timeout, connect=connect_timeout),
             max_retries=0,
             # The SDK's own client, its connections on asyncio streams (navi/llm/netstream.py).
-            http_client=openai.DefaultAsyncHttpxClient(transport=fast_transport_v2(limits=STREAM_LIMITS)),
+            http_client=openai.DefaultAsyncHttpxClient(transport=fast_transport_v2()),
         )
         self._probe_client = self._client.with_options(
             timeout=openai.Timeout(PROBE_TIMEOUT, connect=connect_timeout)

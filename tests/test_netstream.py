@@ -308,12 +308,12 @@ async def test_sse_events_are_whole_events_however_the_body_is_cut() -> None:
 async def test_an_error_inside_an_sse_stream_is_the_servers_words(error: bytes) -> None:
     """A server that fails mid-stream says why: in the data (llama-server now, vLLM, OpenAI) or
     in an `error:` line (older llama-server, which the SDK's own decoder ignored: the reply then
-    only "ended before it was finished")."""
+    only "ended before it was finished"). An event with empty data before it is skipped."""
     chunk = b'data: {"model":"m","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n'
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
-        writer.write(SSE_HEAD + chunked(chunk, error + b"\n\n"))
+        writer.write(SSE_HEAD + chunked(b"data:\n\n", chunk, error + b"\n\n"))  # an empty keep-alive first
         await writer.drain()
 
     async with serving(handler) as port:

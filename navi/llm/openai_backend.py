@@ -210,7 +210,7 @@ class OpenAIBackend(LLMBackend):
             async with self._client.chat.completions.with_streaming_response.create(**kwargs) as response:
                 streaming = True
                 async for event, data in sse_events(response.http_response):
-                    if data.startswith(b"[DONE]"):
+                    if data.startswith(b"[DONE]") or not data.strip():  # the end, or an empty keep-alive
                         continue  # read on to the body's end, so the connection is kept
                     part = json.loads(data)
                     if event != "message" or (isinstance(part, dict) and part.get("error")):

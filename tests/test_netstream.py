@@ -77,6 +77,31 @@ def chunked(*parts: bytes) -> bytes:
 
 
 STREAM_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n"
+SSE_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+def cut_or_gzipped(head: bytes, body: list[bytes]) -> Handler:
+    """A server of `body`: on a path holding "gzip" whole and gzipped, else each part as a chunk of
+    its own, 10 ms apart, after `head`."""
+    packed = gzip.compress(b"".join(body))
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request = await read_request(reader)
+        if b"gzip" in request.split(b"\r\n", 1)[0]:
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: %d\r\n\r\n%s"
+                % (len(packed), packed)
+            )
+        else:
+            writer.write(head)
+            for part in body:
+                writer.write(chunked(part)[: -len(b"0\r\n\r\n")])
+                await writer.drain()
+                await asyncio.sleep(0.01)
+            writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    return handler
 
 
 async def test_lines_stream_as_they_are_written_and_the_connection_is_kept() -> None:
@@ -199,23 +224,7 @@ async def test_ndjson_lines_are_whole_lines_however_the_body_is_cut(tmp_path: Pa
     """Lines split over chunks, several in one chunk, CRLF, blank lines, a last line without its
     newline; and a gzipped body (a proxy's doing) read through httpx's decoding."""
     body = [b'{"a":', b'1}\n{"b":2}\r\n\n{"c"', b":3}\n\n", b'{"d":4}']
-    packed = gzip.compress(b"".join(body))
-
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        request = await read_request(reader)
-        if b"gzip" in request.split(b"\r\n", 1)[0]:
-            writer.write(
-                b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: %d\r\n\r\n%s"
-                % (len(packed), packed)
-            )
-        else:
-            writer.write(STREAM_HEAD)
-            for part in body:
-                writer.write(chunked(part)[: -len(b"0\r\n\r\n")])
-                await writer.drain()
-                await asyncio.sleep(0.01)
-            writer.write(b"0\r\n\r\n")
-        await writer.drain()
+    handler = cut_or_gzipped(STREAM_HEAD, body)
 
     async with serving(handler) as port, httpx.AsyncClient(transport=fast_transport()) as client:
         for path in ("/plain", "/gzip"):
@@ -252,9 +261,6 @@ async def test_the_sdk_backends_stream_through_asyncio_streams(
         await backend.aclose()
 
 
-SSE_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
-
-
 async def test_sse_events_are_whole_events_however_the_body_is_cut() -> None:
     """Events split over chunks and several in one, CRLF, comments, named events, `id:` and
     `retry:`, data over two lines, another field (older llama-server's `error:`), a last event
@@ -265,23 +271,7 @@ async def test_sse_events_are_whole_events_however_the_body_is_cut() -> None:
         b"id: 7\nretry: 100\ndata: one\ndata: two\n\n",
         b'error: {"message":"slot unavailable"}\n\ndata: [DONE]',
     ]
-    packed = gzip.compress(b"".join(body))
-
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        request = await read_request(reader)
-        if b"gzip" in request.split(b"\r\n", 1)[0]:
-            writer.write(
-                b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: %d\r\n\r\n%s"
-                % (len(packed), packed)
-            )
-        else:
-            writer.write(SSE_HEAD)
-            for part in body:
-                writer.write(chunked(part)[: -len(b"0\r\n\r\n")])
-                await writer.drain()
-                await asyncio.sleep(0.01)
-            writer.write(b"0\r\n\r\n")
-        await writer.drain()
+    handler = cut_or_gzipped(SSE_HEAD, body)
 
     async with serving(handler) as port:
         for path in ("/plain", "/gzip"):  # a client each: this server closes after one response

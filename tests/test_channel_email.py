@@ -346,6 +346,27 @@ async def test_an_approval_is_answered_by_replying_yes(tmp_path: Path, servers: 
         await world.services.stop()
 
 
+async def test_without_an_authserv_id_or_local_trust_every_mail_is_refused_and_said_so(
+    tmp_path: Path, servers: Servers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = await start_mail(tmp_path, servers, navi_email_authserv_id="")
+    try:
+        key = world.send("Hi, it is really me")  # authenticated by the receiving server, unread
+        logged = ""
+        for _ in range(400):
+            logged += capsys.readouterr().out
+            if "channel.refused" in logged:
+                break
+            await asyncio.sleep(0.05)
+        assert "channel.email.refuses_all" in logged  # said at start
+        [refused] = refusals(logged)
+        assert key.strip("<>") in refused
+        assert "neither NAVI_EMAIL_AUTHSERV_ID nor NAVI_EMAIL_TRUST_LOCAL_DELIVERY is set" in refused
+        assert world.outbox.messages == [] and world.turns() == []
+    finally:
+        await world.services.stop()
+
+
 async def test_only_ana_s_reply_to_the_question_answers_an_approval(
     tmp_path: Path, servers: Servers, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from navi.channels.base import split_text
 from navi.channels.email import EmailChannel, EmailSettings, unquoted
-from navi.channels.mailauth import AuthResultsError, aligned, parse_auth_results, sender_of
+from navi.channels.mailauth import AuthResultsError, aligned, judge, parse_auth_results, sender_of
 from navi.channels.sqlstore import SqlChannelStore
 from navi.channels.store import ChannelError, ChannelStore, InMemoryChannelStore
 from navi.sessions.models import Session
@@ -149,7 +149,13 @@ def test_only_the_receiving_server_s_pass_for_the_from_domain_lets_a_mail_in() -
         "dmarc=fail from mx.example.net"
     )
     assert refused("mx.example.net; dkim=fail header.d=example.org").startswith("no DKIM or DMARC")
-    assert refused("mx.example.net; dkim=pass header.d=example.org (", Subject="x") == (
+    assert refused("mx.example.net; dkim=pass header.i=ana@example.org") is None
+    assert refused("MX.Example.NET; dkim=pass header.d=EXAMPLE.org.") is None
+    assert refused("mx.example.net; dkim=pass header.i=@mail.example.org").startswith("no DKIM")
+    assert refused("mx.example.net; dkim=pass header.d=example.org; dmarc=pass header.from=evil.example") == (
+        "mx.example.net read the From domain as 'evil.example', not 'example.org'"
+    )
+    assert refused("mx.example.net; dkim=pass header.d=example.org (") == (
         "the Authentication-Results from mx.example.net do not parse: a comment is not closed"
     )
     # The topmost header of the configured server counts: one of its id further down may be forged.
@@ -194,6 +200,21 @@ def test_authentication_results_are_parsed_as_rfc_8601_writes_them() -> None:
     assert spf.props == {"smtp.mailfrom": "ana smith@example.org"}
     assert (dmarc.result, dmarc.props["header.from"]) == ("pass", "example.org")
     assert parse_auth_results('"mx.example.net"; none').results == []
+    # As big providers write them: every one parses, and vouches for example.org.
+    for written in (
+        "mx.google.com; dkim=pass header.i=@example.org header.s=google header.b=Ab/cDe+F;"
+        " arc=none; spf=pass (google.com: domain of ana@example.org designates 192.0.2.1 as"
+        " permitted sender) smtp.mailfrom=ana@example.org; dmarc=pass (p=NONE sp=NONE dis=NONE)"
+        " header.from=example.org",
+        "mx.example.net; spf=pass (sender IP is 192.0.2.1) smtp.mailfrom=example.org; dkim=pass"
+        " (signature was verified) header.d=example.org;dmarc=pass action=none"
+        " header.from=example.org;compauth=pass reason=100",
+        "mx.example.net; arc=none (no signatures found); dkim=pass (2048-bit rsa key sha256)"
+        " header.d=example.org header.i=@example.org header.b=AbCd header.a=rsa-sha256"
+        " x-bits=2048; dmarc=none policy.published-domain-policy=none (p=none,d=none)"
+        " header.from=example.org; x-tls=pass smtp.version=TLSv1.3 smtp.bits=256/256",
+    ):
+        assert judge(parse_auth_results(written), "example.org") is None, written
     for bad in ("", "; dkim=pass", "mx x; dkim=pass", "mx; dkim", "mx; dkim=pass header.d", "mx; =pass"):
         with pytest.raises(AuthResultsError):
             parse_auth_results(bad)

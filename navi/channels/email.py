@@ -87,6 +87,7 @@ class EmailChannel(Channel):
     def __init__(self, settings: EmailSettings) -> None:
         self.settings = settings
         self.domain = settings.address.rpartition("@")[2] or "navi.local"
+        self._warned = False
 
     @classmethod
     def normalize(cls, address: str) -> str:
@@ -116,6 +117,9 @@ class EmailChannel(Channel):
         return client
 
     async def listen(self, deliver: Deliver) -> None:
+        if self.settings.refuses_all is not None and not self._warned:
+            log.warning("channel.email.refuses_all", reason=self.settings.refuses_all)
+            self._warned = True  # once, not at each reconnection
         client = await self._imap()
         try:
             selected = await client.select(self.settings.folder)
@@ -123,8 +127,6 @@ class EmailChannel(Channel):
                 raise ConnectionError(f"IMAP folder {self.settings.folder!r}: {_text(selected.lines)}")
             idle = client.has_capability("IDLE")
             log.info("channel.email.listening", folder=self.settings.folder, idle=idle)
-            if self.settings.refuses_all is not None:
-                log.warning("channel.email.refuses_all", reason=self.settings.refuses_all)
             while True:
                 await self._read_new(client, deliver)
                 if idle:

@@ -38,7 +38,7 @@ _HEADER_BLOCK_DEFECTS = (
     MissingHeaderBodySeparatorDefect,
 )
 _METHOD = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-MAX_HEADER = 8192  # a longer Authentication-Results is not read (a server's are short)
+MAX_HEADER = 32768  # a longer Authentication-Results is not read (a server's are far shorter)
 
 
 class AuthResultsError(ValueError):
@@ -300,6 +300,7 @@ __all__ = [
     "AuthResultsError",
     "Result",
     "aligned",
+    "judge",
     "parse_auth_results",
     "refusal",
     "sender_of",

@@ -39,6 +39,7 @@ _HEADER_BLOCK_DEFECTS = (
 )
 _METHOD = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 MAX_HEADER = 32768  # a longer Authentication-Results is not read (a server's are far shorter)
+MAX_HEADERS = 100  # only the topmost are looked at: the server's own is on top
 
 
 class AuthResultsError(ValueError):
@@ -244,14 +245,10 @@ def refusal(message: EmailMessage, address: str, *, authserv: str, trust_local: 
             return None
         return "neither NAVI_EMAIL_AUTHSERV_ID nor NAVI_EMAIL_TRUST_LOCAL_DELIVERY is set"
     wanted = authserv.strip().lower()
-    value = next(
-        (
-            " ".join(raw.split())
-            for name, raw in message.raw_items()
-            if name.strip().lower() == "authentication-results" and authserv_id(str(raw)) == wanted
-        ),
-        None,
-    )
+    headers = [
+        str(raw) for name, raw in message.raw_items() if name.strip().lower() == "authentication-results"
+    ]
+    value = next((" ".join(raw.split()) for raw in headers[:MAX_HEADERS] if authserv_id(raw) == wanted), None)
     if value is None:
         return None if trust_local else f"no Authentication-Results from {wanted}"
     try:

@@ -224,6 +224,13 @@ class Settings(BackendSettings, BaseSettings):
     navi_email_smtp_password: str = ""
     navi_email_folder: str = "INBOX"
     navi_email_poll_seconds: float = Field(60.0, ge=1, le=3600)
+    # The authserv-id (usually the host name) your receiving mail server writes in the
+    # Authentication-Results it adds: only a DKIM or DMARC pass from that server, for the From's
+    # domain, lets a mail through. Empty: no mail passes unless NAVI_EMAIL_TRUST_LOCAL_DELIVERY.
+    navi_email_authserv_id: str = ""
+    # Take mail that carries no Authentication-Results of that server as delivered by a path you
+    # trust (only your own accounts can put mail in the folder): its From alone says who wrote it.
+    navi_email_trust_local_delivery: bool = False
     # Matrix: on when NAVI_MATRIX_HOMESERVER and NAVI_MATRIX_USER are set, with the password or an
     # access token of that account.
     navi_matrix_homeserver: str = ""

@@ -29,8 +29,8 @@ class Incoming:
     `sender`: the address the allowlist names (normalised by the channel). `key`: this message's
     own id in the channel (an email's Message-ID); `thread`: the ids of the messages it answers,
     nearest first (empty: it starts a conversation). `refused`: why the channel's own checks refuse
-    it (an SPF or DKIM failure), or None. `context`: what the channel needs to answer it in place
-    (a subject, a room), opaque to the worker.
+    it (a mail its receiving server did not authenticate), or None. `context`: what the channel
+    needs to answer it in place (a subject, a room), opaque to the worker.
     """
 
     channel: str
@@ -63,10 +63,14 @@ Listed = Callable[[str], Awaitable[bool]]  # whether an address is on the channe
 
 class Channel(ABC):
     """`name`: the channel's name in the allowlist, the settings and schedules' `deliver`.
-    `can_ask`: a person can answer an approval by replying (else approvals are denied at once)."""
+    `can_ask`: a person can answer an approval by replying (else approvals are denied at once).
+    `answers_by_reply`: an approval is answered only by a reply to the question itself (its keys
+    in the answer's `thread`) from the address it was asked of — for a channel whose senders can
+    be forged, where only the question's real reader knows its key (an email's Message-ID)."""
 
     name: ClassVar[str]
     can_ask: ClassVar[bool] = True
+    answers_by_reply: ClassVar[bool] = False
     # Set by the worker before `listen`: asks the allowlist (a channel that is invited somewhere,
     # as Matrix is to rooms, accepts only listed people). None: nobody is listed.
     listed: Listed | None = None

@@ -6,8 +6,10 @@ answers, and Navi's replies carry `In-Reply-To` / `References` so mail programs 
 holds only Navi's answer: nothing of the user's mail is quoted back, and of the user's mail only
 what they wrote reaches the model (the quoted part of a reply — `>` lines and the "On … wrote:" line
 before them — is cut). Attachments come in as files and go out as MIME parts. The allowlist names
-sender addresses (lower case); a mail whose `Authentication-Results` report an SPF or DKIM `fail`
-is refused, whatever its sender says.
+sender addresses (lower case). A mail is acted on only when its From is one clear mailbox and the
+receiving server's `Authentication-Results` vouch for its domain (`mailauth.py`); any other is
+refused (logged, never answered: its sender may be forged). Approvals are answered only by a reply
+to Navi's question mail (`answers_by_reply`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import aiosmtplib
 import structlog
 
 from navi.channels.base import Attachment, Channel, Deliver, Incoming, Outgoing, split_text
+from navi.channels.mailauth import refusal, sender_of
 
 log = structlog.stdlib.get_logger(__name__)
 
@@ -39,7 +42,6 @@ IDLE_SECONDS = 25 * 60  # IDLE is renewed before servers drop it (RFC 2177: 29 m
 _QUOTE_INTRO = re.compile(
     r"^\s*(On .+ wrote:|-+\s*Original Message\s*-+|Le .+ a écrit\s*:|Am .+ schrieb .+:)\s*$"
 )
-_AUTH_RESULT = re.compile(r"\b(spf|dkim|dmarc)\s*=\s*([a-z]+)", re.I)
 
 
 @dataclass(frozen=True)
@@ -61,15 +63,31 @@ class EmailSettings:
     poll_seconds: float = 60.0  # without IDLE
     timeout: float = 30.0
     tls_context: ssl.SSLContext | None = None  # tests: a context trusting their own CA
+    # The authserv-id of the receiving server's Authentication-Results (its host name, usually):
+    # only that server's results count. Empty: none do.
+    authserv_id: str = ""
+    # Mail without that server's results is taken as delivered by a trusted path (docs/channels.md).
+    trust_local_delivery: bool = False
+
+    @property
+    def refuses_all(self) -> str | None:
+        """Why every mail is refused with these settings (neither an authserv-id nor local trust)."""
+        if self.authserv_id.strip() or self.trust_local_delivery:
+            return None
+        return (
+            "neither NAVI_EMAIL_AUTHSERV_ID nor NAVI_EMAIL_TRUST_LOCAL_DELIVERY is set: every mail is refused"
+        )
 
 
 class EmailChannel(Channel):
     name: ClassVar[str] = "email"
     can_ask: ClassVar[bool] = True
+    answers_by_reply: ClassVar[bool] = True  # a From can be forged: only the question's reader knows its id
 
     def __init__(self, settings: EmailSettings) -> None:
         self.settings = settings
         self.domain = settings.address.rpartition("@")[2] or "navi.local"
+        self._warned = False
 
     @classmethod
     def normalize(cls, address: str) -> str:
@@ -99,6 +117,9 @@ class EmailChannel(Channel):
         return client
 
     async def listen(self, deliver: Deliver) -> None:
+        if self.settings.refuses_all is not None and not self._warned:
+            log.warning("channel.email.refuses_all", reason=self.settings.refuses_all)
+            self._warned = True  # once, not at each reconnection
         client = await self._imap()
         try:
             selected = await client.select(self.settings.folder)
@@ -146,13 +167,22 @@ class EmailChannel(Channel):
                 await deliver(incoming)
 
     def parse(self, raw: bytes) -> Incoming | None:
-        """A mail as the worker sees it (None: Navi's own mail, or one without a sender)."""
+        """A mail as the worker sees it (None: Navi's own mail). `refused` says why a mail must not
+        be acted on: a From that is not one clear mailbox, or no authentication of its domain."""
         message = email.message_from_bytes(raw, policy=email.policy.default)
         assert isinstance(message, EmailMessage)
-        sender = self.normalize(str(message.get("From", "")))
-        if not sender or "@" not in sender or sender == self.normalize(self.settings.address):
+        sender, unclear = sender_of(message)
+        if unclear is None and sender == self.normalize(self.settings.address):
             return None
+        refused = unclear or refusal(
+            message,
+            sender,
+            authserv=self.settings.authserv_id,
+            trust_local=self.settings.trust_local_delivery,
+        )
         key = _msgid(str(message.get("Message-ID", ""))) or make_msgid(domain=self.domain)
+        if refused is not None:  # nothing more of it is read
+            return Incoming(channel=self.name, sender=sender, text="", key=key, refused=refused)
         thread = _ids(str(message.get("In-Reply-To", "")))
         thread += [i for i in reversed(_ids(str(message.get("References", "")))) if i not in thread]
         body = message.get_body(preferencelist=("plain", "html"))
@@ -181,7 +211,6 @@ class EmailChannel(Channel):
             key=key,
             thread=thread,
             attachments=attachments,
-            refused=auth_failure(message.get_all("Authentication-Results") or []),
             title=_strip_re(subject),
             context={"subject": subject, "references": _ids(str(message.get("References", "")))},
         )
@@ -236,7 +265,7 @@ class EmailChannel(Channel):
         return options
 
     async def check(self) -> list[str]:
-        problems = []
+        problems = [] if self.settings.refuses_all is None else [self.settings.refuses_all]
         try:
             await _close(await self._imap())
         except Exception as exc:
@@ -280,18 +309,6 @@ def unquoted(text: str) -> str:
     return "\n".join(kept).strip()
 
 
-def auth_failure(headers: Sequence[Any]) -> str | None:
-    """Why `Authentication-Results` refuse the mail: an SPF or DKIM (or DMARC) `fail`; None when
-    they pass, say nothing, or are absent."""
-    for header in headers:
-        for method, result in _AUTH_RESULT.findall(str(header)):
-            if result.lower() in ("fail", "permerror") or (
-                method.lower() == "spf" and result.lower() == "softfail"
-            ):
-                return f"{method.lower()}={result.lower()} in Authentication-Results"
-    return None
-
-
 def _msgid(value: str) -> str:
     ids = _ids(value)
     return ids[0] if ids else value.strip().strip("<>")[:500]
@@ -324,4 +341,4 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-__all__ = ["EmailChannel", "EmailSettings", "auth_failure", "unquoted"]
+__all__ = ["EmailChannel", "EmailSettings", "unquoted"]

@@ -1,15 +1,17 @@
 """The channel worker: messages from channels become runs of the `RunManager`, their answers go back.
 
-For each message that arrives: a refusal of the channel's own (an SPF or DKIM failure) and a sender
-not on the allowlist are logged and get no answer. Otherwise the message's thread names its session
-(a new one, of the listed user, when it starts a conversation); `!stop` stops the session's run; a
-reply while the run waits for an approval answers it (yes / no / always); anything else is a new
-turn, its attachments saved to the session's folder as uploads are (the same kinds refused), so the
-model reaches them as it reaches uploads. The run is followed until it has answered: an approval is
-asked in the thread (denied at once when the channel cannot ask), the answer is sent split the
-channel's way; the channel shows Navi working meanwhile (`Channel.working`: Matrix's typing
-notice). Schedules deliver their answers through `deliver()`, to listed addresses only (every
-address `Channel.recipients` says a delivery reaches: a Matrix room's members).
+For each message that arrives: a refusal of the channel's own (a mail its receiving server did not
+authenticate) and a sender not on the allowlist are logged and get no answer. Otherwise the
+message's thread names its session (a new one, of the listed user, when it starts a conversation);
+`!stop` stops the session's run; a reply while the run waits for an approval answers it (yes / no /
+always; where senders can be forged, only a reply to the question itself from the address it was
+asked of: `Channel.answers_by_reply`); anything else is a new turn, its attachments saved to the
+session's folder as uploads are (the same kinds refused), so the model reaches them as it reaches
+uploads. The run is followed until it has answered: an approval is asked in the thread (denied
+at once when the channel cannot ask), the answer is sent split the channel's way; the channel shows
+Navi working meanwhile (`Channel.working`: Matrix's typing notice). Schedules deliver their
+answers through `deliver()`, to listed addresses only (every address `Channel.recipients` says a
+delivery reaches: a Matrix room's members).
 
 The composition root owns the worker's task (`run()`); nothing here is reached from HTTP.
 """
@@ -59,10 +61,12 @@ RETRY_SECONDS = (1.0, 2.0, 5.0, 15.0, 60.0)  # a channel that fails is started a
 
 @dataclass
 class Waiting:
-    """An approval asked in a channel: which call, and the message it answers."""
+    """An approval asked in a channel: which call, the message it answers, and the keys the
+    question was sent under (an answer must reply to one where `Channel.answers_by_reply`)."""
 
     call_id: str
     message: Incoming
+    keys: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -120,9 +124,13 @@ class ChannelWorker:
     async def _receive(self, channel: Channel, message: Incoming) -> None:
         if message.refused is not None:
             log.warning(
-                "channel.refused", channel=channel.name, sender=message.sender, reason=message.refused
+                "channel.refused",
+                channel=channel.name,
+                sender=message.sender,
+                key=message.key,
+                reason=message.refused,
             )
-            return
+            return  # no answer: the sender may be forged, and an answer would go to whoever it names
         user = await self.store.user_of(channel.name, message.sender)
         if user is None:
             log.warning("channel.stranger", channel=channel.name, sender=message.sender)
@@ -173,6 +181,24 @@ class ChannelWorker:
     async def _answer(
         self, channel: Channel, message: Incoming, session_id: str, waiting: Waiting, command: str
     ) -> None:
+        if channel.answers_by_reply and (
+            message.sender != waiting.message.sender or not set(message.thread) & set(waiting.keys)
+        ):
+            log.warning(
+                "channel.approval_not_a_reply",
+                channel=channel.name,
+                sender=message.sender,
+                key=message.key,
+                session_id=session_id,
+            )
+            await self._reply(
+                channel,
+                message,
+                session_id,
+                "Navi waits for your answer to its question: reply to that message with yes, no or "
+                f"always ({STOP_COMMAND} stops).",
+            )
+            return
         word = command.split()[0].strip(".!,") if command.split() else ""
         decision = ANSWERS.get(word)
         if decision is None:
@@ -243,7 +269,7 @@ class ChannelWorker:
             with contextlib.suppress(ApprovalNotFound):
                 await self.runs.approve(session_id, call_id, "deny")
             return
-        self._waiting[session_id] = Waiting(call_id=call_id, message=message)
+        waiting = self._waiting[session_id] = Waiting(call_id=call_id, message=message)
         args = json.dumps(frame.get("args") or {}, ensure_ascii=False, indent=2)
         always = frame.get("always_scope")
         question = (
@@ -252,7 +278,7 @@ class ChannelWorker:
             + (f", always to allow {always} from now on" if always else "")
             + "."
         )
-        await self._reply(channel, message, session_id, question)
+        waiting.keys.extend(await self._reply(channel, message, session_id, question))
 
     async def _reply(
         self,
@@ -261,7 +287,9 @@ class ChannelWorker:
         session_id: str,
         text: str,
         attachments: Sequence[Attachment] = (),
-    ) -> None:
+    ) -> list[str]:
+        """Send `text` in reply to `message`; the keys it was sent under."""
+        sent: list[str] = []
         parts = channel.split(text)
         for i, part in enumerate(parts):
             last = i == len(parts) - 1
@@ -269,9 +297,11 @@ class ChannelWorker:
                 to=message.sender, text=part, reply=message, attachments=list(attachments) if last else []
             )
             keys = await channel.send(out)
+            sent.extend(keys)
             owner = await self.store.user_of(channel.name, message.sender)
             if owner is not None:
                 await self.store.link(channel.name, keys, session_id, owner)
+        return sent
 
     # --- schedules ---------------------------------------------------------------------------------
     async def deliver(

@@ -43,6 +43,8 @@ def email_settings(settings: Settings) -> EmailSettings | None:
         smtp_password=s.navi_email_smtp_password,
         folder=s.navi_email_folder,
         poll_seconds=s.navi_email_poll_seconds,
+        authserv_id=s.navi_email_authserv_id.strip(),
+        trust_local_delivery=s.navi_email_trust_local_delivery,
     )
 
 

@@ -1,9 +1,12 @@
 """Real mail servers for the email channel's tests: Dovecot (IMAP, Debian's `dovecot-imapd`) run from
 a configuration in a temporary folder with one passwd-file user and a Maildir, on a free port, no
-system service; and an SMTP server (`aiosmtpd`) that keeps what it receives.
+system service; an SMTP server (`aiosmtpd`) that keeps what Navi sends; and a receiving server (MX,
+`aiosmtpd` too) that authenticates incoming mail as an MTA with OpenDKIM and OpenDMARC would,
+prepends its `Authentication-Results` and delivers to Dovecot (`Inbound`).
 
-The user's mail reaches the mailbox by IMAP APPEND (a second client, as a mail server's delivery
-would), so Navi reads it as it reads any new mail: unseen, announced by IDLE.
+Mail reaches the mailbox by IMAP APPEND (a second client, as a mail server's delivery would), so
+Navi reads it as it reads any new mail: unseen, announced by IDLE. `Dovecot.append` alone is a
+local delivery path, with no Authentication-Results.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import imaplib
 import ipaddress
 import os
 import pwd
+import re
 import shutil
 import ssl
 import subprocess
@@ -239,6 +243,80 @@ def self_signed(folder: Path) -> tuple[Path, ssl.SSLContext]:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert_path, key_path)
     return cert_path, context
+
+
+AUTHSERV_ID = "mx.navi.test"  # the receiving server's authserv-id (NAVI_EMAIL_AUTHSERV_ID)
+SENDER_PASSWORD = "sender-secret-3"  # every sending domain's login to the MX
+
+
+@dataclass
+class Inbound:
+    """The receiving server in front of Dovecot, standing in for an MTA with OpenDKIM and
+    OpenDMARC. A client that logs in with a domain as its login (`example.org`) is that domain's
+    outgoing server: its mail carries a good DKIM signature of that domain. A client that does not
+    log in signs nothing. Each mail gets, prepended, `Authentication-Results: mx.navi.test;
+    dkim=pass header.d=D header.i=@D` (or `dkim=none`) and a DMARC result for the domain the MX
+    reads in the From — its own way, as every server parses with its own code: the last `@domain`
+    of the last From header (the instance a DKIM signature covers; "From :" counts too). DMARC is
+    `none` for a domain that publishes no DMARC record (`dmarc_records` are those that do, as its
+    DNS would say), else `pass` when D is that domain or a parent of it and `fail` otherwise. Like
+    many real servers it removes none of the Authentication-Results the mail already carries,
+    whatever their id (the worst case for Navi)."""
+
+    imap: Dovecot
+    authserv_id: str = AUTHSERV_ID
+    dmarc_records: frozenset[str] = frozenset({"evil.example", "example.com"})
+    received: list[bytes] = field(default_factory=list)
+
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        raw = envelope.original_content or b""
+        signer = str(session.auth_data) if session.authenticated else None
+        delivered = self.results(raw, signer).encode() + b"\r\n" + raw
+        self.received.append(delivered)
+        self.imap.append(delivered)
+        return "250 OK"
+
+    def results(self, raw: bytes, signer: str | None) -> str:
+        head = re.split(rb"\r?\n\r?\n", raw, maxsplit=1)[0].decode("ascii", "replace")
+        unfolded = re.sub(r"\r?\n[ \t]+", " ", head)
+        froms = [line.partition(":")[2] for line in unfolded.splitlines() if re.match(r"(?i)from\s*:", line)]
+        domains = re.findall(r"@([A-Za-z0-9.-]+)", froms[-1]) if froms else []
+        read = domains[-1].lower() if domains else "unknown"
+        dkim = f"dkim=pass header.d={signer} header.i=@{signer}" if signer else "dkim=none"
+        dmarc = "pass" if signer and (read == signer or read.endswith("." + signer)) else "fail"
+        if read not in self.dmarc_records:
+            dmarc = "none"
+        return (
+            f"Authentication-Results: {self.authserv_id};\r\n\t{dkim} header.s=mail;\r\n"
+            f"\tdmarc={dmarc} (p=reject dis=none) header.from={read}"
+        )
+
+
+def _sending_domain(
+    server: SMTP, session: Session, envelope: Envelope, mechanism: str, data: object
+) -> AuthResult:
+    ok = isinstance(data, LoginPassword) and data.password == SENDER_PASSWORD.encode()
+    return AuthResult(success=ok, auth_data=data.login.decode() if ok else None)  # type: ignore[union-attr]
+
+
+@contextlib.contextmanager
+def inbound(imap: Dovecot) -> Iterator[tuple[int, Inbound]]:
+    """The MX (`Inbound`) on a free port of 127.0.0.1, plain SMTP, a login optional."""
+    mx = Inbound(imap)
+    port = free_port()
+    controller = Controller(
+        mx,
+        hostname="127.0.0.1",
+        port=port,
+        authenticator=_sending_domain,
+        auth_required=False,
+        auth_require_tls=False,
+    )
+    controller.start()
+    try:
+        yield port, mx
+    finally:
+        controller.stop()
 
 
 @contextlib.contextmanager

@@ -34,6 +34,7 @@ from sqlalchemy import text
 from navi.storage.database import Database, sqlite_url
 from navi.testing.fake_server import FakeModelServer
 from tests.helpers.cli import run_navi
+from tests.helpers.locks import held_on
 from tests.helpers.mail_servers import (
     SMTP_PASSWORD,
     SMTP_USER,
@@ -66,13 +67,6 @@ def _inode(path: str) -> int | None:
         return None
 
 
-def _held_on(pid: int, path: Path) -> list[str]:
-    """The POSIX locks process `pid` holds on `path` now, as /proc/locks lists them."""
-    st = os.stat(path)
-    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    return [line for line in Path("/proc/locks").read_text().splitlines() if f" {pid} {dev} " in f" {line} "]
-
-
 async def test_a_new_pooled_connection_keeps_the_locks_of_the_open_ones(tmp_path: Path) -> None:
     db_path = tmp_path / "n.db"
     db = Database(sqlite_url(db_path))
@@ -81,7 +75,7 @@ async def test_a_new_pooled_connection_keeps_the_locks_of_the_open_ones(tmp_path
         wal = f"{db_path}-wal"
         wal_inode = _inode(wal)
         assert wal_inode is not None
-        assert _held_on(os.getpid(), db_path), "an open connection in WAL mode holds a shared lock"
+        assert held_on(os.getpid(), db_path), "an open connection in WAL mode holds a shared lock"
 
         # Two transactions at once: the pool must make a second connection while the first is open.
         both = threading.Barrier(2)
@@ -91,7 +85,7 @@ async def test_a_new_pooled_connection_keeps_the_locks_of_the_open_ones(tmp_path
             return int(conn.execute(text("SELECT count(*) FROM t")).scalar())
 
         assert await asyncio.gather(db.read(meet), db.read(meet)) == [0, 0]
-        assert _held_on(os.getpid(), db_path), "the new connection dropped this process's locks"
+        assert held_on(os.getpid(), db_path), "the new connection dropped this process's locks"
 
         _other_process_writes(db_path, "INSERT INTO t VALUES (7)")
         assert _inode(wal) == wal_inode, "the -wal was deleted under an open Navi"
@@ -166,7 +160,7 @@ class World:
         open_now = _open_journals(self.pid, self.db)
         assert str(wal) in open_now and str(shm) in open_now, open_now
         assert not [t for t in open_now if t.endswith("(deleted)")], open_now
-        assert _held_on(self.pid, self.db), "the server holds no lock on its database"
+        assert held_on(self.pid, self.db), "the server holds no lock on its database"
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ read permission on them.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -265,6 +266,8 @@ def _copy_entry(
         finally:
             os.close(src)
     elif stat.S_ISREG(st.st_mode):
+        if refuse(st):  # by its status, before any descriptor of it exists (see _copy_file)
+            raise PathDenied(f"{real} is one of Navi's own secret files; it cannot be copied")
         _copy_file(src_dir, name, dst_dir, new_name, refuse, real)
     # Devices, FIFOs and sockets are left out, as a copy of their contents makes no sense.
 
@@ -272,6 +275,13 @@ def _copy_entry(
 def _copy_file(
     src_dir: int, name: str, dst_dir: int, new_name: str, refuse: Callable[[os.stat_result], bool], real: Path
 ) -> None:
+    """Copy one file. A secret is refused by `stat` before it is opened, and by `fstat` again after
+    (it may have been swapped in between): the database among them must never be opened here at
+    all if that can be helped, since closing any descriptor of it drops the locks SQLite holds on
+    it in this process."""
+    with contextlib.suppress(FileNotFoundError):
+        if refuse(os.stat(new_name, dir_fd=dst_dir, follow_symlinks=False)):
+            raise PathDenied(f"the copy of {real} would overwrite one of Navi's own secret files")
     src = _open_at(src_dir, name, os.O_RDONLY | os.O_NONBLOCK, real)
     with open(src, "rb") as reader:
         st = os.fstat(reader.fileno())

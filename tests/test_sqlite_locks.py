@@ -255,3 +255,44 @@ def test_navi_commands_take_effect_at_once_in_a_running_server(world: World) -> 
         assert conn.execute("SELECT address FROM channel_allow").fetchall() == [(BOB,)]
     finally:
         conn.close()
+
+
+def test_sessions_export_never_writes_over_the_database(tmp_path: Path) -> None:
+    """`navi sessions export -o` naming the database, a journal or another of Navi's own files (as
+    written, through a symlink or a hard link): one line, exit 1, and nothing is touched."""
+    from navi.llm.messages import Message
+    from navi.sessions.archive import export_session
+    from navi.sessions.models import Session, new_session_id
+
+    said = [Message.user("keep me")]
+    session = Session(id=new_session_id(), profile_id="secretary", messages=said, context=said)
+    (tmp_path / "in.json").write_text(json.dumps(export_session(session)))
+    imported = run_navi(tmp_path, "sessions", "import", "in.json")
+    assert imported.returncode == 0, imported.stderr
+    sid = imported.stdout.split()[1]
+    db = tmp_path / "navi.db"
+    (tmp_path / "navi_token").write_text("token-secret\n")
+    os.symlink(db, tmp_path / "via-link.json")
+    os.link(db, tmp_path / "hard.json")
+    before = db.read_bytes()
+    for target, own in (
+        ("navi.db", db),
+        (f"{db}-wal", Path(f"{db}-wal")),
+        ("via-link.json", db),
+        ("hard.json", db),
+        ("navi_token", tmp_path / "navi_token"),
+    ):
+        done = run_navi(tmp_path, "sessions", "export", sid, "-o", target)
+        assert (done.returncode, done.stdout) == (1, ""), (target, done.stdout, done.stderr)
+        assert (
+            done.stderr == f"navi: cannot write {target}: it is Navi's own file {own} — give another file\n"
+        )
+    assert db.read_bytes() == before and (tmp_path / "navi_token").read_text() == "token-secret\n"
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT id FROM sessions").fetchall() == [(sid,)]
+    finally:
+        conn.close()
+    assert run_navi(tmp_path, "sessions", "export", sid, "-o", "out.json").returncode == 0
+    assert json.loads((tmp_path / "out.json").read_text())["messages"][0]["content"] == "keep me"

@@ -8,6 +8,8 @@ without one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -193,6 +195,26 @@ def secret_paths(settings: Settings) -> list[str]:
     if not settings.uses_postgres:
         paths += [settings.db_path + suffix for suffix in ("", "-wal", "-shm", "-journal")]
     return [str(_abs(p)) for p in paths]
+
+
+def secret_named(settings: Settings, path: str | os.PathLike[str]) -> str | None:
+    """Which of Navi's own secret files `path` names (as written, through symlinks, or as a hard
+    link), or None. By path only: nothing is opened, as closing a descriptor of the database would
+    drop the locks SQLite holds on it."""
+    full = _abs(os.fspath(path))
+    real = os.path.realpath(full)
+    try:
+        st: os.stat_result | None = os.stat(full)
+    except OSError:
+        st = None
+    for secret in secret_paths(settings):
+        if real in (secret, os.path.realpath(secret)):
+            return secret
+        with contextlib.suppress(OSError):
+            other = os.stat(secret)
+            if st is not None and (st.st_ino, st.st_dev) == (other.st_ino, other.st_dev):
+                return secret
+    return None
 
 
 def sandbox_policy(settings: Settings) -> SandboxPolicy:

@@ -8,7 +8,6 @@ without one.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 from dataclasses import dataclass
 from functools import partial
@@ -22,7 +21,7 @@ from navi.agent.analysis import AnalysisSettings
 from navi.agent.approvals import ApprovalPolicy, Mode
 from navi.agent.engine import AgentConfig
 from navi.agent.workers import CompressionSettings
-from navi.compose.problems import SetupError, file_problem, folder_problem, reason
+from navi.compose.problems import SetupError, file_problem, folder_problem, reason, which_of
 from navi.config import Settings
 from navi.llm import backends as catalogue
 from navi.llm.calls import CallLimits
@@ -198,23 +197,8 @@ def secret_paths(settings: Settings) -> list[str]:
 
 
 def secret_named(settings: Settings, path: str | os.PathLike[str]) -> str | None:
-    """Which of Navi's own secret files `path` names (as written, through symlinks, or as a hard
-    link), or None. By path only: nothing is opened, as closing a descriptor of the database would
-    drop the locks SQLite holds on it."""
-    full = _abs(os.fspath(path))
-    real = os.path.realpath(full)
-    try:
-        st: os.stat_result | None = os.stat(full)
-    except OSError:
-        st = None
-    for secret in secret_paths(settings):
-        if real in (secret, os.path.realpath(secret)):
-            return secret
-        with contextlib.suppress(OSError):
-            other = os.stat(secret)
-            if st is not None and (st.st_ino, st.st_dev) == (other.st_ino, other.st_dev):
-                return secret
-    return None
+    """Which of Navi's own secret files `path` names (see `which_of`: nothing is opened), or None."""
+    return which_of(path, secret_paths(settings))
 
 
 def sandbox_policy(settings: Settings) -> SandboxPolicy:

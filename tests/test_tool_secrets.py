@@ -186,3 +186,33 @@ async def test_copying_a_folder_never_opens_the_live_database(home: Home) -> Non
     assert not result.success and "one of Navi's own secret files" in (result.error or "")
     assert held_on(os.getpid(), database), "the database was opened and closed"
     assert (inner / "linked").exists()
+
+
+async def test_a_hard_link_made_after_the_check_is_refused_without_opening_it(home: Home) -> None:
+    """The worst moment: the path passed the check as a plain file, and a hard link to the database
+    took its name before the open. It is refused, and this process's SQLite keeps its lock (an open
+    and close of the file would have dropped it)."""
+    database = home.secrets["database"]
+    target = home.work / "notes.txt"
+    policy = home.tool("filesystem").policy  # type: ignore[attr-defined]
+    assert home.tool("image_view").policy is policy  # type: ignore[attr-defined]
+
+    def swap(real: Path) -> None:
+        if real == target:
+            target.unlink()
+            os.link(database, target)
+
+    for tool, params in (
+        ("filesystem", {"action": "read", "path": str(target)}),
+        ("filesystem", {"action": "append", "path": str(target), "content": "x"}),
+        ("image_view", {"source": str(target)}),
+    ):
+        target.unlink(missing_ok=True)
+        target.write_text("plain notes")
+        policy.after_check = swap
+        try:
+            result = await home.tool(tool).execute(params)
+        finally:
+            policy.after_check = None
+        refused(result)
+        assert held_on(os.getpid(), database), f"{tool} {params}: the database was opened and closed"

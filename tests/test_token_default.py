@@ -64,6 +64,27 @@ def test_an_unwritable_token_file_is_one_clear_error(tmp_path: Path) -> None:
     assert "NAVI_TOKEN_FILE" in str(error.value)
 
 
+def test_a_token_file_that_is_the_database_is_one_clear_error(tmp_path: Path) -> None:
+    """Navi never reads (so never opens) its live database as the token file; nothing is touched."""
+    import sqlite3
+
+    db = tmp_path / "navi.db"
+    sqlite3.connect(db).close()
+    os.link(db, tmp_path / "hard")
+    os.symlink(db, tmp_path / "soft")
+    before = db.read_bytes(), stat.S_IMODE(db.stat().st_mode)
+    for name in ("navi.db", "navi.db-wal", "hard", "soft"):
+        settings = load_settings(db_path=str(db), navi_token_file=str(tmp_path / name))
+        with pytest.raises(SetupError) as error:
+            access_token(settings)
+        assert str(error.value).startswith(
+            f"the token file {tmp_path / name} is the database (DB_PATH) or one of its journals — "
+        ), name
+        assert "NAVI_TOKEN_FILE" in str(error.value)
+    assert (db.read_bytes(), stat.S_IMODE(db.stat().st_mode)) == before
+    assert not (tmp_path / "navi.db-wal").exists()
+
+
 def test_without_a_token_setting_requests_need_the_made_token(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:

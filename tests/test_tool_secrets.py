@@ -20,6 +20,7 @@ from navi.compose.runtime import Runtime
 from navi.tools.base import Tool, ToolResult
 from tests.agent_helpers import scripted_runtime
 from tests.helpers.local_http import png_bytes
+from tests.helpers.locks import held_on
 
 SECRET = "is one of Navi's own secret files (its database, access token, .env or SSH hosts file)"
 MARK = "[Navi's own secret: off limits]"
@@ -169,3 +170,49 @@ async def test_everything_else_still_works(home: Home) -> None:
 async def test_terminal_cannot_start_in_a_secret(home: Home) -> None:
     result = await home.tool("terminal").execute({"command": "ls", "cwd": str(home.secrets["ssh hosts"])})
     refused(result)
+
+
+async def test_copying_a_folder_never_opens_the_live_database(home: Home) -> None:
+    """A hard link to the database inside a folder being copied is refused before it is opened:
+    closing any descriptor of the file would drop the locks this process's SQLite holds on it (and
+    the next `navi` command would delete the -wal under the running server)."""
+    database = home.secrets["database"]
+    assert held_on(os.getpid(), database), "the runtime's SQLite holds a lock on its database"
+    inner = home.work / "inner"
+    inner.mkdir()
+    (inner / "notes.txt").write_text("plain notes")
+    os.link(database, inner / "linked")
+    result = await home.fs(action="copy", path=str(inner), destination=str(home.work / "copied"))
+    assert not result.success and "one of Navi's own secret files" in (result.error or "")
+    assert held_on(os.getpid(), database), "the database was opened and closed"
+    assert (inner / "linked").exists()
+
+
+async def test_a_hard_link_made_after_the_check_is_refused_without_opening_it(home: Home) -> None:
+    """The worst moment: the path passed the check as a plain file, and a hard link to the database
+    took its name before the open. It is refused, and this process's SQLite keeps its lock (an open
+    and close of the file would have dropped it)."""
+    database = home.secrets["database"]
+    target = home.work / "notes.txt"
+    policy = home.tool("filesystem").policy  # type: ignore[attr-defined]
+    assert home.tool("image_view").policy is policy  # type: ignore[attr-defined]
+
+    def swap(real: Path) -> None:
+        if real == target:
+            target.unlink()
+            os.link(database, target)
+
+    for tool, params in (
+        ("filesystem", {"action": "read", "path": str(target)}),
+        ("filesystem", {"action": "append", "path": str(target), "content": "x"}),
+        ("image_view", {"source": str(target)}),
+    ):
+        target.unlink(missing_ok=True)
+        target.write_text("plain notes")
+        policy.after_check = swap
+        try:
+            result = await home.tool(tool).execute(params)
+        finally:
+            policy.after_check = None
+        refused(result)
+        assert held_on(os.getpid(), database), f"{tool} {params}: the database was opened and closed"

@@ -225,6 +225,12 @@ def export(
     if any(len(c) > 100 for c in wanted) or len(wanted) > 12 or len(focus or "") > 500:
         fail("at most 12 criteria of 100 characters, and a focus of 500", 1)
     ask = AnalysisAsk(summary=summary, focus=focus, assessment=assessment, criteria=wanted, facts=facts)
+    if output is not None:
+        from navi.compose.parts import secret_named
+
+        own = secret_named(settings_or_exit(), output)
+        if own is not None:  # the database above all: writing over it would destroy it
+            fail(f"cannot write {output}: it is Navi's own file {own} — give another file", 1)
 
     async def work(rt: Any) -> dict[str, Any] | None:
         session = await rt.sessions.get(session_id, owner=await known_user(rt, user))

@@ -8,6 +8,7 @@ without one.
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -20,7 +21,7 @@ from navi.agent.analysis import AnalysisSettings
 from navi.agent.approvals import ApprovalPolicy, Mode
 from navi.agent.engine import AgentConfig
 from navi.agent.workers import CompressionSettings
-from navi.compose.problems import SetupError, file_problem, folder_problem, reason
+from navi.compose.problems import SetupError, file_problem, folder_problem, reason, which_of
 from navi.config import Settings
 from navi.llm import backends as catalogue
 from navi.llm.calls import CallLimits
@@ -193,6 +194,11 @@ def secret_paths(settings: Settings) -> list[str]:
     if not settings.uses_postgres:
         paths += [settings.db_path + suffix for suffix in ("", "-wal", "-shm", "-journal")]
     return [str(_abs(p)) for p in paths]
+
+
+def secret_named(settings: Settings, path: str | os.PathLike[str]) -> str | None:
+    """Which of Navi's own secret files `path` names (see `which_of`: nothing is opened), or None."""
+    return which_of(path, secret_paths(settings))
 
 
 def sandbox_policy(settings: Settings) -> SandboxPolicy:

@@ -50,6 +50,28 @@ def file_problem(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def which_of(path: str | os.PathLike[str], files: list[str]) -> str | None:
+    """Which of `files` `path` names — as written, through a symlink, or as a hard link — or None.
+    By `stat` alone: nothing is opened (closing a descriptor of the live database would drop the
+    locks SQLite holds on it)."""
+    full = Path(path).expanduser().absolute()
+    real = os.path.realpath(full)
+    try:
+        st: os.stat_result | None = os.stat(full)
+    except OSError:
+        st = None
+    for name in files:
+        if real in (str(Path(name).expanduser().absolute()), os.path.realpath(Path(name).expanduser())):
+            return name
+        try:
+            other = os.stat(Path(name).expanduser())
+        except OSError:
+            continue
+        if st is not None and (st.st_ino, st.st_dev) == (other.st_ino, other.st_dev):
+            return name
+    return None
+
+
 def folder_problem(path: str | os.PathLike[str]) -> str | None:
     """Why Navi cannot use `path` as a folder it writes into (the tools folder), or None."""
     full = Path(path).expanduser().absolute()

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from navi.compose.problems import SetupError
+from navi.compose.problems import SetupError, which_of
 from navi.config import Settings
 from navi.logging import get_logger
 
@@ -54,6 +54,10 @@ def access_token(settings: Settings, *, create: bool = True) -> AccessToken:
             )
         return AccessToken("", "disabled")
     path = Path(settings.token_file).expanduser().absolute()
+    database = [settings.db_path + suffix for suffix in ("", "-wal", "-shm", "-journal")]
+    if not settings.uses_postgres and which_of(path, database):
+        # Reading it would open the live database outside SQLite (dropping SQLite's locks on it).
+        raise SetupError(f"the token file {path} is the database (DB_PATH) or one of its journals", TOKEN_FIX)
     token = read_token_file(path)
     if token is None and create:
         token = _create(path)

@@ -8,8 +8,13 @@ once in SQLAlchemy Core, and `Database` runs it:
   transaction. (aiosqlite hops threads for every cursor call; a turn cost ~18 hops and 3.5 ms,
   against 0.5 ms this way. See docs/benchmarks.md.)
 
-The SQLite file is made readable by its owner only (0600, whatever the umask) before SQLite opens
-it; SQLite gives the `-wal` and `-shm` files it creates the database's own mode, so they follow.
+The SQLite file is made readable by its owner only (0600, whatever the umask): created empty with
+that mode when it does not exist yet, before SQLite opens it; SQLite gives the `-wal` and `-shm`
+files it creates the database's own mode, so they follow. Nothing outside SQLite ever opens a file
+SQLite may have open: POSIX drops every lock a process holds on a file when *any* of its descriptors
+on that file is closed, and a server that lost its locks looks absent to the next `navi` command,
+which then checkpoints and deletes the `-wal` and `-shm` under it (the two go on writing separate
+copies). An older file with group or other access is tightened by path (`chmod`, no descriptor).
 
 SQLite is tuned for an embedded, durable store: WAL (readers never block the writer), a busy
 timeout, `synchronous=FULL` (a commit that returned survives power loss), and write transactions
@@ -21,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,6 +39,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 T = TypeVar("T")
 WRITE = "navi_write"
 SQLITE_THREADS = 4
+JOURNALS = ("-wal", "-shm", "-journal")
+# New SQLite connections are made one at a time in a process (see `create_private`).
+_CONNECTING = threading.Lock()
 
 
 def postgres_url(url: str) -> str:
@@ -44,24 +53,29 @@ def sqlite_url(path: str | Path) -> str:
     return f"sqlite:///{Path(path).expanduser()}"
 
 
-def owner_only(path: Path) -> None:
-    """Create the SQLite file 0600 if it is missing, and take group and other access away from it
-    and its journals if they have any (a database made by an older Navi, or under a loose umask)."""
+def create_private(path: Path) -> None:
+    """Create the SQLite file, empty and 0600, if it does not exist yet.
+
+    Only a file made here, by this call, is opened (`O_EXCL`), so no SQLite connection can have it
+    open: closing the descriptor drops no lock. A file that exists is never opened outside SQLite.
+    Callers hold `_CONNECTING`, so no other thread of this process opens the new file through
+    SQLite before that descriptor is closed.
+    """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     except OSError:
-        return  # SQLite's own open fails the same way, with the error the caller maps to a fix
-    try:
-        if os.fstat(fd).st_mode & 0o077:
-            with contextlib.suppress(OSError):  # not ours to change: SQLite will say what is wrong
-                os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
-    for suffix in ("-wal", "-shm", "-journal"):
-        with contextlib.suppress(OSError):
-            journal = Path(f"{path}{suffix}")
-            if journal.stat().st_mode & 0o077:
-                journal.chmod(0o600)
+        return  # there already; or SQLite's own open fails the same way, with the error callers map
+    os.close(fd)
+
+
+def tighten(path: Path) -> None:
+    """Take group and other access away from the SQLite file and its journals, if they have any (a
+    database made by an older Navi, or under a loose umask). By path: `stat` and `chmod` open no
+    descriptor, so no lock of any connection, here or in another process, is touched."""
+    for name in (str(path), *(f"{path}{suffix}" for suffix in JOURNALS)):
+        with contextlib.suppress(OSError):  # missing, or not ours to change: SQLite will say what is wrong
+            if os.stat(name).st_mode & 0o077:
+                os.chmod(name, 0o600)
 
 
 def _sqlite_path(url: str) -> Path | None:
@@ -112,10 +126,10 @@ class Database:
                 # Every use ends in an explicit commit or rollback, so no reset is needed on check-in.
                 pool_reset_on_return=None,
             )
-            path = _sqlite_path(url)
-            if path is not None:
-                # Before every new connection: the file may have been deleted and made again since.
-                event.listen(self._sync, "do_connect", lambda *_: owner_only(path))
+            self._path = _sqlite_path(url)
+            self._tightened = False
+            if self._path is not None:
+                event.listen(self._sync, "do_connect", self._connect_sqlite)
             event.listen(self._sync, "connect", _sqlite_connect)
             event.listen(self._sync, "begin", _sqlite_begin)
             self._executor = ThreadPoolExecutor(max_workers=SQLITE_THREADS, thread_name_prefix="navi-sqlite")
@@ -127,6 +141,20 @@ class Database:
                 pool_pre_ping=True,
                 connect_args={"timeout": connect_timeout},
             )
+
+    def _connect_sqlite(
+        self, dialect: Any, _record: object, cargs: list[Any], cparams: dict[str, Any]
+    ) -> Any:
+        """Make a new pooled SQLite connection, the file created 0600 first if it is missing (before
+        every new connection: it may have been deleted and made again since), and, before the first,
+        an older file's loose modes tightened."""
+        assert self._path is not None
+        with _CONNECTING:
+            create_private(self._path)
+            if not self._tightened:
+                tighten(self._path)
+                self._tightened = True
+            return dialect.connect(*cargs, **cparams)
 
     @property
     def sync_engine(self) -> Engine:

@@ -18,6 +18,7 @@ read permission on them.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -115,16 +116,51 @@ def parent(real: Path, *, create: bool = False) -> Iterator[tuple[int, str]]:
         yield fd, real.name
 
 
-def open_file(real: Path, flags: int, mode: int = 0o666) -> int:
-    """Open the file `real` (`os.open` flags; `O_CREAT` also makes the missing folders above it)."""
+Check = Callable[[os.stat_result], None]
+_REOPEN = hasattr(os, "O_PATH") and os.path.isdir("/proc/self/fd")
+
+
+def open_file(real: Path, flags: int, mode: int = 0o666, *, check: Check | None = None) -> int:
+    """Open the file `real` (`os.open` flags; `O_CREAT` also makes the missing folders above it).
+
+    `check(status)` raises to refuse the file (one of Navi's secrets). Where the system allows, it
+    sees the file before any real descriptor of it exists: closing one of the database would drop
+    the locks SQLite holds on it in this process, even if nothing was read.
+    """
     with parent(real, create=bool(flags & os.O_CREAT)) as (fd, name):
-        return _open_at(fd, name, flags, real, mode)
+        if check is None or not _REOPEN:
+            return _open_at(fd, name, flags, real, mode)
+        return _open_checked(fd, name, flags, real, mode, check)
+
+
+def _open_checked(dir_fd: int, name: str, flags: int, real: Path, mode: int, check: Check) -> int:
+    """`name` opened only after `check` passed on an `O_PATH` handle of it (which reads nothing
+    and, closed, drops no lock), then reopened through that handle (`/proc/self/fd`): the very file
+    checked, whatever replaced its name meanwhile. A file that did not exist is made with `O_EXCL`:
+    a new file is no secret."""
+    while True:
+        try:
+            handle = os.open(name, _O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        except FileNotFoundError:
+            if not flags & os.O_CREAT:
+                raise
+            with _suppress_exists():
+                return _open_at(dir_fd, name, flags | os.O_EXCL, real, mode)
+            continue  # made meanwhile: check that one
+        try:
+            st = os.fstat(handle)
+            if stat.S_ISLNK(st.st_mode):  # the checked path held no symlink
+                raise PathChanged(real)
+            check(st)
+            return os.open(f"/proc/self/fd/{handle}", flags & ~(os.O_CREAT | os.O_EXCL) | os.O_CLOEXEC)
+        finally:
+            os.close(handle)
 
 
 @contextmanager
-def opened(real: Path, flags: int, mode: int = 0o666) -> Iterator[int]:
+def opened(real: Path, flags: int, mode: int = 0o666, *, check: Check | None = None) -> Iterator[int]:
     """`open_file` as a context: the descriptor is closed on the way out."""
-    fd = open_file(real, flags, mode)
+    fd = open_file(real, flags, mode, check=check)
     try:
         yield fd
     finally:
@@ -265,6 +301,8 @@ def _copy_entry(
         finally:
             os.close(src)
     elif stat.S_ISREG(st.st_mode):
+        if refuse(st):  # by its status, before any descriptor of it exists (see _copy_file)
+            raise PathDenied(f"{real} is one of Navi's own secret files; it cannot be copied")
         _copy_file(src_dir, name, dst_dir, new_name, refuse, real)
     # Devices, FIFOs and sockets are left out, as a copy of their contents makes no sense.
 
@@ -272,6 +310,13 @@ def _copy_entry(
 def _copy_file(
     src_dir: int, name: str, dst_dir: int, new_name: str, refuse: Callable[[os.stat_result], bool], real: Path
 ) -> None:
+    """Copy one file. A secret is refused by `stat` before it is opened, and by `fstat` again after
+    (it may have been swapped in between): the database among them must never be opened here at
+    all if that can be helped, since closing any descriptor of it drops the locks SQLite holds on
+    it in this process."""
+    with contextlib.suppress(FileNotFoundError):
+        if refuse(os.stat(new_name, dir_fd=dst_dir, follow_symlinks=False)):
+            raise PathDenied(f"the copy of {real} would overwrite one of Navi's own secret files")
     src = _open_at(src_dir, name, os.O_RDONLY | os.O_NONBLOCK, real)
     with open(src, "rb") as reader:
         st = os.fstat(reader.fileno())

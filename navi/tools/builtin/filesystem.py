@@ -24,7 +24,7 @@ import io
 import mimetypes
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -193,7 +193,10 @@ class FilesystemTool(Tool):
 
     # --- reading ---------------------------------------------------------------------------------
     def _read(self, path: Path, p: dict[str, Any]) -> ToolResult:
-        with safe_io.opened(path, os.O_RDONLY | os.O_NONBLOCK) as fd, self._checked(fd, path, p) as raw:
+        with (
+            safe_io.opened(path, os.O_RDONLY | os.O_NONBLOCK, check=self._check(path, p)) as fd,
+            self._checked(fd, path, p) as raw,
+        ):
             size = os.fstat(fd).st_size
             if _is_binary(raw.read(SNIFF_BYTES)):
                 kind = mimetypes.guess_type(path.name)[0] or "unknown type"
@@ -228,6 +231,10 @@ class FilesystemTool(Tool):
         self._opened(os.fstat(fd), path, p)
         with open(fd, mode, closefd=False) as fh:
             yield fh
+
+    def _check(self, path: Path, p: dict[str, Any]) -> Callable[[os.stat_result], None]:
+        """`_opened` for `safe_io` to run before it opens the file (a secret is never opened)."""
+        return functools.partial(self._opened, path=path, p=p)
 
     def _opened(self, st: os.stat_result, path: Path, p: dict[str, Any]) -> None:
         """Refuse what was opened if it is not a plain file, or is a secret after all (a hard link
@@ -337,7 +344,10 @@ class FilesystemTool(Tool):
         if append:
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
             # Checked before a byte is written.
-            with safe_io.opened(path, flags) as fd, self._checked(fd, path, p, "ab") as fh:
+            with (
+                safe_io.opened(path, flags, check=self._check(path, p)) as fd,
+                self._checked(fd, path, p, "ab") as fh,
+            ):
                 fh.write(data)
                 fh.flush()
                 size = os.fstat(fd).st_size

@@ -19,6 +19,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass
+from functools import partial
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -218,12 +219,19 @@ class ImageViewTool(Tool):
             return ToolResult.fail(f"{source} is not a usable image: {exc}{self._not_image_hint(loaded)}")
         return self._result(source, len(loaded), image)
 
+    def _not_secret(self, raw: str, st: os.stat_result) -> None:
+        """Refuse one of Navi's secrets by its status, before `safe_io` opens it."""
+        if self.policy.is_secret_file(st):
+            raise self.policy.secret_denied(raw)
+
     def _read_local(self, raw: str, source: str) -> bytes | ToolResult:
         """The file's bytes, opened through `safe_io` (no symlink followed after the check) and
         checked again, by inode, against Navi's secrets."""
         try:
             path: Path = self.policy.resolve(raw)
-            with safe_io.opened(path, os.O_RDONLY | os.O_NONBLOCK) as fd:
+            with safe_io.opened(
+                path, os.O_RDONLY | os.O_NONBLOCK, check=partial(self._not_secret, raw)
+            ) as fd:
                 st = os.fstat(fd)
                 if stat.S_ISDIR(st.st_mode):
                     return ToolResult.fail(f"{source} is a directory, not an image file")

@@ -111,7 +111,8 @@ async def test_another_users_messages_never_move_the_ranking(store: SessionStore
     await store.append(alice.id, display=[Message.user("printer printer and invoice", created_at=at(2))])
     await store.append(alice.id, display=[Message.user("invoice invoice and printer", created_at=at(3))])
     carol = await store.create("secretary", owner="carol")  # alpha in all her messages, beta in half
-    for n, body in enumerate(["alpha beta beta beta", "alpha alpha alpha beta", "alpha x y z", "alpha q r s"]):
+    carols = ["alpha beta beta beta", "alpha alpha alpha beta", "alpha x y z", "alpha q r s"]
+    for n, body in enumerate(carols):
         await store.append(carol.id, display=[Message.user(body, created_at=at(4 + n))])
 
     async def found() -> list[list[tuple[str, str]]]:

@@ -78,12 +78,15 @@ class Counts:
         """The owner's searched messages."""
         with self._lock:
             known = self._totals.get(owner)
-        whole = known is None or known[2] >= RECOUNT
-        last, added = conn.execute(_NEWER, {"owner": owner, "after": -1 if whole else known[1]}).one()
-        if known is not None and not whole and known[1] > last:  # the newest rows deleted since
-            whole = True
-            last, added = conn.execute(_NEWER, {"owner": owner, "after": -1}).one()
-        count, uses = (added, 0) if whole or known is None else (known[0] + added, known[2] + 1)
+        if known is not None and known[2] < RECOUNT:  # top it up
+            last, added = conn.execute(_NEWER, {"owner": owner, "after": known[1]}).one()
+            if known[1] <= last:
+                count, uses = known[0] + added, known[2] + 1
+            else:  # the newest rows were deleted since: count whole
+                known = None
+        if known is None or known[2] >= RECOUNT:
+            last, count = conn.execute(_NEWER, {"owner": owner, "after": -1}).one()
+            uses = 0
         with self._lock:
             if len(self._totals) > KEPT:
                 self._totals.clear()

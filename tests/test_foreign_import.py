@@ -349,7 +349,9 @@ def test_navi_sessions_import_from(tmp_path: Path) -> None:
 
 
 def test_the_rest_route_takes_an_upload_per_user(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    with live_navi(tmp_path, fake_server) as navi, navi.client() as http:
+    claude = load(CLAUDE)
+    cap = sum(len(c["chat_messages"]) for c in claude)  # the fixture's messages, and not one more
+    with live_navi(tmp_path, fake_server, navi_import_max_file_messages=cap) as navi, navi.client() as http:
         files = {"file": ("conversations.json", CLAUDE.read_bytes(), "application/json")}
         done = http.post("/sessions/import", params={"from": "claude"}, files=files)
         assert done.status_code == 201, done.text
@@ -371,4 +373,7 @@ def test_the_rest_route_takes_an_upload_per_user(tmp_path: Path, fake_server: Fa
         assert http.post("/sessions/import", params={"from": "gemini"}, files=files).status_code == 422
         missing = http.post("/sessions/import", params={"from": "claude"}, files={"other": ("x", b"[]")})
         assert missing.status_code == 422 and "file" in missing.json()["detail"]
+        more = [*claude, copy.deepcopy(claude[0]) | {"uuid": "another"}]
+        over = http.post("/sessions/import", params={"from": "claude"}, json=more)
+        assert over.status_code == 422 and "NAVI_IMPORT_MAX_FILE_MESSAGES" in over.json()["detail"]
         assert len(http.get("/sessions").json()) == 2

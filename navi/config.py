@@ -171,6 +171,8 @@ class Settings(BackendSettings, BaseSettings):
     # Session archives taken by POST /sessions/import and `navi sessions import`.
     navi_import_max_mb: int = Field(64, ge=1)
     navi_import_max_messages: int = Field(20_000, ge=1)
+    # A ChatGPT or Claude export: its messages (ChatGPT: nodes) in all, every conversation's together.
+    navi_import_max_file_messages: int = Field(200_000, ge=1)
 
     # --- Agent ---------------------------------------------------------------------------------------
     planning_enabled: bool = True

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from navi.agent.context import INTERRUPTED, build_context, repair
+from navi.agent.context import INTERRUPTED, MEMORY_INTRO, build_context, repair
 from navi.agent.engine import FAILURE_NOTE, LIMIT_NOTE, STOPPED_CALLING_TOOLS, AgentRunError, with_files
 from navi.agent.events import ErrorEvent, ToolEvent, ToolStarted
 from navi.llm.errors import ModelNotFound, StreamInterrupted
@@ -273,7 +273,8 @@ async def test_memory_summary_and_files_reach_the_model(tmp_path: Path) -> None:
     request = script.of_kind("turn")[0]
     assert [m.role for m in request.messages].count("system") == 1  # memory is merged into it
     assert (request.messages[0].content or "").endswith(
-        "## What I remember about the user\n\nThe user lives in Oslo and has a cat named Miso."
+        f"## What I remember about the user\n\n{MEMORY_INTRO}\n\n"
+        "<memory>\nThe user lives in Oslo and has a cat named Miso.\n</memory>"
     )
     assert request.last_user_text == "Summarise this\n\n[Uploaded files on disk:\n- a.pdf → /f/a.pdf]"
     await rt.aclose()

@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from navi.cli.main import _register, app
-from navi.sessions import tree
-from navi.sessions.foreign import ExportError, bring_in, parse_export, session_id_for
+from navi.sessions import foreign, tree
+from navi.sessions.foreign import ExportError, bring_in, parse_export, session_id_for, to_session
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.testing.fake_server import FakeModelServer
 from tests.server_helpers import live_navi
@@ -185,6 +185,135 @@ def test_too_many_messages_are_refused() -> None:
         parse_export("claude", CLAUDE.read_bytes(), max_messages=2)
 
 
+def comb(spine: int, *, cid: str = "comb") -> dict[str, Any]:
+    """A ChatGPT conversation shaped as a comb: a path of `spine` nodes (a question, then answers
+    and questions in turn) where every node also has a leaf, a regenerated answer or an edited
+    question, off it — 2 × `spine` nodes. Walking from every leaf to the root costs their square."""
+    mapping: dict[str, Any] = {}
+    for i in range(spine):
+        role = "user" if i % 2 == 0 else "assistant"
+        parent = f"m{i - 1}" if i else None
+        for key, text in ((f"m{i}", f"main {i}"), (f"l{i}", f"leaf {i}")):
+            mapping[key] = {
+                "id": key,
+                "parent": parent,
+                "children": [f"m{i + 1}", f"l{i + 1}"] if key == f"m{i}" and i + 1 < spine else [],
+                "message": {
+                    "id": key,
+                    "author": {"role": role},
+                    "create_time": 1_700_000_000 + i,
+                    "content": {"content_type": "text", "parts": [text]},
+                },
+            }
+    last = f"m{spine - 1}"
+    return {
+        "id": cid,
+        "title": "Comb",
+        "create_time": 1_700_000_000,
+        "current_node": last,
+        "mapping": mapping,
+    }
+
+
+class Counted(dict[str, Any]):
+    """A node that counts how often its parent is asked for: each ask is one step of a walk up."""
+
+    asks = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key == "parent":
+            Counted.asks += 1
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "parent":
+            Counted.asks += 1
+        return super().__getitem__(key)
+
+
+def test_a_comb_shaped_export_is_walked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """10,000 nodes on the path and a leaf off each (20,000 nodes): every node's parent is asked
+    for a few times at most, not once per leaf below it (that was 50,000,000 steps, about ten
+    seconds); the path is the session's active branch and each leaf a branch off its node."""
+    spine = 10_000
+    parsed = json.loads
+
+    def counted(text: Any) -> Any:
+        data = parsed(text)
+        for conv in data:
+            conv["mapping"] = {k: Counted(node) for k, node in conv["mapping"].items()}
+        return data
+
+    monkeypatch.setattr(foreign.safejson, "loads", counted)
+    Counted.asks = 0
+    body = json.dumps([comb(spine)]).encode()
+    (conv,) = parse_export("chatgpt", body, max_messages=2 * spine, max_file_messages=2 * spine)
+    assert Counted.asks <= 3 * 2 * spine, Counted.asks  # before: 50,015,000
+    assert [m.content for m in conv.messages] == [f"main {i}" for i in range(spine)]
+    assert len(conv.branches) == spine
+    assert conv.branches[0] == {
+        "after": None,  # an edited first question: a root of its own
+        "messages": [{"id": "l0", "role": "user", "content": "leaf 0", "created_at": "2023-11-14T22:13:20Z"}],
+    }
+    assert [(b["after"], b["messages"][0]["content"]) for b in conv.branches[1:3]] == [
+        ("m0", "leaf 1"),
+        ("m1", "leaf 2"),
+    ]
+    session = to_session(conv, owner="alice", profile_id="secretary")
+    assert len(session.messages) == len(session.others) == spine and len(session.parents) == 2 * spine
+    assert session.active_leaf == f"m{spine - 1}"
+    assert tree.children(session.parents)["m5"] == ["m6", "l6"]  # said at one time: the path's first
+
+
+def test_a_branch_off_a_branch_hangs_after_its_message() -> None:
+    """Two answers to an edited question (a leaf that got children): the first is a branch with the
+    edited question, the second hangs after that question — not a second copy of it."""
+    data = comb(4)
+    mapping = data["mapping"]
+    mapping["l1"]["children"] = ["x", "y"]
+    for key in ("x", "y"):
+        mapping[key] = copy.deepcopy(mapping["l2"]) | {"id": key, "parent": "l1", "children": []}
+        mapping[key]["message"] |= {"id": key, "content": {"content_type": "text", "parts": [f"{key} to l1"]}}
+    (conv,) = parse_export("chatgpt", json.dumps([data]).encode(), max_messages=100)
+    assert [(b["after"], [m["id"] for m in b["messages"]]) for b in conv.branches] == [
+        (None, ["l0"]),
+        ("m1", ["l2"]),
+        ("m2", ["l3"]),
+        ("m0", ["l1", "x"]),
+        ("l1", ["y"]),
+    ]
+
+
+@pytest.mark.parametrize("source", ["chatgpt", "claude"])
+def test_a_file_over_the_cap_is_refused_whole(source: str) -> None:
+    """Every conversation under NAVI_IMPORT_MAX_MESSAGES, the file over NAVI_IMPORT_MAX_FILE_MESSAGES:
+    refused before anything is read or stored, naming the cap."""
+    if source == "chatgpt":
+        data = [comb(50, cid=f"c{n}") for n in range(5)]  # 100 nodes each
+    else:
+        data = [copy.deepcopy(load(CLAUDE)[0]) | {"uuid": f"u{n}"} for n in range(5)]
+    body = json.dumps(data).encode()
+    each = len(data[0]["mapping" if source == "chatgpt" else "chat_messages"])
+    assert len(parse_export(source, body, max_messages=each, max_file_messages=5 * each)) == 5
+    with pytest.raises(ExportError, match=r"at most [\d,]+ \(NAVI_IMPORT_MAX_FILE_MESSAGES\)") as caught:
+        parse_export(source, body, max_messages=each, max_file_messages=5 * each - 1)
+    assert f"holds {5 * each:,} messages" in str(caught.value)
+
+
+def test_navi_sessions_import_from_refuses_a_file_over_the_cap(tmp_path: Path) -> None:
+    source = tmp_path / "conversations.json"
+    source.write_text(json.dumps([comb(50, cid=f"c{n}") for n in range(3)]), encoding="utf-8")
+    env = {
+        "DB_PATH": str(tmp_path / "navi.db"),
+        "LOG_LEVEL": "WARNING",
+        "NAVI_IMPORT_MAX_FILE_MESSAGES": "299",
+    }
+    result = runner.invoke(app, ["sessions", "import", "--from", "chatgpt", str(source)], env=env)
+    assert result.exit_code == 1 and "NAVI_IMPORT_MAX_FILE_MESSAGES" in result.output, result.output
+    listed = runner.invoke(app, ["sessions", "list"], env=env)
+    assert "Comb" not in listed.output  # nothing of it was imported
+
+
 def cli(db: Path, *args: str) -> Any:
     return runner.invoke(app, ["sessions", *args], env={"DB_PATH": str(db), "LOG_LEVEL": "WARNING"})
 
@@ -220,7 +349,9 @@ def test_navi_sessions_import_from(tmp_path: Path) -> None:
 
 
 def test_the_rest_route_takes_an_upload_per_user(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    with live_navi(tmp_path, fake_server) as navi, navi.client() as http:
+    claude = load(CLAUDE)
+    cap = sum(len(c["chat_messages"]) for c in claude)  # the fixture's messages, and not one more
+    with live_navi(tmp_path, fake_server, navi_import_max_file_messages=cap) as navi, navi.client() as http:
         files = {"file": ("conversations.json", CLAUDE.read_bytes(), "application/json")}
         done = http.post("/sessions/import", params={"from": "claude"}, files=files)
         assert done.status_code == 201, done.text
@@ -242,4 +373,7 @@ def test_the_rest_route_takes_an_upload_per_user(tmp_path: Path, fake_server: Fa
         assert http.post("/sessions/import", params={"from": "gemini"}, files=files).status_code == 422
         missing = http.post("/sessions/import", params={"from": "claude"}, files={"other": ("x", b"[]")})
         assert missing.status_code == 422 and "file" in missing.json()["detail"]
+        more = [*claude, copy.deepcopy(claude[0]) | {"uuid": "another"}]
+        over = http.post("/sessions/import", params={"from": "claude"}, json=more)
+        assert over.status_code == 422 and "NAVI_IMPORT_MAX_FILE_MESSAGES" in over.json()["detail"]
         assert len(http.get("/sessions").json()) == 2

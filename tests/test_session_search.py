@@ -100,6 +100,74 @@ async def _rarer_word(store: SessionStore) -> None:
     assert [h.snippet for h in hits] == ["printer printer and invoice", "invoice invoice and printer"]
 
 
+async def test_another_users_messages_never_move_the_ranking(store: SessionStore) -> None:
+    """A word's weight counts the searching user's messages only: bob writing "printer" in many
+    messages, and many other messages, changes neither what alice and carol find nor its order.
+    Counted over everyone's (as FTS5's own bm25 does), printer would weigh less than invoice for
+    alice, and alpha and beta more than nothing for carol, and each order would turn round."""
+    alice = await store.create("secretary", owner="alice")
+    common = [Message.user(f"the invoice number {n} arrived", created_at=at(1)) for n in range(12)]
+    await store.append(alice.id, display=common)
+    await store.append(alice.id, display=[Message.user("printer printer and invoice", created_at=at(2))])
+    await store.append(alice.id, display=[Message.user("invoice invoice and printer", created_at=at(3))])
+    carol = await store.create("secretary", owner="carol")  # alpha in all her messages, beta in half
+    carols = ["alpha beta beta beta", "alpha alpha alpha beta", "alpha x y z", "alpha q r s"]
+    for n, body in enumerate(carols):
+        await store.append(carol.id, display=[Message.user(body, created_at=at(4 + n))])
+
+    async def found() -> list[list[tuple[str, str]]]:
+        # A store made afresh on the same database: nothing counted before is kept.
+        fresh = SqlSessionStore(store.db) if isinstance(store, SqlSessionStore) else store
+        return [
+            [(h.message_id, h.snippet) for h in await fresh.search(q(words), owner=owner)]
+            for words, owner in (("invoice printer", "alice"), ("alpha beta", "carol"), ("printer", "alice"))
+        ]
+
+    alone = await found()
+    assert [[s for _, s in hits] for hits in alone[:2]] in (
+        [  # SQLite's BM25: the word fewer of her messages hold weighs more; a tie, the newer first
+            ["printer printer and invoice", "invoice invoice and printer"],
+            ["alpha alpha alpha beta", "alpha beta beta beta"],
+        ],
+        [  # the in-memory store and PostgreSQL's ts_rank weigh a match by its message alone
+            ["invoice invoice and printer", "printer printer and invoice"],
+            ["alpha alpha alpha beta", "alpha beta beta beta"],
+        ],
+    )
+    bob = await store.create("secretary", owner="bob")
+    await store.append(bob.id, display=[Message.user(f"printer jam number {n}") for n in range(40)])
+    await store.append(bob.id, display=[Message.user(f"lunch at noon {n}") for n in range(200)])
+    assert await found() == alone
+
+
+async def test_the_counts_a_store_keeps_follow_new_and_deleted_messages(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's store keeps each user's counts between searches (navi/storage/search.py `Counts`):
+    messages written since are added, and a whole count now and then sees deletions — what it
+    weighs by is what a store counting afresh weighs by."""
+    from navi.storage import search
+
+    monkeypatch.setattr(search, "RECOUNT", 3)
+    async with opened_store("sqlite", tmp_path, request) as store:
+        assert isinstance(store, SqlSessionStore)
+        counts = store._counts
+        s = await store.create("secretary", owner="alice")
+        await store.append(s.id, display=[Message.user(f"note {n}") for n in range(5)])
+        await store.search(q("note"), owner="alice")
+        assert await store.db.read(lambda c: counts.total(c, "alice")) == 5
+        other = await store.create("secretary", owner="alice")
+        await store.append(other.id, display=[Message.user(f"memo {n}") for n in range(4)])
+        await store.append(s.id, display=[Message.assistant("a note")])
+        await store.create("secretary", owner="bob")
+        assert await store.db.read(lambda c: counts.total(c, "alice")) == 10  # added
+        assert await store.db.read(lambda c: counts.total(c, "bob")) == 0
+        assert await store.delete(other.id, owner="alice")
+        totals = [await store.db.read(lambda c: counts.total(c, "alice")) for _ in range(3)]
+        assert totals[-1] == 6 and totals[0] in (6, 10)  # by the RECOUNT-th search at the latest
+        assert await store.db.read(lambda c: search.Counts().total(c, "alice")) == 6
+
+
 async def test_a_user_never_finds_another_users_messages(store: SessionStore) -> None:
     mine = await store.create("secretary", owner="alice")
     theirs = await store.create("secretary", owner="bob", name="Bob's secrets")

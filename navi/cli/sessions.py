@@ -358,7 +358,12 @@ def bring_in_export(source: str, origin: str, user: str) -> None:
             fail(
                 f"{source} is larger than the {settings.navi_import_max_mb} MB limit (NAVI_IMPORT_MAX_MB)", 1
             )
-        conversations = parse_export(origin, data, max_messages=settings.navi_import_max_messages)
+        conversations = parse_export(
+            origin,
+            data,
+            max_messages=settings.navi_import_max_messages,
+            max_file_messages=settings.navi_import_max_file_messages,
+        )
     except OSError as exc:
         fail(f"cannot read {source}: {exc.strerror or exc}", 1)
     except ArchiveError as exc:

@@ -39,6 +39,7 @@ class ServerConfig:
     max_request_bytes: int = 1024 * 1024
     import_max_bytes: int = 64 * 1024 * 1024
     import_max_messages: int = 20_000
+    import_max_file_messages: int = 200_000
     header_timeout_seconds: float = 10.0
     openai_approvals: Unattended = "deny"
     mcp_approvals: Unattended = "deny"
@@ -59,6 +60,7 @@ def server_config(settings: Settings) -> ServerConfig:
         max_request_bytes=settings.navi_max_request_bytes,
         import_max_bytes=settings.navi_import_max_bytes,
         import_max_messages=settings.navi_import_max_messages,
+        import_max_file_messages=settings.navi_import_max_file_messages,
         header_timeout_seconds=settings.navi_header_timeout_seconds,
         openai_approvals=settings.navi_openai_api_approvals,
         mcp_approvals=settings.navi_mcp_approvals,

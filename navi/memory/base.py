@@ -100,6 +100,13 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(terms(query[:MAX_QUERY_CHARS])))[:MAX_QUERY_TERMS]
 
 
+def one_line(text: str) -> str:
+    """`text` on one line: every run of whitespace (line breaks of any kind among them) one space.
+    A fact's parts are shown this way wherever they go into a prompt, so a value cannot start a
+    line of its own there (a heading, a section of instructions)."""
+    return " ".join(text.split())
+
+
 class Fact(BaseModel):
     id: int
     owner: str = DEFAULT_OWNER
@@ -122,7 +129,8 @@ class Fact(BaseModel):
         return self.retired_at is None
 
     def line(self) -> str:
-        return f"{self.category}: {self.key} = {self.value}"
+        """The fact on one line (`one_line`): what prompts and tools' results show of it."""
+        return f"{one_line(self.category)}: {one_line(self.key)} = {one_line(self.value)}"
 
 
 class MemoryStore(ABC):

@@ -32,7 +32,7 @@ from navi.llm.messages import Message, utcnow, without_files
 from navi.llm.registry import BackendRegistry
 from navi.llm.tokens import CHARS_PER_TOKEN, estimate_tokens
 from navi.logging import get_logger
-from navi.memory.base import Fact, MemoryStore, normalise
+from navi.memory.base import Fact, MemoryStore, normalise, one_line
 from navi.profiles.registry import ProfileRegistry
 from navi.sessions.models import Session, SessionInfo, as_utc
 from navi.sessions.store import SessionStore
@@ -148,7 +148,7 @@ def own_words(session: Session) -> set[str]:
 def fallback_summary(facts: list[Fact]) -> str:
     """A plain list, used when the model cannot write the narrative: accurate, never empty-handed."""
     return "Known facts:\n" + "\n".join(
-        f"- {f.category}: {f.key.replace('_', ' ')} = {f.value}" for f in facts
+        f"- {one_line(f.category)}: {one_line(f.key.replace('_', ' '))} = {one_line(f.value)}" for f in facts
     )
 
 
@@ -268,7 +268,7 @@ class MemoryExtractor:
         if said:
             llm, model = self._model()
             known = await self.memory.get_all_facts(owner=session.owner, limit=200)
-            context = "\n".join(f"{f.category}: {f.key} = {f.value}" for f in known) or "(nothing yet)"
+            context = "\n".join(f.line() for f in known) or "(nothing yet)"
             result = await llm.complete(
                 [
                     Message.system(prompts.load("memory_extract")),
@@ -301,7 +301,7 @@ class MemoryExtractor:
             return None
         failed: str | None = None
         llm, model = self._model()
-        listing = "\n".join(f"{f.category}: {f.key} = {f.value}" for f in facts)
+        listing = "\n".join(f.line() for f in facts)
         instructions = prompts.load("memory_summary")
         try:
             result = await llm.complete(

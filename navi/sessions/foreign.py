@@ -10,9 +10,13 @@ root to `current_node`, the session's active branch; the other branches of its t
 session's other branches (navi/sessions/tree.py), each forking off where it did.
 
 The whole file is checked before anything is stored: a bad one is refused with what is wrong and
-where (`ExportError`, an `ArchiveError`), and nothing of it is imported. A conversation's session id
-is derived from the source, the user and the conversation's id, so importing the same file again
-adds nothing, and two users importing one file each get their own sessions.
+where (`ExportError`, an `ArchiveError`), and nothing of it is imported — nor one holding more
+messages (ChatGPT: nodes) than the caps allow, per conversation and in the whole file, counted
+first. A ChatGPT tree is walked once, each node once and without recursion, whatever its shape.
+
+A conversation's session id is derived from the source, the user and the conversation's id, so
+importing the same file again adds nothing, and two users importing one file each get their own
+sessions.
 """
 
 from __future__ import annotations
@@ -156,6 +160,69 @@ def _chatgpt_node_message(node: dict[str, Any], where: str, when: datetime) -> M
     )
 
 
+def _chatgpt_tree(
+    mapping: dict[str, Any], current: Any, where: str, start: datetime
+) -> tuple[list[tuple[str, Message]], list[dict[str, Any]]]:
+    """The messages a person saw on the path from the root to `current` (the last leaf when there
+    is none), as (node, message), and the tree's other branches: each the messages of a run of
+    nodes off the path, hung after the nearest message above them (None: a root of its own).
+
+    Each node is walked once, without recursion: the path from `current` up, then from each other
+    leaf up to the first node already walked (the path, or a branch before it). A tree shaped like a
+    comb — a long path with a leaf off every node — costs what its nodes do, not their number times
+    the path's length. A message without a time has its predecessor's (in a branch, the message it
+    hangs after if that is a branch's too, else the conversation's start)."""
+    if current is not None and current not in mapping:
+        raise _fail(where, f"`current_node` {str(current)[:64]!r} is not in the mapping")
+    leaves = [k for k, n in mapping.items() if not n.get("children")]
+    if current is None and leaves:
+        current = leaves[-1]
+    # node: the id of the message at or nearest above it (None: nothing above it was shown)
+    above: dict[str, str | None] = {}
+    times: dict[str, datetime] = {}  # the branches' messages' times, for those hung after them
+
+    def up(leaf: str) -> list[str]:
+        """The nodes from `leaf` up to the first one walked before (or a root), top first."""
+        run, seen, at = [], set(), leaf
+        while at is not None and at not in above:
+            if at in seen:
+                raise _fail(f"{where}/mapping/{at}", "the parents form a loop")
+            seen.add(at)
+            run.append(at)
+            at = mapping[at].get("parent")
+        run.reverse()
+        return run
+
+    def shown(run: list[str], after: str | None, when: datetime) -> list[tuple[str, Message]]:
+        out: list[tuple[str, Message]] = []
+        for key in run:
+            message = _chatgpt_node_message(
+                mapping[key], f"{where}/mapping/{key}", out[-1][1].created_at if out else when
+            )
+            if message is not None:
+                out.append((key, message))
+                after = message.id
+            above[key] = after
+        return out
+
+    main = shown(up(current), None, start) if current is not None else []
+    branches = []
+    for leaf in leaves:
+        if leaf in above:
+            continue
+        run = up(leaf)
+        parent = mapping[run[0]].get("parent")
+        after = above[parent] if parent is not None else None
+        extra = [m for _, m in shown(run, after, times.get(after or "", start))]
+        if extra:
+            times.update((m.id, m.created_at) for m in extra)
+            fields = {"id", "role", "content", "created_at"}
+            branches.append(
+                {"after": after, "messages": [m.model_dump(mode="json", include=fields) for m in extra]}
+            )
+    return main, branches
+
+
 def _chatgpt_conversation(data: Any, where: str, max_messages: int) -> Conversation:
     if not isinstance(data, dict):
         raise _fail(where, "a conversation must be an object")
@@ -181,57 +248,8 @@ def _chatgpt_conversation(data: Any, where: str, max_messages: int) -> Conversat
         ):
             raise _fail(here, "`children` must list nodes of the mapping")
     start = created or utcnow()
-
-    def path_to(leaf: str) -> list[str]:
-        path, seen, at = [], set(), leaf
-        while at is not None:
-            if at in seen:
-                raise _fail(f"{where}/mapping/{at}", "the parents form a loop")
-            seen.add(at)
-            path.append(at)
-            at = mapping[at].get("parent")
-        return path[::-1]
-
-    def messages_of(nodes: list[str], when: datetime) -> list[tuple[str, Message]]:
-        """(node, message) of the nodes a person saw, in order; a message without a time has its
-        predecessor's."""
-        out: list[tuple[str, Message]] = []
-        for key in nodes:
-            msg = _chatgpt_node_message(
-                mapping[key], f"{where}/mapping/{key}", out[-1][1].created_at if out else when
-            )
-            if msg is not None:
-                out.append((key, msg))
-        return out
-
-    leaves = [k for k, n in mapping.items() if not n.get("children")]
-    current = data.get("current_node")
-    if current is not None and current not in mapping:
-        raise _fail(where, f"`current_node` {str(current)[:64]!r} is not in the mapping")
-    if current is None and leaves:
-        current = leaves[-1]
-    main = path_to(current) if current is not None else []
-    shown = dict(messages_of(main, start))
-    messages = list(shown.values())
-    on_main = set(main)
-    branches = []
-    for leaf in leaves:
-        if leaf in on_main:
-            continue
-        path = path_to(leaf)
-        fork = next((i for i, key in enumerate(path) if key not in on_main), len(path))
-        before = [m.id for key in path[:fork] if (m := shown.get(key)) is not None]
-        extra = [m for _, m in messages_of(path[fork:], start)]
-        if extra:
-            branches.append(
-                {
-                    "after": before[-1] if before else None,
-                    "messages": [
-                        m.model_dump(mode="json", include={"id", "role", "content", "created_at"})
-                        for m in extra
-                    ],
-                }
-            )
+    main, branches = _chatgpt_tree(mapping, data.get("current_node"), where, start)
+    messages = [m for _, m in main]
     return Conversation(
         "chatgpt",
         source_id,
@@ -308,10 +326,23 @@ def _claude_conversation(data: Any, where: str, max_messages: int) -> Conversati
 # --- both ----------------------------------------------------------------------------------------
 
 
-def parse_export(source: str, text: str | bytes, *, max_messages: int) -> list[Conversation]:
+def _entries(data: list[Any], source: str) -> int:
+    """How many messages (ChatGPT: nodes) the file's conversations hold in all, before any is read."""
+    field = "mapping" if source == "chatgpt" else "chat_messages"
+    return sum(
+        len(entries)
+        for item in data
+        if isinstance(item, dict) and isinstance(entries := item.get(field), dict | list)
+    )
+
+
+def parse_export(
+    source: str, text: str | bytes, *, max_messages: int, max_file_messages: int | None = None
+) -> list[Conversation]:
     """Every conversation of an export file (`source`: "chatgpt" or "claude"), checked whole;
-    `ExportError` on anything wrong. Blocking (CPU work proportional to the file): a server runs
-    it on a worker thread."""
+    `ExportError` on anything wrong. At most `max_messages` messages (ChatGPT: nodes) in a
+    conversation and `max_file_messages` in the whole file. Blocking (CPU work proportional to the
+    file): a server runs it on a worker thread."""
     if source not in NAMES:
         raise ExportError(f"Navi imports exports of {' and '.join(NAMES.values())}, not {source[:40]!r}")
     name = NAMES[source]
@@ -325,6 +356,11 @@ def parse_export(source: str, text: str | bytes, *, max_messages: int) -> list[C
         data = data["conversations"]  # some tools wrap the list
     if not isinstance(data, list):
         raise ExportError(f"not a {name} export: conversations.json holds a list of conversations")
+    if max_file_messages is not None and (found := _entries(data, source)) > max_file_messages:
+        raise ExportError(
+            f"not imported: the file holds {found:,} messages{' (nodes)' if source == 'chatgpt' else ''}"
+            f" in all; at most {max_file_messages:,} (NAVI_IMPORT_MAX_FILE_MESSAGES)"
+        )
     parse = _chatgpt_conversation if source == "chatgpt" else _claude_conversation
     conversations = [parse(item, f"conversation {i}", max_messages) for i, item in enumerate(data)]
     seen: set[str] = set()

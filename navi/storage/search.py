@@ -9,11 +9,14 @@ than a merge of every word it starts.
 
 SQLite's window is ranked here, in Python (`bm25_order`), not by FTS5's `bm25()`: that function
 counts every row holding each word, once per search, to weigh the words (their IDF) — at 1,000,000
-messages three quarters of a typical search's time, and what no window bounds. Here each word's
-count stops at `COUNT_CAP` rows (a word in more messages than that weighs as little as one in
-exactly that many) and the last word is counted whole (a prefix of 4 letters or more would merge
-every word it starts once more); docs/benchmarks.md has the figures. PostgreSQL ranks its window
-with `ts_rank`.
+messages three quarters of a typical search's time, and what no window bounds — and it counts
+every user's rows, so the order of one user's hits would tell which words other users wrote. Here
+each word's weight comes from the searching user's own messages only: how many of them there are
+(counted once and then topped up, `Counts`) and how many hold the word, counted up to `COUNT_CAP`
+(a word in more of them than that weighs as little as one in exactly that many); the last word is
+counted whole (a prefix of 4 letters or more would merge every word it starts once more);
+docs/benchmarks.md has the figures. PostgreSQL ranks its window with `ts_rank`, which weighs a
+match by the message alone (no counts over other rows, so nothing of other users).
 
 The words reach the database as bound parameters built from letters and digits only
 (`SearchQuery.fts5`, `.tsquery`), so nothing typed is ever read as query syntax. Snippets are cut in
@@ -22,6 +25,7 @@ Python (navi/sessions/search.py), the same for every store.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from sqlalchemy import Connection, DateTime, Float, TextualSelect, bindparam, text
@@ -37,10 +41,72 @@ WINDOW = 100
 COUNT_CAP = 2000
 _COLUMNS = """d.session_id, s.name AS session_name, s.profile_id, d.message_id, d.role,
     d.created_at, d.body"""
+# The user's messages holding a word, up to :cap: FTS5 walks the word's list and the (owner, id)
+# index of migration 0020 says whose each row is, without reading the row and its text (a third of
+# the time the table takes; the planner would read the table).
 _COUNT = text(
-    "SELECT count(*) FROM (SELECT 1 FROM message_search_fts WHERE message_search_fts MATCH :match LIMIT :cap)"
+    """SELECT count(*) FROM (SELECT 1 FROM message_search_fts
+        CROSS JOIN message_search d INDEXED BY ix_message_search_owner_id
+        ON d.owner = :owner AND d.id = message_search_fts.rowid
+        WHERE message_search_fts MATCH :match LIMIT :cap)"""
 )
-_TOTAL = text("SELECT max(id) FROM message_search")  # the rows ever indexed: a bound, at once
+# The newest id, and the user's searched messages indexed after id :after (all of them after -1),
+# in that index alone; in one statement, so both are of one snapshot.
+_NEWER = text(
+    """SELECT (SELECT coalesce(max(id), 0) FROM message_search),
+        (SELECT count(*) FROM message_search WHERE owner = :owner AND id > :after)"""
+)
+RECOUNT = 100  # searches of a user before their messages are counted whole again (deletions)
+KEPT = 10_000  # users and words whose counts a store keeps between searches
+
+
+class Counts:
+    """What BM25 weighs a user's words by, from that user's own messages only, kept between
+    searches by the store. Their number (N) is counted whole on the user's first search and every
+    `RECOUNT`th — counting 500,000 messages costs milliseconds — and in between the messages
+    indexed since the last count (a few ids) are added; deletions count until the next whole
+    count. A word's messages, up to COUNT_CAP, are counted again once the user's number has moved
+    by more than 1% since (a word's weight barely moves with a few more messages); a word common
+    in a search box's queries is counted once, not on every keystroke."""
+
+    def __init__(self) -> None:
+        self._totals: dict[str, tuple[int, int, int]] = {}  # owner: (count, last id seen, searches)
+        self._words: dict[tuple[str, str], tuple[int, int]] = {}  # (owner, match): (count, N then)
+        self._lock = threading.Lock()
+
+    def total(self, conn: Connection, owner: str) -> int:
+        """The owner's searched messages."""
+        with self._lock:
+            known = self._totals.get(owner)
+        if known is not None and known[2] < RECOUNT:  # top it up
+            last, added = conn.execute(_NEWER, {"owner": owner, "after": known[1]}).one()
+            if known[1] <= last:
+                count, uses = known[0] + added, known[2] + 1
+            else:  # the newest rows were deleted since: count whole
+                known = None
+        if known is None or known[2] >= RECOUNT:
+            last, count = conn.execute(_NEWER, {"owner": owner, "after": -1}).one()
+            uses = 0
+        with self._lock:
+            if len(self._totals) > KEPT:
+                self._totals.clear()
+            self._totals[owner] = (count, last, uses)
+        return count
+
+    def holding(self, conn: Connection, owner: str, match: str, total: int) -> int:
+        """The owner's messages that `match` (an FTS5 expression) finds, up to COUNT_CAP."""
+        with self._lock:
+            known = self._words.get((owner, match))
+        if known is not None and abs(total - known[1]) * 100 <= total:
+            return known[0]
+        count = conn.execute(_COUNT, {"match": match, "owner": owner, "cap": COUNT_CAP}).scalar() or 0
+        with self._lock:
+            if len(self._words) > KEPT:
+                self._words.clear()
+            self._words[(owner, match)] = (count, total)
+        return count
+
+
 _DETAILS = (
     text(
         """SELECT d.id, d.session_id, s.name AS session_name, s.profile_id, d.message_id, d.role, d.created_at
@@ -75,7 +141,7 @@ def _sqlite_window(query: SearchQuery) -> TextualSelect:
     joins, conditions = _filters(query)
     return _with_dates(
         f"""SELECT di.id, di.body FROM message_search_fts
-            JOIN message_search di ON di.id = message_search_fts.rowid{joins}
+            CROSS JOIN message_search di ON di.id = message_search_fts.rowid{joins}
             WHERE message_search_fts MATCH :match{conditions}
             ORDER BY message_search_fts.rowid DESC LIMIT :window""",
         query,
@@ -102,17 +168,18 @@ def _postgres_statement(query: SearchQuery) -> TextualSelect:
     )
 
 
-def _weights(conn: Connection, query: SearchQuery, matched: int) -> dict[str, float]:
-    """Each query word's IDF over every indexed message (all users', as FTS5's own bm25 counts),
-    from counts that stop at COUNT_CAP. The last word is counted whole unless it is 2 or 3
-    characters (one list of the prefix index); a word starts at least the `matched` messages."""
-    total = conn.execute(_TOTAL).scalar() or 0
+def _weights(
+    conn: Connection, query: SearchQuery, owner: str, counts: Counts, matched: int
+) -> dict[str, float]:
+    """Each query word's IDF among the owner's messages, from counts of the owner's messages that
+    stop at COUNT_CAP. The last word is counted whole unless it is 2 or 3 characters (one list of
+    the prefix index); a word starts at least the `matched` messages."""
+    total = max(counts.total(conn, owner), matched)
     weights = {}
     for n, term in enumerate(query.terms):
         prefix = n == len(query.terms) - 1 and len(term) <= 3
-        match = f'"{term}"*' if prefix else f'"{term}"'
-        count = max(matched, conn.execute(_COUNT, {"match": match, "cap": COUNT_CAP}).scalar() or 0)
-        weights[term] = bm25_idf(total, count)
+        count = counts.holding(conn, owner, f'"{term}"*' if prefix else f'"{term}"', total)
+        weights[term] = bm25_idf(total, max(matched, count))
     return weights
 
 
@@ -130,7 +197,9 @@ def _hit(row: Any, body: str, query: SearchQuery) -> SearchHit:
     )
 
 
-def search(conn: Connection, query: SearchQuery, owner: str) -> list[SearchHit]:
+def search(conn: Connection, query: SearchQuery, owner: str, counts: Counts | None = None) -> list[SearchHit]:
+    """The owner's best hits for `query`; `counts`, kept by the caller between searches (a fresh
+    one counts everything again)."""
     sqlite = conn.dialect.name == "sqlite"
     params: dict[str, Any] = {
         "match": query.fts5() if sqlite else query.tsquery(),
@@ -145,7 +214,8 @@ def search(conn: Connection, query: SearchQuery, owner: str) -> list[SearchHit]:
         window = [(r.id, r.body) for r in conn.execute(_sqlite_window(query), params)]
         if not window:
             return []
-        chosen = bm25_order(window, query, _weights(conn, query, len(window)))[: query.limit]
+        weights = _weights(conn, query, owner, counts or Counts(), len(window))
+        chosen = bm25_order(window, query, weights)[: query.limit]
         bodies = dict(window)
         details = {r.id: r for r in conn.execute(_DETAILS, {"ids": chosen})}
         return [_hit(details[i], bodies[i], query) for i in chosen if i in details]

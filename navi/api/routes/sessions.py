@@ -333,7 +333,11 @@ async def _import_export(
     else:
         raise BadRequest("send the export as application/json or as a multipart upload (`file`)")
     conversations = await asyncio.to_thread(
-        parse_export, origin, body, max_messages=config.import_max_messages
+        parse_export,
+        origin,
+        body,
+        max_messages=config.import_max_messages,
+        max_file_messages=config.import_max_file_messages,
     )
     report = await bring_in(
         runtime.sessions, conversations, owner=user, profile_id=runtime.profiles.default_id

@@ -1,0 +1,84 @@
+"""Whom the Matrix channel trusts, against the test Synapse (tests/helpers/synapse.py): a schedule's
+answer goes only to a room of listed people. Navi is the real runtime and services
+(tests/helpers/matrix_world.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from navi.llm.messages import utcnow
+from tests.helpers.matrix_world import World, navi_messages, start_world
+from tests.helpers.synapse import Synapse
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+async def world(tmp_path: Path, synapse: Synapse) -> AsyncIterator[World]:
+    made = await start_world(tmp_path, synapse)
+    try:
+        yield made
+    finally:
+        await made.stop()
+
+
+async def test_a_schedule_delivers_its_answer_to_a_room_of_listed_people_only(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+
+    eve = world.synapse.register().client()
+    try:
+        room = await world.room_with_navi()
+        shared = await world.room_with_navi()
+        await world.ana.http.post(f"/rooms/{shared}/invite", json={"user_id": eve.user_id})
+        await eve.join(shared)
+        world.script.turn("Your day: all quiet.", "Your day: all quiet.")  # the two run side by side
+        due = utcnow() + timedelta(days=365)  # any future moment: the test runs it by hand
+        at = due.isoformat()
+        daily = await world.rt.schedules.create(
+            owner="ana",
+            prompt="Summarise my day",
+            at=at,
+            title="Daily summary",
+            deliver={"channel": "matrix", "to": room},
+        )
+        await world.rt.schedules.create(
+            owner="ana",
+            prompt="Tell the room",
+            at=at,
+            title="For everyone",
+            deliver={"channel": "matrix", "to": shared},
+        )
+        runner = world.services.schedule_runner
+        assert runner is not None
+        await runner.tick(due + timedelta(seconds=5))  # the runner's clock: just after it is due
+        await runner.drain()
+        [sent] = await world.ana.messages(room, 1, sender=world.navi.user_id)
+        assert sent["content"]["body"] == "Your day: all quiet."
+        assert "m.relates_to" not in sent["content"]
+        await asyncio.sleep(0.5)
+        await world.ana.sync()
+        assert navi_messages(world, shared) == []  # Eve is in that room and not listed
+        logged = capsys.readouterr()
+        assert "schedule.not_delivered" in logged.out + logged.err
+        assert eve.user_id in logged.out + logged.err
+        [run] = await world.rt.schedules.store.runs(daily.id)
+        assert run.status == "ok" and run.session_id is not None
+
+        # Ana's reply to the delivered message goes on in the run's session.
+        world.script.turn("Glad to hear.")
+        await world.ana.send(
+            room, "Thanks!", **{"m.relates_to": {"m.in_reply_to": {"event_id": sent["event_id"]}}}
+        )
+        reply = (await world.ana.messages(room, 2, sender=world.navi.user_id))[1]
+        assert reply["content"]["body"] == "Glad to hear."
+        stored = await world.rt.sessions.get(run.session_id, owner="ana")
+        assert stored is not None
+        assert [m.content for m in stored.messages][-2:] == ["Thanks!", "Glad to hear."]
+    finally:
+        await eve.close()

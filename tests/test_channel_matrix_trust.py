@@ -1,5 +1,6 @@
-"""Whom the Matrix channel trusts, against the test Synapse (tests/helpers/synapse.py): a schedule's
-answer goes only to a room of listed people. Navi is the real runtime and services
+"""Whom the Matrix channel trusts, against the test Synapse (tests/helpers/synapse.py): an invite
+is taken from the one who sent it, whatever the room's stripped state says, and a schedule's answer
+goes only to a room of listed people. Navi is the real runtime and services
 (tests/helpers/matrix_world.py)."""
 
 from __future__ import annotations
@@ -8,12 +9,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from navi.llm.messages import utcnow
 from tests.helpers.matrix_world import World, navi_messages, start_world
-from tests.helpers.synapse import Synapse
+from tests.helpers.synapse import MatrixUser, Synapse, SyncProxy
 
 pytestmark = pytest.mark.slow
 
@@ -25,6 +27,51 @@ async def world(tmp_path: Path, synapse: Synapse) -> AsyncIterator[World]:
         yield made
     finally:
         await made.stop()
+
+
+async def settled(user: MatrixUser, room: str, who: str, within: float = 30) -> str:
+    """`who`'s membership in the room once it is no longer `invite` (Navi took up the invite)."""
+    deadline = asyncio.get_running_loop().time() + within
+    while (state := (await user.members(room)).get(who)) == "invite":
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"{who} is still invited to {room}")
+        await asyncio.sleep(0.2)
+    return str(state)
+
+
+async def test_an_invite_is_from_its_sender_whatever_the_stripped_state_says(
+    tmp_path: Path, synapse: Synapse, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Eve (not listed) invites Navi, and the invite's stripped state — the inviting server's word
+    over federation — holds a member event for Navi "sent" by Ana, ahead of the invite event
+    Navi's homeserver adds (`SyncProxy` puts it there, as a server of Eve's would). Navi declines:
+    the inviter is the invite event's sender, Eve."""
+    navi, ana = synapse.register(), synapse.register().client()
+
+    def forge(answer: dict[str, Any]) -> None:
+        for invited in answer.get("rooms", {}).get("invite", {}).values():
+            forged = [
+                {"type": "m.room.member", "state_key": navi.user_id, "sender": ana.user_id,
+                 "content": {"membership": "invite"}},
+                {"type": "m.room.member", "state_key": ana.user_id, "sender": ana.user_id,
+                 "content": {"membership": "join", "displayname": "Ana"}},
+            ]  # fmt: skip
+            invited["invite_state"]["events"][:0] = forged
+
+    with SyncProxy(synapse.url, forge) as proxy:
+        world = await start_world(tmp_path, synapse, navi=navi, ana=ana, homeserver=proxy.url)
+        eve = synapse.register().client()
+        try:
+            eves_room = await eve.create_room([navi.user_id, ana.user_id])  # Ana invited too
+            assert await settled(eve, eves_room, navi.user_id) == "leave"  # declined
+            logged = capsys.readouterr().out
+            assert "channel.stranger" in logged and eve.user_id in logged
+            assert "channel.matrix.joined" not in logged
+            assert proxy.rewritten > 0
+            await world.room_with_navi()  # Ana's own invite, through the same proxy, is taken up
+        finally:
+            await eve.close()
+            await world.stop()
 
 
 async def test_a_schedule_delivers_its_answer_to_a_room_of_listed_people_only(

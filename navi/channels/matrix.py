@@ -10,7 +10,8 @@ the person's message (in its thread when they wrote in one). A typing notice sho
 Files and images sent to Navi are downloaded and reach the run as a mail's attachments do.
 
 Only unencrypted rooms: there is no end-to-end encryption here yet (encrypted events are not read).
-Invites from anyone not on the allowlist are declined; events older than the channel's start are
+Invites from anyone not on the allowlist are declined (the inviter is the invite event's sender, never
+a name in the stripped room state the invite carries); events older than the channel's start are
 never answered (a restart does not answer the room's history again); Navi's own events are ignored.
 """
 
@@ -185,16 +186,7 @@ class MatrixChannel(Channel):
             await deliver(incoming)
 
     async def _invited(self, client: nio.AsyncClient, room_id: str, invite: Any) -> None:
-        inviter = next(
-            (
-                e.sender
-                for e in invite.invite_state
-                if isinstance(e, nio.InviteMemberEvent)
-                and e.state_key == client.user_id
-                and e.membership == "invite"
-            ),
-            None,
-        )
+        inviter = inviter_of(client.user_id, invite.invite_state)
         if inviter is not None and await self.is_listed(inviter):
             joined = await client.join(room_id)
             if isinstance(joined, nio.JoinResponse):
@@ -202,8 +194,8 @@ class MatrixChannel(Channel):
             else:
                 log.warning("channel.matrix.join_failed", room=room_id, error=_error(joined))
             return
-        await client.room_leave(room_id)  # declines the invite
         log.warning("channel.stranger", channel=self.name, sender=inviter, room=room_id, invite=True)
+        await client.room_leave(room_id)  # declines the invite
 
     async def _incoming(self, client: nio.AsyncClient, room_id: str, event: Any) -> Incoming | None:
         """A room event as the worker sees it (None: not a person's new message to answer)."""
@@ -352,6 +344,24 @@ class MatrixChannel(Channel):
                 await asyncio.sleep(TYPING_MS / 1000 * 2 / 3)
 
 
+def inviter_of(own: str, invite_state: list[Any]) -> str | None:
+    """Who invited `own` to a room: the sender of the invite event itself, the last m.room.member
+    event for `own` in the invite's state (the homeserver puts it after the room's stripped state).
+    Only that one: the stripped state before it is the inviting server's word (over federation it
+    is whatever that server sent) and may hold any member event, even one for `own` "sent" by
+    someone on the allowlist. None when that last event is not an invite."""
+    mine = [
+        e
+        for e in invite_state
+        if (source := _dict(getattr(e, "source", None))).get("type") == "m.room.member"
+        and source.get("state_key") == own
+    ]
+    last = mine[-1] if mine else None
+    if not isinstance(last, nio.InviteMemberEvent) or last.membership != "invite":
+        return None
+    return last.sender
+
+
 def _logged_out(response: Any) -> bool:
     return getattr(response, "status_code", None) == "M_UNKNOWN_TOKEN"
 
@@ -386,4 +396,4 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-__all__ = ["MatrixChannel", "MatrixSettings", "render"]
+__all__ = ["MatrixChannel", "MatrixSettings", "inviter_of", "render"]

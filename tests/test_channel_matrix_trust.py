@@ -1,6 +1,6 @@
 """Whom the Matrix channel trusts, against the test Synapse (tests/helpers/synapse.py): an invite
 is taken from the one who sent it, whatever the room's stripped state says, and a schedule's answer
-goes only to a room of listed people. Navi is the real runtime and services
+goes only to a room that nobody but listed people can read. Navi is the real runtime and services
 (tests/helpers/matrix_world.py)."""
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
 from navi.llm.messages import utcnow
-from tests.helpers.matrix_world import World, navi_messages, start_world
+from tests.helpers.matrix_world import World, joined, navi_messages, start_world
 from tests.helpers.synapse import MatrixUser, Synapse, SyncProxy
 
 pytestmark = pytest.mark.slow
@@ -72,6 +73,59 @@ async def test_an_invite_is_from_its_sender_whatever_the_stripped_state_says(
         finally:
             await eve.close()
             await world.stop()
+
+
+async def test_a_schedule_is_not_delivered_where_a_stranger_is_invited_or_anyone_may_read(
+    world: World,
+) -> None:
+    eve = world.synapse.register().client()
+    ana = world.ana
+    try:
+        invited = await world.room_with_navi()
+        await ana.http.post(f"/rooms/{quote(invited)}/invite", json={"user_id": eve.user_id})
+        assert (await ana.members(invited))[eve.user_id] == "invite"  # invited, not joined
+        public = await world.room_with_navi()
+        rule = await ana.http.put(
+            f"/rooms/{quote(public)}/state/m.room.join_rules/", json={"join_rule": "public"}
+        )
+        rule.raise_for_status()
+        readable = await world.room_with_navi()
+        seen = await ana.http.put(
+            f"/rooms/{quote(readable)}/state/m.room.history_visibility/",
+            json={"history_visibility": "world_readable"},
+        )
+        seen.raise_for_status()
+        world.script.turn(*["Your day: all quiet."] * 3)  # the three run side by side
+        due = utcnow() + timedelta(days=365)  # any future moment: the test runs it by hand
+        made = {
+            room: await world.rt.schedules.create(
+                owner="ana", prompt="Summarise my day", at=due.isoformat(), title="Daily",
+                deliver={"channel": "matrix", "to": room},
+            )
+            for room in (invited, public, readable)
+        }  # fmt: skip
+        runner = world.services.schedule_runner
+        assert runner is not None
+        await runner.tick(due + timedelta(seconds=5))
+        await runner.drain()
+        await asyncio.sleep(0.5)
+        await ana.sync()
+        not_private = "is not private: the room's"
+        expected = {
+            invited: f"{invited} reaches {eve.user_id}, who is not on the matrix allowlist for ana",
+            public: f"{public} {not_private} join rule is 'public': people join it without an invite",
+            readable: f"{readable} {not_private} history is world_readable: anyone can read it "
+            "without joining",
+        }
+        outcome = {}
+        for room, schedule in made.items():
+            [run] = await world.rt.schedules.store.runs(schedule.id)
+            outcome[room] = (len(navi_messages(world, room)), run.status, run.error)
+        # Nothing sent to any of them; each run answered (ok) and says why it was not delivered.
+        assert outcome == {r: (0, "ok", f"Not delivered to matrix:{r}: {why}") for r, why in expected.items()}
+        await joined(ana, invited, eve.user_id, state="invite")  # still only invited
+    finally:
+        await eve.close()
 
 
 async def test_a_schedule_delivers_its_answer_to_a_room_of_listed_people_only(

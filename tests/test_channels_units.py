@@ -274,3 +274,36 @@ def test_a_matrix_invite_is_from_the_sender_of_the_invite_event_only() -> None:
     assert inviter_of(navi, state(forged, member(navi, eve, 5))) is None  # a malformed one: nobody
     assert inviter_of(navi, state(member(ana, ana), name)) is None  # no invite for Navi at all
     assert inviter_of(navi, []) is None
+
+
+def test_a_matrix_room_is_read_by_its_joined_and_invited_members_unless_it_is_open() -> None:
+    from navi.channels.base import NotPrivate
+    from navi.channels.matrix import audience
+
+    navi = "@navi:example.org"
+
+    def member(key: Any, membership: Any) -> dict[str, Any]:
+        return {"type": "m.room.member", "state_key": key, "content": {"membership": membership}}
+
+    def rule(kind: str, **content: str) -> dict[str, Any]:
+        return {"type": kind, "state_key": "", "content": content}
+
+    members = [
+        member(navi, "join"),
+        member("@ana:example.org", "join"),
+        member("@bob:example.org", "invite"),
+        *(member(f"@{m}:example.org", m) for m in ("leave", "ban", "knock")),
+        member(None, "join"),
+        {"type": "m.room.member", "state_key": "@odd:example.org", "content": "garbage"},
+        "not an event",
+    ]
+    assert audience(navi, members) == ["@ana:example.org", "@bob:example.org"]
+    for join_rule in ("invite", "knock", "private"):
+        assert audience(navi, [*members, rule("m.room.join_rules", join_rule=join_rule)])
+    for visibility in ("shared", "invited", "joined"):
+        assert audience(navi, [*members, rule("m.room.history_visibility", history_visibility=visibility)])
+    for join_rule in ("public", "restricted", "knock_restricted", "something new"):
+        with pytest.raises(NotPrivate, match=f"join rule is '{join_rule}'"):
+            audience(navi, [*members, rule("m.room.join_rules", join_rule=join_rule)])
+    with pytest.raises(NotPrivate, match="world_readable"):
+        audience(navi, [*members, rule("m.room.history_visibility", history_visibility="world_readable")])

@@ -14,6 +14,7 @@ from navi.testing.fake_server import FakeModelServer
 from navi.testing.postgres import PostgresCluster
 from tests.helpers.clock import shifted
 from tests.helpers.programs import suite_guard
+from tests.helpers.synapse import Synapse, start_synapse
 
 _NAVI_ENV_PREFIXES = (
     "OLLAMA_",
@@ -108,6 +109,12 @@ def fake_server(fake_server_session: FakeModelServer) -> Iterator[FakeModelServe
     fake_server_session.reset()
     yield fake_server_session
     fake_server_session.reset()
+
+
+@pytest.fixture(scope="session")
+def synapse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
+    """One Synapse homeserver for the Matrix tests of the run (each test registers its own users)."""
+    yield from start_synapse(tmp_path_factory.mktemp("synapse"))
 
 
 @pytest.fixture(scope="session")

@@ -5,100 +5,16 @@ Navi is the real runtime and services (SQLite), its channel worker started by th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
-from datetime import timedelta
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from navi.compose import Runtime
-from navi.compose.services import Services, build_services
-from navi.llm.messages import utcnow
-from navi.testing.agent_script import AgentScript
 from navi.testing.script import Reply, ScriptedCall
-from navi.testing.scripted import ScriptedBackend
-from tests.agent_helpers import scripted_runtime
-from tests.helpers.synapse import Account, MatrixUser, Synapse, start_synapse
+from tests.helpers.matrix_world import World, joined, navi_messages, start_world
+from tests.helpers.synapse import Synapse
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def synapse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
-    yield from start_synapse(tmp_path_factory.mktemp("synapse"))
-
-
-@dataclass
-class World:
-    synapse: Synapse
-    navi: Account
-    ana: MatrixUser
-    rt: Runtime
-    services: Services
-    backend: ScriptedBackend
-    script: AgentScript
-    stopped: bool = False
-
-    def turns(self) -> list[Any]:
-        return [r for r in self.backend.requests if "You are the planning step" not in r.last_user_text]
-
-    async def room_with_navi(self, user: MatrixUser | None = None) -> str:
-        """A room `user` (Ana) made and invited Navi to, once Navi has joined it."""
-        user = user or self.ana
-        room = await user.create_room([self.navi.user_id], direct=True)
-        await joined(user, room, self.navi.user_id)
-        return room
-
-    async def stop(self) -> None:
-        if self.stopped:
-            return
-        self.stopped = True
-        await self.services.stop()
-        await self.ana.close()
-
-
-async def joined(user: MatrixUser, room: str, who: str, state: str = "join", within: float = 30) -> None:
-    deadline = asyncio.get_running_loop().time() + within
-    while (await user.members(room)).get(who) != state:
-        if asyncio.get_running_loop().time() > deadline:
-            raise TimeoutError(f"{who} is not {state} in {room}: {await user.members(room)}")
-        await asyncio.sleep(0.2)
-
-
-def navi_messages(world: World, room: str) -> list[dict[str, Any]]:
-    """Navi's messages in the room, as Ana's client has seen them so far."""
-    return [
-        e
-        for e in world.ana.events
-        if e["room_id"] == room and e["type"] == "m.room.message" and e["sender"] == world.navi.user_id
-    ]
-
-
-async def start_world(
-    tmp_path: Path,
-    synapse: Synapse,
-    *,
-    navi: Account | None = None,
-    ana: MatrixUser | None = None,
-    **settings: Any,
-) -> World:
-    navi = navi or synapse.register()
-    ana = ana or synapse.register().client()
-    rt, backend, script = await scripted_runtime(
-        tmp_path,
-        sql=True,
-        planning_enabled=False,
-        navi_matrix_homeserver=synapse.url,
-        navi_matrix_user=navi.user_id,
-        navi_matrix_password=navi.password,
-        **settings,
-    )
-    services = build_services(rt, schedules=True, background=False, channels=True, owns_runtime=True)
-    await rt.channels.allow("matrix", ana.user_id, "ana")
-    await services.start()
-    return World(synapse, navi, ana, rt, services, backend, script)
 
 
 @pytest.fixture
@@ -223,63 +139,6 @@ async def test_an_approval_is_answered_by_replying_yes(tmp_path: Path, synapse: 
         assert len(await world.rt.sessions.list(owner="ana")) == 1
     finally:
         await world.stop()
-
-
-async def test_a_schedule_delivers_its_answer_to_a_room_of_listed_people_only(
-    world: World, capsys: pytest.CaptureFixture[str]
-) -> None:
-
-    eve = world.synapse.register().client()
-    try:
-        room = await world.room_with_navi()
-        shared = await world.room_with_navi()
-        await world.ana.http.post(f"/rooms/{shared}/invite", json={"user_id": eve.user_id})
-        await eve.join(shared)
-        world.script.turn("Your day: all quiet.", "Your day: all quiet.")  # the two run side by side
-        due = utcnow() + timedelta(days=365)  # any future moment: the test runs it by hand
-        at = due.isoformat()
-        daily = await world.rt.schedules.create(
-            owner="ana",
-            prompt="Summarise my day",
-            at=at,
-            title="Daily summary",
-            deliver={"channel": "matrix", "to": room},
-        )
-        await world.rt.schedules.create(
-            owner="ana",
-            prompt="Tell the room",
-            at=at,
-            title="For everyone",
-            deliver={"channel": "matrix", "to": shared},
-        )
-        runner = world.services.schedule_runner
-        assert runner is not None
-        await runner.tick(due + timedelta(seconds=5))  # the runner's clock: just after it is due
-        await runner.drain()
-        [sent] = await world.ana.messages(room, 1, sender=world.navi.user_id)
-        assert sent["content"]["body"] == "Your day: all quiet."
-        assert "m.relates_to" not in sent["content"]
-        await asyncio.sleep(0.5)
-        await world.ana.sync()
-        assert navi_messages(world, shared) == []  # Eve is in that room and not listed
-        logged = capsys.readouterr()
-        assert "schedule.not_delivered" in logged.out + logged.err
-        assert eve.user_id in logged.out + logged.err
-        [run] = await world.rt.schedules.store.runs(daily.id)
-        assert run.status == "ok" and run.session_id is not None
-
-        # Ana's reply to the delivered message goes on in the run's session.
-        world.script.turn("Glad to hear.")
-        await world.ana.send(
-            room, "Thanks!", **{"m.relates_to": {"m.in_reply_to": {"event_id": sent["event_id"]}}}
-        )
-        reply = (await world.ana.messages(room, 2, sender=world.navi.user_id))[1]
-        assert reply["content"]["body"] == "Glad to hear."
-        stored = await world.rt.sessions.get(run.session_id, owner="ana")
-        assert stored is not None
-        assert [m.content for m in stored.messages][-2:] == ["Thanks!", "Glad to hear."]
-    finally:
-        await eve.close()
 
 
 async def test_a_matrix_thread_is_a_session_of_its_own_answered_in_the_thread(world: World) -> None:

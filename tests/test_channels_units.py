@@ -362,3 +362,67 @@ def test_the_matrix_sdk_is_loaded_only_when_matrix_is_used() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert out.stdout.split() == ["False", "True"], out.stderr
+
+
+def test_a_matrix_invite_is_from_the_sender_of_the_invite_event_only() -> None:
+    """The invite event the homeserver adds comes last in the invite's state; member events before
+    it are the inviting server's word, so one "sent" by someone else never names the inviter."""
+    import nio
+
+    from navi.channels.matrix import inviter_of
+
+    navi, ana, eve = "@navi:example.org", "@ana:example.org", "@eve:evil.example"
+
+    def member(key: str, sender: str, membership: Any = "invite") -> dict[str, Any]:
+        return {
+            "type": "m.room.member",
+            "state_key": key,
+            "sender": sender,
+            "content": {"membership": membership},
+        }
+
+    def state(*events: dict[str, Any]) -> list[Any]:
+        return [e for e in (nio.InviteEvent.parse_event(dict(event)) for event in events) if e is not None]
+
+    name = {"type": "m.room.name", "state_key": "", "sender": eve, "content": {"name": "Ana's room"}}
+    assert inviter_of(navi, state(name, member(navi, ana))) == ana
+    forged = member(navi, ana)
+    assert inviter_of(navi, state(forged, member(ana, ana, "join"), name, member(navi, eve))) == eve
+    assert inviter_of(navi, state(member(navi, eve), forged)) == ana  # the last one counts, nothing else
+    assert inviter_of(navi, state(forged, member(navi, eve, "leave"))) is None  # not an invite
+    assert inviter_of(navi, state(forged, member(navi, eve, 5))) is None  # a malformed one: nobody
+    assert inviter_of(navi, state(member(ana, ana), name)) is None  # no invite for Navi at all
+    assert inviter_of(navi, []) is None
+
+
+def test_a_matrix_room_is_read_by_its_joined_and_invited_members_unless_it_is_open() -> None:
+    from navi.channels.base import NotPrivate
+    from navi.channels.matrix import audience
+
+    navi = "@navi:example.org"
+
+    def member(key: Any, membership: Any) -> dict[str, Any]:
+        return {"type": "m.room.member", "state_key": key, "content": {"membership": membership}}
+
+    def rule(kind: str, **content: str) -> dict[str, Any]:
+        return {"type": kind, "state_key": "", "content": content}
+
+    members = [
+        member(navi, "join"),
+        member("@ana:example.org", "join"),
+        member("@bob:example.org", "invite"),
+        *(member(f"@{m}:example.org", m) for m in ("leave", "ban", "knock")),
+        member(None, "join"),
+        {"type": "m.room.member", "state_key": "@odd:example.org", "content": "garbage"},
+        "not an event",
+    ]
+    assert audience(navi, members) == ["@ana:example.org", "@bob:example.org"]
+    for join_rule in ("invite", "knock", "private"):
+        assert audience(navi, [*members, rule("m.room.join_rules", join_rule=join_rule)])
+    for visibility in ("shared", "invited", "joined"):
+        assert audience(navi, [*members, rule("m.room.history_visibility", history_visibility=visibility)])
+    for join_rule in ("public", "restricted", "knock_restricted", "something new"):
+        with pytest.raises(NotPrivate, match=f"join rule is '{join_rule}'"):
+            audience(navi, [*members, rule("m.room.join_rules", join_rule=join_rule)])
+    with pytest.raises(NotPrivate, match="world_readable"):
+        audience(navi, [*members, rule("m.room.history_visibility", history_visibility="world_readable")])

@@ -57,6 +57,11 @@ class Outgoing:
     title: str = ""
 
 
+class NotPrivate(Exception):
+    """A destination that people besides its members can read (a public Matrix room): a
+    schedule's answer is never sent there. The message says why."""
+
+
 Deliver = Callable[[Incoming], Awaitable[None]]
 Listed = Callable[[str], Awaitable[bool]]  # whether an address is on the channel's allowlist
 
@@ -104,7 +109,8 @@ class Channel(ABC):
 
     async def recipients(self, to: str) -> list[str]:
         """The addresses a message sent to `to` reaches (a schedule delivers only where each is
-        listed for its owner): `to` itself by default; a Matrix room's members."""
+        listed for its owner): `to` itself by default; a Matrix room's joined and invited members.
+        Raises `NotPrivate` when more people than those can read it."""
         return [self.normalize(to)]
 
     async def is_listed(self, address: str) -> bool:

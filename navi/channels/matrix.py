@@ -10,8 +10,11 @@ the person's message (in its thread when they wrote in one). A typing notice sho
 Files and images sent to Navi are downloaded and reach the run as a mail's attachments do.
 
 Only unencrypted rooms: there is no end-to-end encryption here yet (encrypted events are not read).
-Invites from anyone not on the allowlist are declined; events older than the channel's start are
+Invites from anyone not on the allowlist are declined (the inviter is the invite event's sender, never
+a name in the stripped room state the invite carries); events older than the channel's start are
 never answered (a restart does not answer the room's history again); Navi's own events are ignored.
+A schedule's answer goes only to a room whose joined and invited members are all listed for its
+owner and that is neither public nor world-readable (`recipients`, from the room's state).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import nio
 import structlog
 from markdown_it import MarkdownIt
 
-from navi.channels.base import Attachment, Channel, Deliver, Incoming, Outgoing, split_text
+from navi.channels.base import Attachment, Channel, Deliver, Incoming, NotPrivate, Outgoing, split_text
 
 log = structlog.stdlib.get_logger(__name__)
 
@@ -36,6 +39,7 @@ MAX_MESSAGE_CHARS = 12_000  # a longer answer goes out as several events (an eve
 MAX_EVENT_BYTES = 60_000  # an event larger than this goes without its HTML
 MAX_DOWNLOAD_BYTES = 100 * 1024 * 1024  # files larger than this are not fetched
 TYPING_MS = 30_000  # one typing notice lasts this long; renewed while Navi works
+PRIVATE_JOIN_RULES = ("invite", "knock", "private")  # joined only by an invite (a knock is let in by one)
 _markdown = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
 
@@ -185,16 +189,7 @@ class MatrixChannel(Channel):
             await deliver(incoming)
 
     async def _invited(self, client: nio.AsyncClient, room_id: str, invite: Any) -> None:
-        inviter = next(
-            (
-                e.sender
-                for e in invite.invite_state
-                if isinstance(e, nio.InviteMemberEvent)
-                and e.state_key == client.user_id
-                and e.membership == "invite"
-            ),
-            None,
-        )
+        inviter = inviter_of(client.user_id, invite.invite_state)
         if inviter is not None and await self.is_listed(inviter):
             joined = await client.join(room_id)
             if isinstance(joined, nio.JoinResponse):
@@ -202,8 +197,8 @@ class MatrixChannel(Channel):
             else:
                 log.warning("channel.matrix.join_failed", room=room_id, error=_error(joined))
             return
-        await client.room_leave(room_id)  # declines the invite
         log.warning("channel.stranger", channel=self.name, sender=inviter, room=room_id, invite=True)
+        await client.room_leave(room_id)  # declines the invite
 
     async def _incoming(self, client: nio.AsyncClient, room_id: str, event: Any) -> Incoming | None:
         """A room event as the worker sees it (None: not a person's new message to answer)."""
@@ -319,15 +314,16 @@ class MatrixChannel(Channel):
         return sent.event_id
 
     async def recipients(self, to: str) -> list[str]:
-        """The room's joined members other than Navi (a schedule delivers only where all of them
-        are listed for its owner)."""
+        """The room's joined and invited members other than Navi, from the room's current state on
+        the homeserver (a schedule delivers only where all of them are listed for its owner);
+        `NotPrivate` when the room is open to more than its members (see `audience`)."""
         if not to.startswith("!"):
             raise ValueError(f"{to!r} is not a Matrix room id (!room:server)")
         client = await self._connect()
-        members = await client.joined_members(to)
-        if not isinstance(members, nio.JoinedMembersResponse):
-            raise ConnectionError(f"Navi is not in {to}: {_error(members)}")
-        return sorted(m.user_id for m in members.members if m.user_id != client.user_id)
+        state = await client.room_get_state(to)
+        if not isinstance(state, nio.RoomGetStateResponse):
+            raise ConnectionError(f"Navi is not in {to}: {_error(state)}")
+        return audience(client.user_id, state.events)
 
     # --- typing ----------------------------------------------------------------------------------
     async def working(self, message: Incoming, on: bool) -> None:
@@ -350,6 +346,48 @@ class MatrixChannel(Channel):
             while True:
                 await client.room_typing(room, typing_state=True, timeout=TYPING_MS)
                 await asyncio.sleep(TYPING_MS / 1000 * 2 / 3)
+
+
+def inviter_of(own: str, invite_state: list[Any]) -> str | None:
+    """Who invited `own` to a room: the sender of the invite event itself, the last m.room.member
+    event for `own` in the invite's state (the homeserver puts it after the room's stripped state).
+    Only that one: the stripped state before it is the inviting server's word (over federation it
+    is whatever that server sent) and may hold any member event, even one for `own` "sent" by
+    someone on the allowlist. None when that last event is not an invite."""
+    mine = [
+        e
+        for e in invite_state
+        if (source := _dict(getattr(e, "source", None))).get("type") == "m.room.member"
+        and source.get("state_key") == own
+    ]
+    last = mine[-1] if mine else None
+    if not isinstance(last, nio.InviteMemberEvent) or last.membership != "invite":
+        return None
+    return last.sender
+
+
+def audience(own: str, state: list[Any]) -> list[str]:
+    """Who reads what is sent to a room with this current state, besides `own`: its joined and
+    invited members (an invited person reads the room once they accept). `NotPrivate` when the room
+    is open to more than them: anyone may join it (join rule `public`, or `restricted` to the
+    members of other rooms) or read it without joining (history visibility `world_readable`)."""
+    members: set[str] = set()
+    join_rule, visibility = "invite", "shared"  # what a room without these events is
+    for event in state:
+        event = _dict(event)
+        kind, key, content = event.get("type"), event.get("state_key"), _dict(event.get("content"))
+        if kind == "m.room.member" and isinstance(key, str) and key != own:
+            if content.get("membership") in ("join", "invite"):
+                members.add(key)
+        elif kind == "m.room.join_rules" and key == "":
+            join_rule = str(content.get("join_rule"))
+        elif kind == "m.room.history_visibility" and key == "":
+            visibility = str(content.get("history_visibility"))
+    if join_rule not in PRIVATE_JOIN_RULES:
+        raise NotPrivate(f"the room's join rule is {join_rule!r}: people join it without an invite")
+    if visibility == "world_readable":
+        raise NotPrivate("the room's history is world_readable: anyone can read it without joining")
+    return sorted(members)
 
 
 def _logged_out(response: Any) -> bool:
@@ -386,4 +424,4 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-__all__ = ["MatrixChannel", "MatrixSettings", "render"]
+__all__ = ["MatrixChannel", "MatrixSettings", "audience", "inviter_of", "render"]

@@ -11,7 +11,8 @@ uploads. The run is followed until it has answered: an approval is asked in the 
 at once when the channel cannot ask), the answer is sent split the channel's way; the channel shows
 Navi working meanwhile (`Channel.working`: Matrix's typing notice). Schedules deliver their
 answers through `deliver()`, to listed addresses only (every address `Channel.recipients` says a
-delivery reaches: a Matrix room's members).
+delivery reaches: a Matrix room's joined and invited members),
+never where more people can read it (`NotPrivate`: a public or world-readable room).
 
 The composition root owns the worker's task (`run()`); nothing here is reached from HTTP.
 """
@@ -35,7 +36,7 @@ import structlog
 
 from navi.agent.approvals import Decision
 from navi.agent.gate import ApprovalNotFound
-from navi.channels.base import Attachment, Channel, Incoming, Outgoing
+from navi.channels.base import Attachment, Channel, Incoming, NotPrivate, Outgoing
 from navi.channels.store import ChannelStore
 from navi.runs.manager import RunManager
 from navi.runs.run import AgentRun, RunActive
@@ -308,14 +309,17 @@ class ChannelWorker:
         self, owner: str, channel_name: str, to: str, title: str, text: str, session_id: str | None = None
     ) -> str | None:
         """Send a schedule's answer to `to` on the channel; why not, or None when sent. Only an
-        address listed for the schedule's owner is sent to (a schedule cannot mail strangers). A
-        reply to what was sent continues `session_id`, the run's session."""
+        address listed for the schedule's owner is sent to, and only when everyone it reaches is
+        (a schedule cannot write to strangers, nor to a room anyone may read). A reply to what was
+        sent continues `session_id`, the run's session."""
         channel = self.channel(channel_name)
         if channel is None:
             return f"no channel {channel_name!r} is configured"
         address = channel.normalize(to)
         try:
             reached = await channel.recipients(address)
+        except NotPrivate as exc:
+            return f"{to} is not private: {exc}"
         except Exception as exc:
             return f"{to}: {type(exc).__name__}: {exc}"
         if not reached:

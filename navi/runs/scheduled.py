@@ -13,6 +13,8 @@ memory, approvals), and every connection watching its session gets its frames li
   page's would (`NAVI_APPROVAL_TIMEOUT_SECONDS`), and that wait is pushed to the webhook too.
 - At the end the run is recorded (`ok` with a preview of the answer, or `error` with the
   message), the session is marked unread for the page's badge, and the webhook is notified.
+- An `ok` answer is then sent where the schedule's `deliver` says; when it is not (the channel
+  refused the address, the send failed), the run stays `ok` and its `error` says why.
 """
 
 from __future__ import annotations
@@ -157,7 +159,7 @@ class ScheduledRuns:
         self._frame(schedule, run, status, preview=preview, error=error or None, unread=unread)
         if status == "ok":
             await self._notify(schedule, first_lines(answer) or "(no answer text)", tags="white_check_mark")
-            await self._deliver(schedule, answer, run.session_id)
+            await self._deliver(schedule, run, answer)
         else:
             await self._notify(
                 schedule, f"Failed: {error}" if status == "error" else f"Skipped: {error}", tags="warning"
@@ -176,9 +178,9 @@ class ScheduledRuns:
         )
         self.runs.feed.publish(frame.frame(), schedule.owner)
 
-    async def _deliver(self, schedule: Schedule, answer: str, session_id: str | None) -> None:
+    async def _deliver(self, schedule: Schedule, run: ScheduleRun, answer: str) -> None:
         """The answer sent where the schedule says (`deliver`: a channel's address); a failure is
-        logged and pushed, the run stays `ok` (it answered)."""
+        logged, pushed and kept as the run's `error`: the run stays `ok` (it answered)."""
         if schedule.deliver is None:
             return
         target = schedule.deliver
@@ -187,14 +189,16 @@ class ScheduledRuns:
                 "no channels are configured"
                 if self.deliver is None
                 else await self.deliver(
-                    schedule.owner, target.channel, target.to, schedule.title, answer, session_id
+                    schedule.owner, target.channel, target.to, schedule.title, answer, run.session_id
                 )
             )
         except Exception as exc:
             why = f"{type(exc).__name__}: {exc}"
         if why is not None:
             log.warning("schedule.not_delivered", schedule_id=schedule.id, channel=target.channel, error=why)
-            await self._notify(schedule, f"Not delivered to {target.to}: {why}", tags="warning")
+            failed = f"Not delivered to {target.channel}:{target.to}: {why}"
+            await self.store.update_run(run.id, {"error": failed})
+            await self._notify(schedule, failed, tags="warning")
 
     async def _notify(self, schedule: Schedule, body: str, *, tags: str = "") -> None:
         if self.notifier is not None:

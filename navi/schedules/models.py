@@ -85,4 +85,4 @@ class ScheduleRun(BaseModel):
     manual: bool = False  # started by "run now", not by the clock
     session_id: str | None = None
     preview: str | None = None  # the first lines of the answer
-    error: str | None = None
+    error: str | None = None  # why it failed; on an `ok` run, why its answer was not delivered

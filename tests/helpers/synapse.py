@@ -13,18 +13,24 @@ from __future__ import annotations
 import hashlib
 import hmac
 import itertools
+import json
 import secrets
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from navi.testing.llama import free_port
+from navi.testing.threaded import ThreadedServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_NAME = "navi.test"
@@ -231,6 +237,52 @@ class MatrixUser:
         """user id → membership (join, invite, leave) in the room."""
         got = await self.http.get(f"/rooms/{quote(room_id)}/members")
         return {e["state_key"]: e["content"]["membership"] for e in got.raise_for_status().json()["chunk"]}
+
+
+class SyncProxy:
+    """A reverse proxy in front of Synapse for one client: every request passed on as it came, and
+    each /sync answer handed to `rewrite` (which changes it in place) before the client reads it.
+
+    For what only another homeserver could send: over federation, the stripped state of an invite
+    (`invite_room_state`) is whatever the inviting server put there, and the client's homeserver
+    passes it on, before the invite event it adds itself. One Synapse cannot make that up for its
+    own users, so a test puts it in the /sync answer here."""
+
+    def __init__(self, upstream: str, rewrite: Callable[[dict[str, Any]], None]) -> None:
+        self.upstream = upstream
+        self.rewrite = rewrite
+        self.rewritten = 0  # /sync answers handed to `rewrite`
+        app = Starlette(routes=[Route("/{path:path}", self._pass, methods=_METHODS)])
+        self._server = ThreadedServer(app, name="synapse-proxy")
+
+    @property
+    def url(self) -> str:
+        return self._server.url
+
+    def __enter__(self) -> SyncProxy:
+        self._server.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.stop()
+
+    async def _pass(self, request: Request) -> Response:
+        url = self.upstream + request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_HEADERS}
+        async with httpx.AsyncClient(timeout=120) as client:
+            got = await client.request(request.method, url, headers=headers, content=await request.body())
+        body = got.content
+        if request.url.path.endswith("/sync") and got.status_code == 200:
+            answer = got.json()
+            self.rewrite(answer)
+            self.rewritten += 1
+            body = json.dumps(answer).encode()
+        kind = got.headers.get("content-type")
+        return Response(body, status_code=got.status_code, media_type=kind)
+
+
+_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS"]
+_HOP_HEADERS = {"host", "content-length", "accept-encoding", "connection", "transfer-encoding"}
 
 
 def _wait_ready(url: str, process: subprocess.Popen[bytes], base: Path, timeout: float = 120) -> None:

@@ -57,6 +57,30 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PLANNING_SKIP_WORDS"] = "0"
 
 
+# A parallel run (pytest-xdist, `--dist loadgroup`) hands each test to any worker, except that the
+# tests sharing one expensive server stay on one worker, which starts it once: the real models'
+# llama-servers, Synapse, the Dovecot and SMTP servers. Every other shared server (the fake model
+# server, the PostgreSQL cluster, Chromium) is started once per worker.
+_GROUPS = {
+    "tests/real_model/": "llama-server",
+    "tests/test_channel_matrix.py": "synapse",
+    "tests/test_channel_email.py": "mail",
+}
+# Fixtures whose tests are not unit tests: the PostgreSQL cluster is marked `postgres` wherever it is
+# used, so `make check` (the unit tier) can leave them out.
+_POSTGRES_FIXTURES = {"pg_url", "pg_cluster"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        for prefix, group in _GROUPS.items():
+            if path.startswith(prefix):
+                item.add_marker(pytest.mark.xdist_group(group))
+        if _POSTGRES_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.postgres)
+
+
 @pytest.fixture(autouse=True)
 def listed_programs_only() -> Iterator[None]:
     """Fails the test that started a program scripts/test-deps does not list (tests/helpers/programs.py)."""

@@ -66,9 +66,9 @@ _GROUPS = {
     "tests/test_channel_matrix.py": "synapse",
     "tests/test_channel_email.py": "mail",
 }
-# Fixtures whose tests are not unit tests: the PostgreSQL cluster is marked `postgres` wherever it is
-# used, so `make check` (the unit tier) can leave them out.
-_POSTGRES_FIXTURES = {"pg_url", "pg_cluster"}
+# Tiers by what a test uses, so `make check` (the unit tier) can leave the others out: a test of the
+# PostgreSQL cluster is marked `postgres`, one of Chromium `browser`, wherever it is.
+_TIER_FIXTURES = {"pg_url": "postgres", "pg_cluster": "postgres", "browser": "browser"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -77,8 +77,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for prefix, group in _GROUPS.items():
             if path.startswith(prefix):
                 item.add_marker(pytest.mark.xdist_group(group))
-        if _POSTGRES_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.postgres)
+        for fixture in getattr(item, "fixturenames", ()):
+            if fixture in _TIER_FIXTURES:
+                item.add_marker(_TIER_FIXTURES[fixture])
 
 
 @pytest.fixture(autouse=True)

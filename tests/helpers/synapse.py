@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 import httpx
 
-from navi.testing.llama import free_port
+from navi.testing.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_NAME = "navi.test"

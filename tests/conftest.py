@@ -58,6 +58,31 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PLANNING_SKIP_WORDS"] = "0"
 
 
+# A parallel run (pytest-xdist, `--dist loadgroup`) hands each test to any worker, except that the
+# tests sharing one expensive server stay on one worker, which starts it once: the real models'
+# llama-servers, Synapse, the Dovecot and SMTP servers. Every other shared server (the fake model
+# server, the PostgreSQL cluster, Chromium) is started once per worker.
+_GROUPS = {
+    "tests/real_model/": "llama-server",
+    "tests/test_channel_matrix": "synapse",  # test_channel_matrix.py and test_channel_matrix_trust.py
+    "tests/test_channel_email.py": "mail",
+}
+# Tiers by what a test uses, so `make check` (the unit tier) can leave the others out: a test of the
+# PostgreSQL cluster is marked `postgres`, one of Chromium `browser`, wherever it is.
+_TIER_FIXTURES = {"pg_url": "postgres", "pg_cluster": "postgres", "browser": "browser"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        for prefix, group in _GROUPS.items():
+            if path.startswith(prefix):
+                item.add_marker(pytest.mark.xdist_group(group))
+        for fixture in getattr(item, "fixturenames", ()):
+            if fixture in _TIER_FIXTURES:
+                item.add_marker(_TIER_FIXTURES[fixture])
+
+
 @pytest.fixture(autouse=True)
 def listed_programs_only() -> Iterator[None]:
     """Fails the test that started a program scripts/test-deps does not list (tests/helpers/programs.py)."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from navi.compose import build_runtime
 from navi.llm.messages import Message
 from navi.llm.text_tools import json_in_reply
 from navi.testing.agent_script import AgentScript, kind_of
+from navi.testing.ports import free_port as closed_port
 from navi.testing.script import Reply
 from tests.server_helpers import LiveNavi, live_navi, use_script
 
@@ -35,12 +35,6 @@ EVERYTHING = {
     "criteria": ["accuracy", "brevity"],
     "facts": True,
 }
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def script_analysis(script: AgentScript) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import socket
 
 import pytest
 
@@ -23,6 +22,7 @@ from navi.llm.errors import (
 from navi.llm.ollama_backend import OllamaBackend
 from navi.llm.openai_backend import OpenAIBackend
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port as _closed_port
 from navi.testing.script import Reply, ScriptedCall
 from navi.testing.wire import string_arguments
 
@@ -294,12 +294,6 @@ async def test_timeout(kind: str, fake_server: FakeModelServer) -> None:
         assert "0s" in str(err.value) or "within" in str(err.value)
     finally:
         await be.aclose()
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -8,7 +8,6 @@ tools) and with a ChatML template that has tools.
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from navi.llm.errors import BackendHTTPError, ModelNotFound
 from navi.llm.ollama_backend import OllamaBackend
 from navi.llm.openai_backend import OpenAIBackend
 from navi.testing.fake_server import FakeModelServer, LlamaCppFace
+from navi.testing.ports import free_port as _closed_port
 from navi.testing.script import Reply
 
 FIXTURES = Path(__file__).parent / "fixtures" / "llama_cpp"
@@ -128,12 +128,6 @@ async def test_lm_studio_window(server: FakeModelServer) -> None:
     assert (info.context_length, info.trained_context_length) == (8192, 32768)
     assert info.native_tools and info.supports("vision")
     assert not unknown.probed and unknown.native_tools and unknown.context_length is None
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def test_unreachable_server_assumes_defaults_and_asks_again_later() -> None:

@@ -21,7 +21,7 @@ import pytest
 from navi.compose import Runtime
 from navi.compose.services import Services, build_services
 from navi.testing.agent_script import AgentScript
-from navi.testing.llama import free_port
+from navi.testing.ports import free_port
 from navi.testing.script import Reply, ScriptedCall
 from navi.testing.scripted import ScriptedBackend
 from tests.agent_helpers import scripted_runtime

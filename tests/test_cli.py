@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,16 +18,11 @@ from navi.llm.messages import Message
 from navi.sessions.archive import export_session
 from navi.sessions.models import Session, new_session_id
 from navi.testing.fake_server import FakeModelServer, LlamaCppFace
+from navi.testing.ports import free_port
 from tests.helpers.cli import run_navi
 
 _register()
 runner = CliRunner()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_doctor_without_model_server_prints_the_fix(tmp_path: Path) -> None:

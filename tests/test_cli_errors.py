@@ -26,17 +26,12 @@ from navi.llm.messages import Message
 from navi.sessions.archive import export_session
 from navi.sessions.models import Session, new_session_id
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port
 
 _register()
 runner = CliRunner()
 DB_FIX = "set DB_PATH to a writable file"
 TOOLS_FIX = "set TOOLS_DIR to a folder Navi can write"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from navi.api.app import create_app
 from navi.cli.main import _register, app
+from navi.testing.ports import free_port
 from tests.agent_helpers import scripted_runtime
 from tests.server_helpers import app_client
 from tests.test_users import Two, two  # noqa: F401 - the fixture
@@ -189,11 +190,7 @@ def test_memory_commands_without_a_model_server(make_settings: Any, monkeypatch:
     """Nothing lost and said in words: the fact is stored and the summary made from the facts
     alone, the user is told why (not shown the server's log line); a search that matches nothing
     says so; forgetting the last fact empties the summary, which would go on naming it."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed = s.getsockname()[1]
+    closed = free_port()
     settings = make_settings()
     monkeypatch.setenv("DB_PATH", settings.db_path)
     monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed}")

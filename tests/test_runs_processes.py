@@ -23,8 +23,9 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from navi.testing.agent_script import kind_of
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port
 from navi.testing.script import Reply, Script, ScriptRequest
-from tests.helpers.forked import Forks, forks, free_port
+from tests.helpers.forked import Forks, forks
 
 TOKEN = "one-turn-per-session-test-token"
 HEADERS = {"Authorization": f"Bearer {TOKEN}"}

@@ -24,8 +24,9 @@ from websockets.asyncio.client import connect
 
 from navi.api.security import FAILURE_LIMIT
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port
 from navi.testing.script import Reply, Script
-from tests.helpers.forked import forks, free_port
+from tests.helpers.forked import forks
 
 pytestmark = pytest.mark.postgres
 

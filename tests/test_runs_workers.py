@@ -22,8 +22,9 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from navi.testing.agent_script import kind_of
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port
 from navi.testing.script import Reply, Script, ScriptedCall, ScriptRequest
-from tests.helpers.forked import Forks, forks, free_port
+from tests.helpers.forked import Forks, forks
 from tests.server_helpers import joined
 
 pytestmark = pytest.mark.postgres

@@ -17,9 +17,9 @@ from websockets.asyncio.client import connect
 
 from navi.config import Settings
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port
 from navi.testing.script import Reply, Script
 from navi.testing.served import wait_until_up
-from tests.helpers.forked import free_port
 
 TOKEN = "workers-test-token-0123456789abcdef"
 

@@ -12,15 +12,10 @@ import pytest
 
 from navi.api.routes import models
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port as closed_port
 from tests.server_helpers import live_navi
 
 DEFAULT = "gemma4:e2b-it-q8_0"
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from navi.testing.ports import free_port as closed_port
 from navi.tools.base import ToolResult
 from navi.tools.builtin.http import HttpRequestTool, classify, clip, decode
-from tests.helpers.local_http import ALLOW_LOCAL, LocalHttpServer, closed_port
+from tests.helpers.local_http import ALLOW_LOCAL, LocalHttpServer
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ import pytest
 
 from navi import runctx
 from navi.runctx import RunContext
+from navi.testing.ports import free_port
 from navi.tools.builtin import ssh as ssh_tool
 from navi.tools.builtin.ssh import MAX_STDOUT_CHARS, SshExecTool
 from navi.tools.builtin.ssh_hosts import SshHost, load_host
@@ -521,10 +521,8 @@ async def test_default_known_hosts_is_the_users_file(env: Env, monkeypatch: pyte
 
 # --- connection failures -----------------------------------------------------------------------------
 async def test_unreachable_port(env: Env) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        free_port = sock.getsockname()[1]
-    env.write_hosts(port=free_port)
+    closed = free_port()
+    env.write_hosts(port=closed)
     tool = SshExecTool(env.hosts_file)
     result = await run(tool, "echo hi")
     assert not result.success
@@ -537,15 +535,13 @@ async def test_unreachable_port(env: Env) -> None:
 async def test_refused_on_every_address_of_a_name(env: Env) -> None:
     """`localhost` may resolve to 127.0.0.1 and ::1: asyncio then folds both refusals, with the
     addresses, into one plain OSError; the message must still be "refused" and name no address."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        free_port = sock.getsockname()[1]
-    env.write_hosts(host="localhost", port=free_port)
+    closed = free_port()
+    env.write_hosts(host="localhost", port=closed)
     result = await run(SshExecTool(env.hosts_file), "echo hi")
     assert not result.success
     assert "could not connect to 'box': connection refused" in (result.error or "")
     assert_alias_only(result.error, env)
-    assert str(free_port) not in (result.error or "")
+    assert str(closed) not in (result.error or "")
 
 
 async def test_connect_timeout(env: Env) -> None:

@@ -13,9 +13,10 @@ import httpx
 import pytest
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
+from navi.testing.ports import free_port as closed_port
 from navi.tools.builtin.http import fetch_error
 from navi.tools.builtin.web import WebSearchTool, WebViewTool, _default_client
-from tests.helpers.local_http import ALLOW_LOCAL, LocalHttpServer, closed_port
+from tests.helpers.local_http import ALLOW_LOCAL, LocalHttpServer
 
 
 @pytest.fixture(scope="module")

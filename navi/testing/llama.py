@@ -19,7 +19,6 @@ import contextlib
 import ctypes
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -39,15 +38,10 @@ from navi.testing.llama_files import (
     model_file,
     say,
 )
+from navi.testing.ports import free_port
 
 
 # --- a running server ----------------------------------------------------------------------------
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
 def _die_with_parent() -> None:
     """In the child: ask Linux to kill llama-server when the process that started it dies, so a
     crashed or killed test run leaves no model server behind (PR_SET_PDEATHSIG)."""

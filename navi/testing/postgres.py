@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
 from pathlib import Path
+
+from navi.testing.ports import free_port
 
 
 def _find(binary: str) -> str:
@@ -23,12 +24,6 @@ def _find(binary: str) -> str:
     for candidate in sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{binary}"), reverse=True):
         return str(candidate)
     raise FileNotFoundError(f"{binary} not found: install PostgreSQL (apt-get install postgresql)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class PostgresCluster:
@@ -60,7 +55,7 @@ class PostgresCluster:
         self._run(
             _find("initdb"), "-D", str(self.data), "-U", self.user, "--auth=trust", "-E", "UTF8", "--no-sync"
         )
-        self.port = _free_port()
+        self.port = free_port()
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.base} -c max_connections=200"
         if not self.fsync:
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"

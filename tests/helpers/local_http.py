@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import time
 from collections.abc import AsyncIterator
 from io import BytesIO
@@ -79,13 +78,6 @@ def png_bytes(size: tuple[int, int] = (40, 30), color: tuple[int, int, int] = (2
     out = BytesIO()
     Image.new("RGB", size, color).save(out, "PNG")
     return out.getvalue()
-
-
-def closed_port() -> int:
-    """A port nothing listens on (bound, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def _wait(request: Request, seconds: float) -> bool:

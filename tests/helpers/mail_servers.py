@@ -34,7 +34,7 @@ from pathlib import Path
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
-from navi.testing.llama import free_port
+from navi.testing.ports import free_port
 
 USER = "navi"
 PASSWORD = "imap-secret-1"

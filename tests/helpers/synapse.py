@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from navi.testing.llama import free_port
+from navi.testing.ports import free_port
 from navi.testing.threaded import ThreadedServer
 
 ROOT = Path(__file__).resolve().parents[2]

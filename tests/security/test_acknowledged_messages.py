@@ -25,10 +25,11 @@ from websockets.asyncio.client import connect
 
 from navi.runs import RunManager
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port
 from navi.testing.postgres import _find
 from navi.testing.script import Reply, Script
 from tests.agent_helpers import scripted_runtime
-from tests.helpers.forked import Forks, free_port
+from tests.helpers.forked import Forks
 from tests.helpers.forked import forks as forked
 
 TOKEN = "acknowledged-messages-test-token"

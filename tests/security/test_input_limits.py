@@ -31,6 +31,7 @@ from navi.cli.main import app as cli
 from navi.config import Settings
 from navi.testing.bombs import flat_png
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port
 from navi.testing.served import wait_until_up
 from navi.tools.builtin.filesystem import MAX_PAGE_CHARS, FilesystemTool
 from navi.tools.builtin.image import ImageViewTool
@@ -300,12 +301,6 @@ class Served:
     def token(self) -> str:
         """The token this Navi made for itself, read as a client of the same user reads it."""
         return (self.folder / "navi_token").read_text().strip()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # Like `prlimit --nofile=SOFT:HARD navi serve …`: set the limits, then become `navi serve`.

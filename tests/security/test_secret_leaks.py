@@ -21,8 +21,9 @@ from websockets.sync.client import connect
 
 from navi.api.security import COOKIE
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port
 from navi.testing.script import Reply, ScriptedCall
-from tests.security.served import free_port, served_navi
+from tests.security.served import served_navi
 from tests.server_helpers import live_navi, use_script
 
 TOKEN = "tok-3f9a1c-never-in-a-log-42"

@@ -20,8 +20,9 @@ from websockets.exceptions import InvalidStatus
 from navi.api.security import COOKIE, FAILURE_LIMIT
 from navi.config import load_settings
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port
 from navi.testing.threaded import ThreadedServer
-from tests.security.served import free_port, served_navi
+from tests.security.served import served_navi
 from tests.server_helpers import LiveNavi, live_navi
 
 TOKEN = "correct-horse-battery-staple-42"

@@ -4,7 +4,6 @@ and the debug panel opening on the conversation it was opened from."""
 from __future__ import annotations
 
 import re
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port
 from navi.testing.script import Reply
 from tests.server_helpers import LiveNavi, live_navi, use_script
 from tests.ui.browser import open_app, open_context, reload, send, session_id, wait_idle, wait_ready
@@ -155,9 +155,7 @@ def test_the_model_light_is_green_with_a_ready_model(page: Page, navi: LiveNavi)
 
 @pytest.fixture
 def without_model_server(tmp_path: Path, fake_server: FakeModelServer) -> Iterator[LiveNavi]:
-    with socket.socket() as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    closed = f"http://127.0.0.1:{free_port()}"  # a port nothing listens on
     with live_navi(tmp_path, fake_server, ollama_host=closed) as server:
         yield server
 

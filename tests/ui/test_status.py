@@ -4,7 +4,6 @@ Navi is down is drawn as waiting and goes out, once, when Navi is back."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -12,16 +11,11 @@ from playwright.sync_api import Browser, Page, expect
 
 from navi.testing.agent_script import AgentScript
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port
 from tests.server_helpers import LiveNavi, live_navi, use_script
 from tests.ui.browser import open_app, open_context, send, session_id, wait_idle
 
 pytestmark = pytest.mark.browser
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_a_retry_that_is_answered_turns_the_light_green(browser: Browser, tmp_path: Path) -> None:

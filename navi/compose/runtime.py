@@ -260,14 +260,14 @@ async def build_runtime(
         max_tokens=settings.llm_max_tokens_extraction,
     )
 
-    def memory_changed(owner: str) -> None:  # `remember` / `forget`: rewrite the summary
+    def memory_changed(owner: str) -> None:  # `remember` / `memory_forget`: rewrite the summary
         agent.binder.rewriting(owner, agent.spawn_background(extractor.refresh_summary(owner)))
 
     def turns_dropped(session_id: str, dropped: list[Message]) -> None:  # compression: flush memory
         agent.spawn_background(extractor.flush(session_id, dropped))
 
     compressor.on_dropped = turns_dropped
-    for tool in (tools.get("remember"), tools.get("forget")):
+    for tool in (tools.get("remember"), tools.get("memory_forget")):
         if isinstance(tool, RememberTool | ForgetTool):
             tool.on_change = memory_changed
 

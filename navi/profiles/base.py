@@ -18,7 +18,7 @@ BASE_TOOLS: tuple[str, ...] = (
     "image_view",
     "memory_search",
     "remember",
-    "forget",
+    "memory_forget",
     "reload_tools",
     "write_tool",
     "list_tools",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from navi.protocol import Sender
 from navi.runs.queue import MAX_WAITING, MemoryQueue, MessageQueue, Queued, QueueFull, SqlQueue
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
@@ -71,3 +72,18 @@ async def test_a_session_holds_at_most_max_waiting(queue: tuple[MessageQueue, li
     with pytest.raises(QueueFull):
         await q.add(item(s1, "one-too-many", "x"))
     assert len(await q.waiting(s1)) == MAX_WAITING
+
+
+async def test_a_waiting_message_keeps_its_name_location_and_metadata(
+    queue: tuple[MessageQueue, list[str]],
+) -> None:
+    """Migration 0020's `sender`: what a client said about a message that waits is stored with it
+    when it runs, whichever worker takes it."""
+    q, (s1, _s2) = queue
+    said = Sender(name="alice", location="Paris", metadata={"device": "phone", "n": [1, 2]})
+    await q.add(Queued("m1", s1, "queue", "hello", [], [], sender=said))
+    await q.add(item(s1, "m2", "nobody said who"))
+    first, second = await q.waiting(s1)
+    assert first.sender == said and second.sender is None
+    taken = await q.take(s1, "m1")
+    assert taken is not None and taken.sender == said

@@ -94,7 +94,7 @@ class RunBinder:
         run.refixed(self.budget.overhead(run))
 
     async def rebind(self, run: RunState, profile_id: str) -> None:
-        await self.bind(run, self.profiles.get(profile_id))
+        await self.bind(run, self.profiles.get(profile_id).for_session(run.profile.session_prompt))
 
     async def session_memory(
         self, ctx: runctx.RunContext, persistent: bool, context: list[Message]

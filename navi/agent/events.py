@@ -78,4 +78,7 @@ def said_by_user(message: Message) -> UserMessage:
         content=text if isinstance(text, str) else message.content or "",
         files=[str(f.get("name", "")) for f in files if isinstance(f, dict)],
         images=len(message.images or []),
+        **({"name": message.name} if message.name else {}),
+        **({"location": message.metadata.location} if message.metadata.location else {}),
+        **({"metadata": message.metadata.custom} if message.metadata.custom else {}),
     )

@@ -122,7 +122,7 @@ class Runtime:
         """A `session-archive/v1` document with the session's profile, model and prompt filled in."""
         s = self.settings
         try:
-            profile = self.profiles.get(session.profile_id)
+            profile = self.profiles.get(session.profile_id).for_session(session.system_prompt)
         except UnknownProfile:
             return export_session(session)
         return export_session(

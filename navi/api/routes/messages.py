@@ -151,7 +151,7 @@ async def send_message(
 def _sender(body: SendMessage) -> Sender | None:
     """The message's name (not a tool message's: that names its tool), location and metadata,
     checked as a `message` frame's are (`FrameError`, 422, says what is wrong)."""
-    said = {"name": None if body.role == "tool" else body.name, "location": body.location}
+    said: dict[str, Any] = {"name": None if body.role == "tool" else body.name, "location": body.location}
     said["metadata"] = body.metadata
     if (problem := sender_problem(said)) is not None:
         raise FrameError(problem)

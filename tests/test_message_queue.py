@@ -16,6 +16,13 @@ from navi.testing.script import Reply, ScriptedCall
 from tests.server_helpers import LiveNavi, frames_until, live_navi, use_script
 
 SLOW = Reply(text="slow " * 40, chunk_chars=5, delay=0.04)  # about 1.6 s of answer
+# A slow first step with a tool call: a steering message sent during it joins the next step.
+NOTING = Reply(
+    text="Let me note that. " * 8,
+    chunk_chars=6,
+    delay=0.05,
+    tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["pack"]})],
+)
 
 
 async def send(ws: ClientConnection, **frame: Any) -> None:
@@ -123,12 +130,7 @@ async def test_a_steering_message_reaches_the_next_model_call_where_it_was_said(
 ) -> None:
     script = use_script(fake_server)
     script.turn(
-        Reply(
-            text="Let me note that. " * 8,
-            chunk_chars=6,
-            delay=0.05,
-            tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["pack"]})],
-        ),
+        NOTING,
         "Packing for Oslo, then.",
     )
     with live_navi(tmp_path, fake_server) as navi:
@@ -214,12 +216,7 @@ async def test_queued_and_steering_messages_keep_who_sent_them(
     or steers: stored with them, in its stream_start, and never in a model call."""
     script = use_script(fake_server)
     script.turn(
-        Reply(
-            text="Let me note that. " * 8,
-            chunk_chars=6,
-            delay=0.05,
-            tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["pack"]})],
-        ),
+        NOTING,
         "Noted.",
     )
     script.turn("Second answer.")

@@ -72,6 +72,7 @@ _GROUPS = {
 _TIER_FIXTURES = {"pg_url": "postgres", "pg_cluster": "postgres", "browser": "browser"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path = item.nodeid.split("::", 1)[0]

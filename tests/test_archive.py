@@ -258,8 +258,10 @@ def test_an_abstractcore_archive_imports_with_a_derived_context() -> None:
         "user",
         "assistant",
     ]
-    # The context is what the model saw, without the archive's system prompt: Navi writes its own.
+    # The context is what the model saw, without the archive's system prompt: Navi composes its
+    # own, with the archive's as the session's layer of it.
     assert session.context == session.messages[1:]
+    assert session.system_prompt == "You are a helpful gardening assistant."
     assert session.context_token_count > 0
     call, result = session.messages[2].tool_calls[0], session.messages[3]
     assert (call.id, call.name, call.arguments) == ("tc_01K8Z3W6Q5", "get_weather", {"city": "Lyon"})
@@ -272,10 +274,8 @@ def test_an_abstractcore_archive_imports_with_a_derived_context() -> None:
     assert session.messages[5].id and session.messages[5].id != session.messages[6].id
     # Custom metadata is kept, per message and per session.
     alice = session.messages[1]
-    assert alice.name == "alice" and alice.metadata["custom"] == {
-        "location": "Lyon, France",
-        "device": "phone",
-    }
+    assert alice.name == "alice" and alice.metadata.location == "Lyon, France"
+    assert alice.metadata["custom"] == {"device": "phone"}
     assert "custom" not in result.metadata and "stderr" not in result.metadata  # `stderr: null`: none
     assert session.custom == {
         "project": {"name": "balcony garden", "tags": ["tomatoes", "basil"], "owner": "alice"}

@@ -103,7 +103,9 @@ async def test_facts_are_extracted_remembered_searched_and_forgotten(tmp_path: P
     found = next(e for e in events if isinstance(e, ToolEvent))
     assert found.success and "pets: cat = Miso, a grey tabby" in found.result
     # Forgetting removes it.
-    script.turn(Reply(tool_calls=[ScriptedCall("forget", {"key": "cat", "category": "pets"})]), "Forgotten.")
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("memory_forget", {"key": "cat", "category": "pets"})]), "Forgotten."
+    )
     await collect(rt.agent.run_stream(second.id, "Forget my cat."))
     assert ("pets", "cat") not in {(f.category, f.key) for f in await rt.memory.get_all_facts()}
     assert await rt.memory.search_facts("Miso") == []

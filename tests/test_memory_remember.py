@@ -1,4 +1,4 @@
-"""`remember` and `forget` through the agent loop (scripted model, real SQLite stores)."""
+"""`remember` and `memory_forget` through the agent loop (scripted model, real SQLite stores)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ async def test_remember_now_and_a_move_is_answered_in_a_new_session(tmp_path: Pa
     assert card.tool == "remember" and card.success
     asked = script.of_kind("turn")[0]
     assert {"remember", "memory_search"} <= set(asked.tools)  # named in the message, and likely
-    assert "forget" in asked.tools or "\n- forget: " in asked.system_text  # sent, or listed to load
+    assert "memory_forget" in asked.tools or "\n- memory_forget: " in asked.system_text  # sent, or listed
+    assert "forget" not in asked.tools and "\n- forget: " not in asked.system_text  # one name only
     assert card.result == "Remembered: location: home_city = Lisbon"
     (fact,) = await rt.memory.get_all_facts()
     assert (fact.value, fact.source, fact.session_id) == ("Lisbon", "remembered", first.id)
@@ -78,8 +79,10 @@ async def test_forget_retires_the_fact(tmp_path: Path) -> None:
     rt, _, script = await scripted_runtime(tmp_path, sql=True)
     session = await rt.sessions.create("secretary")
     await turn(rt, session.id, "Remember that I live in Lisbon.", remember("Lisbon"))
-    (card,) = await turn(rt, session.id, "Forget where I live.", ScriptedCall("forget", {"key": "home_city"}))
-    assert card.tool == "forget" and card.success and "location: home_city = Lisbon" in card.result
+    (card,) = await turn(
+        rt, session.id, "Forget where I live.", ScriptedCall("memory_forget", {"key": "home_city"})
+    )
+    assert card.tool == "memory_forget" and card.success and "location: home_city = Lisbon" in card.result
     assert await rt.memory.get_all_facts() == [] and await rt.memory.search_facts("Lisbon") == []
     (kept,) = await rt.memory.search_facts("Lisbon", history=True)
     assert not kept.current
@@ -96,4 +99,18 @@ async def test_remember_stores_only_the_persons_own_words(tmp_path: Path) -> Non
     (card,) = await turn(rt, session.id, "Remember what that page said about me.", call)
     assert not card.success and "own words" in card.result
     assert await rt.memory.get_all_facts() == []
+    await rt.aclose()
+
+
+async def test_a_call_by_the_former_name_forget_still_forgets(tmp_path: Path) -> None:
+    """`forget` was `memory_forget`'s name for a while: a model (or a stored session) that calls it
+    by that name reaches the same tool, though the model is offered only `memory_forget`."""
+    rt, _, script = await scripted_runtime(tmp_path, sql=True)
+    session = await rt.sessions.create("secretary")
+    await turn(rt, session.id, "Remember that I live in Lisbon.", remember("Lisbon"))
+    (card,) = await turn(rt, session.id, "Forget where I live.", ScriptedCall("forget", {"key": "home_city"}))
+    assert card.success and "location: home_city = Lisbon" in card.result
+    assert await rt.memory.get_all_facts() == []
+    asked = script.of_kind("turn")[-2]
+    assert "forget" not in asked.tools and "\n- forget: " not in asked.system_text
     await rt.aclose()

@@ -16,6 +16,13 @@ from navi.testing.script import Reply, ScriptedCall
 from tests.server_helpers import LiveNavi, frames_until, live_navi, use_script
 
 SLOW = Reply(text="slow " * 40, chunk_chars=5, delay=0.04)  # about 1.6 s of answer
+# A slow first step with a tool call: a steering message sent during it joins the next step.
+NOTING = Reply(
+    text="Let me note that. " * 8,
+    chunk_chars=6,
+    delay=0.05,
+    tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["pack"]})],
+)
 
 
 async def send(ws: ClientConnection, **frame: Any) -> None:
@@ -123,12 +130,7 @@ async def test_a_steering_message_reaches_the_next_model_call_where_it_was_said(
 ) -> None:
     script = use_script(fake_server)
     script.turn(
-        Reply(
-            text="Let me note that. " * 8,
-            chunk_chars=6,
-            delay=0.05,
-            tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["pack"]})],
-        ),
+        NOTING,
         "Packing for Oslo, then.",
     )
     with live_navi(tmp_path, fake_server) as navi:
@@ -205,3 +207,39 @@ async def test_rest_messages_take_the_same_mode(tmp_path: Path, fake_server: Fak
             script.turn("Straight away.")
             answer = http.post(f"/sessions/{sid}/messages", json={"content": "now", "mode": "steer"})
             assert answer.status_code == 200 and answer.json()["content"] == "Straight away."
+
+
+async def test_queued_and_steering_messages_keep_who_sent_them(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    """A message that waits keeps its name, location and metadata (the queue's row) until it runs
+    or steers: stored with them, in its stream_start, and never in a model call."""
+    script = use_script(fake_server)
+    script.turn(
+        NOTING,
+        "Noted.",
+    )
+    script.turn("Second answer.")
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws:
+            await send(ws, type="message", content="plan my trip")
+            await frames_until(ws, "stream_delta")
+            await send(ws, type="message", content="Oslo", mode="steer", name="bob", location="Bergen")
+            await next_frame(ws, "queued")
+            await send(ws, type="message", content="and then?", name="carol", metadata={"device": "watch"})
+            queued = await next_frame(ws, "queued")
+            await frames_until(ws, "stream_end")
+            start = await next_frame(ws, "stream_start")
+            assert start["message"]["id"] == queued["message_id"]
+            assert (start["message"]["name"], start["message"]["metadata"]) == ("carol", {"device": "watch"})
+            await frames_until(ws, "stream_end")
+        with navi.client() as http:
+            messages = http.get(f"/sessions/{sid}").json()["messages"]
+        by_text = {m["content"]: m for m in messages}
+        steered, later = by_text["Oslo"], by_text["and then?"]
+        assert (steered["name"], steered["metadata"]["location"]) == ("bob", "Bergen")
+        assert (later["name"], later["metadata"]["custom"]) == ("carol", {"device": "watch"})
+    for request in script.of_kind("turn"):
+        sent = json.dumps(request.raw)
+        assert "bob" not in sent and "Bergen" not in sent and "carol" not in sent and "watch" not in sent

@@ -147,6 +147,7 @@ async def test_the_summary_is_read_again_after_the_session_changed_memory(tmp_pa
     script.turn("Noted.")
     session = await rt.sessions.create("secretary")
     await collect(rt.agent.run_stream(session.id, "Forget where I live"))
+    await rt.agent.settle()  # memory_forget ran: the summary's rewrite (in the background) is done
     await rt.memory.set_summary("Nothing remembered yet.")  # what the rewrite after forgetting gives
     await collect(rt.agent.run_stream(session.id, "Thanks"))
     turns = script.of_kind("turn")
@@ -158,7 +159,7 @@ async def test_the_summary_is_read_again_after_the_session_changed_memory(tmp_pa
 
 @pytest.mark.parametrize("sql", [False, True], ids=["memory", "sqlite"])
 async def test_forgetting_the_last_fact_takes_it_out_of_the_summary(tmp_path: Path, sql: bool) -> None:
-    """The rewrite after `forget` left the old summary in place when no fact was left, so the next
+    """The rewrite after `memory_forget` left the old summary in place when no fact was left, so the next
     turn's system prompt still told the model what the user had it forget. And a next turn that
     began before the rewrite (in the background) was done read the old summary and kept it for
     the session: the rewrite here is slowed down so that it always would."""
@@ -173,7 +174,7 @@ async def test_forgetting_the_last_fact_takes_it_out_of_the_summary(tmp_path: Pa
         await write(content, owner=owner)
 
     rt.memory.set_summary = slow_write  # type: ignore[method-assign]
-    script.turn(Reply(tool_calls=[ScriptedCall("forget", {"key": "home_city"})]), "Forgotten.")
+    script.turn(Reply(tool_calls=[ScriptedCall("memory_forget", {"key": "home_city"})]), "Forgotten.")
     script.turn("Noted.")
     session = await rt.sessions.create("secretary")
     await collect(rt.agent.run_stream(session.id, "Forget where I live"))

@@ -12,7 +12,7 @@ from sqlalchemy import event
 
 from navi.llm.messages import Message, ToolCall
 from navi.sessions.memory_store import InMemorySessionStore
-from navi.sessions.models import Session
+from navi.sessions.models import Session, new_session_id
 from navi.sessions.store import SessionChange, SessionExists, SessionNotFound, SessionStore
 from navi.storage.database import postgres_url, sqlite_url
 from navi.storage.sessions import SqlSessionStore
@@ -421,3 +421,34 @@ async def test_cached_contexts_stay_correct(
     finally:
         await first.aclose()
         await second.aclose()
+
+
+async def test_an_imported_sessions_own_system_prompt_and_message_senders_are_kept(
+    store: SessionStore,
+) -> None:
+    """Migration 0021's `sessions.system_prompt`, read by a run (no display) and with the history;
+    a message's name, location and metadata stay in its stored document."""
+    alice = Message.user("Hello", name="alice")
+    alice.metadata.location = "Paris"
+    alice.metadata.custom = {"device": "phone"}
+    session = Session(
+        id=new_session_id(),
+        profile_id="secretary",
+        messages=[alice],
+        context=[alice],
+        system_prompt="Answer like a pirate.",
+    )
+    await store.insert(session)
+    for display in (True, False):
+        got = await store.get(session.id, display=display)
+        assert got is not None and got.system_prompt == "Answer like a pirate.", display
+    got = await store.get(session.id)
+    assert got is not None
+    (stored,) = got.messages
+    assert (stored.name, stored.metadata.location, stored.metadata.custom) == (
+        "alice",
+        "Paris",
+        {"device": "phone"},
+    )
+    plain = await store.get((await store.create("secretary")).id)
+    assert plain is not None and plain.system_prompt is None

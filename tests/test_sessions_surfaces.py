@@ -185,7 +185,10 @@ def test_an_abstractcore_archive_through_rest(tmp_path: Path, fake_server) -> No
         assert sent.status_code == 200, sent.text
         turn = script.of_kind("turn")[-1]
         assert [m.role for m in turn.messages].count("system") == 1
-        assert "gardening assistant" not in turn.system_text  # Navi's own prompt, not the archive's
+        # Navi's own prompt, with the archive's after it as the session's own layer.
+        system = turn.system_text
+        assert system.startswith("You are Navi")
+        assert system.index("Mode: personal secretary") < system.index("gardening assistant")
         said = "\n".join(m.content or "" for m in turn.messages)
         assert "When should I plant tomatoes on my balcony in Lyon?" in said and '"tonight_low_c": 9' in said
 

@@ -187,6 +187,9 @@ def world(tmp_path: Path, fake_server: FakeModelServer) -> Iterator[World]:
             "NAVI_EMAIL_PASSWORD": imap.password,
             "NAVI_EMAIL_SMTP_USERNAME": SMTP_USER,
             "NAVI_EMAIL_SMTP_PASSWORD": SMTP_PASSWORD,
+            # The test's mails are appended to the mailbox (a local delivery path), as `navi` sees
+            # them; which mail is believed is tests/test_channel_email.py's concern.
+            "NAVI_EMAIL_TRUST_LOCAL_DELIVERY": "true",
         }
         yield World(tmp_path, env, outbox, imap)
 

@@ -83,7 +83,7 @@ async def test_every_builtin_through_the_loop(tmp_path: Path, http: LocalHttpSer
         ("ssh_exec", {"host": "box", "command": "echo over ssh"}, "over ssh"),
         ("image_view", {"source": str(work / "photo.png")}, "64"),
         ("memory_search", {"query": "cat"}, "pets: cat = Miso"),
-        ("forget", {"key": "home city"}, "Forgot 1 fact"),
+        ("memory_forget", {"key": "home city"}, "Forgot 1 fact"),
         ("list_tools", {}, "ssh_exec"),
         ("tool_manual", {"name": "write_tool"}, "execute"),
         ("get_current_datetime", {}, "20"),

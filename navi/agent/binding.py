@@ -94,7 +94,7 @@ class RunBinder:
         run.refixed(self.budget.overhead(run))
 
     async def rebind(self, run: RunState, profile_id: str) -> None:
-        await self.bind(run, self.profiles.get(profile_id))
+        await self.bind(run, self.profiles.get(profile_id).for_session(run.profile.session_prompt))
 
     async def session_memory(
         self, ctx: runctx.RunContext, persistent: bool, context: list[Message]
@@ -118,7 +118,7 @@ class RunBinder:
         return memory
 
     async def _read(self, ctx: runctx.RunContext) -> str | None:
-        """The owner's memory summary, once a rewrite under way (after `remember` or `forget`) is
+        """The owner's memory summary, once a rewrite under way (after `remember` or `memory_forget`) is
         done: read before it, the old summary would be frozen into the session with the write
         already counted, and a forgotten fact would stay in its prompt (a stop abandons the wait,
         not the rewrite)."""
@@ -129,7 +129,7 @@ class RunBinder:
         return await self.memory(ctx.owner)
 
     def rewriting(self, owner: str, task: asyncio.Task[None]) -> None:
-        """`task` rewrites `owner`'s memory summary (after `remember` or `forget`)."""
+        """`task` rewrites `owner`'s memory summary (after `remember` or `memory_forget`)."""
         self.rewrites[owner] = task
 
         def done(finished: asyncio.Task[None]) -> None:

@@ -147,6 +147,7 @@ async def fork(
         messages=path,
         context=context,
         context_token_count=estimate_messages_tokens(context),
+        system_prompt=source.system_prompt,  # an imported conversation's own instructions go along
     )
     await store.insert(copy)
     return copy

@@ -54,7 +54,7 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
     "terminal": ("command", "shell", "run", "install", "disk", "process"),
     "ssh_exec": ("ssh", "server", "remote", "host"),
     "image_view": ("image", "photo", "picture", "screenshot", ".png", ".jpg"),
-    "forget": ("remove from memory", "no longer true", "not true any more"),
+    "memory_forget": ("forget", "remove from memory", "no longer true", "not true any more"),
     "remember": ("keep in mind", "don't forget", "note that"),
     "search_conversations": ("we talked", "last time", "you told me", "earlier conversation", "said before"),
     "reload_tools": ("reload",),
@@ -191,7 +191,7 @@ class Disclosure:
                     if isinstance(names, list):
                         self._need(str(n) for n in names)
                 else:
-                    self._need([call.name])
+                    self._need([self.view.canonical(call.name)])
 
     def _pattern(self, name: str) -> re.Pattern[str]:
         pattern = self._patterns.get(name)
@@ -217,7 +217,7 @@ def disclose(view: ToolView, core_tools: Sequence[str] | None) -> Disclosure:
     tools = [t for n in view.names if (t := view.get(n)) is not None and n != LOAD_TOOLS]
     if listed:
         tools.append(LoadTools(listed))
-    return Disclosure(view=ToolView(tools), core=core, listed=listed)
+    return Disclosure(view=ToolView(tools, view.aliases), core=core, listed=listed)
 
 
 def schema_answer(spec: ToolSpec) -> str:

@@ -41,6 +41,7 @@ from navi.agent.planning import needs_plan, plan_phase
 from navi.agent.pump import until_stopped
 from navi.agent.retry import NOTHING_TO_RETRY, drop_broken_answer, failed_turn, record_failure
 from navi.agent.run import RunState
+from navi.agent.said import user_message
 from navi.agent.shorten import LongMessages, saving
 from navi.agent.tool_batch import ToolRunner
 from navi.agent.turn_compression import TurnCompression
@@ -48,14 +49,14 @@ from navi.agent.windows import ContextWindows
 from navi.agent.workers import ContextCompressor, Worker, after_turn
 from navi.llm.calls import CallLimits, CallStopped
 from navi.llm.errors import LLMError
-from navi.llm.messages import Message, ToolSpec, strip_data_uri
+from navi.llm.messages import Message, ToolSpec
 from navi.llm.messages import with_files as with_files
 from navi.llm.messages import without_files as without_files
-from navi.llm.meta import FileRef
 from navi.llm.registry import BackendRegistry
 from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens
 from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry
+from navi.protocol import Sender
 from navi.sessions.continuations import NOTHING_TO_CONTINUE, continuable
 from navi.sessions.models import Session
 from navi.sessions.store import SessionNotFound, SessionStore
@@ -75,6 +76,8 @@ class Steering(Protocol):
     def images(self) -> list[str]: ...
     @property
     def files(self) -> list[dict[str, str]]: ...
+    @property
+    def sender(self) -> Sender | None: ...
 
 
 class AgentRunError(Exception):
@@ -226,6 +229,7 @@ class Agent:
         unattended: runctx.Unattended | None = None,
         steering: Callable[[], Awaitable[Sequence[Steering]]] | None = None,
         continues: str | None = None,
+        sender: Sender | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Run one turn of a stored session, yielding events as they happen.
 
@@ -242,6 +246,7 @@ class Agent:
         called (each once); they join the turn before its next model call (`steered`).
         `continues` (an answer's id): the turn goes on with the session's latest answer, which the
         token cap cut off, instead of answering a message (`message`, `images`, `files` ignored).
+        `sender`: who sent the message, from where (stored with it, never sent to the model).
         """
         self.active.add(session_id)
         try:
@@ -250,14 +255,14 @@ class Agent:
                 # The message is committed before anything else, even loading the session: only
                 # then may the server acknowledge it (`on_stored`). One small transaction, about a
                 # millisecond on SQLite.
-                user = self._user_message(message, images, files, message_id)
+                user = user_message(message, images, files, message_id, sender)
                 await self.sessions.append(session_id, display=[user], context=[user])
                 if on_stored is not None:
                     on_stored()
             session = await self.sessions.get(session_id, display=False)
             if session is None:
                 raise SessionNotFound(session_id)
-            profile = self.profiles.of_session(session.profile_id)
+            profile = self.profiles.of_session(session.profile_id).for_session(session.system_prompt)
             ctx = runctx.RunContext(
                 session_id=session_id,
                 profile_id=profile.id,
@@ -354,26 +359,12 @@ class Agent:
         async def messages() -> list[Any]:
             said = []
             for item in await source():
-                user = self._user_message(item.content, item.images, item.files, item.message_id)
+                user = user_message(item.content, item.images, item.files, item.message_id, item.sender)
                 user.metadata.steered = True
                 said.append(user)
             return said
 
         return messages
-
-    @staticmethod
-    def _user_message(
-        message: str,
-        images: Sequence[str] | None,
-        files: Sequence[dict[str, str]] | None,
-        message_id: str | None,
-    ) -> Message:
-        user = Message.user(with_files(message, files), images=[strip_data_uri(i) for i in images or ()])
-        if message_id:
-            user.id = message_id
-        if files:  # so a client can show them as attachments rather than as text
-            user.metadata.files = [FileRef(name=f.get("name", ""), path=f.get("path", "")) for f in files]
-        return user
 
     async def _retry(
         self, session: Session, profile: AgentProfile, ctx: runctx.RunContext, planning: bool

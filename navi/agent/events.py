@@ -73,9 +73,15 @@ def said_by_user(message: Message) -> UserMessage:
     """What `stream_start` says about the user's message: enough for another window to draw it."""
     files = message.metadata.get("files") or []
     text = message.metadata.get("text")  # what a client shows in place of the content, when set
+    said: dict[str, Any] = {  # who sent it, when its client said (absent otherwise)
+        "name": message.name,
+        "location": message.metadata.location,
+        "metadata": message.metadata.custom,
+    }
     return UserMessage(
         id=message.id,
         content=text if isinstance(text, str) else message.content or "",
         files=[str(f.get("name", "")) for f in files if isinstance(f, dict)],
         images=len(message.images or []),
+        **{key: value for key, value in said.items() if value},
     )

@@ -309,7 +309,9 @@ class Loop:
         intents: list[Intent] = []
         names = [s.name for s in specs]
         listed = [n for n in run.disclosure.listed if n not in names] if run.disclosure and specs else []
-        offered = ToolView([tool for n in [*names, *listed] if (tool := run.tools.get(n)) is not None])
+        offered = ToolView(
+            [tool for n in [*names, *listed] if (tool := run.tools.get(n)) is not None], run.tools.aliases
+        )
         async for event in self.tool_runner.batch(run, reply.tool_calls, offered, intents, listed):
             yield event
         switch = next((i for i in reversed(intents) if isinstance(i, SwitchProfile)), None)

@@ -177,7 +177,7 @@ class ToolRunner:
             available = ", ".join(offered.names) or "none"
             known = "is not available right now" if call.name in run.tools else "does not exist"
             return ToolResult.fail(f"the tool '{call.name}' {known}. Available tools: {available}")
-        if call.name in listed and (
+        if offered.canonical(call.name) in listed and (
             call.arguments_error or self.registry.validation_error(tool, call.arguments)
         ):  # called by name without its schema: the schema, and the model calls again
             return ToolResult.ok(schema_answer(tool.spec()), loaded=[call.name])

@@ -56,6 +56,7 @@ from navi.protocol import (
     QueueMode,
     RegenerateFrame,
     RetryFrame,
+    Sender,
     SwitchFrame,
     parse_client_frame,
 )
@@ -98,6 +99,7 @@ class CheckedFrame:
     decision: Decision = "deny"  # an approval's answer
     mode: QueueMode = "queue"  # a message's, while a turn runs
     message_id: str = ""  # the message an edit, regenerate, switch, queue_edit or queue_cancel names
+    sender: Sender | None = None  # a message's name, location and metadata
 
 
 def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
@@ -122,7 +124,9 @@ def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
         return CheckedFrame(frame.type, getattr(frame, "content", ""), message_id=frame.message_id)
     images = check_images(frame.images)
     files = _files(frame.files or [], files_root / session_id)
-    return CheckedFrame("message", frame.content, images, files, mode=frame.mode or "queue")
+    return CheckedFrame(
+        "message", frame.content, images, files, mode=frame.mode or "queue", sender=frame.sender()
+    )
 
 
 async def bring_files(shared: SharedFiles | None, text: str, session_id: str, files_root: Path) -> bool:
@@ -272,7 +276,15 @@ async def _send_or_queue(
         elif frame.kind == "queue_cancel":
             await runs.cancel_queued(session_id, owner, frame.message_id)
         else:
-            await runs.send(session_id, owner, frame.content, frame.images, frame.files, mode=frame.mode)
+            await runs.send(
+                session_id,
+                owner,
+                frame.content,
+                frame.images,
+                frame.files,
+                mode=frame.mode,
+                sender=frame.sender,
+            )
     except NotQueued as exc:
         return _error(str(exc), "not_queued")
     except QueueFull as exc:

@@ -122,7 +122,7 @@ class Runtime:
         """A `session-archive/v1` document with the session's profile, model and prompt filled in."""
         s = self.settings
         try:
-            profile = self.profiles.get(session.profile_id)
+            profile = self.profiles.get(session.profile_id).for_session(session.system_prompt)
         except UnknownProfile:
             return export_session(session)
         return export_session(
@@ -260,14 +260,14 @@ async def build_runtime(
         max_tokens=settings.llm_max_tokens_extraction,
     )
 
-    def memory_changed(owner: str) -> None:  # `remember` / `forget`: rewrite the summary
+    def memory_changed(owner: str) -> None:  # `remember` / `memory_forget`: rewrite the summary
         agent.binder.rewriting(owner, agent.spawn_background(extractor.refresh_summary(owner)))
 
     def turns_dropped(session_id: str, dropped: list[Message]) -> None:  # compression: flush memory
         agent.spawn_background(extractor.flush(session_id, dropped))
 
     compressor.on_dropped = turns_dropped
-    for tool in (tools.get("remember"), tools.get("forget")):
+    for tool in (tools.get("remember"), tools.get("memory_forget")):
         if isinstance(tool, RememberTool | ForgetTool):
             tool.on_change = memory_changed
 

@@ -166,6 +166,9 @@ class MessageMeta(Record):
     tool_call_id: str | None = None  # the call a synthetic image came from
     openai_role: str | None = None  # a system or developer message of the OpenAI-compatible API
     steered: bool | None = None  # said while its turn ran, and given to that turn's next model call
+    # Where its writer was, as a client said (`Message.name`: who; `custom`: the client's metadata).
+    # Kept, shown and archived; never sent to the model.
+    location: str | None = None
     # An answer.
     usage: TokenUsage | None = None
     finish_reason: str | None = None  # "length" when the token cap cut it
@@ -196,7 +199,8 @@ class MessageMeta(Record):
     # A compression marker in the display history.
     messages_before: int | None = None
     messages_after: int | None = None
-    # Keys of an imported archive's message that Navi has no use for, exported again.
+    # Keys of an imported archive's message that Navi has no use for, or the metadata a client sent
+    # with it (never sent to the model), exported again.
     custom: dict[str, Any] | None = None
 
     @property

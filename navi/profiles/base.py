@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 BASE_TOOLS: tuple[str, ...] = (
     "todo",
@@ -18,7 +18,7 @@ BASE_TOOLS: tuple[str, ...] = (
     "image_view",
     "memory_search",
     "remember",
-    "forget",
+    "memory_forget",
     "reload_tools",
     "write_tool",
     "list_tools",
@@ -47,3 +47,10 @@ class AgentProfile:
     # The tools sent with full schemas from a session's start (the rest are listed one line each
     # and loaded on demand, navi/agent/disclosure.py); None: a default set.
     core_tools: tuple[str, ...] | None = None
+    # A session's own layer of the system prompt, after the profile's: an imported archive's
+    # system prompt (`Session.system_prompt`). Set per session with `for_session`, never in a registry.
+    session_prompt: str = ""
+
+    def for_session(self, session_prompt: str | None) -> AgentProfile:
+        """This profile in a session with its own layer of the system prompt (None: none)."""
+        return replace(self, session_prompt=(session_prompt or "").strip())

@@ -11,7 +11,14 @@ def default_persona() -> str:
     return prompts.load("persona")
 
 
+SESSION_HEADING = "## This conversation's own instructions"
+
+
 def system_prompt(persona: str, profile: AgentProfile) -> str:
-    """`persona`, a `---` rule, then the profile's own prompt — built fresh for every model call."""
+    """`persona`, a `---` rule, then the profile's own prompt — built fresh for every model call —
+    and, for a session that has one (an imported archive's), its own layer after another rule."""
     persona = persona.strip() or default_persona()
-    return f"{persona}\n\n---\n\n{profile.system_prompt.strip()}"
+    text = f"{persona}\n\n---\n\n{profile.system_prompt.strip()}"
+    if profile.session_prompt:
+        text += f"\n\n---\n\n{SESSION_HEADING}\n\n{profile.session_prompt}"
+    return text

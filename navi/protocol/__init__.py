@@ -29,6 +29,7 @@ from navi.protocol.client import (
     SwitchFrame,
     parse_client_frame,
 )
+from navi.protocol.sender import Sender, sender_problem
 from navi.protocol.server import (
     DECISIONS,
     SERVER_ADAPTER,
@@ -97,6 +98,7 @@ __all__ = [
     "RetryFrame",
     "ScheduleRunChanged",
     "ScheduleRunStatus",
+    "Sender",
     "ServerFrame",
     "SessionUpdated",
     "Status",
@@ -115,4 +117,5 @@ __all__ = [
     "UserMessage",
     "parse_client_frame",
     "parse_server_frame",
+    "sender_problem",
 ]

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from navi.protocol.sender import MAX_LOCATION, MAX_NAME, Sender, sender_problem
 from navi.protocol.server import DECISIONS, Decision, QueueMode
 
 MAX_IMAGES = 10
@@ -42,7 +43,8 @@ class MessageFrame(_ClientFrame):
     """Starts a turn. `images` are base64 or data: URIs (PNG, JPEG, GIF, WebP, BMP; at most 10, 15 MB
     each); `files` must have been uploaded to this session. Sent while a turn runs, it waits:
     `mode` "queue" (the default) runs it when the turn ends, "steer" gives it to the running
-    turn's next model call."""
+    turn's next model call. `name`, `location` and `metadata` (navi/protocol/sender.py) are kept
+    with the message, in its history and archives, and never sent to the model."""
 
     type: Literal["message"] = "message"
     content: str = Field(min_length=1)
@@ -51,6 +53,16 @@ class MessageFrame(_ClientFrame):
     mode: QueueMode | None = Field(
         default=None, description='While a turn runs: "queue" (the default) or "steer".'
     )
+    name: str | None = Field(default=None, max_length=MAX_NAME, description="Who wrote the message.")
+    location: str | None = Field(
+        default=None, max_length=MAX_LOCATION, description="Where its writer is, in their words."
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="The client's own keys (a JSON object of at most 4,096 bytes)."
+    )
+
+    def sender(self) -> Sender | None:
+        return Sender.of({"name": self.name, "location": self.location, "metadata": self.metadata})
 
     @model_validator(mode="before")
     @classmethod
@@ -79,6 +91,8 @@ class MessageFrame(_ClientFrame):
                     raise ValueError(f"files[{i}] must be an object with a path")
                 if not isinstance(item.get("name", ""), str | None):
                     raise ValueError(f"files[{i}].name must be text")
+        if (problem := sender_problem(data)) is not None:
+            raise ValueError(problem)
         return data
 
 

@@ -41,6 +41,9 @@ class UserMessage(BaseModel):
     content: str
     files: list[str] = Field(default_factory=list, description="The attached files' names.")
     images: int = Field(default=0, description="How many images are attached.")
+    name: str | MISSING = Field(default=MISSING, description="Who wrote it, when its client said.")
+    location: str | MISSING = Field(default=MISSING, description="Where they were, when its client said.")
+    metadata: dict[str, Any] | MISSING = Field(default=MISSING, description="Its client's own keys.")
 
 
 class StreamStart(_RunFrame):

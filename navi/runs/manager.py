@@ -25,9 +25,10 @@ from pydantic import MISSING
 
 from navi.agent.engine import Agent
 from navi.agent.events import ErrorEvent, StreamEnd, StreamStopped
+from navi.agent.said import signed
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, new_id
-from navi.protocol import StreamStart
+from navi.protocol import Sender, StreamStart
 from navi.runctx import Unattended
 from navi.runs import rows
 from navi.runs.bus import Bus, Control, LocalBus
@@ -190,6 +191,7 @@ class RunManager(RunControls, Queueing):
         queued: bool = False,
         branch: str | MISSING | None = MISSING,
         continues: str | None = None,
+        sender: Sender | None = None,
     ) -> AgentRun:
         """Start a run (raises `RunActive` if the session has one). Returns immediately.
 
@@ -203,7 +205,7 @@ class RunManager(RunControls, Queueing):
         branch point an edit or a regeneration moved the session to (navi/runs/branching.py),
         named in `stream_start`. `continues` (an answer's id): the run goes on with that cut-off
         answer (navi/runs/branching.py `continue_answer`); its `stream_start` carries `continues`
-        and no message.
+        and no message. `sender`: the message's name, location and metadata (stored with it).
         """
         previous = self._runs.get(session_id)
         if previous is not None and not previous.answered:
@@ -220,6 +222,7 @@ class RunManager(RunControls, Queueing):
         if queued:  # the session is this run's: nobody else takes from its queue now
             item = await self._first_queued(session_id, run, previous)
             content, images, files, message_id = item.content, item.images, item.files, item.message_id
+            sender = item.sender
         if previous is not None:
             previous.stop_event.set()
         if self.bus.shared:
@@ -229,7 +232,7 @@ class RunManager(RunControls, Queueing):
         if continues is not None:  # nothing to store first: acknowledged at once
             start = StreamStart(message=None, continues=continues).frame()
         elif not retry:  # published by the engine's `on_stored`, once the message is committed
-            user = Message.user(content, images=list(images), metadata={"files": list(files)})
+            user = signed(Message.user(content, images=list(images), metadata={"files": list(files)}), sender)
             user.id = message_id
             start = StreamStart(message=user_message(user), parent_id=branch).frame()
         drive = self._drive(
@@ -243,6 +246,7 @@ class RunManager(RunControls, Queueing):
             start,
             unattended,
             continues,
+            sender,
         )
         run.task = asyncio.create_task(self._observed(run, drive))
         self.followers.started(run)
@@ -344,6 +348,7 @@ class RunManager(RunControls, Queueing):
         start: dict[str, Any] | None = None,
         unattended: Unattended | None = None,
         continues: str | None = None,
+        sender: Sender | None = None,
     ) -> None:
         """Drive the engine's turn. `start` is the new message's `stream_start` (None: a retry,
         whose message is stored already), or a continuation's."""
@@ -369,6 +374,7 @@ class RunManager(RunControls, Queueing):
                 unattended=unattended,
                 steering=partial(self.queue.take_steering, run.session_id),  # holds no run
                 continues=continues,
+                sender=sender,
             )
             async for event in stream:
                 frame = event.frame()

@@ -22,6 +22,7 @@ from typing import Any, Literal, Protocol
 
 from sqlalchemy import Connection, and_, delete, func, insert, select, update
 
+from navi.protocol import Sender
 from navi.storage.database import Database
 from navi.storage.schema import queued_messages
 
@@ -53,6 +54,7 @@ class Queued:
     images: list[str] = field(default_factory=list)
     files: list[dict[str, str]] = field(default_factory=list)
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    sender: Sender | None = None  # its name, location and metadata, stored with it when it runs
 
     def view(self, position: int) -> dict[str, Any]:
         """What `GET /sessions/{id}/queue` lists (images are counted, not sent back)."""
@@ -138,6 +140,7 @@ def _item(row: Any) -> Queued:
         images=json.loads(row.images),
         files=json.loads(row.files),
         created_at=row.created_at,
+        sender=Sender.model_validate_json(row.sender) if row.sender else None,
     )
 
 
@@ -158,6 +161,7 @@ class SqlQueue:
             "images": json.dumps(item.images),
             "files": json.dumps(item.files),
             "created_at": self.now(),
+            "sender": item.sender.model_dump_json(exclude_none=True) if item.sender else None,
         }
         count = select(func.count()).where(table.session_id == item.session_id)
 

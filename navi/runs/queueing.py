@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from navi.agent.engine import Agent
 from navi.llm.messages import new_id
-from navi.protocol import QueueCancelled, QueueMode
+from navi.protocol import QueueCancelled, QueueMode, Sender
 from navi.protocol import Queued as QueuedFrame
 from navi.runs.feed import SessionFeed
 from navi.runs.queue import MessageQueue, Queued
@@ -48,6 +48,7 @@ class Queueing:
         files: Sequence[dict[str, str]] = (),
         *,
         planning: bool = True,
+        sender: Sender | None = None,
     ) -> AgentRun:
         raise NotImplementedError  # RunManager.start
 
@@ -64,15 +65,17 @@ class Queueing:
         *,
         mode: QueueMode = "queue",
         planning: bool = True,
+        sender: Sender | None = None,
     ) -> Sent:
         """Answer the message now, or queue it behind the running turn (and what waits already).
         Raises `QueueFull` when too many wait."""
         if not await self.queue.waiting(session_id):
             try:
-                return Sent(run=await self.start(session_id, content, images, files, planning=planning))
+                run = await self.start(session_id, content, images, files, planning=planning, sender=sender)
+                return Sent(run=run)
             except RunActive:
                 pass
-        item = Queued(new_id(), session_id, mode, content, list(images), list(files))
+        item = Queued(new_id(), session_id, mode, content, list(images), list(files), sender=sender)
         position = await self.queue.add(item)
         self._announce(item, position, owner)
         # The turn may have ended between the start refused above and the row written: run it then.

@@ -10,10 +10,12 @@ Import validates against the JSON Schema shipped next to this module, rebuilds b
 exactly, and gives the session a new id.
 
 Archives written by AbstractCore import too: without `context` the context is derived from the
-messages (without display-only ones and the archive's own system prompt: Navi composes its own);
+messages (without display-only ones and the archive's own system prompt, which the session keeps
+as its own layer of the system prompt Navi composes, `Session.system_prompt`);
 messages without ids get new ones, times without a zone are UTC; a profile this Navi does not have
 becomes the default one (`settle_profile`). Fields Navi has no use for — session fields beyond the
-schema's, message metadata keys such as `location` — are kept and written again by the next export.
+schema's, a message's metadata keys beyond it (the custom metadata a client sent with a message is
+kept the same way) — are kept and written again by the next export.
 
 `parse_archive` takes the archive as text from anyone: it is parsed with `navi.safejson` (nesting
 limit, unstorable characters replaced) and its message count checked before the (slow) schema
@@ -44,6 +46,7 @@ _OWN_KEYS = {"status", "duration_ms", "stderr"}
 # Where a message keeps the metadata keys of an imported archive that Navi has no use for.
 CUSTOM_KEY = "custom"
 TREE = "tree"  # the session field holding the other branches (Navi's addition to v1)
+MAX_SESSION_PROMPT = 16_000  # characters of an imported system prompt: it goes with every model call
 
 
 class ArchiveError(ValueError):
@@ -77,6 +80,8 @@ def _message_out(msg: Message, calls: dict[str, ToolCall]) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     if msg.name is not None:
         meta["name"] = msg.name
+    if msg.metadata.location is not None:
+        meta["location"] = msg.metadata.location
     if msg.images:
         meta["images"] = list(msg.images)
     if msg.thinking is not None:
@@ -106,7 +111,7 @@ def _message_out(msg: Message, calls: dict[str, ToolCall]) -> dict[str, Any]:
         meta["status"] = stored.get("status", "ok")
         meta["duration_ms"] = stored.get("duration_ms")
         meta["stderr"] = msg.metadata.stderr
-    extra = {k: v for k, v in stored.items() if k not in _OWN_KEYS and k != CUSTOM_KEY}
+    extra = {k: v for k, v in stored.items() if k not in _OWN_KEYS and k not in (CUSTOM_KEY, "location")}
     if extra:
         meta["extra"] = extra
     if msg.metadata.custom:  # where the archive it came from had them, beside Navi's own keys
@@ -143,6 +148,8 @@ def _message_in(data: dict[str, Any], where: str, when: datetime) -> Message:
     custom = {k: v for k, v in meta.items() if k not in _known("message", "metadata")}
     if custom:
         metadata[CUSTOM_KEY] = custom
+    if meta.get("location") is not None:
+        metadata["location"] = meta["location"]
     stamp = data.get("timestamp")
     return Message(
         id=data.get("id") or new_id(),
@@ -194,6 +201,7 @@ def export_session(
         "model": model,
         "model_params": model_params or {},
         "system_prompt": system_prompt,
+        **({"session_prompt": session.system_prompt} if session.system_prompt else {}),
         "settings": settings or {},
         "context_token_count": session.context_token_count,
         "planning_logs": session.planning_logs,
@@ -320,7 +328,23 @@ def import_archive(data: Any, *, owner: str | None = None, max_messages: int | N
         message_count=len(messages) + len(others),
         analysis=_analysis_in(meta, context),
         custom={k: v for k, v in meta.items() if k not in _known("session") and k != TREE},
+        system_prompt=_session_prompt(data),
     )
+
+
+def _session_prompt(data: dict[str, Any]) -> str | None:
+    """The layer of the system prompt an imported session keeps: an archive of Navi's names it
+    (`session_prompt`; its `system_prompt` is the whole prompt Navi composed, persona and all), any
+    other archive's `system_prompt` is it. Too long to send with every call is refused."""
+    meta = data["session"]
+    navi = str(data.get("generator", "")).startswith("navi ")
+    text = ((meta.get("session_prompt") if navi else meta.get("system_prompt")) or "").strip()
+    if len(text) > MAX_SESSION_PROMPT:
+        raise ArchiveError(
+            f"the archive's system prompt has {len(text):,} characters; at most {MAX_SESSION_PROMPT:,} "
+            "can be kept, since it goes with every model call of the session"
+        )
+    return text or None
 
 
 def _tree_in(

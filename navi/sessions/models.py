@@ -73,6 +73,9 @@ class Session(SessionInfo):
     analysis: dict[str, dict[str, Any]] = Field(default_factory=dict)
     # Session fields of an imported archive that Navi has no use for, kept to be exported again.
     custom: dict[str, Any] = Field(default_factory=dict)
+    # An imported archive's own system prompt: the session's layer of the system prompt, after
+    # the persona and the profile's (navi/profiles/persona.py). None for sessions begun here.
+    system_prompt: str | None = None
 
     def info(self) -> SessionInfo:
         return SessionInfo(**self.model_dump(include=set(SessionInfo.model_fields)))

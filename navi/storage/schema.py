@@ -45,6 +45,8 @@ sessions = Table(
     Column("active_leaf", String(64), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("last_active", DateTime(timezone=True), nullable=False),
+    # An imported archive's own system prompt, a layer of the session's (migration 0020).
+    Column("system_prompt", Text, nullable=True),
 )
 
 
@@ -326,6 +328,8 @@ queued_messages = Table(
     Column("images", Text, nullable=False),
     Column("files", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # The message's name, location and metadata as JSON, NULL for none (migration 0020).
+    Column("sender", Text, nullable=True),
     Index("ix_queued_messages_session", "session_id", "id"),
 )
 # Channels (navi/channels/): who may talk to Navi from outside — an address of a channel, as a Navi

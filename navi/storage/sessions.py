@@ -5,11 +5,10 @@ inserts only its new rows and updates the session's own row (counters, `last_act
 row is locked first (`FOR UPDATE` on PostgreSQL; SQLite's `BEGIN IMMEDIATE` already serialises
 writers), so concurrent appends get distinct, gap-free positions.
 
-Contexts of recently used sessions are cached, tagged with the row's `context_rev`, which every
-change to the context buffer bumps. A read checks the revision in the session row it loads anyway
-and reuses the cached messages when it matches — so a turn in a 5,000-message session does not
-re-parse 5,000 messages, and a write by another process is still seen. Cached messages are shared:
-callers must not mutate messages they get from the store (the agent never does).
+Recent sessions' contexts are cached, tagged with the row's `context_rev`, which every change to
+the context buffer bumps. A read checks the revision in the row it loads anyway and reuses the
+cached messages when it matches: a turn in a 5,000-message session re-parses none of them, and a
+write by another process is still seen. Cached messages are shared: never mutate them.
 """
 
 from __future__ import annotations
@@ -104,18 +103,13 @@ class _ContextCache:
 
 
 def _load(
-    conn: Connection,
-    session_id: str,
-    owner: str | None,
-    display: bool,
-    cache: _ContextCache,
-    branch: str | None = None,
+    conn: Connection, session_id: str, owner: str | None, display: bool, cache: _ContextCache, at: str | None
 ) -> Session | None:
     row = conn.execute(rows.owned(select(sessions).where(sessions.c.id == session_id), owner)).first()
     if row is None:
         return None
     messages, parents, others = (
-        rows.display(conn, session_id, row.active_leaf, branch) if display else ([], {}, [])
+        rows.display(conn, session_id, row.active_leaf, at) if display else ([], {}, [])
     )
 
     def buffer(table: Any) -> list[Message]:
@@ -151,6 +145,7 @@ def _load(
         planning_logs=[json.loads(r.data) for r in logs],
         custom=parts.pop(CUSTOM_PART, {}),
         analysis=parts,
+        system_prompt=row.system_prompt,
     )
 
 
@@ -333,6 +328,7 @@ def _insert(conn: Connection, session: Session) -> None:
             active_leaf=session.active_leaf or (session.messages[-1].id if session.messages else None),
             created_at=session.created_at,
             last_active=session.last_active,
+            system_prompt=session.system_prompt,
         )
     )
     if session.messages or session.others:
@@ -358,9 +354,9 @@ def _insert(conn: Connection, session: Session) -> None:
 
 
 class SqlSessionStore(SessionStore):
-    """Sessions in `db`. A database handed in stays its creator's: migrated before and disposed
-    after by whoever opened it (the composition root shares one with the memory store). A store
-    made with `at(url)` has a database of its own, migrated by `open()` and disposed by `aclose()`."""
+    """Sessions in `db`. A database handed in stays its creator's (migrated and disposed by whoever
+    opened it: the composition root shares one with the memory store); one made with `at(url)`
+    is its own, migrated by `open()` and disposed by `aclose()`."""
 
     def __init__(self, db: Database, files_dir: str | None = None) -> None:
         super().__init__(files_dir)

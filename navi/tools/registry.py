@@ -16,7 +16,7 @@ user's file itself.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Protocol
 
 import jsonschema
@@ -33,18 +33,27 @@ class UserToolLoader(Protocol):
 
 
 class ToolView:
-    """The tools one profile may use, in a stable order."""
+    """The tools one profile may use, in a stable order.
 
-    def __init__(self, tools: list[Tool]) -> None:
+    `aliases` (a former name → the tool's name) let a call by a tool's former name reach it; the
+    model is offered each tool once, by its own name (`names`, `specs`).
+    """
+
+    def __init__(self, tools: list[Tool], aliases: Mapping[str, str] | None = None) -> None:
         self._tools = {t.name: t for t in tools}
         self._specs: list[ToolSpec] | None = None
+        self.aliases = {old: new for old, new in (aliases or {}).items() if new in self._tools}
 
     @property
     def names(self) -> list[str]:
         return list(self._tools)
 
+    def canonical(self, name: str) -> str:
+        """`name`, or the name of the tool it is a former name of."""
+        return name if name in self._tools else self.aliases.get(name, name)
+
     def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        return self._tools.get(self.canonical(name))
 
     def specs(self) -> list[ToolSpec]:
         if self._specs is None:
@@ -52,7 +61,7 @@ class ToolView:
         return self._specs
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return name in self._tools or name in self.aliases
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -66,6 +75,7 @@ class ToolRegistry:
         self._builtin: set[str] = set()
         self._servers: dict[str, str] = {}  # tool name → the MCP server it comes from
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        self._aliases: dict[str, str] = {}  # a built-in's former name → its name
 
     def register(self, tool: Tool, *, builtin: bool = False, server: str | None = None) -> None:
         """Add `tool`; `server` names the MCP server it comes from (see `server_of`)."""
@@ -82,6 +92,16 @@ class ToolRegistry:
         self._builtin.discard(name)
         self._servers.pop(name, None)
 
+    def alias(self, old: str, name: str) -> None:
+        """Let calls by `old`, a former name of built-in `name`, reach it (never offered as `old`).
+
+        A user tool may not take the name `old` (a reload reserves it like a built-in's)."""
+        self._aliases[old] = name
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        return dict(self._aliases)
+
     def server_of(self, name: str) -> str | None:
         """The MCP server tool `name` comes from, or None for built-in and user tools."""
         return self._servers.get(name)
@@ -94,7 +114,8 @@ class ToolRegistry:
         return [t for n, t in self._tools.items() if n in self._servers]
 
     def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        """The tool `name`, or the tool `name` is a former name of."""
+        return self._tools.get(name) or self._tools.get(self._aliases.get(name, ""))
 
     def names(self) -> list[str]:
         return list(self._tools)
@@ -118,7 +139,7 @@ class ToolRegistry:
         """
         if self.user_tool_loader is None:
             return LoadResult(errors=[LoadError(str(tools_dir), "user tools cannot be loaded: no tool host")])
-        reserved = self._builtin | set(self._servers)
+        reserved = self._builtin | set(self._servers) | set(self._aliases)
         result = await self.user_tool_loader.load(tools_dir, reserved=reserved)
         for tool in self.user_tools():
             self.unregister(tool.name)
@@ -129,13 +150,14 @@ class ToolRegistry:
     def view(self, names: Iterable[str]) -> ToolView:
         """The tools named; a name that is no tool but an MCP server's name stands for its tools."""
         picked: dict[str, Tool] = {}
-        for name in names:
+        for asked in names:
+            name = asked if asked in self._tools else self._aliases.get(asked, asked)
             if name in self._tools:
                 picked.setdefault(name, self._tools[name])
             else:
                 for tool in self.server_tools(name):
                     picked.setdefault(tool, self._tools[tool])
-        return ToolView(list(picked.values()))
+        return ToolView(list(picked.values()), self._aliases)
 
     def validation_error(self, tool: Tool, args: dict[str, Any]) -> str | None:
         """None when `args` fit the tool's schema, else a sentence saying what is wrong."""

@@ -30,6 +30,10 @@ def chat_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "LOG_LEVEL": "WARNING",
         "PLANNING_SKIP_WORDS": "0",  # every message planned, as in the rest of the suite (conftest.py)
     }
+    if os.environ.get("PYTHONPATH"):  # the code under test (a checkout run with PYTHONPATH), not the venv's
+        env["PYTHONPATH"] = os.pathsep.join(
+            str(Path(p).resolve()) for p in os.environ["PYTHONPATH"].split(os.pathsep) if p
+        )
     env.update(extra)
     return env
 

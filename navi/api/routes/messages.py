@@ -10,12 +10,13 @@ from typing import Any
 from fastapi import Response
 from pydantic import BaseModel, Field
 
+from navi.agent.said import signed
 from navi.api.deps import OwnedSessionId, RunsDep, SessionDep, SharedFilesDep, UploadsDep
 from navi.api.errors import BadRequest, RunFailed
 from navi.api.routing import api_router
-from navi.api.websocket import bring_files, parse_frame
+from navi.api.websocket import FrameError, bring_files, parse_frame
 from navi.llm.messages import Message, ToolCall, with_files
-from navi.protocol import QueueMode
+from navi.protocol import QueueMode, Sender, sender_problem
 
 router = api_router(prefix="/sessions", tags=["messages"])
 STORABLE_ROLES = ("user", "assistant", "tool")
@@ -37,7 +38,17 @@ class SendMessage(BaseModel):
     role: str = Field("user", description='With "respond": false: "user", "assistant" or "tool"')
     tool_calls: list[CallIn] = Field(default_factory=list, description="An assistant message's calls")
     tool_call_id: str | None = Field(None, max_length=200, description="The call a tool message answers")
-    name: str | None = Field(None, max_length=200, description="The tool a tool message is from")
+    name: str | None = Field(
+        None,
+        max_length=200,
+        description="Who wrote the message (at most 64 characters); a tool message's tool",
+    )
+    location: str | None = Field(
+        None, description="Where its writer is, in their words (at most 256 characters)"
+    )
+    metadata: dict[str, Any] | None = Field(
+        None, description="The client's own keys, kept with the message (a JSON object, at most 4,096 bytes)"
+    )
     mode: QueueMode = Field(
         "queue",
         description='While a turn runs: "queue" runs the message after it (and what waits already), '
@@ -103,15 +114,18 @@ async def send_message(
         raise BadRequest(
             f'only a user message is answered; send "respond": false to store a {body.role} message'
         )
+    sender = _sender(body)
     if body.files:  # uploaded through a worker on another machine: brought here first
         await bring_files(shared, json.dumps({"files": body.files}), session.id, uploads.root)
     if not body.respond:
-        message = _message(body, session.id, uploads.root)
+        message = signed(_message(body, session.id, uploads.root), sender)
         await runs.append(session.id, [message])
         return Stored(session_id=session.id, message_id=message.id, role=message.role)
     frame = {"type": "message", "content": body.content, "images": body.images, "files": body.files}
     content, images, files = parse_frame(json.dumps(frame), session.id, uploads.root)
-    sent = await runs.send(session.id, session.owner, content, images, files, mode=body.mode, planning=False)
+    sent = await runs.send(
+        session.id, session.owner, content, images, files, mode=body.mode, planning=False, sender=sender
+    )
     run = sent.run
     if run is None:
         assert sent.queued is not None
@@ -132,6 +146,16 @@ async def send_message(
         max_context_tokens=result["max_context_tokens"],
         finish_reason=result.get("finish_reason", "stop"),
     )
+
+
+def _sender(body: SendMessage) -> Sender | None:
+    """The message's name (not a tool message's: that names its tool), location and metadata,
+    checked as a `message` frame's are (`FrameError`, 422, says what is wrong)."""
+    said: dict[str, Any] = {"name": None if body.role == "tool" else body.name, "location": body.location}
+    said["metadata"] = body.metadata
+    if (problem := sender_problem(said)) is not None:
+        raise FrameError(problem)
+    return Sender.of(said)
 
 
 def _message(body: SendMessage, session_id: str, files_root: Path) -> Message:

@@ -201,7 +201,7 @@ async def get_context(
         ),
     ] = "stored",
 ) -> ContextView:
-    profile = runtime.profiles.of_session(session.profile_id)
+    profile = runtime.profiles.of_session(session.profile_id).for_session(session.system_prompt)
     memory = await runtime.memory.get_summary(owner=session.owner)
     built = runtime.agent.model_view(profile, session.context, memory)
     return ContextView(

@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 from rich.text import Text
 
-from navi.cli.chat import branching, finding
+from navi.cli.chat import archives, branching, finding
 from navi.cli.chat.app import Chat
 from navi.cli.remote import RemoteError, image_data_url
 
@@ -31,6 +31,9 @@ While a reply waits for your approval: y allows, n declines, a always allows (wh
 /profile [P]       switch this conversation's profile (no P: list them)
 /rename NAME       rename this conversation
 /export FILE       save this conversation as a session-archive/v1 file
+/load FILE         import a session-archive/v1 file (.gz too) as a new conversation, and open it
+/facts             the facts of this conversation (subject, predicate, object), from its model
+/judge [CRITERIA]  an assessment of this conversation (score, strengths, what to do better)
 /attach PATH…      attach files (pictures go to the model as images); pasting a path does it too
 /detach            drop what is attached and not sent yet
 /retry             run the last failed turn again
@@ -233,6 +236,9 @@ COMMANDS: dict[str, Handler] = {
     "profile": cmd_profile,
     "rename": cmd_rename,
     "export": cmd_export,
+    "load": archives.cmd_load,
+    "facts": archives.cmd_facts,
+    "judge": archives.cmd_judge,
     "attach": cmd_attach,
     "detach": cmd_detach,
     "retry": cmd_retry,

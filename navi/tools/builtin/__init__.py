@@ -111,6 +111,7 @@ def register_builtins(
         SearchConversationsTool(sessions),
     ):
         registry.register(tool, builtin=True)
+    registry.alias(ForgetTool.former_name, ForgetTool.name)
     if schedules is not None:
         registry.register(ScheduleTool(schedules), builtin=True)
     return BuiltinHandles(spawn=spawn, ssh=ssh)

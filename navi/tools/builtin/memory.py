@@ -1,7 +1,8 @@
-"""`memory_search`, `remember` and `forget`: the agent's hands on long-term memory.
+"""`memory_search`, `remember` and `memory_forget`: the agent's hands on long-term memory.
 
 `remember` stores a fact at once, through the same decision as extraction (a new value for the
-same category and key replaces the old one, which becomes history); `forget` retires facts. Both
+same category and key replaces the old one, which becomes history); `memory_forget` (the
+reference's name; `forget`, its name for a while, still reaches it) retires facts. Both
 act for the run's owner only, and `remember` stores only what the person said in their own words
 in this conversation (`navi.memory.extractor.stated`): a web page or a file the assistant read
 cannot plant a memory by asking to be remembered. After a change the summary is rewritten in
@@ -145,7 +146,8 @@ class RememberTool(Tool):
 
 
 class ForgetTool(Tool):
-    name = "forget"
+    name = "memory_forget"
+    former_name = "forget"  # calls by it still arrive (sessions and fixtures of that time)
     description = "Forget remembered facts with this `key` (in `category`, if given)."
     parameters = {
         "type": "object",

@@ -4,7 +4,7 @@ Both keyword searches SQLite ranks in Python — across conversations (`search.p
 and in memory facts (`memory_sql.py`, `memory_facts`) — weigh each word by how many of the
 searching user's rows there are (N) and how many of them hold the word. Never everyone's rows, as
 FTS5's own `bm25()` counts: then the order of one user's results would tell which words other
-users wrote. Each table has an index on (owner, id) for this (migrations 0020 and 0021): a user's
+users wrote. Each table has an index on (owner, id) for this (migrations 0020 and 0022): a user's
 rows are counted in it alone, and a word's matches are told whose they are without reading a row.
 
 `Counts` keeps the numbers for its store, so a search does not count them again: the user's number

@@ -58,7 +58,7 @@ SQLITE_WINDOW = """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_i
     ORDER BY memory_facts_fts.rowid DESC LIMIT :window"""
 # How many of the owner's facts (current or not, as FTS5's bm25 counts) hold a word: the newest
 # COUNT_CAP of them and the oldest id among those (`fact_rank.matches` estimates the rest from it).
-# FTS5 walks the word's list and the (owner, id) index of migration 0021 says whose each row is,
+# FTS5 walks the word's list and the (owner, id) index of migration 0022 says whose each row is,
 # without reading the row — unless every fact is the owner's (`Counts.span`), when the list alone
 # gives the same numbers in a third of the time.
 SQLITE_COUNT = """SELECT count(*), min(id) FROM (SELECT f.id FROM memory_facts_fts

@@ -6,8 +6,8 @@ list and asks of each row whose it is, which this narrow index answers without r
 its text, and a user's facts are counted in it alone. PostgreSQL's `ts_rank` weighs a fact by its
 own words, so it needs none.
 
-Revision ID: 0021
-Revises: 0020
+Revision ID: 0022
+Revises: 0021
 Create Date: 2026-12-06
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from alembic import op
 
-revision = "0021"
-down_revision = "0020"
+revision = "0022"
+down_revision = "0021"
 branch_labels = None
 depends_on = None
 

@@ -28,10 +28,11 @@ def test_keyword_ranking_weighs_rare_words_and_reads_stems_as_fts5_does() -> Non
     alone = fact_rank.order([("dogs", "note", "x"), ("note", "note", "dogs")], ["dog"], {"dog": 5}, 100)
     assert alone[1] > alone[0]  # the value weighs 2, the category 0.5
     assert fact_rank.order([("x", "y", "hotdogs")], ["dog"], {"dog": 1}, 100) == [0.0]
-    # A word in more facts than the cap: estimated from how far back its newest COUNT_CAP reach.
+    # A word in more of the user's facts than the cap: estimated from how far back its newest
+    # COUNT_CAP reach among the user's facts (here the newest 10,000 of 100,000).
     cap = fact_rank.COUNT_CAP
-    assert fact_rank.matches(cap, 90_001, 100_000, 100_000) == 20_000
-    assert fact_rank.matches(12, 5, 100_000, 100_000) == 12
+    assert fact_rank.matches(cap, 10_000, 100_000) == 20_000
+    assert fact_rank.matches(12, 100_000, 100_000) == 12
 
 
 def test_a_word_counts_for_its_own_stem_whatever_porter_rewrote() -> None:

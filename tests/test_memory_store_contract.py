@@ -314,6 +314,7 @@ async def test_facts_written_before_0014_survive_it(
     await db.write(lambda conn: conn.execute(old, {"at": at}))
     await migrate.upgrade(db, "0014")
     assert await migrate.current_revision(db) == "0014"
+    await migrate.upgrade(db)  # and the migrations since, which the store's statements use
     store = SqlMemoryStore(db)
     try:
         (fact,) = await store.search_facts("lisbon")
@@ -373,3 +374,69 @@ async def test_a_search_reads_only_the_first_words_of_a_huge_query(store: Memory
     assert await store.search_facts(" ".join([*filler[:MAX_QUERY_TERMS], "lisbon"])) == []
     # Repeated words count once: the word after them is still looked for.
     assert [f.value for f in await store.search_facts("city " * 500 + "lisbon")] == ["Lisbon"]
+
+
+async def test_other_users_facts_never_move_my_ranking(store: MemoryStore) -> None:
+    """A word weighs by the searching user's own facts only: bob's facts full of "apple" change
+    neither what alice finds for "apple banana", nor its order, nor the scores. Counted over
+    everyone's facts (as FTS5's bm25 counts), apple would weigh next to nothing against banana,
+    and alice's apple would fall from first to last on SQLite."""
+    mine = [
+        ("food", "fruit", "apple"),
+        ("food", "snack", "banana"),
+        ("food", "bread", "banana bread"),
+        ("food", "dessert", "banana split"),
+        ("drinks", "tea", "green tea"),
+        ("drinks", "coffee", "flat white"),
+        ("home", "city", "Oslo"),
+        ("pets", "cat", "Miso"),
+    ]
+    for category, key, value in mine:
+        await store.upsert_fact(category, key, value, owner="alice")
+
+    async def found() -> list[tuple[int, str, float]]:
+        # On SQL, a store made afresh on the same database: nothing counted before is kept.
+        fresh = SqlMemoryStore(store.db) if isinstance(store, SqlMemoryStore) else store
+        return [(f.id, f.value, f.score) for f in await fresh.search_facts("apple banana", owner="alice")]
+
+    alone = await found()
+    assert sorted(value for _, value, _ in alone) == ["apple", "banana", "banana bread", "banana split"]
+    if isinstance(store, SqlMemoryStore) and store.db.is_sqlite:
+        # BM25 among her facts: apple is in one of them, banana in three, so apple weighs more.
+        assert [value for _, value, _ in alone] == ["apple", "banana", "banana split", "banana bread"]
+    for n in range(30):
+        await store.upsert_fact("food", f"pie_{n}", f"apple pie number {n}", owner="bob")
+    await store.upsert_fact("food", "fruit", "apple", owner="bob")
+    await store.upsert_fact("food", "fruit", "green apple", owner="bob")  # the apple retired: history
+    assert await found() == alone
+    assert len(await store.search_facts("apple", owner="bob", limit=50)) == 31
+
+
+async def test_a_common_word_is_estimated_from_my_facts_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On SQLite a word in more of a user's facts than COUNT_CAP is estimated from how far back
+    its newest COUNT_CAP reach among that user's facts: bob's facts written between alice's (which
+    spread her ids apart) leave her scores as they are in a database of her own."""
+    from navi.storage import fact_rank
+
+    monkeypatch.setattr(fact_rank, "COUNT_CAP", 2)
+    values = ["apple tart", "apple", "plum", "apple jam", "banana", "pear", "apple cider", "banana"]
+    values += ["fig", "apple pie", "kiwi", "banana bread"]
+
+    async def scores(with_bob: bool) -> list[tuple[str, str, float]]:
+        s = SqlMemoryStore.at(sqlite_url(tmp_path / f"{with_bob}.db"))
+        await s.open()
+        try:
+            for n, value in enumerate(values):
+                await s.upsert_fact("food", f"item_{n}", value, owner="alice")
+                for m in range(8 if with_bob and n < 4 else 0):  # many early on, none later
+                    await s.upsert_fact("notes", f"note_{n}_{m}", "lunch at noon", owner="bob")
+            found = await s.search_facts("apple banana", owner="alice")
+            return [(f.key, f.value, f.score) for f in found]
+        finally:
+            await s.aclose()
+
+    alone = await scores(with_bob=False)
+    assert len(alone) == 8
+    assert await scores(with_bob=True) == alone

@@ -143,12 +143,13 @@ async def test_another_users_messages_never_move_the_ranking(store: SessionStore
 async def test_the_counts_a_store_keeps_follow_new_and_deleted_messages(
     tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """SQLite's store keeps each user's counts between searches (navi/storage/search.py `Counts`):
+    """SQLite's store keeps each user's counts between searches (navi/storage/counts.py `Counts`):
     messages written since are added, and a whole count now and then sees deletions — what it
     weighs by is what a store counting afresh weighs by."""
+    from navi.storage import counts as kept
     from navi.storage import search
 
-    monkeypatch.setattr(search, "RECOUNT", 3)
+    monkeypatch.setattr(kept, "RECOUNT", 3)
     async with opened_store("sqlite", tmp_path, request) as store:
         assert isinstance(store, SqlSessionStore)
         counts = store._counts
@@ -165,7 +166,7 @@ async def test_the_counts_a_store_keeps_follow_new_and_deleted_messages(
         assert await store.delete(other.id, owner="alice")
         totals = [await store.db.read(lambda c: counts.total(c, "alice")) for _ in range(3)]
         assert totals[-1] == 6 and totals[0] in (6, 10)  # by the RECOUNT-th search at the latest
-        assert await store.db.read(lambda c: search.Counts().total(c, "alice")) == 6
+        assert await store.db.read(lambda c: search.new_counts().total(c, "alice")) == 6
 
 
 async def test_a_user_never_finds_another_users_messages(store: SessionStore) -> None:

@@ -2,12 +2,14 @@
 
 SQLite finds a query's matches (FTS5, porter stems); the store takes the searching user's newest
 `WINDOW` of them with their words and ranks them here. FTS5's own `bm25()` is the costly part of
-its statement: to weigh each word it counts every row holding it, once per search
-(a word in half of 100,000 facts is 50,000 rows), and it reads every ranked row's positions.
-Here a word's facts are counted up to its newest `COUNT_CAP` and estimated beyond from how far back
-those reach (`matches`), and its occurrences in the window are found by one scan of the window's
-text for the words that start as its stem does, each confirmed by the same Porter stemmer SQLite
-uses (PyStemmer's "porter", which leaves words under 3 letters as they are, as SQLite does).
+its statement: to weigh each word it counts every row holding it, once per search (a word in half
+of 100,000 facts is 50,000 rows), and it reads every ranked row's positions — and it counts every
+user's facts, so the order of one user's results would tell which words other users' facts hold.
+Here a word weighs by the searching user's own facts only (`navi/storage/counts.py`): they are
+counted up to the word's newest `COUNT_CAP` and estimated beyond from how far back those reach
+(`matches`). Its occurrences in the window are found by one scan of the window's text for the
+words that start as its stem does, each confirmed by the same Porter stemmer SQLite uses
+(PyStemmer's "porter", which leaves words under 3 letters as they are, as SQLite does).
 
 The columns weigh as they did with `bm25(memory_facts_fts, 0.5, 1.0, 2.0)`: category 0.5, key 1,
 value 2. A fact's length is its words in all three; the average is the window's.
@@ -48,13 +50,13 @@ def stem(word: str) -> str:
     return str(stemmer.stemWord(word))
 
 
-def matches(found: int, oldest: int | None, last: int, total: int) -> int:
-    """How many facts hold a word, from its newest `found` (at most COUNT_CAP) of them, the oldest
-    id among those, the newest id and the number of facts: when the cap was reached, the word is
-    taken to be as frequent among older facts as among those newer than `oldest`."""
-    if found < COUNT_CAP or oldest is None or last <= 0:
+def matches(found: int, since: int, total: int) -> int:
+    """How many of a user's `total` facts hold a word, from its newest `found` (at most COUNT_CAP)
+    among them and `since`, the user's facts from the oldest of those on: when the cap was reached,
+    the word is taken to be as frequent among the user's older facts as among those newer."""
+    if found < COUNT_CAP or since <= 0:
         return found
-    return min(max(total, found), round(found * last / max(1, last - oldest + 1)))
+    return min(max(total, found), round(found * total / since))
 
 
 def stems(words: Sequence[str]) -> list[str]:
@@ -112,7 +114,7 @@ def order(
     rows: Sequence[tuple[str, str, str]], query: list[str], counts: dict[str, int], total: int
 ) -> list[float]:
     """BM25 of each row (category, key, value) for the query's stems (`stems`); `counts[s]`: the
-    facts holding stem `s`, `total`: the facts indexed. Higher is better."""
+    user's facts holding stem `s`, `total`: the user's facts. Higher is better."""
     if not rows:
         return []
     # Words, counted by their separators (a key's words are joined by "_").

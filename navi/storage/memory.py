@@ -51,6 +51,7 @@ from navi.storage.memory_sql import (
     embed_text,
     execute_many,
     fact_states,
+    new_counts,
     retire_rows,
     sqlite_ranked,
     to_fact,
@@ -81,7 +82,7 @@ class SqlMemoryStore(MemoryStore):
         self.min_similarity: float = getattr(embed, "min_similarity", MIN_SIMILARITY)
         self.vectors = VectorIndex()
         self._scans: ThreadPoolExecutor | None = None  # the vector scans, started on first use
-        self._counted: dict[str, tuple[int, int]] = {}  # words' fact counts (`sqlite_ranked`)
+        self._counts = new_counts()  # users' and words' fact counts (`sqlite_ranked`)
         self._owns_db = False
 
     @classmethod
@@ -187,9 +188,7 @@ class SqlMemoryStore(MemoryStore):
         """The best facts for `words` with their text relevance (higher is better). Words are
         matched by stem (porter on SQLite, english on PostgreSQL): "cats" finds "cat"."""
         if self.db.is_sqlite:
-            return sqlite_ranked(
-                conn, words, owner=owner, limit=limit, history=history, counted=self._counted
-            )
+            return sqlite_ranked(conn, words, owner=owner, limit=limit, history=history, counts=self._counts)
         params = {"query": " | ".join(words), "owner": owner, "limit": limit, "history": history}
         return [(r, float(r.rank)) for r in conn.execute(POSTGRES_SEARCH, params)]
 

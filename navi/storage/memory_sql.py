@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from datetime import datetime
+from functools import partial
 from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, DateTime, Float, bindparam, insert, select, text, update
@@ -24,6 +25,7 @@ from navi.memory.base import (
 from navi.sessions.models import as_utc
 from navi.sessions.search import fold
 from navi.storage import fact_rank
+from navi.storage.counts import Counts, driver
 from navi.storage.schema import memory_facts
 
 log = get_logger(__name__)
@@ -47,18 +49,27 @@ MIN_SIMILARITY = 0.5
 WINDOW = 100
 
 # The statements of a SQLite keyword search go straight to the driver (`sqlite_ranked`): through
-# SQLAlchemy each would cost about as much as running it.
+# SQLAlchemy each would cost about as much as running it. FTS5 walks the matches and each is then
+# looked up in the table (CROSS JOIN: the planner must not walk the owner's facts instead).
 SQLITE_WINDOW = """SELECT f.id, f.owner, f.category, f.key, f.value, f.session_id, f.created_at,
     f.updated_at, f.confirmations, f.source, f.retired_at, f.replaced_by
-    FROM memory_facts_fts JOIN memory_facts f ON f.id = memory_facts_fts.rowid
+    FROM memory_facts_fts CROSS JOIN memory_facts f ON f.id = memory_facts_fts.rowid
     WHERE memory_facts_fts MATCH :query AND f.owner = :owner AND (:history OR f.retired_at IS NULL)
     ORDER BY memory_facts_fts.rowid DESC LIMIT :window"""
-# How many facts (every user's, current or not, as FTS5's bm25 counts) hold a word: the newest
+# How many of the owner's facts (current or not, as FTS5's bm25 counts) hold a word: the newest
 # COUNT_CAP of them and the oldest id among those (`fact_rank.matches` estimates the rest from it).
-SQLITE_COUNT = """SELECT count(*), min(rowid) FROM (SELECT rowid FROM memory_facts_fts
+# FTS5 walks the word's list and the (owner, id) index of migration 0022 says whose each row is,
+# without reading the row — unless every fact is the owner's (`Counts.span`), when the list alone
+# gives the same numbers in a third of the time.
+SQLITE_COUNT = """SELECT count(*), min(id) FROM (SELECT f.id FROM memory_facts_fts
+    CROSS JOIN memory_facts f INDEXED BY ix_memory_facts_owner_id
+    ON f.owner = :owner AND f.id = memory_facts_fts.rowid
+    WHERE memory_facts_fts MATCH :match ORDER BY memory_facts_fts.rowid DESC LIMIT :cap)"""
+SQLITE_COUNT_ALONE = """SELECT count(*), min(rowid) FROM (SELECT rowid FROM memory_facts_fts
     WHERE memory_facts_fts MATCH :match ORDER BY rowid DESC LIMIT :cap)"""
-# Two statements, not one: `count(*)` alone is answered from the table's b-tree without a scan.
-SQLITE_TOTAL = "SELECT (SELECT count(*) FROM memory_facts), (SELECT max(id) FROM memory_facts)"
+# The owner's facts before id :oldest, in that index alone (for a word past COUNT_CAP).
+SQLITE_BEFORE = "SELECT count(*) FROM memory_facts WHERE owner = :owner AND id < :oldest"
+SQLITE_SINCE = "SELECT count(*) FROM memory_facts WHERE owner = :owner AND id >= :oldest"
 # PostgreSQL's GIN index finds matches but cannot return them newest-first, so there is no cheap
 # window: every match is ranked, with only the id and the rank carried until the top ones are chosen.
 POSTGRES_SEARCH = text(
@@ -88,17 +99,10 @@ _SQLITE_STATES = """SELECT id, owner, retired_at IS NOT NULL FROM memory_facts
     WHERE id IN (SELECT value FROM json_each(:ids))"""
 
 
-def _driver(conn: Connection) -> Any:
-    """The sqlite3 connection under `conn` (in the same transaction)."""
-    driver = conn.connection.driver_connection
-    assert driver is not None
-    return driver
-
-
 def fact_states(conn: Connection, ids: list[int]) -> list[tuple[int, str, bool]]:
     """Each fact's (id, owner, retired), by primary key only."""
     if conn.dialect.name == "sqlite":
-        rows = _driver(conn).execute(_SQLITE_STATES, {"ids": json.dumps(ids)})
+        rows = driver(conn).execute(_SQLITE_STATES, {"ids": json.dumps(ids)})
         return [(fact_id, owner, bool(retired)) for fact_id, owner, retired in rows]
     return [(r.id, r.owner, r.retired_at is not None) for r in conn.execute(_STATES, {"ids": ids})]
 
@@ -119,9 +123,6 @@ def to_fact(row: Any, score: float = 0.0) -> Fact:
         replaced_by=row.replaced_by,
         score=score,
     )
-
-
-COUNTED_MAX = 10_000  # stems whose counts a store keeps between searches
 
 
 class _Row(NamedTuple):
@@ -149,6 +150,38 @@ class _Row(NamedTuple):
         )
 
 
+def new_counts() -> Counts:
+    """What a store keeps of its users' fact counts between searches."""
+    return Counts("memory_facts")
+
+
+class _Matching:
+    """Counts a word among the owner's facts, for `Counts.holding` (which asks only for a word it
+    does not keep): the word's newest COUNT_CAP facts, and beyond them an estimate from how many
+    of the owner's facts those reach back over (`fact_rank.matches`)."""
+
+    def __init__(self, conn: Connection, counts: Counts, owner: str, total: int) -> None:
+        self.conn, self.counts, self.owner, self.total = conn, counts, owner, total
+        self._span: tuple[bool, int, int] | None = None
+
+    def __call__(self, word: str) -> int:
+        raw, owner, total, cap = driver(self.conn), self.owner, self.total, fact_rank.COUNT_CAP
+        if self._span is None:
+            self._span = self.counts.span(self.conn, owner)
+        alone, first, last = self._span
+        statement = SQLITE_COUNT_ALONE if alone else SQLITE_COUNT
+        found, oldest = raw.execute(statement, {"match": f'"{word}"', "owner": owner, "cap": cap}).fetchone()
+        if found < cap:
+            return int(found)
+        if total == last - first + 1:  # every id from first to last is one of the owner's facts
+            since = last - oldest + 1
+        elif oldest - first < last - oldest:  # the shorter part of the owner's (owner, id) index
+            since = total - raw.execute(SQLITE_BEFORE, {"owner": owner, "oldest": oldest}).fetchone()[0]
+        else:
+            since = raw.execute(SQLITE_SINCE, {"owner": owner, "oldest": oldest}).fetchone()[0]
+        return fact_rank.matches(found, since, total)
+
+
 def sqlite_ranked(
     conn: Connection,
     words: list[str],
@@ -156,38 +189,29 @@ def sqlite_ranked(
     owner: str,
     limit: int,
     history: bool,
-    counted: dict[str, tuple[int, int]] | None = None,
+    counts: Counts | None = None,
 ) -> list[tuple[Any, float]]:
     """The owner's best `limit` facts for `words` (any may match, by stem) on SQLite, with their
-    BM25 (higher is better); current facts before retired ones. `counted`, kept by the caller
-    between searches: each stem's facts and the total when they were counted, used again while
-    the total is within 1% of it (a word's weight barely moves with a few more facts)."""
-    driver = _driver(conn)
+    BM25 (higher is better); current facts before retired ones. Each word weighs by the owner's
+    facts alone — how many there are, how many hold it — so another user's facts never move the
+    order. `counts`, kept by the caller between searches (a fresh one counts everything again)."""
+    raw = driver(conn)
     params = {
         "query": " OR ".join(f'"{w}"' for w in words),
         "owner": owner,
         "history": history,
         "window": WINDOW,
     }
-    window = driver.execute(SQLITE_WINDOW, params).fetchall()  # plain tuples: only the best become _Rows
+    window = raw.execute(SQLITE_WINDOW, params).fetchall()  # plain tuples: only the best become _Rows
     if not window:
         return []
-    total, last = driver.execute(SQLITE_TOTAL).fetchone()
-    total, last = max(len(window), total or 0), last or 0
-    counted = {} if counted is None else counted
-    if len(counted) > COUNTED_MAX:
-        counted.clear()
+    counts = counts or new_counts()
+    total = max(len(window), counts.total(conn, owner))
     first: dict[str, str] = {}  # each stem of the query, and the first word with it
     for word in words:
         first.setdefault(fact_rank.stem(fold(word)), word)
-    matched: dict[str, int] = {}
-    for s, word in first.items():
-        known = counted.get(s)
-        if known is None or abs(total - known[1]) * 100 > total:
-            cap = {"match": f'"{word}"', "cap": fact_rank.COUNT_CAP}
-            found, oldest = driver.execute(SQLITE_COUNT, cap).fetchone()
-            known = counted[s] = (fact_rank.matches(found, oldest, last, total), total)
-        matched[s] = known[0]
+    matching = _Matching(conn, counts, owner, total)
+    matched = {s: counts.holding(owner, s, total, partial(matching, word)) for s, word in first.items()}
     scores = fact_rank.order([r[2:5] for r in window], list(first), matched, total)
     # Current before retired (column 10: retired_at), then the best, then the newest.
     best = sorted(zip(window, scores, strict=True), key=lambda p: (bool(p[0][10]), -p[1], -p[0][0]))

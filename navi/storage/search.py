@@ -12,11 +12,12 @@ counts every row holding each word, once per search, to weigh the words (their I
 messages three quarters of a typical search's time, and what no window bounds — and it counts
 every user's rows, so the order of one user's hits would tell which words other users wrote. Here
 each word's weight comes from the searching user's own messages only: how many of them there are
-(counted once and then topped up, `Counts`) and how many hold the word, counted up to `COUNT_CAP`
-(a word in more of them than that weighs as little as one in exactly that many); the last word is
-counted whole (a prefix of 4 letters or more would merge every word it starts once more);
-docs/benchmarks.md has the figures. PostgreSQL ranks its window with `ts_rank`, which weighs a
-match by the message alone (no counts over other rows, so nothing of other users).
+(counted once and then topped up: `Counts`, navi/storage/counts.py) and how many hold the word,
+counted up to `COUNT_CAP` (a word in more of them than that weighs as little as one in exactly
+that many); the last word is counted whole (a prefix of 4 letters or more would merge every word
+it starts once more); docs/benchmarks.md has the figures. PostgreSQL ranks its window with
+`ts_rank`, which weighs a match by the message alone (no counts over other rows, so nothing of
+other users).
 
 The words reach the database as bound parameters built from letters and digits only
 (`SearchQuery.fts5`, `.tsquery`), so nothing typed is ever read as query syntax. Snippets are cut in
@@ -25,13 +26,14 @@ Python (navi/sessions/search.py), the same for every store.
 
 from __future__ import annotations
 
-import threading
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Connection, DateTime, Float, TextualSelect, bindparam, text
 
 from navi.sessions.models import as_utc
 from navi.sessions.search import SearchHit, SearchQuery, bm25_idf, bm25_order, snippet
+from navi.storage.counts import Counts
 
 # Matches ranked per search: the newest WINDOW of the user's matches (in the date range and
 # profile asked for), so a word in 100,000 of someone's messages costs what one in 100 does.
@@ -50,63 +52,6 @@ _COUNT = text(
         ON d.owner = :owner AND d.id = message_search_fts.rowid
         WHERE message_search_fts MATCH :match LIMIT :cap)"""
 )
-# The newest id, and the user's searched messages indexed after id :after (all of them after -1),
-# in that index alone; in one statement, so both are of one snapshot.
-_NEWER = text(
-    """SELECT (SELECT coalesce(max(id), 0) FROM message_search),
-        (SELECT count(*) FROM message_search WHERE owner = :owner AND id > :after)"""
-)
-RECOUNT = 100  # searches of a user before their messages are counted whole again (deletions)
-KEPT = 10_000  # users and words whose counts a store keeps between searches
-
-
-class Counts:
-    """What BM25 weighs a user's words by, from that user's own messages only, kept between
-    searches by the store. Their number (N) is counted whole on the user's first search and every
-    `RECOUNT`th — counting 500,000 messages costs milliseconds — and in between the messages
-    indexed since the last count (a few ids) are added; deletions count until the next whole
-    count. A word's messages, up to COUNT_CAP, are counted again once the user's number has moved
-    by more than 1% since (a word's weight barely moves with a few more messages); a word common
-    in a search box's queries is counted once, not on every keystroke."""
-
-    def __init__(self) -> None:
-        self._totals: dict[str, tuple[int, int, int]] = {}  # owner: (count, last id seen, searches)
-        self._words: dict[tuple[str, str], tuple[int, int]] = {}  # (owner, match): (count, N then)
-        self._lock = threading.Lock()
-
-    def total(self, conn: Connection, owner: str) -> int:
-        """The owner's searched messages."""
-        with self._lock:
-            known = self._totals.get(owner)
-        if known is not None and known[2] < RECOUNT:  # top it up
-            last, added = conn.execute(_NEWER, {"owner": owner, "after": known[1]}).one()
-            if known[1] <= last:
-                count, uses = known[0] + added, known[2] + 1
-            else:  # the newest rows were deleted since: count whole
-                known = None
-        if known is None or known[2] >= RECOUNT:
-            last, count = conn.execute(_NEWER, {"owner": owner, "after": -1}).one()
-            uses = 0
-        with self._lock:
-            if len(self._totals) > KEPT:
-                self._totals.clear()
-            self._totals[owner] = (count, last, uses)
-        return count
-
-    def holding(self, conn: Connection, owner: str, match: str, total: int) -> int:
-        """The owner's messages that `match` (an FTS5 expression) finds, up to COUNT_CAP."""
-        with self._lock:
-            known = self._words.get((owner, match))
-        if known is not None and abs(total - known[1]) * 100 <= total:
-            return known[0]
-        count = conn.execute(_COUNT, {"match": match, "owner": owner, "cap": COUNT_CAP}).scalar() or 0
-        with self._lock:
-            if len(self._words) > KEPT:
-                self._words.clear()
-            self._words[(owner, match)] = (count, total)
-        return count
-
-
 _DETAILS = (
     text(
         """SELECT d.id, d.session_id, s.name AS session_name, s.profile_id, d.message_id, d.role, d.created_at
@@ -168,6 +113,15 @@ def _postgres_statement(query: SearchQuery) -> TextualSelect:
     )
 
 
+def _count(conn: Connection, params: dict[str, Any]) -> int:
+    return int(conn.execute(_COUNT, params).scalar() or 0)
+
+
+def new_counts() -> Counts:
+    """What a store keeps of its users' counts between searches."""
+    return Counts("message_search")
+
+
 def _weights(
     conn: Connection, query: SearchQuery, owner: str, counts: Counts, matched: int
 ) -> dict[str, float]:
@@ -178,7 +132,9 @@ def _weights(
     weights = {}
     for n, term in enumerate(query.terms):
         prefix = n == len(query.terms) - 1 and len(term) <= 3
-        count = counts.holding(conn, owner, f'"{term}"*' if prefix else f'"{term}"', total)
+        match = f'"{term}"*' if prefix else f'"{term}"'
+        params = {"match": match, "owner": owner, "cap": COUNT_CAP}
+        count = counts.holding(owner, match, total, partial(_count, conn, params))
         weights[term] = bm25_idf(total, max(matched, count))
     return weights
 
@@ -214,7 +170,7 @@ def search(conn: Connection, query: SearchQuery, owner: str, counts: Counts | No
         window = [(r.id, r.body) for r in conn.execute(_sqlite_window(query), params)]
         if not window:
             return []
-        weights = _weights(conn, query, owner, counts or Counts(), len(window))
+        weights = _weights(conn, query, owner, counts or new_counts(), len(window))
         chosen = bm25_order(window, query, weights)[: query.limit]
         bodies = dict(window)
         details = {r.id: r for r in conn.execute(_DETAILS, {"ids": chosen})}

@@ -362,7 +362,7 @@ class SqlSessionStore(SessionStore):
         super().__init__(files_dir)
         self.db = db
         self._owns_db = False
-        self._cache, self._counts = _ContextCache(), search.Counts()  # (Counts: what search weighs words by)
+        self._cache, self._counts = _ContextCache(), search.new_counts()  # (what search weighs words by)
 
     @classmethod
     def at(cls, url: str, files_dir: str | None = None) -> SqlSessionStore:

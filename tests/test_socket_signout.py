@@ -2,7 +2,8 @@
 (4401) when it signs out, a user's sockets when `navi users remove` removes them — and a frame sent
 on such a socket before it closes runs nothing. Against a live Navi and the real `navi` command in a
 process of its own; across two `navi serve` workers on one PostgreSQL database too, where the
-sign-out or the removal is handled elsewhere than the socket's worker.
+sign-out or the removal is handled elsewhere than the socket's worker. `navi chat` says it was
+signed out and does not reconnect.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from navi.api.security import COOKIE
 from navi.api.sockets import CLOSE_SIGNED_OUT
+from navi.cli.chat.connection import NotConnected, SessionConnection
+from navi.cli.remote import Target
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, Script
 from tests.helpers.cli import run_navi
@@ -229,3 +232,29 @@ async def test_across_workers_a_sign_out_or_removal_elsewhere_closes_the_socket_
                 await owner.send(json.dumps({"type": "message", "content": "still here?"}))
                 assert (await frames_until(owner, "stream_end"))[-1]["content"] == "Answered."
             assert asked_about(model, "still here?")
+
+
+async def test_navi_chat_is_told_it_was_signed_out_and_does_not_reconnect(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    with live_navi(tmp_path, fake_server, navi_socket_recheck_seconds=0.3) as navi:
+        alice = navi_command(tmp_path, sqlite_of(navi), "users", "add", "alice")
+        session_id = make_session(navi.url, alice)
+        frames: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        conn = SessionConnection(Target(navi.url, alice, "NAVI_API_TOKEN"), session_id, frames)
+        conn.start()
+        try:
+            await conn.wait_open()
+            assert (await frames.get()) == {"type": "_connection", "state": "open"}
+            navi_command(tmp_path, sqlite_of(navi), "users", "remove", "alice")
+            told = await asyncio.wait_for(frames.get(), 10)
+            assert told["type"] == "_gone", told
+            assert told["message"].startswith(f"Navi at {navi.url} signed this connection out")
+            assert "NAVI_API_TOKEN" in told["message"]  # the fix: the token to set
+            assert conn.state == "gone"
+            await asyncio.sleep(1)  # no reconnect, no "reconnecting"
+            assert frames.empty()
+            with pytest.raises(NotConnected, match="signed this connection out"):
+                await conn.send({"type": "message", "content": "hello?"})
+        finally:
+            await conn.close()

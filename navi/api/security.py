@@ -11,7 +11,9 @@ Always on:
 With a token (`NAVI_API_TOKEN`, or the one Navi made), every request also needs it:
 `Authorization: Bearer …` for API clients, or the HttpOnly, SameSite=Strict cookie `/login` sets for
 the browser. The cookie holds a random sign-in id kept server-side (`navi.api.signins`), which
-`/logout` revokes. Comparisons are constant-time. The token never reaches the logs.
+`/logout` revokes. Comparisons are constant-time. The token never reaches the logs. A WebSocket's
+scope also carries how to check its credentials again (`rechecking`): an open socket asks before
+each frame and when a sign-out or removal may concern it (navi/api/sockets.py).
 
 **Who is asking** goes on the ASGI scope (`scope["navi.user"]`, read by `navi.api.deps.CurrentUser`):
 the owner token, its browser sign-ins and a Navi without a token are the owner, `DEFAULT_OWNER`.

@@ -23,7 +23,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from navi.api.security import COOKIE
-from navi.api.sockets import CLOSE_SIGNED_OUT
+from navi.api.sockets import CLOSE_SIGNED_OUT, SIGNED_OUT, OpenSockets
+from navi.api.websocket import Ending, _sender
 from navi.cli.chat.connection import NotConnected, SessionConnection
 from navi.cli.remote import Target
 from navi.testing.fake_server import FakeModelServer
@@ -258,3 +259,56 @@ async def test_navi_chat_is_told_it_was_signed_out_and_does_not_reconnect(
                 await conn.send({"type": "message", "content": "hello?"})
         finally:
             await conn.close()
+
+
+class Recorder:
+    """Stands in for the socket: what is sent, and how it was closed."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.closed: tuple[int, str] | None = None
+
+    async def send_text(self, text: str) -> None:
+        self.sent.append(text)
+
+    async def close(self, code: int, reason: str) -> None:
+        self.closed = (code, reason)
+
+
+async def test_once_a_socket_is_ending_nothing_that_waits_is_sent() -> None:
+    socket, outbox, ending = Recorder(), asyncio.Queue[Any](), Ending()
+    for seq in range(1, 6):  # a turn's frames, queued before the sign-out was found
+        outbox.put_nowait({"type": "stream_delta", "delta": "secret", "run_id": "r", "seq": seq})
+    ending.code, ending.reason = CLOSE_SIGNED_OUT, SIGNED_OUT
+    outbox.put_nowait(ending)
+    await asyncio.wait_for(_sender(socket, outbox, {}, ending), 5)  # type: ignore[arg-type]
+    assert socket.sent == [] and socket.closed == (CLOSE_SIGNED_OUT, SIGNED_OUT)
+
+
+async def test_a_round_checks_each_credential_once_and_closes_only_the_revoked() -> None:
+    checks: list[str] = []
+    valid = {"good": True, "revoked": False}
+
+    def check(credential: str) -> Any:
+        async def recheck() -> bool:
+            checks.append(credential)
+            if credential == "unreachable":
+                raise OSError("the database is not answering")
+            return valid[credential]
+
+        return recheck
+
+    closed: list[str] = []
+    sockets = OpenSockets(every=3600)
+    for name, user, credential in [
+        ("page 1", "alice", "revoked"),
+        ("page 2", "alice", "revoked"),
+        ("cli", "alice", "good"),
+        ("bob", "bob", "unreachable"),
+    ]:
+        sockets.add(user, check(credential), credential, lambda name=name: closed.append(name))
+    assert await sockets.check("alice") == 2
+    assert sorted(checks) == ["good", "revoked"] and sorted(closed) == ["page 1", "page 2"]
+    checks.clear()
+    assert await sockets.check() == 0  # the closed ones are no longer watched; a failing check closes nothing
+    assert sorted(checks) == ["good", "unreachable"] and sorted(closed) == ["page 1", "page 2"]

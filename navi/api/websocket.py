@@ -253,7 +253,10 @@ def _with_delta(last: dict[str, Any], parts: list[str]) -> dict[str, Any]:
 
 
 async def _sender(
-    websocket: WebSocket, outbox: asyncio.Queue[Any], subs: dict[Subscriber, Followable], ending: Ending
+    websocket: WebSocket,
+    outbox: asyncio.Queue[Any],
+    subs: dict[Subscriber, Followable],
+    ending: Ending | None = None,
 ) -> None:
     """The only task that writes to the socket: run frames and error frames, in order, until the
     socket is `ending` (signed out): then it closes it, and whatever still waits is never sent.
@@ -261,6 +264,7 @@ async def _sender(
     A socket that keeps up gets one frame per delta. One that is behind (`JOIN_BACKLOG` frames
     waiting) gets the waiting deltas of one run joined into one frame, carrying the last one's
     `seq`: fewer, larger writes, the same text."""
+    ending = ending or Ending()
     held: Any = None
     while True:
         frame, held = (held, None) if held is not None else (await outbox.get(), None)

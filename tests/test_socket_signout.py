@@ -43,8 +43,8 @@ def navi_command(tmp_path: Path, database: dict[str, str], *args: str) -> str:
     return done.stdout.strip()
 
 
-def make_session(base_url: str, token: str) -> str:
-    with httpx.Client(base_url=base_url, timeout=15, headers=bearer(token)) as http:
+def make_session(base_url: str, token: str, headers: dict[str, str] | None = None) -> str:
+    with httpx.Client(base_url=base_url, timeout=15, headers={**bearer(token), **(headers or {})}) as http:
         return str(http.post("/sessions").json()["session_id"])
 
 
@@ -201,7 +201,8 @@ async def test_across_workers_a_sign_out_or_removal_elsewhere_closes_the_socket_
 ) -> None:
     """Two `navi serve` on one PostgreSQL database, checking sockets only every 10 minutes: a
     sign-out through worker B and `navi users remove` (a process of its own) are announced, and
-    worker A closes the sockets they concern within a second or two."""
+    worker A closes the sockets they concern within a second or two — a removed proxy's sockets
+    for the user it named too."""
     token = "socket-workers-token-0123456789abcdef"
     database = {"DATABASE_URL": pg_url}
     with FakeModelServer(Script(responder=lambda _request: Reply(text="Answered."))) as model:
@@ -219,13 +220,17 @@ async def test_across_workers_a_sign_out_or_removal_elsewhere_closes_the_socket_
                 workers.wait_up(port, pid)
             a, b = (f"http://127.0.0.1:{port}" for port in ports)
             alice = navi_command(tmp_path, database, "users", "add", "alice")
+            gate = navi_command(tmp_path, database, "users", "add", "gate", "--proxy")
+            for_bob = {**bearer(gate), "X-User-Id": "bob"}  # a proxy, forwarding for bob
             owners = make_session(b, token)
             alices = make_session(b, alice)
+            bobs = make_session(b, gate, {"X-User-Id": "bob"})
             cookie = sign_in(b, token)  # made through B, used on A
             async with (
                 socket(a, owners, with_cookie(a, cookie)) as page,
                 socket(a, owners, bearer(token)) as owner,
                 socket(a, alices, bearer(alice)) as alice_socket,
+                socket(a, bobs, for_bob) as proxied,
             ):
                 sign_out(b, cookie)
                 signed_out = time.monotonic()
@@ -235,6 +240,11 @@ async def test_across_workers_a_sign_out_or_removal_elsewhere_closes_the_socket_
                 navi_command(tmp_path, database, "users", "remove", "alice")
                 removed = time.monotonic()
                 assert (await closed_with(alice_socket, within=5))[0] == CLOSE_SIGNED_OUT
+                assert time.monotonic() - removed < 2
+
+                navi_command(tmp_path, database, "users", "remove", "gate")  # bob's socket was the proxy's
+                removed = time.monotonic()
+                assert (await closed_with(proxied, within=5))[0] == CLOSE_SIGNED_OUT
                 assert time.monotonic() - removed < 2
 
                 await owner.send(json.dumps({"type": "message", "content": "still here?"}))

@@ -9,7 +9,8 @@ to check the same credentials again (`navi.api.identity.recheck_of`). From then 
   whatever the database (websocket.py).
 - A sign-out (`POST /logout`) or a user's removal (`navi users remove`, on PostgreSQL) is announced
   (`SessionFeed.revoked`; NOTIFY on the feed's channel reaches every worker): each worker checks
-  that user's sockets at once and closes those no longer let in.
+  its sockets at once and closes those no longer let in (a proxy's removal ends the sockets it
+  opened for the users it named, too).
 - Every `every` seconds (`NAVI_SOCKET_RECHECK_SECONDS`, 5) every open socket is checked: what no
   announcement tells — `navi users remove` beside a SQLite Navi runs in another process; a sign-in
   that expired; an announcement missed while the listening connection was down — closes it
@@ -65,11 +66,13 @@ class OpenSockets:
     def discard(self, watched: Watched) -> None:
         self._open.discard(watched)
 
-    def revoked(self, user: str | None) -> None:
-        """A sign-in or a token of `user` (None: anyone's) was revoked: check their sockets now."""
-        if not any(user is None or w.user == user for w in self._open):
+    def revoked(self, user: str) -> None:
+        """A sign-in or a token of `user` was revoked: check the sockets now — all of them, not
+        only `user`'s: a proxy's removal ends the sockets it opened for the users it named, and a
+        round costs one check per credential, like the periodic one."""
+        if not self._open:
             return
-        task = asyncio.get_running_loop().create_task(self.check(user))
+        task = asyncio.get_running_loop().create_task(self.check())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

@@ -142,6 +142,9 @@ class Settings(BackendSettings, BaseSettings):
     navi_max_request_mb: int = Field(16, ge=1)
     navi_header_timeout_seconds: float = Field(10.0, gt=0)
     navi_max_pending_connections: int = Field(256, ge=8)
+    # How often every open WebSocket's sign-in or token is checked again: a removed user's or a
+    # signed-out browser's socket no announcement reached is closed within this many seconds.
+    navi_socket_recheck_seconds: float = Field(5.0, gt=0)
     # Where `navi chat` and `navi tools` reach Navi (http://host:port); empty: NAVI_HOST:NAVI_PORT.
     navi_url: str = ""
     # `navi chat`'s input history; empty: navi/chat_history under $XDG_STATE_HOME (~/.local/state).

@@ -43,6 +43,7 @@ from navi.api.routes import (
     sessions,
 )
 from navi.api.security import AccessControl, AccessPolicy
+from navi.api.sockets import OpenSockets
 from navi.api.websocket import router as websocket_router
 from navi.compose import Runtime, SetupError
 from navi.compose.server import ServerConfig, server_config
@@ -109,6 +110,8 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         app.state.runs = running.runs
         app.state.schedule_runner = running.schedule_runner
         await running.start()
+        running.runs.feed.on_revoked(sockets.revoked)  # a sign-out or a removed user, on any worker
+        sockets.start()
         monitor = LoopMonitor()
         app.state.loop_monitor = monitor
         watcher = None
@@ -134,6 +137,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
                 watcher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await watcher
+            await sockets.stop()
             policy.sign_ins.detach()
             policy.attach_failures(None)
             policy.attach_users(None)
@@ -144,6 +148,8 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
     # pages' policy, instead of FastAPI's, which load from a CDN with an inline script.
     app = FastAPI(title="Navi", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.access = policy
+    sockets = OpenSockets(config.socket_recheck_seconds)  # open WebSockets, closed when signed out
+    app.state.sockets = sockets
     app.state.config = config  # the typed parts routes read (uploads, limits, approvals)
     app.state.started_at = time.time()
 

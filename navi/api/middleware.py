@@ -9,12 +9,25 @@ import uuid
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from navi import web
+
 log = structlog.stdlib.get_logger("navi.http")
+
+# The page's shell: the pages and their static files hold nothing of anybody's and keep their own
+# caching (the service worker keeps a copy of them). Every other answer is `no-store`.
+SHELL_PAGES = frozenset({"/", "/debug", "/docs", "/redoc", *web.PUBLIC_FILES})
+NO_STORE = (b"cache-control", b"no-store")
+
+
+def is_shell(path: str) -> bool:
+    return path in SHELL_PAGES or path.startswith("/static/")
 
 
 class RequestContext:
-    """Binds a request id (from `X-Request-Id` or fresh) to the log context, echoes it back, and
-    writes one access-log line per HTTP request — at DEBUG: the page polls every few seconds, and at
+    """Binds a request id (from `X-Request-Id` or fresh) to the log context, echoes it back, marks
+    every answer but the page's shell `Cache-Control: no-store` (conversations, memory, files and
+    the rest must not stay in a browser's cache, to be read there after signing out), and writes
+    one access-log line per HTTP request — at DEBUG: the page polls every few seconds, and at
     the default level those lines would bury everything else (the sign-in link `navi serve`
     prints, warnings). A 5xx answer is logged at WARNING. Query strings are left out: they may
     hold tokens.
@@ -44,15 +57,17 @@ class RequestContext:
             )
         status = 0
         started = time.perf_counter()
+        private = not is_shell(scope.get("path", ""))
 
         async def send_with_id(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message["headers"] = [
-                    *message.get("headers", []),
-                    (b"x-request-id", request_id.encode("latin-1")),
-                ]
+                headers = list(message.get("headers", []))
+                if private:  # whatever caching the answer asked for: none
+                    headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"]
+                    headers.append(NO_STORE)
+                message["headers"] = [*headers, (b"x-request-id", request_id.encode("latin-1"))]
             await send(message)
 
         with structlog.contextvars.bound_contextvars(request_id=request_id, path=scope.get("path", "")):

@@ -11,7 +11,9 @@ Always on:
 With a token (`NAVI_API_TOKEN`, or the one Navi made), every request also needs it:
 `Authorization: Bearer …` for API clients, or the HttpOnly, SameSite=Strict cookie `/login` sets for
 the browser. The cookie holds a random sign-in id kept server-side (`navi.api.signins`), which
-`/logout` revokes. Comparisons are constant-time. The token never reaches the logs.
+`/logout` revokes. Comparisons are constant-time. The token never reaches the logs. A WebSocket's
+scope also carries how to check its credentials again (`rechecking`): an open socket asks before
+each frame and when a sign-out or removal may concern it (navi/api/sockets.py).
 
 **Who is asking** goes on the ASGI scope (`scope["navi.user"]`, read by `navi.api.deps.CurrentUser`):
 the owner token, its browser sign-ins and a Navi without a token are the owner, `DEFAULT_OWNER`.
@@ -36,6 +38,7 @@ navi/storage/throttle.py), so spreading guesses over workers or machines does no
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import json
@@ -49,7 +52,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from navi.api.identity import USER_KEY
+from navi.api.identity import CREDENTIAL_KEY, RECHECK_KEY, USER_KEY
 from navi.api.openai_wire import error_body, is_openai_path
 from navi.api.signins import MAX_AGE, SignIn, SignIns
 from navi.sessions.models import DEFAULT_OWNER
@@ -275,6 +278,17 @@ class AccessPolicy:
             return "ok", False, None, BAD_USER
         return "ok", False, wanted, None
 
+    def rechecking(self, headers: dict[str, str], user: str) -> dict[str, object]:
+        """What a WebSocket's scope carries to check its handshake's credentials again later
+        (`navi.api.identity.recheck_of`): the same `identify`, which must let it in as `user`."""
+
+        async def recheck() -> bool:
+            outcome, _cookie, again, problem = await self.identify(headers)
+            return outcome == "ok" and problem is None and again == user
+
+        named = (headers.get("authorization", ""), self._cookie(headers) or "", headers.get(USER_HEADER, ""))
+        return {RECHECK_KEY: recheck, CREDENTIAL_KEY: hashlib.sha256("\0".join(named).encode()).hexdigest()}
+
     async def _still_held(self, sign_in: SignIn) -> bool:
         if self.users is None or sign_in.user_token is None:
             return False
@@ -404,7 +418,8 @@ class AccessControl:
             if problem is not None or user is None:
                 await _deny(kind, send, receive, 403, problem or "no user", path=path)
                 return
-            await self.app({**scope, USER_KEY: user}, receive, send)
+            again = self.policy.rechecking(headers, user) if kind == "websocket" else {}
+            await self.app({**scope, USER_KEY: user, **again}, receive, send)
             return
         if outcome == "bad":
             await self.policy.login_failed(client)

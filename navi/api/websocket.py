@@ -18,6 +18,11 @@ running turn ("steer"); `queue_edit` and `queue_cancel` change a waiting message
 "deny" or "always"). An answer nothing waits for gets an `error` frame, code `approval_not_found`.
 `edit`, `regenerate` and `switch` move the session to another branch, `continue` goes on with an
 answer the token cap cut off (navi/api/branch_frames.py).
+
+A socket outlives its handshake's check, so it checks its credentials again before it acts on
+any frame, and is closed with 4401 once they no longer let it in — a sign-out, the user removed,
+found by that check or by the announcements and rounds of navi/api/sockets.py. From that moment
+nothing more is sent on it.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import base64
 import binascii
 import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +43,8 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from navi import safejson
 from navi.agent.gate import ApprovalNotFound
 from navi.api import branch_frames
-from navi.api.identity import user_of
+from navi.api.identity import Recheck, recheck_of, user_of
+from navi.api.sockets import CLOSE_SIGNED_OUT, SIGNED_OUT, OpenSockets
 from navi.compose import Runtime
 from navi.compose.server import ServerConfig
 from navi.llm.messages import strip_data_uri
@@ -77,6 +84,8 @@ CLOSE_UNKNOWN_SESSION = 4004
 CLOSE_BAD_REQUEST = 4400  # the address's query is unusable (after a `bad_frame` error frame)
 MAX_SINCE_DIGITS = 9  # a run never gets near a billion frames
 MAX_SHARED_FILES = 100  # files of one message looked up among other machines' uploads
+CLOSE_UNCHECKED = 1011  # the credentials could not be checked (the database): reconnect
+CLOSE_WAIT = 5.0  # seconds the writer gets to close a socket that is ending
 
 
 FrameError = BadFrame  # the name the API's modules catch
@@ -214,6 +223,15 @@ def _files(refs: list[FileRef], folder: Path) -> list[dict[str, str]]:
     return files
 
 
+@dataclass
+class Ending:
+    """Put in the outbox to end the socket: from then on nothing more is sent on it, and the writer
+    closes it with `code`."""
+
+    code: int = 0
+    reason: str = ""
+
+
 JOINABLE = frozenset({"stream_delta", "thinking_delta"})
 JOIN_BACKLOG = 16  # frames waiting behind a delta: the socket is behind, not in a short burst
 JOIN_LIMIT = 32_768  # characters of text in one joined frame
@@ -239,16 +257,24 @@ def _with_delta(last: dict[str, Any], parts: list[str]) -> dict[str, Any]:
 
 
 async def _sender(
-    websocket: WebSocket, outbox: asyncio.Queue[Any], subs: dict[Subscriber, Followable]
+    websocket: WebSocket,
+    outbox: asyncio.Queue[Any],
+    subs: dict[Subscriber, Followable],
+    ending: Ending | None = None,
 ) -> None:
-    """The only task that writes to the socket: run frames and error frames, in order.
+    """The only task that writes to the socket: run frames and error frames, in order, until the
+    socket is `ending` (signed out): then it closes it, and whatever still waits is never sent.
 
     A socket that keeps up gets one frame per delta. One that is behind (`JOIN_BACKLOG` frames
     waiting) gets the waiting deltas of one run joined into one frame, carrying the last one's
     `seq`: fewer, larger writes, the same text."""
+    ending = ending or Ending()
     held: Any = None
     while True:
         frame, held = (held, None) if held is not None else (await outbox.get(), None)
+        if ending.code:
+            await websocket.close(code=ending.code, reason=ending.reason)
+            return
         if isinstance(frame, dict) and frame.get("type") in JOINABLE and outbox.qsize() >= JOIN_BACKLOG:
             frame, held = _joined(frame, outbox)
         if isinstance(frame, Subscriber):  # the end of a run's frames; the connection stays open
@@ -292,13 +318,28 @@ async def _send_or_queue(
     return None
 
 
+async def _still_let_in(recheck: Recheck, end: Callable[[int, str], None]) -> bool:
+    """Whether the socket's credentials still let it in; if not, the socket is ending (4401, or
+    1011 when they could not be checked: a frame is never acted on unchecked)."""
+    try:
+        if await recheck():
+            return True
+        end(CLOSE_SIGNED_OUT, SIGNED_OUT)
+    except Exception as exc:
+        log.warning("ws.recheck_failed", error=str(exc))
+        end(CLOSE_UNCHECKED, "the sign-in could not be checked; reconnect")
+    return False
+
+
 @router.websocket("/ws/sessions/{session_id}")
 async def session_socket(websocket: WebSocket, session_id: str) -> None:
     runtime: Runtime = websocket.app.state.runtime
     runs: RunManager = websocket.app.state.runs
     config: ServerConfig = websocket.app.state.config
     shared: SharedFiles | None = websocket.app.state.services.files
+    sockets: OpenSockets = websocket.app.state.sockets
     user = user_of(websocket.scope)
+    recheck, credential = recheck_of(websocket.scope)
     await websocket.accept()
     # Another user's session closes like one that does not exist.
     found = None
@@ -315,7 +356,15 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
         return
     outbox: asyncio.Queue[Any] = asyncio.Queue()
     subs: dict[Subscriber, Followable] = {}  # the runs this connection follows, until their frames end
-    sender = asyncio.create_task(_sender(websocket, outbox, subs))
+    ending = Ending()
+    sender = asyncio.create_task(_sender(websocket, outbox, subs, ending))
+
+    def end(code: int = CLOSE_SIGNED_OUT, reason: str = SIGNED_OUT) -> None:
+        if not ending.code:
+            ending.code, ending.reason = code, reason
+            outbox.put_nowait(ending)  # wakes the writer, which sends nothing more
+
+    watched = sockets.add(user, recheck, credential, end)
 
     def follow(run: Followable, since: int = 0) -> None:
         if any(followed is run for followed in subs.values()):
@@ -337,6 +386,8 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
                 break
+            if not await _still_let_in(recheck, end):
+                break  # a revoked sign-in or a removed user: the frame is not acted on
             text = message.get("text")
             if text is None:
                 data = message.get("bytes") or b""
@@ -382,10 +433,14 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
     except WebSocketDisconnect:
         pass
     finally:
+        sockets.discard(watched)
         await runs.unwatch(session_id, follow)
         runs.feed.leave(outbox.put_nowait)
         for sub, run in list(subs.items()):
             run.unsubscribe(sub)
+        if ending.code and not sender.done():  # the writer closes the socket with the code
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(sender), CLOSE_WAIT)
         sender.cancel()  # this connection's writer, never the run
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await sender

@@ -1,7 +1,9 @@
 """`navi users add|list|remove`: who besides the owner may use this Navi, straight in the database.
 
 They need no running Navi, and a running one sees the change with the next request: a new user's
-token works at once, a removed user's stops working at once.
+token works at once, a removed user's stops working at once. A removed user's open WebSockets are
+closed too (navi/api/sockets.py): at once on PostgreSQL, where the removal is announced to every
+worker, and within NAVI_SOCKET_RECHECK_SECONDS beside a SQLite Navi (another process hears nothing).
 """
 
 from __future__ import annotations
@@ -23,8 +25,12 @@ app = typer.Typer(
 )
 
 
-def with_users(work: Callable[[UserStore], Awaitable[T]], *, writes: bool = False) -> T | None:
-    """Run `work` against the configured database (None: a read found no database yet)."""
+def with_users(
+    work: Callable[[UserStore], Awaitable[T]], *, writes: bool = False, revoking: str | None = None
+) -> T | None:
+    """Run `work` against the configured database (None: a read found no database yet). With
+    `revoking`, a user whose tokens `work` revoked when it returned true: on PostgreSQL every
+    worker is told, and closes that user's sockets."""
     from navi.compose import SetupError, parts
     from navi.storage.stores import build_stores
 
@@ -35,7 +41,13 @@ def with_users(work: Callable[[UserStore], Awaitable[T]], *, writes: bool = Fals
         if db is None:
             return None
         try:
-            return await work(build_stores(db, files_dir=settings.session_files_dir).users)
+            done = await work(build_stores(db, files_dir=settings.session_files_dir).users)
+            if done and revoking is not None and db.dialect == "postgresql":
+                from navi.runs.feed import revoked_note
+                from navi.runs.pg import announce
+
+                await announce(db, revoked_note(revoking))
+            return done
         finally:
             await db.dispose()
 
@@ -81,8 +93,9 @@ def list_users(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.
 
 @app.command("remove")
 def remove(name: Annotated[str, typer.Argument(metavar="NAME", help="The user to remove.")]) -> None:
-    """Remove a user: their token stops working at once. Their sessions and memory stay."""
-    if not with_users(lambda store: store.remove(name)):
+    """Remove a user: their token and sign-ins stop working at once, their open connections are
+    closed. Their sessions and memory stay."""
+    if not with_users(lambda store: store.remove(name), revoking=name):
         fail(f"no user {name!r} (see `navi users list`)", 1)
     typer.echo(f"Removed {name!r}.")
 

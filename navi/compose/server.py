@@ -44,6 +44,7 @@ class ServerConfig:
     openai_approvals: Unattended = "deny"
     mcp_approvals: Unattended = "deny"
     loop_monitor: bool = False
+    socket_recheck_seconds: float = 5.0  # how often open WebSockets' credentials are checked again
 
 
 def server_config(settings: Settings) -> ServerConfig:
@@ -65,4 +66,5 @@ def server_config(settings: Settings) -> ServerConfig:
         openai_approvals=settings.navi_openai_api_approvals,
         mcp_approvals=settings.navi_mcp_approvals,
         loop_monitor=settings.navi_loop_monitor,
+        socket_recheck_seconds=settings.navi_socket_recheck_seconds,
     )

@@ -7,6 +7,10 @@ run, so it has no `run_id` or `seq`. `publish()` delivers other such frames (`sc
 a scheduled run starts, waits for an approval or ends) to one owner's connections. With a shared
 bus (PostgreSQL) both reach the connections of every worker: each change and frame is broadcast,
 and each worker reads the session from the shared database to build its frame.
+
+`revoked()` says that a user's sign-in or token was revoked (a sign-out, the user removed): the
+connections that follow it (`on_revoked`, navi/api/sockets.py) check their credentials again, on
+every worker; `navi users remove` announces it on PostgreSQL with `revoked_note` (navi/runs/pg.py).
 """
 
 from __future__ import annotations
@@ -23,6 +27,12 @@ from navi.sessions.store import SessionChange, SessionStore
 log = structlog.stdlib.get_logger(__name__)
 
 Deliver = Callable[[dict[str, Any]], None]
+Revoked = Callable[[str], None]
+
+
+def revoked_note(owner: str) -> dict[str, Any]:
+    """What is broadcast when a sign-in or token of `owner` was revoked."""
+    return {"k": "revoked", "o": owner}
 
 
 class SessionFeed:
@@ -36,7 +46,26 @@ class SessionFeed:
         self.broadcast = broadcast
         self._clients: dict[Deliver, str | None] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._revoked: list[Revoked] = []
         sessions.on_change(self.changed)
+
+    def on_revoked(self, listener: Revoked) -> None:
+        """Call `listener(owner)` whenever a sign-in or token of `owner` was revoked, here or on
+        another worker."""
+        self._revoked.append(listener)
+
+    def revoked(self, owner: str) -> None:
+        """A sign-in or token of `owner` was revoked: tell the listeners of every worker."""
+        if self.broadcast is not None:
+            self.broadcast(revoked_note(owner))
+        self._tell_revoked(owner)
+
+    def _tell_revoked(self, owner: str) -> None:
+        for listener in list(self._revoked):
+            try:
+                listener(owner)
+            except Exception as exc:  # one listener's failure is not the others'
+                log.warning("feed.revoked_listener_failed", error=str(exc))
 
     def join(self, deliver: Deliver, owner: str | None = None) -> None:
         """Deliver every change (of `owner`'s sessions; None: all) to this client."""
@@ -67,8 +96,11 @@ class SessionFeed:
         task.add_done_callback(self._tasks.discard)
 
     def remote(self, note: dict[str, Any]) -> None:
-        """What another worker broadcast: a change of a session, or a frame for an owner."""
-        if note.get("k") == "change":
+        """What another worker broadcast: a change of a session, a frame for an owner, or a
+        revocation (`navi users remove` announces one too)."""
+        if note.get("k") == "revoked" and isinstance(note.get("o"), str):
+            self._tell_revoked(note["o"])
+        elif note.get("k") == "change":
             self._changed(SessionChange(str(note["s"]), deleted=bool(note.get("d"))))
         elif note.get("k") == "frame" and isinstance(note.get("f"), dict):
             self.publish(note["f"], str(note.get("o")), here_only=True)

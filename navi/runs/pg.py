@@ -71,7 +71,14 @@ SELECT count(pg_notify(n.c, n.p)) FROM unnest($12::text[], $13::text[]) AS n(c, 
 """
 
 
-FEED = "navi_feed"  # session changes and owners' frames, for every worker
+FEED = "navi_feed"  # session changes, owners' frames and revocations, for every worker
+
+
+async def announce(db: Database, note: dict[str, Any]) -> None:
+    """Broadcast `note` to the feeds of every worker on `db`, from a process that runs none (the
+    CLI: `navi users remove` announces the user's revocation, so their sockets close at once)."""
+    payload = json.dumps(note)
+    await db.write(lambda conn: conn.execute(text("SELECT pg_notify(:c, :p)"), {"c": FEED, "p": payload}))
 
 
 SESSION_PREFIX = "navi_s_"  # a session's runs start: `start` announcements

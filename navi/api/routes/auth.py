@@ -1,5 +1,6 @@
 """The login page: exchanges a token for an HttpOnly, SameSite=Strict cookie holding a new
-server-side sign-in (`navi.api.signins`); `POST /logout` revokes it.
+server-side sign-in (`navi.api.signins`); `POST /logout` revokes it and closes the WebSockets it
+opened.
 
 The owner's token signs in as the owner; a token of `navi users add NAME` as NAME, for as long as
 NAME holds it. A proxy-role token is refused (403, saying so): a proxy speaks for the users behind
@@ -22,6 +23,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from navi.api.routing import api_router
 from navi.api.security import COOKIE, COOKIE_MAX_AGE, AccessPolicy, ProxySignIn
+from navi.runs import RunManager
 from navi.web import PAGE_HEADERS
 
 router = api_router(tags=["auth"])
@@ -124,10 +126,16 @@ async def _sign_in(request: Request, token: str) -> Response:
 
 @router.post("/logout", include_in_schema=False)
 async def logout(request: Request) -> Response:
-    """Revoke this browser's sign-in: the cookie stops working everywhere, copies included."""
+    """Revoke this browser's sign-in: the cookie stops working everywhere, copies included, and
+    the sockets it opened are closed on every worker (4401, navi/api/sockets.py)."""
     sign_in = request.cookies.get(COOKIE)
     if sign_in:
-        await _policy(request).sign_ins.revoke(sign_in)
+        sign_ins = _policy(request).sign_ins
+        found = await sign_ins.find(sign_in)
+        await sign_ins.revoke(sign_in)
+        if found is not None:
+            runs: RunManager = request.app.state.runs
+            runs.feed.revoked(found.owner)
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(
         COOKIE, path="/", httponly=True, samesite="strict", secure=request.url.scheme == "https"

@@ -5,7 +5,8 @@ followed (`?since=<last seq>&run=<run id>`), so a turn carries on where it was �
 without us. Frames already seen are skipped, as the web page does. What the reader learns about
 the connection itself reaches the queue as frames of our own, with types starting with `_`:
 `_connection {state}` (`open`, `reconnecting`) and `_gone {message}` (the session was deleted, or
-Navi refused us: following it is over).
+Navi refused us — at the handshake, or by closing the socket with 4401 when the token stopped
+letting us in: following it is over, and reconnecting would only be refused).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from navi.cli.remote import START_FIX, Target, token_fix
 
 CLOSE_UNKNOWN_SESSION = 4004
+CLOSE_SIGNED_OUT = 4401  # the token or sign-in no longer lets us in (the user was removed)
 MAX_BACKOFF = 8.0
 
 
@@ -120,8 +122,7 @@ class SessionConnection:
                             continue
                         if isinstance(frame, dict) and self._accept(frame):
                             self.frames.put_nowait(frame)
-                    if ws.close_code == CLOSE_UNKNOWN_SESSION:
-                        self._gone("this conversation no longer exists (it was deleted)")
+                    if self._ended(ws.close_code):
                         return
             except InvalidStatus as exc:
                 status = exc.response.status_code
@@ -129,8 +130,7 @@ class SessionConnection:
                     self._gone(f"Navi at {self.target.url} refused the connection — {token_fix(self.target)}")
                     return
             except ConnectionClosed as exc:
-                if exc.rcvd is not None and exc.rcvd.code == CLOSE_UNKNOWN_SESSION:
-                    self._gone("this conversation no longer exists (it was deleted)")
+                if exc.rcvd is not None and self._ended(exc.rcvd.code):
                     return
             except (OSError, InvalidHandshake, TimeoutError):
                 pass
@@ -141,6 +141,19 @@ class SessionConnection:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._kick.wait(), min(MAX_BACKOFF, 0.25 * 2**retries))
             retries += 1
+
+    def _ended(self, code: int | None) -> bool:
+        """Whether Navi closed the socket for good (`_gone` said why): no reconnect."""
+        if code == CLOSE_UNKNOWN_SESSION:
+            self._gone("this conversation no longer exists (it was deleted)")
+        elif code == CLOSE_SIGNED_OUT:
+            self._gone(
+                f"Navi at {self.target.url} signed this connection out: its token no longer lets it in "
+                f"(the user was removed) — {token_fix(self.target)}"
+            )
+        else:
+            return False
+        return True
 
     def _gone(self, message: str) -> None:
         self.gone_reason = message

@@ -1,14 +1,18 @@
 // One WebSocket per open session. Reconnects with backoff after a drop and asks only for the frames
 // it has not seen of the run it followed (`?since=<last seq>&run=<its id>`), so a turn carries on
-// where it was, and a run that started while it was away is replayed whole.
+// where it was, and a run that started while it was away is replayed whole. Closed by Navi with
+// 4004 (the session is gone) or 4401 (signed out, the user removed) it does not reconnect.
 
 export class SessionSocket {
-  constructor(sessionId, { onFrame, onOpen, onStatus, onGone }) {
+  constructor(sessionId, { onFrame, onOpen, onStatus, onGone, onSignedOut }) {
     this.sessionId = sessionId;
     this.onFrame = onFrame;
     this.onOpen = onOpen;
     this.onStatus = onStatus;
     this.onGone = onGone;
+    // Closed with 4401: no reconnect. By default the page is loaded again: Navi answers with the
+    // sign-in page, and tells the browser to drop a cookie that no longer signs anybody in.
+    this.onSignedOut = onSignedOut || (() => window.location.assign("/"));
     this.ws = null;
     this.closed = false;
     this.lastSeq = 0; // of the latest run seen; kept after its end, as the run may still send frames
@@ -56,6 +60,12 @@ export class SessionSocket {
       if (event.code === 4004) {
         this.fail(new Error("This conversation no longer exists."));
         this.onGone?.();
+        return;
+      }
+      if (event.code === 4401) { // signed out (here or in another window), or the user was removed
+        this.closed = true;
+        this.fail(new Error("Signed out: sign in again."));
+        this.onSignedOut?.();
         return;
       }
       this.onStatus?.("reconnecting");

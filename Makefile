@@ -34,7 +34,7 @@ run: $(STAMP)
 ## (tests/helpers/clock.py), so a test that compares a fixed date with the wall clock fails today.
 ## One file, sequentially: .venv/bin/python -m pytest tests/test_x.py
 TEST_WORKERS ?= 4
-XDIST := -n $(TEST_WORKERS) --dist loadgroup
+XDIST := -n $(TEST_WORKERS)
 
 test: $(DEV)
 	@./scripts/test-deps

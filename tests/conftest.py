@@ -58,27 +58,53 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PLANNING_SKIP_WORDS"] = "0"
 
 
-# A parallel run (pytest-xdist, `--dist loadgroup`) hands each test to any worker, except that the
-# tests sharing one expensive server stay on one worker, which starts it once: the real models'
-# llama-servers, Synapse, the Dovecot and SMTP servers. Every other shared server (the fake model
-# server, the PostgreSQL cluster, Chromium) is started once per worker.
+# A parallel run (pytest-xdist) hands each test to whichever worker is free, except that tests which
+# share one expensive server, or a Chromium, go to one worker together and run one after another
+# there: the real models' llama-servers, Synapse and the mail servers once per run, and a browser
+# test module (its Chromium is started for the module: Playwright's sync API keeps its event loop
+# marked as running in the thread, which the asyncio tests after it on that worker must not see).
+# Every other shared server (the fake model server, the PostgreSQL cluster) is started once per
+# worker. xdist's own `xdist_group` marks are not used: with pytest 9 they no longer reach its
+# scheduler (it renames the tests' ids, which pytest 9 no longer lets it do).
 _GROUPS = {
     "tests/real_model/": "llama-server",
     "tests/test_channel_matrix": "synapse",  # test_channel_matrix.py and test_channel_matrix_trust.py
     "tests/test_channel_email.py": "mail",
+    "tests/ui/": None,  # one group per module
+    "tests/security/test_page_policy.py": None,  # its browser tests
 }
+
+
+def run_group(nodeid: str) -> str:
+    """The tests a parallel run keeps together on one worker: a group's name, else the test alone."""
+    path = nodeid.split("::", 1)[0]
+    for prefix, group in _GROUPS.items():
+        if path.startswith(prefix):
+            return group or path
+    return nodeid
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    if config.getoption("dist") not in ("load", "loadgroup"):
+        return None  # another --dist asked for: xdist's own
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Grouped(LoadScopeScheduling):
+        """xdist's scope scheduling, with `run_group` as the scope; the largest groups start first."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return run_group(nodeid)
+
+    return Grouped(config, log)  # type: ignore[arg-type]
+
+
 # Tiers by what a test uses, so `make check` (the unit tier) can leave the others out: a test of the
 # PostgreSQL cluster is marked `postgres`, one of Chromium `browser`, wherever it is.
 _TIER_FIXTURES = {"pg_url": "postgres", "pg_cluster": "postgres", "browser": "browser"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        path = item.nodeid.split("::", 1)[0]
-        for prefix, group in _GROUPS.items():
-            if path.startswith(prefix):
-                item.add_marker(pytest.mark.xdist_group(group))
         for fixture in getattr(item, "fixturenames", ()):
             if fixture in _TIER_FIXTURES:
                 item.add_marker(_TIER_FIXTURES[fixture])

@@ -9,6 +9,7 @@ frames /login gets an error page instead of the form.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,10 +77,13 @@ def test_the_login_page_cannot_be_framed(http: TestClient) -> None:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as pw:
-        instance = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
+    try:
+        with sync_playwright() as pw:
+            instance = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            yield instance
+            instance.close()
+    finally:
+        asyncio._set_running_loop(None)  # see tests/ui/conftest.py
 
 
 @pytest.mark.browser

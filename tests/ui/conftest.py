@@ -1,7 +1,14 @@
-"""Fixtures for the browser tests: one Chromium per test run, a live Navi and a watched page per test."""
+"""Fixtures for the browser tests: one Chromium per test module, a live Navi and a watched page per test.
+
+Chromium lives for a module, not the run: Playwright's sync API marks its event loop as running in
+the thread between calls, so an asyncio test run after a browser test on the same worker of a
+parallel run would find a loop running. tests/conftest.py keeps each browser module's tests
+together on one worker, and the loop is cleared when Playwright stops.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,13 +20,16 @@ from tests.server_helpers import LiveNavi, live_navi
 from tests.ui.browser import CHROMIUM, CHROMIUM_ARGS, PHONE, Watched, open_context
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as pw:
-        yield pw
+    try:
+        with sync_playwright() as pw:
+            yield pw
+    finally:
+        asyncio._set_running_loop(None)  # what Playwright leaves marked as running between calls
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
     yield instance

@@ -7,7 +7,9 @@ from tests.conftest import run_group
 
 def test_the_tests_of_one_expensive_server_share_one_group() -> None:
     assert {
-        run_group("tests/real_model/test_greeting.py::test_greeting_ends_with_stream_end_and_no_error[gemma3]"),
+        run_group(
+            "tests/real_model/test_greeting.py::test_greeting_ends_with_stream_end_and_no_error[gemma3]"
+        ),
         run_group("tests/real_model/test_scenarios.py::test_planning_then_an_answer"),
     } == {"llama-server"}
     assert {

@@ -29,9 +29,10 @@ from navi.api.websocket import Ending, _sender
 from navi.cli.chat.connection import NotConnected, SessionConnection
 from navi.cli.remote import Target
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port
 from navi.testing.script import Reply, Script
 from tests.helpers.cli import run_navi
-from tests.helpers.forked import forks, free_port
+from tests.helpers.forked import forks
 from tests.server_helpers import LiveNavi, frames_until, live_navi
 
 

@@ -19,6 +19,14 @@ copies). An older file with group or other access is tightened by path (`chmod`,
 SQLite is tuned for an embedded, durable store: WAL (readers never block the writer), a busy
 timeout, `synchronous=FULL` (a commit that returned survives power loss), and write transactions
 opened with `BEGIN IMMEDIATE`, so writers queue on the lock instead of failing halfway.
+
+A pooled SQLite connection goes back to the pool holding no snapshot, so its next transaction
+reads what any process committed since. In WAL mode a statement that was not read to its end (or
+reset) keeps its read transaction — and the snapshot it began with — open after COMMIT, though
+`in_transaction` is then false, and every later read on that connection sees that old snapshot:
+a user the `navi` command just added would be refused. So each connection knows its open cursors
+(`_Tracked`), and going back to the pool it closes those left open — raw driver statements and
+SQLAlchemy results alike — and rolls back a transaction left open.
 """
 
 from __future__ import annotations
@@ -26,7 +34,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sqlite3
 import threading
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -86,6 +96,41 @@ def _sqlite_path(url: str) -> Path | None:
     return Path(name)
 
 
+class _Tracked(sqlite3.Connection):
+    """A sqlite3 connection that knows its cursors still open, so that `_release` can reset the
+    statements a transaction left partly read. (`Connection.execute` makes its cursor in C, not
+    through `cursor()`: both are overridden.)"""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.open_cursors: weakref.WeakSet[sqlite3.Cursor] = weakref.WeakSet()
+
+    def cursor(self, factory: Any = sqlite3.Cursor) -> Any:
+        made = super().cursor(factory)
+        self.open_cursors.add(made)
+        return made
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        return self.cursor().executemany(sql, parameters)
+
+
+def _release(dbapi_conn: Any, _record: object) -> None:
+    """A connection going back to the pool: close every cursor left open on it (a statement not
+    read to its end holds its snapshot past COMMIT), and roll back a transaction left open. A
+    transaction normally ended before (`Database` commits or rolls back), so what it wrote is
+    settled; a result its caller still holds raises if read (rows of a finished transaction),
+    never shows an old snapshot."""
+    if dbapi_conn is None:
+        return
+    for cursor in list(getattr(dbapi_conn, "open_cursors", ())):
+        cursor.close()
+    if dbapi_conn.in_transaction:
+        dbapi_conn.rollback()
+
+
 def _sqlite_connect(dbapi_conn: Any, _record: object) -> None:
     # Let SQLAlchemy's "begin" event, not the driver, decide when and how transactions start.
     dbapi_conn.isolation_level = None
@@ -121,9 +166,10 @@ class Database:
         if self.is_sqlite:
             self._sync = create_engine(
                 url,
-                connect_args={"check_same_thread": False, "timeout": 10},
+                connect_args={"check_same_thread": False, "timeout": 10, "factory": _Tracked},
                 pool_size=SQLITE_THREADS,
-                # Every use ends in an explicit commit or rollback, so no reset is needed on check-in.
+                # Every use ends in a commit or rollback; `_release`, on check-in, resets what a
+                # use left open (SQLAlchemy's own reset would cost more than it checks).
                 pool_reset_on_return=None,
             )
             self._path = _sqlite_path(url)
@@ -132,6 +178,7 @@ class Database:
                 event.listen(self._sync, "do_connect", self._connect_sqlite)
             event.listen(self._sync, "connect", _sqlite_connect)
             event.listen(self._sync, "begin", _sqlite_begin)
+            event.listen(self._sync, "checkin", _release)
             self._executor = ThreadPoolExecutor(max_workers=SQLITE_THREADS, thread_name_prefix="navi-sqlite")
         else:
             self._async = create_async_engine(

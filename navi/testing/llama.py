@@ -148,6 +148,11 @@ class LlamaServer:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             preexec_fn=_die_with_parent,
+            # A session of its own is a scheduling group of its own (Linux's autogroup): on a machine
+            # busy with a parallel test run, the model gets its share of the cores beside the whole
+            # run's processes, not one share among them. Its threads wait on each other at every
+            # step, so a model squeezed among many processes slowed the run's longest tests 3-5x.
+            start_new_session=True,
         )
         try:
             self._wait_healthy()

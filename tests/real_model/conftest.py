@@ -62,10 +62,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             reporter.write_line(f"real-model dependencies ready in {time.monotonic() - started:.0f} s")
 
 
+# In a parallel run the model shares the cores with the other workers: one thread, unless
+# NAVI_LLAMA_THREADS says otherwise. llama.cpp's threads meet at a barrier at every step, and a
+# thread the busy machine has paused holds the others there: measured with four busy processes
+# beside it, a greeting on SmolLM2 took 101 s on two threads and 32 s on one.
+PARALLEL_THREADS = None if "NAVI_LLAMA_THREADS" in LLAMA_ENV or "PYTEST_XDIST_WORKER" not in os.environ else 1
+
+
 def _serve(name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     logs = tmp_path_factory.mktemp(f"llama-{name}")
     with patch.dict(os.environ, LLAMA_ENV):
-        server = LlamaServer(name, ctx=WINDOW, log_path=logs / "llama-server.log").start()
+        server = LlamaServer(
+            name, ctx=WINDOW, log_path=logs / "llama-server.log", threads=PARALLEL_THREADS
+        ).start()
     try:
         yield server
     finally:

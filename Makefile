@@ -40,7 +40,7 @@ test: $(DEV)
 	@./scripts/test-deps
 	@$(BIN)/python -m navi.testing.llama fetch
 	@./scripts/synapse >/dev/null
-	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) --durations=20 $(PYTEST_ARGS)
 ifeq ($(PYTEST_ARGS),)
 	$(MAKE) --no-print-directory test-clock
 endif

@@ -45,10 +45,11 @@ ifeq ($(PYTEST_ARGS),)
 	$(MAKE) --no-print-directory test-clock
 endif
 
-## The inner loop: lint, then the unit tier (no browser, real model, PostgreSQL, Synapse or mail
-## server), in parallel; a few minutes.
+## The inner loop: lint, then the unit tier in parallel: no browser, real model, PostgreSQL, Synapse
+## or mail server, and none of the tests that took over a second in the last run (a test that starts
+## `navi serve` or a CLI process; tests/helpers/tiers.py). Run `make test` once first to time them.
 check: lint
-	$(BIN)/python -m pytest $(XDIST) -q -m "not (browser or real_model or postgres or slow)"
+	$(BIN)/python -m pytest $(XDIST) -q -m "not (browser or real_model or postgres or slow)" --quick-only=1
 
 CLOCK_TESTS := tests/test_schedule_store.py tests/test_schedule_runner.py tests/test_schedules_api.py \
 	tests/test_schedules_cli_tool.py tests/test_server_uploads.py tests/test_user_signins.py \

@@ -15,6 +15,7 @@ from navi.testing.postgres import PostgresCluster
 from tests.helpers.clock import shifted
 from tests.helpers.programs import suite_guard
 from tests.helpers.synapse import Synapse, start_synapse
+from tests.helpers.tiers import Durations, deselect_slow
 
 _NAVI_ENV_PREFIXES = (
     "OLLAMA_",
@@ -47,6 +48,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DAYS",
         help="run every test with the clock moved this many days (negative: back): tests/helpers/clock.py",
     )
+    parser.addoption(
+        "--quick-only",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="leave out the tests that took longer than this when last run (tests/helpers/tiers.py)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -56,6 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # shipped rule that skips planning for short messages is tested where a test sets it
     # (tests/test_planning_skip.py) and measured by bench/conversation.py.
     os.environ["PLANNING_SKIP_WORDS"] = "0"
+    config.pluginmanager.register(Durations(config), "navi-durations")
 
 
 # A parallel run (pytest-xdist) hands each test to whichever worker is free, except that tests which
@@ -104,6 +113,9 @@ _TIER_FIXTURES = {"pg_url": "postgres", "pg_cluster": "postgres", "browser": "br
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    quick = config.getoption("--quick-only")
+    if quick is not None:
+        deselect_slow(config, items, quick)
     for item in items:
         for fixture in getattr(item, "fixturenames", ()):
             if fixture in _TIER_FIXTURES:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import run_group
+from tests.helpers.tiers import KEY, Durations, deselect_slow
 
 
 def test_the_tests_of_one_expensive_server_share_one_group() -> None:
@@ -27,3 +28,55 @@ def test_a_browser_module_is_a_group_of_its_own() -> None:
 def test_any_other_test_goes_alone() -> None:
     nodeid = "tests/test_archive.py::test_round_trip[sqlite]"
     assert run_group(nodeid) == nodeid
+
+
+class _Cache:
+    def __init__(self, data: dict[str, object]) -> None:
+        self.data = data
+
+    def get(self, key: str, default: object) -> object:
+        return self.data.get(key, default)
+
+    def set(self, key: str, value: object) -> None:
+        self.data[key] = value
+
+
+class _Hooks:
+    def __init__(self) -> None:
+        self.deselected: list[object] = []
+
+    def pytest_deselected(self, items: list[object]) -> None:
+        self.deselected += items
+
+
+class _Config:
+    def __init__(self, cache: _Cache) -> None:
+        self.cache = cache
+        self.hook = _Hooks()
+
+
+class _Item:
+    def __init__(self, nodeid: str) -> None:
+        self.nodeid = nodeid
+
+
+def test_the_unit_tier_leaves_out_what_was_slow_last_time_and_keeps_new_tests() -> None:
+    config = _Config(_Cache({KEY: {"t.py::slow": 4.2, "t.py::quick": 0.05}}))
+    items = [_Item("t.py::slow"), _Item("t.py::quick"), _Item("t.py::new")]
+    deselect_slow(config, items, 1.0)  # type: ignore[arg-type]
+    assert [i.nodeid for i in items] == ["t.py::quick", "t.py::new"]
+    assert [i.nodeid for i in config.hook.deselected] == ["t.py::slow"]  # type: ignore[attr-defined]
+
+
+def test_a_run_records_setup_and_call_and_keeps_what_it_did_not_run() -> None:
+    config = _Config(_Cache({KEY: {"t.py::old": 2.0, "t.py::a": 9.0}}))
+    durations = Durations(config)  # type: ignore[arg-type]
+
+    class Report:
+        def __init__(self, when: str, duration: float, outcome: str = "passed") -> None:
+            self.nodeid, self.when, self.duration, self.outcome = "t.py::a", when, duration, outcome
+
+    for report in (Report("setup", 0.5), Report("call", 0.25), Report("teardown", 3.0)):
+        durations.pytest_runtest_logreport(report)  # type: ignore[arg-type]
+    durations.pytest_sessionfinish(None)  # type: ignore[arg-type]
+    assert config.cache.data[KEY] == {"t.py::old": 2.0, "t.py::a": 0.75}

@@ -296,16 +296,53 @@ async def test_post_turn_work_never_blocks_the_next_message(tmp_path: Path) -> N
     await collect(rt.agent.run_stream(session.id, "One " * 40))
     runs = RunManager(rt.agent)
     first = await runs.start(session.id, "Two")
+    # Wait for the summary request itself, not only the answer: a message sent between the two
+    # stops the run before its summary begins (the next test), and the next turn, which then
+    # summarises before it answers, would be the one to get the reply that hangs.
     for _ in range(3000):  # at most 30 s on a machine busy with the rest of a parallel suite
-        if first.answered:
+        if script.of_kind("summary"):
             break
         await asyncio.sleep(0.01)
     assert first.answered and not first.finished.is_set()  # answered, summarising
+    assert len(script.of_kind("summary")) == 1  # the first run's, under way (and hanging)
     second = await runs.start(session.id, "Three")  # not refused
     await asyncio.wait_for(second.finished.wait(), 30)
     assert first.finished.is_set()
     assert second.result is not None and second.result["content"] == "Third."
     assert not any(f["type"] == "context_compressed" for f in first.frames)  # the summary was abandoned
+    await rt.aclose()
+
+
+async def test_a_message_right_after_the_answer_stops_post_turn_work_before_it_begins(
+    tmp_path: Path,
+) -> None:
+    rt, _, script = await scripted_runtime(
+        tmp_path, planning_enabled=False, context_keep_recent=1, context_length=10_000
+    )
+    script.turn(Reply(text="First. " * 40, prompt_tokens=100, completion_tokens=5))
+    # The second answer fills the window: a summary is due after it.
+    script.turn(Reply(text="Second.", prompt_tokens=9000, completion_tokens=5))
+    script.turn("Third.")
+    session = await rt.sessions.create("secretary")
+    await collect(rt.agent.run_stream(session.id, "One " * 40))
+    runs = RunManager(rt.agent)
+    first = await runs.start(session.id, "Two")
+    # The next message arrives as soon as the answer is out, before the post-turn summary begins
+    # (on a busy machine, a user or a test may well be that quick).
+    for _ in range(100_000):
+        if first.answered:
+            break
+        await asyncio.sleep(0)
+    assert first.answered and not first.finished.is_set() and script.of_kind("summary") == []
+    second = await runs.start(session.id, "Three")
+    await asyncio.wait_for(second.finished.wait(), 30)
+    assert first.finished.is_set()
+    # The answered run never began its summary; the next turn summarised before answering.
+    assert not any(f["type"] == "context_compressed" for f in first.frames)
+    assert [f["type"] for f in first.frames][-1] == "stream_end"
+    assert any(f["type"] == "context_compressed" for f in second.frames)
+    assert len(script.of_kind("summary")) == 1
+    assert second.result is not None and second.result["content"] == "Third."
     await rt.aclose()
 
 

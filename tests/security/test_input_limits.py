@@ -327,7 +327,8 @@ def start_serve(tmp: Path, *, fd_limits: tuple[int, int] | None = None, **env: s
 
 
 def wait_up(served: Served, log: Path) -> None:
-    wait_until_up(served.url, within=30, proc=served.proc, output=log.read_text)
+    # A bound, not a timing: three servers start at once beside a parallel suite.
+    wait_until_up(served.url, within=120, proc=served.proc, output=log.read_text)
 
 
 @pytest.fixture(scope="module")

@@ -203,7 +203,14 @@ class RecordingProxy(_Served):
     def _http(self) -> httpx.AsyncClient:
         # Created on the proxy's own event loop (the server thread), reused for every request.
         if self._client is None:
-            self._client = httpx.AsyncClient(base_url=self.upstream, timeout=httpx.Timeout(None, connect=10))
+            # llama-server (cpp-httplib) closes a connection idle for 5 s; httpx keeps one for 5 s
+            # too, so a request sent on one the server was just closing got "Server disconnected
+            # without sending a response". Idle connections are dropped well before the server's.
+            self._client = httpx.AsyncClient(
+                base_url=self.upstream,
+                timeout=httpx.Timeout(None, connect=10),
+                limits=httpx.Limits(keepalive_expiry=1.0),
+            )
         return self._client
 
     async def _forward(self, request: Request) -> Response:

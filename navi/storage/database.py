@@ -8,9 +8,9 @@ once in SQLAlchemy Core, and `Database` runs it:
   transaction. (aiosqlite hops threads for every cursor call; a turn cost ~18 hops and 3.5 ms,
   against 0.5 ms this way. See docs/benchmarks.md.)
 
-The SQLite file is made readable by its owner only (0600, whatever the umask): created empty with
-that mode when it does not exist yet, before SQLite opens it; SQLite gives the `-wal` and `-shm`
-files it creates the database's own mode, so they follow. Nothing outside SQLite ever opens a file
+The SQLite file is made readable by its owner only (0600, whatever the umask): SQLite creates it,
+and its mode is set by path (`chmod`) at once, before the first statement and the `-wal` and `-shm`,
+which SQLite gives the database's own mode. Nothing outside SQLite ever opens a file
 SQLite may have open: POSIX drops every lock a process holds on a file when *any* of its descriptors
 on that file is closed, and a server that lost its locks looks absent to the next `navi` command,
 which then checkpoints and deletes the `-wal` and `-shm` under it (the two go on writing separate
@@ -50,7 +50,7 @@ T = TypeVar("T")
 WRITE = "navi_write"
 SQLITE_THREADS = 4
 JOURNALS = ("-wal", "-shm", "-journal")
-# New SQLite connections are made one at a time in a process (see `create_private`).
+# New SQLite connections are made one at a time in a process, each file's mode fixed by path after.
 _CONNECTING = threading.Lock()
 
 
@@ -61,21 +61,6 @@ def postgres_url(url: str) -> str:
 
 def sqlite_url(path: str | Path) -> str:
     return f"sqlite:///{Path(path).expanduser()}"
-
-
-def create_private(path: Path) -> None:
-    """Create the SQLite file, empty and 0600, if it does not exist yet.
-
-    Only a file made here, by this call, is opened (`O_EXCL`), so no SQLite connection can have it
-    open: closing the descriptor drops no lock. A file that exists is never opened outside SQLite.
-    Callers hold `_CONNECTING`, so no other thread of this process opens the new file through
-    SQLite before that descriptor is closed.
-    """
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    except OSError:
-        return  # there already; or SQLite's own open fails the same way, with the error callers map
-    os.close(fd)
 
 
 def tighten(path: Path) -> None:
@@ -197,11 +182,12 @@ class Database:
         an older file's loose modes tightened."""
         assert self._path is not None
         with _CONNECTING:
-            create_private(self._path)
-            if not self._tightened:
-                tighten(self._path)
+            made = not self._path.exists()
+            connection = dialect.connect(*cargs, **cparams)  # SQLite creates a missing file itself
+            if made or not self._tightened:
+                tighten(self._path)  # by path: no descriptor of the live file is ever opened here
                 self._tightened = True
-            return dialect.connect(*cargs, **cparams)
+            return connection
 
     @property
     def sync_engine(self) -> Engine:

@@ -1,0 +1,2 @@
+"""Documents a person gives Navi: read (`extract/`), cut into placed chunks (`chunking.py`), indexed
+per user, searched and cited. See docs/documents.md."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ssl
 from collections.abc import AsyncIterator, Iterable, Iterator
 from types import ModuleType
@@ -146,8 +147,17 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         await asyncio.sleep(seconds)
 
 
+@functools.cache
+def _tls(flavour: str) -> ssl.SSLContext:
+    """The certificate store loaded once per process (httpx or httpx2's defaults, `SSL_CERT_FILE`
+    honoured): loading it costs about 30 ms, and a backend has several transports — every runtime
+    a CLI command or a worker builds paid it eight times over."""
+    return (httpx2 if flavour == "httpx2" else httpx).create_ssl_context()
+
+
 def fast_transport(**options: Any) -> httpx.AsyncHTTPTransport:
     """An `httpx.AsyncHTTPTransport` (same options) whose connections are asyncio streams."""
+    options.setdefault("verify", _tls("httpx"))
     transport = httpx.AsyncHTTPTransport(**options)
     # httpx builds its httpcore pool itself and has no option for the backend; every connection the
     # pool opens takes this attribute (httpx and httpcore are pinned; tests/test_netstream.py checks).
@@ -163,6 +173,7 @@ def fast_transport_v2(**options: Any) -> httpx2.AsyncHTTPTransport:
     """The same for `httpx2` (the `openai` and `anthropic` SDKs' HTTP client), with the SDKs'
     connection limits unless given others."""
     options.setdefault("limits", SDK_LIMITS)
+    options.setdefault("verify", _tls("httpx2"))
     transport = httpx2.AsyncHTTPTransport(**options)
     transport._pool._network_backend = AsyncioBackend(httpcore2)  # type: ignore[assignment]  # duck-typed
     return transport

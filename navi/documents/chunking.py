@@ -25,14 +25,15 @@ from dataclasses import dataclass
 from navi.documents.base import Chunk, Extracted
 
 _CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\u3040-\u30ff]")
+_WORD = re.compile(r"[^\s\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\u3040-\u30ff]+")
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+|(?<=[。！？])")
 
 
 def estimate_tokens(text: str) -> int:
     wide = len(_CJK.findall(text))
-    narrow = len(text) - wide
-    return max(math.ceil(narrow / 4), math.ceil(len(text.split()) * 1.3)) + wide
+    words = len(_WORD.findall(text))
+    return max(math.ceil((len(text) - wide) / 4), math.ceil(words * 1.3)) + wide
 
 
 @dataclass

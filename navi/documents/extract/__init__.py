@@ -58,7 +58,7 @@ def extract(
             # bookmarks); a warning is not a reason to refuse a document.
             warnings.simplefilter("ignore")
             extracted: Extracted = reader.read(data, name, budget, kind)
-    except (ExtractionError, MemoryError):
+    except (ExtractionError, MemoryError, NameError):  # NameError: a bug of Navi's, not the file's
         raise
     except Exception as error:
         # What the libraries raise on files that break their assumptions (zipfile.BadZipFile,

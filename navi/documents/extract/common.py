@@ -223,11 +223,18 @@ Row = tuple[int, list[tuple[int, str]]]  # a row's 1-based number, its non-empty
 
 
 def row_sections(
-    rows: Iterable[Row], budget: Budget, sheet: str | None, *, max_chars: int = 1200, max_rows: int = 50
+    rows: Iterable[Row],
+    budget: Budget,
+    sheet: str | None,
+    *,
+    max_chars: int = 1200,
+    max_rows: int = 50,
+    max_gap: int = 10,
 ) -> Iterator[Section]:
     """A sheet's rows as Sections of a few rows each, each at its cell range ("A1:F40"), sized so
-    one fits a chunk: a cited range then points at the rows that say it. A row is its cells'
-    texts joined by " | "."""
+    one fits a chunk: a cited range then points at the rows that say it; more than `max_gap`
+    empty rows start a new one (a second table further down). A row is its cells' texts joined
+    by " | "."""
     lines: list[str] = []
     first = last = 0
     low, high = 10**9, 0
@@ -244,7 +251,7 @@ def row_sections(
         if not cells or budget.full:
             continue
         line = " | ".join(" ".join(text.split()) for _, text in cells)
-        if lines and (size + len(line) > max_chars or len(lines) >= max_rows):
+        if lines and (size + len(line) > max_chars or len(lines) >= max_rows or number - last > max_gap):
             yield section()
             lines, size, low, high = [], 0, 10**9, 0
         if not lines:

@@ -21,6 +21,9 @@ from typing import Any
 
 from navi.documents.base import Extracted, ExtractionError, Place, Section
 from navi.documents.extract.common import Limits, check_size
+from navi.logging import get_logger
+
+log = get_logger(__name__)
 
 WORKER = "navi.documents.extract_worker"
 
@@ -93,6 +96,7 @@ def _result(output: bytes, code: int, diagnostics: list[str], limits: Limits) ->
     if code in (-signal.SIGXCPU, -signal.SIGKILL):
         raise ExtractionError("limit", "reading the document used more CPU or memory than Navi allows")
     detail = f" (signal {-code})" if code < 0 else ""
+    log.warning("documents.extract_crashed", returncode=code, stderr="\n".join(diagnostics)[-2000:])
     raise ExtractionError(
         "corrupt", f"the document's reader stopped unexpectedly{detail}; the file may be damaged"
     )

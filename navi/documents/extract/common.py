@@ -248,7 +248,9 @@ def row_sections(
     for count, (number, cells) in enumerate(rows):
         if count % 2000 == 1999:
             budget.check_time()
-        if not cells or budget.full:
+        if budget.full:
+            break
+        if not cells:
             continue
         line = " | ".join(" ".join(text.split()) for _, text in cells)
         if lines and (size + len(line) > max_chars or len(lines) >= max_rows or number - last > max_gap):

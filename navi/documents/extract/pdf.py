@@ -4,8 +4,13 @@ layer is named in a warning, and a PDF with none is refused."""
 
 from __future__ import annotations
 
+import re
+
 from navi.documents.base import Extracted, ExtractionError, Place, Section
 from navi.documents.extract.common import Budget, clean
+
+# A table of contents' dot leaders (". . . . . 7"): one ellipsis, not a hundred dots to index.
+_LEADER = re.compile(r"(?:\. ?){4,}")
 
 
 def read(data: bytes, name: str, budget: Budget, kind: str) -> Extracted:
@@ -37,7 +42,7 @@ def read(data: bytes, name: str, budget: Budget, kind: str) -> Extracted:
             page = document[index]
             textpage = page.get_textpage()
             # PDFium marks a hyphen it joined at a line's end with \x02.
-            text = clean(textpage.get_text_bounded().replace("\x02", ""))
+            text = clean(_LEADER.sub(" … ", textpage.get_text_bounded().replace("\x02", "")))
             textpage.close()
             page.close()
             if text:

@@ -99,9 +99,10 @@ def _zip_kind(data: bytes, ext: str) -> str:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         names = set(archive.namelist())
-        mimetype = (
-            archive.read("mimetype")[:100].decode("ascii", "replace").strip() if "mimetype" in names else ""
-        )
+        info = archive.getinfo("mimetype") if "mimetype" in names else None
+        # Read only a small one: a member's size is checked before it is inflated.
+        small = info is not None and info.file_size <= 200
+        mimetype = archive.read(info).decode("ascii", "replace").strip() if small and info else ""
     except (zipfile.BadZipFile, EOFError, OSError, KeyError) as error:
         kind = EXTENSIONS.get(ext, "zip")
         raise ExtractionError(

@@ -60,7 +60,9 @@ def parse(data: bytes | str, *, xml: bool = False) -> Any:
     if xml:
         parser = lxml.etree.XMLParser(resolve_entities=False, no_network=True, recover=True, huge_tree=False)
         try:
-            return lxml.etree.fromstring(data if isinstance(data, bytes) else data.encode(), parser)
+            root = lxml.etree.fromstring(data if isinstance(data, bytes) else data.encode(), parser)
+            if root is not None:
+                return root
         except lxml.etree.XMLSyntaxError:
             pass  # XHTML that is not well-formed: read it as HTML
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import time
 import zipfile
+from typing import Any
 
 import msoffcrypto.format.ooxml
 import pypdfium2
@@ -152,3 +153,37 @@ def test_drm_and_password_protected_open_formats() -> None:
     assert refused(book, "locked.epub").code == "encrypted"
     sheet = makers.odf("odt", "<text:p>Locked.</text:p>", encrypted=True)
     assert refused(sheet, "locked.odt").code == "encrypted"
+
+
+@pytest.mark.parametrize(
+    ("name", "make"),
+    [
+        ("cut.xlsx", makers.budget_xlsx),
+        ("cut.pptx", makers.deck_pptx),
+        ("cut.epub", lambda: makers.epub([("One", "Text.")])),
+        ("cut.odt", lambda: makers.odf("odt", "<text:p>Text.</text:p>")),
+    ],
+)
+def test_zip_based_files_cut_short(name: str, make: Any) -> None:
+    data = make()
+    error = refused(data[: len(data) // 2], name)
+    assert error.code == "corrupt"
+    assert "cut short" in error.reason
+
+
+def test_an_entity_bomb_in_opendocument_xml() -> None:
+    entities = '<!ENTITY a "aaaaaaaaaa">' + "".join(
+        f'<!ENTITY {b} "{f"&{a};" * 10}">' for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    data = makers.odf("odt", "<text:p>&i;</text:p>")
+    source, bombed = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    with zipfile.ZipFile(bombed, "w") as target:
+        for info in source.infolist():
+            body = source.read(info)
+            if info.filename == "content.xml":
+                body = body.replace(b"?>", f"?><!DOCTYPE office:document-content [{entities}]>".encode(), 1)
+            target.writestr(info, body)
+    started = time.monotonic()
+    error = refused(bombed.getvalue(), "bomb.odt")
+    assert error.code == "corrupt"
+    assert time.monotonic() - started < 1

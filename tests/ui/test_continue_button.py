@@ -95,3 +95,38 @@ def test_a_search_hit_in_a_continuation_opens_the_joined_answer(
     target = page.locator(f'#messages [data-message-id="{cut}"]')
     expect(target).to_have_text("The password hint is a purple zeppelin.")
     expect(target).to_have_class(re.compile(r"\bsearch-target\b"))
+
+
+# Until the test lets the real sockets through, every socket the page opens goes to a path Navi has
+# no socket at (so it fails and the page retries): the page is drawn and ready, its socket not open.
+HOLD_SOCKETS = """
+(() => {
+  const Real = window.WebSocket;
+  window.socketsHeld = true;
+  function Held(url, protocols) {
+    return new Real(window.socketsHeld ? `ws://${location.host}/ws/held` : url, protocols);
+  }
+  Held.prototype = Real.prototype;
+  for (const name of ["CONNECTING", "OPEN", "CLOSING", "CLOSED"]) Held[name] = Real[name];
+  window.WebSocket = Held;
+})();
+"""
+
+
+def test_continue_clicked_before_the_socket_is_open_waits_for_it(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn(Reply(text="Left, right,", finish_reason="length"), Reply(text=" left."))
+    with navi.client() as http:
+        sid = http.post("/sessions", json={"name": "March"}).json()["session_id"]
+        assert http.post(f"/sessions/{sid}/messages", json={"content": "March?"}).status_code == 200
+    page.add_init_script(HOLD_SOCKETS)
+    open_app(page, f"/#/s/{sid}")
+    expect(answers(page)).to_have_text(["Left, right,"])
+    assert page.evaluate("window.socketsHeld")
+    page.locator("article.turn button.continue").click()  # the socket is not open: the frame waits
+    page.evaluate("window.socketsHeld = false")
+    expect(answers(page)).to_have_text(["Left, right, left."])
+    expect(page.locator("article.turn button.continue")).to_have_count(0)
+    expect(page.locator("#toast")).to_be_hidden()

@@ -30,9 +30,9 @@ function editInPlace(node, text, onSave) {
   const restore = () => { form.remove(); bubble.hidden = false; actions.hidden = false; };
   const form = el("div", { class: "edit-form" }, box,
     el("div", { class: "edit-actions" },
-      el("button", { type: "button", class: "edit-save", onclick: () => {
+      el("button", { type: "button", class: "edit-save", onclick: async () => {
         const changed = box.value.trim();
-        if (changed && onSave(changed)) restore();
+        if (changed && await onSave(changed)) restore();
       } }, "Save"),
       el("button", { type: "button", class: "edit-cancel", onclick: restore }, "Cancel")));
   bubble.hidden = true;

@@ -482,19 +482,27 @@ function endTurn() {
 
 // ---- branches (branches.js): edit and regenerate on the socket, switch and fork over REST --------
 
-function sendBranchFrame(frame) {
+// Resolves to whether the frame went out. Right after the page loads (or while it reconnects) the
+// socket may not be open yet: the frame waits for it (at most 8 s) rather than being refused.
+async function sendBranchFrame(frame) {
   if (!state.socket || state.turn || state.branching) {
     toast("Wait until Navi has answered.");
     return false;
   }
+  const socket = state.socket;
+  state.branching = frame;
+  composer.setRunning(true);
   try {
-    state.socket.send(frame);
+    await socket.whenOpen();
+    if (state.socket !== socket) return false; // another conversation was opened meanwhile
+    socket.send(frame);
   } catch (error) {
+    if (state.socket !== socket) return false;
+    if (state.branching === frame) state.branching = null;
+    composer.setRunning(false);
     toast(error.message);
     return false;
   }
-  state.branching = frame;
-  composer.setRunning(true);
   return true;
 }
 

@@ -62,7 +62,8 @@ class Section:
 class Extracted:
     """A document's text, in reading order, and what is known about it."""
 
-    kind: str  # "pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "html", "markdown", "text", "csv", "epub", "eml"
+    # "pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "html", "markdown", "text", "csv", "epub", "eml"
+    kind: str
     sections: list[Section]
     pages: int = 0  # pages, slides or sheets: the unit a progress bar counts
     title: str | None = None
@@ -150,7 +151,12 @@ class DocumentStore(ABC):
     # Collections
     @abstractmethod
     async def create_collection(
-        self, owner: str, name: str, *, kind: CollectionKind = "user", session_id: str | None = None,
+        self,
+        owner: str,
+        name: str,
+        *,
+        kind: CollectionKind = "user",
+        session_id: str | None = None,
         path: str | None = None,
     ) -> Collection:
         """A new collection; ValueError for an empty name or one the owner already has."""
@@ -182,8 +188,14 @@ class DocumentStore(ABC):
     # Documents
     @abstractmethod
     async def add_document(
-        self, owner: str, collection_id: str, name: str, *, data: bytes | None = None,
-        path: str | None = None, source: DocumentSource = "upload",
+        self,
+        owner: str,
+        collection_id: str,
+        name: str,
+        *,
+        data: bytes | None = None,
+        path: str | None = None,
+        source: DocumentSource = "upload",
     ) -> Document:
         """A queued document: its bytes kept (`data`) or its folder file named (`path`). A document
         of the same name in the collection is replaced (queued again)."""
@@ -217,8 +229,15 @@ class DocumentStore(ABC):
 
     @abstractmethod
     async def finish(
-        self, document_id: str, worker: str, *, kind: str, pages: int, chunks: list[Chunk],
-        vectors: list[list[float]] | None, embedder: str | None,
+        self,
+        document_id: str,
+        worker: str,
+        *,
+        kind: str,
+        pages: int,
+        chunks: list[Chunk],
+        vectors: list[list[float]] | None,
+        embedder: str | None,
     ) -> bool:
         """Replace the document's chunks and make it `ready`; False when the lease was lost."""
 
@@ -228,9 +247,15 @@ class DocumentStore(ABC):
     # Search
     @abstractmethod
     async def search(
-        self, owner: str, query: str, *, collections: list[str] | None = None,
-        documents: list[str] | None = None, limit: int = 5,
-        query_vector: list[float] | None = None, embedder: str | None = None,
+        self,
+        owner: str,
+        query: str,
+        *,
+        collections: list[str] | None = None,
+        documents: list[str] | None = None,
+        limit: int = 5,
+        query_vector: list[float] | None = None,
+        embedder: str | None = None,
     ) -> list[Hit]:
         """The owner's best chunks for `query`: keyword and (with `query_vector`) vector ranks
         fused, best first."""

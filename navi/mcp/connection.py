@@ -26,14 +26,14 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import httpx2
 import mcp_types
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
+
+if TYPE_CHECKING:  # the SDK's client is imported when a server is first opened (about 0.6 s)
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
 
 from navi import runctx
 from navi.logging import get_logger
@@ -198,6 +198,10 @@ class ServerConnection:
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> Client:
         """Enter the SDK's client for this server on `stack` (handshake included)."""
+        from mcp import Client, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
         config = self.config
         transport: Any
         if config.command is not None:
@@ -274,6 +278,8 @@ class ServerConnection:
                     f"{shown_as} took longer than {self.config.timeout:g} s (the timeout of the MCP server "
                     f"'{self.config.name}') and was cancelled"
                 )
+            from mcp.shared.exceptions import MCPError
+
             try:
                 result = call.result()
             except MCPError as exc:

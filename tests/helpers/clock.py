@@ -1,6 +1,8 @@
-"""The suite's time-sensitive modules run again with the clock moved (`--clock-shift=DAYS`, in
-`make test`: a year ahead and a year back), so a test that compares a fixed date with the wall clock
-fails the day it is written, not the day the calendar reaches its date.
+"""The suite's time-sensitive modules (`CLOCK_MODULES`) run again with the clock moved, so a test
+that compares a fixed date with the wall clock fails the day it is written, not the day the calendar
+reaches its date. `make test` passes `--shifted-clock`: each of their tests runs three times in the
+one parallel run — now, a year ahead and a year back (`[now]`, `[ahead]`, `[back]` in its id).
+`--clock-shift=DAYS` moves the clock of every test of a run instead.
 
 time-machine moves `datetime.now()`, `time.time()` and friends for the whole test process (threads
 included) and lets the clock tick from there; `time.monotonic()` (timeouts, asyncio) is untouched.
@@ -12,8 +14,41 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import time_machine
+
+CLOCK_MODULES = frozenset(
+    {
+        "test_schedule_store.py",
+        "test_schedule_runner.py",
+        "test_schedules_api.py",
+        "test_schedules_cli_tool.py",
+        "test_server_uploads.py",
+        "test_user_signins.py",
+        "security/test_sign_in.py",
+        "test_server_security.py",
+        "test_memory_extraction.py",
+        "test_memory_store_contract.py",
+        "test_archive.py",
+        "test_test_deps.py",
+        "test_search_surfaces.py",
+        "test_foreign_import.py",
+        "test_memory_api.py",
+        "test_memory_earlier.py",
+    }
+)
+CLOCK_SHIFTS = [0, 365, -365]
+CLOCK_IDS = ["now", "ahead", "back"]
+TESTS = Path(__file__).resolve().parent.parent
+
+
+def clock_module(path: Path) -> bool:
+    """Whether the test module at `path` deals in dates (one of `CLOCK_MODULES`)."""
+    try:
+        return path.resolve().relative_to(TESTS).as_posix() in CLOCK_MODULES
+    except ValueError:
+        return False
 
 
 @contextmanager

@@ -239,13 +239,15 @@ class MemoryExtractor:
             for info in await self.sessions.list(owner=owner):
                 if self.is_running(info.id) or not await self.is_due(info):
                     continue
-                session = await self.sessions.get(info.id)
-                if session is None:
-                    continue
-                claim = await self.claims.claim(session.id, len(written_order(session)))
+                # `message_count`: the display messages, every branch's (`written_order`).
+                claim = await self.claims.claim(info.id, info.message_count)
                 if claim is None:  # another worker reads it, or read these messages already
                     continue
                 try:
+                    session = await self.sessions.get(info.id)
+                    if session is None:
+                        await self.claims.release(claim)
+                        continue
                     report.facts += await self._claimed(session, claim)
                     report.sessions += 1
                 except LLMError as exc:

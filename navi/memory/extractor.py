@@ -281,17 +281,28 @@ class MemoryExtractor:
 
         Idle-time extraction reads only the newest `MAX_SAID_TOKENS` of what the person said, and
         the summary that replaced these turns may have left a fact out: so they are read now, with
-        the same rules (the person's own words in the whole session). Best effort: a failure is
-        logged, and returns 0."""
-        said = said_in(dropped)
-        session = await self.sessions.get(session_id) if said else None
+        the same rules (the person's own words in the whole session). Like idle-time extraction
+        it claims them first, up to the last of them (`claims`), and reads only what was not read
+        before: a message another worker reads, or read already, is not read again here. Best
+        effort: a failure is logged, and returns 0."""
+        session = await self.sessions.get(session_id) if said_in(dropped) else None
         if session is None:
             return 0
+        where = {mid: i for i, mid in enumerate(written_order(session))}
+        ends = [where[m.id] + 1 for m in dropped if is_persons(m) and m.id in where]
+        claim = await self.claims.claim(session_id, max(ends)) if ends else None
+        if claim is None:
+            return 0
         try:
-            stored = await self._read(session, said)
+            stored = await self._read(session, said_in(written_since(session, claim)))
         except LLMError as exc:
             log.warning("memory.flush_failed", session_id=session_id, error=str(exc))
+            await self.claims.release(claim)
             return 0
+        except BaseException:
+            await self.claims.release(claim)
+            raise
+        await self.claims.done(claim)
         log.info("memory.flushed", session_id=session_id, messages=len(dropped), facts=stored)
         return stored
 

@@ -45,12 +45,12 @@ from navi.memory.in_memory import InMemoryMemoryStore
 from navi.schedules import InMemoryScheduleStore
 from navi.schedules.service import ScheduleService
 from navi.sessions.memory_store import InMemorySessionStore
+from navi.sessions.state import SessionState
 from navi.tools.builtin import register_builtins
 from navi.tools.host.client import ToolHost
 from navi.tools.loader import LoadResult
 from navi.tools.registry import ToolRegistry
 from navi.tools.seeding import ensure_tools_dir
-from navi.tools.session_state import SessionState
 from navi.tools.user_config import read_enabled
 
 USER_PROBE = "Hello!"  # the short user message both renderings share, so only the fixed part differs

@@ -143,28 +143,30 @@ async def test_a_context_a_pass_cannot_shrink_is_left_alone_until_it_grows() -> 
     stored = await sessions.get(session.id)
     assert stored is not None and stored.context == context  # nothing stored, no marker
     assert not any(m.is_compression for m in stored.messages)
-    assert not compressor.may_run(session.id, context)
+    assert not await compressor.may_run(session.id, context)
     # The answer makes the context grow: a pass may run again, and now it shrinks something.
     grown = [*context, Message.assistant("It is 4711."), Message.user("Thanks. And my bike?")]
-    assert compressor.may_run(session.id, grown)
+    assert await compressor.may_run(session.id, grown)
     outcome = await condense(grown)
     assert outcome.done is not None
     assert (outcome.done.event.messages_before, outcome.done.event.messages_after) == (4, 2)
     assert "4711" in (outcome.done.context[0].content or "")
-    assert compressor.may_run(session.id, outcome.done.context)  # it helped: judged afresh next time
+    assert await compressor.may_run(session.id, outcome.done.context)  # it helped: judged afresh next time
 
 
-def test_smaller_means_fewer_messages_or_fewer_tokens() -> None:
+async def test_smaller_means_fewer_messages_or_fewer_tokens() -> None:
     summary = Message.user(f"{SUMMARY_PREFIX}\n- A note.", is_summary=True)
     request = Message.user("Go on")
     assert not shrank([summary, request], [summary.model_copy(), request])
     assert shrank([summary, Message.assistant("ok"), request], [summary, request])
     assert shrank([Message.user("x" * 400), request], [Message.user("x" * 40), request])
     futile = FutileCompressions()
-    futile.failed("s", [summary, request])
-    assert not futile.allows("s", [summary, request]) and futile.allows("other", [summary, request])
-    futile.forget("s")
-    assert futile.allows("s", [summary, request])
+    await futile.failed("s", [summary, request])
+    assert not await futile.allows("s", [summary, request]) and await futile.allows(
+        "other", [summary, request]
+    )
+    await futile.forget("s")
+    assert await futile.allows("s", [summary, request])
 
 
 async def test_a_turn_that_compressed_before_its_first_call_does_not_compress_again(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from navi.llm.errors import BackendUnreachable
 from navi.llm.messages import Message
 from navi.testing.script import Reply
 from tests.agent_helpers import collect, scripted_runtime
+from tests.test_memory_extraction import backdate
 
 SAID_EARLY = "By the way, I moved to Porto last spring."
 # A summary that leaves the move out, as a small model's may.
@@ -48,6 +49,12 @@ async def test_a_fact_the_summary_dropped_is_kept(tmp_path: Path) -> None:
     assert "Porto" in (await rt.memory.get_summary() or "")
     # The idle pass still reads the session later: the flush does not mark it read.
     assert await rt.memory.get_extracted_at(sid) is None
+    # … but only what the flush did not read: no message is read twice.
+    await backdate(rt, sid)
+    assert (await rt.extractor.run_pending()).sessions == 1
+    later = script.of_kind("extract")[-1].last_user_text
+    assert "Question number 7" in later and "What is topic 9" in later
+    assert SAID_EARLY not in later and "Question number 5" not in later
     await rt.aclose()
 
 

@@ -18,10 +18,10 @@ import pytest
 from bench.prompt_tokens import count_chars, fixed_prompt, fixed_prompts
 from navi.agent.disclosure import INDEX_HEADING, LOAD_TOOLS
 from navi.profiles.base import BASE_TOOLS
+from navi.sessions.state import SessionState
 from navi.tools.base import model_schema
 from navi.tools.builtin.todo import TodoTool
 from navi.tools.registry import ToolRegistry
-from navi.tools.session_state import SessionState
 
 # The default profile's system prompt plus all its tools as JSON: 18,006 before the rewrite (5,009
 # SmolLM2 tokens through navi/testing/templates/chatml-tools.jinja), 13,409 after it (3,908 tokens),

@@ -3,13 +3,17 @@ event), model, context window, tools, and what the system prompt and tool schema
 
 A tool may switch the run to another profile (`switch_profile`): the run is bound again, and the
 next model call uses the new backend, model and tools.
+
+A stored session's memory snapshot — the memory summary its system message carries — is taken once
+and stored with the session (navi/sessions/state.py), not read afresh each turn: the prompt's
+bytes stay the same from turn to turn, on whichever worker the turn runs, so the model server's
+prompt cache keeps serving it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -22,12 +26,15 @@ from navi.llm.base import LLMBackend
 from navi.llm.calls import CallLimits, GuardedBackend, stoppable
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
+from navi.logging import get_logger
 from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry
+from navi.sessions.state import MEMORY, InMemorySessionStateStore, SessionStateStore
 from navi.tools.registry import ToolRegistry, ToolView
 
+log = get_logger(__name__)
+
 REWRITE_WAIT = 120.0  # seconds a turn's read-ahead waits for the memory summary's rewrite
-FROZEN_SESSIONS = 2_000  # sessions whose memory snapshot is kept (the least recently used go)
 
 
 def writes_memory(tool: str) -> bool:
@@ -57,6 +64,7 @@ class RunBinder:
         budget: Budget,
         tool_names: Callable[[AgentProfile], list[str]],
         memory: Callable[[str], Awaitable[str | None]],
+        state: SessionStateStore | None = None,
     ) -> None:
         self.config = config
         self.backends = backends
@@ -66,10 +74,10 @@ class RunBinder:
         self.budget = budget
         self.tool_names = tool_names  # the tools a profile's model is offered, by name
         self.memory = memory  # the memory summary of an owner
-        # The memory summary each session's system message carries, taken at its first turn here
-        # and kept for the session, so later turns send the same prompt prefix (most recent last).
-        # With it, how many memory-writing calls the session had made then.
-        self.frozen: OrderedDict[str, tuple[str | None, int]] = OrderedDict()
+        # Where stored sessions keep their memory snapshot (`MEMORY`): the memory summary their
+        # system message carries, taken at their first turn and kept, so later turns send the same
+        # prompt prefix, and how many memory-writing calls the session had made then.
+        self.state = state if state is not None else InMemorySessionStateStore()
         self.rewrites: dict[str, asyncio.Task[None]] = {}  # memory summaries being rewritten, by owner
 
     def tool_view(self, profile: AgentProfile) -> ToolView:
@@ -105,17 +113,21 @@ class RunBinder:
         read fresh."""
         if not persistent:
             return await self._read(ctx)
-        key = ctx.session_id
         writes = memory_writes(context)
-        if key in self.frozen and self.frozen[key][1] == writes:
-            self.frozen.move_to_end(key)
-            return self.frozen[key][0]
+        frozen = await self.frozen(ctx.session_id)
+        if frozen is not None and frozen[1] == writes:
+            return frozen[0]
         memory = await self._read(ctx)
-        self.frozen[key] = (memory, writes)
-        self.frozen.move_to_end(key)
-        while len(self.frozen) > FROZEN_SESSIONS:
-            self.frozen.popitem(last=False)
+        try:
+            await self.state.put(ctx.session_id, MEMORY, {"summary": memory, "writes": writes})
+        except Exception as exc:  # the session was deleted meanwhile: the turn goes on without it
+            log.warning("memory.snapshot_not_stored", session_id=ctx.session_id, error=str(exc))
         return memory
+
+    async def frozen(self, session_id: str) -> tuple[str | None, int] | None:
+        """The stored session's memory snapshot: the summary, and the memory writes counted then."""
+        snapshot = await self.state.get(session_id, MEMORY)
+        return None if snapshot is None else (snapshot["summary"], snapshot["writes"])
 
     async def _read(self, ctx: runctx.RunContext) -> str | None:
         """The owner's memory summary, once a rewrite under way (after `remember` or `memory_forget`) is
@@ -145,8 +157,7 @@ class RunBinder:
         the next turn sends."""
         if not run.persistent:
             return False
-        key = run.ctx.session_id
-        frozen = self.frozen.get(key)
+        frozen = await self.frozen(run.ctx.session_id)
         if frozen is not None and frozen[1] == memory_writes(run.context):
             return False
         memory = await self.session_memory(run.ctx, run.persistent, run.context)

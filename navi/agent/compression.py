@@ -37,6 +37,7 @@ from navi.llm.copies import copy_problem
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, ToolSpec
 from navi.llm.meta import MessageMeta
+from navi.sessions.state import COMPRESSION, SessionState, SessionStateStore
 
 SO_FAR_LABEL = "Summary so far (keep what still matters):"
 CONVERSATION_LABEL = "Conversation to summarise:"
@@ -105,21 +106,35 @@ class FutileCompressions:
 
     A pass is not run on such a context again until it has grown past that size (a new message,
     an answer, a tool result): the same pass on the same context would only give it back again.
+    The size is kept in the session's state (`COMPRESSION`), so the worker that runs its next turn
+    knows it too; `persistent` says whether that is a stored session's (navi/sessions/state.py).
     """
 
-    def __init__(self) -> None:
-        self._sizes: dict[str, int] = {}
+    def __init__(self, state: SessionState | None = None) -> None:
+        self.state = state if state is not None else SessionState()
 
-    def allows(self, session_id: str, context: Sequence[Message]) -> bool:
-        size = self._sizes.get(session_id)
+    async def allows(self, session_id: str, context: Sequence[Message], persistent: bool = True) -> bool:
+        size = (await self.state.of(persistent).get(session_id, COMPRESSION) or {}).get("futile")
         return size is None or tokens.estimate_messages_tokens(context) > size
 
-    def failed(self, session_id: str, context: Sequence[Message]) -> None:
-        self._sizes[session_id] = tokens.estimate_messages_tokens(context)
+    async def failed(self, session_id: str, context: Sequence[Message], persistent: bool = True) -> None:
+        size = tokens.estimate_messages_tokens(context)
+        await note(self.state.of(persistent), session_id, futile=size)
 
-    def forget(self, session_id: str) -> None:
-        """A pass helped (or the session ended): judge the next one afresh."""
-        self._sizes.pop(session_id, None)
+    async def forget(self, session_id: str, persistent: bool = True) -> None:
+        """A pass helped: judge the next one afresh."""
+        await note(self.state.of(persistent), session_id, futile=None)
+
+
+async def note(store: SessionStateStore, session_id: str, **found: object) -> None:
+    """Record what compression found about a session (`COMPRESSION`; a None value drops the key)."""
+
+    def edit(record: dict[str, object] | None) -> tuple[dict[str, object] | None, None]:
+        new = {**(record or {}), **found}
+        new = {key: value for key, value in new.items() if value is not None}
+        return new or None, None
+
+    await store.change(session_id, COMPRESSION, edit)
 
 
 def summary_problem(

@@ -154,6 +154,7 @@ class Agent:
             budget=self.budget,
             tool_names=lambda p: [*p.enabled_tools, *self.user_tools(), *self.offered_tools(p.id)],
             memory=self._memory,
+            state=compressor.state.shared,  # the memory snapshots, where the compressor keeps its findings
         )
         self.loop = Loop(
             config,

@@ -31,7 +31,7 @@ class TurnCompression:
         self.budget = budget
         self.writer = writer
 
-    def _due(self, run: RunState, overflowing: bool) -> bool:
+    async def _due(self, run: RunState, overflowing: bool) -> bool:
         if not self.compressor.settings.enabled:
             return False
         if not overflowing and (
@@ -39,7 +39,9 @@ class TurnCompression:
         ):
             return False
         # Nothing before the latest request, or nothing a pass could shrink: the fit check decides.
-        return bool(partition(run.context, 0)[0]) and self.compressor.may_run(run.ctx.session_id, run.context)
+        if not partition(run.context, 0)[0]:
+            return False
+        return await self.compressor.may_run(run.ctx.session_id, run.context, run.persistent)
 
     async def before_answer(self, run: RunState) -> AsyncIterator[AgentEvent]:
         """At the start of a turn: compress only a context the answer would not fit in (with all its
@@ -54,9 +56,9 @@ class TurnCompression:
 
     async def maybe(self, run: RunState, *, overflowing: bool = False) -> AsyncIterator[AgentEvent]:
         """Compress `run`'s context if it is due. Raises `CallStopped` on stop."""
-        if not self._due(run, overflowing):
+        if not await self._due(run, overflowing):
             return
-        condense = overflowing or run.ctx.session_id in self.compressor.unsummarisable
+        condense = overflowing or await self.compressor.unsummarisable(run.ctx.session_id, run.persistent)
         detail = "condensing" if condense else "summarising"
         yield Status(phase="compressing", detail=f"{detail} the earlier conversation")
         await self.writer.flush(run)  # compression rewrites stored rows: earlier writes must be in

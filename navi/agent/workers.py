@@ -17,6 +17,7 @@ from navi.agent.compression import (
     FutileCompressions,
     SummaryRejected,
     compress_context,
+    note,
     shrank,
 )
 from navi.agent.condense import condense_context
@@ -31,6 +32,7 @@ from navi.llm.messages import Message
 from navi.llm.meta import MessageMeta
 from navi.llm.tokens import estimate_messages_tokens
 from navi.logging import get_logger
+from navi.sessions.state import COMPRESSION, SessionState
 from navi.sessions.store import SessionStore
 
 log = get_logger(__name__)
@@ -88,15 +90,20 @@ class PassOutcome:
 class ContextCompressor:
     """Decides when to compress and does it: summary in, marker in the display, counts reset."""
 
-    def __init__(self, settings: CompressionSettings, sessions: SessionStore) -> None:
+    def __init__(
+        self, settings: CompressionSettings, sessions: SessionStore, state: SessionState | None = None
+    ) -> None:
         self.settings = settings
         self.sessions = sessions
-        # Sessions whose model wrote no usable summary: Navi condenses them itself from then on
-        # (for as long as the server runs), instead of spending two failing calls every turn.
-        self.unsummarisable: set[str] = set()
-        self.futile = FutileCompressions()
+        # What it found about each session, kept with the session (`COMPRESSION`) for whichever
+        # worker runs its next turn: a context a pass could not shrink (`futile`), and whether the
+        # model wrote no usable summary (`unsummarisable`: Navi condenses the session itself from
+        # then on, instead of spending two failing calls every turn).
+        self.state = state if state is not None else SessionState()
+        self.futile = FutileCompressions(self.state)
         # Models whose summary at the end of the conversation's prompt was unusable: they get a
-        # request of their own from then on (for as long as the server runs).
+        # request of their own from then on (for as long as the server runs). Per model, not per
+        # session: each worker learns it with one failed call.
         self.no_continuing: set[str] = set()
         # Told the messages a pass took out of a stored session's context (the memory flush).
         self.on_dropped: Callable[[str, list[Message]], None] | None = None
@@ -109,14 +116,14 @@ class ContextCompressor:
         compression is off."""
         return int(self.settings.threshold * window) if self.settings.enabled and window else None
 
-    def may_run(self, session_id: str, context: Sequence[Message]) -> bool:
+    async def may_run(self, session_id: str, context: Sequence[Message], persistent: bool = True) -> bool:
         """False while the context is one a pass could not shrink and has not grown since."""
-        return self.futile.allows(session_id, context)
+        return await self.futile.allows(session_id, context, persistent)
 
-    def forget(self, session_id: str) -> None:
-        """A session ended (a subagent's): drop what was remembered about it."""
-        self.unsummarisable.discard(session_id)
-        self.futile.forget(session_id)
+    async def unsummarisable(self, session_id: str, persistent: bool = True) -> bool:
+        """Whether the session's model wrote no usable summary (Navi condenses it itself)."""
+        found = await self.state.of(persistent).get(session_id, COMPRESSION) or {}
+        return bool(found.get("unsummarisable"))
 
     async def run_pass(
         self,
@@ -144,7 +151,7 @@ class ContextCompressor:
         summary (`MessageMeta.disclosed`). `prompt`: the conversation's prompt as the model server
         holds it cached (after an answer), which the summary then extends.
         """
-        if not self.futile.allows(session_id, context):
+        if not await self.futile.allows(session_id, context, persistent):
             return PassOutcome()
         current: list[Message] = list(context)
         last: CompressionResult | None = None
@@ -155,7 +162,7 @@ class ContextCompressor:
                 step = condense_context(current, keep_recent=keep, budget_tokens=budget_tokens)
             else:
                 try:
-                    step = await self._summarise(session_id, current, llm, model, keep, prompt)
+                    step = await self._summarise(session_id, current, llm, model, keep, prompt, persistent)
                 except CompressionFailed as exc:
                     failure = exc
                     break
@@ -166,9 +173,9 @@ class ContextCompressor:
                 break
         if last is None:
             if failure is None:  # it ran and could not shrink this context
-                self.futile.failed(session_id, context)
+                await self.futile.failed(session_id, context, persistent)
             return PassOutcome(failure=failure)
-        self.futile.forget(session_id)
+        await self.futile.forget(session_id, persistent)
         last.summary.metadata.disclosed = list(disclosed) or None
         done = await self._apply(session_id, context, last, overhead_tokens, persistent, calls, condense)
         return PassOutcome(done=done, failure=failure)
@@ -181,6 +188,7 @@ class ContextCompressor:
         model: str,
         keep: int,
         prompt: ConversationPrompt | None = None,
+        persistent: bool = True,
     ) -> CompressionResult | None:
         """The model's summary of all but `keep` turns: at the end of `prompt` when there is one
         and the window has room there, else in a request of its own. Raises `CompressionFailed`
@@ -225,7 +233,7 @@ class ContextCompressor:
         except Exception as exc:  # the model or the network failed, or the summary was unusable
             log.warning("compression.failed", session_id=session_id, error=str(exc))
             if isinstance(exc, SummaryRejected):
-                self.unsummarisable.add(session_id)
+                await note(self.state.of(persistent), session_id, unsummarisable=True)
             raise CompressionFailed(str(exc)) from exc
 
     async def _apply(
@@ -401,6 +409,7 @@ class CompressionWorker:
         if wctx.compressed or not self.compressor.needed(wctx.context_tokens, wctx.window):
             return WorkerResult()
         compressor, overhead, window = self.compressor, wctx.overhead_tokens, wctx.window
+        condense = await compressor.unsummarisable(wctx.session_id, wctx.persistent)
         outcome = await compressor.run_pass(
             wctx.session_id,
             wctx.context,
@@ -408,12 +417,12 @@ class CompressionWorker:
             wctx.model,
             overhead_tokens=overhead,
             persistent=wctx.persistent,
-            condense=wctx.session_id in compressor.unsummarisable,
+            condense=condense,
             keeps=[compressor.settings.keep_recent, 1],
             budget_tokens=condense_budget(window),
             enough=lambda conversation: not compressor.needed(overhead + conversation, window),
             disclosed=wctx.disclosed,
-            prompt=None if wctx.session_id in compressor.unsummarisable else await wctx.cached_prompt(),
+            prompt=None if condense else await wctx.cached_prompt(),
         )
         events: list[AgentEvent] = [summary_failed(outcome.failure)] if outcome.failure else []
         if outcome.done is None:

@@ -38,6 +38,7 @@ from navi.sandbox import INSTALL_FIX, Sandbox
 from navi.schedules.service import ScheduleService
 from navi.sessions.archive import export_session
 from navi.sessions.models import Session
+from navi.sessions.state import SessionState
 from navi.sessions.store import SessionNotFound, SessionStore
 from navi.storage.database import Database
 from navi.storage.memory import SqlMemoryStore
@@ -49,7 +50,6 @@ from navi.tools.builtin.memory import ForgetTool, RememberTool
 from navi.tools.builtin.ssh import SshExecTool
 from navi.tools.host.client import ToolHost
 from navi.tools.registry import ToolRegistry
-from navi.tools.session_state import SessionState
 from navi.tools.user_config import EnabledTools
 from navi.users import InMemoryUserStore, UserStore
 
@@ -63,6 +63,8 @@ class Runtime:
     profiles: ProfileRegistry
     sessions: SessionStore
     tools: ToolRegistry
+    # Per-session working state (todo, scratchpad, memory snapshot, compression's findings): a
+    # stored session's in the database with it, for every worker; a subagent's in this process.
     state: SessionState
     memory: MemoryStore
     agent: Agent
@@ -208,7 +210,7 @@ async def build_runtime(
         schedules = ScheduleService(
             schedule_store, sessions=sessions, profiles=profiles, zone_name=schedule_settings.zone_name
         )
-        state = SessionState()
+        state = SessionState(stores.state)
         sandbox = parts.build_sandbox(settings)
         report_sandbox(sandbox)
         tool_host = ToolHost(sandbox)
@@ -230,7 +232,7 @@ async def build_runtime(
         cleanup.push_async_callback(mcp.aclose)
         cleanup.pop_all()  # built: from here on the runtime's aclose() owns all of it
     assert isinstance(handles.spawn, SpawnAgentTool) and isinstance(handles.ssh, SshExecTool)
-    compressor = ContextCompressor(parts.compression_settings(settings), sessions)
+    compressor = ContextCompressor(parts.compression_settings(settings), sessions, state)
     # "Always allow" answers live in the shared database (in memory when the runtime opened none).
     grants = stores.grants
     policy = replace(parts.approval_policy(settings), external=mcp.rule)
@@ -246,7 +248,7 @@ async def build_runtime(
         memory_summary=lambda owner: memory.get_summary(owner=owner),
         user_tools=EnabledTools(settings.tools_dir),
         offered_tools=mcp.offered,
-        on_session_end=[state.forget, handles.ssh.pool.close_session, compressor.forget],
+        on_session_end=[state.forget, handles.ssh.pool.close_session],
         approvals=approvals,
     )
     handles.spawn.spawner = agent.run_ephemeral
@@ -257,6 +259,7 @@ async def build_runtime(
         profiles=profiles,
         stale_minutes=settings.memory_stale_minutes,
         is_running=agent.active.__contains__,  # a session mid-turn is read once its turn is over
+        claims=stores.claims,  # one worker reads a session, and never the same messages twice
         max_tokens=settings.llm_max_tokens_extraction,
     )
 

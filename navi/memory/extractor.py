@@ -1,7 +1,9 @@
 """Reading idle sessions for lasting facts about the person, and keeping the summary current.
 
 A session is read when it has been idle for `MEMORY_STALE_MINUTES`, was not read since its last
-activity and has no turn running. Only what the person typed is read — never the assistant's
+activity and has no turn running — by one worker, which claims it first (navi/memory/claims.py),
+and only its messages written since it was last read: the same messages are never read twice (a
+fact read twice would count as confirmed). Only what the person typed is read — never the assistant's
 answers, the system prompt, the injected memory, plans, summaries, tool output, images a tool
 added, or the note listing uploaded files. The model answers with `category: key = value` lines;
 anything else in its answer is ignored, and so is a fact whose value is not the person's own
@@ -33,6 +35,7 @@ from navi.llm.registry import BackendRegistry
 from navi.llm.tokens import CHARS_PER_TOKEN, estimate_tokens
 from navi.logging import get_logger
 from navi.memory.base import Fact, MemoryStore, normalise, one_line
+from navi.memory.claims import Claim, ExtractionClaims, InMemoryExtractionClaims
 from navi.profiles.registry import ProfileRegistry
 from navi.sessions.models import Session, SessionInfo, as_utc
 from navi.sessions.store import SessionStore
@@ -84,6 +87,18 @@ def is_persons(msg: Message) -> bool:
 def said_by_person(session: Session) -> str:
     """The person's own messages, newest last, cut from the start to `MAX_SAID_TOKENS`."""
     return said_in(session.messages)
+
+
+def written_order(session: Session) -> list[str]:
+    """The ids of `session`'s display messages, every branch's, in the order written."""
+    return list(session.parents) or [m.id for m in [*session.messages, *session.others]]
+
+
+def written_since(session: Session, claim: Claim) -> list[Message]:
+    """The messages of `session`'s display path that `claim` reads: the `since`th to the `upto`th
+    display message in the order written."""
+    new = set(written_order(session)[claim.since : claim.upto])
+    return [m for m in session.messages if m.id in new]
 
 
 def said_in(messages: Sequence[Message]) -> str:
@@ -190,6 +205,7 @@ class MemoryExtractor:
         stale_minutes: int,
         is_running: Callable[[str], bool] = lambda _session_id: False,
         max_tokens: int | None = 384,
+        claims: ExtractionClaims | None = None,
     ) -> None:
         self.sessions = sessions
         self.memory = memory
@@ -199,7 +215,9 @@ class MemoryExtractor:
         # A session whose turn is running is half-written: it is skipped and stays due.
         self.is_running = is_running
         self.max_tokens = max_tokens
-        self._lock = asyncio.Lock()
+        # Which worker reads a session, and which of its messages were read (shared by workers).
+        self.claims = claims if claims is not None else InMemoryExtractionClaims()
+        self._lock = asyncio.Lock()  # one pass at a time in this process
 
     def _model(self) -> tuple[LLMBackend, str]:
         profile = self.profiles.get(self.profiles.default_id)
@@ -212,8 +230,8 @@ class MemoryExtractor:
         return extracted is None or extracted < as_utc(info.last_active)
 
     async def run_pending(self, owner: str | None = None) -> ExtractionReport:
-        """Read every due session (of `owner`; None: everyone's). Runs one pass at a time; a
-        second caller returns at once."""
+        """Read every due session (of `owner`; None: everyone's) that this worker can claim. Runs
+        one pass at a time in a process; a second caller returns at once."""
         report = ExtractionReport()
         if self._lock.locked():
             return report
@@ -221,23 +239,41 @@ class MemoryExtractor:
             for info in await self.sessions.list(owner=owner):
                 if self.is_running(info.id) or not await self.is_due(info):
                     continue
-                session = await self.sessions.get(info.id)
-                if session is None:
+                # `message_count`: the display messages, every branch's (`written_order`).
+                claim = await self.claims.claim(info.id, info.message_count)
+                if claim is None:  # another worker reads it, or read these messages already
                     continue
                 try:
-                    report.facts += await self.extract(session)
+                    session = await self.sessions.get(info.id)
+                    if session is None:
+                        await self.claims.release(claim)
+                        continue
+                    report.facts += await self._claimed(session, claim)
                     report.sessions += 1
                 except LLMError as exc:
                     log.warning("memory.extract_failed", session_id=info.id, error=str(exc))
                     report.failed.append(info.id)
+                    await self.claims.release(claim)
+                except BaseException:
+                    await self.claims.release(claim)
+                    raise
         if report.sessions:
             log.info("memory.extracted", sessions=report.sessions, facts=report.facts)
         return report
 
     async def extract(self, session: Session) -> int:
-        """Read one session; returns how many facts were stored. Raises `LLMError` (nothing written)."""
+        """Read one session, all of it; returns how many facts were stored. Raises `LLMError`
+        (nothing written)."""
         stored = await self._read(session, said_by_person(session))
         await self.memory.mark_session_extracted(session.id)
+        return stored
+
+    async def _claimed(self, session: Session, claim: Claim) -> int:
+        """Read the messages `claim` names; returns how many facts were stored, the messages then
+        recorded as read. Raises `LLMError` (nothing written)."""
+        stored = await self._read(session, said_in(written_since(session, claim)))
+        await self.memory.mark_session_extracted(session.id)
+        await self.claims.done(claim)
         return stored
 
     async def flush(self, session_id: str, dropped: Sequence[Message]) -> int:
@@ -245,17 +281,28 @@ class MemoryExtractor:
 
         Idle-time extraction reads only the newest `MAX_SAID_TOKENS` of what the person said, and
         the summary that replaced these turns may have left a fact out: so they are read now, with
-        the same rules (the person's own words in the whole session). Best effort: a failure is
-        logged, and returns 0."""
-        said = said_in(dropped)
-        session = await self.sessions.get(session_id) if said else None
+        the same rules (the person's own words in the whole session). Like idle-time extraction
+        it claims them first, up to the last of them (`claims`), and reads only what was not read
+        before: a message another worker reads, or read already, is not read again here. Best
+        effort: a failure is logged, and returns 0."""
+        session = await self.sessions.get(session_id) if said_in(dropped) else None
         if session is None:
             return 0
+        where = {mid: i for i, mid in enumerate(written_order(session))}
+        ends = [where[m.id] + 1 for m in dropped if is_persons(m) and m.id in where]
+        claim = await self.claims.claim(session_id, max(ends)) if ends else None
+        if claim is None:
+            return 0
         try:
-            stored = await self._read(session, said)
+            stored = await self._read(session, said_in(written_since(session, claim)))
         except LLMError as exc:
             log.warning("memory.flush_failed", session_id=session_id, error=str(exc))
+            await self.claims.release(claim)
             return 0
+        except BaseException:
+            await self.claims.release(claim)
+            raise
+        await self.claims.done(claim)
         log.info("memory.flushed", session_id=session_id, messages=len(dropped), facts=stored)
         return stored
 

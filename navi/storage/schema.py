@@ -353,3 +353,28 @@ channel_threads = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
 Index("ix_channel_threads_session", channel_threads.c.session_id)
+
+# Per-session working state every worker sees (migration 0023, navi/sessions/state.py): one JSON
+# value per (session, name) — the todo list, the scratchpad, the memory snapshot the session's
+# prompt carries, what compression learnt about the session.
+session_state = Table(
+    "session_state",
+    metadata,
+    Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
+    Column("name", String(32), primary_key=True),
+    Column("data", Text, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    sqlite_with_rowid=False,
+)
+
+# Memory extraction of a session, claimed by one worker at a time (navi/memory/claims.py): `through`
+# display messages (in the order written) were read; a claim held by `worker` until `until` (the
+# database's clock, seconds since the epoch) reads those after them.
+extraction_claims = Table(
+    "extraction_claims",
+    metadata,
+    Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
+    Column("through", Integer, nullable=False, default=0),
+    Column("worker", String(64), nullable=True),
+    Column("until", Float, nullable=True),
+)

@@ -12,14 +12,17 @@ from dataclasses import dataclass
 
 from navi.agent.grants import GrantStore, InMemoryGrantStore
 from navi.memory.base import MemoryStore
+from navi.memory.claims import ExtractionClaims, InMemoryExtractionClaims
 from navi.memory.in_memory import InMemoryMemoryStore
 from navi.schedules.store import InMemoryScheduleStore, ScheduleStore
 from navi.sessions.memory_store import InMemorySessionStore
+from navi.sessions.state import InMemorySessionStateStore, SessionStateStore
 from navi.sessions.store import SessionStore
 from navi.storage.database import Database
 from navi.storage.grants import SqlGrantStore
 from navi.storage.memory import Embed, SqlMemoryStore
 from navi.storage.schedules import SqlScheduleStore
+from navi.storage.session_state import SqlExtractionClaims, SqlSessionStateStore
 from navi.storage.sessions import SqlSessionStore
 from navi.storage.users import SqlUserStore
 from navi.users.store import InMemoryUserStore, UserStore
@@ -32,6 +35,10 @@ class Stores:
     schedules: ScheduleStore
     users: UserStore
     grants: GrantStore  # "always allow" answers
+    # Per-session working state and memory-extraction claims: in the database when the sessions
+    # are (their rows go with their session), for every worker; else in this process.
+    state: SessionStateStore
+    claims: ExtractionClaims
 
 
 def build_stores(
@@ -51,11 +58,17 @@ def build_stores(
             schedules=InMemoryScheduleStore(),
             users=InMemoryUserStore(),
             grants=InMemoryGrantStore(),
+            state=InMemorySessionStateStore(),
+            claims=InMemoryExtractionClaims(),
         )
+    sessions = SqlSessionStore(db, files_dir) if sessions is None else sessions
+    shared = isinstance(sessions, SqlSessionStore) and sessions.db is db
     return Stores(
-        sessions=SqlSessionStore(db, files_dir) if sessions is None else sessions,
+        sessions=sessions,
         memory=SqlMemoryStore(db, embed=embed) if memory is None else memory,
         schedules=SqlScheduleStore(db),
         users=SqlUserStore(db),
         grants=SqlGrantStore(db),
+        state=SqlSessionStateStore(db) if shared else InMemorySessionStateStore(),
+        claims=SqlExtractionClaims(db) if shared else InMemoryExtractionClaims(),
     )

@@ -9,10 +9,10 @@ from navi.net.guard import NetGuard
 from navi.profiles.registry import ProfileRegistry
 from navi.sandbox import Sandbox
 from navi.schedules.service import ScheduleService
+from navi.sessions.state import SessionState
 from navi.sessions.store import SessionStore
 from navi.tools.paths import PathPolicy
 from navi.tools.registry import ToolRegistry
-from navi.tools.session_state import SessionState
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,12 +1,13 @@
-"""`scratchpad`: named sections of working notes, per session."""
+"""`scratchpad`: named sections of working notes, per session, kept with the session
+(navi/sessions/state.py): its next turn reads them on whichever worker it runs."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from navi import runctx
+from navi.sessions.state import SCRATCHPAD, SessionState
 from navi.tools.base import Tool, ToolResult
-from navi.tools.session_state import SessionState
 
 MAX_SECTION_CHARS = 50_000
 
@@ -33,22 +34,12 @@ class ScratchpadTool(Tool):
         self.state = state
 
     async def execute(self, params: dict[str, Any]) -> ToolResult:
-        pad: dict[str, str] = self.state.bucket(runctx.require().session_id, "scratchpad", {})
+        ctx = runctx.require()
+        store = self.state.of(ctx.persistent)
         action, section = params["action"], params.get("section")
-        if action in ("write", "append"):
-            if not section or "content" not in params:
-                return ToolResult.fail(f"`{action}` needs `section` and `content`")
-            text = params["content"] if action == "write" else pad.get(section, "") + params["content"]
-            if len(text) > MAX_SECTION_CHARS:
-                return ToolResult.fail(f"section '{section}' would exceed {MAX_SECTION_CHARS} characters")
-            pad[section] = text
-            return ToolResult.ok(f"Section '{section}' now has {len(text)} characters.")
-        if action == "clear":
-            if section:
-                pad.pop(section, None)
-                return ToolResult.ok(f"Cleared section '{section}'.")
-            pad.clear()
-            return ToolResult.ok("Cleared all sections.")
+        if action in ("write", "append", "clear"):
+            return await store.change(ctx.session_id, SCRATCHPAD, lambda pad: _edit(params, dict(pad or {})))
+        pad: dict[str, str] = await store.get(ctx.session_id, SCRATCHPAD) or {}
         if section:
             if section not in pad:
                 known = ", ".join(pad) or "none yet"
@@ -57,3 +48,22 @@ class ScratchpadTool(Tool):
         if not pad:
             return ToolResult.ok("The scratchpad is empty.")
         return ToolResult.ok("\n\n".join(f"## {name}\n{text}" for name, text in pad.items()))
+
+
+def _edit(params: dict[str, Any], pad: dict[str, str]) -> tuple[dict[str, str] | None, ToolResult]:
+    """The scratchpad after `write`, `append` or `clear` (None: empty), and the result."""
+    action, section = params["action"], params.get("section")
+    if action == "clear":
+        if section:
+            pad.pop(section, None)
+            return pad or None, ToolResult.ok(f"Cleared section '{section}'.")
+        return None, ToolResult.ok("Cleared all sections.")
+    if not section or "content" not in params:
+        return pad or None, ToolResult.fail(f"`{action}` needs `section` and `content`")
+    text = params["content"] if action == "write" else pad.get(section, "") + params["content"]
+    if len(text) > MAX_SECTION_CHARS:
+        return pad or None, ToolResult.fail(
+            f"section '{section}' would exceed {MAX_SECTION_CHARS} characters"
+        )
+    pad[section] = text
+    return pad, ToolResult.ok(f"Section '{section}' now has {len(text)} characters.")

@@ -1,12 +1,13 @@
-"""`todo`: a per-session checklist for multi-step work."""
+"""`todo`: a per-session checklist for multi-step work, kept with the session (navi/sessions/state.py):
+its next turn sees it on whichever worker it runs."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from navi import runctx
+from navi.sessions.state import TODO, SessionState
 from navi.tools.base import Tool, ToolResult
-from navi.tools.session_state import SessionState
 
 STATUSES = ("pending", "in_progress", "done", "failed", "skipped")
 MARKS = {"pending": "[ ]", "in_progress": "[~]", "done": "[x]", "failed": "[!]", "skipped": "[-]"}
@@ -44,17 +45,29 @@ class TodoTool(Tool):
         self.state = state
 
     async def execute(self, params: dict[str, Any]) -> ToolResult:
-        tasks: list[dict[str, str]] = self.state.bucket(runctx.require().session_id, "todo", [])
-        action = params["action"]
-        if action == "set":
+        ctx = runctx.require()
+        store = self.state.of(ctx.persistent)
+        if params["action"] == "read":
+            return self._shown(await store.get(ctx.session_id, TODO) or [])
+        return await store.change(ctx.session_id, TODO, lambda tasks: self._edit(params, tasks or []))
+
+    def _edit(self, params: dict[str, Any], tasks: list[dict[str, str]]) -> tuple[Any, ToolResult]:
+        """The list after `set` or `update`, and the result (a failure changes nothing)."""
+        if params["action"] == "set":
             if "tasks" not in params:
-                return ToolResult.fail("`set` needs `tasks`, the list of task titles")
-            tasks[:] = [{"title": t.strip(), "status": "pending"} for t in params["tasks"]]
-        elif action == "update":
+                return tasks, ToolResult.fail("`set` needs `tasks`, the list of task titles")
+            tasks = [{"title": t.strip(), "status": "pending"} for t in params["tasks"]]
+        else:
             index, status = params.get("index"), params.get("status")
             if index is None or status is None:
-                return ToolResult.fail("`update` needs `index` and `status`")
+                return tasks, ToolResult.fail("`update` needs `index` and `status`")
             if index > len(tasks):
-                return ToolResult.fail(f"there is no task {index}; the list has {len(tasks)}", render(tasks))
+                return tasks, ToolResult.fail(
+                    f"there is no task {index}; the list has {len(tasks)}", render(tasks)
+                )
             tasks[index - 1]["status"] = status
+        return tasks, self._shown(tasks)
+
+    @staticmethod
+    def _shown(tasks: list[dict[str, str]]) -> ToolResult:
         return ToolResult.ok(render(tasks), tasks=[dict(t) for t in tasks])

@@ -43,8 +43,24 @@ class Two:
     sql: bool
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+SQL = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=["memory", *SQL])
 async def two(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Two]:
+    async for made in _two(request, tmp_path):
+        yield made
+
+
+@pytest.fixture(params=SQL)
+async def sql_two(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Two]:
+    """The same on the databases only (in memory, a deleted session's state is dropped by
+    `SessionState.forget`, not by the store)."""
+    async for made in _two(request, tmp_path):
+        yield made
+
+
+async def _two(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Two]:
     if request.param == "memory":
         state, claims = InMemorySessionStateStore(), InMemoryExtractionClaims()
         yield Two(InMemorySessionStore(str(tmp_path / "files")), state, state, claims, claims, sql=False)
@@ -115,9 +131,8 @@ async def test_edits_at_once_through_both_workers_lose_nothing(two: Two) -> None
     assert await two.a.get(sid, "notes") is None
 
 
-async def test_rows_go_with_their_session_and_need_one(two: Two) -> None:
-    if not two.sql:
-        pytest.skip("in memory, the state of a deleted session is dropped by `SessionState.forget`")
+async def test_rows_go_with_their_session_and_need_one(sql_two: Two) -> None:
+    two = sql_two
     sid = (await two.sessions.create("secretary")).id
     await two.a.put(sid, "todo", [{"title": "x", "status": "done"}])
     claim = await two.claims_a.claim(sid, 3)

@@ -12,7 +12,7 @@ import pytest
 from navi.config import Settings, load_settings
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.postgres import PostgresCluster
-from tests.helpers import cli_cache
+from tests.helpers import cli_cache, sqlite_template
 from tests.helpers.clock import CLOCK_IDS, CLOCK_SHIFTS, clock_module, shifted
 from tests.helpers.programs import suite_guard
 from tests.helpers.synapse import Synapse, start_synapse
@@ -66,6 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     cli_cache.install()
+    sqlite_template.install()
     sys.addaudithook(suite_guard().hook)  # for the whole run: an audit hook cannot be removed
     # Every message is planned, as the scripted conversations of the tests expect (their planning
     # calls answer from `AgentScript.plans`), in this process and every Navi a test starts; the

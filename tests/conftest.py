@@ -16,7 +16,7 @@ from tests.helpers import cli_cache, sqlite_template
 from tests.helpers.clock import CLOCK_IDS, CLOCK_SHIFTS, clock_module, shifted
 from tests.helpers.programs import suite_guard
 from tests.helpers.synapse import Synapse, start_synapse
-from tests.helpers.tiers import Durations, deselect_slow
+from tests.helpers.tiers import Durations, deselect_slow, heaviest_first
 
 _NAVI_ENV_PREFIXES = (
     "OLLAMA_",
@@ -109,10 +109,21 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     from xdist.scheduler import LoadScopeScheduling
 
     class Grouped(LoadScopeScheduling):
-        """xdist's scope scheduling, with `run_group` as the scope; the largest groups start first."""
+        """xdist's scope scheduling, with `run_group` as the scope; the scopes that took longest in
+        the last run start first (`heaviest_first`; untimed ones by an estimate)."""
 
         def _split_scope(self, nodeid: str) -> str:
             return run_group(nodeid)
+
+        def schedule(self) -> None:
+            if self.collection is None and self.registered_collections:
+                collections = list(self.registered_collections.values())
+                if all(c == collections[0] for c in collections):  # else xdist reports the difference
+                    order = heaviest_first(list(collections[0]), Durations(config).recorded(), run_group)
+                    for node in self.registered_collections:
+                        self.registered_collections[node] = order
+                    config.option.loadscopereorder = False  # the order is this one
+            super().schedule()
 
     return Grouped(config, log)  # type: ignore[arg-type]
 

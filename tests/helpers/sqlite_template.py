@@ -13,6 +13,8 @@ existing file or to another revision (tests/test_migrations*.py).
 from __future__ import annotations
 
 import asyncio
+import atexit
+import shutil
 import sqlite3
 import tempfile
 import threading
@@ -30,7 +32,9 @@ def _made() -> Path:
     global _template
     with _lock:
         if _template is None:
-            path = Path(tempfile.mkdtemp(prefix="navi-template-")) / "template.db"
+            folder = Path(tempfile.mkdtemp(prefix="navi-template-"))
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
+            path = folder / "template.db"
 
             async def migrate_it() -> None:
                 db = Database(sqlite_url(path))
@@ -67,4 +71,7 @@ async def upgrade(db: Database, revision: str = "head") -> None:
 
 
 def install() -> None:
+    """Use templates from now on; the template is made at once (before any test, so no test sees
+    its migration in the log it captures)."""
+    _made()
     migrate.upgrade = upgrade  # every caller goes through the module

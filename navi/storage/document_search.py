@@ -1,0 +1,304 @@
+"""Searching one owner's document chunks in SQL: keyword ranks, vector ranks, and their fusion.
+
+**Keywords.** A query is words of letters and digits (as the conversation search reads it:
+quotes, `NEAR`, `*`, `-`, brackets are never query syntax), at most MAX_TERMS. Any word may
+match; chunks are ranked by BM25 in Python, each word weighed by the searching owner's own chunks
+only — how many they have (the sum of their documents' `chunks`) and how many hold the word,
+counted up to COUNT_CAP — never by other users' documents, which FTS5's `bm25()` would count
+(navi/storage/search.py says why). Only candidates are ranked, each found by a statement with a
+LIMIT, so a search costs about the same at 1,000 chunks or 1,000,000:
+
+- the owner's newest WINDOW chunks holding every word, and
+- the owner's newest WINDOW chunks holding each of the RARE_TERMS rarest words. A word in no more
+  than WINDOW of the owner's chunks has every one of them a candidate; the words in many chunks
+  weigh little, so a chunk holding only those ranks low anyway.
+
+SQLite finds them with the FTS5 table of migration 0023 (`unicode61 remove_diacritics 2`, as the
+conversation search), PostgreSQL with the GIN index on the `tsvector` column ('simple'), queried
+with `plainto_tsquery`, which reads no syntax either. (PostgreSQL's 'simple' keeps diacritics: a
+search for "cafe" there does not find "café", as in the conversation search.)
+
+**Vectors.** Stored unit length as float32 bytes with the embedder's name; a query compares only
+with vectors of the same name. The scan is exact and bounded in memory: the owner's vectors are
+read in batches of BATCH rows by id (an index on (owner, embedder, id)), each batch one matrix
+product in numpy, keeping the best `k` so far. Nothing is kept between searches, so every worker
+sees every other's writes; the cost is linear in the owner's vectors (the figures are in the
+report of issue 43: about 0.1 s per 100,000 vectors of 128 dimensions on SQLite).
+
+**Fusion.** With both, each ranking's best CANDIDATES are fused by reciprocal rank (RRF_K).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, bindparam, text
+
+from navi.documents.base import Hit, Place
+from navi.sessions.search import bm25_idf, bm25_norm, bm25_tf, fold, words_of
+from navi.storage.counts import Counts
+from navi.storage.vectors import single_threaded_blas
+
+MAX_TERMS = 12
+MAX_TERM_CHARS = 64
+WINDOW = 100  # candidates per statement
+RARE_TERMS = 4  # words whose own matches are candidates too
+COUNT_CAP = 2000  # a word's chunks are counted up to this many, for its weight
+CANDIDATES = 30  # from each ranking, before they are fused
+RRF_K = 60  # reciprocal rank fusion: a result at rank r adds 1 / (RRF_K + r)
+BATCH = 4096  # vectors read and scored at a time
+_WORD = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class Words:
+    """A query's words: `folded` as the ranking compares them (`fold`, like `words_of`), `plain`
+    (only lower-cased) for the index, which folds them its own way."""
+
+    folded: tuple[str, ...]
+    plain: tuple[str, ...]
+
+
+def words(query: str) -> Words:
+    folded: list[str] = []
+    plain: list[str] = []
+    for match in _WORD.finditer(query[: MAX_TERMS * (MAX_TERM_CHARS + 8)]):
+        word = match.group()[:MAX_TERM_CHARS]
+        key = fold(word)
+        if key and key not in folded:
+            folded.append(key)
+            plain.append(word.lower())
+        if len(folded) == MAX_TERMS:
+            break
+    return Words(tuple(folded), tuple(plain))
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Whose chunks, and (None: all of them) only those of these collections or documents."""
+
+    owner: str
+    collections: tuple[str, ...] | None = None
+    documents: tuple[str, ...] | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.collections == () or self.documents == ()
+
+    def sql(self) -> str:
+        """Conditions on chunk `c`, for `params`."""
+        parts = ["c.owner = :owner"]
+        if self.collections is not None:
+            mine = "SELECT id FROM documents WHERE owner = :owner AND collection_id IN :collections"
+            parts.append(f"c.document_id IN ({mine})")
+        if self.documents is not None:
+            parts.append("c.document_id IN :documents")
+        return " AND ".join(parts)
+
+    def params(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"owner": self.owner}
+        if self.collections is not None:
+            found["collections"] = list(self.collections)
+        if self.documents is not None:
+            found["documents"] = list(self.documents)
+        return found
+
+    def statement(self, sql: str) -> Any:
+        names = [n for n in ("collections", "documents") if getattr(self, n) is not None]
+        return text(sql).bindparams(*(bindparam(n, expanding=True) for n in names))
+
+
+def new_counts() -> Counts:
+    return Counts("document_chunks")
+
+
+def _match(conn: Connection, words: Sequence[str]) -> tuple[str, str]:
+    """(condition on `c`, the bound text) matching chunks with every one of `words`."""
+    if conn.dialect.name == "sqlite":
+        condition = "c.id IN (SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH :match)"
+        return condition, " ".join(f'"{w}"' for w in words)
+    return "c.search @@ plainto_tsquery('simple'::regconfig, :match)", " ".join(words)
+
+
+def _window(conn: Connection, scope: Scope, words: Sequence[str], limit: int) -> list[tuple[int, str]]:
+    """The owner's newest `limit` chunks (in scope) holding every one of `words`: (id, text)."""
+    if conn.dialect.name == "sqlite":
+        # FTS5 walks the matches newest first; each is looked up by id (CROSS JOIN: the planner
+        # must not walk the owner's chunks instead) and the walk stops at the limit.
+        sql = f"""SELECT c.id, c.text FROM document_chunks_fts
+            CROSS JOIN document_chunks c ON c.id = document_chunks_fts.rowid
+            WHERE document_chunks_fts MATCH :match AND {scope.sql()}
+            ORDER BY document_chunks_fts.rowid DESC LIMIT :limit"""
+        match = " ".join(f'"{w}"' for w in words)
+    else:
+        condition, match = _match(conn, words)
+        sql = f"""SELECT c.id, c.text FROM document_chunks c WHERE {condition} AND {scope.sql()}
+            ORDER BY c.id DESC LIMIT :limit"""
+    rows = conn.execute(scope.statement(sql), {**scope.params(), "match": match, "limit": limit})
+    return [(int(r[0]), str(r[1])) for r in rows]
+
+
+def _count(conn: Connection, owner: str, word: str) -> int:
+    """The owner's chunks holding `word`, up to COUNT_CAP."""
+    if conn.dialect.name == "sqlite":
+        # FTS5 walks the word's list; the (owner, id) index says whose each chunk is, unread.
+        sql = """SELECT count(*) FROM (SELECT 1 FROM document_chunks_fts
+            CROSS JOIN document_chunks c INDEXED BY ix_document_chunks_owner_id
+            ON c.owner = :owner AND c.id = document_chunks_fts.rowid
+            WHERE document_chunks_fts MATCH :match LIMIT :cap)"""
+        match = f'"{word}"'
+    else:
+        condition, match = _match(conn, [word])
+        sql = f"""SELECT count(*) FROM (SELECT 1 FROM document_chunks c
+            WHERE c.owner = :owner AND {condition} LIMIT :cap) x"""
+    return int(conn.execute(text(sql), {"owner": owner, "match": match, "cap": COUNT_CAP}).scalar() or 0)
+
+
+def _total(conn: Connection, owner: str) -> int:
+    """The owner's chunks, from their documents' rows (a few rows, not a count of chunks)."""
+    sql = "SELECT coalesce(sum(chunks), 0) FROM documents WHERE owner = :owner"
+    return int(conn.execute(text(sql), {"owner": owner}).scalar() or 0)
+
+
+def keyword(conn: Connection, scope: Scope, query: Words, k: int, counts: Counts) -> list[tuple[int, float]]:
+    """The best `k` chunks for the query's words: (id, BM25), best first (see the module)."""
+    if not query.folded or scope.empty:
+        return []
+    # Each index folds a word as it folded the text (FTS5's unicode61 lower-cases and drops
+    # diacritics but keeps "ß"; PostgreSQL's 'simple' lower-cases only): the words go as typed.
+    find = query.plain
+    total = _total(conn, scope.owner)
+    held = {
+        w: counts.holding(scope.owner, w, total, partial(_count, conn, scope.owner, f))
+        for w, f in zip(query.folded, find, strict=True)
+    }
+    candidates: dict[int, str] = {}
+    if len(find) > 1:
+        candidates.update(_window(conn, scope, find, WINDOW))
+    rare = sorted((n, i) for i, n in enumerate(held.values()) if n > 0)[:RARE_TERMS]
+    for _, i in rare:
+        candidates.update(_window(conn, scope, [find[i]], WINDOW))
+    if not candidates:
+        return []
+    total = max(total, len(candidates))
+    weights = {w: bm25_idf(total, max(1, n)) for w, n in held.items()}
+    split = {i: words_of(body) for i, body in candidates.items()}
+    average = sum(len(ws) for ws in split.values()) / len(split) or 1.0
+    scored = []
+    for i, ws in split.items():
+        norm = bm25_norm(len(ws), average)
+        tf: dict[str, int] = {}
+        for w in ws:
+            if w in weights:
+                tf[w] = tf.get(w, 0) + 1
+        score = sum(weights[w] * bm25_tf(n, norm) for w, n in tf.items())
+        if score > 0:
+            scored.append((score, i))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    return [(i, s) for s, i in scored[:k]]
+
+
+def encode(vector: Sequence[float]) -> bytes:
+    """A vector as stored: float32, unit length."""
+    array = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(array))
+    return (array / norm if norm > 0 else array).astype(np.float32).tobytes()
+
+
+def nearest(
+    conn: Connection, scope: Scope, embedder: str, vector: Sequence[float], k: int
+) -> list[tuple[int, float]]:
+    """The `k` chunks (in scope) whose vectors of `embedder` are closest to `vector`: (id, cosine),
+    closest first, by an exact scan in batches (see the module)."""
+    query = np.frombuffer(encode(vector), dtype=np.float32)
+    if scope.empty or not query.size or not float(np.abs(query).sum()):
+        return []
+    single_threaded_blas()
+    size = query.size * 4
+    sql = f"""SELECT c.id, c.vector FROM document_chunks c
+        WHERE {scope.sql()} AND c.embedder = :embedder AND c.id > :after
+        ORDER BY c.owner, c.embedder, c.id LIMIT :batch"""
+    statement = scope.statement(sql)
+    params = {**scope.params(), "embedder": embedder, "batch": BATCH}
+    best_ids = np.zeros(0, dtype=np.int64)
+    best = np.zeros(0, dtype=np.float32)
+    after = -1
+    while True:
+        rows = conn.execute(statement, {**params, "after": after}).all()
+        if not rows:
+            break
+        after = int(rows[-1][0])
+        kept = [(int(r[0]), bytes(r[1])) for r in rows if r[1] is not None and len(r[1]) == size]
+        if kept:
+            ids = np.fromiter((i for i, _ in kept), dtype=np.int64, count=len(kept))
+            matrix = np.frombuffer(b"".join(v for _, v in kept), dtype=np.float32).reshape(len(kept), -1)
+            best_ids = np.concatenate([best_ids, ids])
+            best = np.concatenate([best, matrix @ query])
+            if len(best) > k:
+                top = np.argpartition(-best, k - 1)[:k]
+                best_ids, best = best_ids[top], best[top]
+        if len(rows) < BATCH:
+            break
+    order = np.lexsort((best_ids, -best))
+    return [(int(best_ids[i]), float(best[i])) for i in order]
+
+
+def fuse(rankings: Sequence[Sequence[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion of rankings (each best first): (id, fused score), best first; ties
+    in the order the rankings first name them."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, (i, _) in enumerate(ranking, start=1):
+            scores[i] = scores.get(i, 0.0) + 1.0 / (RRF_K + rank)
+    ordered = sorted(scores.items(), key=lambda item: -item[1])  # stable: first named first
+    return ordered[:k]
+
+
+_DETAILS = """SELECT c.id, c.document_id, d.name, d.collection_id, c.ordinal, c.text, c.page,
+    c.slide, c.sheet, c.cells, c.headings FROM document_chunks c JOIN documents d ON d.id = c.document_id"""
+
+
+def place(row: Any) -> Place:
+    headings = tuple(str(h) for h in json.loads(row.headings or "[]"))
+    return Place(page=row.page, slide=row.slide, sheet=row.sheet, cells=row.cells, headings=headings)
+
+
+def to_hit(row: Any, score: float) -> Hit:
+    return Hit(
+        chunk_id=int(row.id),
+        document_id=row.document_id,
+        document_name=row.name,
+        collection_id=row.collection_id,
+        ordinal=int(row.ordinal),
+        text=row.text,
+        place=place(row),
+        score=score,
+    )
+
+
+def hits(conn: Connection, owner: str, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
+    """The ranked chunks as hits, in order (only the owner's)."""
+    if not ranked:
+        return []
+    statement = text(f"{_DETAILS} WHERE c.id IN :ids AND c.owner = :owner").bindparams(
+        bindparam("ids", expanding=True)
+    )
+    rows = {r.id: r for r in conn.execute(statement, {"ids": [i for i, _ in ranked], "owner": owner})}
+    return [to_hit(rows[i], s) for i, s in ranked if i in rows]
+
+
+def chunk_rows(conn: Connection, owner: str, chunk_id: int, around: int) -> list[Any]:
+    """The chunk and its `around` neighbours each side in its document, in order (the owner's)."""
+    statement = text(
+        f"""{_DETAILS} JOIN document_chunks m ON m.document_id = c.document_id
+        WHERE m.id = :id AND m.owner = :owner
+            AND c.ordinal BETWEEN m.ordinal - :around AND m.ordinal + :around
+        ORDER BY c.ordinal"""
+    )
+    return list(conn.execute(statement, {"id": chunk_id, "owner": owner, "around": max(0, around)}))

@@ -11,12 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from navi.agent.grants import GrantStore, InMemoryGrantStore
+from navi.documents.base import DocumentStore
 from navi.memory.base import MemoryStore
 from navi.memory.in_memory import InMemoryMemoryStore
 from navi.schedules.store import InMemoryScheduleStore, ScheduleStore
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.store import SessionStore
 from navi.storage.database import Database
+from navi.storage.documents import SqlDocumentStore
 from navi.storage.grants import SqlGrantStore
 from navi.storage.memory import Embed, SqlMemoryStore
 from navi.storage.schedules import SqlScheduleStore
@@ -32,6 +34,9 @@ class Stores:
     schedules: ScheduleStore
     users: UserStore
     grants: GrantStore  # "always allow" answers
+    # Documents people gave Navi (issue 43): on the database only (their bytes and index live
+    # there); None without one.
+    documents: DocumentStore | None = None
 
 
 def build_stores(
@@ -58,4 +63,5 @@ def build_stores(
         schedules=SqlScheduleStore(db),
         users=SqlUserStore(db),
         grants=SqlGrantStore(db),
+        documents=SqlDocumentStore(db),
     )

@@ -373,14 +373,48 @@ async def test_vector_search_only_same_embedder(store: SqlDocumentStore) -> None
 async def test_vector_scan_crosses_batches(store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch) -> None:
     from navi.storage import document_search
 
-    monkeypatch.setattr(document_search, "BATCH", 3)
+    monkeypatch.setattr(document_search, "BATCH_BYTES", 40)  # one document (of 4 vectors of 2) at a time
     mine = await store.create_collection("alice", "Mine")
-    vectors = [[1.0, float(n)] for n in range(10)]  # the last is closest to (0, 1)
-    await indexed(
-        store, "alice", mine.id, "v.txt", [f"c{n}" for n in range(10)], vectors=vectors, embedder="m"
-    )
+    for d in range(3):
+        vectors = [[1.0, float(4 * d + n)] for n in range(4)]  # the last is closest to (0, 1)
+        texts = [f"c{4 * d + n}" for n in range(4)]
+        await indexed(store, "alice", mine.id, f"v{d}.txt", texts, vectors=vectors, embedder="m")
     hits = await store.search("alice", "", query_vector=[0, 1], embedder="m", limit=3)
-    assert [h.text for h in hits] == ["c9", "c8", "c7"]
+    assert [h.text for h in hits] == ["c11", "c10", "c9"]
+    assert document_search._batches([("a", 4, 2), ("b", 4, 2), ("c", 1, 2)], 40) == [["a"], ["b", "c"]]
+
+
+async def test_vectors_follow_their_chunks(store: SqlDocumentStore) -> None:
+    mine = await store.create_collection("alice", "Mine")
+    doc = await indexed(store, "alice", mine.id, "v.txt", ["a", "b"], vectors=[[1, 0], [0, 1]], embedder="m")
+    await store.requeue("alice", doc)
+    assert (await store.claim("w", 60)) is not None
+    # Re-indexed in another order and without vectors: the old vectors go with the old chunks.
+    chunks = [Chunk(1, "b2"), Chunk(0, "a2")]
+    assert await store.finish(
+        doc, "w", kind="text", pages=1, chunks=chunks, vectors=[[0, 1], [1, 0]], embedder="m"
+    )
+    assert [
+        h.text for h in await store.search("alice", "", query_vector=[1, 0.1], embedder="m", limit=2)
+    ] == [
+        "a2",
+        "b2",
+    ]
+    await store.requeue("alice", doc)
+    assert (await store.claim("w", 60)) is not None
+    assert await store.finish(
+        doc, "w", kind="text", pages=1, chunks=[Chunk(0, "c")], vectors=None, embedder=None
+    )
+    assert await store.search("alice", "", query_vector=[1, 0], embedder="m") == []
+    with pytest.raises(ValueError):
+        await store.finish(
+            doc, "w", kind="text", pages=1, chunks=[Chunk(0, "a"), Chunk(0, "b")], vectors=None, embedder=None
+        )
+    await store.add_document("alice", mine.id, "v.txt", data=b"new")
+    rows = await store.db.read(
+        lambda conn: conn.execute(text("SELECT count(*) FROM document_vectors")).scalar()
+    )
+    assert rows == 0
 
 
 async def test_hybrid_fuses_keyword_and_vector_ranks(store: SqlDocumentStore) -> None:

@@ -92,16 +92,12 @@ def queued() -> dict[str, Any]:
     }
 
 
-def chunk_rows(
-    document_id: str, owner: str, chunks: Sequence[Chunk], vectors: list[bytes] | None, embedder: str | None
-) -> list[dict[str, Any]]:
+def chunk_rows(document_id: str, owner: str, chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
     return [
         {
             "document_id": document_id,
             "owner": owner,
             "ordinal": chunk.ordinal,
-            "embedder": embedder if vectors is not None else None,
-            "vector": vectors[n] if vectors is not None else None,
             "page": chunk.place.page,
             "slide": chunk.place.slide,
             "sheet": chunk.place.sheet,
@@ -109,5 +105,5 @@ def chunk_rows(
             "headings": json.dumps(list(chunk.place.headings), ensure_ascii=False),
             "text": chunk.text,
         }
-        for n, chunk in enumerate(chunks)
+        for chunk in chunks
     ]

@@ -18,12 +18,15 @@ conversation search), PostgreSQL with the GIN index on the `tsvector` column ('s
 with `plainto_tsquery`, which reads no syntax either. (PostgreSQL's 'simple' keeps diacritics: a
 search for "cafe" there does not find "café", as in the conversation search.)
 
-**Vectors.** Stored unit length as float32 bytes with the embedder's name; a query compares only
-with vectors of the same name. The scan is exact and bounded in memory: the owner's vectors are
-read in batches of BATCH rows by id (an index on (owner, embedder, id)), each batch one matrix
-product in numpy, keeping the best `k` so far. Nothing is kept between searches, so every worker
-sees every other's writes; the cost is linear in the owner's vectors (the figures are in the
-report of issue 43: about 0.1 s per 100,000 vectors of 128 dimensions on SQLite).
+**Vectors.** A document's vectors are one row of `document_vectors`: a float32 matrix of unit
+rows and its chunks' ids, with the name of the model that made them; a query compares only with
+vectors of the same name and dimension. The scan is exact and bounded in memory: the owner's
+documents with such vectors are listed (small columns), then read whole in batches of at most
+BATCH_BYTES, each document one matrix product in numpy, keeping the best `k` so far. A row per
+document rather than per chunk is what makes this fast: reading 100,000 rows of a vector each
+costs several times the arithmetic (the figures are in the report of issue 43). Nothing is kept
+between searches, so every worker sees every other's writes at once; the cost is linear in the
+owner's vectors.
 
 **Fusion.** With both, each ranking's best CANDIDATES are fused by reciprocal rank (RRF_K).
 """
@@ -38,11 +41,13 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, bindparam, text
+from numpy.typing import NDArray
+from sqlalchemy import Connection, bindparam, insert, select, text
 
 from navi.documents.base import Hit, Place
 from navi.sessions.search import bm25_idf, bm25_norm, bm25_tf, fold, words_of
 from navi.storage.counts import Counts
+from navi.storage.schema import document_chunks, document_vectors
 from navi.storage.vectors import single_threaded_blas
 
 MAX_TERMS = 12
@@ -52,7 +57,7 @@ RARE_TERMS = 4  # words whose own matches are candidates too
 COUNT_CAP = 2000  # a word's chunks are counted up to this many, for its weight
 CANDIDATES = 30  # from each ranking, before they are fused
 RRF_K = 60  # reciprocal rank fusion: a result at rank r adds 1 / (RRF_K + r)
-BATCH = 4096  # vectors read and scored at a time
+BATCH_BYTES = 32 * 1024 * 1024  # vectors read and scored at a time (whole documents)
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -204,47 +209,91 @@ def keyword(conn: Connection, scope: Scope, query: Words, k: int, counts: Counts
     return [(i, s) for s, i in scored[:k]]
 
 
-def encode(vector: Sequence[float]) -> bytes:
-    """A vector as stored: float32, unit length."""
-    array = np.asarray(vector, dtype=np.float32)
-    norm = float(np.linalg.norm(array))
-    return (array / norm if norm > 0 else array).astype(np.float32).tobytes()
+def unit_rows(vectors: Sequence[Sequence[float]]) -> NDArray[np.float32]:
+    """Vectors as a float32 matrix of unit rows; ValueError when they differ in length or are empty."""
+    try:
+        matrix = np.asarray(vectors, dtype=np.float32)
+    except ValueError as exc:
+        raise ValueError("vectors of one length") from exc
+    if matrix.ndim != 2 or not matrix.shape[1]:
+        raise ValueError("vectors of one length")
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.ascontiguousarray(matrix / np.where(norms > 0, norms, 1.0), dtype=np.float32)
+
+
+def store_vectors(
+    conn: Connection,
+    document_id: str,
+    owner: str,
+    embedder: str,
+    ordinals: Sequence[int],
+    matrix: NDArray[np.float32],
+) -> None:
+    """The document's vectors (row i: the chunk of `ordinals[i]`), its chunks just written."""
+    ids = dict(
+        conn.execute(
+            select(document_chunks.c.ordinal, document_chunks.c.id).where(
+                document_chunks.c.document_id == document_id
+            )
+        ).all()
+    )
+    chunk_ids = np.array([ids[o] for o in ordinals], dtype=np.int64)
+    conn.execute(
+        insert(document_vectors).values(
+            document_id=document_id,
+            owner=owner,
+            embedder=embedder,
+            dim=matrix.shape[1],
+            count=matrix.shape[0],
+            chunk_ids=chunk_ids.tobytes(),
+            vectors=matrix.tobytes(),
+        )
+    )
+
+
+def _batches(rows: Sequence[Any], budget: int) -> list[list[str]]:
+    """Documents (id, count, dim) in groups of at most `budget` bytes of vectors (at least one)."""
+    groups: list[list[str]] = [[]]
+    size = 0
+    for document_id, count, dim in rows:
+        bytes_ = int(count) * int(dim) * 4
+        if groups[-1] and size + bytes_ > budget:
+            groups.append([])
+            size = 0
+        groups[-1].append(document_id)
+        size += bytes_
+    return [g for g in groups if g]
 
 
 def nearest(
     conn: Connection, scope: Scope, embedder: str, vector: Sequence[float], k: int
 ) -> list[tuple[int, float]]:
     """The `k` chunks (in scope) whose vectors of `embedder` are closest to `vector`: (id, cosine),
-    closest first, by an exact scan in batches (see the module)."""
-    query = np.frombuffer(encode(vector), dtype=np.float32)
+    closest first, by an exact scan in batches of documents (see the module)."""
+    query = unit_rows([vector])[0] if len(vector) else np.zeros(0, dtype=np.float32)
     if scope.empty or not query.size or not float(np.abs(query).sum()):
         return []
     single_threaded_blas()
-    size = query.size * 4
-    sql = f"""SELECT c.id, c.vector FROM document_chunks c
-        WHERE {scope.sql()} AND c.embedder = :embedder AND c.id > :after
-        ORDER BY c.owner, c.embedder, c.id LIMIT :batch"""
-    statement = scope.statement(sql)
-    params = {**scope.params(), "embedder": embedder, "batch": BATCH}
+    # Which documents have vectors of this model and dimension: their rows' small columns only.
+    listing = scope.statement(
+        f"""SELECT c.document_id, c.count, c.dim FROM document_vectors c
+        WHERE {scope.sql()} AND c.embedder = :embedder AND c.dim = :dim ORDER BY c.document_id"""
+    )
+    params = {**scope.params(), "embedder": embedder, "dim": int(query.size)}
+    read = text(
+        "SELECT chunk_ids, vectors FROM document_vectors WHERE document_id IN :ids AND owner = :owner"
+    ).bindparams(bindparam("ids", expanding=True))
     best_ids = np.zeros(0, dtype=np.int64)
     best = np.zeros(0, dtype=np.float32)
-    after = -1
-    while True:
-        rows = conn.execute(statement, {**params, "after": after}).all()
-        if not rows:
-            break
-        after = int(rows[-1][0])
-        kept = [(int(r[0]), bytes(r[1])) for r in rows if r[1] is not None and len(r[1]) == size]
-        if kept:
-            ids = np.fromiter((i for i, _ in kept), dtype=np.int64, count=len(kept))
-            matrix = np.frombuffer(b"".join(v for _, v in kept), dtype=np.float32).reshape(len(kept), -1)
+    for group in _batches(conn.execute(listing, params).all(), BATCH_BYTES):
+        for chunk_ids, vectors in conn.execute(read, {"ids": group, "owner": scope.owner}):
+            ids = np.frombuffer(chunk_ids, dtype=np.int64)
+            matrix = np.frombuffer(vectors, dtype=np.float32).reshape(len(ids), -1)
             best_ids = np.concatenate([best_ids, ids])
             best = np.concatenate([best, matrix @ query])
             if len(best) > k:
                 top = np.argpartition(-best, k - 1)[:k]
                 best_ids, best = best_ids[top], best[top]
-        if len(rows) < BATCH:
-            break
     order = np.lexsort((best_ids, -best))
     return [(int(best_ids[i]), float(best[i])) for i in order]
 

@@ -61,6 +61,7 @@ from navi.storage.schema import (
     doc_session_collections,
     document_blobs,
     document_chunks,
+    document_vectors,
     documents,
 )
 
@@ -247,6 +248,7 @@ class SqlDocumentStore(DocumentStore):
             else:
                 document_id = old
                 conn.execute(update(documents).where(D.id == old).values(**values))
+                conn.execute(delete(document_vectors).where(document_vectors.c.document_id == old))
                 conn.execute(delete(document_chunks).where(document_chunks.c.document_id == old))
                 conn.execute(delete(document_blobs).where(document_blobs.c.document_id == old))
             if data is not None:
@@ -351,9 +353,11 @@ class SqlDocumentStore(DocumentStore):
     ) -> bool:
         """See `DocumentStore`; ValueError when `vectors` are not one per chunk or come without
         the embedder's name."""
+        if len({c.ordinal for c in chunks}) != len(chunks):
+            raise ValueError("each chunk needs its own ordinal")
         if vectors is not None and (len(vectors) != len(chunks) or not embedder):
             raise ValueError("one vector per chunk, with the embedder's name")
-        encoded = [found.encode(v) for v in vectors] if vectors is not None else None
+        matrix = found.unit_rows(vectors) if vectors else None
 
         def run(conn: Connection) -> bool:
             owner = conn.execute(
@@ -361,11 +365,12 @@ class SqlDocumentStore(DocumentStore):
             ).scalar()
             if owner is None:
                 return False
+            conn.execute(delete(document_vectors).where(document_vectors.c.document_id == document_id))
             conn.execute(delete(document_chunks).where(document_chunks.c.document_id == document_id))
             if chunks:
-                conn.execute(
-                    insert(document_chunks), chunk_rows(document_id, owner, chunks, encoded, embedder)
-                )
+                conn.execute(insert(document_chunks), chunk_rows(document_id, owner, chunks))
+            if matrix is not None and embedder:
+                found.store_vectors(conn, document_id, owner, embedder, [c.ordinal for c in chunks], matrix)
             conn.execute(
                 update(documents)
                 .where(D.id == document_id)

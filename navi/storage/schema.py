@@ -420,7 +420,6 @@ document_blobs = Table(
     Column("data", LargeBinary, nullable=False),
 )
 
-# The vector comes before the text, so SQLite reads a row's vector without walking its text.
 document_chunks = Table(
     "document_chunks",
     metadata,
@@ -428,8 +427,6 @@ document_chunks = Table(
     Column("document_id", String(32), ForeignKey("documents.id", ondelete="CASCADE"), nullable=False),
     Column("owner", String(128), nullable=False),
     Column("ordinal", Integer, nullable=False),
-    Column("embedder", String(200), nullable=True),
-    Column("vector", LargeBinary, nullable=True),  # float32, unit length
     Column("page", Integer, nullable=True),
     Column("slide", Integer, nullable=True),
     Column("sheet", String(200), nullable=True),
@@ -439,4 +436,24 @@ document_chunks = Table(
 )
 Index("ix_document_chunks_document", document_chunks.c.document_id, document_chunks.c.ordinal)
 Index("ix_document_chunks_owner_id", document_chunks.c.owner, document_chunks.c.id)
-Index("ix_document_chunks_vectors", document_chunks.c.owner, document_chunks.c.embedder, document_chunks.c.id)
+
+# A document's chunk vectors, one row per document: `vectors` is a float32 matrix of unit rows
+# (`count` x `dim`), row i the vector of chunk `chunk_ids[i]` (int64), all made by `embedder`. A
+# search reads a few rows of megabytes, not a row per chunk (navi/storage/document_search.py).
+document_vectors = Table(
+    "document_vectors",
+    metadata,
+    Column("document_id", String(32), ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True),
+    Column("owner", String(128), nullable=False),
+    Column("embedder", String(200), nullable=False),
+    Column("dim", Integer, nullable=False),
+    Column("count", Integer, nullable=False),
+    Column("chunk_ids", LargeBinary, nullable=False),
+    Column("vectors", LargeBinary, nullable=False),
+)
+Index(
+    "ix_document_vectors_owner",
+    document_vectors.c.owner,
+    document_vectors.c.embedder,
+    document_vectors.c.document_id,
+)

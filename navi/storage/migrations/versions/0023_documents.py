@@ -7,8 +7,10 @@
 - `documents`: one row per file, with its indexing state and the lease of the worker indexing it
   (`lease_until`, seconds since the epoch on the database's clock); (collection, name) unique.
 - `document_blobs`: an upload's bytes, so any worker can index and serve it.
-- `document_chunks`: the indexed passages with their place, and a float32 vector with the name of
-  the model that made it.
+- `document_chunks`: the indexed passages with their place.
+- `document_vectors`: a document's chunk vectors, one row per document (a float32 matrix and the
+  chunks' ids, with the name of the model that made them), so a vector search reads a few large
+  rows instead of a row per chunk.
 
 The chunks' text is indexed for keyword search as the conversation search is (migration 0015): on
 SQLite a contentless FTS5 table with the same tokenizer, kept by triggers (a cascade from a deleted
@@ -122,8 +124,6 @@ def upgrade() -> None:
         ),
         sa.Column("owner", sa.String(128), nullable=False),
         sa.Column("ordinal", sa.Integer, nullable=False),
-        sa.Column("embedder", sa.String(200), nullable=True),
-        sa.Column("vector", sa.LargeBinary, nullable=True),
         sa.Column("page", sa.Integer, nullable=True),
         sa.Column("slide", sa.Integer, nullable=True),
         sa.Column("sheet", sa.String(200), nullable=True),
@@ -133,7 +133,19 @@ def upgrade() -> None:
     )
     op.create_index("ix_document_chunks_document", "document_chunks", ["document_id", "ordinal"])
     op.create_index("ix_document_chunks_owner_id", "document_chunks", ["owner", "id"])
-    op.create_index("ix_document_chunks_vectors", "document_chunks", ["owner", "embedder", "id"])
+    op.create_table(
+        "document_vectors",
+        sa.Column(
+            "document_id", sa.String(32), sa.ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True
+        ),
+        sa.Column("owner", sa.String(128), nullable=False),
+        sa.Column("embedder", sa.String(200), nullable=False),
+        sa.Column("dim", sa.Integer, nullable=False),
+        sa.Column("count", sa.Integer, nullable=False),
+        sa.Column("chunk_ids", sa.LargeBinary, nullable=False),
+        sa.Column("vectors", sa.LargeBinary, nullable=False),
+    )
+    op.create_index("ix_document_vectors_owner", "document_vectors", ["owner", "embedder", "document_id"])
     for statement in SQLITE if op.get_bind().dialect.name == "sqlite" else POSTGRES:
         op.execute(statement)
 
@@ -144,6 +156,7 @@ def downgrade() -> None:
         op.execute("DROP TRIGGER IF EXISTS document_chunks_fts_ad")
         op.execute("DROP TABLE IF EXISTS document_chunks_fts")
     for table in (
+        "document_vectors",
         "document_chunks",
         "document_blobs",
         "documents",

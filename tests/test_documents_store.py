@@ -455,3 +455,18 @@ async def test_passage_with_neighbours(store: SqlDocumentStore) -> None:
     assert await store.passage("bob", chunk.chunk_id) is None
     assert await store.passage("alice", 10**9) is None
     assert hit.document_name == "p.txt"
+
+
+async def test_common_words_weigh_little(store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from navi.storage import document_search
+
+    monkeypatch.setattr(document_search, "COUNT_CAP", 3)  # "common" is in more chunks than that
+    mine = await store.create_collection("alice", "Mine")
+    texts = [f"common filler {n}" for n in range(6)] + ["common rare", "rare alone here"]
+    await indexed(store, "alice", mine.id, "c.txt", texts)
+    # The two chunks holding the rare word come first.
+    assert [h.ordinal for h in await store.search("alice", "common rare", limit=2)] == [6, 7]
+    # For three, the chunks holding only "common" are read too, and the first of them comes third.
+    assert [h.ordinal for h in await store.search("alice", "common rare", limit=3)] == [6, 7, 0]
+    # A word in many chunks alone still finds them (its own window, the newest first).
+    assert len(await store.search("alice", "common", limit=10)) == 7

@@ -10,8 +10,9 @@ LIMIT, so a search costs about the same at 1,000 chunks or 1,000,000:
 
 - the owner's newest WINDOW chunks holding every word, and
 - the owner's newest WINDOW chunks holding each of the RARE_TERMS rarest words. A word in no more
-  than WINDOW of the owner's chunks has every one of them a candidate; the words in many chunks
-  weigh little, so a chunk holding only those ranks low anyway.
+  than WINDOW of the owner's chunks has every one of them a candidate. A word in COUNT_CAP chunks
+  or more weighs little, so a chunk holding only such words ranks low anyway: their windows (the
+  costliest, walking the most matches) are read only while fewer than the `k` asked for were found.
 
 SQLite finds them with the FTS5 table of migration 0023 (`unicode61 remove_diacritics 2`, as the
 conversation search), PostgreSQL with the GIN index on the `tsvector` column ('simple'), queried
@@ -123,12 +124,8 @@ def new_counts() -> Counts:
     return Counts("document_chunks")
 
 
-def _match(conn: Connection, words: Sequence[str]) -> tuple[str, str]:
-    """(condition on `c`, the bound text) matching chunks with every one of `words`."""
-    if conn.dialect.name == "sqlite":
-        condition = "c.id IN (SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH :match)"
-        return condition, " ".join(f'"{w}"' for w in words)
-    return "c.search @@ plainto_tsquery('simple'::regconfig, :match)", " ".join(words)
+# PostgreSQL: chunks `c` holding every word of :match (`plainto_tsquery` reads no syntax).
+_PG_MATCH = "c.search @@ plainto_tsquery('simple'::regconfig, :match)"
 
 
 def _window(conn: Connection, scope: Scope, words: Sequence[str], limit: int) -> list[tuple[int, str]]:
@@ -142,9 +139,9 @@ def _window(conn: Connection, scope: Scope, words: Sequence[str], limit: int) ->
             ORDER BY document_chunks_fts.rowid DESC LIMIT :limit"""
         match = " ".join(f'"{w}"' for w in words)
     else:
-        condition, match = _match(conn, words)
-        sql = f"""SELECT c.id, c.text FROM document_chunks c WHERE {condition} AND {scope.sql()}
+        sql = f"""SELECT c.id, c.text FROM document_chunks c WHERE {_PG_MATCH} AND {scope.sql()}
             ORDER BY c.id DESC LIMIT :limit"""
+        match = " ".join(words)
     rows = conn.execute(scope.statement(sql), {**scope.params(), "match": match, "limit": limit})
     return [(int(r[0]), str(r[1])) for r in rows]
 
@@ -159,9 +156,9 @@ def _count(conn: Connection, owner: str, word: str) -> int:
             WHERE document_chunks_fts MATCH :match LIMIT :cap)"""
         match = f'"{word}"'
     else:
-        condition, match = _match(conn, [word])
         sql = f"""SELECT count(*) FROM (SELECT 1 FROM document_chunks c
-            WHERE c.owner = :owner AND {condition} LIMIT :cap) x"""
+            WHERE c.owner = :owner AND {_PG_MATCH} LIMIT :cap) x"""
+        match = word
     return int(conn.execute(text(sql), {"owner": owner, "match": match, "cap": COUNT_CAP}).scalar() or 0)
 
 
@@ -186,8 +183,11 @@ def keyword(conn: Connection, scope: Scope, query: Words, k: int, counts: Counts
     candidates: dict[int, str] = {}
     if len(find) > 1:
         candidates.update(_window(conn, scope, find, WINDOW))
-    rare = sorted((n, i) for i, n in enumerate(held.values()) if n > 0)[:RARE_TERMS]
-    for _, i in rare:
+    # The rarest words' own matches; a word in COUNT_CAP or more chunks weighs so little that its
+    # window (the costliest: it walks the most matches) is read only when nothing else matched.
+    for n, i in sorted((n, i) for i, n in enumerate(held.values()) if n > 0)[:RARE_TERMS]:
+        if n >= COUNT_CAP and len(candidates) >= k:
+            break
         candidates.update(_window(conn, scope, [find[i]], WINDOW))
     if not candidates:
         return []

@@ -300,7 +300,7 @@ class SqlDocumentStore(DocumentStore):
     async def claim(self, worker: str, lease_seconds: float) -> Document | None:
         postgres = self.db.dialect == "postgresql"
 
-        def run(conn: Connection) -> str | None:
+        def run(conn: Connection) -> Document | None:
             pick = select(D.id).where(self._claimable()).order_by(D.updated_at, D.id).limit(1)
             if postgres:  # a row another worker is claiming is skipped, not waited for
                 pick = pick.with_for_update(skip_locked=True)
@@ -319,14 +319,11 @@ class SqlDocumentStore(DocumentStore):
                     lease_seconds=lease_seconds,
                 )
             )
-            return chosen if taken.rowcount == 1 else None
+            if taken.rowcount != 1:
+                return None
+            return to_document(conn.execute(select(*DOCUMENT_COLUMNS).where(D.id == chosen)).one())
 
-        chosen = await self.db.write(run)
-        if chosen is None:
-            return None
-        stmt = select(*DOCUMENT_COLUMNS).where(D.id == chosen)
-        row = await self.db.read(lambda conn: conn.execute(stmt).first())
-        return None if row is None else to_document(row)
+        return await self.db.write(run)
 
     def _leased(self, document_id: str, worker: str) -> Any:
         return (D.id == document_id) & (D.state == "indexing") & (D.lease_worker == worker)

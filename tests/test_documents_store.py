@@ -84,7 +84,7 @@ async def indexed(
 async def fts_rows(store: SqlDocumentStore, word: str) -> int:
     """Index rows matching `word`, whoever's (SQLite's FTS5 table, PostgreSQL's tsvector column)."""
     if store.db.is_sqlite:
-        sql = "SELECT count(*) FROM document_chunks_fts WHERE document_chunks_fts MATCH :w"
+        sql = "SELECT count(*) FROM document_chunks_fts WHERE document_chunks_fts MATCH 'text : ' || :w"
     else:
         sql = "SELECT count(*) FROM document_chunks WHERE search @@ plainto_tsquery('simple', :w)"
     return int(await store.db.read(lambda conn: conn.execute(text(sql), {"w": word}).scalar()))
@@ -287,6 +287,14 @@ async def test_keyword_search_ranks_the_owners_chunks(store: SqlDocumentStore) -
     assert await store.search("alice", "termination", collections=[theirs.id]) == []
     assert await store.search("alice", "termination", collections=[]) == []
     assert [h.ordinal for h in await store.search("alice", "rent monthly", limit=1)] == [1]
+    # Owners' names are in SQLite's index too: never matched by a query's words, and a name that
+    # starts another ("alice", "alice.smith") finds only its own owner's chunks.
+    assert await store.search("alice", "bob") == []
+    other = await store.create_collection("alice.smith", "Hers")
+    await indexed(store, "alice.smith", other.id, "smith.txt", ["termination of the smith lease"])
+    found = await store.search("alice", "termination lease", limit=10)
+    assert {h.document_name for h in found} == {"contract.pdf"}
+    assert [h.document_name for h in await store.search("alice.smith", "termination")] == ["smith.txt"]
 
 
 async def test_ranking_is_not_weighed_by_other_users(store: SqlDocumentStore) -> None:

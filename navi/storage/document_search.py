@@ -15,7 +15,8 @@ LIMIT, so a search costs about the same at 1,000 chunks or 1,000,000:
   costliest, walking the most matches) are read only while fewer than the `k` asked for were found.
 
 SQLite finds them with the FTS5 table of migration 0023 (`unicode61 remove_diacritics 2`, as the
-conversation search), PostgreSQL with the GIN index on the `tsvector` column ('simple'), queried
+conversation search; it indexes the owner's name too, so a search walks that owner's matches
+only), PostgreSQL with the GIN index on the `tsvector` column ('simple'), queried
 with `plainto_tsquery`, which reads no syntax either. (PostgreSQL's 'simple' keeps diacritics: a
 search for "cafe" there does not find "café", as in the conversation search.)
 
@@ -128,16 +129,25 @@ def new_counts() -> Counts:
 _PG_MATCH = "c.search @@ plainto_tsquery('simple'::regconfig, :match)"
 
 
+def fts5(owner: str, words: Sequence[str]) -> str:
+    """An FTS5 expression: chunks of `owner` (by the words of its name: a superset, which the
+    statement narrows to the owner's rows) holding every one of `words`, each a quoted string (a
+    word of letters and digits has no quote to escape)."""
+    text = "text : (" + " ".join(f'"{w}"' for w in words) + ")"
+    name = " ".join(_WORD.findall(owner))
+    return f'owner : "{name}" AND {text}' if name else text
+
+
 def _window(conn: Connection, scope: Scope, words: Sequence[str], limit: int) -> list[tuple[int, str]]:
     """The owner's newest `limit` chunks (in scope) holding every one of `words`: (id, text)."""
     if conn.dialect.name == "sqlite":
-        # FTS5 walks the matches newest first; each is looked up by id (CROSS JOIN: the planner
-        # must not walk the owner's chunks instead) and the walk stops at the limit.
+        # FTS5 walks the owner's matches newest first; each is looked up by id (CROSS JOIN: the
+        # planner must not walk the owner's chunks instead) and the walk stops at the limit.
         sql = f"""SELECT c.id, c.text FROM document_chunks_fts
             CROSS JOIN document_chunks c ON c.id = document_chunks_fts.rowid
             WHERE document_chunks_fts MATCH :match AND {scope.sql()}
             ORDER BY document_chunks_fts.rowid DESC LIMIT :limit"""
-        match = " ".join(f'"{w}"' for w in words)
+        match = fts5(scope.owner, words)
     else:
         sql = f"""SELECT c.id, c.text FROM document_chunks c WHERE {_PG_MATCH} AND {scope.sql()}
             ORDER BY c.id DESC LIMIT :limit"""
@@ -154,7 +164,7 @@ def _count(conn: Connection, owner: str, word: str) -> int:
             CROSS JOIN document_chunks c INDEXED BY ix_document_chunks_owner_id
             ON c.owner = :owner AND c.id = document_chunks_fts.rowid
             WHERE document_chunks_fts MATCH :match LIMIT :cap)"""
-        match = f'"{word}"'
+        match = fts5(owner, [word])
     else:
         sql = f"""SELECT count(*) FROM (SELECT 1 FROM document_chunks c
             WHERE c.owner = :owner AND {_PG_MATCH} LIMIT :cap) x"""

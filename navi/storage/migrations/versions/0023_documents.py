@@ -15,7 +15,10 @@
 The chunks' text is indexed for keyword search as the conversation search is (migration 0015): on
 SQLite a contentless FTS5 table with the same tokenizer, kept by triggers (a cascade from a deleted
 document or collection fires them too); on PostgreSQL a generated `tsvector` column ('simple'
-configuration) with a GIN index. Every search is one owner's: (owner, id) is indexed on both.
+configuration) with a GIN index. Every search is one owner's: (owner, id) is indexed on both, and
+the FTS5 table indexes the owner's name too, so that a search walks the owner's matches only, not
+every newer match of other users first (at 100,000 chunks each of two users, a common word took
+the older user 105 ms this way and 0.3 ms with the owner in the index).
 
 Revision ID: 0023
 Revises: 0022
@@ -34,12 +37,13 @@ depends_on = None
 
 SQLITE = [
     """CREATE VIRTUAL TABLE document_chunks_fts USING fts5(
-        text, content='', tokenize='unicode61 remove_diacritics 2')""",
+        owner, text, content='', tokenize='unicode61 remove_diacritics 2')""",
     """CREATE TRIGGER document_chunks_fts_ai AFTER INSERT ON document_chunks BEGIN
-        INSERT INTO document_chunks_fts(rowid, text) VALUES (new.id, new.text);
+        INSERT INTO document_chunks_fts(rowid, owner, text) VALUES (new.id, new.owner, new.text);
     END""",
     """CREATE TRIGGER document_chunks_fts_ad AFTER DELETE ON document_chunks BEGIN
-        INSERT INTO document_chunks_fts(document_chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        INSERT INTO document_chunks_fts(document_chunks_fts, rowid, owner, text)
+        VALUES ('delete', old.id, old.owner, old.text);
     END""",
 ]
 POSTGRES = [

@@ -139,7 +139,6 @@ def file_headers(kind: str, name: str) -> tuple[str, dict[str, str]]:
     headers = {
         "Content-Disposition": f"inline; filename*=UTF-8''{quote(name, safe='')}",
         "X-Content-Type-Options": "nosniff",
-        "Cache-Control": "private, no-cache",
     }
     if kind != "pdf":  # a PDF is for the browser's viewer, which a sandboxed answer would stop
         headers["Content-Security-Policy"] = "sandbox; default-src 'none'"

@@ -180,6 +180,14 @@ def test_broken_and_oversized_files(navi: LiveNavi) -> None:
             f"/collections/{cid}/documents", files={"file": ("blob", b"\x00\x01\x02" * 50, "x/y")}
         )
         assert binary.status_code == 415
+        mixed = http.post(
+            f"/collections/{cid}/documents",
+            files=[
+                ("file", ("fine.md", b"# Fine\n\nkept?", "text/markdown")),
+                ("file", ("blob", b"\x00" * 9, "x/y")),
+            ],
+        )
+        assert mixed.status_code == 415  # one refused: none of the request's files is added
         assert [d["name"] for d in http.get("/documents").json()] == ["broken.pdf"]  # nothing else kept
 
         assert (

@@ -160,7 +160,8 @@ def add(
             )
             typer.echo(f"Queued {len(added)}; {where} (`navi docs list` shows how far).")
             return problems
-        typer.echo(f"Reading {len(added)} here (no Navi server is running{'' if not now else ' or --now'})…")
+        why = "--now" if now else "no Navi server is running"
+        typer.echo(f"Reading {len(added)} here ({why})…")
         return problems + await _index_here(rt, owner, {d.id for d in added})
 
     failures = with_runtime(work, writes=True)

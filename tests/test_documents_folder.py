@@ -270,3 +270,64 @@ async def test_a_folder_of_the_same_name_as_a_collection_gets_its_path(
     made = await sync.open()
     assert made.name == str(root) and made.kind == "folder"
     assert (await FolderSync(store, OWNER, root).open()).id == made.id
+
+
+def test_knowledge_dirs_split_on_commas_and_the_path_separator(tmp_path: Path) -> None:
+    from navi.compose.parts import knowledge_dirs
+    from navi.config import load_settings
+
+    raw = f"{tmp_path}/a, ~/notes{os.pathsep}{tmp_path}/b,,{tmp_path}/a"
+    settings = load_settings(db_path=str(tmp_path / "n.db"), knowledge_dirs=raw)
+    assert knowledge_dirs(settings) == [tmp_path / "a", Path("~/notes").expanduser(), tmp_path / "b"]
+
+
+async def test_the_server_follows_knowledge_dirs_in_the_background(tmp_path: Path, root: Path) -> None:
+    from navi.compose.services import build_services
+    from tests.agent_helpers import scripted_runtime
+
+    rt, _, _ = await scripted_runtime(tmp_path, sql=True, knowledge_dirs=str(root))
+    services = build_services(rt, schedules=False, background=True, owns_runtime=True)
+    await services.start()
+    try:
+        documents = rt.documents
+        assert documents is not None
+
+        async def listed(*wanted: str) -> bool:
+            assert documents is not None
+            return {d.name for d in await documents.list_documents("local")} == set(wanted)
+
+        await until(lambda: listed("plan.md", "work/budget.txt"))
+        (root / "added.md").write_text("added while the server runs\n")
+        await until(lambda: listed("plan.md", "work/budget.txt", "added.md"))
+        folders = await documents.list_collections("local")
+        assert [(c.kind, c.path) for c in folders] == [("folder", str(root))]
+    finally:
+        await services.stop()
+
+
+def test_navi_docs_watch_once_scans_and_reports(tmp_path: Path, root: Path) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from navi.cli.docs_watch import watch
+
+    app = typer.Typer()
+    app.command("watch")(watch)
+    app.command("noop")(lambda: None)  # a group, as `navi docs` is
+    (root / ".hidden.md").write_text("not for the index\n")
+    env = {"DB_PATH": str(tmp_path / "n.db"), "TOOLS_DIR": str(tmp_path / "tools")}
+    result = CliRunner().invoke(app, ["watch", str(root), "--once"], env=env)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"2 files in {root}\nskipped: .hidden.md — hidden\n"
+
+    async def listed() -> list[tuple[str, str, str]]:
+        s = SqlDocumentStore.at(sqlite_url(tmp_path / "n.db"))
+        await s.open()
+        try:
+            return [(d.name, d.source, d.state) for d in await s.list_documents("local")]
+        finally:
+            await s.aclose()
+
+    assert asyncio.run(listed()) == [("plan.md", "folder", "queued"), ("work/budget.txt", "folder", "queued")]
+    missing = CliRunner().invoke(app, ["watch", str(tmp_path / "nowhere"), "--once"], env=env)
+    assert missing.exit_code == 2 and "is not a folder" in missing.output

@@ -358,3 +358,10 @@ def schedule_settings(settings: Settings) -> ScheduleSettings:
         busy_wait_seconds=settings.navi_schedule_busy_wait_seconds,
         notifier=notifier,
     )
+
+
+# --- documents -------------------------------------------------------------------------------------
+def knowledge_dirs(settings: Settings) -> list[Path]:
+    """KNOWLEDGE_DIRS as paths (`~` expanded), split on commas and on os.pathsep, duplicates once."""
+    parts = [p.strip() for chunk in settings.knowledge_dirs.split(",") for p in chunk.split(os.pathsep)]
+    return list(dict.fromkeys(Path(p).expanduser() for p in parts if p))

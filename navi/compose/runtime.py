@@ -27,6 +27,7 @@ from navi.compose import parts
 from navi.compose.channels import channel_store
 from navi.compose.telemetry import build_telemetry
 from navi.config import Settings
+from navi.documents.base import DocumentStore
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
@@ -85,6 +86,8 @@ class Runtime:
     # The database both SQL stores share, when the runtime opened it (None when both stores were
     # handed in, or a read-only command found no database yet).
     db: Database | None = None
+    # Documents people gave Navi (issue 43): on the database only; None without one.
+    documents: DocumentStore | None = None
     # Users besides the owner (in the database; in memory when the runtime opened none).
     users: UserStore = field(default_factory=InMemoryUserStore)
     # Who may talk to Navi through a channel, and which outside message belongs to which session.
@@ -301,6 +304,7 @@ async def build_runtime(
         schedules=schedules,
         schedule_settings=schedule_settings,
         db=db,
+        documents=stores.documents,
         users=stores.users,
         channels=channel_store(db),
         session_created_hooks=[extract_after_new_session],

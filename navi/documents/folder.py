@@ -87,12 +87,14 @@ class FolderSync:
         poke: Callable[[], None] | None = None,
         *,
         max_bytes: int = Limits().max_bytes,
+        on_look: Callable[[str, Look], None] | None = None,
     ) -> None:
         self.store = store
         self.owner = owner
         self.root = Path(os.path.realpath(Path(root).expanduser()))
         self.poke = poke
         self.max_bytes = max_bytes
+        self.on_look = on_look  # told what each scan ("scan") and change ("change") found
         self.collection: Collection | None = None
         self.skipped: dict[str, str] = {}  # relative path → why it is not indexed
         self.ready = asyncio.Event()  # set once the first scan is done and the watcher runs
@@ -238,6 +240,8 @@ class FolderSync:
             skipped=len(look.skipped),
         )
         self._report(look.skipped)
+        if self.on_look is not None:
+            self.on_look("scan", look)
         return look
 
     async def apply(self, paths: Iterable[str]) -> Look:
@@ -257,6 +261,8 @@ class FolderSync:
                 log.info("knowledge_file_removed", path=str(self.root), name=name)
         await self._put(look.entries, existing)
         self._report(look.skipped)
+        if self.on_look is not None:
+            self.on_look("change", look)
         return look
 
     async def _put(self, entries: list[Entry], existing: dict[str, Document]) -> int:

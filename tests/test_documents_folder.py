@@ -331,3 +331,26 @@ def test_navi_docs_watch_once_scans_and_reports(tmp_path: Path, root: Path) -> N
     assert asyncio.run(listed()) == [("plan.md", "folder", "queued"), ("work/budget.txt", "folder", "queued")]
     missing = CliRunner().invoke(app, ["watch", str(tmp_path / "nowhere"), "--once"], env=env)
     assert missing.exit_code == 2 and "is not a folder" in missing.output
+
+
+def test_the_indexer_reads_a_folder_file_only_while_it_is_one(root: Path, tmp_path: Path) -> None:
+    from navi.documents.folder import read_folder_file
+
+    plan = root / "plan.md"
+    assert read_folder_file(str(plan), str(root)) == plan.read_bytes()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not in the notes\n")
+    plan.unlink()
+    plan.symlink_to(secret)  # swapped for a link out of the folder after the scan
+    with pytest.raises(OSError, match="no longer a file inside"):
+        read_folder_file(str(plan), str(root))
+    plan.unlink()
+    os.mkfifo(plan)  # or for a FIFO: refused without blocking
+    with pytest.raises(OSError, match="not a regular file"):
+        read_folder_file(str(plan), str(root))
+    with pytest.raises(OSError, match="no longer a file inside"):
+        read_folder_file(str(secret), str(root))
+    big = root / "big.txt"
+    big.write_text("x" * 5000)
+    with pytest.raises(OSError, match="over the 4,096 bytes cap"):
+        read_folder_file(str(big), str(root), max_bytes=4096)

@@ -75,6 +75,24 @@ def read_file(path: str) -> bytes:
         return handle.read()
 
 
+def read_folder_file(path: str, root: str, max_bytes: int = Limits().max_bytes) -> bytes:
+    """A folder document's bytes, for the indexer: checked again when read, since the file may have
+    changed since the scan — still inside `root` (the collection's `path`) by its real path, not a
+    link (O_NOFOLLOW), a regular file (a FIFO swapped in would block), within `max_bytes`.
+    OSError (with a reason a person understands) otherwise."""
+    real_root = os.path.realpath(root)
+    if os.path.realpath(path) != os.path.normpath(path) or not path.startswith(real_root + os.sep):
+        raise OSError(f"{path} is no longer a file inside {root}")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        if info.st_size > max_bytes:
+            raise OSError(f"{path} is {_size(info.st_size)}, over the {_size(max_bytes)} cap")
+        return handle.read(max_bytes + 1)[:max_bytes]
+
+
 class FolderSync:
     """Keeps `owner`'s collection for the folder `root` in step with the files in it; `poke()` (the
     indexer's) is called when documents were queued."""

@@ -194,6 +194,11 @@ class Settings(BackendSettings, BaseSettings):
     context_summary_max_input_tokens: int = Field(3_000, ge=256)
     context_long_message_tokens: int = Field(1_500, ge=0)
 
+    # --- Documents (docs/documents.md) -------------------------------------------------------------
+    # Folders kept in sync with the owner's documents (a notes folder, an Obsidian vault): comma- or
+    # os.pathsep-separated paths, each a collection of kind "folder" followed for changes.
+    knowledge_dirs: str = ""
+
     # --- Runs across processes --------------------------------------------------------------------
     # A turn whose Navi process died is declared lost (error `worker_lost`, the message kept, Retry
     # offered) at most this many seconds after the death; leases are renewed every 0.15 × of it.

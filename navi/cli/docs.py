@@ -26,6 +26,7 @@ from typing import Annotated, Any
 import typer
 
 from navi.cli.common import PLAIN_HELP, echo_list, fail
+from navi.cli.docs_watch import watch
 from navi.cli.sessions import UserOption, known_user, with_runtime
 
 app = typer.Typer(
@@ -327,3 +328,6 @@ def collections(
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="docs")
+
+
+app.command("watch")(watch)  # navi/cli/docs_watch.py: a folder scanned, then followed

@@ -379,3 +379,9 @@ def document_settings(settings: Settings) -> DocumentSettings:
         ),
         indexing=settings.documents_indexing,
     )
+
+
+def knowledge_dirs(settings: Settings) -> list[Path]:
+    """KNOWLEDGE_DIRS as paths (`~` expanded), split on commas and on os.pathsep, duplicates once."""
+    parts = [p.strip() for chunk in settings.knowledge_dirs.split(",") for p in chunk.split(os.pathsep)]
+    return list(dict.fromkeys(Path(p).expanduser() for p in parts if p))

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from navi.channels.worker import ChannelWorker
+from navi.compose import parts
 from navi.compose.channels import build_channels, build_worker
 from navi.compose.runtime import Runtime, build_runtime
 from navi.config import Settings
+from navi.documents.folder import FolderSync
 from navi.documents.indexer import Indexer
 from navi.logging import get_logger
 from navi.runs import RunManager
@@ -26,6 +28,7 @@ from navi.runs.queue import SqlQueue
 from navi.runs.scheduled import ScheduledRuns
 from navi.schedules.runner import ScheduleRunner
 from navi.sessions.files import cleanup_loop
+from navi.sessions.models import DEFAULT_OWNER
 from navi.storage.files import SharedFiles
 from navi.storage.memory import SqlMemoryStore
 
@@ -173,7 +176,22 @@ def build_services(
             )
             services.indexer = indexer
             services.loops.append(indexer.run)
+        services.loops += folder_loops(runtime, poke=services.indexer.poke if services.indexer else None)
     return services
+
+
+def folder_loops(
+    runtime: Runtime, poke: Callable[[], None] | None = None
+) -> list[Callable[[], Coroutine[Any, Any, None]]]:
+    """A loop keeping each KNOWLEDGE_DIRS folder in sync with the owner's documents (`poke`: the
+    indexer's, woken when files were queued; without it the indexer finds them when it polls)."""
+    documents = runtime.documents
+    dirs = parts.knowledge_dirs(runtime.settings)
+    if documents is None:
+        if dirs:
+            log.warning("knowledge_dirs_need_database", dirs=[str(d) for d in dirs])
+        return []
+    return [FolderSync(documents, DEFAULT_OWNER, path, poke).run for path in dirs]
 
 
 ServicesFactory = Callable[[], Awaitable[Services]]

@@ -196,9 +196,12 @@ class DocumentStore(ABC):
         data: bytes | None = None,
         path: str | None = None,
         source: DocumentSource = "upload",
+        size: int | None = None,
+        sha256: str | None = None,
     ) -> Document:
         """A queued document: its bytes kept (`data`) or its folder file named (`path`). A document
-        of the same name in the collection is replaced (queued again)."""
+        of the same name in the collection is replaced (queued again). A folder file's `size` and
+        `sha256`, as its caller read them, are kept so a later scan tells a changed file."""
 
     @abstractmethod
     async def list_documents(self, owner: str, collection_id: str | None = None) -> list[Document]: ...

@@ -29,12 +29,12 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 from navi.documents.base import Chunk, Document, DocumentStore, Extracted, ExtractionError
 from navi.documents.chunking import chunk
-from navi.documents.extract.common import Limits, check_size
+from navi.documents.extract.common import Limits
+from navi.documents.folder import read_folder_file
 from navi.documents.isolate import extract_isolated
 from navi.logging import get_logger
 
@@ -200,11 +200,15 @@ class Indexer:
 
     async def _bytes(self, document: Document) -> bytes:
         if document.source == "folder" and document.path:
-            path = Path(document.path)
+            # Checked again as it is read (folder.read_folder_file): since the scan the file may have
+            # become a link out of its folder, a FIFO, or too large.
+            path = document.path
+            collection = await self.store.get_collection(document.owner, document.collection_id)
+            if collection is None or not collection.path:
+                raise LeaseLost(document.id)  # its folder's collection is gone
+            root = collection.path
             try:
-                size = await asyncio.to_thread(lambda: path.stat().st_size)
-                check_size(size, self.limits)
-                return await asyncio.to_thread(path.read_bytes)
+                return await asyncio.to_thread(read_folder_file, path, root, self.limits.max_bytes)
             except OSError as exc:
                 raise ExtractionError(
                     "unreadable", f"the file {path} cannot be read ({exc.strerror or exc})"

@@ -207,6 +207,8 @@ class SqlDocumentStore(DocumentStore):
         data: bytes | None = None,
         path: str | None = None,
         source: DocumentSource = "upload",
+        size: int | None = None,
+        sha256: str | None = None,
     ) -> Document:
         """A queued document (see `DocumentStore`); ValueError for an empty name or neither bytes
         nor a path, LookupError when the collection is not the owner's."""
@@ -218,8 +220,8 @@ class SqlDocumentStore(DocumentStore):
         now = utcnow()
         values = {
             "kind": "",
-            "size": len(data) if data is not None else 0,
-            "sha256": hashlib.sha256(data).hexdigest() if data is not None else "",
+            "size": len(data) if data is not None else (size or 0),
+            "sha256": hashlib.sha256(data).hexdigest() if data is not None else (sha256 or ""),
             "source": source,
             "path": path,
             "pages": 0,

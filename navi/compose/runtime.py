@@ -27,6 +27,7 @@ from navi.compose import parts
 from navi.compose.channels import channel_store
 from navi.compose.telemetry import build_telemetry
 from navi.config import Settings
+from navi.documents.retrieval import Retrieval
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
@@ -93,6 +94,8 @@ class Runtime:
     session_created_hooks: list[Callable[[str], Coroutine[Any, Any, None]]] = field(default_factory=list)
     # Metrics (GET /metrics) and traces: the model calls' are seen through `backends.observer`.
     telemetry: Telemetry = field(default_factory=Telemetry)
+    # Search over the documents people gave Navi, with memory's embedder (None without a database).
+    retrieval: Retrieval | None = None
 
     def background(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` without holding up the caller; failures are logged."""
@@ -211,6 +214,7 @@ async def build_runtime(
             schedule_store, sessions=sessions, profiles=profiles, zone_name=schedule_settings.zone_name
         )
         state = SessionState(stores.state)
+        retrieval = Retrieval(stores.documents, embed) if stores.documents is not None else None
         sandbox = parts.build_sandbox(settings)
         report_sandbox(sandbox)
         tool_host = ToolHost(sandbox)
@@ -225,6 +229,7 @@ async def build_runtime(
             memory=memory,
             sandbox=sandbox,
             schedules=schedules,
+            documents=retrieval,
         )
         await parts.load_user_tools(settings, tools, seed=seed_tools)
         mcp = McpManager(mcp_servers, tools)
@@ -250,6 +255,7 @@ async def build_runtime(
         offered_tools=mcp.offered,
         on_session_end=[state.forget, handles.ssh.pool.close_session],
         approvals=approvals,
+        documents=retrieval.for_session if retrieval is not None else None,
     )
     handles.spawn.spawner = agent.run_ephemeral
     extractor = MemoryExtractor(
@@ -305,6 +311,7 @@ async def build_runtime(
         channels=channel_store(db),
         session_created_hooks=[extract_after_new_session],
         telemetry=telemetry,
+        retrieval=retrieval,
     )
 
 

@@ -74,7 +74,7 @@ def short_citation(hit: Hit) -> str:
         if place.sheet is not None
         else ""
     )
-    name = " ".join(hit.document_name.split())
+    name = quoted(" ".join(hit.document_name.split()))
     return f"({name}, {where})" if where else f"({name})"
 
 
@@ -104,11 +104,12 @@ class Retrieval:
         documents: Sequence[str] | None = None,
         limit: int = 5,
     ) -> list[Hit]:
-        """The owner's best passages for `query`, best first (see `DocumentStore.search`)."""
+        """The owner's best passages for `query`, best first (see `DocumentStore.search`); its
+        function words are left out of the keyword half unless it has no other words."""
         vector = await self._vector(query)
         return await self.store.search(
             owner,
-            query,
+            content_words(query) or query,  # "what does it say about X": X's words, not "it"'s
             collections=None if collections is None else list(collections),
             documents=None if documents is None else list(documents),
             limit=limit,
@@ -144,7 +145,7 @@ class Retrieval:
         return (exact or named)[0] if named else None
 
     async def for_turn(
-        self, owner: str, collections: Sequence[str], question: str, limit: int = 6
+        self, owner: str, collections: Sequence[str], question: str, limit: int = 4
     ) -> list[Hit]:
         """The passages of `collections` worth showing the model before it answers `question`,
         best first: found by its content words, or by meaning at least `min_similarity` close."""

@@ -32,7 +32,7 @@ def render(query: str, hits: list[Hit]) -> str:
     lines = [f"{len(hits)} passage(s) for “{query}”, best first:"]
     for n, hit in enumerate(hits, start=1):
         lines.append(
-            f"\n[{n}] {hit.citation()} — recall key {recall_key(hit.chunk_id)}\n{quoted(_snippet(hit.text))}"
+            f"\n[{n}] {quoted(hit.citation())} — recall key {recall_key(hit.chunk_id)}\n{quoted(_snippet(hit.text))}"
         )
     lines.append(f"\nCite a passage you use like {short_citation(hits[0])}; recall a key for its whole text.")
     return "\n".join(lines)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from navi.compose import build_runtime
+from navi.config import load_settings
 from navi.documents.base import Document, DocumentStore
 from navi.documents.chunking import chunk
 from navi.documents.extract import extract
@@ -46,3 +48,20 @@ async def index(
         embedder=embed.name if embed is not None else None,
     )
     return doc
+
+
+async def attached_contract(settings: dict[str, Any]) -> str:
+    """Before Navi starts, in the database `settings` name: the contract indexed in the owner's
+    "Work" (with vectors when they name an embedder), and a session of the owner that reads it.
+    The session's id."""
+    runtime = await build_runtime(load_settings(**settings), seed_tools=False, start_mcp=False)
+    try:
+        assert runtime.retrieval is not None
+        store = runtime.retrieval.store
+        work = await store.create_collection("local", "Work")
+        await index(store, "local", work.id, "contract.pdf", contract_pdf(), runtime.retrieval.embed)
+        session = await runtime.sessions.create("secretary")
+        assert await store.attach("local", session.id, work.id)
+        return session.id
+    finally:
+        await runtime.aclose()

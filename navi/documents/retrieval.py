@@ -9,7 +9,8 @@ another owner's id or name is as unknown as one that does not exist.
 The excerpts before a turn (`for_turn`) are held to a stricter standard than a search the model
 asked for, since nobody asked for them: the question's function words are left out of the keyword
 query (a greeting matches no passage), a passage found by meaning alone must be at least as close
-as the embedder's `min_similarity`, and the passages kept fit a token budget.
+as the embedder's `min_similarity`, in each ranking only the passages scoring at least half the
+best one's are kept (`leading`), and the passages kept fit a token budget.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Protocol
 from navi.documents.base import Collection, Document, DocumentStore, Hit
 
 RRF_K = 60  # reciprocal rank fusion, as the store's own
+LEADING = 0.5  # of the best score of a ranking: what a passage before a turn must reach
 _MARKER = re.compile(r"<\s*/?\s*documents\s*>", re.IGNORECASE)
 CHUNK_ID = re.compile(r"^doc_(\d{1,18})$")
 # Words that say nothing about which passage is meant (English; other languages' function words are
@@ -161,7 +163,7 @@ class Retrieval:
                 owner, "", collections=scope, limit=limit, query_vector=vector, embedder=self.embed.name
             )
             by_meaning = [h for h in near if h.score >= self.embed.min_similarity]
-        return fused([by_words, by_meaning], limit)
+        return fused([leading(by_words), leading(by_meaning)], limit)
 
     async def for_session(
         self, owner: str, session_id: str, question: str, also: Sequence[str] = ()
@@ -170,6 +172,16 @@ class Retrieval:
         `also` (collection ids the message itself names)."""
         ids = [c.id for c in await self.store.attached(owner, session_id)]
         return await self.for_turn(owner, [*ids, *(i for i in also if i not in ids)], question)
+
+
+def leading(ranking: Sequence[Hit]) -> list[Hit]:
+    """The hits of a ranking (best first) that score at least `LEADING` of the best one's: a
+    passage that shares one common word with the question, beside one that shares all of them,
+    is not worth the small window's room."""
+    if not ranking:
+        return []
+    best = ranking[0].score
+    return [h for h in ranking if h.score >= best * LEADING]
 
 
 def fused(rankings: Sequence[Sequence[Hit]], limit: int) -> list[Hit]:

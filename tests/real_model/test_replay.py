@@ -173,6 +173,7 @@ async def test_recorded_documents_turn_replays_through_navi(tmp_path: Path) -> N
             await real.settle(sid)
     assert errors(frames) == [] and frames[-1]["type"] == "stream_end"
     assert replay.unmatched == []
-    found = [documents_note_in(body) for body in replay.requests]
-    notes = [content for _, content in filter(None, found)]
-    assert len(notes) == 1 and f"[1] {TERMINATION}" in notes[0]
+    answer = replay.requests[0]  # then the naming call, which reads the exchange
+    found = documents_note_in(answer)
+    assert found is not None and found[0] == len(answer["messages"]) - 1
+    assert found[1].startswith(DOCUMENTS_QUESTION) and f"[1] {TERMINATION}" in found[1]

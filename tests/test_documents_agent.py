@@ -11,13 +11,25 @@ from pathlib import Path
 from typing import Any
 
 from navi.agent.events import StreamEnd, ToolEvent
-from navi.agent.quoting import DOCUMENTS_CLOSE, DOCUMENTS_HEADING, DOCUMENTS_OPEN, documents_note
+from navi.agent.quoting import (
+    DOCUMENTS_CLOSE,
+    DOCUMENTS_HEADING,
+    DOCUMENTS_OPEN,
+    TurnDocuments,
+    documents_note,
+)
+from navi.agent.run import RunState
 from navi.documents.base import Hit, Place
 from navi.documents.retrieval import content_words
 from navi.llm.messages import Message
 from navi.llm.tokens import estimate_message_tokens, estimate_tokens
+from navi.profiles.registry import builtin_profiles
 from navi.protocol import Sender
+from navi.runctx import RunContext
+from navi.sessions.memory_store import InMemorySessionStore
 from navi.testing.script import Reply, ScriptedCall, ScriptRequest
+from navi.testing.scripted import ScriptedBackend
+from navi.tools.registry import ToolView
 from tests.agent_helpers import collect, scripted_runtime
 from tests.documents.agent_helpers import CONTRACT_PAGES, TERMINATION, contract_pdf, index
 
@@ -223,3 +235,27 @@ def test_the_note_fits_its_budget_and_cuts_the_last_passage() -> None:
         assert "[1] long.pdf, p. 1" in note
     assert documents_note(passages, 60) is None  # not even one passage would fit
     assert " …" in (documents_note(passages, 409) or "")
+
+
+def test_the_budget_follows_the_window_and_the_room_left() -> None:
+    def run(window: int, size: int) -> RunState:
+        state = RunState(
+            ctx=RunContext(session_id="s"),
+            profile=builtin_profiles()[0],
+            llm=ScriptedBackend(),
+            model="m",
+            window=window,
+            tools=ToolView([]),
+            context=[],
+            persistent=False,
+            stream=False,
+        )
+        state.counted(size)
+        return state
+
+    quotes = TurnDocuments(None, InMemorySessionStore())
+    assert quotes.budget(run(131072, 3000), 2048) == 900  # at most 900
+    assert quotes.budget(run(4096, 2000), 512) == 819  # a fifth of a small window
+    assert quotes.budget(run(2048, 1000), 256) == 409
+    assert quotes.budget(run(4096, 3000), 512) == 584  # what the conversation leaves
+    assert quotes.budget(run(4096, 3900), 512) == 409  # but never under a tenth of the window

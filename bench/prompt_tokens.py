@@ -37,6 +37,7 @@ from navi.agent.context import build_context
 from navi.agent.disclosure import disclose
 from navi.compose.parts import build_profiles, build_sandbox, builtin_settings
 from navi.config import Settings, load_settings
+from navi.documents.retrieval import Retrieval
 from navi.llm.messages import ToolSpec
 from navi.llm.openai_backend import to_openai_tools
 from navi.llm.registry import BackendRegistry
@@ -46,6 +47,8 @@ from navi.schedules import InMemoryScheduleStore
 from navi.schedules.service import ScheduleService
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.state import SessionState
+from navi.storage.database import Database
+from navi.storage.documents import SqlDocumentStore
 from navi.tools.builtin import register_builtins
 from navi.tools.host.client import ToolHost
 from navi.tools.loader import LoadResult
@@ -94,6 +97,8 @@ def fixed_prompts(
             schedules=ScheduleService(
                 InMemoryScheduleStore(), sessions=InMemorySessionStore(), profiles=profiles, zone_name="UTC"
             ),
+            # As on a runtime with its database (never opened here: only the tool's schema is read).
+            documents=Retrieval(SqlDocumentStore(Database(f"sqlite:///{tmp}/navi.db"))),
         )
         ensure_tools_dir(settings.tools_dir)
         loaded = asyncio.run(_load_user_tools(registry, host, settings.tools_dir))

@@ -9,6 +9,9 @@ made, right after its request, as a note in the user's turn (`PLAN_HEADING`): ne
 message, and never as an assistant message, which as the last one would be a prefill the model
 continues; it stays there in later calls, so each call's prompt is the previous one's plus what
 came since. A note for one call (step limit, failing tools) is a user message after everything.
+Passages of the user's documents found for a turn (navi/agent/quoting.py) go in a note right
+after the turn's message, for that turn's calls only: never stored, so later turns' prompts keep
+their prefix up to that message and the window is not filled with them turn after turn.
 
 The stored context is also checked for consistency here: every tool call an assistant message made
 gets a result (a crash between a call and its result would otherwise make the next request invalid
@@ -180,11 +183,24 @@ def build_context(
     long_messages: LongMessages | None = None,
     texts: dict[str, str] | None = None,
     stopped: StoppedQuestions = "mark",
+    quoted: tuple[str, Message] | None = None,
 ) -> list[Message]:
     """The messages of one model call. `long_messages` says which old messages go shortened
-    (none when it is None); `texts` receives their full texts when they are stored nowhere."""
+    (none when it is None); `texts` receives their full texts when they are stored nowhere.
+    `quoted`: a turn's note of document passages and the id of the message it follows."""
     system = system_text(persona, profile, memory_summary, tool_index=tool_index)
     conversation = repair(context, stopped)
     if long_messages is not None:
         conversation = shorten_old(conversation, long_messages, texts)
+    if quoted is not None:
+        conversation = with_quoted(conversation, *quoted)
     return [Message.system(system), *conversation, *([call_note(note)] if note else [])]
+
+
+def with_quoted(conversation: list[Message], message_id: str, note: Message) -> list[Message]:
+    """`note` right after the message `message_id` (else after the latest message the user typed)."""
+    typed = [i for i, m in enumerate(conversation) if m.role == "user" and not m.metadata.synthetic]
+    at = next((i for i in reversed(typed) if conversation[i].id == message_id), typed[-1] if typed else None)
+    if at is None:
+        return conversation
+    return [*conversation[: at + 1], note, *conversation[at + 1 :]]

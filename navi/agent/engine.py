@@ -39,6 +39,7 @@ from navi.agent.loop import Loop
 from navi.agent.persistence import RunWriter
 from navi.agent.planning import needs_plan, plan_phase
 from navi.agent.pump import until_stopped
+from navi.agent.quoting import Find, TurnDocuments
 from navi.agent.retry import NOTHING_TO_RETRY, drop_broken_answer, failed_turn, record_failure
 from navi.agent.run import RunState
 from navi.agent.said import user_message
@@ -125,6 +126,7 @@ class Agent:
         on_session_end: Sequence[Callable[[str], Awaitable[None] | None]] = (),
         windows: ContextWindows | None = None,
         approvals: ApprovalGate | None = None,
+        documents: Find | None = None,
     ) -> None:
         self.config = config
         self.backends = backends
@@ -144,6 +146,7 @@ class Agent:
         self.compression = TurnCompression(compressor, self.budget, self.writer)
         # Where calls that need the user's consent wait for it; the API delivers the answers.
         self.approvals = approvals
+        self.quotes = TurnDocuments(documents, sessions)  # passages of the user's documents, per turn
         self.tool_runner = ToolRunner(tools, self.writer, config, approvals)
         self.binder = RunBinder(
             config,
@@ -441,6 +444,7 @@ class Agent:
             await drop_broken_answer(self.sessions, run, self.view_tokens)
         finished = False
         try:
+            await self.quotes.before(run, user, self.budget.reserve(run))
             async for event in self.compression.before_answer(run):
                 yield event
             wanted = planning and self.config.planning and run.profile.planning_enabled and not ctx.stopped
@@ -456,6 +460,7 @@ class Agent:
                 yield event
         finally:
             await self.writer.flush(run)  # every write of the turn is in, even if it ends early
+            await self.quotes.after(run)
         if finished:
             async for event in self._after(run, session, user.content or ""):
                 yield event

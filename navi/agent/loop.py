@@ -189,6 +189,7 @@ class Loop:
             long_messages=self.long_messages(),
             texts=None if run.persistent else run.ctx.full_texts,  # a subagent's texts live nowhere else
             stopped=self.config.stopped_questions,
+            quoted=run.quoted[:2] if run.quoted is not None else None,
         )
 
     async def _model_turn(

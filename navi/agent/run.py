@@ -48,6 +48,9 @@ class RunState:
     tool_costs: dict[str, int] = field(default_factory=dict)  # estimated tokens per tool (see _tool_cost)
     retry_of: str | None = None  # the user message whose failed turn this run answers again
     continues: str | None = None  # the cut-off answer this run goes on with (navi/sessions/continuations.py)
+    # This turn's passages of the user's documents (navi/agent/quoting.py): the id of the message
+    # they follow, their note (never stored) and its estimated tokens.
+    quoted: tuple[str, Message, int] | None = None
     # What the turn's model calls (every step of the loop, not planning or summaries) cost, as the
     # server counted it; `spent_estimated` when any call's count was Navi's estimate.
     spent_prompt: int = 0

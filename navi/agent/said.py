@@ -18,6 +18,8 @@ def signed(message: Message, sender: Sender | None) -> Message:
             message.metadata.location = sender.location
         if sender.metadata:
             message.metadata.custom = dict(sender.metadata)
+        if sender.collections:
+            message.metadata.collections = list(sender.collections)
     return message
 
 

@@ -1,9 +1,10 @@
-"""Navi as an MCP server: other agents and desktop clients delegate to Navi through three tools.
+"""Navi as an MCP server: other agents and desktop clients delegate to Navi through four tools.
 
 - `ask` runs one Navi turn through the normal agent loop (tools, memory, planning, naming), like a
   page's message, and returns the answer with the session id: without a session id a new session
   is made, with one that session goes on.
-- `list_sessions` lists the user's sessions; `search_memory` searches the user's remembered facts.
+- `list_sessions` lists the user's sessions; `search_memory` searches the user's remembered facts;
+  `search_documents` searches the documents the user gave Navi, each passage with its citation.
 
 The tools are defined once (`build_server`) and served two ways: over stdio by `navi mcp`
 (`serve_stdio`: the runtime built in-process, acting as the owner), and as streamable HTTP at
@@ -93,6 +94,21 @@ class FactItem(BaseModel):
 
 class FactList(BaseModel):
     facts: list[FactItem]
+
+
+class PassageItem(BaseModel):
+    citation: str = Field(description='Where the passage is: "contract.pdf, p. 12, § 9 Termination"')
+    text: str
+    document: str = Field(description="The document's name")
+    document_id: str
+    collection_id: str
+    page: int | None = Field(None, description="The PDF page (1-based), when it has one")
+    chunk_id: int
+    score: float
+
+
+class PassageList(BaseModel):
+    passages: list[PassageItem]
 
 
 def _host(ctx: Context) -> NaviHost:
@@ -210,6 +226,50 @@ async def search_memory(
     )
 
 
+async def search_documents(
+    ctx: Context,
+    query: Annotated[
+        str, Field(description="What to look for (words or a question)", min_length=1, max_length=500)
+    ],
+    collection: Annotated[str | None, Field(description="Only this collection (its name or id)")] = None,
+    document: Annotated[str | None, Field(description="Only this document (its name or id)")] = None,
+    limit: Annotated[int, Field(description="At most this many", ge=1, le=50)] = 5,
+) -> PassageList:
+    """Passages of the user's documents that match the query, best first, each with its citation."""
+    host = _host(ctx)
+    user = _user(ctx, host)
+    retrieval = host.runtime.retrieval
+    if retrieval is None:
+        raise ToolError("this Navi keeps no documents (it runs without a database)")
+    collections = documents = None
+    if collection is not None:
+        found = await retrieval.collection(user, collection)
+        if found is None:  # another user's collection is as unknown as a missing one
+            raise ToolError(f"no collection '{collection}'")
+        collections = [found.id]
+    if document is not None:
+        doc = await retrieval.document(user, document, collections[0] if collections else None)
+        if doc is None:
+            raise ToolError(f"no document '{document}'")
+        documents = [doc.id]
+    hits = await retrieval.search(user, query, collections=collections, documents=documents, limit=limit)
+    return PassageList(
+        passages=[
+            PassageItem(
+                citation=h.citation(),
+                text=h.text,
+                document=h.document_name,
+                document_id=h.document_id,
+                collection_id=h.collection_id,
+                page=h.place.page,
+                chunk_id=h.chunk_id,
+                score=h.score,
+            )
+            for h in hits
+        ]
+    )
+
+
 def build_server(lifespan: Lifespan) -> MCPServer[Any]:
     """The one definition of Navi's MCP tools; `lifespan` yields the `NaviHost` they act through."""
     root = logging.getLogger()
@@ -236,6 +296,11 @@ def build_server(lifespan: Lifespan) -> MCPServer[Any]:
     server.add_tool(
         search_memory,
         title="Search Navi's memory",
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+    server.add_tool(
+        search_documents,
+        title="Search the user's documents",
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
     return server

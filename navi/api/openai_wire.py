@@ -63,6 +63,16 @@ def bad_request(message: str, code: str = "invalid_request", param: str | None =
     return OpenAIError(400, code, message, param=param)
 
 
+DOCS_SUFFIX = "+docs="  # `secretary+docs=Work`: the profile, and a collection its turn reads
+
+
+def split_model(model: str) -> tuple[str, str | None]:
+    """A request's `model`: the profile id, and the collection its `+docs=NAME` suffix names (the
+    rest of the string after the suffix, a collection's name or id), if any."""
+    profile, found, collection = model.partition(DOCS_SUFFIX)
+    return (profile, collection.strip() or None) if found else (model, None)
+
+
 class StreamOptions(BaseModel):
     model_config = ConfigDict(extra="allow")
     include_usage: bool = False
@@ -73,7 +83,12 @@ class ChatRequest(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    model: str = Field(..., min_length=1, max_length=200, description="A profile id (GET /v1/models)")
+    model: str = Field(
+        ...,
+        min_length=1,
+        max_length=400,
+        description="A profile id (GET /v1/models), optionally with `+docs=COLLECTION`",
+    )
     messages: list[dict[str, Any]] = Field(..., min_length=1, max_length=MAX_MESSAGES)
     stream: bool = False
     stream_options: StreamOptions | None = None

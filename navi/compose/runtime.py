@@ -29,6 +29,7 @@ from navi.compose.telemetry import build_telemetry
 from navi.config import Settings
 from navi.documents.base import DocumentStore
 from navi.documents.extract.common import Limits
+from navi.documents.retrieval import Retrieval
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
@@ -103,6 +104,8 @@ class Runtime:
         default_factory=lambda: parts.DocumentSettings(Limits(), indexing=True)
     )
     embedder: Embedder | None = None
+    # Search over the documents people gave Navi, with memory's embedder (None without a database).
+    retrieval: Retrieval | None = None
 
     def background(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` without holding up the caller; failures are logged."""
@@ -221,6 +224,7 @@ async def build_runtime(
             schedule_store, sessions=sessions, profiles=profiles, zone_name=schedule_settings.zone_name
         )
         state = SessionState(stores.state)
+        retrieval = Retrieval(stores.documents, embed) if stores.documents is not None else None
         sandbox = parts.build_sandbox(settings)
         report_sandbox(sandbox)
         tool_host = ToolHost(sandbox)
@@ -235,6 +239,7 @@ async def build_runtime(
             memory=memory,
             sandbox=sandbox,
             schedules=schedules,
+            documents=retrieval,
         )
         await parts.load_user_tools(settings, tools, seed=seed_tools)
         mcp = McpManager(mcp_servers, tools)
@@ -260,6 +265,7 @@ async def build_runtime(
         offered_tools=mcp.offered,
         on_session_end=[state.forget, handles.ssh.pool.close_session],
         approvals=approvals,
+        documents=retrieval.for_session if retrieval is not None else None,
     )
     handles.spawn.spawner = agent.run_ephemeral
     extractor = MemoryExtractor(
@@ -318,6 +324,7 @@ async def build_runtime(
         documents=stores.documents,
         document_settings=parts.document_settings(settings),
         embedder=embed,
+        retrieval=retrieval,
     )
 
 

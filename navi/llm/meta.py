@@ -166,6 +166,9 @@ class MessageMeta(Record):
     tool_call_id: str | None = None  # the call a synthetic image came from
     openai_role: str | None = None  # a system or developer message of the OpenAI-compatible API
     steered: bool | None = None  # said while its turn ran, and given to that turn's next model call
+    # Document collections (ids) the message asked to read besides the conversation's (the
+    # OpenAI-compatible API's `X-Navi-Collection`): their passages go before its answer.
+    collections: list[str] | None = None
     # Where its writer was, as a client said (`Message.name`: who; `custom`: the client's metadata).
     # Kept, shown and archived; never sent to the model.
     location: str | None = None

@@ -26,6 +26,7 @@ BASE_TOOLS: tuple[str, ...] = (
     "spawn_agent",
     "recall",
     "schedule",
+    "search_documents",
 )
 
 

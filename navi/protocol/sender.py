@@ -57,6 +57,9 @@ class Sender(BaseModel):
     name: str | None = Field(default=None, max_length=MAX_NAME)
     location: str | None = Field(default=None, max_length=MAX_LOCATION)
     metadata: dict[str, Any] | None = None
+    # Document collections (ids, the owner's) the message reads besides its conversation's: set by
+    # Navi (the OpenAI-compatible API's `X-Navi-Collection`), never read from a client's frame.
+    collections: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Sender | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from navi.agent.quoting import DOCUMENTS_HEADING
 from navi.config import load_settings
 from navi.testing.replay import Exchange, RecordingProxy
 from tests.server_helpers import LiveNavi
@@ -134,6 +135,21 @@ def real_navi(
     if record and scenario:
         proxy.save(FIXTURES / f"{scenario}.jsonl")
 
+
+# A question about the contract of tests/documents/agent_helpers.py, attached to the session, with
+# the built-in embedder (tests/real_model/test_documents.py records it as documents-smollm2.jsonl).
+DOCUMENTS_QUESTION = "How much notice do I need to terminate the agreement?"
+DOCUMENTS_SETTINGS: dict[str, Any] = {"memory_embed_model": "builtin", "planning_enabled": False}
+
+
+def documents_note_in(request: Any) -> tuple[int, str] | None:
+    """The index and content of a chat request's message holding the documents block, if any."""
+    messages = request.get("messages", []) if isinstance(request, dict) else []
+    for i, m in enumerate(messages):
+        content = m.get("content") if isinstance(m.get("content"), str) else ""
+        if DOCUMENTS_HEADING in content:
+            return i, content
+    return None
 
 # Eight turns in a 4,096-token window whose compression threshold (half of it) is below what Navi's
 # own instructions take, with Gemma 3 270M, which cannot summarise: the conversation in which Navi

@@ -17,12 +17,16 @@ import pytest
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.replay import Exchange, RecordingProxy, ReplayServer, load_exchanges
 from navi.testing.script import Reply
+from tests.documents.agent_helpers import TERMINATION, attached_contract
 from tests.real_model.helpers import (
+    DOCUMENTS_QUESTION,
+    DOCUMENTS_SETTINGS,
     EIGHT_TURNS,
     FIXTURES,
     SMALL_WINDOW_COMPRESSION,
     WINDOW,
     compressions_per_turn,
+    documents_note_in,
     errors,
     navi_settings,
     real_navi,
@@ -153,3 +157,23 @@ async def test_recorded_small_window_conversation_compresses_a_handful_of_times(
     passes = [m["metadata"] for markers in turns for m in markers]
     assert all(p["messages_after"] < p["messages_before"] for p in passes), passes
     assert 1 <= len(passes) <= len(EIGHT_TURNS) - 1, passes  # a handful, not 31
+
+
+async def test_recorded_documents_turn_replays_through_navi(tmp_path: Path) -> None:
+    """SmolLM2 asked about an attached PDF (tests/real_model/test_documents.py records it): Navi
+    sends, byte for byte, the request the real model was sent — the question, and after it the
+    passage of page 3 quoted — and the turn ends as it did."""
+    recorded = load_exchanges(FIXTURES / "documents-smollm2.jsonl")
+    model = next(x for x in recorded if x.is_chat).request["model"]
+    with ReplayServer(recorded, mode="match") as replay:
+        settings = navi_settings(tmp_path, replay.base_url, model, WINDOW, **DOCUMENTS_SETTINGS)
+        sid = await attached_contract(settings)
+        with real_navi(replay.url, model, tmp_path, record=False, **DOCUMENTS_SETTINGS) as real:
+            frames = await real.turn(sid, DOCUMENTS_QUESTION)
+            await real.settle(sid)
+    assert errors(frames) == [] and frames[-1]["type"] == "stream_end"
+    assert replay.unmatched == []
+    answer = replay.requests[0]  # then the naming call, which reads the exchange
+    found = documents_note_in(answer)
+    assert found is not None and found[0] == len(answer["messages"]) - 1
+    assert found[1].startswith(DOCUMENTS_QUESTION) and f"[1] {TERMINATION}" in found[1]

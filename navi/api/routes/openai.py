@@ -12,6 +12,13 @@ always, and the frames every page of the session sees. Which history the turn ha
   is seeded with all but the last, which is answered; its id comes back in `X-Session-Id`, so
   the client can go on with it.
 
+A collection of the user's documents joins the turn when the `X-Navi-Collection` header names it
+(its name, percent-encoded when not ASCII, or its id) or the model's name ends with
+`+docs=NAME` (`secretary+docs=Work`): the turn's answer is given the collection's best passages
+for the message (navi/agent/quoting.py), as it is given the collections attached to the session.
+It is recorded with the message (`collections`), not attached to the session: the next request
+reads it only if it names it again. An unknown collection is 404 `collection_not_found`.
+
 Frames become OpenAI's deltas: `stream_delta` → `content`, `thinking_delta` →
 `reasoning_content`; `stream_end` gives `finish_reason` and `usage`. Nobody can answer an approval
 here, so calls that need one are denied at once (`NAVI_OPENAI_API_APPROVALS=allow` runs them) and
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
+from urllib.parse import unquote
 
 from fastapi import Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -37,18 +45,21 @@ from navi.api.openai_wire import (
     history,
     last_message,
     model_card,
+    split_model,
     sse,
     usage_of,
 )
 from navi.api.routing import api_router
 from navi.api.turns import Answer, frames, new_session, own_or_new_session, wait_for
 from navi.compose import Runtime
+from navi.protocol import Sender
 from navi.runctx import Unattended
 from navi.runs import AgentRun, RunActive, Subscriber
 from navi.sessions.models import is_session_id
 
 router = api_router(prefix="/v1", tags=["openai"])  # bodies through navi.safejson, as everywhere
 SESSION_HEADER = "X-Session-Id"
+COLLECTION_HEADER = "X-Navi-Collection"
 # A turn's error → the HTTP status of a non-streaming answer (the rest: the model side failed).
 RUN_ERROR_STATUS = {"session_not_found": 404, "context_overflow": 400, "busy": 409, "internal": 500}
 APPROVALS_SETTING = "NAVI_OPENAI_API_APPROVALS"  # named in the note about denied calls
@@ -113,6 +124,23 @@ def _unknown_model(model: str, runtime: Runtime) -> OpenAIError:
     )
 
 
+async def _collections(runtime: Runtime, user: str, refs: list[tuple[str, str]]) -> tuple[str, ...]:
+    """The ids of the user's collections named by `refs` ((name or id, where it was given))."""
+    ids: list[str] = []
+    for ref, where in refs:
+        found = await runtime.retrieval.collection(user, ref) if runtime.retrieval is not None else None
+        if found is None:  # another user's collection is as unknown as a missing one
+            raise OpenAIError(
+                404,
+                "collection_not_found",
+                f"no collection '{shown(ref)}' among your documents' collections",
+                param=where,
+            )
+        if found.id not in ids:
+            ids.append(found.id)
+    return tuple(ids)
+
+
 @router.post("/chat/completions", summary="Run a Navi turn, answered in OpenAI's chat format")
 async def chat_completions(
     body: ChatRequest,
@@ -121,10 +149,18 @@ async def chat_completions(
     config: ConfigDep,
     user: CurrentUser,
     x_session_id: Annotated[str | None, Header(description="Continue this Navi session")] = None,
+    x_navi_collection: Annotated[
+        str | None, Header(description="A collection of your documents (name or id) this turn reads")
+    ] = None,
 ) -> Any:
     body.check()
-    if body.model not in runtime.profiles:
-        raise _unknown_model(body.model, runtime)
+    profile_id, named = split_model(body.model)
+    if profile_id not in runtime.profiles:
+        raise _unknown_model(profile_id, runtime)
+    refs = [(named, "model")] if named else []
+    if x_navi_collection is not None and x_navi_collection.strip():
+        refs.append((unquote(x_navi_collection.strip()), COLLECTION_HEADER))
+    collections = await _collections(runtime, user, refs)
     last = last_message(body.messages)
     if x_session_id is not None:
         if not is_session_id(x_session_id):
@@ -135,19 +171,24 @@ async def chat_completions(
                 SESSION_HEADER,
             )
         session = await own_or_new_session(
-            runtime, x_session_id, user, body.model, lambda: history(body.messages)
+            runtime, x_session_id, user, profile_id, lambda: history(body.messages)
         )
         if session is None:  # another user's: answered as a missing session always was
             raise OpenAIError(404, "session_not_found", f"no session '{x_session_id}'", param=SESSION_HEADER)
         session_id, model = session.id, runtime.profiles.of_session(session.profile_id).id
     else:
-        seeded = await new_session(runtime, body.model, user, messages=history(body.messages))
+        seeded = await new_session(runtime, profile_id, user, messages=history(body.messages))
         session_id, model = seeded.id, body.model
     headers = {SESSION_HEADER: session_id}
     unattended: Unattended = config.openai_approvals
     try:
         run = await runs.start(
-            session_id, last.content or "", last.images, planning=True, unattended=unattended
+            session_id,
+            last.content or "",
+            last.images,
+            planning=True,
+            unattended=unattended,
+            sender=Sender(collections=collections) if collections else None,
         )
     except RunActive as exc:
         raise OpenAIError(409, "busy", str(exc), headers=headers) from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from navi.documents.retrieval import Retrieval
 from navi.memory.base import MemoryStore
 from navi.net.guard import NetGuard
 from navi.profiles.registry import ProfileRegistry
@@ -52,12 +53,15 @@ def register_builtins(
     memory: MemoryStore,
     sandbox: Sandbox,
     schedules: ScheduleService | None = None,
+    documents: Retrieval | None = None,
 ) -> BuiltinHandles:
     """Register every built-in; `sandbox` confines the children of code_exec and terminal;
-    `schedules` (where the `schedule` tool keeps reminders) is None only where no runtime runs."""
+    `schedules` (where the `schedule` tool keeps reminders) is None only where no runtime runs;
+    `documents` (search over the documents people gave Navi) is None without a database."""
     from navi.tools.builtin.agents import SpawnAgentTool, SwitchProfileTool
     from navi.tools.builtin.code_exec import CodeExecTool
     from navi.tools.builtin.conversations import SearchConversationsTool
+    from navi.tools.builtin.documents import SearchDocumentsTool
     from navi.tools.builtin.filesystem import FilesystemTool
     from navi.tools.builtin.http import HttpRequestTool
     from navi.tools.builtin.image import ImageViewTool
@@ -77,6 +81,7 @@ def register_builtins(
     # Uploads: only the current run's session folder; every other session's is off limits.
     policy = PathPolicy(allowed, denied=config.secret_paths, uploads=config.session_files_dir)
     spawn = SpawnAgentTool(profiles)
+    recall = RecallTool(sessions)
     ssh = SshExecTool(config.ssh_hosts_file)
     for tool in (
         TodoTool(state),
@@ -107,11 +112,14 @@ def register_builtins(
         ListToolsTool(registry),
         ToolManualTool(registry, config.manuals_dir),
         spawn,
-        RecallTool(sessions),
+        recall,
         SearchConversationsTool(sessions),
     ):
         registry.register(tool, builtin=True)
     registry.alias(ForgetTool.former_name, ForgetTool.name)
     if schedules is not None:
         registry.register(ScheduleTool(schedules), builtin=True)
+    if documents is not None:
+        registry.register(SearchDocumentsTool(documents), builtin=True)
+        recall.passage = documents.passage
     return BuiltinHandles(spawn=spawn, ssh=ssh)

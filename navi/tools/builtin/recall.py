@@ -5,7 +5,9 @@ tail around a note with a key (`msg_<message id>`, see `navi.sessions.keys`). Th
 keeps every message whole; with the key the model reads any part of it, as much as it needs.
 
 A key `session_<session id>` (as `memory_search` gives them for earlier conversations) reads that
-session's newest compression summary, introduced by the session's name and dates.
+session's newest compression summary, introduced by the session's name and dates. A key
+`doc_<chunk id>` (as `search_documents` and the excerpts of the user's documents give them) reads
+that passage of the owner's document with its neighbours, under its citation.
 
 Keys resolve for the run's owner only: a message of any of the owner's sessions, the current one
 first; another owner's key gets "no such key", never the text. A subagent's own messages are stored
@@ -14,9 +16,12 @@ nowhere, so the run keeps their full texts in memory (`RunContext.full_texts`), 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from navi import runctx
+from navi.documents.base import Hit
+from navi.documents.retrieval import chunk_of
 from navi.memory.earlier import SESSION_KEY, recollection
 from navi.sessions.keys import message_ids
 from navi.sessions.models import is_session_id
@@ -47,12 +52,18 @@ class RecallTool(Tool):
 
     def __init__(self, sessions: SessionStore) -> None:
         self.sessions = sessions
+        # A passage of an owner's documents by chunk id (wired when Navi keeps documents).
+        self.passage: Callable[[str, int], Awaitable[tuple[Hit, str] | None]] | None = None
 
     async def _lookup(self, ctx: runctx.RunContext, key: str) -> tuple[str, str] | None:
         """(message id, full text) for `key`, or None when the owner has no such message. A
         `session_<id>` key names the summary of one of the owner's sessions (memory_search gives
         them for earlier conversations)."""
         name = key.strip().strip("\"'`")
+        chunk = chunk_of(name)
+        if chunk is not None and self.passage is not None:
+            passage = await self.passage(ctx.owner, chunk)
+            return None if passage is None else (name, f"[{passage[0].citation()}]\n{passage[1]}")
         if name.startswith(SESSION_KEY) and is_session_id(name[len(SESSION_KEY) :]):
             if name in ctx.full_texts:
                 return name, ctx.full_texts[name]

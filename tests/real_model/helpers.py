@@ -151,6 +151,7 @@ def documents_note_in(request: Any) -> tuple[int, str] | None:
             return i, content
     return None
 
+
 # Eight turns in a 4,096-token window whose compression threshold (half of it) is below what Navi's
 # own instructions take, with Gemma 3 270M, which cannot summarise: the conversation in which Navi
 # condensed a context it could not shrink again and again (31 passes in eight turns; recorded in

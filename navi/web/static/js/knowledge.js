@@ -87,7 +87,9 @@ export class KnowledgePanel {
   async open() {
     this.say("");
     if (!this.dialog.open) this.dialog.showModal();
-    this.search.focus();
+    // On a touch screen a focused box brings up the keyboard over the list: focus the close button.
+    const touch = window.matchMedia("(hover: none) and (pointer: coarse)").matches;
+    (touch ? this.dialog.querySelector("#close-knowledge") : this.search).focus();
     await this.load();
   }
 

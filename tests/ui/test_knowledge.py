@@ -1,0 +1,247 @@
+"""Documents on the page (issue 43): a PDF uploaded into a conversation shows its indexing state on
+its chip (queued, indexing with a progress bar, ready with its pages), the answer's citation
+"(contract.pdf, p. 3)" is a link to the document's page (/documents/{id}/file#page=3, served as a
+PDF); the Knowledge panel makes and deletes collections, adds files (chosen or dropped, a folder's
+files without its hidden ones), shows each document's state, searches every document (a hit opens
+its passage) and attaches a collection to the conversation, whose answers then cite it; a citation of
+a document that is not a PDF opens its passage in an overlay; on a phone the panel fits the screen."""
+
+from __future__ import annotations
+
+import base64
+import io
+from pathlib import Path
+
+import pytest
+from fpdf import FPDF
+from playwright.sync_api import BrowserContext, Page, expect
+
+from navi.testing.fake_server import FakeModelServer
+from tests.server_helpers import LiveNavi, use_script
+from tests.ui.browser import Watched, open_app, send, session_id, wait_idle
+from tests.ui.test_phone import no_sideways_scroll
+
+pytestmark = [pytest.mark.browser, pytest.mark.navi(planning_enabled=False)]
+
+TERMINATION = "Either party may end this contract with ninety days notice in writing."
+PAGES = [
+    "Contract between Ana Lopes and Acme Lda. This page names the parties.",
+    "Payment is due within thirty days of each invoice.",
+    TERMINATION,
+    "Disputes go to the courts of Porto.",
+]
+
+
+def contract_pdf() -> bytes:
+    """A four-page PDF whose page 3 (and only it) says how the contract ends."""
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    for text in PAGES:
+        pdf.add_page()
+        pdf.multi_cell(0, 8, text)
+    return bytes(pdf.output())
+
+
+# Every state a chip or row showed, in order (recorded in the page from before the upload on).
+RECORD_STATES = """(selector) => {
+  window.seenStates = [];
+  const note = () => {
+    for (const n of document.querySelectorAll(selector)) {
+      const bar = n.querySelector("progress");
+      const seen = `${n.dataset.state}${bar ? ":bar" : ""}`;
+      if (window.seenStates.at(-1) !== seen) window.seenStates.push(seen);
+    }
+  };
+  new MutationObserver(note).observe(document.body, { subtree: true, childList: true, characterData: true });
+}"""
+
+
+def test_a_pdf_in_a_conversation_is_indexed_then_cited_at_its_page(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    script = use_script(fake_server)
+    script.turn(
+        "You can end it with ninety days notice (contract.pdf, p. 3). "
+        "A file that is not here stays text (other.pdf, p. 2)."
+    )
+    pdf = tmp_path / "contract.pdf"
+    pdf.write_bytes(contract_pdf())
+
+    open_app(page)
+    page.evaluate(RECORD_STATES, "#attachments .chip .doc-state")
+    page.locator("#file-input").set_input_files(str(pdf))
+    sid = session_id(page)
+    chip = page.locator("#attachments .chip").filter(has_text="contract.pdf")
+    expect(chip.locator(".doc-state")).to_have_attribute("data-state", "ready", timeout=60_000)
+    expect(chip.locator(".doc-state")).to_have_text("ready · 4 pages · 4 chunks")
+    seen = page.evaluate("() => window.seenStates")
+    assert seen[0] == "queued:bar" and seen[-1] == "ready", seen  # waiting, then read, with a bar meanwhile
+    assert set(seen) <= {"queued:bar", "indexing:bar", "ready"}, seen
+
+    send(page, "How can I end the contract?")
+    wait_idle(page)
+    answer = page.locator("article.turn .markdown.text")
+    expect(answer).to_contain_text("(contract.pdf, p. 3)")
+    link = answer.locator("a.citation")
+    expect(link).to_have_count(1)  # other.pdf is no document here: its "citation" stays text
+    expect(link).to_have_text("contract.pdf, p. 3")
+    with navi.client() as http:
+        docs = [
+            d
+            for c in http.get(f"/sessions/{sid}/collections").json()
+            for d in http.get("/documents", params={"collection": c["id"]}).json()
+        ]
+    [doc] = [d for d in docs if d["name"] == "contract.pdf"]
+    href = f"/documents/{doc['id']}/file#page=3"
+    expect(link).to_have_attribute("href", href)
+    expect(link).to_have_attribute("target", "_blank")
+
+    # Following it opens the PDF (the browser's viewer goes to #page=3), served as a PDF.
+    with page.context.expect_page() as opened:
+        link.click()
+    tab = opened.value
+    assert tab.url == f"{navi.url}{href}"
+    tab.close()
+    served = page.request.get(href)
+    assert served.ok and served.headers["content-type"].startswith("application/pdf")
+    assert served.body() == pdf.read_bytes()
+
+
+def drop(page: Page, target: str, files: dict[str, str]) -> None:
+    """Drop files (name → text) on an element, as the browser delivers a drop."""
+    page.evaluate(
+        """([target, files]) => {
+            const transfer = new DataTransfer();
+            for (const [name, b64] of Object.entries(files)) {
+              const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+              transfer.items.add(new File([bytes], name, { type: "text/plain" }));
+            }
+            const init = { bubbles: true, cancelable: true, dataTransfer: transfer };
+            document.querySelector(target).dispatchEvent(new DragEvent("drop", init));
+        }""",
+        [target, {n: base64.b64encode(t.encode()).decode() for n, t in files.items()}],
+    )
+
+
+# A folder as webkitGetAsEntry gives it (a script cannot make a real one): its files, a hidden file
+# and a hidden folder, a subfolder, and more entries than one readEntries() batch.
+FOLDER_DROP = """async () => {
+  const { droppedFiles } = await import("/static/js/docstate.js");
+  const file = (name) => ({ name, isFile: true, isDirectory: false,
+    file: (ok) => ok(new File(["x"], name)) });
+  const dir = (name, children) => ({ name, isFile: false, isDirectory: true, createReader: () => {
+    const batches = [children.slice(0, 2), children.slice(2), []];
+    return { readEntries: (ok) => ok(batches.shift() || []) };
+  } });
+  const root = dir("notes", [file("a.md"), file(".secret.md"), dir("trips", [file("b.md")]),
+    dir(".obsidian", [file("c.md")]), file("d.txt")]);
+  const transfer = { items: [{ kind: "file", webkitGetAsEntry: () => root }], files: [] };
+  return (await droppedFiles(transfer)).map((f) => f.name);
+}"""
+
+
+def test_the_knowledge_panel_collections_files_search_and_attaching(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    script = use_script(fake_server)
+    script.turn("Noted.")
+    script.turn("Pack the passports first (packing.md, § Before leaving).")
+    packing = tmp_path / "packing.md"
+    packing.write_text(
+        "# Trip\n\n## Before leaving\n\nPack the passports and the zeppelin tickets.\n\n"
+        "## On the way\n\nBuy water at the station.\n"
+    )
+    open_app(page)
+    assert page.evaluate(FOLDER_DROP) == ["a.md", "b.md", "d.txt"]  # hidden files and folders left out
+    send(page, "Hello")
+    wait_idle(page)
+    sid = session_id(page)
+
+    page.get_by_role("button", name="Knowledge").click()
+    dialog = page.get_by_role("dialog", name="Knowledge")
+    expect(dialog).to_be_visible()
+    expect(dialog.get_by_role("searchbox", name="Search your documents")).to_be_focused()
+
+    # A collection, made and chosen; a file added from the picker and two dropped on the panel.
+    name = dialog.get_by_label("New collection's name")
+    name.fill("Travel <b>2026</b>")
+    name.press("Enter")
+    row = dialog.locator("li.collection").filter(has_text="Travel <b>2026</b>")  # text, not markup
+    expect(row).to_have_count(1)
+    expect(dialog.locator("li.collection b")).to_have_count(0)
+    expect(dialog.locator("#documents-heading")).to_have_text("Documents in Travel <b>2026</b>")
+    dialog.get_by_label("Add files").set_input_files(str(packing))
+    drop(page, "#knowledge", {"visa.txt": "The visa costs forty euros.", ".DS_Store": "junk"})
+    docs = dialog.locator("li.document")
+    expect(docs.locator(".document-name")).to_have_text(["packing.md", "visa.txt"], use_inner_text=True)
+    for doc in docs.all():
+        expect(doc).to_have_attribute("data-state", "ready", timeout=60_000)
+    expect(docs.first.locator(".doc-state")).to_contain_text("ready")
+    expect(row.locator(".collection-meta")).to_have_text("2 documents")
+    assert page.locator("#attachments .chip").count() == 0  # the drop went to the panel, not the message
+
+    # Search across documents: a hit with its citation; a hit that is not a PDF opens its passage.
+    search = dialog.get_by_role("searchbox", name="Search your documents")
+    search.fill("zeppelin tickets")
+    hits = dialog.locator("#knowledge-hits .doc-hit")
+    expect(hits.first.locator(".hit-citation")).to_have_text("packing.md, § Before leaving")
+    expect(hits.first.locator(".hit-text")).to_contain_text("Pack the passports and the zeppelin tickets.")
+    hits.first.locator(".hit-citation").click()
+    passage = page.get_by_role("dialog", name="packing.md, § Before leaving")
+    expect(passage.locator(".passage-text")).to_contain_text("zeppelin tickets")
+    page.keyboard.press("Escape")
+    expect(passage).to_have_count(0)
+    expect(dialog).to_be_visible()  # Escape closed the overlay only
+
+    # Attached to the conversation: the server says so, and its answers cite it as links.
+    use = dialog.get_by_label("Use Travel <b>2026</b> in this conversation")
+    expect(use).not_to_be_checked()
+    use.check()
+    expect(row).to_have_class("collection chosen attached")
+    with navi.client() as http:
+        attached = [c["name"] for c in http.get(f"/sessions/{sid}/collections").json()]
+    assert "Travel <b>2026</b>" in attached
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    send(page, "What do I pack first?")
+    wait_idle(page)
+    cite = page.locator("article.turn .markdown.text a.citation")
+    expect(cite).to_have_text("packing.md, § Before leaving")
+    cite.click()  # not a PDF: the passage, in the overlay
+    passage = page.get_by_role("dialog", name="packing.md, § Before leaving")
+    expect(passage.locator(".passage-text")).to_contain_text("Pack the passports")
+    page.keyboard.press("Escape")
+
+    # Detached, then deleted after a confirm.
+    page.get_by_role("button", name="Knowledge").click()
+    use.uncheck()
+    expect(row).not_to_have_class("collection chosen attached")
+    with navi.client() as http:
+        attached = [c["name"] for c in http.get(f"/sessions/{sid}/collections").json()]
+    assert "Travel <b>2026</b>" not in attached
+    row.get_by_role("button", name="Delete collection Travel <b>2026</b>").click()
+    confirm = page.get_by_role("dialog", name="Delete Travel <b>2026</b>?")
+    confirm.get_by_role("button", name="Delete").click()
+    expect(row).to_have_count(0)
+    with navi.client() as http:
+        assert "Travel <b>2026</b>" not in [c["name"] for c in http.get("/collections").json()]
+
+
+def test_the_panel_on_a_phone(phone: tuple[BrowserContext, Watched], navi: LiveNavi) -> None:
+    with navi.client() as http:
+        made = http.post("/collections", json={"name": "Recipes from my grandmother's kitchen notebook"})
+        assert made.status_code == 201, made.text
+        cid = made.json()["id"]
+        files = {"file": ("soup.md", io.BytesIO(b"# Soup\n\nA long line of text about soup. " * 20))}
+        assert http.post(f"/collections/{cid}/documents", files=files).status_code == 202
+    context, _ = phone
+    page = open_app(context.new_page())
+    page.get_by_role("button", name="Show conversations").tap()
+    page.locator("#open-knowledge").tap()
+    dialog = page.get_by_role("dialog", name="Knowledge")
+    expect(dialog).to_be_visible()
+    expect(page.locator("#sidebar")).not_to_have_class("sidebar open")
+    expect(dialog.locator("li.document")).to_have_count(1)
+    no_sideways_scroll(page, "the knowledge panel")
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()

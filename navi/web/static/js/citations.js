@@ -8,6 +8,7 @@
 
 import { api } from "/static/js/api.js";
 import { el, toast } from "/static/js/dom.js";
+import { icon } from "/static/js/icons.js";
 
 // "(…)" or "[…]" on one line, short, with no brackets inside.
 const BRACKETED = /[([]([^()[\]\n]{3,240})[)\]]/g;
@@ -36,7 +37,7 @@ export function fileHref(id, page = null) {
 // The overlay for a passage: its citation, its text, a link to the whole file. Escape closes it.
 export function showPassage({ title, text, href }) {
   const opener = document.activeElement;
-  const close = el("button", { type: "button", class: "icon-button", "aria-label": "Close the passage" }, "✕");
+  const close = el("button", { type: "button", class: "icon-button", "aria-label": "Close the passage" }, icon("close"));
   const dialog = el("dialog", { class: "dialog passage", "aria-labelledby": "passage-title" },
     el("div", { class: "dialog-head" }, el("h2", { id: "passage-title", text: title }), close),
     el("blockquote", { class: "passage-text", text: text || "" }),

@@ -61,18 +61,19 @@ async function entryFiles(entry, out) {
 }
 
 // The files a drop carries, a dropped folder's included (its hidden files and folders left out).
-// Must be called during the drop event: the browser gives the entries only then.
+// Must be called during the drop event: the browser gives the files and entries only then.
 export function droppedFiles(transfer) {
+  const files = [...(transfer?.files || [])];
   const entries = [...(transfer?.items || [])]
     .filter((item) => item.kind === "file")
-    .map((item) => item.webkitGetAsEntry?.())
-    .filter(Boolean);
-  if (!entries.length) return Promise.resolve([...(transfer?.files || [])].filter((f) => !hidden(f.name)));
+    .map((item) => item.webkitGetAsEntry?.() || null);
+  if (!entries.some((entry) => entry?.isDirectory)) return Promise.resolve(files.filter((f) => !hidden(f.name)));
   return (async () => {
     const out = [];
-    for (const entry of entries) {
+    for (const [i, entry] of entries.entries()) {
       try {
-        await entryFiles(entry, out);
+        if (entry) await entryFiles(entry, out);
+        else if (files[i] && !hidden(files[i].name)) out.push(files[i]);
       } catch { /* an entry the browser would not read: left out */ }
     }
     return out;

@@ -250,6 +250,17 @@ class Settings(BackendSettings, BaseSettings):
     # embedding endpoint (Ollama /api/embed, OpenAI-style /v1/embeddings); empty: keyword-only.
     memory_embed_model: str = ""
 
+    # --- Documents (docs/documents.md) ----------------------------------------------------------------
+    # The largest document Navi takes (413 beyond it) and reads, in bytes.
+    documents_max_bytes: int = Field(100 * 1024 * 1024, ge=1024)
+    # Pages, slides, sheets or chapters read from one document; more is a failed document.
+    documents_max_pages: int = Field(5000, ge=1)
+    # Wall-clock seconds reading one document may take (in a child process); then it is stopped.
+    documents_extract_seconds: float = Field(120.0, ge=1, le=3600)
+    # Index documents in this process's background (one indexer per worker); off: they wait queued
+    # for a process that does (another worker, `navi docs add`).
+    documents_indexing: bool = True
+
     # --- Persona ---------------------------------------------------------------------------------
     navi_persona: str = ""
     navi_persona_file: str = ""

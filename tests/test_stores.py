@@ -85,3 +85,25 @@ async def test_stores_handed_in_are_used_as_they_are(tmp_path: Path) -> None:
         await db.dispose()
     stores = build_stores(None, files_dir=str(tmp_path / "files"), sessions=sessions, memory=memory)
     assert stores.sessions is sessions and stores.memory is memory
+
+
+async def test_documents_are_on_the_database_only(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path / "navi.db")
+    db = Database(url)
+    await migrate.upgrade(db)
+    try:
+        documents = build_stores(db, files_dir=str(tmp_path / "files")).documents
+        assert documents is not None
+        shelf = await documents.create_collection("alice", "Shelf")
+        await documents.add_document("alice", shelf.id, "a.txt", data=b"kept")
+    finally:
+        await db.dispose()
+    again = Database(url)
+    try:
+        documents = build_stores(again, files_dir=str(tmp_path / "files")).documents
+        assert documents is not None
+        (doc,) = await documents.list_documents("alice")
+        assert await documents.document_bytes("alice", doc.id) == b"kept"
+    finally:
+        await again.dispose()
+    assert build_stores(None, files_dir=str(tmp_path / "files")).documents is None

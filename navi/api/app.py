@@ -30,6 +30,7 @@ from navi.api.routes import (
     approvals,
     auth,
     branches,
+    documents,
     files,
     health,
     memory,
@@ -188,6 +189,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         schedules,
         metrics,
         search,
+        documents,
     ):
         app.include_router(module.router)
     if config.loop_monitor:

@@ -14,11 +14,13 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from navi.api.errors import OwnerOnly
+from navi.api.errors import OwnerOnly, Unavailable
 from navi.api.identity import user_of
 from navi.compose import Runtime
 from navi.compose.server import ServerConfig, Uploads
 from navi.compose.services import Services
+from navi.documents.base import DocumentStore
+from navi.documents.indexer import Indexer
 from navi.runs import RunManager
 from navi.sessions.models import DEFAULT_OWNER, Session, is_session_id
 from navi.sessions.store import SessionNotFound
@@ -60,6 +62,23 @@ ConfigDep = Annotated[ServerConfig, Depends(get_config)]  # the server's typed p
 UploadsDep = Annotated[Uploads, Depends(get_uploads)]
 # Uploads' bytes in the shared database, for workers on other machines (None: one machine).
 SharedFilesDep = Annotated[SharedFiles | None, Depends(get_shared_files)]
+
+
+def get_documents(runtime: RuntimeDep) -> DocumentStore:
+    """The documents store; 503 when this Navi has none (documents live in the database)."""
+    if runtime.documents is None:
+        raise Unavailable("documents need Navi's database; this Navi runs without one")
+    return runtime.documents
+
+
+def get_indexer(request: Request) -> Indexer | None:
+    services: Services = request.app.state.services
+    return services.indexer
+
+
+# The documents store (issue 43) and this process's indexer (None: DOCUMENTS_INDEXING is off).
+DocumentsDep = Annotated[DocumentStore, Depends(get_documents)]
+IndexerDep = Annotated[Indexer | None, Depends(get_indexer)]
 
 
 def require_owner(user: CurrentUser) -> None:

@@ -45,6 +45,14 @@ class BadRequest(ValueError):
     """A request that is well-formed JSON but asks for something that makes no sense."""
 
 
+class Conflict(ValueError):
+    """A request that clashes with what exists (a collection's name already taken)."""
+
+
+class Unavailable(RuntimeError):
+    """A feature this Navi cannot offer as configured (documents without a database)."""
+
+
 class OwnerOnly(PermissionError):
     """A route that changes Navi for every user, asked by a user who is not the owner."""
 
@@ -67,6 +75,8 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (ArchiveError, 422, "bad_archive"),
     (FrameError, 422, "bad_message"),
     (NothingToAnalyse, 422, "nothing_to_analyse"),
+    (Conflict, 409, "conflict"),
+    (Unavailable, 503, "unavailable"),
     (BadRequest, 422, "bad_request"),
     (NotBranchable, 422, "bad_request"),
     (NothingToContinue, 422, "nothing_to_continue"),

@@ -5,7 +5,8 @@
   what one chunk costs, not 300 MB three times over (raw bytes, decoded text, parsed objects). A
   declared `Content-Length` over the cap is refused before a byte of the body is read. JSON
   routes get `NAVI_MAX_REQUEST_MB`; `POST /sessions/import` gets `NAVI_IMPORT_MAX_MB`; uploads
-  are capped per file by their own parser (`SESSION_FILES_MAX_SIZE_MB`, navi/api/uploads.py).
+  are capped per file by their own parser (`SESSION_FILES_MAX_SIZE_MB`, navi/api/uploads.py;
+  documents: `DOCUMENTS_MAX_BYTES`).
 - **The sign-in form.** `POST /login` is the one state-changing route open to anyone, so it takes
   only what the login page sends: a small `application/x-www-form-urlencoded` form, arriving
   within `NAVI_HEADER_TIMEOUT_SECONDS`. Multipart is refused (`415`) before anything is read:
@@ -29,7 +30,7 @@ from navi.api.errors import error_response
 
 LOGIN_FORM = "application/x-www-form-urlencoded"
 LOGIN_MAX_BYTES = 4096  # a token and a field name, with room to spare
-_UPLOAD = re.compile(r"^/sessions/[^/]+/files/?$")
+_UPLOAD = re.compile(r"^/(sessions/[^/]+/files|collections/[^/]+/documents)/?$")
 
 
 @dataclass(frozen=True)

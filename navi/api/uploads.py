@@ -20,7 +20,7 @@ import os
 import re
 import unicodedata
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -40,6 +40,33 @@ from navi.sessions.filetypes import (
 )
 
 MAX_FILES = 20
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What an upload route takes, checked as the bytes arrive: `name` (a part's file name, before
+    a byte is written), `head` (its first `SNIFF_BYTES`), `complete` (the name, the head and the
+    written file, in a thread). Each gives why the file is refused (415), or None."""
+
+    name: Callable[[str], str | None]
+    head: Callable[[str, bytes], str | None]
+    complete: Callable[[str, bytes, Path], str | None]
+
+
+def _session_complete(name: str, head: bytes, path: Path) -> str | None:
+    reason = executable_reason(name, head)
+    if reason is None and (what := zip_reason(path)):
+        reason = f"{name} is {what}; {REFUSED}"
+    return reason or kind_reason(name, head, path)
+
+
+def _session_head(name: str, head: bytes) -> str | None:
+    what = content_reason(head)
+    return f"{name} is {what}; {REFUSED}" if what else None
+
+
+# A conversation's uploads: the kinds the model reads (navi/sessions/filetypes.py).
+SESSION_CHECKS = Checks(name=extension_reason, head=_session_head, complete=_session_complete)
 
 
 class UploadError(Exception):
@@ -92,9 +119,10 @@ class _Part:
 class _Receiver:
     """Callbacks for the streaming parser; writes parts to temporary files as they arrive."""
 
-    def __init__(self, folder: Path, max_bytes: int) -> None:
+    def __init__(self, folder: Path, max_bytes: int, checks: Checks = SESSION_CHECKS) -> None:
         self.folder = folder
         self.max_bytes = max_bytes
+        self.checks = checks
         self.part: _Part | None = None
         self.done: list[_Part] = []
         self._field = b""
@@ -134,7 +162,7 @@ class _Receiver:
             part.content_type = part.headers.get("content-type", b"application/octet-stream").decode(
                 "latin-1"
             )
-            if reason := extension_reason(safe_filename(part.filename)):
+            if reason := self.checks.name(safe_filename(part.filename)):
                 raise UploadError(415, reason)  # before a byte of it is written
             part.temp = self.folder / f".upload-{uuid.uuid4().hex}.part"
             fd = os.open(part.temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)  # renamed into place
@@ -147,8 +175,8 @@ class _Receiver:
         chunk = data[start:end]
         if len(part.head) < SNIFF_BYTES:
             part.head += chunk[: SNIFF_BYTES - len(part.head)]
-            if len(part.head) == SNIFF_BYTES and (what := content_reason(part.head)):
-                raise UploadError(415, f"{part.filename} is {what}; {REFUSED}")
+            if len(part.head) == SNIFF_BYTES and (why := self.checks.head(part.filename or "", part.head)):
+                raise UploadError(415, why)
         part.size += len(chunk)
         if part.size > self.max_bytes:
             raise UploadError(
@@ -172,9 +200,16 @@ class _Receiver:
 
 
 async def receive_upload(
-    headers: dict[str, str], body: AsyncIterator[bytes], folder: Path, *, max_bytes: int, public_prefix: Path
+    headers: dict[str, str],
+    body: AsyncIterator[bytes],
+    folder: Path,
+    *,
+    max_bytes: int,
+    public_prefix: Path,
+    checks: Checks = SESSION_CHECKS,
 ) -> list[StoredFile]:
-    """Parse a multipart body into `folder`; returns the stored files. Raises `UploadError`."""
+    """Parse a multipart body into `folder`; returns the stored files. Raises `UploadError`.
+    `checks`: which files are taken (by default a conversation's kinds)."""
     ctype, options = parse_options_header(headers.get("content-type", ""))
     boundary = options.get(b"boundary")
     if ctype != b"multipart/form-data" or not boundary:
@@ -183,7 +218,7 @@ async def receive_upload(
     if declared and declared.isdigit() and int(declared) > max_bytes * MAX_FILES + 1024 * 1024:
         raise UploadError(413, f"the upload is larger than the {max_bytes // (1024 * 1024)} MB limit")
     await asyncio.to_thread(_make_folder, folder)
-    receiver = _Receiver(folder, max_bytes)
+    receiver = _Receiver(folder, max_bytes, checks)
     parser = MultipartParser(boundary, receiver.callbacks())  # type: ignore[arg-type]
     try:
         async for chunk in body:
@@ -197,11 +232,9 @@ async def receive_upload(
                 continue
             name = safe_filename(part.filename or "upload")
             assert part.temp is not None
-            reason = executable_reason(name, part.head)
-            if reason is None and (what := await asyncio.to_thread(zip_reason, part.temp)):
-                reason = f"{name} is {what}; {REFUSED}"
-            if reason is None:
-                reason = await asyncio.to_thread(kind_reason, name, part.head, part.temp)
+            if len(part.head) < SNIFF_BYTES and (reason := checks.head(name, part.head)):
+                raise UploadError(415, reason)  # a short file: its whole content is the head
+            reason = await asyncio.to_thread(checks.complete, name, part.head, part.temp)
             if reason:
                 raise UploadError(415, reason)
             target = claim(folder, name)

@@ -23,6 +23,7 @@ from navi.agent.engine import AgentConfig
 from navi.agent.workers import CompressionSettings
 from navi.compose.problems import SetupError, file_problem, folder_problem, reason, which_of
 from navi.config import Settings
+from navi.documents.extract.common import Limits
 from navi.llm import backends as catalogue
 from navi.llm.calls import CallLimits
 from navi.llm.registry import BackendRegistry
@@ -357,4 +358,24 @@ def schedule_settings(settings: Settings) -> ScheduleSettings:
         poll_seconds=settings.navi_schedule_poll_seconds,
         busy_wait_seconds=settings.navi_schedule_busy_wait_seconds,
         notifier=notifier,
+    )
+
+
+# --- documents -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DocumentSettings:
+    """How documents are taken and read, as plain values (DOCUMENTS_*)."""
+
+    limits: Limits  # the size, pages and seconds one document may cost
+    indexing: bool  # index in this process's background
+
+
+def document_settings(settings: Settings) -> DocumentSettings:
+    return DocumentSettings(
+        limits=Limits(
+            max_bytes=settings.documents_max_bytes,
+            max_pages=settings.documents_max_pages,
+            seconds=settings.documents_extract_seconds,
+        ),
+        indexing=settings.documents_indexing,
     )

@@ -27,11 +27,14 @@ from navi.compose import parts
 from navi.compose.channels import channel_store
 from navi.compose.telemetry import build_telemetry
 from navi.config import Settings
+from navi.documents.base import DocumentStore
+from navi.documents.extract.common import Limits
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
 from navi.mcp.manager import McpManager
 from navi.memory.base import MemoryStore
+from navi.memory.embedders import Embedder
 from navi.memory.extractor import MemoryExtractor
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
 from navi.sandbox import INSTALL_FIX, Sandbox
@@ -93,6 +96,13 @@ class Runtime:
     session_created_hooks: list[Callable[[str], Coroutine[Any, Any, None]]] = field(default_factory=list)
     # Metrics (GET /metrics) and traces: the model calls' are seen through `backends.observer`.
     telemetry: Telemetry = field(default_factory=Telemetry)
+    # Documents people gave Navi (issue 43; on the database only, None without one), how they are
+    # read (DOCUMENTS_*), and the embedding model memory uses, which indexes and searches them too.
+    documents: DocumentStore | None = None
+    document_settings: parts.DocumentSettings = field(
+        default_factory=lambda: parts.DocumentSettings(Limits(), indexing=True)
+    )
+    embedder: Embedder | None = None
 
     def background(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` without holding up the caller; failures are logged."""
@@ -305,6 +315,9 @@ async def build_runtime(
         channels=channel_store(db),
         session_created_hooks=[extract_after_new_session],
         telemetry=telemetry,
+        documents=stores.documents,
+        document_settings=parts.document_settings(settings),
+        embedder=embed,
     )
 
 

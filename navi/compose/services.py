@@ -1,6 +1,7 @@
 """Everything that runs beside the requests: the run manager, the schedule runner and the
-background loops (the upload sweep, memory extraction), built from one runtime for every entry
-point — `navi serve` (the app's lifespan), `navi mcp` and the tests — and started and stopped as one.
+background loops (the upload sweep, memory extraction, the documents' indexer), built from one
+runtime for every entry point — `navi serve` (the app's lifespan), `navi mcp` and the tests — and
+started and stopped as one.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from navi.channels.worker import ChannelWorker
 from navi.compose.channels import build_channels, build_worker
 from navi.compose.runtime import Runtime, build_runtime
 from navi.config import Settings
+from navi.documents.indexer import Indexer
 from navi.logging import get_logger
 from navi.runs import RunManager
-from navi.runs.leases import MemoryLeases, SqlLeases
+from navi.runs.leases import MemoryLeases, SqlLeases, worker_name
 from navi.runs.pg import PgBus
 from navi.runs.queue import SqlQueue
 from navi.runs.scheduled import ScheduledRuns
@@ -44,6 +46,9 @@ class Services:
     owns_runtime: bool = False
     # Where workers share the database (PostgreSQL): uploads' bytes kept in it for every machine.
     files: SharedFiles | None = None
+    # Indexes queued documents (one per process; its `run` is one of `loops`); None without the
+    # documents store, or with DOCUMENTS_INDEXING off (documents then wait for another process).
+    indexer: Indexer | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @property
@@ -84,7 +89,8 @@ def build_services(
     channels: bool | None = None,
 ) -> Services:
     """The run manager on `runtime`; with `schedules`, the schedule runner executing due runs
-    through it; with `background`, the upload sweep and periodic memory extraction; with
+    through it; with `background`, the upload sweep, periodic memory extraction and the documents'
+    indexer; with
     `channels` (by default: with `background`), the worker serving the configured channels."""
     settings = runtime.settings
     # The session's lease is a row of the shared database, so no two processes on it (`navi serve`,
@@ -157,6 +163,16 @@ def build_services(
         if services.files is not None:
             shared = services.files
             services.loops.append(lambda: shared.expire_loop(ttl))
+        documents = runtime.documents
+        if documents is not None and runtime.document_settings.indexing:
+            indexer = Indexer(
+                documents,
+                runtime.embedder,
+                runtime.document_settings.limits,
+                leases.worker if leases is not None else worker_name(),
+            )
+            services.indexer = indexer
+            services.loops.append(indexer.run)
     return services
 
 

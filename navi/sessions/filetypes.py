@@ -152,6 +152,15 @@ def _leading_text(head: bytes) -> str:
     return head.decode(encoding, errors="replace").lstrip(" \t\r\n\f\v\ufeff").lower()
 
 
+def program_reason(head: bytes) -> str | None:
+    """What program (an executable, a package, a shortcut) the first bytes of a file show, if any:
+    refused whatever the upload is for, even where text that renders is taken as a document."""
+    for magic, what in _MAGIC.items():
+        if head.startswith(magic):
+            return what
+    return None
+
+
 def content_reason(head: bytes) -> str | None:
     """What the first `SNIFF_BYTES` of a file show it to be, if it runs or renders when opened."""
     for magic, what in _MAGIC.items():

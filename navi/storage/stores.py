@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from navi.agent.grants import GrantStore, InMemoryGrantStore
+from navi.documents.base import DocumentStore
 from navi.memory.base import MemoryStore
 from navi.memory.claims import ExtractionClaims, InMemoryExtractionClaims
 from navi.memory.in_memory import InMemoryMemoryStore
@@ -19,6 +20,7 @@ from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.state import InMemorySessionStateStore, SessionStateStore
 from navi.sessions.store import SessionStore
 from navi.storage.database import Database
+from navi.storage.documents import SqlDocumentStore
 from navi.storage.grants import SqlGrantStore
 from navi.storage.memory import Embed, SqlMemoryStore
 from navi.storage.schedules import SqlScheduleStore
@@ -39,6 +41,9 @@ class Stores:
     # are (their rows go with their session), for every worker; else in this process.
     state: SessionStateStore
     claims: ExtractionClaims
+    # Documents people gave Navi (issue 43): on the database only (their bytes and index live
+    # there); None without one.
+    documents: DocumentStore | None = None
 
 
 def build_stores(
@@ -71,4 +76,5 @@ def build_stores(
         grants=SqlGrantStore(db),
         state=SqlSessionStateStore(db) if shared else InMemorySessionStateStore(),
         claims=SqlExtractionClaims(db) if shared else InMemoryExtractionClaims(),
+        documents=SqlDocumentStore(db),
     )

@@ -1,13 +1,25 @@
-"""Uploads: `POST /sessions/{id}/files` (multipart), streamed to `SESSION_FILES_DIR/{id}/`."""
+"""Uploads: `POST /sessions/{id}/files` (multipart), streamed to `SESSION_FILES_DIR/{id}/`.
+
+A file of a document kind Navi reads (PDF, Office, OpenDocument, Markdown, text, CSV: decided by
+its bytes, navi/documents/extract/sniff.py) is also added to the conversation's own collection and
+queued for indexing; its `document_id` says which document it became."""
 
 from __future__ import annotations
+
+import asyncio
+from pathlib import Path
 
 from fastapi import Request
 from pydantic import BaseModel
 
-from navi.api.deps import OwnedSessionId, SharedFilesDep, UploadsDep
+from navi.api.deps import CurrentUser, IndexerDep, OwnedSessionId, RuntimeDep, SharedFilesDep, UploadsDep
+from navi.api.document_files import document_kind
 from navi.api.routing import api_router
-from navi.api.uploads import receive_upload
+from navi.api.uploads import StoredFile, receive_upload
+from navi.compose import Runtime
+from navi.logging import get_logger
+
+log = get_logger(__name__)
 
 router = api_router(prefix="/sessions", tags=["files"])
 
@@ -17,6 +29,8 @@ class FileOut(BaseModel):
     path: str
     size: int
     media_type: str
+    # The document it became in the conversation's own collection (a document kind only).
+    document_id: str | None = None
 
 
 class UploadResult(FileOut):
@@ -43,7 +57,13 @@ class UploadResult(FileOut):
     },
 )
 async def upload(
-    session_id: OwnedSessionId, request: Request, uploads: UploadsDep, shared: SharedFilesDep
+    session_id: OwnedSessionId,
+    request: Request,
+    uploads: UploadsDep,
+    shared: SharedFilesDep,
+    runtime: RuntimeDep,
+    user: CurrentUser,
+    indexer: IndexerDep,
 ) -> UploadResult:
     folder = uploads.folder(session_id)
     stored = await receive_upload(
@@ -56,5 +76,37 @@ async def upload(
     if shared is not None:  # for a run of this session on another machine
         for f in stored:
             await shared.keep(session_id, folder / f.name)
-    files = [FileOut(name=f.name, path=f.path, size=f.size, media_type=f.media_type) for f in stored]
+    documents = await _as_documents(runtime, user, session_id, stored)
+    if documents and indexer is not None:
+        indexer.poke()
+    files = [
+        FileOut(
+            name=f.name, path=f.path, size=f.size, media_type=f.media_type, document_id=documents.get(f.name)
+        )
+        for f in stored
+    ]
     return UploadResult(**files[0].model_dump(), files=files)
+
+
+async def _as_documents(
+    runtime: Runtime, user: str, session_id: str, stored: list[StoredFile]
+) -> dict[str, str]:
+    """The uploads of a document kind, added to the conversation's collection: name → document id.
+    A file over DOCUMENTS_MAX_BYTES stays a file only. Never fails the upload: the file is there."""
+    store = runtime.documents
+    if store is None:
+        return {}
+    limit = runtime.document_settings.limits.max_bytes
+    added: dict[str, str] = {}
+    for f in stored:
+        if f.size > limit:
+            continue
+        try:
+            data = await asyncio.to_thread(Path(f.path).read_bytes)
+            if await asyncio.to_thread(document_kind, data, f.name) is None:
+                continue
+            collection = await store.session_collection(user, session_id)
+            added[f.name] = (await store.add_document(user, collection.id, f.name, data=data)).id
+        except Exception as exc:  # the upload itself succeeded; say why it is no document
+            log.warning("documents.upload_not_added", session=session_id, file=f.name, error=str(exc))
+    return added

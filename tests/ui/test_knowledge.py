@@ -171,14 +171,33 @@ def test_the_knowledge_panel_collections_files_search_and_attaching(
     expect(dialog.locator("li.collection b")).to_have_count(0)
     expect(dialog.locator("#documents-heading")).to_have_text("Documents in Travel <b>2026</b>")
     dialog.get_by_label("Add files").set_input_files(str(packing))
-    drop(page, "#knowledge", {"visa.txt": "The visa costs forty euros.", ".DS_Store": "junk"})
+    drop(
+        page,
+        "#knowledge",
+        {"visa.txt": "The visa costs forty euros.", ".DS_Store": "junk", "broken.pdf": "%PDF-1.7 cut"},
+    )
     docs = dialog.locator("li.document")
-    expect(docs.locator(".document-name")).to_have_text(["packing.md", "visa.txt"], use_inner_text=True)
-    for doc in docs.all():
-        expect(doc).to_have_attribute("data-state", "ready", timeout=60_000)
-    expect(docs.first.locator(".doc-state")).to_contain_text("ready")
-    expect(row.locator(".collection-meta")).to_have_text("2 documents")
+    names = ["broken.pdf", "packing.md", "visa.txt"]
+    expect(docs).to_have_count(3)
+    assert sorted(docs.locator(".document-name").all_inner_texts()) == names
+    for name in names:
+        doc = docs.filter(has_text=name)
+        expect(doc).to_have_attribute(
+            "data-state", "failed" if name == "broken.pdf" else "ready", timeout=60_000
+        )
+    expect(docs.filter(has_text="packing.md").locator(".doc-state")).to_have_text(
+        "ready · 3 chunks"
+    )  # one per heading
+    broken = docs.filter(has_text="broken.pdf").locator(".doc-state")
+    expect(broken).to_contain_text("failed: ")  # with the reason
+    assert len(broken.inner_text()) > len("failed: ") + 5
+    expect(row.locator(".collection-meta")).to_have_text("3 documents")
     assert page.locator("#attachments .chip").count() == 0  # the drop went to the panel, not the message
+    # Nothing is queued or indexing any more: the list is not read again.
+    polls: list[str] = []
+    page.on("request", lambda r: polls.append(r.url) if "/documents?collection=" in r.url else None)
+    page.wait_for_timeout(1500)
+    assert polls == []
 
     # Search across documents: a hit with its citation; a hit that is not a PDF opens its passage.
     search = dialog.get_by_role("searchbox", name="Search your documents")

@@ -43,6 +43,7 @@ export class KnowledgePanel {
     this.attached = new Set();
     this.selected = null; // the id of the collection whose documents are shown
     this.documents = [];
+    this.documentsOf = null; // the collection `documents` were read from
     this.pollTimer = 0;
     this.searchTimer = 0;
     this.searchTicket = 0;
@@ -136,7 +137,7 @@ export class KnowledgePanel {
     this.list.replaceChildren(...this.collections.map((c) => {
       const name = this.collectionName(c);
       const chosen = c.id === this.selected;
-      const count = c.id === this.selected && this.documents ? this.documents.length : c.documents ?? 0;
+      const count = c.id === this.documentsOf ? this.documents.length : c.documents ?? 0;
       const open = el("button", { type: "button", class: "collection-open", "aria-pressed": chosen ? "true" : "false",
         onclick: () => this.choose(c.id) },
         el("span", { class: "collection-name", text: name }),
@@ -159,6 +160,7 @@ export class KnowledgePanel {
   async choose(id) {
     this.selected = id;
     this.documents = [];
+    this.documentsOf = null;
     this.renderCollections();
     await this.loadDocuments();
     this.list.querySelector(`li[data-id="${id}"] .collection-open`)?.focus();
@@ -182,6 +184,7 @@ export class KnowledgePanel {
     if (id !== this.selected || !this.dialog.open) return;
     const settled = this.documents.filter((d) => BUSY.has(d.state)).some((d) => !BUSY.has(docs.find((n) => n.id === d.id)?.state));
     this.documents = docs;
+    this.documentsOf = id;
     this.renderDocuments();
     const count = this.list.querySelector(`li[data-id="${id}"] .collection-meta`);
     if (count) count.textContent = plural(docs.length, "document");
@@ -195,9 +198,9 @@ export class KnowledgePanel {
     const focused = document.activeElement?.closest?.("li.document");
     const focusAction = focused ? document.activeElement.dataset.action : null;
     this.docList.replaceChildren(...this.documents.map((d) => {
-      const name = el(isPdf(d) && d.state === "ready" ? "a" : "span", { class: "document-name", text: d.name,
-        href: isPdf(d) && d.state === "ready" ? fileHref(d.id) : undefined,
-        target: isPdf(d) ? "_blank" : undefined, rel: isPdf(d) ? "noopener noreferrer" : undefined });
+      const name = isPdf(d) && d.state === "ready" // a PDF opens in the browser's viewer
+        ? el("a", { class: "document-name", href: fileHref(d.id), target: "_blank", rel: "noopener noreferrer", text: d.name })
+        : el("span", { class: "document-name", text: d.name });
       const actions = el("span", { class: "document-actions" },
         d.state === "queued" ? null : el("button", { type: "button", class: "fact-action", dataset: { action: "reindex" },
           "aria-label": `Re-index ${d.name}`, onclick: () => this.reindex(d) }, "Re-index"),

@@ -1,20 +1,22 @@
 """Documents on the page (issue 43): a PDF uploaded into a conversation shows its indexing state on
-its chip (queued, indexing with a progress bar, ready with its pages), the answer's citation
-"(contract.pdf, p. 3)" is a link to the document's page (/documents/{id}/file#page=3, served as a
-PDF); the Knowledge panel makes and deletes collections, adds files (chosen or dropped, a folder's
-files without its hidden ones), shows each document's state, searches every document (a hit opens
-its passage) and attaches a collection to the conversation, whose answers then cite it; a citation of
+its chip (queued, indexing with a progress bar) and on the chip of a message sent before it is
+ready, until it is; then the answer's citation "(contract.pdf, p. 3)" is a link to the document's
+page (/documents/{id}/file#page=3, served as a PDF). The Knowledge panel makes and deletes
+collections, adds files (chosen or dropped, a folder's files without its hidden ones), shows each
+document's state (a broken one failed, with the reason), searches every document (a hit opens its
+passage) and attaches a collection to the conversation, whose answers then cite it; a citation of
 a document that is not a PDF opens its passage in an overlay; on a phone the panel fits the screen."""
 
 from __future__ import annotations
 
 import base64
 import io
+import re
 from pathlib import Path
 
 import pytest
 from fpdf import FPDF
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, Page, Route, expect
 
 from navi.testing.fake_server import FakeModelServer
 from tests.server_helpers import LiveNavi, use_script
@@ -67,24 +69,46 @@ def test_a_pdf_in_a_conversation_is_indexed_then_cited_at_its_page(
     pdf = tmp_path / "contract.pdf"
     pdf.write_bytes(contract_pdf())
 
+    # The document's state as the page reads it is held at "indexing, half done" until released,
+    # so what the page shows meanwhile is seen whatever the indexer's speed.
+    held = {"on": True}
+
+    def hold(route: Route) -> None:
+        real = route.fetch()
+        doc = real.json()
+        if held["on"] and doc.get("state") == "ready":
+            doc.update(state="indexing", progress=0.5, pages=0, chunks=0)
+        route.fulfill(response=real, json=doc)
+
+    page.route(re.compile(r".*/documents/[0-9a-f]+$"), hold)
     open_app(page)
     page.evaluate(RECORD_STATES, "#attachments .chip .doc-state")
     page.locator("#file-input").set_input_files(str(pdf))
     sid = session_id(page)
     chip = page.locator("#attachments .chip").filter(has_text="contract.pdf")
-    expect(chip.locator(".doc-state")).to_have_attribute("data-state", "ready", timeout=60_000)
-    expect(chip.locator(".doc-state")).to_have_text("ready · 4 pages · 4 chunks")
-    seen = page.evaluate("() => window.seenStates")
-    assert seen[0] == "queued:bar" and seen[-1] == "ready", seen  # waiting, then read, with a bar meanwhile
-    assert set(seen) <= {"queued:bar", "indexing:bar", "ready"}, seen
+    state = chip.locator(".doc-state")
+    expect(state).to_have_text("indexing 50%", timeout=60_000)
+    assert state.locator("progress").evaluate("(bar) => bar.value") == 0.5
+    expect(state.locator("progress")).to_have_accessible_name("Indexing contract.pdf")
 
+    # Sent before it is ready: the message's chip keeps showing the state; the answer's citation
+    # waits for the document too.
     send(page, "How can I end the contract?")
     wait_idle(page)
+    sent = page.locator("article.msg.user .files .chip")
+    expect(sent.locator(".doc-state")).to_have_text("indexing 50%")
     answer = page.locator("article.turn .markdown.text")
     expect(answer).to_contain_text("(contract.pdf, p. 3)")
+    expect(answer.locator("a.citation")).to_have_count(0)
+    seen = page.evaluate("() => window.seenStates")
+    assert seen[0] == "queued:bar" and seen[-1] == "indexing:bar", seen  # waiting, then read, with a bar
+
+    held["on"] = False  # ready: the state goes from the message, and the citation becomes a link
+    expect(sent.locator(".doc-state")).to_have_count(0)
     link = answer.locator("a.citation")
     expect(link).to_have_count(1)  # other.pdf is no document here: its "citation" stays text
     expect(link).to_have_text("contract.pdf, p. 3")
+    assert page.locator("article.turn a.citation").count() == 1
     with navi.client() as http:
         docs = [
             d
@@ -105,6 +129,14 @@ def test_a_pdf_in_a_conversation_is_indexed_then_cited_at_its_page(
     served = page.request.get(href)
     assert served.ok and served.headers["content-type"].startswith("application/pdf")
     assert served.body() == pdf.read_bytes()
+
+    # The panel lists it in this conversation's own collection, ready, with its pages.
+    page.get_by_role("button", name="Knowledge").click()
+    own = page.locator("#collection-list li.collection").first
+    expect(own.locator(".collection-name")).to_have_text("This conversation's files")
+    expect(own.get_by_role("checkbox")).to_be_checked()
+    expect(own.get_by_role("checkbox")).to_be_disabled()
+    expect(page.locator("#document-list li.document .doc-state")).to_have_text("ready · 4 pages · 4 chunks")
 
 
 def drop(page: Page, target: str, files: dict[str, str]) -> None:
@@ -180,10 +212,9 @@ def test_the_knowledge_panel_collections_files_search_and_attaching(
     names = ["broken.pdf", "packing.md", "visa.txt"]
     expect(docs).to_have_count(3)
     assert sorted(docs.locator(".document-name").all_inner_texts()) == names
-    for name in names:
-        doc = docs.filter(has_text=name)
-        expect(doc).to_have_attribute(
-            "data-state", "failed" if name == "broken.pdf" else "ready", timeout=60_000
+    for file_name in names:
+        expect(docs.filter(has_text=file_name)).to_have_attribute(
+            "data-state", "failed" if file_name == "broken.pdf" else "ready", timeout=60_000
         )
     expect(docs.filter(has_text="packing.md").locator(".doc-state")).to_have_text(
         "ready · 3 chunks"

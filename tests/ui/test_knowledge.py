@@ -203,6 +203,8 @@ def test_the_knowledge_panel_collections_files_search_and_attaching(
     expect(dialog.locator("li.collection b")).to_have_count(0)
     expect(dialog.locator("#documents-heading")).to_have_text("Documents in Travel <b>2026</b>")
     dialog.get_by_label("Add files").set_input_files(str(packing))
+    status = dialog.locator("#knowledge-status")
+    expect(status).to_have_text("Added 1 file to Travel <b>2026</b>.")
     drop(
         page,
         "#knowledge",
@@ -223,6 +225,7 @@ def test_the_knowledge_panel_collections_files_search_and_attaching(
     expect(broken).to_contain_text("failed: ")  # with the reason
     assert len(broken.inner_text()) > len("failed: ") + 5
     expect(row.locator(".collection-meta")).to_have_text("3 documents")
+    expect(status).to_have_text("Added 2 files to Travel <b>2026</b>.")  # said after its last reading
     assert page.locator("#attachments .chip").count() == 0  # the drop went to the panel, not the message
     # Nothing is queued or indexing any more: the list is not read again.
     polls: list[str] = []

@@ -45,6 +45,7 @@ export class KnowledgePanel {
     this.documents = [];
     this.documentsOf = null; // the collection `documents` were read from
     this.pollTimer = 0;
+    this.docTicket = 0;
     this.searchTimer = 0;
     this.searchTicket = 0;
     openButton.addEventListener("click", () => this.open());
@@ -166,9 +167,11 @@ export class KnowledgePanel {
     this.list.querySelector(`li[data-id="${id}"] .collection-open`)?.focus();
   }
 
+  // One reading at a time counts (a poll, an upload's, a choice's): only the latest schedules the next.
   async loadDocuments() {
     clearTimeout(this.pollTimer);
     this.pollTimer = 0;
+    const ticket = ++this.docTicket;
     const id = this.selected;
     const collection = this.collections.find((c) => c.id === id);
     this.docsSection.hidden = !collection;
@@ -181,7 +184,7 @@ export class KnowledgePanel {
       if (id === this.selected) this.say(`Could not read its documents: ${error.message}`, "error");
       return;
     }
-    if (id !== this.selected || !this.dialog.open) return;
+    if (ticket !== this.docTicket || id !== this.selected || !this.dialog.open) return;
     const settled = this.documents.filter((d) => BUSY.has(d.state)).some((d) => !BUSY.has(docs.find((n) => n.id === d.id)?.state));
     this.documents = docs;
     this.documentsOf = id;
@@ -301,9 +304,9 @@ export class KnowledgePanel {
       }
       if (i === 0 || i === files.length - 1) await this.loadDocuments();
     }
+    await this.load();
     const said = `Added ${plural(added, "file")} to ${this.collectionName(collection)}.`;
     this.say(refused.length ? `${said} Not added: ${refused.join("; ")}` : said, refused.length ? "error" : "info");
-    await this.load();
   }
 
   async reindex(d) {

@@ -285,8 +285,9 @@ def test_the_panel_on_a_phone(phone: tuple[BrowserContext, Watched], navi: LiveN
         made = http.post("/collections", json={"name": "Recipes from my grandmother's kitchen notebook"})
         assert made.status_code == 201, made.text
         cid = made.json()["id"]
-        files = {"file": ("soup.md", io.BytesIO(b"# Soup\n\nA long line of text about soup. " * 20))}
-        assert http.post(f"/collections/{cid}/documents", files=files).status_code == 202
+        for name in ("soup.md", f"{'grandmothers_vegetable_soup_' * 4}.md"):  # long, unbroken
+            files = {"file": (name, io.BytesIO(b"# Soup\n\nA long line of text about soup. " * 20))}
+            assert http.post(f"/collections/{cid}/documents", files=files).status_code == 202
     context, _ = phone
     page = open_app(context.new_page())
     page.get_by_role("button", name="Show conversations").tap()
@@ -294,7 +295,7 @@ def test_the_panel_on_a_phone(phone: tuple[BrowserContext, Watched], navi: LiveN
     dialog = page.get_by_role("dialog", name="Knowledge")
     expect(dialog).to_be_visible()
     expect(page.locator("#sidebar")).not_to_have_class("sidebar open")
-    expect(dialog.locator("li.document")).to_have_count(1)
+    expect(dialog.locator("li.document")).to_have_count(2)
     no_sideways_scroll(page, "the knowledge panel")
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()

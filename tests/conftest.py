@@ -12,11 +12,11 @@ import pytest
 from navi.config import Settings, load_settings
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.postgres import PostgresCluster
-from tests.helpers import cli_cache
+from tests.helpers import cli_cache, sqlite_template
 from tests.helpers.clock import CLOCK_IDS, CLOCK_SHIFTS, clock_module, shifted
 from tests.helpers.programs import suite_guard
 from tests.helpers.synapse import Synapse, start_synapse
-from tests.helpers.tiers import Durations, deselect_slow
+from tests.helpers.tiers import Durations, deselect_slow, heaviest_first
 
 _NAVI_ENV_PREFIXES = (
     "OLLAMA_",
@@ -66,6 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     cli_cache.install()
+    sqlite_template.install()
     sys.addaudithook(suite_guard().hook)  # for the whole run: an audit hook cannot be removed
     # Every message is planned, as the scripted conversations of the tests expect (their planning
     # calls answer from `AgentScript.plans`), in this process and every Navi a test starts; the
@@ -108,10 +109,21 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     from xdist.scheduler import LoadScopeScheduling
 
     class Grouped(LoadScopeScheduling):
-        """xdist's scope scheduling, with `run_group` as the scope; the largest groups start first."""
+        """xdist's scope scheduling, with `run_group` as the scope; the scopes that took longest in
+        the last run start first (`heaviest_first`; untimed ones by an estimate)."""
 
         def _split_scope(self, nodeid: str) -> str:
             return run_group(nodeid)
+
+        def schedule(self) -> None:
+            if self.collection is None and self.registered_collections:
+                collections = list(self.registered_collections.values())
+                if all(c == collections[0] for c in collections):  # else xdist reports the difference
+                    order = heaviest_first(list(collections[0]), Durations(config).recorded(), run_group)
+                    for node in self.registered_collections:
+                        self.registered_collections[node] = order
+                    config.option.loadscopereorder = False  # the order is this one
+            super().schedule()
 
     return Grouped(config, log)  # type: ignore[arg-type]
 

@@ -81,6 +81,8 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
         (["sessions", "export", "00000000-0000-4000-8000-000000000000"], 1, ""),
         (["memory", "list"], 0, "Nothing remembered.\n"),
         (["memory", "forget", "home_city"], 1, ""),
+        (["docs", "list"], 0, "No documents yet.\n"),
+        (["docs", "search", "lease"], 0, "No passage matches 'lease'.\n"),
     ],
 )
 def test_read_only_commands_create_no_database_and_no_tools_folder(

@@ -180,6 +180,14 @@ def test_broken_and_oversized_files(navi: LiveNavi) -> None:
             f"/collections/{cid}/documents", files={"file": ("blob", b"\x00\x01\x02" * 50, "x/y")}
         )
         assert binary.status_code == 415
+        mixed = http.post(
+            f"/collections/{cid}/documents",
+            files=[
+                ("file", ("fine.md", b"# Fine\n\nkept?", "text/markdown")),
+                ("file", ("blob", b"\x00" * 9, "x/y")),
+            ],
+        )
+        assert mixed.status_code == 415  # one refused: none of the request's files is added
         assert [d["name"] for d in http.get("/documents").json()] == ["broken.pdf"]  # nothing else kept
 
         assert (
@@ -290,3 +298,18 @@ def test_the_server_answers_while_a_long_document_is_read(navi: LiveNavi) -> Non
         assert done["state"] == "ready" and done["pages"] == 600
         hit = http.get("/documents/search", params={"q": "page 377"}).json()
         assert any(h["place"]["page"] == 377 for h in hit)
+
+
+@pytest.mark.postgres
+def test_on_postgresql(tmp_path: Path, fake_server: FakeModelServer, pg_url: str) -> None:
+    with live_navi(tmp_path, fake_server, database_url=pg_url) as navi, navi.client() as http:
+        cid = collection(http)
+        (doc,) = add(http, cid, ("contract.pdf", contract()))
+        done = settled(http, doc["id"])
+        assert done["state"] == "ready" and done["pages"] == 4, done
+        (best, *_) = http.get("/documents/search", params={"q": "termination notice"}).json()
+        assert best["citation"] == "contract.pdf, p. 3" and "ninety days" in best["text"]
+        served = http.get(f"/documents/{doc['id']}/file")
+        assert served.content == contract() and served.headers["content-type"] == "application/pdf"
+        assert http.delete(f"/documents/{doc['id']}").status_code == 204
+        assert http.get("/documents/search", params={"q": "termination"}).json() == []

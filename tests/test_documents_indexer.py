@@ -216,7 +216,7 @@ async def test_a_queued_document_is_indexed_by_the_next_runtime(tmp_path: Path) 
             if got.state == "ready":
                 break
             await asyncio.sleep(0.05)
-        assert got.state == "ready" and got.pages == 3, got
+        assert got is not None and got.state == "ready" and got.pages == 3, got
         (hit, *_) = await rt.documents.search("local", "heating oil number 3")
         assert hit.citation() == "oil.pdf, p. 3"
     finally:

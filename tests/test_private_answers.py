@@ -5,6 +5,7 @@ has, with a session, a message, a fact, a schedule and an upload in place to ans
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,19 @@ def test_every_answer_but_the_shell_is_no_store(navi: LiveNavi) -> None:
         schedule_id = schedule.json()["id"]
         upload = http.post(f"/sessions/{session_id}/files", files={"file": ("safe.txt", SECRET.encode())})
         assert upload.status_code == 201
+        shelf = http.post("/collections", json={"name": "Safe"}).json()["id"]
+        document = http.post(
+            f"/collections/{shelf}/documents", files={"file": ("safe.md", SECRET.encode())}
+        ).json()[0]["id"]
+        for _ in range(300):  # indexed, so that its passage is there to answer with
+            if http.get(f"/documents/{document}").json()["state"] == "ready":
+                break
+            time.sleep(0.05)
+        chunk_id = http.get("/documents/search", params={"q": "combination"}).json()[0]["chunk_id"]
         values = {
+            "collection_id": shelf,
+            "document_id": document,
+            "chunk_id": chunk_id,
             "session_id": session_id,
             "message_id": message_id,
             "fact_id": fact_id,
@@ -89,6 +102,8 @@ def test_every_answer_but_the_shell_is_no_store(navi: LiveNavi) -> None:
             "/memory/facts",
             "/schedules",
             "/schedules/{schedule_id}",
+            "/documents/{document_id}/file",
+            "/documents/chunks/{chunk_id}",
         ):
             answer = answered[path]
             assert answer.status_code == 200, (path, answer.text)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import run_group
-from tests.helpers.tiers import KEY, Durations, deselect_slow
+from tests.helpers.tiers import KEY, Durations, deselect_slow, heaviest_first
 
 
 def test_the_tests_of_one_expensive_server_share_one_group() -> None:
@@ -80,3 +80,35 @@ def test_a_run_records_setup_and_call_and_keeps_what_it_did_not_run() -> None:
         durations.pytest_runtest_logreport(report)  # type: ignore[arg-type]
     durations.pytest_sessionfinish(None)  # type: ignore[arg-type]
     assert config.cache.data[KEY] == {"t.py::old": 2.0, "t.py::a": 0.75}
+
+
+def test_the_scopes_that_took_longest_are_handed_out_first() -> None:
+    ids = [
+        "tests/test_a.py::quick",
+        "tests/real_model/test_x.py::one",
+        "tests/test_b.py::slow",
+        "tests/real_model/test_y.py::two",
+        "tests/test_c.py::never_timed",
+    ]
+    recorded = {
+        "tests/test_a.py::quick": 0.1,
+        "tests/real_model/test_x.py::one": 40.0,
+        "tests/real_model/test_y.py::two": 50.0,
+        "tests/test_b.py::slow": 30.0,
+    }
+    order = heaviest_first(ids, recorded, run_group)
+    # The llama-server group (90 s) first, its tests together in their order; then the 30 s test;
+    # the untimed one (an estimate: 0.3 s) before the 0.1 s one.
+    assert order == [
+        "tests/real_model/test_x.py::one",
+        "tests/real_model/test_y.py::two",
+        "tests/test_b.py::slow",
+        "tests/test_c.py::never_timed",
+        "tests/test_a.py::quick",
+    ]
+    # Nothing timed yet: a shared server's group counts as slow per test, and ties keep their order.
+    assert heaviest_first(ids, {}, run_group)[:2] == [
+        "tests/real_model/test_x.py::one",
+        "tests/real_model/test_y.py::two",
+    ]
+    assert sorted(heaviest_first(ids, {}, run_group)) == sorted(ids)

@@ -161,7 +161,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
             CORSMiddleware,
             allow_origins=config.allowed_origins,
             allow_credentials=True,
-            allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],  # PUT: attaching a collection
             allow_headers=["Authorization", "Content-Type", "X-Session-Id"],
             expose_headers=["X-Session-Id"],  # the OpenAI-compatible API names the session in it
         )

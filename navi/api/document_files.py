@@ -24,6 +24,7 @@ import shutil
 import tempfile
 import unicodedata
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -83,10 +84,15 @@ def _complete_reason(name: str, head: bytes, path: Path) -> str | None:
 DOCUMENT_CHECKS = Checks(name=_name_reason, head=_head_reason, complete=_complete_reason)
 
 
+def may_be_document(name: str) -> bool:
+    """Whether a conversation's upload named `name` may be a document (then its bytes decide)."""
+    return extension(name) in DOCUMENT_EXTENSIONS
+
+
 def document_kind(data: bytes, name: str) -> str | None:
     """The document kind of an upload that is one (a conversation's `.pdf`, `.docx`, `.md`,
     `.csv`, `.txt`…), else None (a picture, JSON, a log, a file Navi cannot read)."""
-    if extension(name) not in DOCUMENT_EXTENSIONS:
+    if not may_be_document(name):
         return None
     try:
         return sniff(data, name)
@@ -97,27 +103,30 @@ def document_kind(data: bytes, name: str) -> str | None:
 @dataclass
 class Received:
     name: str
-    data: bytes
+    path: Path  # in the temporary folder, until the `receive_documents` block ends
+
+    async def read(self) -> bytes:
+        return await asyncio.to_thread(self.path.read_bytes)
 
 
+@asynccontextmanager
 async def receive_documents(
     headers: dict[str, str], body: AsyncIterator[bytes], scratch: Path, *, max_bytes: int
-) -> list[Received]:
+) -> AsyncIterator[list[Received]]:
     """The files of a multipart body, each at most `max_bytes` (413 as soon as one passes it),
-    read through a temporary folder under `scratch` that is gone when this returns. A file that
-    is no document Navi reads is refused (415) and nothing is kept."""
+    in a temporary folder under `scratch` that is removed when the block ends. A file that is no
+    document Navi reads is refused (415) before the block starts, so none of the files is added.
+    The files are read one at a time: a request of many large files never sits in memory whole."""
     await asyncio.to_thread(scratch.mkdir, mode=0o700, parents=True, exist_ok=True)
     folder = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix=".documents-", dir=scratch))
     try:
         stored = await receive_upload(
             headers, body, folder, max_bytes=max_bytes, public_prefix=folder, checks=DOCUMENT_CHECKS
         )
-        received = []
-        for f in stored:
-            data = await asyncio.to_thread(Path(f.path).read_bytes)
-            await asyncio.to_thread(_readable, data, f.name)
-            received.append(Received(f.name, data))
-        return received
+        received = [Received(f.name, Path(f.path)) for f in stored]
+        for f in received:
+            await asyncio.to_thread(_readable, await f.read(), f.name)
+        yield received
     finally:
         await asyncio.to_thread(shutil.rmtree, folder, True)
 
@@ -139,7 +148,6 @@ def file_headers(kind: str, name: str) -> tuple[str, dict[str, str]]:
     headers = {
         "Content-Disposition": f"inline; filename*=UTF-8''{quote(name, safe='')}",
         "X-Content-Type-Options": "nosniff",
-        "Cache-Control": "private, no-cache",
     }
     if kind != "pdf":  # a PDF is for the browser's viewer, which a sandboxed answer would stop
         headers["Content-Security-Policy"] = "sandbox; default-src 'none'"

@@ -44,6 +44,7 @@ def _register() -> None:
         channels,
         chat,
         config,
+        docs,
         doctor,
         fake,
         mcp,
@@ -60,6 +61,7 @@ def _register() -> None:
     doctor.register(app)
     sessions.register(app)
     memory.register(app)
+    docs.register(app)
     tools.register(app)
     users.register(app)
     schedules.register(app)

@@ -84,8 +84,9 @@ UserOption = Annotated[
 
 
 async def known_user(rt: Any, name: str) -> str:
-    """`name` when it is the owner, a user of `navi users add`, or a name that owns sessions or
-    memory facts (a user a proxy forwarded for); otherwise stop with one line (exit 2)."""
+    """`name` when it is the owner, a user of `navi users add`, or a name that owns sessions,
+    memory facts or document collections (a user a proxy forwarded for); otherwise stop with one
+    line (exit 2)."""
     from navi.sessions.models import DEFAULT_OWNER
     from navi.users.store import NAME_PATTERN
 
@@ -97,6 +98,7 @@ async def known_user(rt: Any, name: str) -> str:
         await rt.users.get(name) is not None
         or await rt.sessions.list(owner=name)
         or await rt.memory.get_all_facts(owner=name, limit=1)
+        or (rt.documents is not None and await rt.documents.list_collections(name))
     ):
         return name
     fail(f"no user '{name}' — `navi users list` shows them")

@@ -7,11 +7,25 @@ from importlib import resources
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
 
 from navi.storage.database import Database
 
 MIGRATION_LOCK = 0x4E415649  # "NAVI": the advisory lock PostgreSQL migrations take
+
+
+def _location() -> str:
+    return str(resources.files("navi.storage").joinpath("migrations"))
+
+
+def head() -> str:
+    """The newest revision the migrations bring a database to."""
+    config = Config()
+    config.set_main_option("script_location", _location())
+    found = ScriptDirectory.from_config(config).get_current_head()
+    assert found is not None
+    return found
 
 
 def _config(connection: Connection, revision: str) -> None:
@@ -20,7 +34,7 @@ def _config(connection: Connection, revision: str) -> None:
         # others wait for it and then find nothing to do. (SQLite's BEGIN IMMEDIATE does the same.)
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
     config = Config()
-    config.set_main_option("script_location", str(resources.files("navi.storage").joinpath("migrations")))
+    config.set_main_option("script_location", _location())
     config.attributes["connection"] = connection
     command.upgrade(config, revision)
 

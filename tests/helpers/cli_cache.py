@@ -14,7 +14,7 @@ import typer.testing
 _built: dict[tuple[int, int, int], Any] = {}
 
 
-def _cached(app: typer.Typer) -> Any:
+def _cached(app: typer.Typer) -> Any:  # a click Command
     key = (id(app), len(app.registered_commands), len(app.registered_groups))
     command = _built.get(key)
     if command is None:
@@ -23,4 +23,4 @@ def _cached(app: typer.Typer) -> Any:
 
 
 def install() -> None:
-    typer.testing._get_command = _cached  # type: ignore[attr-defined]  # the runner's own reference
+    typer.testing._get_command = _cached  # type: ignore[assignment]  # the runner's own reference

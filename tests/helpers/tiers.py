@@ -9,6 +9,8 @@ is kept: a new test runs in the inner loop until a full run has timed it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 KEY = "navi/durations"
@@ -49,3 +51,28 @@ def deselect_slow(config: pytest.Config, items: list[pytest.Item], seconds: floa
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+# Seconds assumed for a test never timed: one of a shared server's group (a browser, a homeserver, a
+# real model) is usually slow, any other test quick.
+UNTIMED_IN_GROUP, UNTIMED_ALONE = 3.0, 0.3
+
+
+def heaviest_first(
+    nodeids: list[str], recorded: dict[str, float], scope_of: Callable[[str], str]
+) -> list[str]:
+    """The tests in the order a parallel run should hand out their scopes (`scope_of`: the tests a
+    worker runs together): the scopes that took longest last time first, so no worker starts a
+    long group near the end while the others sit idle (longest-processing-time-first). Within a
+    scope the tests keep their order."""
+    scopes: dict[str, list[str]] = {}
+    for nodeid in nodeids:
+        scopes.setdefault(scope_of(nodeid), []).append(nodeid)
+
+    def weight(scope: str) -> float:
+        members = scopes[scope]
+        untimed = UNTIMED_ALONE if members == [scope] else UNTIMED_IN_GROUP
+        return sum(recorded.get(n, untimed) for n in members)
+
+    ordered = sorted(scopes, key=weight, reverse=True)  # stable: ties keep collection order
+    return [nodeid for scope in ordered for nodeid in scopes[scope]]

@@ -207,18 +207,18 @@ async def add_documents(
 ) -> list[DocumentOut]:
     if await store.get_collection(user, collection_id) is None:
         raise NotFound(f"no collection {collection_id}")
-    received = await receive_documents(
+    added = []
+    async with receive_documents(
         dict(request.headers),
         request.stream(),
         uploads.root / ".documents",
         max_bytes=runtime.document_settings.limits.max_bytes,
-    )
-    added = []
-    for f in received:
-        try:
-            added.append(await store.add_document(user, collection_id, f.name, data=f.data))
-        except LookupError:  # the collection was deleted meanwhile
-            raise NotFound(f"no collection {collection_id}") from None
+    ) as received:
+        for f in received:
+            try:
+                added.append(await store.add_document(user, collection_id, f.name, data=await f.read()))
+            except LookupError:  # the collection was deleted meanwhile
+                raise NotFound(f"no collection {collection_id}") from None
     if indexer is not None:
         indexer.poke()
     return [DocumentOut.of(d) for d in added]

@@ -13,7 +13,7 @@ from fastapi import Request
 from pydantic import BaseModel
 
 from navi.api.deps import CurrentUser, IndexerDep, OwnedSessionId, RuntimeDep, SharedFilesDep, UploadsDep
-from navi.api.document_files import document_kind
+from navi.api.document_files import document_kind, may_be_document
 from navi.api.routing import api_router
 from navi.api.uploads import StoredFile, receive_upload
 from navi.compose import Runtime
@@ -99,7 +99,7 @@ async def _as_documents(
     limit = runtime.document_settings.limits.max_bytes
     added: dict[str, str] = {}
     for f in stored:
-        if f.size > limit:
+        if f.size > limit or not may_be_document(f.name):
             continue
         try:
             data = await asyncio.to_thread(Path(f.path).read_bytes)

@@ -233,6 +233,20 @@ def test_the_knowledge_panel_collections_files_search_and_attaching(
     page.wait_for_timeout(1500)
     assert polls == []
 
+    # Re-indexed (read again: queued, then failed again with its reason); deleted after a confirm.
+    with navi.client() as http:
+        before = {d["name"]: d for d in http.get("/documents").json()}["broken.pdf"]
+    docs.filter(has_text="broken.pdf").get_by_role("button", name="Re-index broken.pdf").click()
+    expect(status).to_have_text("broken.pdf is read again.")
+    expect(docs.filter(has_text="broken.pdf")).to_have_attribute("data-state", "failed", timeout=60_000)
+    with navi.client() as http:
+        after = {d["name"]: d for d in http.get("/documents").json()}["broken.pdf"]
+    assert after["state"] == "failed" and after["updated_at"] != before["updated_at"]
+    docs.filter(has_text="visa.txt").get_by_role("button", name="Delete visa.txt").click()
+    page.get_by_role("dialog", name="Delete visa.txt?").get_by_role("button", name="Delete").click()
+    expect(docs).to_have_count(2)
+    expect(row.locator(".collection-meta")).to_have_text("2 documents")
+
     # Search across documents: a hit with its citation; a hit that is not a PDF opens its passage.
     search = dialog.get_by_role("searchbox", name="Search your documents")
     search.fill("zeppelin tickets")

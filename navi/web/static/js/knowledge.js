@@ -310,13 +310,15 @@ export class KnowledgePanel {
   }
 
   async reindex(d) {
+    let said;
     try {
       await api.reindexDocument(d.id);
-      this.say(`${d.name} is read again.`);
+      said = [`${d.name} is read again.`];
     } catch (error) {
-      this.say(`Could not re-index it: ${error.message}`, "error");
+      said = [`Could not re-index it: ${error.message}`, "error"];
     }
     await this.loadDocuments();
+    this.say(...said); // after the reading: the row shows its new state
   }
 
   async removeDocument(d) {

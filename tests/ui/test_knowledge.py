@@ -183,11 +183,14 @@ def test_the_knowledge_panel_collections_files_search_and_attaching(
         "# Trip\n\n## Before leaving\n\nPack the passports and the zeppelin tickets.\n\n"
         "## On the way\n\nBuy water at the station.\n"
     )
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "collections" in r.url else None)
     open_app(page)
     assert page.evaluate(FOLDER_DROP) == ["a.md", "b.md", "d.txt"]  # hidden files and folders left out
     send(page, "Hello")
     wait_idle(page)
     sid = session_id(page)
+    assert asked == []  # an answer that cites nothing costs no reading of the documents
 
     page.get_by_role("button", name="Knowledge").click()
     dialog = page.get_by_role("dialog", name="Knowledge")

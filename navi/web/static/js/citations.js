@@ -100,31 +100,43 @@ function claimAround(node, cited) {
   return text.slice(0, 300);
 }
 
+// Something that may be a citation — "(name.ext" or "[name.ext" — in an answer: only then are the
+// conversation's documents read (a conversation without citations costs no request).
+const CANDIDATE = /[([][^()[\]\n]{0,200}?\.[a-z0-9]{1,8}\b/i;
+
 export class Citations {
   constructor(root) {
     this.root = root; // the conversation: its answers' .markdown blocks are linked
     this.session = null;
     this.byName = new Map(); // lower-case name → document (a ready one preferred)
+    this.stale = false; // the documents known may be out of date: read them when a citation shows
     this.ticket = 0;
   }
 
-  async setSession(id) {
+  setSession(id) {
     this.session = id;
     this.byName = new Map();
-    await this.refresh();
+    this.refresh();
   }
 
-  // Read the conversation's documents again (an upload became ready, a collection was attached).
-  async refresh() {
+  // The conversation's documents changed (an upload became ready, a collection was attached):
+  // read again now if an answer may cite one, else once one does.
+  refresh(force = false) {
+    this.stale = true;
+    if (this.session && (force || CANDIDATE.test(this.root.textContent))) this.load();
+  }
+
+  async load() {
     const id = this.session;
     const ticket = ++this.ticket;
-    if (!id) return;
+    this.stale = false;
     let docs = [];
     try {
       const collections = await api.sessionCollections(id);
       docs = (await Promise.all(collections.map((c) => api.documents(c.id).catch(() => [])))).flat();
     } catch {
-      return; // no documents known: answers stay as they are
+      if (ticket === this.ticket) this.stale = true; // tried again at the next citation
+      return;
     }
     if (ticket !== this.ticket) return;
     const byName = new Map();
@@ -152,6 +164,7 @@ export class Citations {
   }
 
   link(element) {
+    if (this.stale && CANDIDATE.test(element.textContent)) this.refresh(true);
     if (!this.byName.size) return;
     const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
     const texts = [];

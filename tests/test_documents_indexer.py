@@ -6,6 +6,7 @@ drops the work, and an embedding model's failure leaves the document searchable 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -221,3 +222,25 @@ async def test_a_queued_document_is_indexed_by_the_next_runtime(tmp_path: Path) 
         assert hit.citation() == "oil.pdf, p. 3"
     finally:
         await services.stop()
+
+
+async def test_a_poke_wakes_the_loop_at_once(store: SqlDocumentStore) -> None:
+    indexer = Indexer(store, None, Limits(), "w", poll_seconds=60)
+    loop = asyncio.create_task(indexer.run())
+    try:
+        await asyncio.sleep(0.2)  # it looked, found nothing, and waits a minute for the next look
+        shelf = await store.create_collection("alice", "Shelf")
+        doc = await store.add_document(
+            "alice", shelf.id, "note.md", data=b"# Oil\n\nOrder heating oil in May."
+        )
+        indexer.poke()
+        for _ in range(100):
+            got = await store.get_document("alice", doc.id)
+            if got is not None and got.state == "ready":
+                break
+            await asyncio.sleep(0.05)
+        assert got is not None and got.state == "ready", got  # within 5 s, not 60
+    finally:
+        loop.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await loop

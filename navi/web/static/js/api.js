@@ -86,4 +86,27 @@ export const api = {
   forget: (tool, program) =>
     request("DELETE", `/approvals/remembered/${encodeURIComponent(tool)}${program ? `?program=${encodeURIComponent(program)}` : ""}`),
   logout: () => request("POST", "/logout", undefined, { raw: true }),
+  // Documents (the Knowledge panel, citations): collections, their documents, search, attaching.
+  collections: () => request("GET", "/collections"),
+  createCollection: (name) => request("POST", "/collections", { name }),
+  deleteCollection: (id) => request("DELETE", `/collections/${id}`, undefined, { raw: true }),
+  documents: (collectionId) => request("GET", `/documents?collection=${encodeURIComponent(collectionId)}`),
+  document: (id) => request("GET", `/documents/${id}`),
+  deleteDocument: (id) => request("DELETE", `/documents/${id}`, undefined, { raw: true }),
+  reindexDocument: (id) => request("POST", `/documents/${id}/reindex`),
+  addDocuments: (collectionId, files) => {
+    const form = new FormData();
+    for (const file of files) form.append("file", file, file.name);
+    return request("POST", `/collections/${collectionId}/documents`, form);
+  },
+  searchDocuments: ({ q, collection, document, limit = 5 }) => {
+    const query = new URLSearchParams({ q, limit: String(limit) });
+    if (collection) query.set("collection", collection);
+    if (document) query.set("document", document);
+    return request("GET", `/documents/search?${query}`);
+  },
+  chunk: (id) => request("GET", `/documents/chunks/${id}`),
+  sessionCollections: (sid) => request("GET", `/sessions/${sid}/collections`),
+  attachCollection: (sid, cid) => request("PUT", `/sessions/${sid}/collections/${cid}`, undefined, { raw: true }),
+  detachCollection: (sid, cid) => request("DELETE", `/sessions/${sid}/collections/${cid}`, undefined, { raw: true }),
 };

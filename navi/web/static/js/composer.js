@@ -1,7 +1,10 @@
 // The message box: Enter sends, Shift+Enter starts a line, Escape stops a run. Files are uploaded as
-// soon as they are chosen or dropped; images (chosen, dropped or pasted) travel inline with the message.
+// soon as they are chosen or dropped (a dropped folder's files too); images (chosen, dropped or pasted)
+// travel inline with the message. A file Navi reads as a document (the upload's answer names its
+// `document_id`) shows its indexing state on its chip until it is ready (docstate.js).
 
 import { api } from "/static/js/api.js";
+import { droppedFiles, stateView } from "/static/js/docstate.js";
 import { el, toast } from "/static/js/dom.js";
 import { icon } from "/static/js/icons.js";
 
@@ -18,10 +21,10 @@ function readDataUrl(file) {
 }
 
 export class Composer {
-  constructor({ form, input, send, stop, fileInput, attachments, dropZone, ensureSession, onSend, onStop, onQueue }) {
-    Object.assign(this, { form, input, send, stop, fileInput, attachments, ensureSession, onSend, onStop, onQueue });
+  constructor({ form, input, send, stop, fileInput, attachments, dropZone, ensureSession, onSend, onStop, onQueue, tracker }) {
+    Object.assign(this, { form, input, send, stop, fileInput, attachments, ensureSession, onSend, onStop, onQueue, tracker });
     this.images = []; // {name, dataUrl}
-    this.files = []; // {name, path} once uploaded
+    this.files = []; // {name, path} once uploaded (+ documentId, doc: its indexing state)
     this.uploads = 0;
     this.running = false;
 
@@ -70,10 +73,9 @@ export class Composer {
     });
     dropZone.addEventListener("drop", (event) => {
       form.classList.remove("dragging");
-      const files = [...(event.dataTransfer?.files || [])];
-      if (!files.length) return;
+      if (!event.dataTransfer?.types.includes("Files")) return;
       event.preventDefault();
-      this.add(files);
+      droppedFiles(event.dataTransfer).then((files) => this.add(files)); // a folder: the files in it
     });
   }
 
@@ -134,6 +136,14 @@ export class Composer {
     try {
       const stored = await api.upload(sessionId, file);
       Object.assign(pending, { name: stored.name, path: stored.path, uploading: false });
+      if (stored.document_id && this.tracker) {
+        pending.documentId = stored.document_id;
+        pending.doc = { id: stored.document_id, name: stored.name, state: "queued", progress: 0 };
+        this.tracker.watch(stored.document_id, (doc) => {
+          pending.doc = doc;
+          if (this.files.includes(pending)) this.renderChips();
+        });
+      }
     } catch (error) {
       const at = this.files.indexOf(pending); // it may have been removed meanwhile
       if (at >= 0) this.files.splice(at, 1);
@@ -151,8 +161,12 @@ export class Composer {
     this.attachments.replaceChildren(
       ...this.images.map((img, i) => chip(img.name, () => { this.images.splice(i, 1); this.renderChips(); },
         el("img", { src: img.dataUrl, alt: "" }))),
-      ...this.files.map((f, i) => chip(f.uploading ? `${f.name} (uploading…)` : f.name,
-        () => { this.files.splice(i, 1); this.renderChips(); }, icon("file"))),
+      ...this.files.map((f, i) => {
+        const node = chip(f.uploading ? `${f.name} (uploading…)` : f.name,
+          () => { this.files.splice(i, 1); this.renderChips(); }, icon("file"));
+        if (f.doc) node.insertBefore(stateView(f.doc), node.lastChild);
+        return node;
+      }),
     );
     this.updateSend();
   }
@@ -174,6 +188,12 @@ export class Composer {
       return;
     }
     await this.onSend(message);
+  }
+
+  // The documents among the files about to be sent: their chips in the sent message keep showing
+  // their state.
+  documents() {
+    return this.files.filter((f) => f.path && f.documentId).map((f) => ({ name: f.name, id: f.documentId }));
   }
 
   dropUploads() {

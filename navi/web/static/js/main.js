@@ -9,10 +9,14 @@
 import { api } from "/static/js/api.js";
 import { statusText } from "/static/js/blocks.js";
 import { Conversation } from "/static/js/chat.js";
+import { Citations } from "/static/js/citations.js";
 import { Composer } from "/static/js/composer.js";
+import { DocumentTracker, stateView } from "/static/js/docstate.js";
 import { addTurn, setMeter, turnsFrom } from "/static/js/gauge.js";
 import { toast } from "/static/js/dom.js";
 import { fillIcons } from "/static/js/icons.js";
+import { KnowledgePanel } from "/static/js/knowledge.js";
+import { setAfterRender } from "/static/js/markdown.js";
 import { MemoryPanel } from "/static/js/memory.js";
 import { Notifier } from "/static/js/notify.js";
 import { ProfilePicker } from "/static/js/profile.js";
@@ -52,6 +56,12 @@ const conversation = new Conversation($("messages"), {
   branches: { onEdit: editMessage, onRegenerate: regenerate, onSwitch: switchBranch, onFork: forkAt },
 });
 const light = new StatusLight($("model-status"));
+
+// Citations of the conversation's documents in answers become links (citations.js); documents
+// uploaded into it are watched until they are ready, and then can be cited.
+const citations = new Citations($("messages"));
+setAfterRender((element) => citations.link(element));
+const tracker = new DocumentTracker({ onSettled: () => citations.refresh() });
 
 const sidebar = new Sidebar({
   list: $("sessions"),
@@ -119,7 +129,30 @@ const composer = new Composer({
   onSend: send,
   onStop: stop,
   onQueue: queueMessage,
+  tracker,
 });
+
+new KnowledgePanel({
+  dialog: $("knowledge"),
+  openButton: $("open-knowledge"),
+  closeButton: $("close-knowledge"),
+  currentSession: () => state.session,
+  ensureSession,
+  onChanged: () => citations.refresh(),
+});
+
+// The chips of documents in a message just sent keep showing their state until they are ready.
+function watchSentDocuments(node, documents) {
+  if (!node || !documents.length) return;
+  for (const chip of node.querySelectorAll(".files .chip")) {
+    const doc = documents.find((d) => d.name === chip.textContent.trim());
+    if (!doc) continue;
+    tracker.watch(doc.id, (read) => {
+      chip.querySelector(".doc-state")?.remove();
+      if (read.state !== "ready") chip.append(stateView(read));
+    });
+  }
+}
 
 // Typed while a turn runs: the server queues it (or hands it to the turn, "steer"); `queued` draws it.
 function queueMessage(message, mode) {
@@ -267,6 +300,7 @@ async function openSession(id, { fresh = false } = {}) {
   $("messages").hidden = false;
   turnsFrom(messages);
   setMeter(session.context_token_count, session.max_context_tokens, session.compress_at_tokens);
+  citations.setSession(id);
   if (session.active) {
     // Draw up to the user's last message; the replay of the running turn draws the rest.
     // (A steering message said during the running turn is part of it: the replay draws it.)
@@ -339,6 +373,7 @@ async function route() {
     state.opening += 1; // an open still under way is void
     state.queued = null;
     closeSession();
+    citations.setSession(null);
     setHeader(null);
     setMeter(0, 0);
     conversation.clear();
@@ -592,6 +627,7 @@ function handleFrame(frame) {
       } else if (state.pending) {
         const { content, images, files } = state.pending;
         asked = conversation.addUser(content, images, files);
+        watchSentDocuments(asked, composer.documents());
         state.pending = null;
         composer.clear();
       } else if (!state.replaying && frame.message) {
@@ -786,7 +822,7 @@ document.addEventListener("keydown", (event) => {
   closeDrawer();
 }, true);
 // A panel opened from the phone's list takes the screen: the list closes under it.
-for (const opener of ["open-schedules", "open-memory", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
+for (const opener of ["open-schedules", "open-memory", "open-knowledge", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
 $("close-sidebar").addEventListener("click", () => {
   closeDrawer();
   $("open-sidebar").focus();

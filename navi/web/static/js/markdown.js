@@ -74,6 +74,13 @@ export function plainText(text) {
   return box.textContent.replace(/\s+/g, " ").trim();
 }
 
+// What runs on every rendered answer after it is sanitised (citations.js turns citations into links).
+let afterRender = null;
+
+export function setAfterRender(fn) {
+  afterRender = fn;
+}
+
 export function fillMarkdown(element, text) {
   element.innerHTML = renderMarkdown(text);
   for (const code of element.querySelectorAll("pre > code")) {
@@ -86,4 +93,5 @@ export function fillMarkdown(element, text) {
     pre.replaceWith(block);
     block.append(pre, copyButton(code));
   }
+  afterRender?.(element);
 }

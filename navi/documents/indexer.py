@@ -104,6 +104,9 @@ class Indexer:
         the next poll. A failure of the store (the database away) is logged and retried later."""
         log.info("documents.indexer_started", worker=self.worker_id, embedder=self._embedder_name())
         while True:
+            # Cleared before looking, not after: a poke while this look runs (a document added
+            # after its claim found nothing) makes the wait below return at once.
+            self._wake.clear()
             try:
                 while await self.index_next() is not None:
                     pass
@@ -111,7 +114,6 @@ class Indexer:
                 raise
             except Exception as exc:  # the database away: try again at the next poll
                 log.warning("documents.indexer_failed", error=f"{type(exc).__name__}: {exc}")
-            self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.poll_seconds):
                     await self._wake.wait()

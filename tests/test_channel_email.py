@@ -45,6 +45,13 @@ ANA = "ana@example.org"
 NAVI = "navi@example.net"
 
 
+def said(capsys: pytest.CaptureFixture[str]) -> str:
+    """What was logged since the last look: on stdout while logging is not configured in this process,
+    on stderr once a test before this one configured it (navi/logging.py)."""
+    captured = capsys.readouterr()
+    return captured.out + captured.err
+
+
 @dataclass
 class Servers:
     imap: Dovecot
@@ -280,7 +287,7 @@ async def test_mail_the_receiving_server_did_not_authenticate_is_refused(
     await asyncio.sleep(0.5)
     assert len(mail.outbox.messages) == 1  # nothing went to the forged sender (no backscatter)
     assert [r.last_user_text for r in mail.turns()] == ["Hi, it is really me"]
-    refused = refusals(capsys.readouterr().out)
+    refused = refusals(said(capsys))
     assert len(refused) == 3
     assert f"no Authentication-Results from {AUTHSERV_ID}" in refused[0]
     assert f"no DKIM or DMARC pass for example.org from {AUTHSERV_ID} (dkim=none, dmarc=none)" in refused[1]
@@ -314,7 +321,7 @@ async def test_a_from_read_otherwise_than_the_server_authenticated_it_is_refused
     await asyncio.sleep(0.5)
     assert len(mail.outbox.messages) == 1
     assert [r.last_user_text for r in mail.turns()] == ["Hi, it is really me"]
-    refused = refusals(capsys.readouterr().out)
+    refused = refusals(said(capsys))
     assert len(refused) == len(AMBIGUOUS_FROMS)
     assert "2 From headers" in refused[0]
     assert "not one mailbox" in refused[1] and "not one mailbox" in refused[2]
@@ -354,7 +361,7 @@ async def test_without_an_authserv_id_or_local_trust_every_mail_is_refused_and_s
         key = world.send("Hi, it is really me")  # authenticated by the receiving server, unread
         logged = ""
         for _ in range(400):
-            logged += capsys.readouterr().out
+            logged += said(capsys)
             if "channel.refused" in logged:
                 break
             await asyncio.sleep(0.05)
@@ -399,7 +406,7 @@ async def test_only_ana_s_reply_to_the_question_answers_an_approval(
         answer = (await world.outbox.wait(4))[3]
         assert body(answer) == "Done."
         assert marker.exists()
-        logged = capsys.readouterr().out
+        logged = said(capsys)
         assert logged.count("channel.approval_not_a_reply") == 2
     finally:
         await world.services.stop()

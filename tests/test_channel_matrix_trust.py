@@ -21,6 +21,13 @@ from tests.helpers.synapse import MatrixUser, Synapse, SyncProxy
 pytestmark = pytest.mark.slow
 
 
+def said(capsys: pytest.CaptureFixture[str]) -> str:
+    """What was logged since the last look: on stdout while logging is not configured in this process,
+    on stderr once a test before this one configured it (navi/logging.py)."""
+    captured = capsys.readouterr()
+    return captured.out + captured.err
+
+
 @pytest.fixture
 async def world(tmp_path: Path, synapse: Synapse) -> AsyncIterator[World]:
     made = await start_world(tmp_path, synapse)
@@ -65,7 +72,7 @@ async def test_an_invite_is_from_its_sender_whatever_the_stripped_state_says(
         try:
             eves_room = await eve.create_room([navi.user_id, ana.user_id])  # Ana invited too
             assert await settled(eve, eves_room, navi.user_id) == "leave"  # declined
-            logged = capsys.readouterr().out
+            logged = said(capsys)
             assert "channel.stranger" in logged and eve.user_id in logged
             assert "channel.matrix.joined" not in logged
             assert proxy.rewritten > 0

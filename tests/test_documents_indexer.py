@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (the `url` and `store` fixtures come from tests/helpers/document_stores.py)
 """The documents' indexer: queued work survives a restart (a new runtime indexes it; a claim whose
 worker died is taken again once its lease runs out), two indexers on one database index each
 document once (SQLite and PostgreSQL), progress is recorded while a document is read, a lost lease
@@ -9,11 +10,10 @@ import asyncio
 import contextlib
 import functools
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from fpdf import FPDF
 
 from navi.compose import build_runtime
@@ -23,10 +23,8 @@ from navi.documents.base import Extracted
 from navi.documents.extract.common import Limits
 from navi.documents.indexer import Indexer
 from navi.documents.isolate import extract_isolated
-from navi.storage.database import postgres_url, sqlite_url
 from navi.storage.documents import SqlDocumentStore
-
-KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+from tests.helpers.document_stores import store, url  # noqa: F401 - fixtures
 
 
 @functools.cache
@@ -37,23 +35,6 @@ def report(pages: int = 3) -> bytes:
         doc.add_page()
         doc.multi_cell(0, 8, f"Page {n}. The heating oil delivery comes on Tuesday number {n}.")
     return bytes(doc.output())
-
-
-@pytest.fixture(params=KINDS)
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return sqlite_url(tmp_path / "d.db")
-    return postgres_url(request.getfixturevalue("pg_url"))
-
-
-@pytest.fixture
-async def store(url: str) -> AsyncIterator[SqlDocumentStore]:
-    s = SqlDocumentStore.at(url)
-    await s.open()
-    try:
-        yield s
-    finally:
-        await s.aclose()
 
 
 def counting(counter: Counter[str], delay: float = 0.0) -> Callable[..., Any]:

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (the `url` and `store` fixtures come from tests/helpers/document_stores.py)
 """The documents store, one contract on SQLite (FTS5) and PostgreSQL (tsvector): collections,
 documents, indexing claims and leases, keyword, vector and hybrid search, passages."""
 
@@ -5,37 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from sqlalchemy import Connection, insert, text
 
 from navi.documents.base import Chunk, Place
-from navi.storage.database import postgres_url, sqlite_url
 from navi.storage.documents import SqlDocumentStore
 from navi.storage.schema import sessions
+from tests.helpers.document_stores import store, url  # noqa: F401 - fixtures
 
-KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 WHEN = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture(params=KINDS)
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return sqlite_url(tmp_path / "d.db")
-    return postgres_url(request.getfixturevalue("pg_url"))
-
-
-@pytest.fixture
-async def store(url: str) -> AsyncIterator[SqlDocumentStore]:
-    s = SqlDocumentStore.at(url)
-    await s.open()
-    try:
-        yield s
-    finally:
-        await s.aclose()
 
 
 async def add_session(store: SqlDocumentStore, session_id: str, owner: str) -> None:

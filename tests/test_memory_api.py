@@ -207,3 +207,37 @@ def test_memory_commands_without_a_model_server(make_settings: Any, monkeypatch:
     assert forgot.exit_code == 0 and "Forgot 1 fact." in forgot.stdout
     after = runner.invoke(app, ["memory", "list", "--summary"]).stdout
     assert "Nothing remembered." in after and "(none yet)" in after and "Porto" not in after
+
+
+async def test_summary_rewrites_of_one_owner_never_write_older_facts_last(tmp_path: Path) -> None:
+    """Two changes close together start two rewrites: the first's model call is slow, the second's
+    quick. Before, the first wrote last, and the summary showed the value the person had replaced."""
+    from types import SimpleNamespace
+
+    rt, _, _ = await scripted_runtime(tmp_path, sql=True)
+    released, asked = asyncio.Event(), asyncio.Event()
+    calls: list[str] = []
+
+    class Model:
+        async def complete(self, messages: Any, options: Any, tools: Any = None) -> Any:
+            listing = messages[-1].content
+            calls.append(listing)
+            asked.set()
+            if len(calls) == 1:
+                await released.wait()  # the first rewrite's model answers late
+            return SimpleNamespace(text=f"They live in {listing.split('= ')[-1]}.", finish_reason="stop")
+
+    rt.extractor._model = lambda: (Model(), "m")  # type: ignore[method-assign]
+    try:
+        await rt.memory.upsert_fact("location", "home_city", "Porto", source="added")
+        first = asyncio.create_task(rt.extractor.refresh_summary("local"))
+        await asked.wait()
+        await rt.memory.upsert_fact("location", "home_city", "Porto, Portugal", source="edited")
+        second = asyncio.create_task(rt.extractor.refresh_summary("local"))
+        await asyncio.sleep(0.2)
+        released.set()
+        await asyncio.gather(first, second)
+        assert "Porto, Portugal" in (await rt.memory.get_summary() or "")
+        assert len(calls) == 2 and "Porto, Portugal" in calls[1]
+    finally:
+        await rt.aclose()

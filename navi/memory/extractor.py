@@ -218,6 +218,9 @@ class MemoryExtractor:
         # Which worker reads a session, and which of its messages were read (shared by workers).
         self.claims = claims if claims is not None else InMemoryExtractionClaims()
         self._lock = asyncio.Lock()  # one pass at a time in this process
+        # One summary rewrite at a time per owner (and event loop): two at once would each read the
+        # facts, and the slower one, holding the older facts, would write last.
+        self._rewriting: dict[tuple[str, int], asyncio.Lock] = {}
 
     def _model(self) -> tuple[LLMBackend, str]:
         profile = self.profiles.get(self.profiles.default_id)
@@ -340,7 +343,13 @@ class MemoryExtractor:
     async def refresh_summary(self, owner: str) -> str | None:
         """Rewrite the owner's memory summary. Returns why the model could not write it (then the
         summary is made from the facts alone), else None. With no fact left, the summary is
-        emptied: it would go on telling the model what the user had it forget."""
+        emptied: it would go on telling the model what the user had it forget. Rewrites for one
+        owner run one after the other, each reading the facts when its turn comes."""
+        key = (owner, id(asyncio.get_running_loop()))
+        async with self._rewriting.setdefault(key, asyncio.Lock()):
+            return await self._rewrite_summary(owner)
+
+    async def _rewrite_summary(self, owner: str) -> str | None:
         facts = await self.memory.get_all_facts(owner=owner, limit=SUMMARY_FACTS)
         if not facts:
             if await self.memory.get_summary(owner=owner):

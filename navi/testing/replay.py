@@ -227,7 +227,10 @@ class RecordingProxy(_Served):
             self.exchanges.append(exchange)
         try:
             upstream = await self._http().send(upstream_request, stream=True)
-        except BaseException:
+        except BaseException as exc:
+            # Cancelled: the client went away before the server answered (a stop while a loaded
+            # llama-server had not sent its headers yet) — an aborted call, not a refused one.
+            exchange.aborted = isinstance(exc, (asyncio.CancelledError, anyio.get_cancelled_exc_class()))
             with self._lock:
                 self._inflight -= 1
             raise

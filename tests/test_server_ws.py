@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -188,6 +189,16 @@ async def test_two_clients_see_the_same_turn(tmp_path: Path, fake_server: FakeMo
     assert a[0]["type"] == "stream_start" and a[-1]["content"] == "Shared answer for both tabs."
 
 
+async def idle(navi: Any, sid: str, within: float = 30.0) -> None:
+    """Until the session runs nothing (`active` false in its detail)."""
+    async with httpx.AsyncClient(base_url=navi.url, headers=navi.auth) as http:
+        for _ in range(int(within / 0.05)):
+            if not (await http.get(f"/sessions/{sid}")).json()["active"]:
+                return
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"session {sid} still busy after {within} s")
+
+
 async def test_reconnect_mid_stream_rebuilds_the_whole_reply(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
@@ -211,6 +222,9 @@ async def test_reconnect_mid_stream_rebuilds_the_whole_reply(
         assert "".join(f["delta"] for f in replay if f["type"] == "thinking_delta") == "Reasoning first."
         # ?since=N resumes without repeating frames the client already has
         script.turn(Reply(text="second answer", chunk_chars=3, delay=0.03))
+        # A socket opened while a run is still finishing (its post-turn writes) replays that run
+        # first: each new message goes on a socket opened once the session is idle.
+        await idle(navi, sid)
         async with navi.socket(sid) as ws:
             await ws.send(json.dumps({"type": "message", "content": "again"}))
             head = await frames_until(ws, "stream_delta")
@@ -220,15 +234,12 @@ async def test_reconnect_mid_stream_rebuilds_the_whole_reply(
         assert "".join(f["delta"] for f in head + tail if f["type"] == "stream_delta") == "second answer"
         # ...of the run it names: a client whose last run was an earlier one gets the new run whole
         script.turn(Reply(text="third answer", chunk_chars=3, delay=0.03))
+        await idle(navi, sid)
         async with navi.socket(sid) as ws:
             await ws.send(json.dumps({"type": "message", "content": "once more"}))
-            # A socket opened while the run before is still finishing (its post-turn writes)
-            # replays that run first: read on to the new run's first delta.
-            third: list[dict[str, Any]] = []
-            while not any(f["type"] == "stream_delta" and f["run_id"] != head[0]["run_id"] for f in third):
-                third += await frames_until(ws, "stream_delta", "stream_end")
-            third = [f for f in third if f["run_id"] != head[0]["run_id"]]
+            third = await frames_until(ws, "stream_delta")
         assert third[0]["type"] == "stream_start" and third[0]["message"]["content"] == "once more"
+        assert third[0]["run_id"] != head[0]["run_id"]
         query = f"?since={head[-1]['seq']}&run={head[0]['run_id']}"
         async with navi.socket(sid, query=query) as ws:
             whole = await frames_until(ws, "stream_end")

@@ -325,6 +325,11 @@ class SqlDocumentStore(DocumentStore):
                 return None
             return to_document(conn.execute(select(*DOCUMENT_COLUMNS).where(D.id == chosen)).one())
 
+        # Looked for in a read first: every worker's indexer asks every few seconds, and a write
+        # transaction (SQLite's BEGIN IMMEDIATE) for nothing would hold up every other writer.
+        waiting = select(D.id).where(self._claimable()).limit(1)
+        if await self.db.read(lambda conn: conn.execute(waiting).scalar()) is None:
+            return None
         return await self.db.write(run)
 
     def _leased(self, document_id: str, worker: str) -> Any:

@@ -109,4 +109,6 @@ export const api = {
   sessionCollections: (sid) => request("GET", `/sessions/${sid}/collections`),
   attachCollection: (sid, cid) => request("PUT", `/sessions/${sid}/collections/${cid}`, undefined, { raw: true }),
   detachCollection: (sid, cid) => request("DELETE", `/sessions/${sid}/collections/${cid}`, undefined, { raw: true }),
+  attachToProfile: (cid, pid) => request("PUT", `/collections/${cid}/profiles/${encodeURIComponent(pid)}`, undefined, { raw: true }),
+  detachFromProfile: (cid, pid) => request("DELETE", `/collections/${cid}/profiles/${encodeURIComponent(pid)}`, undefined, { raw: true }),
 };

@@ -35,7 +35,7 @@ from navi.documents.base import Chunk, Document, DocumentStore, Extracted, Extra
 from navi.documents.chunking import chunk
 from navi.documents.extract.common import Limits
 from navi.documents.folder import read_folder_file
-from navi.documents.isolate import extract_isolated
+from navi.documents.isolate import close_reader, extract_isolated
 from navi.logging import get_logger
 
 log = get_logger(__name__)
@@ -103,6 +103,12 @@ class Indexer:
         """Index queued documents until cancelled: every one there is, then wait for a poke or
         the next poll. A failure of the store (the database away) is logged and retried later."""
         log.info("documents.indexer_started", worker=self.worker_id, embedder=self._embedder_name())
+        try:
+            await self._loop()
+        finally:  # the reader process goes with the loop that used it
+            await asyncio.shield(close_reader())
+
+    async def _loop(self) -> None:
         while True:
             # Cleared before looking, not after: a poke while this look runs (a document added
             # after its claim found nothing) makes the wait below return at once.

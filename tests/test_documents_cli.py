@@ -171,3 +171,14 @@ def test_attach_a_collection_to_a_profile(world: World) -> None:
     assert again.exit_code == 1 and "is not attached" in again.stderr
     (shelf,) = json.loads(world.ok("docs", "collections", "--json"))
     assert shelf["profiles"] == []
+
+
+def test_the_list_says_what_reading_noticed(world: World) -> None:
+    from tests.documents import makers
+
+    (world.folder / "mixed.pdf").write_bytes(makers.pdf({1: "Text.", 3: "More text."}, count=3))
+    world.ok("docs", "add", str(world.folder / "mixed.pdf"))
+    line = next(x for x in world.ok("docs", "list").splitlines() if "mixed.pdf" in x)
+    assert "ready" in line and "⚠ page 2 has no text layer" in line, line
+    (doc,) = world.listed()
+    assert doc["warnings"] == ["page 2 has no text layer (scanned? Navi does no OCR)"]

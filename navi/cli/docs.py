@@ -232,6 +232,9 @@ def list_documents(
         state = f"{d.state} {d.progress:.0%}" if d.state == "indexing" else d.state
         counts = f"{d.pages:>5} pp {d.chunks:>6} passages" if d.state == "ready" else " " * 24
         error = f"  — {d.error}" if d.error else ""
+        if d.warnings:
+            more = f" (+{len(d.warnings) - 1} more)" if len(d.warnings) > 1 else ""
+            error += f"  ⚠ {d.warnings[0]}{more}"
         return f"{d.id}  {state:<13} {counts}  {names.get(d.collection_id, '?')}: {d.name}{error}"
 
     echo_list(documents, as_json=as_json, empty="No documents yet.", line=line, record=_record)

@@ -124,6 +124,8 @@ class Document:
     chunks: int = 0
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    # What reading it noticed (pages without a text layer, text cut at the limit…), in sentences.
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -251,8 +253,10 @@ class DocumentStore(ABC):
         chunks: list[Chunk],
         vectors: list[list[float]] | None,
         embedder: str | None,
+        warnings: list[str] | None = None,
     ) -> bool:
-        """Replace the document's chunks and make it `ready`; False when the lease was lost."""
+        """Replace the document's chunks and make it `ready` (with what reading it noticed);
+        False when the lease was lost."""
 
     @abstractmethod
     async def fail(self, document_id: str, worker: str, reason: str) -> bool: ...

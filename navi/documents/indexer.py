@@ -188,7 +188,7 @@ class Indexer:
         )
         del data
         chunks = await asyncio.to_thread(chunk, extracted)
-        for warning in extracted.warnings:
+        for warning in extracted.warnings:  # stored with the document too (`finish`)
             log.info("documents.warning", document=document.id, warning=warning)
         progress.report(share)
         vectors = await self._embed(document, chunks, progress, share) if embedding else None
@@ -201,6 +201,7 @@ class Indexer:
             chunks=chunks,
             vectors=vectors,
             embedder=name,
+            warnings=extracted.warnings,
         )
         if not done:
             raise LeaseLost(document.id)

@@ -58,7 +58,16 @@ def to_document(row: Any) -> Document:
         chunks=row.chunks,
         created_at=as_utc(row.created_at),
         updated_at=as_utc(row.updated_at),
+        warnings=_warnings(row.warnings),
     )
+
+
+def _warnings(raw: str | None) -> list[str]:
+    try:
+        found = json.loads(raw) if raw else []
+    except ValueError:
+        return []
+    return [str(w) for w in found] if isinstance(found, list) else []
 
 
 def new_id() -> str:
@@ -96,6 +105,7 @@ def queued() -> dict[str, Any]:
         "state": "queued",
         "progress": 0.0,
         "error": None,
+        "warnings": None,
         "lease_worker": None,
         "lease_until": None,
         "lease_seconds": None,

@@ -25,6 +25,7 @@ Search is in `navi.storage.document_search`.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, literal, select, update
@@ -390,6 +391,7 @@ class SqlDocumentStore(DocumentStore):
         chunks: list[Chunk],
         vectors: list[list[float]] | None,
         embedder: str | None,
+        warnings: list[str] | None = None,
     ) -> bool:
         """See `DocumentStore`; ValueError when `vectors` are not one per chunk or come without
         the embedder's name."""
@@ -418,6 +420,7 @@ class SqlDocumentStore(DocumentStore):
                     state="ready",
                     progress=1.0,
                     error=None,
+                    warnings=json.dumps(warnings[:20], ensure_ascii=False) if warnings else None,
                     kind=kind[:16],
                     pages=pages,
                     chunks=len(chunks),

@@ -440,6 +440,7 @@ documents = Table(
     Column("state", String(16), nullable=False),
     Column("progress", Float, nullable=False),
     Column("error", Text, nullable=True),
+    Column("warnings", Text, nullable=True),  # JSON list: what reading it noticed
     Column("pages", Integer, nullable=False),
     Column("chunks", Integer, nullable=False),
     Column("lease_worker", String(300), nullable=True),

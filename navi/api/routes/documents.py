@@ -88,6 +88,8 @@ class DocumentOut(BaseModel):
     chunks: int
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    # What reading it noticed, in words: pages without a text layer, text cut at the limit…
+    warnings: list[str] = []
 
     @classmethod
     def of(cls, d: Document) -> DocumentOut:
@@ -107,6 +109,7 @@ class DocumentOut(BaseModel):
             chunks=d.chunks,
             created_at=d.created_at,
             updated_at=d.updated_at,
+            warnings=list(d.warnings),
         )
 
 

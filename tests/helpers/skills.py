@@ -7,7 +7,7 @@ from pathlib import Path
 
 CSV_REPORT = """---
 name: csv-report
-description: Summarise a CSV file into a short report of row counts and column totals. Use when the user gives a CSV.
+description: Summarise a CSV file into a short report of row counts and column totals. Use for CSVs.
 license: MIT
 metadata:
   author: navi-tests

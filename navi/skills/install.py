@@ -128,8 +128,8 @@ def check_zip(archive: zipfile.ZipFile, label: str) -> None:
                     )
                 ]
             )
-        mode = info.external_attr >> 16
-        if mode and (stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))):
+        kind = stat.S_IFMT(info.external_attr >> 16)  # 0: no Unix type recorded (a plain member)
+        if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
             raise SkillError(
                 [
                     SkillProblem(

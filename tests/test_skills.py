@@ -309,3 +309,30 @@ async def test_one_users_skills_are_not_anothers(tmp_path: Path) -> None:
     (done,) = tool_events(events)
     assert not done.success  # the owner's SKILLS_DIRS skill does not exist for Alice
     await rt.aclose()
+
+
+async def test_the_fixed_prompt_with_many_skills_stays_within_its_budget(tmp_path: Path) -> None:
+    """The default profile's system message and schemas with 150 long skills installed: the listing
+    never grows past `LISTING_BUDGET`, so the fixed prompt stays what a 4,096-token window holds
+    with room for the conversation (docs/skills.md has the figures)."""
+    from bench.prompt_tokens import count_chars
+    from navi.agent.disclosure import disclose
+    from tests.test_tool_prompt_budget import DEFAULT_PROFILE_BUDGET
+
+    shared = tmp_path / "many"
+    for i in range(150):
+        write_skill(
+            shared,
+            f"skill-{i:03d}",
+            f"---\nname: skill-{i:03d}\ndescription: {'Does a thing. ' * 60}\n---\nBody.\n",
+        )
+    rt, _backend, _script = await scripted_runtime(tmp_path, skills_dirs=str(shared))
+    profile = rt.profiles.all()[0]
+    system = rt.agent.model_view(profile, [])[0].content or ""
+    specs = disclose(rt.agent.binder.tool_view(profile), profile.core_tools).specs([])
+    total = count_chars(system, specs)["total"]
+    tool_lines = 3 * 70  # use_skill, run_skill_script, write_skill: one listed line each
+    assert total <= DEFAULT_PROFILE_BUDGET + tool_lines + LISTING_BUDGET
+    assert total / 3.5 < 0.7 * 4096  # at 3.5 characters a token: under 70 % of a 4,096 window
+    assert "- skill-000" in system and "more: use_skill with name 'list'" in system
+    await rt.aclose()

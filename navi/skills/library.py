@@ -35,9 +35,9 @@ from navi.skills.format import (
 STATE_FILE = ".navi-skills.json"
 OWN = "own"
 USER_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-# The skills listing in the system message: at most this many characters (about 300 tokens), so
+# The skills listing in the system message: at most this many characters (about 260 tokens), so
 # the fixed prompt still fits a 4,096-token window (docs/skills.md has the figures).
-LISTING_BUDGET = 1_100
+LISTING_BUDGET = 900
 LISTING_HEADING = "## Skills"
 ONE_LINE = 110  # characters of a skill's description in the listing
 

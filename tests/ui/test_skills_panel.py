@@ -37,7 +37,9 @@ def test_the_skills_panel(page: Page, navi: LiveNavi, tmp_path: Path) -> None:
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text("house-style")
     expect(rows.first).to_contain_text("Write letters in the family's house style.")
-    expect(dialog.locator("#skill-problems")).to_contain_text("broken-skill/SKILL.md:4: malformed YAML front matter")
+    expect(dialog.locator("#skill-problems")).to_contain_text(
+        "broken-skill/SKILL.md:4: malformed YAML front matter"
+    )
 
     # SKILL.md as text.
     rows.first.locator(".collection-open").click()

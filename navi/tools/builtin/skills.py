@@ -60,8 +60,8 @@ def _skill(library: SkillLibrary, name: str) -> Skill | ToolResult:
 class UseSkillTool(Tool):
     name = "use_skill"
     description = (
-        "Read a skill's instructions (listed under 'Skills') before doing its task; with `file`, read "
-        "one of its files (references/…) when the instructions point to it."
+        "Read a skill's instructions before doing its task. With `file`, read one of its files "
+        "(references/…) when the instructions point to it."
     )
     parameters = {
         "type": "object",
@@ -137,8 +137,8 @@ class UseSkillTool(Tool):
 class RunSkillScriptTool(Tool):
     name = "run_skill_script"
     description = (
-        "Run one of a skill's scripts (scripts/…) in the sandbox, as its instructions say; you see "
-        "what it prints. It runs in an empty scratch folder: use absolute paths."
+        "Run a skill's script in the sandbox. Use it as the skill's instructions say; you see what it "
+        "prints. It runs in an empty scratch folder: use absolute paths."
     )
     parameters = {
         "type": "object",
@@ -238,8 +238,8 @@ class RunSkillScriptTool(Tool):
 class WriteSkillTool(Tool):
     name = "write_skill"
     description = (
-        "Save a skill: instructions (Markdown) for a task the user wants remembered, with optional "
-        "files such as scripts/run.py; checked, then listed under 'Skills' from the next message."
+        "Save a task's instructions as a skill. Markdown instructions, with optional files such as "
+        "scripts/run.py; checked, then listed under 'Skills' from the next message."
     )
     parameters = {
         "type": "object",

@@ -3,7 +3,8 @@ and, optionally, `scripts/`, `references/` and `assets/`.
 
 The front matter is read with PyYAML's safe loader and checked here, before anything is listed,
 written or installed: `name` (1–64 lowercase letters, digits and single hyphens, not starting or
-ending with one, the same as the folder's name), `description` (1–1,024 characters), optional
+ending with one, the same as the folder's name), `description` (the format says at most 1,024
+characters, and `write_skill` keeps to it; published skills with up to 4,096 are read), optional
 `license`, `compatibility` (≤ 500 characters), `allowed-tools` (a space-separated string) and
 `metadata` (a map of strings). Other keys are kept and ignored, as other clients write their own.
 Every problem names the file and the line it is on (`SkillProblem`).
@@ -26,7 +27,9 @@ from typing import Any
 SKILL_FILE = "SKILL.md"
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
-MAX_DESCRIPTION = 1024
+MAX_DESCRIPTION = 1024  # the published limit, which `write_skill` keeps
+# …and what loading accepts: published skills exist with longer ones (the listing cuts them anyway).
+MAX_DESCRIPTION_READ = 4096
 MAX_COMPATIBILITY = 500
 MAX_SKILL_MD = 256 * 1024
 MAX_FILES = 500
@@ -197,8 +200,8 @@ def parse_skill_md(text: str, *, file: str, folder_name: str | None = None) -> d
     description = data.get("description")
     if not isinstance(description, str) or not description.strip():
         bad("description", "`description` is required: what the skill does and when to use it")
-    elif len(description) > MAX_DESCRIPTION:
-        bad("description", f"`description` is {len(description)} characters; at most {MAX_DESCRIPTION}")
+    elif len(description) > MAX_DESCRIPTION_READ:
+        bad("description", f"`description` is {len(description)} characters; at most {MAX_DESCRIPTION_READ}")
     for key, limit in (("license", 1000), ("compatibility", MAX_COMPATIBILITY)):
         value = data.get(key)
         if value is not None and not isinstance(value, str):

@@ -16,7 +16,7 @@ from navi.skills.format import SkillError, parse_skill_md
 from navi.skills.library import LISTING_BUDGET, LISTING_HEADING, SkillLibrary, listing_text
 from navi.testing.script import Reply, ScriptedCall
 from tests.agent_helpers import scripted_runtime
-from tests.helpers.skills import CSV_REPORT, STYLE_GUIDE, collection, write_skill
+from tests.helpers.skills import CSV_REPORT, STYLE_GUIDE, SUMMARISE_PY, collection, write_skill
 from tests.test_approvals import asked, resolved, run_answering
 
 CSV = "apples,pears\n1,2\n3,4\n"
@@ -335,4 +335,32 @@ async def test_the_fixed_prompt_with_many_skills_stays_within_its_budget(tmp_pat
     assert total <= DEFAULT_PROFILE_BUDGET + tool_lines + LISTING_BUDGET
     assert total / 3.5 < 0.7 * 4096  # at 3.5 characters a token: under 70 % of a 4,096 window
     assert "- skill-000" in system and "more: use_skill with name 'list'" in system
+    await rt.aclose()
+
+
+async def test_sandboxed_programs_read_skills_but_never_change_them(tmp_path: Path) -> None:
+    """A program the model runs (code_exec here) sees the skills folders read-only, so a skill's
+    approved script cannot be changed behind the approval's back."""
+    script_file = tmp_path / "collection" / "csv-report" / "scripts" / "summarise.py"
+    own = tmp_path / "skills" / "local"
+    code = (
+        f"print(open({str(script_file)!r}).read()[:10])\n"
+        "for path in ["
+        f"{str(script_file)!r}, {str(own / 'new.txt')!r}]:\n"
+        "    try:\n"
+        "        open(path, 'a').write('x')\n"
+        "        print('wrote', path)\n"
+        "    except OSError as exc:\n"
+        "        print('refused', type(exc).__name__)\n"
+    )
+    rt, script, sid = await runtime(
+        tmp_path, Reply(tool_calls=[ScriptedCall("code_exec", {"code": code})]), "ok"
+    )
+    own.mkdir(parents=True, exist_ok=True)
+    events = await run_answering(rt, sid, "try")
+    (done,) = tool_events(events)
+    assert done.success, done.result
+    assert done.result.startswith("import csv")
+    assert done.result.count("refused OSError") == 2 and "wrote" not in done.result
+    assert not (own / "new.txt").exists() and script_file.read_text() == SUMMARISE_PY
     await rt.aclose()

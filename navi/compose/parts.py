@@ -8,6 +8,7 @@ without one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -400,6 +401,13 @@ def skills_dirs(settings: Settings) -> list[Path]:
     """SKILLS_DIRS as paths (`~` expanded), split on commas and on os.pathsep, duplicates once."""
     parts = [p.strip() for chunk in settings.skills_dirs.split(",") for p in chunk.split(os.pathsep)]
     return list(dict.fromkeys(Path(p).expanduser() for p in parts if p))
+
+
+def ensure_skills_dir(settings: Settings) -> None:
+    """Make SKILLS_DIR (0700) when it can be made; a folder that cannot be is said by the first
+    install that needs it."""
+    with contextlib.suppress(OSError):
+        Path(settings.skills_dir).expanduser().mkdir(parents=True, exist_ok=True, mode=0o700)
 
 
 def skill_library(settings: Settings) -> SkillLibrary:

@@ -180,8 +180,8 @@ async def build_runtime(
     """Everything Navi runs on. Stores handed in are used as they are (and opened and closed here).
 
     `create_database=False` (read-only commands) makes no SQLite file: with none there yet, the
-    stores are empty in-memory ones. `seed_tools=False` creates no tools folder. `start_mcp=False`
-    (commands that run no agent) starts no MCP server. Configuration the
+    stores are empty in-memory ones. `seed_tools=False` creates no tools (nor skills) folder.
+    `start_mcp=False` (commands that run no agent) starts no MCP server. Configuration the
     runtime cannot use (a DB_PATH it cannot write, an unreachable DATABASE_URL, a TOOLS_DIR that is
     a file) is raised as `SetupError`, with nothing left open. `telemetry` handed in is used instead
     of the one the settings ask for (tests: spans kept in memory).
@@ -229,6 +229,8 @@ async def build_runtime(
         )
         state = SessionState(stores.state)
         retrieval = Retrieval(stores.documents, embed) if stores.documents is not None else None
+        if seed_tools:  # `navi serve`: the skills folder exists before the sandbox covers it
+            parts.ensure_skills_dir(settings)
         sandbox = parts.build_sandbox(settings)
         report_sandbox(sandbox)
         tool_host = ToolHost(sandbox)

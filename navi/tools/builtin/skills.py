@@ -116,7 +116,7 @@ class UseSkillTool(Tool):
         if rel is None:
             return ToolResult.fail("`file` must be a path inside the skill, such as references/guide.md")
         path = skill.folder / rel
-        if rel not in skill.files() and rel != SKILL_FILE:
+        if (rel not in skill.files() and rel != SKILL_FILE) or path.is_symlink():
             listed = ", ".join(skill.files()) or "none besides SKILL.md"
             return ToolResult.fail(f"the skill {skill.name!r} has no file {rel!r}. Its files: {listed}")
         data = path.read_bytes()
@@ -176,7 +176,7 @@ class RunSkillScriptTool(Tool):
             return ToolResult.fail(
                 "`script` must be a file under the skill's scripts/ folder, such as scripts/run.py"
             )
-        if rel not in found.scripts():
+        if rel not in found.scripts() or (found.folder / rel).is_symlink():
             listed = ", ".join(found.scripts()) or "none"
             return ToolResult.fail(f"the skill {found.name!r} has no script {rel!r}. Its scripts: {listed}")
         script = (found.folder / rel).resolve()

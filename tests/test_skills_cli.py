@@ -174,3 +174,12 @@ def test_another_users_skills_are_their_own(world: World) -> None:
     assert world.listed() == {}
     unknown = world.navi("skills", "list", "--user", "bob")
     assert unknown.exit_code == 2
+
+
+def test_doctor_counts_the_skills_and_names_each_that_fails(world: World, fake_server: Any) -> None:
+    source = collection(world.folder / "collection")
+    world.env.update(SKILLS_DIRS=str(source), OLLAMA_HOST=fake_server.url)
+    done = world.navi("doctor")
+    assert "✓ skills: 2 skills\n" in done.stdout
+    assert f"✗ skill {source}/broken-skill/SKILL.md:4: malformed YAML front matter" in done.stdout
+    assert done.exit_code == 1

@@ -364,3 +364,13 @@ async def test_sandboxed_programs_read_skills_but_never_change_them(tmp_path: Pa
     assert done.result.count("refused OSError") == 2 and "wrote" not in done.result
     assert not (own / "new.txt").exists() and script_file.read_text() == SUMMARISE_PY
     await rt.aclose()
+
+
+def test_skills_dirs_may_name_a_checkout_whose_skills_are_deeper(tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    collection(checkout / "skills")
+    (checkout / "README.md").write_text("A collection.\n")
+    (checkout / ".git").mkdir()
+    report = SkillLibrary(tmp_path / "skills", [checkout], owner="local").load("local")
+    assert sorted(s.name for s in report.skills) == ["csv-report", "house-style"]
+    assert len(report.problems) == 1  # the broken one

@@ -28,15 +28,13 @@ from pathlib import Path
 from navi.skills.format import (
     MAX_FILES,
     MAX_TOTAL_BYTES,
-    SKILL_FILE,
     Skill,
     SkillError,
     SkillProblem,
     check_size,
 )
-from navi.skills.library import SkillLibrary
+from navi.skills.library import MAX_DEPTH, SkillLibrary, find_skills
 
-MAX_DEPTH = 3
 MAX_ZIP_MEMBERS = MAX_FILES * 4
 MAX_ZIP_BYTES = MAX_TOTAL_BYTES * 2
 GIT_TIMEOUT = 120
@@ -59,25 +57,6 @@ def is_git_url(source: str) -> bool:
         or re.match(r"^[\w.-]+@[\w.-]+:", source)
         or (source.endswith(".git") and not Path(source).is_file())
     )
-
-
-def find_skills(folder: Path) -> list[Path]:
-    """The folder itself when it holds a SKILL.md, else the folders below it that do."""
-    if (folder / SKILL_FILE).exists():
-        return [folder]
-    found: list[Path] = []
-
-    def visit(here: Path, depth: int) -> None:
-        for child in sorted(here.iterdir()):
-            if child.name.startswith(".") or child.is_symlink() or not child.is_dir():
-                continue
-            if (child / SKILL_FILE).exists():
-                found.append(child)
-            elif depth < MAX_DEPTH:
-                visit(child, depth + 1)
-
-    visit(folder, 1)
-    return found
 
 
 def install_tree(

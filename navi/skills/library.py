@@ -3,7 +3,8 @@
 Each user has a folder of their own under SKILLS_DIR (`SKILLS_DIR/<user>/<skill>/SKILL.md`): what
 `navi skills add`, the page and `write_skill` install into, and what `remove` may delete. The
 owner also sees the folders of SKILLS_DIRS (skills kept elsewhere — a checkout of a published
-collection, say), read in place and never changed by Navi. Another user sees only their own.
+collection, say: each folder, or the skills up to three levels below it), read in place and never
+changed by Navi. Another user sees only their own.
 
 Loading reads every SKILL.md each time it is asked (skills are small, and a folder edited by hand
 is seen at the next turn); a skill that fails its checks, or whose name another skill already
@@ -40,6 +41,29 @@ USER_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 LISTING_BUDGET = 900
 LISTING_HEADING = "## Skills"
 ONE_LINE = 110  # characters of a skill's description in the listing
+
+
+MAX_DEPTH = 3  # how deep below a folder skills are looked for (a collection's skills/<name>/)
+
+
+def find_skills(folder: Path) -> list[Path]:
+    """The folder itself when it holds a SKILL.md, else the folders below it that do (at most
+    `MAX_DEPTH` deep; hidden folders and links left out)."""
+    if (folder / SKILL_FILE).exists() or (folder / SKILL_FILE).is_symlink():
+        return [folder]
+    found: list[Path] = []
+
+    def visit(here: Path, depth: int) -> None:
+        for child in sorted(here.iterdir()):
+            if child.name.startswith(".") or child.is_symlink() or not child.is_dir():
+                continue
+            if (child / SKILL_FILE).exists() or (child / SKILL_FILE).is_symlink():
+                found.append(child)
+            elif depth < MAX_DEPTH:
+                visit(child, depth + 1)
+
+    visit(folder, 1)
+    return found
 
 
 class SkillNotFound(LookupError):
@@ -131,11 +155,7 @@ class SkillLibrary:
         for folder, source in self.folders(user):
             if not folder.is_dir():
                 continue
-            for child in sorted(folder.iterdir()):
-                if child.name.startswith(".") or not child.is_dir() or child.is_symlink():
-                    continue
-                if not (child / SKILL_FILE).exists() and not (child / SKILL_FILE).is_symlink():
-                    continue
+            for child in find_skills(folder) if source != OWN else self._own_skills(folder):
                 try:
                     skill = read_skill(child, source=source)
                 except SkillError as exc:
@@ -155,6 +175,18 @@ class SkillLibrary:
                 taken[skill.name] = skill
                 report.skills.append(skill)
         return report
+
+    @staticmethod
+    def _own_skills(folder: Path) -> list[Path]:
+        """A user's folder holds skills directly (`<user>/<skill>/SKILL.md`), as installed."""
+        return [
+            child
+            for child in sorted(folder.iterdir())
+            if not child.name.startswith(".")
+            and child.is_dir()
+            and not child.is_symlink()
+            and ((child / SKILL_FILE).exists() or (child / SKILL_FILE).is_symlink())
+        ]
 
     def enabled(self, user: str) -> list[Skill]:
         return self.load(user).enabled()

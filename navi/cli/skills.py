@@ -63,6 +63,11 @@ def add(
         fail("nothing was installed", 1)
     except InstallError as exc:
         fail(str(exc), 1)
+    except OSError as exc:  # SKILLS_DIR cannot be written
+        fail(
+            f"cannot install into {library.own_folder(user)}: {exc.strerror or exc} — "
+            "set SKILLS_DIR to a writable folder"
+        )
     for skill in done.skills:
         typer.echo(f"installed {skill.name}: {skill.description[:100]}")
     _problems(done.problems)

@@ -19,7 +19,7 @@ from fastapi import Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from navi.api.deps import CurrentUser, RuntimeDep
-from navi.api.errors import BadRequest, BadSkill, Conflict, NotFound
+from navi.api.errors import BadRequest, BadSkill, Conflict, NotFound, Unavailable
 from navi.api.routing import api_router
 from navi.skills import SkillError, SkillLibrary, SkillNotFound, SkillProblem
 from navi.skills.install import InstallError, install
@@ -132,6 +132,10 @@ async def add_skills(
             ) from None
         except InstallError as exc:
             raise BadSkill(str(exc).replace(str(archive), "the zip")) from None
+        except OSError as exc:  # SKILLS_DIR cannot be written: the server's problem, not the zip's
+            raise Unavailable(
+                f"skills cannot be installed here: {exc.strerror or 'the skills folder'}"
+            ) from None
     problems = [_problem(library, user, p) for p in done.problems]
     if not done.skills:
         raise BadSkill(

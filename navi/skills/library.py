@@ -216,15 +216,18 @@ class SkillLibrary:
         names = data.get("disabled") if isinstance(data, dict) else None
         return {str(n) for n in names} if isinstance(names, list) else set()
 
-    def set_enabled(self, user: str, name: str, enabled: bool) -> Skill:
-        skill = self.get(user, name)
-        disabled = self._disabled(user)
-        (disabled.discard if enabled else disabled.add)(name)
+    def _save_disabled(self, user: str, disabled: set[str]) -> None:
         path = self._state_path(user)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{STATE_FILE}.tmp")
         tmp.write_text(json.dumps({"disabled": sorted(disabled)}, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, path)
+
+    def set_enabled(self, user: str, name: str, enabled: bool) -> Skill:
+        skill = self.get(user, name)
+        disabled = self._disabled(user)
+        (disabled.discard if enabled else disabled.add)(name)
+        self._save_disabled(user, disabled)
         return skill
 
     # --- changing ------------------------------------------------------------------------------
@@ -244,9 +247,7 @@ class SkillLibrary:
         disabled = self._disabled(user)
         if name in disabled:
             disabled.discard(name)
-            self._state_path(user).write_text(
-                json.dumps({"disabled": sorted(disabled)}) + "\n", encoding="utf-8"
-            )
+            self._save_disabled(user, disabled)
 
     def install_folder(
         self, user: str, source: Path, *, label: str | None = None, replace: bool = False

@@ -183,3 +183,23 @@ def test_doctor_counts_the_skills_and_names_each_that_fails(world: World, fake_s
     assert "✓ skills: 2 skills\n" in done.stdout
     assert f"✗ skill {source}/broken-skill/SKILL.md:4: malformed YAML front matter" in done.stdout
     assert done.exit_code == 1
+
+
+async def test_skills_installed_by_the_command_are_listed_and_used_by_the_model(world: World) -> None:
+    """What `navi skills add` installed is what a Navi on the same SKILLS_DIR offers: the names in
+    the system message, the instructions through use_skill, followed by the (scripted) model."""
+    from navi.testing.script import Reply, ScriptedCall
+    from tests.agent_helpers import scripted_runtime
+    from tests.test_approvals import run_answering
+
+    world.ok("skills", "add", str(collection(world.folder / "collection") / "house-style"))
+    rt, _backend, script = await scripted_runtime(world.folder, planning_enabled=False)
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("use_skill", {"name": "house-style"})]), "Warmly, the Lindqvists"
+    )
+    session = await rt.sessions.create("default")
+    await run_answering(rt, session.id, "Write a note to the neighbours")
+    first, second = script.of_kind("turn")
+    assert "- house-style: Write letters in the family's house style." in (first.messages[0].content or "")
+    assert "Always read `references/style-guide.md` before writing" in (second.messages[-1].content or "")
+    await rt.aclose()

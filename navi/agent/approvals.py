@@ -4,8 +4,9 @@
 
 - `auto`: nothing asks.
 - `smart` (the default): calls that run programs or code, or change files or remote state, ask —
-  `terminal`, `ssh_exec`, `code_exec`, `write_tool`, `filesystem` except its read-only actions,
-  and `http_request` except GET, HEAD and OPTIONS. Everything else runs.
+  `terminal`, `ssh_exec`, `code_exec`, `write_tool`, `run_skill_script`, `write_skill`,
+  `filesystem` except its read-only actions, and `http_request` except GET, HEAD and OPTIONS.
+  Everything else runs.
 - `always`: every call asks, except the purely internal tools in `INTERNAL` (unless an override
   names one of them).
 
@@ -18,7 +19,9 @@ so tools know nothing about approvals. An action or method a rule does not know 
 gains an operation is safe before its rule learns of it.
 
 "Always" is remembered per tool, and per program (the command's argv[0] as typed) for `terminal`:
-`subject()` names what a remembered answer covers.
+`subject()` names what a remembered answer covers. For the `VERSIONED` tools (a skill's scripts)
+the policy's `versioned` hook names it from what the call would run as it is now — the skill and a
+hash of its files — so a changed file asks again.
 """
 
 from __future__ import annotations

@@ -374,3 +374,32 @@ def test_skills_dirs_may_name_a_checkout_whose_skills_are_deeper(tmp_path: Path)
     report = SkillLibrary(tmp_path / "skills", [checkout], owner="local").load("local")
     assert sorted(s.name for s in report.skills) == ["csv-report", "house-style"]
     assert len(report.problems) == 1  # the broken one
+
+
+async def test_a_restricted_file_system_shows_only_the_skill_whose_script_runs(tmp_path: Path) -> None:
+    """With FS_ALLOWED_PATHS restricted, no program sees the skills folders (another user's skills
+    among them); a skill's script sees its own skill's folder, read-only."""
+    work = tmp_path / "work"
+    work.mkdir()
+    skills_root = tmp_path / "skills"
+    probe = f"import os\nprint('skills visible:', os.path.exists({str(skills_root)!r}))\n"
+    run = ScriptedCall(
+        "run_skill_script", {"skill": "csv-report", "script": "scripts/summarise.py", "stdin": CSV}
+    )
+    rt, script, sid = await runtime(
+        tmp_path,
+        Reply(tool_calls=[ScriptedCall("code_exec", {"code": probe})]),
+        Reply(tool_calls=[run]),
+        "ok",
+        fs_allowed_paths=str(work),
+        skills_dirs="",
+    )
+    rt.skills.write(
+        "local", "csv-report", "Summarise a CSV.", "Run it.", {"scripts/summarise.py": SUMMARISE_PY}
+    )
+    rt.skills.write("alice", "alice-only", "Alice's.", "Hers.")
+    events = await run_answering(rt, sid, "go")
+    probed, ran = tool_events(events)
+    assert probed.success and "skills visible: False" in probed.result
+    assert ran.success and "rows=2" in ran.result and "skill_dir_ok=True" in ran.result
+    await rt.aclose()

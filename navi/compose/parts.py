@@ -214,8 +214,9 @@ def sandbox_policy(settings: Settings) -> SandboxPolicy:
         network=settings.sandbox_network,
         allowed_paths=allowed_from_list(settings.fs_allowed_paths_list),
         hidden_paths=tuple(secret_paths(settings)),
-        # Navi's code, and the skills folders: a child may read a skill but never change one.
-        protected_paths=(*navi_code_paths(), *_skill_folders(settings)),
+        protected_paths=navi_code_paths(),
+        # A child may read a skill (where it sees the folder) but never change one.
+        read_only_paths=_skill_folders(settings),
         runtime_paths=python_paths(),
         session_files_dir=str(_abs(settings.session_files_dir)),
     )

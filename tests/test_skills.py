@@ -403,3 +403,23 @@ async def test_a_restricted_file_system_shows_only_the_skill_whose_script_runs(t
     assert probed.success and "skills visible: False" in probed.result
     assert ran.success and "rows=2" in ran.result and "skill_dir_ok=True" in ran.result
     await rt.aclose()
+
+
+async def test_the_model_replaces_its_own_skill_but_not_one_of_skills_dirs(tmp_path: Path) -> None:
+    first = {"name": "notes", "description": "Take notes.", "instructions": "Version one."}
+    second = {**first, "instructions": "Version two."}
+    clash = {"name": "csv-report", "description": "Mine now.", "instructions": "Overwrite it."}
+    rt, script, sid = await runtime(
+        tmp_path,
+        Reply(tool_calls=[ScriptedCall("write_skill", first)]),
+        Reply(tool_calls=[ScriptedCall("write_skill", second)]),
+        Reply(tool_calls=[ScriptedCall("write_skill", clash)]),
+        "ok",
+    )
+    events = await run_answering(rt, sid, "remember these")
+    results = tool_events(events)
+    assert [r.success for r in results] == [True, True, False]
+    assert "already installed" in results[2].result
+    assert rt.skills.get("local", "notes").body == "Version two."
+    assert rt.skills.get("local", "csv-report").source.endswith("collection")
+    await rt.aclose()

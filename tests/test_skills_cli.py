@@ -203,3 +203,27 @@ async def test_skills_installed_by_the_command_are_listed_and_used_by_the_model(
     assert "- house-style: Write letters in the family's house style." in (first.messages[0].content or "")
     assert "Always read `references/style-guide.md` before writing" in (second.messages[-1].content or "")
     await rt.aclose()
+
+
+def test_a_github_folder_address_installs_that_folder_only(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`…/tree/REF/PATH`: REF cloned (here a local copy stands in for the network), PATH installed;
+    a PATH climbing out of the clone is refused."""
+    repo = world.folder / "repo"
+    write_skill(repo / "skills", "csv-report", CSV_REPORT, {"scripts/summarise.py": SUMMARISE_PY})
+    write_skill(repo / "skills", "house-style", HOUSE_STYLE)
+    cloned: list[tuple[str, str | None]] = []
+
+    def fake_clone(url: str, into: Path, ref: str | None = None) -> None:
+        cloned.append((url, ref))
+        import shutil
+
+        shutil.copytree(repo, into)
+
+    monkeypatch.setattr(installing, "clone", fake_clone)
+    out = world.ok("skills", "add", "https://github.com/someone/skills/tree/main/skills/house-style")
+    assert cloned == [("https://github.com/someone/skills", "main")]
+    assert "installed house-style" in out and "csv-report" not in out
+    escape = world.navi("skills", "add", "https://github.com/someone/skills/tree/main/../../etc")
+    assert escape.exit_code == 1 and "has no folder" in escape.stderr

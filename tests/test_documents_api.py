@@ -272,6 +272,20 @@ def test_a_conversation_upload_becomes_its_document(navi: LiveNavi) -> None:
         assert carol.get(f"/sessions/{sid}/collections").status_code == 404
         mine = carol.post("/collections", json={"name": "Mine"}).json()["id"]
         assert carol.put(f"/sessions/{sid}/collections/{mine}").status_code == 404
+        assert carol.put(f"/collections/{work}/profiles/secretary").status_code == 404
+
+    # A collection attached to the conversation's profile: read by the owner's conversations with it.
+    with navi.client() as http:
+        profile = http.get(f"/sessions/{sid}").json()["profile_id"]
+        assert http.put(f"/collections/{work}/profiles/{profile}").status_code == 204
+        assert {c["id"] for c in http.get(f"/sessions/{sid}/collections").json()} == {own["id"], work}
+        (listed,) = [c for c in http.get("/collections").json() if c["id"] == work]
+        assert listed["profiles"] == [profile]
+        unknown = http.put(f"/collections/{work}/profiles/no-such-profile")
+        assert unknown.status_code == 404 and "no-such-profile" in unknown.text
+        assert http.delete(f"/collections/{work}/profiles/{profile}").status_code == 204
+        assert http.delete(f"/collections/{work}/profiles/{profile}").status_code == 404
+        assert {c["id"] for c in http.get(f"/sessions/{sid}/collections").json()} == {own["id"]}
 
 
 def test_the_server_answers_while_a_long_document_is_read(navi: LiveNavi) -> None:

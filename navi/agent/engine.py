@@ -189,10 +189,11 @@ class Agent:
         return LongMessages(self.config.long_message_tokens, self.compressor.settings.keep_recent)
 
     def model_view(
-        self, profile: AgentProfile, context: Sequence[Message], memory: str | None = None
+        self, profile: AgentProfile, context: Sequence[Message], memory: str | None = None, owner: str = ""
     ) -> list[Message]:
-        """The messages a model call in `profile` would send for `context`: the one place the
-        system prompt is built (the engine, `GET /sessions/{id}/context` and archives use it)."""
+        """The messages a model call in `profile` would send for `context` (`owner`'s skills listed;
+        empty: the owner's): the one place the system prompt is built (the engine,
+        `GET /sessions/{id}/context` and archives use it)."""
         view = self.binder.tool_view(profile)
         split = disclose(view, profile.core_tools if self.config.tool_disclosure else view.names)
         return build_context(
@@ -200,7 +201,7 @@ class Agent:
             profile,
             context,
             memory,
-            tool_index=split.index_text,
+            tool_index=self.binder.tool_index(split, owner),
             long_messages=self.long_messages,
             stopped=self.config.stopped_questions,
         )

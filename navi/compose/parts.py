@@ -21,8 +21,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from navi.agent.analysis import AnalysisSettings
 from navi.agent.approvals import ApprovalPolicy, Mode, Versioned
+from navi.agent.compression.compressor import CompressionSettings
 from navi.agent.engine import AgentConfig
-from navi.agent.workers import CompressionSettings
 from navi.compose.problems import SetupError, file_problem, folder_problem, reason, which_of
 from navi.config import Settings
 from navi.documents.extract.common import Limits

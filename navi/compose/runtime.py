@@ -19,9 +19,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from navi.agent.analysis import AnalysisAsk, Analyst
+from navi.agent.compression.compressor import ContextCompressor
 from navi.agent.engine import Agent
 from navi.agent.gate import ApprovalGate
-from navi.agent.workers import CompressionWorker, ContextCompressor, NamingWorker
+from navi.agent.workers import CompressionWorker, NamingWorker
 from navi.channels.store import ChannelStore, InMemoryChannelStore
 from navi.compose import parts
 from navi.compose.channels import channel_store

@@ -22,6 +22,12 @@ through one worker and through `navi serve --workers N` in one run, cross-worker
 failover (kill -9 of a worker during 50 turns).
 
     .venv/bin/python bench/streaming.py --workers 2 [--sessions 300] [--seconds 6]
+
+With `--peer litellm` it streams the same fake model through Navi and through LiteLLM's proxy (and a
+bare relay, the floor) in one run: CPU per chunk and the delay added at 100 sessions
+(bench/gateway_peer.py, which says how LiteLLM is installed beside Navi, never into its venv).
+
+    .venv/bin/python bench/streaming.py --peer litellm [--chunks 20000] [--seconds 6]
 """
 
 from __future__ import annotations
@@ -464,6 +470,71 @@ async def run(args: argparse.Namespace) -> None:
         print(f"| {name} | {r['stall_ms']:.2f} | {r.get('stalls_over_5ms', 0)} | {r['slow_by'] or '—'} |")
 
 
+async def run_peer(args: argparse.Namespace) -> dict[str, Any]:
+    """Navi and LiteLLM's proxy on the same upstream (the fake server's OpenAI endpoint), one run."""
+    import gateway_peer  # bench/gateway_peer.py, beside this script
+
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = Processes(Path(tmp), backend="openai")
+        procs.start()
+        proxy = gateway_peer.LiteLLMProxy(Path(tmp), procs.fake_port, free_port(), Path(args.litellm))
+        try:
+            proxy.start()
+            navi_fast, navi_kept = await phase_cpu(procs)
+            peer_fast = await gateway_peer.peer_fast(proxy, args.chunks)
+            peer_kept = await gateway_peer.peer_load(proxy, 10, 10.0, 300.0)
+            navi_load = await phase_load(procs, 100, args.seconds)
+            peer_load = await gateway_peer.peer_load(proxy, 100, args.seconds, 30.0)
+            direct = await gateway_peer.direct_load(procs.fake, 100, args.seconds, 30.0)
+        finally:
+            proxy.stop()
+            procs.stop()
+    return {
+        "navi_fast": navi_fast,
+        "navi_kept": navi_kept,
+        "navi_load": navi_load,
+        "peer_fast": peer_fast,
+        "peer_kept": peer_kept,
+        "peer_load": peer_load,
+        "direct_p50": pct(direct, 0.5) * 1000,
+        "direct_p99": pct(direct, 0.99) * 1000,
+    }
+
+
+def print_peer(r: dict[str, Any], floor: float) -> None:
+    nf, nk, pf, pk = r["navi_fast"], r["navi_kept"], r["peer_fast"], r["peer_kept"]
+    print("| CPU µs per streamed chunk | Navi | LiteLLM proxy | Navi ÷ LiteLLM | Navi ÷ bare relay |")
+    print("|---|---:|---:|---:|---:|")
+    print(
+        f"| one stream as fast as it goes (Navi {nf['navi_fps']:,.0f}, LiteLLM {pf['fps']:,.0f} chunks/s) | "
+        f"{nf['cpu_us']:.1f} | {pf['cpu_us']:.1f} | {nf['cpu_us'] / pf['cpu_us']:.2f} | |"
+    )
+    print(
+        f"| 10 streams at 300 chunks/s | {nk['cpu_us']:.1f} | {pk['cpu_us']:.1f} | "
+        f"{nk['cpu_us'] / pk['cpu_us']:.2f} | {nk['cpu_us'] / floor:.2f} |"
+    )
+    print(f"| bare relay (uvloop), 10 streams at 300 lines/s | {floor:.1f} | | | |")
+    print()
+    nl, pl = r["navi_load"], r["peer_load"]
+    p50, p99 = r["direct_p50"], r["direct_p99"]
+    print("| 100 sessions at 30 chunks/s | chunks | errors | delay p50 / p99 ms | added p50 / p99 ms |")
+    print("|---|---:|---:|---:|---:|")
+    print(f"| upstream read directly (SSE) | | | {p50:.2f} / {p99:.2f} | |")
+    print(
+        f"| Navi (WebSocket) | {nl['frames']:,} / {nl['expected']:,} | {nl['errors']} | "
+        f"{nl['navi_p50']:.2f} / {nl['navi_p99']:.2f} | "
+        f"{nl['navi_p50'] - p50:.2f} / {nl['navi_p99'] - p99:.2f} |"
+    )
+    lp50, lp99 = pct(pl["delays"], 0.5) * 1000, pct(pl["delays"], 0.99) * 1000
+    print(
+        f"| LiteLLM proxy (SSE) | {pl['chunks']:,} / {pl['expected']:,} | {pl['errors']} | "
+        f"{lp50:.2f} / {lp99:.2f} | {lp50 - p50:.2f} / {lp99 - p99:.2f} |"
+    )
+    for name, load in (("Navi", nl), ("LiteLLM", pl)):
+        if load["first_error"]:
+            print(f"  {name}'s first error: {load['first_error']}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ttft-runs", type=int, default=40)
@@ -478,7 +549,17 @@ def main() -> None:
         default="ollama",
         help="with --cpu-only: the backend Navi reads the fake server with (NDJSON or SSE)",
     )
+    parser.add_argument("--peer", choices=("litellm",), help="a peer gateway streamed too, side by side")
+    litellm = Path.home() / ".cache/navi/litellm-venv/bin/litellm"
+    parser.add_argument("--litellm", default=str(litellm), help="with --peer litellm: its executable")
     args = parser.parse_args()
+    if args.peer:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import gateway_peer
+
+        found = asyncio.run(run_peer(args))
+        print_peer(found, gateway_peer.relay_floor_us())
+        return
     if args.cpu_only:
         asyncio.run(run_cpu(args.backend))
         return

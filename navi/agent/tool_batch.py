@@ -130,7 +130,8 @@ class ToolRunner:
         result = self._check(run, call, offered, listed)
         if result is None and self.gate is not None:
             verdict = Verdict()
-            async for event in self.gate.screen(run.ctx, call, verdict):
+            facts = await _facts(tool, call.arguments)
+            async for event in self.gate.screen(run.ctx, call, verdict, facts):
                 yield event
             result = verdict.refusal
         started = time.perf_counter()  # the call's own time, not the wait for the user
@@ -216,6 +217,16 @@ class ToolRunner:
                 yield sink.get_nowait()
         finally:
             stop_wait.cancel()
+
+
+async def _facts(tool: Any, args: dict[str, Any]) -> dict[str, Any] | None:
+    """What the tool says about the call for the approval rules; None when it says nothing or
+    fails to (the rules then assume the worst)."""
+    try:
+        facts = await tool.call_facts(args)
+    except Exception:
+        return None
+    return facts if isinstance(facts, dict) else None
 
 
 async def _invoke(tool: Any, args: dict[str, Any]) -> ToolResult:

@@ -1,0 +1,117 @@
+"""Every request the browser makes, answered by Navi through the network guard.
+
+A session's browser context routes all of its requests here (`context.route("**/*")`): navigations,
+redirects, frames, scripts, images, XHR and form posts. Each is fetched with Navi's guarded client
+(`navi/net/fetch.py`: the host vetted by `NetGuard`, the connection made to the vetted address, no
+proxy) and handed back to Chromium with `route.fulfill`. Redirects are not followed here: the 3xx
+goes back to Chromium, whose next request comes through this router again and is vetted in turn,
+so a public page that redirects to 127.0.0.1 is refused at the hop that goes there.
+
+A refused request is aborted (`blockedbyclient`) and remembered in `refusals`, so the tool can say
+why a page is missing or partial. Only http(s) is fetched; any other scheme a page asks for is
+aborted (data: and blob: URLs never leave Chromium). In the `bwrap` confinement Chromium has no
+network of its own (`launch.py`), so nothing reaches the network except through here.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from navi.net.fetch import web_client
+from navi.net.guard import FetchRefused, NetGuard
+from navi.tools.builtin.http import read_capped
+
+# Request headers Chromium adds that the guarded client sets itself, or that name the connection.
+_REQUEST_DROP = frozenset({"host", "connection", "content-length", "transfer-encoding", "keep-alive"})
+# The body is handed over decoded and whole: no encoding or length of the original transfer.
+_RESPONSE_DROP = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection"})
+MAX_REFUSALS = 20
+
+
+@dataclass
+class Refusal:
+    url: str
+    reason: str
+    navigation: bool
+
+
+@dataclass
+class Router:
+    """The request handler of one session's browser context."""
+
+    guard: NetGuard
+    timeout: float
+    max_bytes: int
+    refusals: list[Refusal] = field(default_factory=list)
+    on_request: Callable[[str, bool], None] | None = None  # (url, is a main-frame navigation)
+    _client: httpx.AsyncClient | None = None
+
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = web_client(self.guard, self.timeout)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    def take_refusals(self) -> list[Refusal]:
+        out, self.refusals = self.refusals, []
+        return out
+
+    def _refuse(self, url: str, reason: str, navigation: bool) -> None:
+        if len(self.refusals) < MAX_REFUSALS:
+            self.refusals.append(Refusal(url, reason, navigation))
+
+    async def handle(self, route: Any, request: Any) -> None:
+        url = request.url
+        navigation = bool(request.is_navigation_request()) and request.frame.parent_frame is None
+        scheme = urllib.parse.urlsplit(url).scheme.lower()
+        if scheme not in ("http", "https"):
+            self._refuse(url, f"{scheme}: URLs are not opened by Navi's browser", navigation)
+            await route.abort("blockedbyclient")
+            return
+        if self.on_request is not None:
+            self.on_request(url, navigation)
+        headers = {
+            k: v
+            for k, v in (await request.all_headers()).items()
+            if k.lower() not in _REQUEST_DROP and not k.startswith(":")
+        }
+        client = self.client()
+        try:
+            sent = client.build_request(
+                request.method, url, headers=headers, content=request.post_data_buffer
+            )
+            response = await client.send(sent, stream=True)
+            try:
+                body, cut = await read_capped(response, self.max_bytes)
+            finally:
+                await response.aclose()
+        except FetchRefused as exc:
+            self._refuse(url, str(exc), navigation)
+            await route.abort("blockedbyclient")
+            return
+        except (httpx.HTTPError, TimeoutError, OSError) as exc:
+            if navigation:
+                self._refuse(url, f"could not fetch {url}: {type(exc).__name__}: {exc}", navigation)
+            await route.abort("failed")
+            return
+        if cut:
+            self._refuse(url, f"the response is larger than {self.max_bytes:,} bytes", navigation)
+            await route.abort("failed")
+            return
+        out: dict[str, str] = {}
+        for key, value in response.headers.multi_items():
+            key = key.lower()
+            if key in _RESPONSE_DROP:
+                continue
+            # Playwright splits Set-Cookie on newlines: each cookie stays its own header.
+            out[key] = f"{out[key]}\n{value}" if key in out and key == "set-cookie" else value
+        await route.fulfill(status=response.status_code, headers=out, body=body)

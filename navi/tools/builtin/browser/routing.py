@@ -3,9 +3,16 @@
 A session's browser context routes all of its requests here (`context.route("**/*")`): navigations,
 redirects, frames, scripts, images, XHR and form posts. Each is fetched with Navi's guarded client
 (`navi/net/fetch.py`: the host vetted by `NetGuard`, the connection made to the vetted address, no
-proxy) and handed back to Chromium with `route.fulfill`. Redirects are not followed here: the 3xx
-goes back to Chromium, whose next request comes through this router again and is vetted in turn,
-so a public page that redirects to 127.0.0.1 is refused at the hop that goes there.
+proxy) and handed back to Chromium with `route.fulfill`.
+
+Redirects: Chromium follows a redirect of a fulfilled response by itself, without routing the next
+request (measured with Playwright 1.64: the request after a fulfilled 302 never reaches the
+handler). So no 3xx is handed back. A navigation's redirect becomes a page that moves on at once
+(`<meta http-equiv="refresh">`, with the redirect's cookies), and Chromium's request for the
+target comes through this router and is vetted like any other; a subresource's redirects are
+followed here, each hop vetted by the guarded transport. Either way a public page that redirects
+to 127.0.0.1 is refused at the hop that goes there. (A 307/308 after a form post becomes a GET of
+the target, as the page cannot re-post.)
 
 A refused request is aborted (`blockedbyclient`) and remembered in `refusals`, so the tool can say
 why a page is missing or partial. Only http(s) is fetched; any other scheme a page asks for is
@@ -15,6 +22,8 @@ network of its own (`launch.py`), so nothing reaches the network except through 
 
 from __future__ import annotations
 
+import contextlib
+import html
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +31,7 @@ from typing import Any
 
 import httpx
 
+from navi.logging import get_logger
 from navi.net.fetch import web_client
 from navi.net.guard import FetchRefused, NetGuard
 from navi.tools.builtin.http import read_capped
@@ -31,6 +41,7 @@ _REQUEST_DROP = frozenset({"host", "connection", "content-length", "transfer-enc
 # The body is handed over decoded and whole: no encoding or length of the original transfer.
 _RESPONSE_DROP = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection"})
 MAX_REFUSALS = 20
+log = get_logger(__name__)
 
 
 @dataclass
@@ -48,7 +59,7 @@ class Router:
     timeout: float
     max_bytes: int
     refusals: list[Refusal] = field(default_factory=list)
-    on_request: Callable[[str, bool], None] | None = None  # (url, is a main-frame navigation)
+    on_request: Callable[[str, bool], None] | None = None  # (url, main-frame navigation), once fetched
     _client: httpx.AsyncClient | None = None
 
     def client(self) -> httpx.AsyncClient:
@@ -70,15 +81,23 @@ class Router:
             self.refusals.append(Refusal(url, reason, navigation))
 
     async def handle(self, route: Any, request: Any) -> None:
+        """Answer one request of the page (never raises: a failure aborts the request)."""
+        try:
+            await self._handle(route, request)
+        except Exception as exc:  # a closed page, a driver hiccup: the request fails, nothing else
+            with contextlib.suppress(Exception):
+                await route.abort("failed")
+            log.warning("browser.route_failed", url=str(request.url)[:200], error=str(exc)[:200])
+
+    async def _handle(self, route: Any, request: Any) -> None:
         url = request.url
-        navigation = bool(request.is_navigation_request()) and request.frame.parent_frame is None
+        moves = bool(request.is_navigation_request())  # a frame's navigation: Chromium moves on
+        navigation = moves and request.frame.parent_frame is None
         scheme = urllib.parse.urlsplit(url).scheme.lower()
         if scheme not in ("http", "https"):
             self._refuse(url, f"{scheme}: URLs are not opened by Navi's browser", navigation)
             await route.abort("blockedbyclient")
             return
-        if self.on_request is not None:
-            self.on_request(url, navigation)
         headers = {
             k: v
             for k, v in (await request.all_headers()).items()
@@ -86,10 +105,9 @@ class Router:
         }
         client = self.client()
         try:
-            sent = client.build_request(
-                request.method, url, headers=headers, content=request.post_data_buffer
-            )
-            response = await client.send(sent, stream=True)
+            content = request.post_data_buffer
+            sent = client.build_request(request.method, url, headers=headers, content=content)
+            response = await client.send(sent, stream=True, follow_redirects=not moves)
             try:
                 body, cut = await read_capped(response, self.max_bytes)
             finally:
@@ -107,6 +125,8 @@ class Router:
             self._refuse(url, f"the response is larger than {self.max_bytes:,} bytes", navigation)
             await route.abort("failed")
             return
+        if self.on_request is not None:  # fetched: the page has been there
+            self.on_request(url, navigation)
         out: dict[str, str] = {}
         for key, value in response.headers.multi_items():
             key = key.lower()
@@ -114,4 +134,21 @@ class Router:
                 continue
             # Playwright splits Set-Cookie on newlines: each cookie stays its own header.
             out[key] = f"{out[key]}\n{value}" if key in out and key == "set-cookie" else value
+        location = response.headers.get("location")
+        if moves and response.is_redirect and location:
+            target = urllib.parse.urljoin(url, location)
+            kept = {"content-type": "text/html; charset=utf-8", "cache-control": "no-store"}
+            if "set-cookie" in out:
+                kept["set-cookie"] = out["set-cookie"]
+            await route.fulfill(status=200, headers=kept, body=_moving_on(target))
+            return
         await route.fulfill(status=response.status_code, headers=out, body=body)
+
+
+def _moving_on(target: str) -> str:
+    """A page that goes on to `target` at once, as the redirect it stands for would."""
+    shown = html.escape(target, quote=True)
+    return (
+        f'<!doctype html><html><head><meta http-equiv="refresh" content="0;url={shown}">'
+        f"<title>Redirecting</title></head><body>Redirecting to {shown}</body></html>"
+    )

@@ -135,8 +135,12 @@ class BrowserPool:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def drain(self) -> None:
+        """Wait (at most the action timeout) for the downloads and page closes under way to finish."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=self.settings.timeout_seconds)
+
     def _opened(self, session: BrowserSession, page: Any) -> None:
-        page.on("download", lambda download: self._later(self._download(session, download)))
         if any(t.page is page for t in session.tabs):
             return
         if len(session.tabs) >= self.settings.max_pages:
@@ -146,6 +150,7 @@ class BrowserPool:
             )
             self._later(page.close())
             return
+        page.on("download", lambda download: self._later(self._download(session, download)))
         session.tabs.append(Tab(page))
         session.current = len(session.tabs) - 1
 

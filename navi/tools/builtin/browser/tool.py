@@ -214,6 +214,7 @@ class BrowserTool(Tool):
             await tab.page.wait_for_load_state("load", timeout=self.settings.timeout_seconds * 1000)
         with contextlib.suppress(Exception):
             await tab.page.wait_for_load_state("networkidle", timeout=SETTLE_MS)
+        await self.pool.drain()  # a download the action started
 
     async def _snapshot(self, tab: Tab) -> Snapshot:
         raw = await tab.page.evaluate(SNAPSHOT_JS, MAX_ELEMENTS)
@@ -226,9 +227,12 @@ class BrowserTool(Tool):
         except Exception as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             return ToolResult.fail(f"could not read the page: {first}")
+        refused = session.router.take_refusals()
+        stopped = [r for r in refused if r.navigation]
+        if stopped and snap.url.startswith("chrome-error:"):  # the page itself was refused
+            return ToolResult.fail(stopped[-1].reason, refused=[r.url for r in stopped])
         text = render(snap, start=start)
         extra = session.take_notes()
-        refused = session.router.take_refusals()
         if refused:
             extra.append("Navi refused some of the page's requests (the network guard):")
             extra += [f"- {r.url[:160]}: {r.reason}" for r in refused[:5]]

@@ -59,6 +59,7 @@ class Router:
     timeout: float
     max_bytes: int
     refusals: list[Refusal] = field(default_factory=list)
+    on_attachment: Callable[[], None] | None = None  # a response Chromium will save as a download
     on_request: Callable[[str, bool], None] | None = None  # (url, main-frame navigation), once fetched
     _client: httpx.AsyncClient | None = None
 
@@ -134,6 +135,9 @@ class Router:
                 continue
             # Playwright splits Set-Cookie on newlines: each cookie stays its own header.
             out[key] = f"{out[key]}\n{value}" if key in out and key == "set-cookie" else value
+        disposition = response.headers.get("content-disposition", "").lower()
+        if moves and disposition.startswith("attachment") and self.on_attachment is not None:
+            self.on_attachment()
         location = response.headers.get("location")
         if moves and response.is_redirect and location:
             target = urllib.parse.urljoin(url, location)

@@ -58,6 +58,7 @@ class BrowserSession:
     sites: set[str] = field(default_factory=set)  # sites this session's pages have been on
     downloads: list[str] = field(default_factory=list)  # lines for the next result
     notes: list[str] = field(default_factory=list)
+    awaited: int = 0  # downloads the routing handed over whose files are not saved yet
     last_used: float = 0.0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -115,6 +116,7 @@ class BrowserPool:
         await context.route_web_socket("**/*", _refuse_websocket)
         made = BrowserSession(key, files_session, context, router, last_used=self.clock())
         router.on_request = lambda url, nav: made.sites.add(site(url)) if nav else None
+        router.on_attachment = lambda: setattr(made, "awaited", made.awaited + 1)
         context.on("page", lambda page: self._opened(made, page))
         self.sessions[key] = made
         return made
@@ -135,8 +137,13 @@ class BrowserPool:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def drain(self) -> None:
-        """Wait (at most the action timeout) for the downloads and page closes under way to finish."""
+    async def drain(self, session: BrowserSession) -> None:
+        """Wait (at most the action timeout) for the downloads the session's page started to be
+        saved, and for page closes under way."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.timeout_seconds
+        while session.awaited and loop.time() < deadline:  # noqa: ASYNC110 - set from Playwright's events
+            await asyncio.sleep(0.05)
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=self.settings.timeout_seconds)
 
@@ -217,6 +224,12 @@ class BrowserPool:
 
     # --- downloads -----------------------------------------------------------------------------------
     async def _download(self, session: BrowserSession, download: Any) -> None:
+        try:
+            await self._save(session, download)
+        finally:
+            session.awaited = max(0, session.awaited - 1)
+
+    async def _save(self, session: BrowserSession, download: Any) -> None:
         name = safe_name(download.suggested_filename or "download")
         try:
             source = await download.path()

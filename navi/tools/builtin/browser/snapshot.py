@@ -34,6 +34,7 @@ SNAPSHOT_JS = r"""
     s = (s || '').replace(/\s+/g, ' ').trim();
     return s.length > n ? s.slice(0, n - 1) + '…' : s;
   };
+  const NO_VALUE = ['password', 'checkbox', 'radio', 'submit', 'button', 'image', 'reset', 'file'];
   const out = [];
   let n = 0;
   for (const el of document.querySelectorAll(SEL)) {
@@ -74,7 +75,9 @@ SNAPSHOT_JS = r"""
       item.options = Array.from(el.options).slice(0, 30).map(o => clip(o.label || o.value, 40));
     }
     if (tag === 'select') item.value = clip(el.selectedOptions[0] ? el.selectedOptions[0].label : '', 40);
-    else if ((tag === 'input' || tag === 'textarea') && type !== 'password') item.value = clip(el.value, 60);
+    else if (tag === 'textarea' || (tag === 'input' && !NO_VALUE.includes(type))) {
+      item.value = clip(el.value, 60);
+    }
     if (type === 'checkbox' || type === 'radio') item.checked = !!el.checked;
     out.push(item);
   }

@@ -143,7 +143,7 @@ class BrowserTool(Tool):
         if action == "back":
             session.router.take_refusals()
             await tab.page.go_back(wait_until="load")
-            await self._settle(tab)
+            await self._settle(session, tab)
             return await self._page_result(session, tab)
         return await self._on_element(session, tab, action, params)
 
@@ -161,11 +161,21 @@ class BrowserTool(Tool):
         assert tab is not None
         session.router.take_refusals()
         try:
-            await tab.page.goto(url, wait_until="load")
+            await self._goto(tab, url)
         except Exception as exc:
             return self._navigation_failed(session, url, exc)
-        await self._settle(tab)
+        await self._settle(session, tab)
         return await self._page_result(session, tab)
+
+    async def _goto(self, tab: Tab, url: str) -> None:
+        """Navigate; once more when Chromium's error page for an earlier refusal, committing late,
+        cut the navigation short (it says "interrupted by another navigation")."""
+        try:
+            await tab.page.goto(url, wait_until="load")
+        except Exception as exc:
+            if "interrupted by another navigation" not in str(exc):
+                raise
+            await tab.page.goto(url, wait_until="load")
 
     def _navigation_failed(self, session: BrowserSession, url: str, exc: Exception) -> ToolResult:
         refused = [r for r in session.router.take_refusals() if r.navigation]
@@ -205,16 +215,16 @@ class BrowserTool(Tool):
         except Exception as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             return ToolResult.fail(f"could not {action} element [{number}]: {first}")
-        await self._settle(tab)
+        await self._settle(session, tab)
         tab = session.tab or tab  # a click may have opened a tab, which is now the current one
         return await self._page_result(session, tab)
 
-    async def _settle(self, tab: Tab) -> None:
+    async def _settle(self, session: BrowserSession, tab: Tab) -> None:
         with contextlib.suppress(Exception):
             await tab.page.wait_for_load_state("load", timeout=self.settings.timeout_seconds * 1000)
         with contextlib.suppress(Exception):
             await tab.page.wait_for_load_state("networkidle", timeout=SETTLE_MS)
-        await self.pool.drain()  # a download the action started
+        await self.pool.drain(session)  # a download the action started
 
     async def _snapshot(self, tab: Tab) -> Snapshot:
         raw = await tab.page.evaluate(SNAPSHOT_JS, MAX_ELEMENTS)

@@ -21,6 +21,7 @@ import pytest_asyncio
 
 from navi import runctx
 from navi.agent.approvals import ApprovalPolicy, scope, subject
+from navi.protocol import BrowserView
 from navi.sandbox import probe
 from navi.testing.script import Reply, ScriptedCall
 from navi.tools.base import ToolResult
@@ -269,6 +270,11 @@ async def test_through_the_agent_a_denied_sign_in_posts_nothing(
     ]
     done = results(events)
     assert [r.success for r in done] == [True, True, True, False]
+    page = done[0].browser  # the tool card's and `navi chat`'s view of the page
+    assert isinstance(page, BrowserView) and page.title == "Sign in"
+    assert page.url == pages.url("/login") and page.elements[2].startswith('[3] button "Sign in"')
+    assert page.screenshot.startswith("data:image/jpeg;base64,")
+    assert "browser" not in done[-1].frame()  # a declined call left no page
     assert "the user declined to run this browser call" in done[-1].result
     assert not any(p.get("user") == "mallory" for p in pages.posts)
     seen = tool_texts(script)

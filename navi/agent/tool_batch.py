@@ -25,6 +25,7 @@ from navi.agent.shorten import head_and_tail
 from navi.llm.messages import Message, ToolCall, strip_data_uri
 from navi.llm.meta import MessageMeta, ToolStatus
 from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens
+from navi.protocol import BrowserView
 from navi.sessions.keys import recall_key
 from navi.tools.base import Intent, SwitchProfile, ToolResult
 from navi.tools.registry import ToolRegistry, ToolView
@@ -165,6 +166,7 @@ class ToolRunner:
             success=result.success,
             is_subagent=run.is_subagent,
             call_id=call.id,
+            **_browser_view(call.name, result),
         )
 
     def _check(
@@ -217,6 +219,17 @@ class ToolRunner:
                 yield sink.get_nowait()
         finally:
             stop_wait.cancel()
+
+
+def _browser_view(tool: str, result: ToolResult) -> dict[str, Any]:
+    """The `browser` field of a browser call's `tool_call` frame (its page), when it left one."""
+    view = result.metadata.get("browser")
+    if tool != "browser" or not isinstance(view, dict):
+        return {}
+    try:
+        return {"browser": BrowserView.model_validate(view)}
+    except ValueError:  # not the shape the protocol promises: the frame goes without it
+        return {}
 
 
 async def _facts(tool: Any, args: dict[str, Any]) -> dict[str, Any] | None:

@@ -37,7 +37,7 @@ from navi.tools.builtin.image import NotAnImage, prepare_image
 
 ACTIONS = ("open", "read", "click", "type", "select", "scroll", "screenshot", "back", "tabs", "close")
 SETTLE_MS = 2_000  # after an action, how long to wait for the page's own requests to calm down
-THUMB_SIDE = 640  # the tool card's screenshot
+THUMB_SIDE = 640  # the tool card's screenshot: a JPEG of some 20 KB, in every browser frame
 
 
 class BrowserTool(Tool):
@@ -262,8 +262,8 @@ class BrowserTool(Tool):
             }
         }
         with contextlib.suppress(Exception):
-            png = await tab.page.screenshot(type="png", timeout=5_000)
-            thumb = await asyncio.to_thread(prepare_image, png, THUMB_SIDE)
+            shot = await tab.page.screenshot(type="jpeg", quality=60, timeout=5_000)
+            thumb = await asyncio.to_thread(prepare_image, shot, THUMB_SIDE)
             meta["browser"]["screenshot"] = (
                 f"data:{thumb.media_type};base64,{base64.b64encode(thumb.data).decode('ascii')}"
             )

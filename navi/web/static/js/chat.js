@@ -133,10 +133,12 @@ export class Turn {
   }
 
   // `outcome`: the live frame's success (true/false), or what the stored history says.
-  toolCall(tool, args, result, outcome, callId, isSubagent) {
+  // `browser`: the browser tool's page after the call (a live frame's `browser`), drawn on the card.
+  toolCall(tool, args, result, outcome, callId, isSubagent, browser) {
     let card = callId ? this.cards.get(callId) : null;
     if (!card) card = this.toolStarted(tool, args, callId, isSubagent);
     card.complete(args, result, outcome);
+    if (browser) card.page(browser);
     const at = this.spawns.indexOf(card);
     if (at >= 0) this.spawns.splice(at, 1);
   }

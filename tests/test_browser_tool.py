@@ -301,3 +301,51 @@ async def test_an_idle_session_is_closed_and_the_last_one_stops_chromium(
         assert not later.success and "no page is open" in (later.error or "")
     finally:
         tool.pool.clock = real
+
+
+async def test_chromiums_confinement_has_no_network_and_hides_navis_secrets(tmp_path: Path) -> None:
+    import asyncio
+    import subprocess
+
+    from navi.tools.builtin.browser.launch import _bwrap_argv, write_wrapper
+
+    secret = tmp_path / "navi.db"
+    secret.write_text("the database")
+    files = tmp_path / "session_files"
+    (files / "other-session").mkdir(parents=True)
+    (files / "other-session" / "upload.txt").write_text("someone's upload")
+    bwrap = probe().bwrap
+    assert bwrap is not None, "bubblewrap must work for the browser tests (scripts/test-deps)"
+    settings = BrowserSettings(bwrap=bwrap, hidden=(str(secret), str(files)))
+    prefix = _bwrap_argv(settings, "/tmp")
+    assert "--unshare-all" in prefix and "--share-net" not in prefix
+    seen = await asyncio.to_thread(
+        subprocess.run,
+        [*prefix, "--", "sh", "-c", f"cat {secret}; ls -A {files}; cat /proc/net/dev"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert "the database" not in seen.stdout and "other-session" not in seen.stdout
+    interfaces = [line.split(":")[0].strip() for line in seen.stdout.splitlines() if ":" in line]
+    assert interfaces == ["lo"]  # a network namespace of its own: loopback only, and it is down
+    script, kind = write_wrapper(settings, str(tmp_path))
+    text = await asyncio.to_thread(Path(script).read_text)
+    assert kind == "bwrap" and text.startswith("#!/bin/sh\nexec ") and "/usr/bin/chromium" in text
+    assert f"--data={(6_000 + settings.memory_mb) * 1024 * 1024}" in text
+
+
+async def test_importing_the_tool_starts_nothing() -> None:
+    import asyncio
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, navi.compose, navi.tools.builtin.browser; "
+        "print(sorted(m for m in sys.modules if m.startswith('playwright')))"
+    )
+    argv = [sys.executable, "-c", code]
+    out = await asyncio.to_thread(
+        subprocess.run, argv, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.strip() == "[]"

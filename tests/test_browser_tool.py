@@ -184,6 +184,21 @@ async def test_a_redirect_to_loopback_is_refused_and_never_reached(
     assert not reached & {"/secret", "/secret.png", "/secret-api"}
 
 
+async def test_an_unknown_host_is_a_clear_failure_and_the_tab_goes_on(
+    tool: BrowserTool, pages: PageServer
+) -> None:
+    browse = Driver(tool, "s-unknown")
+    missing = await browse(action="open", url="http://nowhere.test/")
+    assert (
+        not missing.success
+        and missing.error == "could not resolve host 'nowhere.test': check the spelling of the URL"
+    )
+    after = await browse(action="open", url=pages.url("/list"))
+    assert after.success and "fruit: apple" in after.output
+    back = await browse(action="back")  # fetched again, and not reached again
+    assert not back.success and back.error == missing.error
+
+
 async def test_the_page_text_is_quoted_and_cannot_close_its_block(
     tool: BrowserTool, pages: PageServer
 ) -> None:

@@ -107,7 +107,12 @@ class BrowserPool:
             existing.last_used = self.clock()
             return existing
         browser = await self._browser_started()
-        router = Router(self.guard, self.settings.timeout_seconds, self.settings.max_response_bytes)
+        router = Router(
+            self.guard,
+            self.settings.timeout_seconds,
+            self.settings.max_response_bytes,
+            max_download_bytes=self.settings.max_download_bytes,
+        )
         context = await browser.new_context(
             service_workers="block", accept_downloads=True, viewport={"width": 1280, "height": 800}
         )

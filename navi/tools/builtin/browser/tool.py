@@ -168,7 +168,7 @@ class BrowserTool(Tool):
         return await self._page_result(session, tab)
 
     async def _goto(self, tab: Tab, url: str) -> None:
-        """Navigate; once more when Chromium's error page for an earlier refusal, committing late,
+        """Navigate; once more when Chromium's error page for an earlier failure, committing late,
         cut the navigation short (it says "interrupted by another navigation")."""
         try:
             await tab.page.goto(url, wait_until="load")
@@ -239,7 +239,7 @@ class BrowserTool(Tool):
             return ToolResult.fail(f"could not read the page: {first}")
         refused = session.router.take_refusals()
         stopped = [r for r in refused if r.navigation]
-        if stopped and snap.url.startswith("chrome-error:"):  # the page itself was refused
+        if any(r.url == snap.url for r in stopped):  # the page itself was refused
             return ToolResult.fail(stopped[-1].reason, refused=[r.url for r in stopped])
         text = render(snap, start=start)
         extra = session.take_notes()

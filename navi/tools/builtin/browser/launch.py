@@ -23,11 +23,12 @@ backstop cannot be tight: a renderer reserves about 5 GB of writable address spa
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import stat
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -85,6 +86,16 @@ def _bwrap_argv(settings: BrowserSettings, tmp: str) -> list[str]:
         elif path.is_file():
             argv += ["--ro-bind", "/dev/null", str(path)]
     return argv
+
+
+def working_bwrap(settings: BrowserSettings) -> BrowserSettings:
+    """`settings` with the working bubblewrap filled in: the one the composition root found, else
+    probed now (SANDBOX_MODE=off leaves code tools unconfined, not the browser)."""
+    if settings.bwrap or settings.sandbox not in ("auto", "bwrap"):
+        return settings
+    from navi.sandbox import probe
+
+    return replace(settings, bwrap=probe().bwrap)
 
 
 def sandbox_kind(settings: BrowserSettings) -> SandboxKind:
@@ -154,6 +165,7 @@ async def launch(settings: BrowserSettings, folder: str) -> tuple[Any, Any, Sand
             "the browser tool needs Playwright: pip install 'navi[browser]' (Chromium itself comes "
             "from the system: apt install chromium)"
         ) from exc
+    settings = await asyncio.to_thread(working_bwrap, settings)
     wrapper, kind = write_wrapper(settings, folder)
     pw = await async_playwright().start()
     try:

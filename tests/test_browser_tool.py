@@ -130,6 +130,11 @@ async def test_a_two_step_form_is_filled_selected_and_submitted(tool: BrowserToo
     step1 = await browse(action="open", url=pages.url("/step1"))
     assert "\"Size\" value='small' options: small | medium | large" in step1.output
     await browse(action="type", element=1, text="Bob")
+    wrong = await browse(action="select", element=2, value="huge")
+    assert wrong.error == "element [2] has no option 'huge'; its options: small | medium | large"
+    assert (await browse(action="select", element=1, value="x")).error == (
+        "element [1] is not a list to select in; click it instead"
+    )
     chosen = await browse(action="select", element=2, value="large")
     assert "value='large'" in chosen.output
     step2 = await browse(action="click", element=3)
@@ -141,6 +146,8 @@ async def test_a_two_step_form_is_filled_selected_and_submitted(tool: BrowserToo
     done = await browse(action="click", element=2)
     assert "Ordered: a large pizza for Bob with extra cheese" in done.output
     assert browse.questions[1:] == [
+        None,
+        None,
         None,
         None,
         "the click submits a form (POST) on pages.test: 'Next'",

@@ -37,6 +37,7 @@ from navi.tools.builtin.image import NotAnImage, prepare_image
 
 ACTIONS = ("open", "read", "click", "type", "select", "scroll", "screenshot", "back", "tabs", "close")
 SETTLE_MS = 2_000  # after an action, how long to wait for the page's own requests to calm down
+ACTION_MS = 10_000  # a click, fill or select waits this long for its element to be ready
 THUMB_SIDE = 640  # the tool card's screenshot: a JPEG of some 20 KB, in every browser frame
 
 
@@ -190,28 +191,27 @@ class BrowserTool(Tool):
         number = params.get("element")
         if number is None:
             return ToolResult.fail(f"{action} needs `element`: the [N] of an element in the last read")
-        if tab.snapshot is None or tab.snapshot.element(int(number)) is None:
+        element = tab.snapshot.element(int(number)) if tab.snapshot is not None else None
+        if element is None:
             return ToolResult.fail(
                 f"there is no element [{number}] on this page: read it to see the elements"
             )
+        if problem := _unfit(action, element, params):
+            return ToolResult.fail(problem)
         locator = tab.page.locator(f'[data-navi-id="{int(number)}"]').first
         session.router.take_refusals()
         try:
             if action == "click":
-                await locator.click()
+                await locator.click(timeout=ACTION_MS)
             elif action == "type":
-                if "text" not in params:
-                    return ToolResult.fail("type needs `text`")
-                await locator.fill(str(params["text"]))
+                await locator.fill(str(params["text"]), timeout=ACTION_MS)
                 if params.get("submit"):
-                    await locator.press("Enter")
-            elif action == "select":
-                if "value" not in params:
-                    return ToolResult.fail("select needs `value`: one of the element's options")
-                try:
-                    await locator.select_option(label=str(params["value"]), timeout=3_000)
-                except Exception:
-                    await locator.select_option(value=str(params["value"]))
+                    await locator.press("Enter", timeout=ACTION_MS)
+            else:
+                value = str(params["value"])
+                labels = [str(o) for o in element.get("options") or []]
+                pick = {"label": value} if value in labels else {"value": value}
+                await locator.select_option(**pick, timeout=ACTION_MS)
         except Exception as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             return ToolResult.fail(f"could not {action} element [{number}]: {first}")
@@ -304,3 +304,21 @@ class BrowserTool(Tool):
             mark = " (current)" if i - 1 == session.current else ""
             lines.append(f"{i}. {quoted(title) or '(untitled)'} — {tab.page.url}{mark}")
         return ToolResult.ok("\n".join(lines) or "No tabs are open.", tabs=len(session.tabs))
+
+
+def _unfit(action: str, element: dict[str, Any], params: dict[str, Any]) -> str | None:
+    """Why `action` cannot be done to `element` with these arguments (said before Chromium waits)."""
+    number = element.get("id")
+    if action == "type" and "text" not in params:
+        return "type needs `text`"
+    if action == "select":
+        if element.get("tag") != "select":
+            return f"element [{number}] is not a list to select in; click it instead"
+        if "value" not in params:
+            return "select needs `value`: one of the element's options"
+        options = [str(o) for o in element.get("options") or []]
+        if options and str(params["value"]) not in options and len(options) < 30:
+            return f"element [{number}] has no option {params['value']!r}; its options: {' | '.join(options)}"
+    if element.get("disabled"):
+        return f"element [{number}] is disabled"
+    return None

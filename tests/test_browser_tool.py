@@ -351,6 +351,14 @@ async def test_chromiums_confinement_has_no_network_and_hides_navis_secrets(tmp_
     assert "the database" not in seen.stdout and "other-session" not in seen.stdout
     interfaces = [line.split(":")[0].strip() for line in seen.stdout.splitlines() if ":" in line]
     assert interfaces == ["lo"]  # a network namespace of its own: loopback only, and it is down
+    home = await asyncio.to_thread(
+        subprocess.run,
+        [*prefix, "--", "ls", "-A", str(Path.home())],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert home.returncode == 0 and home.stdout == ""  # SSH keys and other programs' data hidden
     script, kind = write_wrapper(settings, str(tmp_path))
     text = await asyncio.to_thread(Path(script).read_text)
     assert kind == "bwrap" and text.startswith("#!/bin/sh\nexec ") and "/usr/bin/chromium" in text

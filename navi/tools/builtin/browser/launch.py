@@ -8,9 +8,9 @@ Confinement, in the order `BrowserSettings.sandbox` tries them:
 - `bwrap` (when bubblewrap works here): Chromium runs in its own namespaces with NO network at all
   (`--unshare-all`); every request it makes is fulfilled by Navi through the network guard (see
   `routing.py`), so it cannot reach an address the guard refuses, by a redirect, a subresource, a
-  WebSocket or a DNS trick. The file system is the system's, read-only, with Navi's secrets, its data
-  and the session files hidden (an empty file or folder over each); only the temporary folder, where
-  Playwright keeps the browser's profile and downloads, is writable.
+  WebSocket or a DNS trick. The file system is the system's, read-only, with the home folder,
+  Navi's secrets and the session files hidden (an empty file or folder over each); only the
+  temporary folder, where Playwright keeps the browser's profile and downloads, is writable.
 - `chromium`: Chromium's own sandbox (user namespaces and seccomp), for an unprivileged Navi; the
   routing still answers every request, and WebSockets are closed.
 - `off`: neither (tests that must run as root without bubblewrap; never chosen on its own).
@@ -79,7 +79,7 @@ def _bwrap_argv(settings: BrowserSettings, tmp: str) -> list[str]:
     argv = [settings.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/"]
     argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm", "--tmpfs", "/run"]
     argv += ["--bind", tmp, tmp]  # before the hidden paths: a secret under it stays hidden
-    for hidden in settings.hidden:
+    for hidden in (str(Path.home()), *settings.hidden):  # the home folder: SSH keys, other apps' data
         path = Path(hidden).resolve()
         if path.is_dir() and not Path(tmp).resolve().is_relative_to(path):
             argv += ["--tmpfs", str(path)]

@@ -130,6 +130,9 @@ class BrowserPool:
         async with self._start:
             if self._browser is None or not self._browser.is_connected():
                 self._folder = tempfile.mkdtemp(prefix="navi-browser-")
+                # Made now, so the confinement can hide it (a folder that does not exist cannot be).
+                files = Path(self.settings.files_dir)
+                await asyncio.to_thread(files.mkdir, mode=0o700, parents=True, exist_ok=True)
                 self._pw, self._browser, self.kind = await launch(self.settings, self._folder)
                 log.info("browser.started", sandbox=self.kind, executable=self.settings.executable)
                 if self._reaper is None or self._reaper.done():

@@ -237,6 +237,21 @@ async def test_a_link_to_another_site_asks_and_one_on_the_same_site_does_not(
     )
 
 
+async def test_a_page_that_moves_an_elements_number_gets_no_click(
+    tool: BrowserTool, pages: PageServer
+) -> None:
+    browse = Driver(tool, "s-swap")
+    page = await browse(action="open", url=pages.url("/swap"))
+    assert '[2] link "the fruit list"' in page.output
+    clicked = await browse(action="click", element=2)
+    assert browse.questions[-1] is None  # a link on the same site: nothing to ask
+    assert (
+        clicked.error
+        == "the page changed since it was read: element [2] is not the one you saw any more; read it again"
+    )
+    assert {"path": "/transfer"} not in pages.posts
+
+
 async def test_screenshots_are_images_for_the_model_and_tabs_are_capped(
     tool: BrowserTool, pages: PageServer
 ) -> None:

@@ -24,12 +24,14 @@ from navi.tools.base import Tool, ToolResult
 from navi.tools.builtin.browser.launch import BrowserSettings, BrowserUnavailable
 from navi.tools.builtin.browser.sessions import BrowserPool, BrowserSession, Tab
 from navi.tools.builtin.browser.snapshot import (
+    KEY_CHECK_JS,
     MAX_ELEMENTS,
     SNAPSHOT_JS,
     Snapshot,
     listing,
     quoted,
     render,
+    same_element,
     site,
 )
 from navi.tools.builtin.http import check_url
@@ -198,7 +200,9 @@ class BrowserTool(Tool):
             )
         if problem := _unfit(action, element, params):
             return ToolResult.fail(problem)
-        locator = tab.page.locator(f'[data-navi-id="{int(number)}"]').first
+        locator = tab.page.locator(f'[data-navi-id="{int(number)}"]')
+        if problem := await _changed(locator, element):
+            return ToolResult.fail(problem)
         session.router.take_refusals()
         try:
             if action == "click":
@@ -304,6 +308,22 @@ class BrowserTool(Tool):
             mark = " (current)" if i - 1 == session.current else ""
             lines.append(f"{i}. {quoted(title) or '(untitled)'} — {tab.page.url}{mark}")
         return ToolResult.ok("\n".join(lines) or "No tabs are open.", tabs=len(session.tabs))
+
+
+async def _changed(locator: Any, element: dict[str, Any]) -> str | None:
+    """Why the element carrying number N now is not the one the model saw (and the approval
+    judged): gone, more than one (a page can copy the number onto another element), or different."""
+    again = f"the page changed since it was read: element [{element.get('id')}]"
+    try:
+        count = await locator.count()
+        if count != 1:
+            return f"{again} is {'gone' if count == 0 else 'not one element any more'}; read it again"
+        now = await locator.evaluate(KEY_CHECK_JS, timeout=ACTION_MS)
+    except Exception as exc:
+        return f"{again} cannot be checked ({str(exc).splitlines()[0] if str(exc) else exc}); read it again"
+    if not isinstance(now, dict) or not same_element(element, now):
+        return f"{again} is not the one you saw any more; read it again"
+    return None
 
 
 def _unfit(action: str, element: dict[str, Any], params: dict[str, Any]) -> str | None:

@@ -290,6 +290,7 @@ async def test_through_the_agent_a_denied_sign_in_posts_nothing(
     rt.tools.register(tool, builtin=True)  # the module's Chromium, with the test's guard
     calls = [
         {"action": "open", "url": pages.url("/login")},
+        {"action": "screenshot"},
         {"action": "type", "element": 1, "text": "mallory"},
         {"action": "type", "element": 2, "text": "guess"},
         {"action": "click", "element": 3},
@@ -306,7 +307,7 @@ async def test_through_the_agent_a_denied_sign_in_posts_nothing(
         "the click submits a form (POST) on pages.test: 'Sign in'",
     ]
     done = results(events)
-    assert [r.success for r in done] == [True, True, True, False]
+    assert [r.success for r in done] == [True, True, True, True, False]
     page = done[0].browser  # the tool card's and `navi chat`'s view of the page
     assert isinstance(page, BrowserView) and page.title == "Sign in"
     assert page.url == pages.url("/login") and page.elements[2].startswith('[3] button "Sign in"')
@@ -314,6 +315,8 @@ async def test_through_the_agent_a_denied_sign_in_posts_nothing(
     assert "browser" not in done[-1].frame()  # a declined call left no page
     assert "the user declined to run this browser call" in done[-1].result
     assert not any(p.get("user") == "mallory" for p in pages.posts)
+    shown = [m for m in script.of_kind("turn")[-1].messages if m.images]
+    assert len(shown) == 1 and shown[0].content.startswith("[Image from browser: Screenshot of")
     seen = tool_texts(script)
     assert seen[0].startswith(QUOTED_NOTE) and '[3] button "Sign in" (submits the form: POST)' in seen[0]
     await rt.aclose()

@@ -53,9 +53,7 @@ def app(assets: int) -> Starlette:
     async def script(request: Request) -> Response:
         return Response("window.count = (window.count || 0) + 1;", media_type="text/javascript")
 
-    return Starlette(
-        routes=[Route("/", page), Route("/img/{n}.png", image), Route("/js/{n}.js", script)]
-    )
+    return Starlette(routes=[Route("/", page), Route("/img/{n}.png", image), Route("/js/{n}.js", script)])
 
 
 async def routed(port: int, rounds: int) -> tuple[float, float]:

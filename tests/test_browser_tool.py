@@ -313,6 +313,11 @@ async def test_through_the_agent_a_denied_sign_in_posts_nothing(
     assert page.url == pages.url("/login") and page.elements[2].startswith('[3] button "Sign in"')
     assert page.screenshot.startswith("data:image/jpeg;base64,")
     assert "browser" not in done[-1].frame()  # a declined call left no page
+    stored = await rt.sessions.get(session.id)
+    assert stored is not None
+    pages_kept = [m.metadata.page for m in stored.messages if m.role == "tool"]
+    assert pages_kept[0] == {"url": pages.url("/login"), "title": "Sign in"}  # for a reload
+    assert pages_kept[-1] is None
     assert "the user declined to run this browser call" in done[-1].result
     assert not any(p.get("user") == "mallory" for p in pages.posts)
     shown = [m for m in script.of_kind("turn")[-1].messages if m.images]

@@ -179,3 +179,26 @@ def test_a_browser_call_shows_the_page_title_and_address() -> None:
     assert lines[0].startswith("✓ browser  action=open")
     # the page's title is shown as its words (one line, no markup read), then its address
     assert lines[1] == "   ▭ Sign in [bold]now[/bold]  https://shop.example/login"
+
+
+def test_a_browser_call_read_back_from_the_history_shows_its_page() -> None:
+    from navi.cli.chat.history import history_blocks
+
+    con, out = console()
+    call = {"id": "b1", "name": "browser", "arguments": {"action": "open", "url": "https://shop.example/"}}
+    blocks = history_blocks(
+        [
+            {"role": "user", "content": "open my shop"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {
+                "role": "tool",
+                "tool_call_id": "b1",
+                "name": "browser",
+                "content": "…",
+                "metadata": {"status": "ok", "page": {"url": "https://shop.example/", "title": "Shop"}},
+            },
+        ]
+    )
+    for block in blocks:
+        con.print(block.final())
+    assert "   ▭ Shop  https://shop.example/" in [line.rstrip() for line in out.getvalue().splitlines()]

@@ -106,6 +106,8 @@ class ToolRunner:
             metadata.stderr = kept_stderr(stderr)
         if result.metadata.get("declined"):  # not run: the user said no ("user") or nobody answered
             metadata.declined = str(result.metadata["declined"])
+        if view := _browser_view(call.name, result).get("browser"):
+            metadata.page = {"url": view.url, "title": view.title}
         display = Message.tool(content, tool_call_id=call.id, name=call.name, metadata=metadata)
         limit = self.config.tool_result_max_chars
         if len(content) <= limit:

@@ -14,7 +14,7 @@ from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.helpers.browser_pages import PageServer
 from tests.server_helpers import LiveNavi, live_navi, use_script
-from tests.ui.browser import open_app, open_context, send, session_id, wait_idle, wait_ready
+from tests.ui.browser import open_app, open_context, reload, send, session_id, wait_idle, wait_ready
 
 pytestmark = pytest.mark.browser
 
@@ -63,6 +63,12 @@ def test_the_tool_card_shows_the_page_and_the_debug_panel_its_elements(
     card.locator("summary").click()
     expect(shot).to_be_visible()
     assert shot.evaluate("img => img.naturalWidth") == 640  # decoded: a real picture of the page
+
+    # Read back from the history: the title and address stay; the screenshot was the live frame's.
+    reload(page)
+    kept = page.locator("details.tool[data-tool='browser'] .browser-page")
+    expect(kept.locator("figcaption")).to_have_text(f"Sign in — {login}")
+    expect(kept.locator("img")).to_have_count(0)
 
     page.goto(f"/debug?session={session_id(page)}")
     wait_ready(page)

@@ -511,7 +511,8 @@ export class Conversation {
         for (const call of m.tool_calls || []) t.toolStarted(call.name, call.arguments, call.id, false);
         if (m.stopped) t.markStopped();
       } else if (m.role === "tool") {
-        ensureTurn().toolCall(m.name || "tool", undefined, m.content || "", storedOutcome(m.metadata), m.tool_call_id);
+        const page = m.metadata?.page; // a browser call's page, stored without its screenshot
+        ensureTurn().toolCall(m.name || "tool", undefined, m.content || "", storedOutcome(m.metadata), m.tool_call_id, false, page);
       }
     }
     close();

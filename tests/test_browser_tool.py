@@ -281,6 +281,16 @@ async def test_screenshots_are_images_for_the_model_and_tabs_are_capped(
     assert not (await browse(action="read")).success
 
 
+async def test_a_lost_chromium_is_started_again(tool: BrowserTool, pages: PageServer) -> None:
+    browse = Driver(tool, "s-lost")
+    await browse(action="open", url=pages.url("/list"))
+    await tool.pool._browser.close()  # as if Chromium had died under the session
+    after = await browse(action="read")
+    assert not after.success and "no page is open" in (after.error or "")
+    again = await browse(action="open", url=pages.url("/list"))
+    assert again.success and "fruit: apple" in again.output
+
+
 async def test_through_the_agent_a_denied_sign_in_posts_nothing(
     tool: BrowserTool, pages: PageServer, tmp_path: Path
 ) -> None:

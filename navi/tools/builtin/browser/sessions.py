@@ -102,6 +102,12 @@ class BrowserPool:
 
     async def session(self, key: str, files_session: str | None) -> BrowserSession:
         await self.reap()
+        if self._browser is not None and not self._browser.is_connected():  # Chromium died
+            log.warning("browser.lost", sessions=len(self.sessions))
+            lost, self.sessions = list(self.sessions.values()), {}
+            for gone in lost:
+                await gone.router.aclose()
+            await self._stop_browser()
         existing = self.sessions.get(key)
         if existing is not None:
             existing.last_used = self.clock()

@@ -12,7 +12,7 @@ DEV    := $(VENV)/.installed-dev
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || { echo "creating $(VENV)…"; $(PYTHON) -m venv $(VENV); }
 	@echo "installing Navi and its dependencies (first run: about a minute)…"
-	@$(PIP) install --progress-bar on -c constraints.txt -e .
+	@$(PIP) install --progress-bar on -c constraints.txt -e ".[browser]"
 	@touch $@
 
 $(DEV): $(STAMP)

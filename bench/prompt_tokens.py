@@ -88,7 +88,7 @@ def fixed_prompts(
         registry = ToolRegistry(user_tools=host)
         register_builtins(
             registry,
-            builtin_settings(settings),
+            builtin_settings(settings, sandbox),
             state=SessionState(),
             profiles=profiles,
             sessions=InMemorySessionStore(),

@@ -100,6 +100,14 @@ class Settings(BackendSettings, BaseSettings):
     # Hosts the fetching tools may reach although they are local or private (names, IPs, CIDRs).
     navi_fetch_allowed_hosts: str = ""
     code_exec_memory_mb: int = Field(512, ge=64)
+    # The browser tool (Debian's Chromium under Playwright): where Chromium is, how it is confined
+    # (auto: bubblewrap when it works, else Chromium's own sandbox when not root), each renderer's
+    # JavaScript heap, tabs per conversation, and how long an unused conversation's browser stays.
+    navi_browser_executable: str = "/usr/bin/chromium"
+    navi_browser_sandbox: Literal["auto", "bwrap", "chromium", "off"] = "auto"
+    navi_browser_memory_mb: int = Field(1024, ge=128)
+    navi_browser_max_pages: int = Field(4, ge=1, le=20)
+    navi_browser_idle_seconds: int = Field(600, ge=10)
     code_exec_timeout_seconds: int = Field(30, ge=1, le=300)
     terminal_timeout_seconds: int = Field(60, ge=1, le=600)
     # Which tool calls wait for the user: auto (none), smart (programs, code, changes), always (all).
@@ -283,6 +291,7 @@ class Settings(BackendSettings, BaseSettings):
 
     @field_validator(
         "sandbox_mode",
+        "navi_browser_sandbox",
         "navi_approval_mode",
         "navi_openai_api_approvals",
         "navi_mcp_approvals",

@@ -90,6 +90,7 @@ _GROUPS = {
     "tests/test_channel_email.py": "mail",
     "tests/ui/": None,  # one group per module
     "tests/security/test_page_policy.py": None,  # its browser tests
+    "tests/test_browser_tool.py": None,  # one Chromium for the module
     "tests/security/test_input_limits.py": None,  # three `navi serve` for the module, started once
 }
 

@@ -375,3 +375,57 @@ def test_approval_settings_defaults_and_overrides() -> None:
     )
     assert settings.navi_approval_mode == "always"
     assert settings.approval_overrides == {"terminal": "auto", "todo": "smart"}
+
+
+# --- the browser's rule: the call's arguments and what the tool says about them ----------------------
+BUTTON_POST = {"id": 3, "tag": "button", "label": "Pay", "submits": "post"}
+PASSWORD = {"id": 2, "tag": "input", "type": "password", "password": True}
+
+
+@pytest.mark.parametrize(
+    ("args", "facts", "says"),
+    [
+        (
+            {"action": "open", "url": "https://a.example/"},
+            {"site": "a.example", "new_site": True},
+            "not been on",
+        ),
+        ({"action": "open", "url": "https://a.example/x"}, {"site": "a.example", "new_site": False}, None),
+        ({"action": "open", "url": "https://a.example/"}, None, "not been on"),  # no facts: the worst
+        (
+            {"action": "click", "element": 3},
+            {"site": "a.example", "element": BUTTON_POST},
+            "submits a form (POST)",
+        ),
+        ({"action": "click", "element": 4}, {"site": "a.example", "element": {"tag": "a"}}, None),
+        ({"action": "click", "element": 4}, {"new_site": True, "link_site": "b.example"}, "b.example"),
+        (
+            {"action": "type", "element": 2, "text": "x"},
+            {"site": "a.example", "element": PASSWORD},
+            "password",
+        ),
+        ({"action": "type", "element": 1, "text": "x"}, {"element": {"tag": "input"}}, None),
+        (
+            {"action": "type", "element": 1, "text": "x", "submit": True},
+            {"element": {"tag": "input"}},
+            "Enter",
+        ),
+        ({"action": "select", "element": 1, "value": "x"}, {}, None),
+        ({"action": "screenshot"}, {}, None),
+        ({"action": "teleport"}, {}, "not one the approval rules know"),
+    ],
+)
+def test_the_browser_asks_for_new_sites_forms_and_passwords(
+    args: dict[str, Any], facts: dict[str, Any] | None, says: str | None
+) -> None:
+    reason = ApprovalPolicy(mode="smart").reason("browser", args, facts)
+    assert (reason is None) == (says is None), reason
+    if says is not None:
+        assert reason is not None and says in reason
+    assert ApprovalPolicy(mode="auto").reason("browser", args, facts) is None
+
+
+def test_always_for_the_browser_is_remembered_per_site() -> None:
+    assert subject("browser", {"action": "click"}, {"site": "shop.example"}) == "site:shop.example"
+    assert subject("browser", {"action": "click"}, {}) is None  # no site: asks every time
+    assert subject("browser", {"action": "click"}) is None

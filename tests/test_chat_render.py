@@ -147,3 +147,58 @@ def test_streamed_text_is_printed_once_as_it_becomes_stable() -> None:
     turn.flush(final=True)
     shown = [line.rstrip() for line in out.getvalue().splitlines() if line.strip()]
     assert shown == [f"Line {i} of a long answer." for i in range(40)]  # each line once, in order
+
+
+def test_a_browser_call_shows_the_page_title_and_address() -> None:
+    con, out = console()
+    turn = LiveTurn(con)
+    sequence = frames(
+        {"type": "stream_start", "message": {"content": "open my shop"}},
+        {"type": "tool_started", "tool": "browser", "args": {"action": "open"}, "call_id": "b1"},
+        {
+            "type": "tool_call",
+            "tool": "browser",
+            "args": {"action": "open", "url": "https://shop.example/login"},
+            "result": "…",
+            "success": True,
+            "call_id": "b1",
+            "browser": {
+                "url": "https://shop.example/login",
+                "title": "Sign\nin  [bold]now[/bold]",
+                "tab": 1,
+                "tabs": 1,
+                "elements": ['[1] input "User name"'],
+            },
+        },
+        {"type": "stream_end", "content": "Opened.", "context_tokens": 10, "max_context_tokens": 8192},
+    )
+    for f in sequence:
+        turn.handle(f)
+    turn.flush(final=True)
+    lines = [line.rstrip() for line in out.getvalue().splitlines()]
+    assert lines[0].startswith("✓ browser  action=open")
+    # the page's title is shown as its words (one line, no markup read), then its address
+    assert lines[1] == "   ▭ Sign in [bold]now[/bold]  https://shop.example/login"
+
+
+def test_a_browser_call_read_back_from_the_history_shows_its_page() -> None:
+    from navi.cli.chat.history import history_blocks
+
+    con, out = console()
+    call = {"id": "b1", "name": "browser", "arguments": {"action": "open", "url": "https://shop.example/"}}
+    blocks = history_blocks(
+        [
+            {"role": "user", "content": "open my shop"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {
+                "role": "tool",
+                "tool_call_id": "b1",
+                "name": "browser",
+                "content": "…",
+                "metadata": {"status": "ok", "page": {"url": "https://shop.example/", "title": "Shop"}},
+            },
+        ]
+    )
+    for block in blocks:
+        con.print(block.final())
+    assert "   ▭ Shop  https://shop.example/" in [line.rstrip() for line in out.getvalue().splitlines()]

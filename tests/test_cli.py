@@ -68,6 +68,18 @@ def test_doctor_reports_the_sandbox(fake_server: FakeModelServer, tmp_path: Path
     assert "hint: set SANDBOX_MODE=auto" in result.output
 
 
+def test_doctor_reports_the_browser(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    env = {"OLLAMA_HOST": fake_server.url, "DB_PATH": str(tmp_path / "n.db")}
+    result = runner.invoke(app, ["doctor"], env={**env, "SANDBOX_MODE": "off"})
+    # SANDBOX_MODE=off leaves the code tools unconfined, not the browser: bubblewrap still works
+    assert "✓ browser: /usr/bin/chromium, in bubblewrap, with no network of its own" in result.output
+    missing = tmp_path / "no-chromium"
+    result = runner.invoke(app, ["doctor"], env={**env, "NAVI_BROWSER_EXECUTABLE": str(missing)})
+    assert result.exit_code == 0, result.output  # the browser is optional: worth knowing, no failure
+    assert f"! browser: no Chromium at {missing}; the browser tool will fail" in result.output
+    assert "hint: apt-get install chromium" in result.output
+
+
 def test_doctor_names_the_model_to_pull(fake_server: FakeModelServer, tmp_path: Path) -> None:
     env = {
         "OLLAMA_HOST": fake_server.url,

@@ -215,3 +215,25 @@ async def test_the_frames_a_live_navi_sends_are_the_schemas(
     assert {"stream_delta", "stream_end", "session_updated", "error"} <= types
     assert seen[0]["call_id"] == "nothing-waits" and seen[1]["code"] == "bad_frame"
     assert seen[-1]["code"] == "nothing_to_retry" and seen[-2]["retry"] is True
+
+
+def test_a_browser_calls_frame_carries_its_page_and_others_do_not() -> None:
+    from navi.protocol import BrowserView, ToolEvent
+
+    plain = ToolEvent(tool="web_view", args={}, result="r", success=True).frame()
+    assert "browser" not in plain
+    check(plain)
+    page = BrowserView(url="https://a.example/", title="A", tab=1, tabs=2, elements=["[1] link"])
+    framed = ToolEvent(
+        tool="browser", args={"action": "read"}, result="r", success=True, browser=page
+    ).frame()
+    assert framed["browser"] == {
+        "url": "https://a.example/",
+        "title": "A",
+        "tab": 1,
+        "tabs": 2,
+        "elements": ["[1] link"],
+    }
+    check(framed)
+    shot = page.model_copy(update={"screenshot": "data:image/jpeg;base64,AAAA"})
+    check(ToolEvent(tool="browser", args={}, result="r", success=True, browser=shot).frame())

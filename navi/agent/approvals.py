@@ -5,7 +5,9 @@
 - `auto`: nothing asks.
 - `smart` (the default): calls that run programs or code, or change files or remote state, ask —
   `terminal`, `ssh_exec`, `code_exec`, `write_tool`, `run_skill_script`, `write_skill`,
-  `filesystem` except its read-only actions, and `http_request` except GET, HEAD and OPTIONS.
+  `filesystem` except its read-only actions, `http_request` except GET, HEAD and OPTIONS, and
+  `browser` when it goes to a site this conversation's browser has not been on, submits a form,
+  or types into a password field.
   Everything else runs.
 - `always`: every call asks, except the purely internal tools in `INTERNAL` (unless an override
   names one of them).
@@ -15,13 +17,15 @@ Tools of MCP servers have no rule of their own: their server's entry says (`Exte
 every mode (`deny`). `always` and `auto` treat them like any tool; an override naming one wins.
 
 The rules read only the call's arguments, after the engine checked them against the tool's schema,
-so tools know nothing about approvals. An action or method a rule does not know asks: a tool that
+and, for a tool whose arguments alone cannot say (the browser's `click 3`), the facts the tool
+gives about them (`Tool.call_facts`: what element 3 is on the page the model saw), so tools know
+nothing about approvals. An action or method a rule does not know asks: a tool that
 gains an operation is safe before its rule learns of it.
 
-"Always" is remembered per tool, and per program (the command's argv[0] as typed) for `terminal`:
-`subject()` names what a remembered answer covers. For the `VERSIONED` tools (a skill's scripts)
-the policy's `versioned` hook names it from what the call would run as it is now — the skill and a
-hash of its files — so a changed file asks again.
+"Always" is remembered per tool, per program (the command's argv[0] as typed) for `terminal`, and
+per site for `browser`: `subject()` names what a remembered answer covers. For the `VERSIONED`
+tools (a skill's scripts) the policy's `versioned` hook names it from what the call would run as
+it is now — the skill and a hash of its files — so a changed file asks again.
 """
 
 from __future__ import annotations
@@ -118,6 +122,43 @@ def _http(args: dict[str, Any]) -> str | None:
     return f"it sends an HTTP {method or 'request'} to {url}, which may change something there"
 
 
+# The browser's actions that change nothing elsewhere (`open`, `click` and `type` are judged by
+# `_browser`; any action added later asks).
+BROWSER_QUIET = frozenset({"read", "scroll", "screenshot", "back", "tabs", "close", "select"})
+
+
+def _browser(args: dict[str, Any], facts: Mapping[str, Any]) -> str | None:
+    action = str(args.get("action", ""))
+    element = facts.get("element") or {}
+    where = _clip(facts.get("site") or "the page", 80)
+    if action == "open":
+        if facts.get("new_site", True):
+            target = facts.get("site") or args.get("url", "")
+            return f"the browser goes to a site it has not been on in this conversation: {_clip(target, 80)}"
+        return None
+    if action == "click":
+        if element.get("submits"):
+            method = str(element["submits"]).upper()
+            return f"the click submits a form ({method}) on {where}: {_clip(element.get('label', ''), 60)!r}"
+        if facts.get("new_site"):
+            return f"the click follows a link to a site not visited yet: {_clip(facts.get('link_site'), 80)}"
+        return None
+    if action == "type":
+        if element.get("password"):
+            return f"it types into a password field on {where}"
+        if args.get("submit"):
+            return f"it presses Enter in a field on {where}, which submits its form"
+        return None
+    if action in BROWSER_QUIET:
+        return None
+    return f"the browser action {_clip(action, 40)!r} is not one the approval rules know"
+
+
+# Rules that also read the facts the tool gives about the call (`Tool.call_facts`).
+FACT_RULES: dict[str, Callable[[dict[str, Any], Mapping[str, Any]], str | None]] = {
+    "browser": _browser,
+}
+
 # smart mode: tool → the reason its call asks (None: it runs). Tools not listed run.
 SMART_RULES: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "terminal": _terminal,
@@ -178,13 +219,16 @@ class ApprovalPolicy:
             "MCP_SERVERS_FILE. Carry on without it, or tell the user what you wanted to do."
         )
 
-    def reason(self, tool: str, args: dict[str, Any]) -> str | None:
-        """Why this call must wait for the user, or None when it may run."""
+    def reason(self, tool: str, args: dict[str, Any], facts: Mapping[str, Any] | None = None) -> str | None:
+        """Why this call must wait for the user, or None when it may run; `facts` are what the
+        tool says about the call (`Tool.call_facts`), for the rules in `FACT_RULES`."""
         mode = self.mode_for(tool)
         if mode == "auto":
             return None
         rule = SMART_RULES.get(tool)
         why = rule(args) if rule is not None else None
+        if tool in FACT_RULES:
+            why = FACT_RULES[tool](args, facts or {})
         external = self.external(tool)
         if external is not None and external.approval != "auto":
             why = f"it runs the tool '{_clip(external.remote_name or tool, 80)}' of {external.source}"
@@ -196,11 +240,15 @@ class ApprovalPolicy:
         return f"every {tool} call asks first ({setting} is always)"
 
 
-def subject(tool: str, args: dict[str, Any]) -> str | None:
+def subject(tool: str, args: dict[str, Any], facts: Mapping[str, Any] | None = None) -> str | None:
     """What an "always" answer to this call is remembered for: "" for the whole tool, the program
-    for `terminal`, None when it cannot be remembered (the call then asks every time)."""
+    for `terminal`, the site for `browser`, None when it cannot be remembered (the call then asks
+    every time)."""
     if tool in VERSIONED:
         return None  # only a `Versioned` subject, which the gate asks the policy for
+    if tool == "browser":
+        site = str((facts or {}).get("site") or "")
+        return f"site:{site}" if site and len(site) <= MAX_SUBJECT else None
     if tool != "terminal":
         return ""
     name = program(args.get("command"))
@@ -215,4 +263,6 @@ def scope(tool: str, subject: str | None) -> str | None:
         return None
     if tool == "terminal":
         return f"every terminal command that runs {subject}"
+    if tool == "browser":
+        return f"every browser action on {subject.removeprefix('site:')} (forms, passwords, links)"
     return f"every {tool} call"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -100,13 +100,16 @@ class ApprovalGate:
             raise ApprovalNotFound(session_id, call_id)
         pending.answer.set_result(decision)
 
-    async def screen(self, ctx: RunContext, call: ToolCall, verdict: Verdict) -> AsyncIterator[AgentEvent]:
-        """Ask the user about `call` if the policy says so; the outcome goes into `verdict`."""
+    async def screen(
+        self, ctx: RunContext, call: ToolCall, verdict: Verdict, facts: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        """Ask the user about `call` if the policy says so; the outcome goes into `verdict`.
+        `facts`: what the tool says about the call (`Tool.call_facts`), for the policy's rules."""
         refused = self.policy.refusal(call.name)
         if refused is not None:  # nobody is asked: the configuration already answered
             verdict.refusal = ToolResult.fail(refused)
             return
-        reason = self.policy.reason(call.name, call.arguments)
+        reason = self.policy.reason(call.name, call.arguments, facts)
         if reason is None:
             return
         versioned = self._versioned(ctx.owner, call)
@@ -116,7 +119,7 @@ class ApprovalGate:
             remembered, always = versioned.subject, versioned.scope
             reason = f"{reason}; {versioned.note}" if versioned.note else reason
         else:
-            remembered = subject(call.name, call.arguments)
+            remembered = subject(call.name, call.arguments, facts)
             always = scope(call.name, remembered)
         if remembered is not None and await self._granted(ctx.owner, call.name, remembered):
             return

@@ -25,6 +25,7 @@ from navi.agent.run import RunState
 from navi.llm.messages import Message, ToolCall, strip_data_uri
 from navi.llm.meta import MessageMeta, ToolStatus
 from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens
+from navi.protocol import BrowserView
 from navi.sessions.keys import recall_key
 from navi.tools.base import Intent, SwitchProfile, ToolResult
 from navi.tools.registry import ToolRegistry, ToolView
@@ -105,6 +106,8 @@ class ToolRunner:
             metadata.stderr = kept_stderr(stderr)
         if result.metadata.get("declined"):  # not run: the user said no ("user") or nobody answered
             metadata.declined = str(result.metadata["declined"])
+        if view := _browser_view(call.name, result).get("browser"):
+            metadata.page = {"url": view.url, "title": view.title}
         display = Message.tool(content, tool_call_id=call.id, name=call.name, metadata=metadata)
         limit = self.config.tool_result_max_chars
         if len(content) <= limit:
@@ -130,7 +133,8 @@ class ToolRunner:
         result = self._check(run, call, offered, listed)
         if result is None and self.gate is not None:
             verdict = Verdict()
-            async for event in self.gate.screen(run.ctx, call, verdict):
+            facts = await _facts(tool, call.arguments)
+            async for event in self.gate.screen(run.ctx, call, verdict, facts):
                 yield event
             result = verdict.refusal
         started = time.perf_counter()  # the call's own time, not the wait for the user
@@ -164,6 +168,7 @@ class ToolRunner:
             success=result.success,
             is_subagent=run.is_subagent,
             call_id=call.id,
+            **_browser_view(call.name, result),
         )
 
     def _check(
@@ -216,6 +221,27 @@ class ToolRunner:
                 yield sink.get_nowait()
         finally:
             stop_wait.cancel()
+
+
+def _browser_view(tool: str, result: ToolResult) -> dict[str, Any]:
+    """The `browser` field of a browser call's `tool_call` frame (its page), when it left one."""
+    view = result.metadata.get("browser")
+    if tool != "browser" or not isinstance(view, dict):
+        return {}
+    try:
+        return {"browser": BrowserView.model_validate(view)}
+    except ValueError:  # not the shape the protocol promises: the frame goes without it
+        return {}
+
+
+async def _facts(tool: Any, args: dict[str, Any]) -> dict[str, Any] | None:
+    """What the tool says about the call for the approval rules; None when it says nothing or
+    fails to (the rules then assume the worst)."""
+    try:
+        facts = await tool.call_facts(args)
+    except Exception:
+        return None
+    return facts if isinstance(facts, dict) else None
 
 
 async def _invoke(tool: Any, args: dict[str, Any]) -> ToolResult:

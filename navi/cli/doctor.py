@@ -141,6 +141,7 @@ async def run_checks(settings: Settings) -> AsyncIterator[Check]:
     for check in await asyncio.to_thread(_skills_checks, settings):
         yield check
     yield await asyncio.to_thread(_sandbox_check, settings)
+    yield await asyncio.to_thread(_browser_check, settings)
     async for check in mcp_checks(settings):
         yield check
     async for check in channel_checks(settings):
@@ -380,6 +381,40 @@ def _sandbox_check(settings: Settings) -> Check:
         else "code_exec, terminal and user tools would run unconfined, as the user running Navi"
     )
     return Check(False, f"sandbox: {sandbox.availability.problem}; {then}", INSTALL_FIX)
+
+
+_PLAYWRIGHT = "pip install 'navi[browser]'"
+
+
+def _browser_check(settings: Settings) -> Check:
+    """Whether the browser tool can start Chromium, and confined how (Chromium is not started)."""
+    import importlib.util
+    import os
+
+    from navi.compose.parts import browser_settings, build_sandbox
+    from navi.tools.builtin.browser.launch import BrowserUnavailable, sandbox_kind, working_bwrap
+
+    # The browser tool is optional: what keeps it from starting is worth knowing, not a failure.
+    browser = working_bwrap(browser_settings(settings, build_sandbox(settings)))
+    if not os.access(browser.executable, os.X_OK):
+        fix = "apt-get install chromium, or set NAVI_BROWSER_EXECUTABLE to its path"
+        return Check(
+            True, f"browser: no Chromium at {browser.executable}; the browser tool will fail", fix, True
+        )
+    if importlib.util.find_spec("playwright") is None:
+        return Check(
+            True, "browser: Playwright is not installed; the browser tool will fail", _PLAYWRIGHT, True
+        )
+    try:
+        kind = sandbox_kind(browser)
+    except BrowserUnavailable as exc:
+        return Check(True, f"browser: {exc}", "apt-get install bubblewrap", True)
+    how = {
+        "bwrap": "in bubblewrap, with no network of its own",
+        "chromium": "in Chromium's own sandbox",
+        "off": "unconfined (NAVI_BROWSER_SANDBOX=off)",
+    }[kind]
+    return Check(True, f"browser: {browser.executable}, {how}", note=kind == "off")
 
 
 async def _serves_any_name(llm: LLMBackend, model: str) -> bool:

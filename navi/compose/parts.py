@@ -42,6 +42,7 @@ from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.storage.vectors import EXACT_MAX
 from navi.tools.builtin import BuiltinSettings
+from navi.tools.builtin.browser import BrowserSettings
 from navi.tools.registry import ToolRegistry
 from navi.tools.seeding import ensure_tools_dir
 
@@ -168,8 +169,11 @@ def compression_settings(settings: Settings) -> CompressionSettings:
 
 
 # --- tools ---------------------------------------------------------------------------------------
-def builtin_settings(settings: Settings) -> BuiltinSettings:
+def builtin_settings(settings: Settings, sandbox: Sandbox | None = None) -> BuiltinSettings:
+    """The built-ins' settings; with `sandbox`, the browser tool too (its Chromium is confined by
+    the same bubblewrap)."""
     return BuiltinSettings(
+        browser=browser_settings(settings, sandbox) if sandbox is not None else None,
         tools_dir=settings.tools_dir,
         manuals_dir=settings.manuals_dir,
         session_files_dir=settings.session_files_dir,
@@ -181,6 +185,23 @@ def builtin_settings(settings: Settings) -> BuiltinSettings:
         code_exec_memory_mb=settings.code_exec_memory_mb,
         code_exec_timeout_seconds=settings.code_exec_timeout_seconds,
         terminal_timeout_seconds=settings.terminal_timeout_seconds,
+    )
+
+
+def browser_settings(settings: Settings, sandbox: Sandbox) -> BrowserSettings:
+    """The browser tool: confined by bubblewrap when it works here (Chromium then has no network
+    of its own), with Navi's secrets, data and session files hidden from it."""
+    hidden = [*secret_paths(settings), str(_abs(settings.session_files_dir)), str(_abs(settings.tools_dir))]
+    return BrowserSettings(
+        executable=settings.navi_browser_executable,
+        sandbox=settings.navi_browser_sandbox,
+        bwrap=sandbox.availability.bwrap if sandbox.availability.ok else None,
+        memory_mb=settings.navi_browser_memory_mb,
+        max_pages=settings.navi_browser_max_pages,
+        idle_seconds=float(settings.navi_browser_idle_seconds),
+        max_download_bytes=settings.session_files_max_bytes,
+        files_dir=settings.session_files_dir,
+        hidden=tuple(hidden),
     )
 
 

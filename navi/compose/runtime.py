@@ -13,7 +13,7 @@ The sandbox is probed once here; when it cannot confine anything, the start says
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -52,6 +52,7 @@ from navi.storage.stores import build_stores
 from navi.telemetry import Telemetry
 from navi.tools.builtin import register_builtins
 from navi.tools.builtin.agents import SpawnAgentTool
+from navi.tools.builtin.browser import BrowserTool
 from navi.tools.builtin.memory import ForgetTool, RememberTool
 from navi.tools.builtin.skills import SKILL_TOOLS, register_skill_tools
 from navi.tools.builtin.ssh import SshExecTool
@@ -76,6 +77,8 @@ class Runtime:
     memory: MemoryStore
     agent: Agent
     ssh: SshExecTool
+    # The browser tool (its Chromium starts on the first call), None in a runtime without one.
+    browser: BrowserTool | None
     extractor: MemoryExtractor
     # Where tool calls wait for the user's consent; the API answers through it.
     approvals: ApprovalGate
@@ -121,6 +124,8 @@ class Runtime:
         await self.mcp.aclose()
         await self.tool_host.aclose()
         await self.ssh.pool.aclose()
+        if self.browser is not None:
+            await self.browser.aclose()
         await self.memory.aclose()
         await self.sessions.aclose()
         await self.backends.aclose()
@@ -239,7 +244,7 @@ async def build_runtime(
         tools = ToolRegistry(user_tools=tool_host)
         handles = register_builtins(
             tools,
-            parts.builtin_settings(settings),
+            parts.builtin_settings(settings, sandbox),
             state=state,
             profiles=profiles,
             sessions=sessions,
@@ -262,6 +267,7 @@ async def build_runtime(
         cleanup.push_async_callback(mcp.aclose)
         cleanup.pop_all()  # built: from here on the runtime's aclose() owns all of it
     assert isinstance(handles.spawn, SpawnAgentTool) and isinstance(handles.ssh, SshExecTool)
+    assert handles.browser is None or isinstance(handles.browser, BrowserTool)
     compressor = ContextCompressor(parts.compression_settings(settings), sessions, state)
     # "Always allow" answers live in the shared database (in memory when the runtime opened none).
     grants = stores.grants
@@ -282,7 +288,7 @@ async def build_runtime(
         memory_summary=lambda owner: memory.get_summary(owner=owner),
         user_tools=EnabledTools(settings.tools_dir),
         offered_tools=lambda profile_id: [*mcp.offered(profile_id), *SKILL_TOOLS],
-        on_session_end=[state.forget, handles.ssh.pool.close_session],
+        on_session_end=[state.forget, handles.ssh.pool.close_session, *_browser_end(handles.browser)],
         approvals=approvals,
         documents=retrieval.for_session if retrieval is not None else None,
     )
@@ -323,6 +329,7 @@ async def build_runtime(
         memory=memory,
         agent=agent,
         ssh=handles.ssh,
+        browser=handles.browser,
         extractor=extractor,
         approvals=approvals,
         sandbox=sandbox,
@@ -369,3 +376,14 @@ def report_sandbox(sandbox: Sandbox) -> None:
             "as the user running Navi",
             fix=INSTALL_FIX,
         )
+
+
+def _browser_end(browser: BrowserTool | None) -> list[Callable[[str], Awaitable[None]]]:
+    """The session-end hook that closes a finished session's browser context, if there is a browser."""
+    if browser is None:
+        return []
+
+    async def close(session_id: str) -> None:
+        await browser.pool.close_session(session_id)
+
+    return [close]

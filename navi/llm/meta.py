@@ -187,6 +187,9 @@ class MessageMeta(Record):
     duration_ms: int | float | None = None
     stderr: str | None = None  # the process's error stream, bounded and masked
     declined: str | None = None  # not run: "user" said no, or nobody answered ("timeout", "unattended")
+    # The `browser` tool's page after the call, {url, title}: the tool card and `navi chat` show it
+    # when the history is read back (the screenshot lives in the live frame only).
+    page: dict[str, str] | None = None
     # A shortened copy (a long tool result in the context, an old long message in a model call).
     truncated_from: int | None = None  # length of the whole text
     recall_key: str | None = None  # the key `recall` reads the whole text with

@@ -10,6 +10,7 @@ BASE_TOOLS: tuple[str, ...] = (
     "switch_profile",
     "web_search",
     "web_view",
+    "browser",
     "http_request",
     "filesystem",
     "code_exec",

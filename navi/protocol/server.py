@@ -107,8 +107,26 @@ class ToolStarted(_RunFrame):
     call_id: str = ""
 
 
+class BrowserView(BaseModel):
+    """What the `browser` tool's page looks like after a call: for the tool card, the chat's status
+    line and the debug panel."""
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str = Field(description="The page's address.")
+    title: str = Field(description="The page's title (the page's own words: show it as text).")
+    tab: int = Field(description="The tab the page is in, from 1.")
+    tabs: int = Field(description="How many tabs the session's browser has open.")
+    elements: list[str] = Field(
+        default_factory=list, description="The numbered interactive elements, as the model read them."
+    )
+    screenshot: str | MISSING = Field(
+        default=MISSING, description="The latest screenshot, a `data:image/...;base64,` URL (small)."
+    )
+
+
 class ToolEvent(_RunFrame):
-    """A tool call's result."""
+    """A tool call's result. `browser` (additive) is present on a `browser` call that left a page."""
 
     type: Literal["tool_call"] = "tool_call"
     tool: str
@@ -117,6 +135,9 @@ class ToolEvent(_RunFrame):
     success: bool
     is_subagent: bool = False
     call_id: str = ""
+    browser: BrowserView | MISSING = Field(
+        default=MISSING, description="The browser's page after the call (the `browser` tool only)."
+    )
 
 
 Decision = Literal["allow", "deny", "always"]

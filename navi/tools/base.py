@@ -104,6 +104,12 @@ class Tool(ABC):
     @abstractmethod
     async def execute(self, params: dict[str, Any]) -> ToolResult: ...
 
+    async def call_facts(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        """What a call would touch that its arguments alone do not say (the browser: what element
+        3 is on the page the model saw), for the approval rules (navi/agent/approvals.py). None:
+        the arguments say it all."""
+        return None
+
     def spec(self) -> ToolSpec:
         """What the model is shown: the schema without validation-only limits (see `model_schema`)."""
         from navi.llm.messages import ToolSpec  # here, so the tool host starts without the model layer

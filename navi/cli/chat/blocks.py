@@ -133,6 +133,8 @@ class ToolBlock(Block):
     answer: str | None = None
     answered_by: str = ""
     answering: bool = False
+    # the browser tool's page after the call: (title, url), from the frame's `browser`
+    page: tuple[str, str] | None = None
 
     @property
     def done(self) -> bool:  # type: ignore[override]
@@ -202,6 +204,14 @@ class ToolBlock(Block):
             top.no_wrap = True
             top.overflow = "ellipsis"
         parts: list[RenderableType] = [top, *self._approval()]
+        if self.page is not None:
+            title, url = self.page
+            line = Text("   ▭ ", style="dim")
+            line.append(title or "(untitled)", style="bold")  # the page's words, shown as plain text
+            line.append(f"  {url}", style="dim underline")
+            line.no_wrap = True
+            line.overflow = "ellipsis"
+            parts.append(line)
         children = self.children
         if live and len(children) > NESTED_TAIL:
             parts.append(Text(f"   … {len(children) - NESTED_TAIL} earlier calls", style="dim"))

@@ -65,6 +65,9 @@ def history_blocks(messages: list[dict[str, Any]]) -> list[Block]:
                 blocks.append(found)
             found.result = str(m.get("content") or "")
             found.success = meta.get("status", "ok") == "ok"
+            page = meta.get("page")
+            if isinstance(page, dict) and page.get("url"):
+                found.page = (" ".join(str(page.get("title") or "").split()), str(page["url"]))
     for block in tools.values():
         if block.result is None:
             block.result = "(no result stored)"

@@ -245,6 +245,9 @@ class LiveTurn:
             block.result = str(frame.get("result") or "")
             block.success = bool(frame.get("success", True))
             block.args = frame.get("args", block.args)
+            page = frame.get("browser")
+            if isinstance(page, dict) and page.get("url"):
+                block.page = (" ".join(str(page.get("title") or "").split()), str(page["url"]))
             if block in self.spawns:
                 self.spawns.remove(block)
         elif kind == "approval_required":

@@ -12,6 +12,7 @@ from navi.sandbox import Sandbox
 from navi.schedules.service import ScheduleService
 from navi.sessions.state import SessionState
 from navi.sessions.store import SessionStore
+from navi.tools.builtin.browser.launch import BrowserSettings
 from navi.tools.paths import PathPolicy
 from navi.tools.registry import ToolRegistry
 
@@ -33,6 +34,8 @@ class BuiltinSettings:
     code_exec_memory_mb: int
     code_exec_timeout_seconds: int
     terminal_timeout_seconds: int
+    # The browser tool's Chromium; None: no browser tool (a runtime built without one).
+    browser: BrowserSettings | None = None
 
 
 @dataclass
@@ -41,6 +44,7 @@ class BuiltinHandles:
 
     spawn: object
     ssh: object
+    browser: object = None
 
 
 def register_builtins(
@@ -59,6 +63,7 @@ def register_builtins(
     `schedules` (where the `schedule` tool keeps reminders) is None only where no runtime runs;
     `documents` (search over the documents people gave Navi) is None without a database."""
     from navi.tools.builtin.agents import SpawnAgentTool, SwitchProfileTool
+    from navi.tools.builtin.browser import BrowserTool
     from navi.tools.builtin.code_exec import CodeExecTool
     from navi.tools.builtin.conversations import SearchConversationsTool
     from navi.tools.builtin.documents import SearchDocumentsTool
@@ -117,9 +122,13 @@ def register_builtins(
     ):
         registry.register(tool, builtin=True)
     registry.alias(ForgetTool.former_name, ForgetTool.name)
+    browser = None
+    if config.browser is not None:  # Chromium starts on its first call, not here
+        browser = BrowserTool(config.browser, guard=config.fetch_guard)
+        registry.register(browser, builtin=True)
     if schedules is not None:
         registry.register(ScheduleTool(schedules), builtin=True)
     if documents is not None:
         registry.register(SearchDocumentsTool(documents), builtin=True)
         recall.passage = documents.passage
-    return BuiltinHandles(spawn=spawn, ssh=ssh)
+    return BuiltinHandles(spawn=spawn, ssh=ssh, browser=browser)

@@ -122,6 +122,20 @@ export class ToolCard {
     return this.node.classList.contains("asking");
   }
 
+  // The browser tool's page after the call: its title and address, and its latest screenshot. The
+  // title is the page's own text (textContent, never markup); the picture is a data: URL only.
+  page({ url, title, tab, tabs, screenshot }) {
+    this.browserView?.remove();
+    const shot = typeof screenshot === "string" && screenshot.startsWith("data:image/")
+      ? el("img", { class: "browser-shot", src: screenshot, alt: `Screenshot of ${title || url}` })
+      : null;
+    const where = tabs > 1 ? ` (tab ${tab} of ${tabs})` : "";
+    this.browserView = el("figure", { class: "browser-page" }, shot,
+      el("figcaption", {}, el("strong", { text: title || "(untitled)" }), ` — ${url}${where}`));
+    this.node.querySelector(".tool-body").prepend(this.browserView);
+    this.onChange();
+  }
+
   // `outcome`: true/false (a live tool_call's success) or one of OUTCOMES' keys (the stored history).
   complete(args, result, outcome) {
     if (args !== undefined) this.args.textContent = formatJson(args);

@@ -133,10 +133,12 @@ export class Turn {
   }
 
   // `outcome`: the live frame's success (true/false), or what the stored history says.
-  toolCall(tool, args, result, outcome, callId, isSubagent) {
+  // `browser`: the browser tool's page after the call (a live frame's `browser`), drawn on the card.
+  toolCall(tool, args, result, outcome, callId, isSubagent, browser) {
     let card = callId ? this.cards.get(callId) : null;
     if (!card) card = this.toolStarted(tool, args, callId, isSubagent);
     card.complete(args, result, outcome);
+    if (browser) card.page(browser);
     const at = this.spawns.indexOf(card);
     if (at >= 0) this.spawns.splice(at, 1);
   }
@@ -509,7 +511,8 @@ export class Conversation {
         for (const call of m.tool_calls || []) t.toolStarted(call.name, call.arguments, call.id, false);
         if (m.stopped) t.markStopped();
       } else if (m.role === "tool") {
-        ensureTurn().toolCall(m.name || "tool", undefined, m.content || "", storedOutcome(m.metadata), m.tool_call_id);
+        const page = m.metadata?.page; // a browser call's page, stored without its screenshot
+        ensureTurn().toolCall(m.name || "tool", undefined, m.content || "", storedOutcome(m.metadata), m.tool_call_id, false, page);
       }
     }
     close();

@@ -20,10 +20,20 @@ function messageEntry(m) {
   if (m.tool_calls?.length) {
     parts.push(el("pre", { class: "calls", text: m.tool_calls.map((c) => `${c.name}(${formatJson(c.arguments)})`).join("\n") }));
   }
+  const seen = m.role === "tool" && m.name === "browser" ? browserElements(m.content || "") : null;
+  if (seen) parts.unshift(el("details", { class: "browser-elements" }, el("summary", { text: "elements the model saw" }), el("pre", { text: seen })));
   const who = m.role === "tool" ? `tool · ${m.name}` : m.role;
   return el("div", { class: "entry", dataset: { role: m.role } },
     el("span", { class: "role", text: who }), flags(m),
     el("span", { class: "muted", text: ` ${new Date(m.created_at).toLocaleString()}` }), ...parts);
+}
+
+// The numbered elements a browser result showed the model (between its heading and the page block's end).
+function browserElements(content) {
+  const at = content.lastIndexOf("Interactive elements:");
+  if (at < 0) return null;
+  const end = content.indexOf("</page>", at);
+  return content.slice(at + "Interactive elements:".length, end < 0 ? undefined : end).trim() || null;
 }
 
 function list(container, items, render, empty) {

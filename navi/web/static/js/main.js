@@ -660,7 +660,7 @@ function handleFrame(frame) {
       liveTurn().toolStarted(frame.tool, frame.args, frame.call_id, frame.is_subagent);
       break;
     case "tool_call":
-      liveTurn().toolCall(frame.tool, frame.args, frame.result, frame.success, frame.call_id, frame.is_subagent);
+      liveTurn().toolCall(frame.tool, frame.args, frame.result, frame.success, frame.call_id, frame.is_subagent, frame.browser);
       break;
     case "approval_required":
       liveTurn().approvalRequired(frame, answerApproval);

@@ -14,7 +14,11 @@ A part may import parts on lower layers only; parts on one layer know nothing of
 
 Fails (exit 1) when an arrow runs against the layers, a part is missing from `LAYERS`, parts or
 modules import each other in a circle, a module is longer than `MAX_LINES` without an entry in
-`LONG_MODULES`, or the picture in docs/architecture.md is not the one `LAYERS` gives.
+`LONG_MODULES`, or the picture in docs/architecture.md is not the one `LAYERS` gives — and, for
+the shape of the code a newcomer works in, when a function takes more than `MAX_PARAMS` parameters
+(`self`/`cls` not counted) without an entry in `MANY_PARAMS`, or a frame or event is dispatched on
+its `"type"` string (`frame.get("type")`, `event["type"]`) outside the edge adapters (`EDGES`:
+where JSON comes in or goes out) without an entry in `DISPATCH`. Inside, frames are typed objects.
 
     python scripts/layers.py            # the report (`make lint` runs it)
     python scripts/layers.py --arrows   # … with every arrow between parts
@@ -61,6 +65,35 @@ MAX_LINES = 500
 # Modules allowed to be longer than MAX_LINES for now, each with the reason. Remove an entry when
 # its module is split.
 LONG_MODULES: dict[str, str] = {}
+
+
+# Parameters a function may take (self and cls not counted); more is a sign that a record wants to
+# be a type. The entries below are the ones left, each with the reason; remove one when it shrinks.
+MAX_PARAMS = 8
+MANY_PARAMS: dict[str, str] = {
+    "navi/agent/engine.py:Agent.run_stream": "each kind of turn a flag: the Turn union (issue 42, item 1)",
+    "navi/runs/manager.py:RunManager.start": "each kind of turn a flag: the Turn union (issue 42, item 1)",
+    "navi/runs/manager.py:RunManager._drive": "each kind of turn a flag: the Turn union (issue 42, item 1)",
+    "navi/agent/engine.py:Agent.__init__": "the agent's collaborators, built in the composition root",
+    "navi/agent/binding.py:RunBinder.__init__": "the binder's collaborators, built in the composition root",
+    "navi/agent/compression/compressor.py:ContextCompressor.run_pass": "one pass's inputs: a Pass record",
+    "navi/agent/compression/summary.py:summarize": "a summary call's inputs: a SummaryCall record",
+    "navi/agent/context.py:build_context": "the prompt's parts: a PromptParts record",
+    "navi/agent/workers.py:after_turn": "the finished run's facts: WorkerContext built by the caller",
+    "navi/cli/schedules.py:add": "a Typer command: one parameter per command-line option",
+    "navi/documents/indexer.py:Indexer.__init__": "settings with defaults, keyword-only",
+    "navi/schedules/service.py:ScheduleService.create": "a schedule's fields: a NewSchedule record",
+    "navi/testing/llama.py:LlamaServer.__init__": "llama-server's options, keyword-only",
+    "navi/tools/builtin/__init__.py:register_builtins": "the built-ins' collaborators (composition root)",
+    "navi/tools/builtin/web.py:WebViewTool._render": "a page's parts: a record",
+    "navi/tools/process.py:run_confined": "a confined process's options, keyword-only",
+    "navi/sandbox/bwrap.py:bwrap_argv": "a sandbox's options: the SandboxPolicy record",
+}
+# Where JSON frames and events come in or go out: dispatching on their "type" string belongs here.
+EDGES = ("navi.api", "navi.channels", "navi.cli", "navi.protocol", "navi.testing", "navi.runs.pg")
+DISPATCH: dict[str, str] = {
+    "navi/runs/scheduled.py": "a scheduled run's frames read as dicts: typed events (issue 42, item 2)",
+}
 
 
 @dataclass(frozen=True)
@@ -211,6 +244,75 @@ def docs_picture(docs: Path) -> str | None:
     return text.split(PICTURE_BEGIN, 1)[1].split(PICTURE_END, 1)[0].strip()
 
 
+class _Shapes(ast.NodeVisitor):
+    """Functions with too many parameters, and `"type"` read off a frame or an event."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.scope: list[str] = []
+        self.many: list[tuple[str, int]] = []  # (path:qualname, parameters)
+        self.dispatch: list[int] = []  # lines
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.scope.append(node.name)
+        self.generic_visit(node)
+        self.scope.pop()
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        a = node.args
+        names = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        count = len(names) + (a.vararg is not None) + (a.kwarg is not None)
+        if names and names[0] in ("self", "cls") and self.scope:
+            count -= 1
+        if count > MAX_PARAMS:
+            self.many.append((f"{self.path}:{'.'.join([*self.scope, node.name])}", count))
+        self.scope.append(node.name)
+        self.generic_visit(node)
+        self.scope.pop()
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+
+    @staticmethod
+    def _framish(node: ast.expr) -> bool:
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        return "frame" in name.lower() or "event" in name.lower()
+
+    def visit_Call(self, node: ast.Call) -> None:
+        f = node.func
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr == "get"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value == "type"
+            and self._framish(f.value)
+        ):
+            self.dispatch.append(node.lineno)
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.slice, ast.Constant) and node.slice.value == "type" and self._framish(node.value):
+            self.dispatch.append(node.lineno)
+        self.generic_visit(node)
+
+
+def shapes(modules: dict[str, Module], root: Path) -> tuple[list[tuple[str, int]], list[str]]:
+    """Functions over `MAX_PARAMS` (with their count), and `file:line`s that dispatch a frame on
+    its "type" outside `EDGES`."""
+    many: list[tuple[str, int]] = []
+    dispatch: list[str] = []
+    for module in modules.values():
+        path = module.path.relative_to(root).as_posix()
+        found = _Shapes(path)
+        found.visit(ast.parse(module.path.read_text(encoding="utf-8")))
+        many += found.many
+        edge = any(module.name == e or module.name.startswith(e + ".") for e in EDGES)
+        if not edge:
+            dispatch += [f"{path}:{line}" for line in found.dispatch]
+    return sorted(many), sorted(dispatch)
+
+
 def _listed(items: Iterable[str], indent: str = "  ") -> str:
     return "\n".join(indent + item for item in items)
 
@@ -314,8 +416,29 @@ def main(argv: list[str] | None = None) -> int:
     for component in module_cycles:
         print(f"  {len(component)} modules: {', '.join(component)}")
 
+    many, dispatch = shapes(modules, root)
+    new_many = [f"{name} ({count})" for name, count in many if name not in MANY_PARAMS]
+    stale_many = sorted(set(MANY_PARAMS) - {name for name, _ in many})
+    new_dispatch = [where for where in dispatch if where.split(":")[0] not in DISPATCH]
+    listed = len(many) - len(new_many)
+    print(f"functions over {MAX_PARAMS} parameters: {len(many)} ({listed} listed in MANY_PARAMS)")
+    if new_many:
+        print(_listed(new_many))
+    for name in stale_many:
+        print(f"  note: {name} is no longer over {MAX_PARAMS} parameters: remove it from MANY_PARAMS")
+    print(f"frames dispatched on their type outside the edges: {len(dispatch)}")
+    if dispatch:
+        print(_listed(f"{w}{'' if w.split(':')[0] in DISPATCH else '  NEW'}" for w in dispatch))
+
     if unexcused:
         problems.append(f"over {MAX_LINES} lines without an entry in LONG_MODULES: {', '.join(unexcused)}")
+    if new_many:
+        problems.append(f"over {MAX_PARAMS} parameters, not in MANY_PARAMS: {', '.join(new_many)}")
+    if new_dispatch:
+        problems.append(
+            f'a frame dispatched on its "type" outside the edge adapters: {", ".join(new_dispatch)} '
+            "(inside, frames are typed objects: match on their class)"
+        )
     if against:
         problems.append(f"{len(against)} import(s) against the layer order")
     if part_cycles or module_cycles:

@@ -74,3 +74,32 @@ def test_a_picture_that_is_not_the_layers_fails(tmp_path: Path, capsys: pytest.C
     _write(tmp_path, "docs/architecture.md", f"{layers.PICTURE_BEGIN}\n```\nold\n```\n{layers.PICTURE_END}\n")
     assert layers.main(["--root", str(tmp_path)]) == 1
     assert "the layer picture in docs/architecture.md is not LAYERS'" in capsys.readouterr().err
+
+
+def test_a_long_signature_or_a_frame_dispatched_on_its_type_inside_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for package in ("navi", "navi/agent", "navi/api"):
+        _write(tmp_path, f"{package}/__init__.py", "")
+    params = ", ".join(f"p{n}" for n in range(9))
+    _write(
+        tmp_path,
+        "navi/agent/loop.py",
+        f"class Loop:\n    def step(self, {params}):\n        pass\n\n"
+        "    def short(self, a, b, c, d, e, f, g, h):\n        pass\n\n"  # 8: allowed
+        "def route(frame, event):\n"
+        "    if frame.get('type') == 'message':\n        return 1\n"
+        "    return event['type']\n\n"
+        "def schema(spec):\n    return spec['type']\n",  # not a frame: allowed
+    )
+    _write(tmp_path, "navi/api/socket.py", "def read(frame):\n    return frame['type']\n")  # an edge
+    picture = f"{layers.PICTURE_BEGIN}\n{layers.picture()}\n{layers.PICTURE_END}\n"
+    _write(tmp_path, "docs/architecture.md", picture)
+
+    assert layers.main(["--root", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert "navi/agent/loop.py:Loop.step (9)" in out and "Loop.short" not in out
+    assert "over 8 parameters, not in MANY_PARAMS: navi/agent/loop.py:Loop.step (9)" in err
+    assert "navi/agent/loop.py:9  NEW" in out and "navi/agent/loop.py:11  NEW" in out
+    assert "socket.py:2" not in out and "loop.py:14" not in out  # an edge; a schema, not a frame
+    assert 'a frame dispatched on its "type" outside the edge adapters' in err

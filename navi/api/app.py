@@ -38,6 +38,7 @@ from navi.api.routes import (
     metrics,
     models,
     openai,
+    push,
     queue,
     schedules,
     search,
@@ -190,6 +191,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         metrics,
         search,
         documents,
+        push,
     ):
         app.include_router(module.router)
     if config.loop_monitor:

@@ -25,6 +25,7 @@ from navi.api.websocket import FrameError
 from navi.llm.errors import LLMError
 from navi.logging import get_logger
 from navi.profiles.registry import UnknownProfile
+from navi.push import SubscriptionError
 from navi.runs import RunActive
 from navi.runs.branching import NotBranchable, NothingToContinue
 from navi.runs.queue import QueueFull
@@ -81,6 +82,7 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (NotBranchable, 422, "bad_request"),
     (NothingToContinue, 422, "nothing_to_continue"),
     (ScheduleError, 422, "bad_schedule"),
+    (SubscriptionError, 422, "bad_subscription"),
     (RunActive, 409, "busy"),
     (NotQueued, 404, "not_queued"),
     (QueueFull, 409, "queue_full"),

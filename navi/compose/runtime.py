@@ -25,6 +25,7 @@ from navi.agent.workers import CompressionWorker, ContextCompressor, NamingWorke
 from navi.channels.store import ChannelStore, InMemoryChannelStore
 from navi.compose import parts
 from navi.compose.channels import channel_store
+from navi.compose.notifications import push_sender
 from navi.compose.telemetry import build_telemetry
 from navi.config import Settings
 from navi.documents.base import DocumentStore
@@ -38,6 +39,7 @@ from navi.memory.base import MemoryStore
 from navi.memory.embedders import Embedder
 from navi.memory.extractor import MemoryExtractor
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
+from navi.push.sender import PushSender
 from navi.sandbox import INSTALL_FIX, Sandbox
 from navi.schedules.service import ScheduleService
 from navi.sessions.archive import export_session
@@ -106,6 +108,9 @@ class Runtime:
     embedder: Embedder | None = None
     # Search over the documents people gave Navi, with memory's embedder (None without a database).
     retrieval: Retrieval | None = None
+    # Web Push to the browsers people subscribed (docs/notifications.md); None when a read-only
+    # command found no VAPID key yet.
+    push: PushSender | None = None
 
     def background(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` without holding up the caller; failures are logged."""
@@ -114,6 +119,8 @@ class Runtime:
     async def aclose(self) -> None:
         await self.agent.settle()
         await self.mcp.aclose()
+        if self.push is not None:
+            await self.push.aclose()
         await self.tool_host.aclose()
         await self.ssh.pool.aclose()
         await self.memory.aclose()
@@ -225,6 +232,7 @@ async def build_runtime(
         )
         state = SessionState(stores.state)
         retrieval = Retrieval(stores.documents, embed) if stores.documents is not None else None
+        push = push_sender(settings, stores.push, create=create_database)
         sandbox = parts.build_sandbox(settings)
         report_sandbox(sandbox)
         tool_host = ToolHost(sandbox)
@@ -325,6 +333,7 @@ async def build_runtime(
         document_settings=parts.document_settings(settings),
         embedder=embed,
         retrieval=retrieval,
+        push=push,
     )
 
 

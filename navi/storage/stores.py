@@ -15,6 +15,7 @@ from navi.documents.base import DocumentStore
 from navi.memory.base import MemoryStore
 from navi.memory.claims import ExtractionClaims, InMemoryExtractionClaims
 from navi.memory.in_memory import InMemoryMemoryStore
+from navi.push import InMemoryPushStore, PushStore
 from navi.schedules.store import InMemoryScheduleStore, ScheduleStore
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.state import InMemorySessionStateStore, SessionStateStore
@@ -23,6 +24,7 @@ from navi.storage.database import Database
 from navi.storage.documents import SqlDocumentStore
 from navi.storage.grants import SqlGrantStore
 from navi.storage.memory import Embed, SqlMemoryStore
+from navi.storage.push import SqlPushStore
 from navi.storage.schedules import SqlScheduleStore
 from navi.storage.session_state import SqlExtractionClaims, SqlSessionStateStore
 from navi.storage.sessions import SqlSessionStore
@@ -44,6 +46,8 @@ class Stores:
     # Documents people gave Navi (issue 43): on the database only (their bytes and index live
     # there); None without one.
     documents: DocumentStore | None = None
+    # Web Push subscriptions (issue 47): every worker sends to the same browsers.
+    push: PushStore | None = None
 
 
 def build_stores(
@@ -65,6 +69,7 @@ def build_stores(
             grants=InMemoryGrantStore(),
             state=InMemorySessionStateStore(),
             claims=InMemoryExtractionClaims(),
+            push=InMemoryPushStore(),
         )
     sessions = SqlSessionStore(db, files_dir) if sessions is None else sessions
     shared = isinstance(sessions, SqlSessionStore) and sessions.db is db
@@ -77,4 +82,5 @@ def build_stores(
         state=SqlSessionStateStore(db) if shared else InMemorySessionStateStore(),
         claims=SqlExtractionClaims(db) if shared else InMemoryExtractionClaims(),
         documents=SqlDocumentStore(db),
+        push=SqlPushStore(db),
     )

@@ -43,6 +43,9 @@ async function request(method, path, body, { raw = false } = {}) {
 }
 
 export const api = {
+  pushKey: () => request("GET", "/push/key"),
+  subscribePush: (subscription) => request("POST", "/push/subscriptions", subscription),
+  unsubscribePush: (endpoint) => request("DELETE", "/push/subscriptions", { endpoint }),
   profiles: () => request("GET", "/agents/profiles"),
   tools: () => request("GET", "/agents/tools"),
   sessions: () => request("GET", "/sessions"),

@@ -219,7 +219,11 @@ async function revealPending() {
 }
 
 function currentRouteId() {
-  const match = location.hash.match(/^#\/s\/([\w-]+)$/);
+  const match = location.hash.match(/^#\/s\/([\w-]+)(?:\?m=([\w-]+))?$/);
+  if (match?.[2]) { // a notification's link to a message: shown once the conversation is open
+    state.reveal = { session: match[1], message: match[2] };
+    history.replaceState(null, "", `#/s/${match[1]}`);
+  }
   return match ? match[1] : null;
 }
 
@@ -857,4 +861,17 @@ start();
 // reachable) when Navi is not running, and Chromium offers to install it.
 if ("serviceWorker" in navigator) {
   navigator.serviceWorker.register("/sw.js").catch(() => { /* an old browser or a private window: the page works without */ });
+  // A notification clicked (sw.js): open its conversation here, at its message when it names one.
+  navigator.serviceWorker.addEventListener("message", (event) => {
+    if (event.origin && event.origin !== location.origin) return;
+    const data = event.data || {};
+    if (data.type !== "navi-open" || typeof data.url !== "string") return;
+    const match = data.url.match(/#\/s\/([\w-]+)(?:\?m=([\w-]+))?$/);
+    if (!match) return navigate(null);
+    if (match[2]) {
+      state.reveal = { session: match[1], message: match[2] };
+      if (state.session?.id === match[1]) return revealPending();
+    }
+    navigate(match[1]);
+  });
 }

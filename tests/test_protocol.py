@@ -83,6 +83,7 @@ def test_each_side_has_its_frames() -> None:
         "continue",
         "queue_edit",
         "queue_cancel",
+        "visibility",
     }
     server = frame_types(COMMITTED, "server")
     assert {"stream_start", "stream_end", "error", "session_updated", "schedule_run"} <= server

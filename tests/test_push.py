@@ -35,7 +35,9 @@ def service() -> Iterator[PushService]:
     pushes.close()
 
 
-def sender(tmp_path: Path, store: InMemoryPushStore, guard: NetGuard | None = None, **config: object) -> tuple[PushSender, list[float]]:
+def sender(
+    tmp_path: Path, store: InMemoryPushStore, guard: NetGuard | None = None, **config: object
+) -> tuple[PushSender, list[float]]:
     keys = vapid_keys(tmp_path / "vapid.pem")
     assert keys is not None
     waits: list[float] = []
@@ -58,7 +60,9 @@ async def subscribe(store: InMemoryPushStore, owner: str, browser: BrowserKeys, 
     await store.save(checked(owner, endpoint, info["keys"]["p256dh"], info["keys"]["auth"], MOMENT))
 
 
-async def test_each_browser_gets_the_message_signed_and_encrypted_for_it(tmp_path: Path, service: PushService) -> None:
+async def test_each_browser_gets_the_message_signed_and_encrypted_for_it(
+    tmp_path: Path, service: PushService
+) -> None:
     store = InMemoryPushStore()
     push, _ = sender(tmp_path, store)
     phone, laptop, other = BrowserKeys(), BrowserKeys(), BrowserKeys()
@@ -83,7 +87,10 @@ async def test_each_browser_gets_the_message_signed_and_encrypted_for_it(tmp_pat
         assert payload["title"] == "Navi waits for you" and payload["body"] == "terminal: rm -rf build"
         assert payload["kind"] == "approval" and payload["approval_id"] == "call-9"
         assert payload["url"] == "/#/s/s-1" and payload["session_id"] == "s-1"
-        assert payload["actions"] == [{"action": "allow", "title": "Allow"}, {"action": "deny", "title": "Deny"}]
+        assert payload["actions"] == [
+            {"action": "allow", "title": "Allow"},
+            {"action": "deny", "title": "Deny"},
+        ]
         assert got[name].headers["urgency"] == "high"
     # One browser's keys cannot read the other's copy.
     with pytest.raises(Exception):  # noqa: B017 - http_ece raises its own or cryptography's error
@@ -91,7 +98,9 @@ async def test_each_browser_gets_the_message_signed_and_encrypted_for_it(tmp_pat
     await push.aclose()
 
 
-async def test_gone_subscriptions_are_removed_and_failures_retried(tmp_path: Path, service: PushService) -> None:
+async def test_gone_subscriptions_are_removed_and_failures_retried(
+    tmp_path: Path, service: PushService
+) -> None:
     store = InMemoryPushStore()
     push, waits = sender(tmp_path, store, attempts=4, backoff=1.5)
     service.statuses = {"gone": [410], "lost": [404], "flaky": [503, 500, 201], "down": [502], "bad": [400]}
@@ -110,11 +119,16 @@ async def test_gone_subscriptions_are_removed_and_failures_retried(tmp_path: Pat
     assert sorted(waits) == sorted([0.0, 3.0, 1.5, 3.0, 6.0])
     # Each retry is a new encryption and signature, readable as the first.
     for request in [r for r in service.received if r.name == "flaky"]:
-        assert browsers["flaky"].open(request, service.endpoint("flaky"), push.public_key)["body"] == "It is done."
+        assert (
+            browsers["flaky"].open(request, service.endpoint("flaky"), push.public_key)["body"]
+            == "It is done."
+        )
     await push.aclose()
 
 
-async def test_send_returns_at_once_and_a_refused_address_is_never_contacted(tmp_path: Path, service: PushService) -> None:
+async def test_send_returns_at_once_and_a_refused_address_is_never_contacted(
+    tmp_path: Path, service: PushService
+) -> None:
     store = InMemoryPushStore()
     push, _ = sender(tmp_path, store, guard=NetGuard())  # loopback not allowed
     await subscribe(store, "owner", BrowserKeys(), service.endpoint("private"))
@@ -151,7 +165,9 @@ def navi(tmp_path: Path, fake_server: FakeModelServer) -> Iterator[LiveNavi]:
 
 
 def test_subscriptions_over_rest_are_each_users_own(navi: LiveNavi, tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["users", "add", "bob"], env={"DB_PATH": navi.settings.db_path, "LOG_LEVEL": "WARNING"})
+    result = CliRunner().invoke(
+        app, ["users", "add", "bob"], env={"DB_PATH": navi.settings.db_path, "LOG_LEVEL": "WARNING"}
+    )
     bob_token = result.stdout.strip()
     browser = BrowserKeys()
     mine = browser.subscription("https://push.example.net/send/abc")
@@ -184,7 +200,9 @@ def test_subscriptions_over_rest_are_each_users_own(navi: LiveNavi, tmp_path: Pa
             assert resp.status_code == 422 and resp.json()["code"] == "bad_subscription", resp.text
             assert words in resp.json()["detail"]
         assert http.post("/push/subscriptions", json={"endpoint": "https://x.example/1"}).status_code == 422
-        assert http.request("DELETE", "/push/subscriptions", json={"endpoint": mine["endpoint"]}).json() == {"ok": True}
+        assert http.request("DELETE", "/push/subscriptions", json={"endpoint": mine["endpoint"]}).json() == {
+            "ok": True
+        }
         assert http.get("/push/subscriptions").json() == []
     # The key pair was made on the first start, beside the database, and survives a restart.
     pem = Path(navi.settings.vapid_file)

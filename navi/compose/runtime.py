@@ -39,6 +39,8 @@ from navi.memory.base import MemoryStore
 from navi.memory.embedders import Embedder
 from navi.memory.extractor import MemoryExtractor
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
+from navi.push.prefs import InMemoryNotifySettings, NotifySettingsStore
+from navi.push.presence import InMemoryPresence, Presence
 from navi.push.sender import PushSender
 from navi.sandbox import INSTALL_FIX, Sandbox
 from navi.schedules.service import ScheduleService
@@ -111,6 +113,9 @@ class Runtime:
     # Web Push to the browsers people subscribed (docs/notifications.md); None when a read-only
     # command found no VAPID key yet.
     push: PushSender | None = None
+    # Which of a user's pages are visible, and what each user wants to be notified of.
+    presence: Presence = field(default_factory=InMemoryPresence)
+    notify_settings: NotifySettingsStore = field(default_factory=InMemoryNotifySettings)
 
     def background(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` without holding up the caller; failures are logged."""
@@ -334,6 +339,8 @@ async def build_runtime(
         embedder=embed,
         retrieval=retrieval,
         push=push,
+        presence=stores.presence or InMemoryPresence(),
+        notify_settings=stores.notify_settings or InMemoryNotifySettings(),
     )
 
 

@@ -16,11 +16,13 @@ from typing import Any
 from navi.channels.worker import ChannelWorker
 from navi.compose import parts
 from navi.compose.channels import build_channels, build_worker
+from navi.compose.notifications import build_notifier
 from navi.compose.runtime import Runtime, build_runtime
 from navi.config import Settings
 from navi.documents.folder import FolderSync
 from navi.documents.indexer import Indexer
 from navi.logging import get_logger
+from navi.push.notifier import Notifier
 from navi.runs import RunManager
 from navi.runs.leases import MemoryLeases, SqlLeases, worker_name
 from navi.runs.pg import PgBus
@@ -52,6 +54,8 @@ class Services:
     # Indexes queued documents (one per process; its `run` is one of `loops`); None without the
     # documents store, or with DOCUMENTS_INDEXING off (documents then wait for another process).
     indexer: Indexer | None = None
+    # Tells users what ended or waits while none of their pages is visible (docs/notifications.md).
+    notifier: Notifier | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @property
@@ -133,6 +137,16 @@ def build_services(
         )
         services.channel_worker = worker
         services.loops.append(worker.run)
+    services.notifier = build_notifier(
+        runtime.sessions,
+        runtime.push,
+        runtime.presence,
+        runtime.notify_settings,
+        runtime.channels,
+        runtime.schedule_settings.zone_name,
+        services.channel_worker,
+    )
+    runs.observers.append(services.notifier.turn_frame)
     if bus is not None and db is not None:
         services.files = SharedFiles(db, max_bytes=settings.session_files_max_bytes)
     if schedules:

@@ -27,6 +27,7 @@ from navi.protocol.client import (
     RegenerateFrame,
     RetryFrame,
     SwitchFrame,
+    VisibilityFrame,
     parse_client_frame,
 )
 from navi.protocol.sender import Sender, sender_problem
@@ -115,6 +116,7 @@ __all__ = [
     "TurnThinking",
     "TurnUsage",
     "UserMessage",
+    "VisibilityFrame",
     "parse_client_frame",
     "parse_server_frame",
     "sender_problem",

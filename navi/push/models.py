@@ -56,7 +56,9 @@ class PushSubscription:
         return {"endpoint": self.endpoint, "keys": {"p256dh": self.p256dh, "auth": self.auth}}
 
 
-def checked(owner: str, endpoint: str, p256dh: str, auth: str, created_at: datetime, user_agent: str = "") -> PushSubscription:
+def checked(
+    owner: str, endpoint: str, p256dh: str, auth: str, created_at: datetime, user_agent: str = ""
+) -> PushSubscription:
     """A subscription from what a page sent, or `SubscriptionError` saying what is wrong."""
     endpoint = endpoint.strip()
     if len(endpoint) > ENDPOINT_MAX:

@@ -22,7 +22,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
@@ -67,7 +67,7 @@ class PushSender:
         self._sleep = sleep
         self._tasks: set[asyncio.Task[object]] = set()
         self._client: httpx.AsyncClient | None = None
-        self._signer: object | None = None
+        self._signer: Any = None
 
     @property
     def public_key(self) -> str:
@@ -137,7 +137,9 @@ class PushSender:
             delay *= 2
         return "failed"
 
-    async def _post(self, subscription: PushSubscription, data: bytes, message: PushMessage) -> httpx.Response:
+    async def _post(
+        self, subscription: PushSubscription, data: bytes, message: PushMessage
+    ) -> httpx.Response:
         from pywebpush import WebPusher
 
         body = WebPusher(subscription.info).encode(data, "aes128gcm")["body"]
@@ -150,7 +152,7 @@ class PushSender:
         if self._signer is None:
             self._signer = self.keys.signer()
         headers = {
-            **self._signer.sign(claims),  # type: ignore[attr-defined]
+            **self._signer.sign(claims),
             "Content-Encoding": "aes128gcm",
             "Content-Type": "application/octet-stream",
             "TTL": str(self.config.ttl),

@@ -35,8 +35,10 @@ class VapidKeys:
         """The uncompressed P-256 public key, base64url: the page's `applicationServerKey`."""
         from cryptography.hazmat.primitives import serialization
 
-        point = self._private().public_key().public_bytes(
-            serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
+        point = (
+            self._private()
+            .public_key()
+            .public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
         )
         return b64url(point)
 

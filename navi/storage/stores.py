@@ -16,6 +16,8 @@ from navi.memory.base import MemoryStore
 from navi.memory.claims import ExtractionClaims, InMemoryExtractionClaims
 from navi.memory.in_memory import InMemoryMemoryStore
 from navi.push import InMemoryPushStore, PushStore
+from navi.push.prefs import InMemoryNotifySettings, NotifySettingsStore
+from navi.push.presence import InMemoryPresence, Presence
 from navi.schedules.store import InMemoryScheduleStore, ScheduleStore
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.state import InMemorySessionStateStore, SessionStateStore
@@ -24,6 +26,7 @@ from navi.storage.database import Database
 from navi.storage.documents import SqlDocumentStore
 from navi.storage.grants import SqlGrantStore
 from navi.storage.memory import Embed, SqlMemoryStore
+from navi.storage.presence import SqlNotifySettings, SqlPresence
 from navi.storage.push import SqlPushStore
 from navi.storage.schedules import SqlScheduleStore
 from navi.storage.session_state import SqlExtractionClaims, SqlSessionStateStore
@@ -48,6 +51,9 @@ class Stores:
     documents: DocumentStore | None = None
     # Web Push subscriptions (issue 47): every worker sends to the same browsers.
     push: PushStore | None = None
+    # Which pages are visible, and each user's notification settings (shared by every worker).
+    presence: Presence | None = None
+    notify_settings: NotifySettingsStore | None = None
 
 
 def build_stores(
@@ -70,6 +76,8 @@ def build_stores(
             state=InMemorySessionStateStore(),
             claims=InMemoryExtractionClaims(),
             push=InMemoryPushStore(),
+            presence=InMemoryPresence(),
+            notify_settings=InMemoryNotifySettings(),
         )
     sessions = SqlSessionStore(db, files_dir) if sessions is None else sessions
     shared = isinstance(sessions, SqlSessionStore) and sessions.db is db
@@ -83,4 +91,6 @@ def build_stores(
         claims=SqlExtractionClaims(db) if shared else InMemoryExtractionClaims(),
         documents=SqlDocumentStore(db),
         push=SqlPushStore(db),
+        presence=SqlPresence(db),
+        notify_settings=SqlNotifySettings(db),
     )

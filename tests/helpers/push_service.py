@@ -105,9 +105,15 @@ class BrowserKeys:
         )
 
     def subscription(self, endpoint: str) -> dict[str, Any]:
-        return {"endpoint": endpoint, "expirationTime": None, "keys": {"p256dh": b64url(self.public), "auth": b64url(self.auth)}}
+        return {
+            "endpoint": endpoint,
+            "expirationTime": None,
+            "keys": {"p256dh": b64url(self.public), "auth": b64url(self.auth)},
+        }
 
-    def open(self, request: Received, endpoint: str, server_key: str, now: float | None = None) -> dict[str, Any]:
+    def open(
+        self, request: Received, endpoint: str, server_key: str, now: float | None = None
+    ) -> dict[str, Any]:
         """The JSON a real push service would hand the browser, after checking the request."""
         claims = check_vapid(request.headers.get("authorization", ""), endpoint, server_key, now)
         assert claims["sub"].startswith(("mailto:", "https:")), claims
@@ -115,7 +121,9 @@ class BrowserKeys:
         assert int(request.headers["ttl"]) >= 0
         import http_ece
 
-        plain = http_ece.decrypt(request.body, private_key=self.private, auth_secret=self.auth, version="aes128gcm")
+        plain = http_ece.decrypt(
+            request.body, private_key=self.private, auth_secret=self.auth, version="aes128gcm"
+        )
         result: dict[str, Any] = json.loads(plain)
         return result
 

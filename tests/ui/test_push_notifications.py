@@ -26,8 +26,8 @@ pytestmark = pytest.mark.browser
 
 CONTROLLED = "navigator.serviceWorker.ready.then(() => navigator.serviceWorker.controller !== null)"
 SHOWN = """navigator.serviceWorker.ready.then((r) => r.getNotifications()).then((notes) =>
-  notes.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data, actions: n.actions.map((a) => a.action),
-                     requireInteraction: n.requireInteraction })))"""
+  notes.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data,
+                     actions: n.actions.map((a) => a.action), requireInteraction: n.requireInteraction })))"""
 CLICK = """async ([tag, action]) => {
   const [note] = await self.registration.getNotifications({ tag });
   const event = new NotificationEvent("notificationclick", { notification: note, action });
@@ -102,16 +102,27 @@ def test_a_push_shows_a_notification_whose_click_opens_the_conversation(
 
     cdp = context.new_cdp_session(page)
     registration = registration_id(cdp, navi)
-    push(cdp, navi, registration, {
-        "kind": "answer", "title": "Tide question", "body": "The tide turns at four.",
-        "url": f"/#/s/{answered}", "session_id": answered, "tag": f"navi-{answered}",
-    })
+    push(
+        cdp,
+        navi,
+        registration,
+        {
+            "kind": "answer",
+            "title": "Tide question",
+            "body": "The tide turns at four.",
+            "url": f"/#/s/{answered}",
+            "session_id": answered,
+            "tag": f"navi-{answered}",
+        },
+    )
     note = shown(page, f"navi-{answered}")
     assert note["title"] == "Tide question" and note["body"] == "The tide turns at four."
     assert note["data"]["url"] == f"/#/s/{answered}" and note["actions"] == []
     click(context, f"navi-{answered}")
     expect(page).to_have_url(f"{navi.url}/#/s/{answered}")
-    expect(page.locator("article.turn").last.locator(".markdown.text")).to_have_text("The tide turns at four.")
+    expect(page.locator("article.turn").last.locator(".markdown.text")).to_have_text(
+        "The tide turns at four."
+    )
     # The click closed the notification.
     assert all(n["tag"] != f"navi-{answered}" for n in page.evaluate(SHOWN))
 
@@ -129,16 +140,28 @@ def test_allow_on_an_approval_notification_answers_it(
     page = open_app(context.new_page())
     worker_ready(page)
     send(page, "Make the file")
-    expect(page.locator("article.turn details.tool").first.get_by_role("button", name="Allow")).to_be_visible()
+    expect(
+        page.locator("article.turn details.tool").first.get_by_role("button", name="Allow")
+    ).to_be_visible()
     sid = session_id(page)
     with navi.client() as http:
         [waiting] = http.get(f"/sessions/{sid}/approvals").json()
     cdp = context.new_cdp_session(page)
-    push(cdp, navi, registration_id(cdp, navi), {
-        "kind": "approval", "title": "Navi waits for you", "body": f"terminal: touch {target}",
-        "url": f"/#/s/{sid}", "session_id": sid, "approval_id": waiting["call_id"], "tag": "navi-approval",
-        "actions": [{"action": "allow", "title": "Allow"}, {"action": "deny", "title": "Deny"}],
-    })
+    push(
+        cdp,
+        navi,
+        registration_id(cdp, navi),
+        {
+            "kind": "approval",
+            "title": "Navi waits for you",
+            "body": f"terminal: touch {target}",
+            "url": f"/#/s/{sid}",
+            "session_id": sid,
+            "approval_id": waiting["call_id"],
+            "tag": "navi-approval",
+            "actions": [{"action": "allow", "title": "Allow"}, {"action": "deny", "title": "Deny"}],
+        },
+    )
     note = shown(page, "navi-approval")
     assert note["actions"] == ["allow", "deny"] and note["requireInteraction"] is True
     click(context, "navi-approval", "allow")

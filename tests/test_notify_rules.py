@@ -1,0 +1,178 @@
+"""When Navi notifies, against a live Navi with the test as the push service: a visible page holds
+pushes back; a hidden page or none at all gets the turn's answer pushed (decrypted here with the
+subscription's own keys); an approval pushes at once with Allow/Deny, and answering it as the
+service worker does (the browser's own sign-in) lets the turn go on; the user's per-kind settings
+and quiet hours hold pushes back; no subscription falls back to nowhere (no channel here)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from navi.push import InMemoryPushStore, PushMessage
+from navi.push.notifier import Notifier
+from navi.push.prefs import InMemoryNotifySettings, NotifySettings, QuietHours
+from navi.push.presence import FRESH_SECONDS, InMemoryPresence
+from navi.sessions.memory_store import InMemorySessionStore
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply, ScriptedCall
+from tests.helpers.push_service import BrowserKeys, PushService
+from tests.server_helpers import LiveNavi, frames_until, live_navi, use_script
+
+
+@pytest.fixture
+def service() -> Iterator[PushService]:
+    pushes = PushService()
+    yield pushes
+    pushes.close()
+
+
+@pytest.fixture
+def navi(tmp_path: Path, fake_server: FakeModelServer) -> Iterator[LiveNavi]:
+    with live_navi(
+        tmp_path,
+        fake_server,
+        navi_fetch_allowed_hosts="127.0.0.1",
+        navi_approval_mode="smart",
+        planning_enabled=False,
+    ) as server:
+        yield server
+
+
+def outcomes(navi: LiveNavi) -> list[tuple[str, str]]:
+    return [(s.message.kind, s.outcome) for s in navi.app.state.services.notifier.sent]
+
+
+async def wait_outcomes(navi: LiveNavi, count: int) -> list[tuple[str, str]]:
+    for _ in range(300):
+        if len(outcomes(navi)) >= count:
+            return outcomes(navi)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{outcomes(navi)}: fewer than {count} decisions")
+
+
+async def turn(ws: Any, text: str) -> list[dict[str, Any]]:
+    await ws.send(json.dumps({"type": "message", "content": text}))
+    return await frames_until(ws, "stream_end", "error")
+
+
+async def test_visible_hidden_closed_and_an_approval(
+    navi: LiveNavi, service: PushService, fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    browser = BrowserKeys()
+    endpoint = service.endpoint("phone")
+    with navi.client() as http:
+        assert http.post("/push/subscriptions", json=browser.subscription(endpoint)).status_code == 201
+        key = http.get("/push/key").json()["public_key"]
+    sid = navi.new_session()
+    script = use_script(fake_server)
+    script.turn(Reply(text="Seen on the page."))
+    script.turn(Reply(text="The tide turns at four."))
+    async with navi.socket(sid) as ws:
+        await ws.send(json.dumps({"type": "visibility", "visible": True}))
+        await turn(ws, "one")
+        assert await wait_outcomes(navi, 1) == [("answer", "visible")]
+        await ws.send(json.dumps({"type": "visibility", "visible": False}))
+        await turn(ws, "two")
+        assert (await wait_outcomes(navi, 2))[1] == ("answer", "pushed")
+        [pushed] = await asyncio.to_thread(service.wait, 1)
+        payload = browser.open(pushed, endpoint, key)
+        assert payload["kind"] == "answer" and payload["body"] == "The tide turns at four."
+        assert payload["url"] == f"/#/s/{sid}" and payload["session_id"] == sid
+        # A bad visibility frame is refused, saying what to send; the socket stays.
+        await ws.send(json.dumps({"type": "visibility", "visible": "maybe"}))
+        [refused] = await frames_until(ws, "error")
+        assert refused["code"] == "bad_frame"
+
+    # No page at all (the socket closed): an approval pushes at once, with actions that work.
+    target = tmp_path / "made-while-away"
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("terminal", {"command": f"touch {target}"})]), Reply(text="Made it.")
+    )
+    async with httpx.AsyncClient(base_url=navi.url, headers=navi.auth, timeout=60) as http:
+        answer = asyncio.create_task(http.post(f"/sessions/{sid}/messages", json={"content": "make it"}))
+        approval = (await asyncio.to_thread(service.wait, 2))[1]
+        payload = browser.open(approval, endpoint, key)
+        assert payload["kind"] == "approval" and payload["actions"] == [
+            {"action": "allow", "title": "Allow"},
+            {"action": "deny", "title": "Deny"},
+        ]
+        assert "terminal" in payload["body"] and approval.headers["urgency"] == "high"
+        # What the service worker does on Allow: the approval answered with the browser's sign-in.
+        path = f"/sessions/{payload['session_id']}/approvals/{payload['approval_id']}"
+        allowed = await http.post(path, json={"decision": "allow"})
+        assert allowed.status_code == 200, allowed.text
+        done = await answer
+        assert done.status_code == 200 and "Made it." in done.text
+    assert target.exists()
+    await wait_outcomes(navi, 4)
+    assert outcomes(navi)[2:] == [("approval", "pushed"), ("answer", "pushed")]
+    assert browser.open((await asyncio.to_thread(service.wait, 3))[2], endpoint, key)["body"] == "Made it."
+
+    # Answers turned off in the settings: the next one is not pushed.
+    with navi.client() as http:
+        bad = http.put("/push/settings", json={"answers": False, "quiet": {"start": "25:00", "end": "07:00"}})
+        assert bad.status_code == 422
+        assert http.put("/push/settings", json={"answers": False}).json()["answers"] is False
+        assert http.get("/push/settings").json()["approvals"] is True
+    script.turn(Reply(text="Quietly."))
+    async with navi.socket(sid) as ws:
+        await turn(ws, "three")
+    assert (await wait_outcomes(navi, 5))[4] == ("answer", "off")
+    assert len(service.received) == 3
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_the_rule_in_order() -> None:
+    sessions = InMemorySessionStore("/tmp/unused")
+    presence_clock = Clock()
+    presence = InMemoryPresence(presence_clock)
+    prefs = InMemoryNotifySettings()
+    channel: list[tuple[str, str, str]] = []
+    moment = datetime(2026, 7, 1, 21, 30, tzinfo=UTC)  # 23:30 in Berlin (summer time)
+
+    async def fallback(owner: str, title: str, text: str, session_id: str | None) -> bool:
+        channel.append((owner, title, text))
+        return owner == "has-mail"
+
+    from zoneinfo import ZoneInfo
+
+    notifier = Notifier(
+        sessions,
+        presence=presence,
+        settings=prefs,
+        fallback=fallback,
+        zone=ZoneInfo("Europe/Berlin"),
+        clock=lambda: moment,
+    )
+    message = PushMessage(kind="job", title="Job done", body="The report is ready.", session_id="s1")
+    assert await notifier.notify("has-mail", message) == "channel"
+    assert channel == [("has-mail", "Job done", "The report is ready.\n\n(Navi: /#/s/s1)")]
+    assert await notifier.notify("nobody", message) == "nowhere"
+    await presence.seen("page-1", "has-mail", True)
+    assert await notifier.notify("has-mail", message) == "visible"
+    presence_clock.now += FRESH_SECONDS + 1  # the page went silent (its worker died)
+    assert await notifier.notify("has-mail", message) == "channel"
+    await presence.seen("page-1", "has-mail", False)
+    await prefs.put("has-mail", NotifySettings(quiet=QuietHours(start="23:00", end="07:00")))
+    assert await notifier.notify("has-mail", message) == "quiet"
+    await prefs.put("has-mail", NotifySettings(quiet=QuietHours(start="07:00", end="23:00")))
+    assert await notifier.notify("has-mail", message) == "channel"
+    await prefs.put("has-mail", NotifySettings(jobs=False))
+    assert await notifier.notify("has-mail", message) == "off"
+    assert await notifier.notify("has-mail", PushMessage(kind="answer", title="t", body="b")) == "channel"
+    assert InMemoryPushStore  # the push path is covered in tests/test_push.py

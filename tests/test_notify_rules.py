@@ -176,3 +176,57 @@ async def test_the_rule_in_order() -> None:
     assert await notifier.notify("has-mail", message) == "off"
     assert await notifier.notify("has-mail", PushMessage(kind="answer", title="t", body="b")) == "channel"
     assert InMemoryPushStore  # the push path is covered in tests/test_push.py
+
+
+async def test_the_notify_tool_goes_the_same_way_and_is_limited(
+    navi: LiveNavi, service: PushService, fake_server: FakeModelServer
+) -> None:
+    browser = BrowserKeys()
+    endpoint = service.endpoint("laptop")
+    with navi.client() as http:
+        assert http.post("/push/subscriptions", json=browser.subscription(endpoint)).status_code == 201
+        key = http.get("/push/key").json()["public_key"]
+    sid = navi.new_session()
+    use_script(fake_server).turn(
+        Reply(tool_calls=[ScriptedCall("notify", {"title": "Kettle", "body": "The water boiled."})]),
+        Reply(text="Told you."),
+    )
+    async with httpx.AsyncClient(base_url=navi.url, headers=navi.auth, timeout=60) as http:
+        done = await http.post(f"/sessions/{sid}/messages", json={"content": "tell me when it boils"})
+        assert done.status_code == 200 and "Told you." in done.text
+        history = (await http.get(f"/sessions/{sid}")).json()["messages"]
+    got = await asyncio.to_thread(service.wait, 2)
+    first = browser.open(got[0], endpoint, key)
+    assert (first["kind"], first["title"], first["body"]) == ("notify", "Kettle", "The water boiled.")
+    assert first["url"] == f"/#/s/{sid}"
+    assert browser.open(got[1], endpoint, key)["kind"] == "answer"
+    # The conversation shows it too: the call and what became of it.
+    results = [m for m in history if m["role"] == "tool"]
+    assert results and "sent to the user's subscribed browsers" in results[0]["content"]
+
+
+async def test_the_notify_tool_refuses_past_its_rate() -> None:
+    from navi import runctx
+    from navi.tools.builtin.notify import PER_HOUR, NotifyTool
+
+    clock = Clock()
+    tool = NotifyTool(clock=clock)
+    decided: list[PushMessage] = []
+
+    class Counting(Notifier):
+        async def notify(self, owner: str, message: PushMessage) -> Any:
+            decided.append(message)
+            return "nowhere"
+
+    tool.notifier = Counting(InMemorySessionStore("/tmp/unused"))
+    with runctx.using(runctx.RunContext(session_id="s1", owner="ann")):
+        for _ in range(PER_HOUR):
+            result = await tool.execute({"title": "t", "body": "b"})
+            assert result.success and "not sent" in result.output
+        refused = await tool.execute({"title": "t", "body": "b"})
+        assert not refused.success and "rate limit" in (refused.error or "")
+        clock.now += 3601
+        assert (await tool.execute({"title": "t", "body": "b"})).success
+    with runctx.using(runctx.RunContext(session_id="s2", owner="bob")):
+        assert (await tool.execute({"title": "t", "body": "b"})).success  # each user has their own
+    assert len(decided) == PER_HOUR + 2 and decided[0].session_id == "s1"

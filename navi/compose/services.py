@@ -23,6 +23,7 @@ from navi.documents.folder import FolderSync
 from navi.documents.indexer import Indexer
 from navi.logging import get_logger
 from navi.push.notifier import Notifier
+from navi.tools.builtin.notify import NotifyTool
 from navi.runs import RunManager
 from navi.runs.leases import MemoryLeases, SqlLeases, worker_name
 from navi.runs.pg import PgBus
@@ -147,6 +148,9 @@ def build_services(
         services.channel_worker,
     )
     runs.observers.append(services.notifier.turn_frame)
+    notify = runtime.tools.get("notify")
+    if isinstance(notify, NotifyTool):
+        notify.notifier = services.notifier
     if bus is not None and db is not None:
         services.files = SharedFiles(db, max_bytes=settings.session_files_max_bytes)
     if schedules:

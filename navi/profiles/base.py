@@ -27,6 +27,7 @@ BASE_TOOLS: tuple[str, ...] = (
     "recall",
     "schedule",
     "search_documents",
+    "notify",
 )
 
 

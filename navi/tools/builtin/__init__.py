@@ -67,6 +67,7 @@ def register_builtins(
     from navi.tools.builtin.image import ImageViewTool
     from navi.tools.builtin.memory import ForgetTool, MemorySearchTool, RememberTool
     from navi.tools.builtin.meta import ListToolsTool, ReloadToolsTool, ToolManualTool, WriteToolTool
+    from navi.tools.builtin.notify import NotifyTool
     from navi.tools.builtin.recall import RecallTool
     from navi.tools.builtin.schedule import ScheduleTool
     from navi.tools.builtin.scratchpad import ScratchpadTool
@@ -114,6 +115,7 @@ def register_builtins(
         spawn,
         recall,
         SearchConversationsTool(sessions),
+        NotifyTool(),
     ):
         registry.register(tool, builtin=True)
     registry.alias(ForgetTool.former_name, ForgetTool.name)

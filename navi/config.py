@@ -134,6 +134,11 @@ class Settings(BackendSettings, BaseSettings):
     # (empty: beside the database), and the contact push services see in its VAPID claims.
     navi_vapid_file: str = ""
     navi_push_subject: str = "mailto:navi@localhost"
+    # Background jobs (docs/jobs.md): how many each user may have queued or running, and each
+    # job's budget of steps (tool calls) and seconds.
+    navi_jobs_per_user: int = Field(3, ge=1, le=100)
+    navi_job_max_steps: int = Field(40, ge=1, le=10_000)
+    navi_job_max_seconds: int = Field(1800, ge=10, le=7 * 86400)
     # Serve without any token. Only on loopback, and only when asked for by name.
     navi_auth_disabled: bool = False
     navi_allowed_hosts: str = ""

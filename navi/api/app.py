@@ -33,6 +33,7 @@ from navi.api.routes import (
     documents,
     files,
     health,
+    jobs,
     memory,
     messages,
     metrics,
@@ -192,6 +193,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         search,
         documents,
         push,
+        jobs,
     ):
         app.include_router(module.router)
     if config.loop_monitor:

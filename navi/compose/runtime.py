@@ -31,6 +31,8 @@ from navi.config import Settings
 from navi.documents.base import DocumentStore
 from navi.documents.extract.common import Limits
 from navi.documents.retrieval import Retrieval
+from navi.jobs import InMemoryJobStore
+from navi.jobs.service import JobService, JobSettings
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
@@ -116,6 +118,8 @@ class Runtime:
     # Which of a user's pages are visible, and what each user wants to be notified of.
     presence: Presence = field(default_factory=InMemoryPresence)
     notify_settings: NotifySettingsStore = field(default_factory=InMemoryNotifySettings)
+    # Background jobs (docs/jobs.md): started here for every surface; the runner is a service.
+    jobs: JobService | None = None
 
     def background(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` without holding up the caller; failures are logged."""
@@ -238,6 +242,14 @@ async def build_runtime(
         state = SessionState(stores.state)
         retrieval = Retrieval(stores.documents, embed) if stores.documents is not None else None
         push = push_sender(settings, stores.push, create=create_database)
+        jobs = JobService(
+            stores.jobs or InMemoryJobStore(),
+            sessions,
+            profiles,
+            JobSettings(
+                settings.navi_jobs_per_user, settings.navi_job_max_steps, settings.navi_job_max_seconds
+            ),
+        )
         sandbox = parts.build_sandbox(settings)
         report_sandbox(sandbox)
         tool_host = ToolHost(sandbox)
@@ -253,6 +265,7 @@ async def build_runtime(
             sandbox=sandbox,
             schedules=schedules,
             documents=retrieval,
+            jobs=jobs,
         )
         await parts.load_user_tools(settings, tools, seed=seed_tools)
         mcp = McpManager(mcp_servers, tools)
@@ -341,6 +354,7 @@ async def build_runtime(
         push=push,
         presence=stores.presence or InMemoryPresence(),
         notify_settings=stores.notify_settings or InMemoryNotifySettings(),
+        jobs=jobs,
     )
 
 

@@ -21,10 +21,13 @@ from navi.compose.runtime import Runtime, build_runtime
 from navi.config import Settings
 from navi.documents.folder import FolderSync
 from navi.documents.indexer import Indexer
+from navi.jobs import Job
+from navi.jobs.service import JobService
 from navi.logging import get_logger
+from navi.push import PushMessage
 from navi.push.notifier import Notifier
-from navi.tools.builtin.notify import NotifyTool
 from navi.runs import RunManager
+from navi.runs.background import JobRunner
 from navi.runs.leases import MemoryLeases, SqlLeases, worker_name
 from navi.runs.pg import PgBus
 from navi.runs.queue import SqlQueue
@@ -34,6 +37,7 @@ from navi.sessions.files import cleanup_loop
 from navi.sessions.models import DEFAULT_OWNER
 from navi.storage.files import SharedFiles
 from navi.storage.memory import SqlMemoryStore
+from navi.tools.builtin.notify import NotifyTool
 
 log = get_logger(__name__)
 
@@ -57,6 +61,8 @@ class Services:
     indexer: Indexer | None = None
     # Tells users what ended or waits while none of their pages is visible (docs/notifications.md).
     notifier: Notifier | None = None
+    # Runs the background jobs this process claims (one of `loops`); None without `background`.
+    jobs: JobRunner | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @property
@@ -151,6 +157,11 @@ def build_services(
     notify = runtime.tools.get("notify")
     if isinstance(notify, NotifyTool):
         notify.notifier = services.notifier
+    if background and runtime.jobs is not None:
+        services.jobs = job_runner(
+            runtime.jobs, runs, services.notifier, leases.worker if leases else worker_name()
+        )
+        services.loops.append(services.jobs.run)
     if bus is not None and db is not None:
         services.files = SharedFiles(db, max_bytes=settings.session_files_max_bytes)
     if schedules:
@@ -196,6 +207,20 @@ def build_services(
             services.loops.append(indexer.run)
         services.loops += folder_loops(runtime, poke=services.indexer.poke if services.indexer else None)
     return services
+
+
+def job_runner(service: JobService, runs: RunManager, notifier: Notifier, worker: str) -> JobRunner:
+    """The runner of background jobs, poked when one is started, notifying through `notifier`."""
+
+    async def notify(job: Job, line: str) -> None:
+        where = job.origin_session_id or job.session_id
+        await notifier.notify(
+            job.owner, PushMessage(kind="job", title=job.title, body=line, session_id=where)
+        )
+
+    runner = JobRunner(service.store, runs, worker, notify=notify)
+    service.on_created.append(runner.poke)
+    return runner
 
 
 def folder_loops(

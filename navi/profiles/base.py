@@ -28,6 +28,7 @@ BASE_TOOLS: tuple[str, ...] = (
     "schedule",
     "search_documents",
     "notify",
+    "background_job",
 )
 
 

@@ -4,7 +4,8 @@
 observer) with what the run is for (`purpose`: "answer" for a message from a page, "reminder" for
 a schedule, "job" for a background job, "channel" for a run a channel answers itself). It acts on
 two: `approval_required` (a call waits for the user: notified at once, with Allow and Deny) and
-`stream_end` / `error` (the run ended: notified with the start of the answer). A stopped run
+`stream_end` / `error` (the run ended: notified with the start of the answer; a job's end is
+notified by the job runner, once its result is posted back). A stopped run
 notifies nobody (the user stopped it).
 
 `Notifier.notify()` decides for one message, in this order:
@@ -102,6 +103,8 @@ class Notifier:
         kind = frame.get("type")
         if purpose == "channel" or kind not in ("approval_required", "stream_end", "error"):
             return
+        if purpose == "job" and kind != "approval_required":
+            return  # the job runner notifies once the result is posted (navi/runs/background.py)
         task = asyncio.get_running_loop().create_task(self._from_run(session_id, purpose, frame))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

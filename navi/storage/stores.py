@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from navi.agent.grants import GrantStore, InMemoryGrantStore
 from navi.documents.base import DocumentStore
+from navi.jobs import InMemoryJobStore, JobStore
 from navi.memory.base import MemoryStore
 from navi.memory.claims import ExtractionClaims, InMemoryExtractionClaims
 from navi.memory.in_memory import InMemoryMemoryStore
@@ -25,6 +26,7 @@ from navi.sessions.store import SessionStore
 from navi.storage.database import Database
 from navi.storage.documents import SqlDocumentStore
 from navi.storage.grants import SqlGrantStore
+from navi.storage.jobs import SqlJobStore
 from navi.storage.memory import Embed, SqlMemoryStore
 from navi.storage.presence import SqlNotifySettings, SqlPresence
 from navi.storage.push import SqlPushStore
@@ -54,6 +56,8 @@ class Stores:
     # Which pages are visible, and each user's notification settings (shared by every worker).
     presence: Presence | None = None
     notify_settings: NotifySettingsStore | None = None
+    # Background jobs (docs/jobs.md): claimed by one worker at a time.
+    jobs: JobStore | None = None
 
 
 def build_stores(
@@ -78,6 +82,7 @@ def build_stores(
             push=InMemoryPushStore(),
             presence=InMemoryPresence(),
             notify_settings=InMemoryNotifySettings(),
+            jobs=InMemoryJobStore(),
         )
     sessions = SqlSessionStore(db, files_dir) if sessions is None else sessions
     shared = isinstance(sessions, SqlSessionStore) and sessions.db is db
@@ -93,4 +98,5 @@ def build_stores(
         push=SqlPushStore(db),
         presence=SqlPresence(db),
         notify_settings=SqlNotifySettings(db),
+        jobs=SqlJobStore(db),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from navi.documents.retrieval import Retrieval
+from navi.jobs.service import JobService
 from navi.memory.base import MemoryStore
 from navi.net.guard import NetGuard
 from navi.profiles.registry import ProfileRegistry
@@ -54,6 +55,7 @@ def register_builtins(
     sandbox: Sandbox,
     schedules: ScheduleService | None = None,
     documents: Retrieval | None = None,
+    jobs: JobService | None = None,
 ) -> BuiltinHandles:
     """Register every built-in; `sandbox` confines the children of code_exec and terminal;
     `schedules` (where the `schedule` tool keeps reminders) is None only where no runtime runs;
@@ -121,6 +123,10 @@ def register_builtins(
     registry.alias(ForgetTool.former_name, ForgetTool.name)
     if schedules is not None:
         registry.register(ScheduleTool(schedules), builtin=True)
+    if jobs is not None:
+        from navi.tools.builtin.jobs import BackgroundJobTool
+
+        registry.register(BackgroundJobTool(jobs), builtin=True)
     if documents is not None:
         registry.register(SearchDocumentsTool(documents), builtin=True)
         recall.passage = documents.passage

@@ -158,9 +158,9 @@ def build_services(
     if isinstance(notify, NotifyTool):
         notify.notifier = services.notifier
     if background and runtime.jobs is not None:
-        services.jobs = job_runner(
-            runtime.jobs, runs, services.notifier, leases.worker if leases else worker_name()
-        )
+        name = leases.worker if leases is not None else worker_name()
+        lease = settings.run_lease_seconds  # a job's lease runs out as a turn's does
+        services.jobs = job_runner(runtime.jobs, runs, services.notifier, name, lease)
         services.loops.append(services.jobs.run)
     if bus is not None and db is not None:
         services.files = SharedFiles(db, max_bytes=settings.session_files_max_bytes)
@@ -209,8 +209,11 @@ def build_services(
     return services
 
 
-def job_runner(service: JobService, runs: RunManager, notifier: Notifier, worker: str) -> JobRunner:
-    """The runner of background jobs, poked when one is started, notifying through `notifier`."""
+def job_runner(
+    service: JobService, runs: RunManager, notifier: Notifier, worker: str, lease: float
+) -> JobRunner:
+    """The runner of background jobs, poked when one is started, notifying through `notifier`;
+    its lease on a job is renewed every third of `lease` seconds."""
 
     async def notify(job: Job, line: str) -> None:
         where = job.origin_session_id or job.session_id
@@ -218,7 +221,8 @@ def job_runner(service: JobService, runs: RunManager, notifier: Notifier, worker
             job.owner, PushMessage(kind="job", title=job.title, body=line, session_id=where)
         )
 
-    runner = JobRunner(service.store, runs, worker, notify=notify)
+    beat = max(0.2, lease / 3)
+    runner = JobRunner(service.store, runs, worker, notify=notify, lease_seconds=lease, heartbeat=beat)
     service.on_created.append(runner.poke)
     return runner
 

@@ -44,6 +44,9 @@ async function request(method, path, body, { raw = false } = {}) {
 
 export const api = {
   pushKey: () => request("GET", "/push/key"),
+  jobs: () => request("GET", "/jobs"),
+  startJob: (prompt, sessionId) => request("POST", "/jobs", { prompt, session_id: sessionId }),
+  stopJob: (id) => request("POST", `/jobs/${encodeURIComponent(id)}/stop`),
   subscribePush: (subscription) => request("POST", "/push/subscriptions", subscription),
   unsubscribePush: (endpoint) => request("DELETE", "/push/subscriptions", { endpoint }),
   profiles: () => request("GET", "/agents/profiles"),

@@ -17,6 +17,7 @@ import { toast } from "/static/js/dom.js";
 import { fillIcons } from "/static/js/icons.js";
 import { KnowledgePanel } from "/static/js/knowledge.js";
 import { setAfterRender } from "/static/js/markdown.js";
+import { JobsPanel } from "/static/js/jobs.js";
 import { MemoryPanel } from "/static/js/memory.js";
 import { Notifier } from "/static/js/notify.js";
 import { ProfilePicker } from "/static/js/profile.js";
@@ -110,6 +111,40 @@ new MemoryPanel({
   onOpenSession: (id) => { closeDrawer(); navigate(id); },
   sessionName: (id) => sidebar.sessions.find((s) => s.id === id)?.name,
 });
+
+const jobsPanel = new JobsPanel({
+  dialog: $("jobs"),
+  openButton: $("open-jobs"),
+  closeButton: $("close-jobs"),
+  onOpenSession: (id) => { closeDrawer(); navigate(id); },
+});
+
+// "Background" beside Send: what is typed becomes a job of this conversation (created first when
+// it is a draft); the conversation stays free, and the job's result is posted here.
+$("background").addEventListener("click", async () => {
+  const text = $("input").value.trim();
+  if (!text) {
+    toast("Write the task first, then press Background.", "info");
+    return;
+  }
+  try {
+    const sessionId = await ensureSession();
+    const job = await api.startJob(text, sessionId);
+    composer.clear();
+    toast(`Background job “${job.title}” started: its result will be posted here.`, "info");
+  } catch (error) {
+    toast(`Could not start it: ${error.message}`);
+  }
+});
+
+function jobChanged(frame) {
+  jobsPanel.changed();
+  const ended = ["done", "failed", "stopped"].includes(frame.state);
+  // Its result was posted into the open conversation: drawn, unless a turn is being drawn there.
+  if (ended && frame.origin_session_id && state.session?.id === frame.origin_session_id && !state.turn) {
+    redrawHistory(frame.origin_session_id);
+  }
+}
 
 const settings = new SettingsPanel({
   dialog: $("settings"),
@@ -708,6 +743,9 @@ function handleFrame(frame) {
     case "schedule_run":
       watch.event(frame);
       break;
+    case "job":
+      jobChanged(frame);
+      break;
     case "queued":
       if (frame.session_id !== state.session?.id) break;
       queueView.upsert(frame);
@@ -826,7 +864,7 @@ document.addEventListener("keydown", (event) => {
   closeDrawer();
 }, true);
 // A panel opened from the phone's list takes the screen: the list closes under it.
-for (const opener of ["open-schedules", "open-memory", "open-knowledge", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
+for (const opener of ["open-schedules", "open-memory", "open-knowledge", "open-jobs", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
 $("close-sidebar").addEventListener("click", () => {
   closeDrawer();
   $("open-sidebar").focus();

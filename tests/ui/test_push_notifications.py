@@ -168,3 +168,29 @@ def test_allow_on_an_approval_notification_answers_it(
     expect(page.locator("article.turn").last.locator(".markdown.text")).to_have_text("Made it.")
     wait_idle(page)
     assert target.exists()
+
+
+def test_the_settings_choose_kinds_and_quiet_hours(page: Page, navi: LiveNavi) -> None:
+    open_app(page)
+    page.locator("#open-settings").click()
+    form = page.locator("#notify-settings")
+    expect(form.locator('input[name="answers"]')).to_be_checked()
+    expect(form.locator('input[name="quiet"]')).not_to_be_checked()
+    form.locator('input[name="answers"]').uncheck()
+    expect(page.locator("#settings-status")).to_have_text("Notification settings saved.")
+    page.locator("#quiet-start").fill("23:15")
+    page.locator("#quiet-end").fill("06:45")
+    form.locator('input[name="quiet"]').check()
+    with navi.client() as http:
+        for _ in range(50):
+            chosen = http.get("/push/settings").json()
+            if chosen["quiet"]:
+                break
+            page.wait_for_timeout(100)
+    assert chosen["answers"] is False and chosen["approvals"] is True
+    assert chosen["quiet"] == {"start": "23:15", "end": "06:45"}
+    page.reload()
+    page.locator("#open-settings").click()
+    expect(page.locator("#notify-settings input[name='answers']")).not_to_be_checked()
+    expect(page.locator("#notify-settings input[name='quiet']")).to_be_checked()
+    expect(page.locator("#quiet-start")).to_have_value("23:15")

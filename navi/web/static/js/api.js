@@ -45,6 +45,8 @@ async function request(method, path, body, { raw = false } = {}) {
 export const api = {
   pushKey: () => request("GET", "/push/key"),
   jobs: () => request("GET", "/jobs"),
+  notifySettings: () => request("GET", "/push/settings"),
+  saveNotifySettings: (settings) => request("PUT", "/push/settings", settings),
   startJob: (prompt, sessionId) => request("POST", "/jobs", { prompt, session_id: sessionId }),
   stopJob: (id) => request("POST", `/jobs/${encodeURIComponent(id)}/stop`),
   subscribePush: (subscription) => request("POST", "/push/subscriptions", subscription),

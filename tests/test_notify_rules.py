@@ -230,3 +230,26 @@ async def test_the_notify_tool_refuses_past_its_rate() -> None:
     with runctx.using(runctx.RunContext(session_id="s2", owner="bob")):
         assert (await tool.execute({"title": "t", "body": "b"})).success  # each user has their own
     assert len(decided) == PER_HOUR + 2 and decided[0].session_id == "s1"
+
+
+async def test_a_schedules_run_is_a_reminder(
+    navi: LiveNavi, service: PushService, fake_server: FakeModelServer
+) -> None:
+    browser = BrowserKeys()
+    endpoint = service.endpoint("watch")
+    use_script(fake_server).turn(Reply(text="Water the plants now."))
+    with navi.client() as http:
+        assert http.post("/push/subscriptions", json=browser.subscription(endpoint)).status_code == 201
+        key = http.get("/push/key").json()["public_key"]
+        made = http.post(
+            "/schedules", json={"prompt": "Remind me", "every_seconds": 3600, "title": "Plants"}
+        ).json()
+        assert http.post(f"/schedules/{made['id']}/run").status_code == 202
+    [pushed] = await asyncio.to_thread(service.wait, 1)
+    payload = browser.open(pushed, endpoint, key)
+    assert (payload["kind"], payload["title"], payload["body"]) == (
+        "reminder",
+        "Plants",
+        "Water the plants now.",
+    )
+    assert outcomes(navi) == [("reminder", "pushed")]

@@ -37,6 +37,13 @@ def test_background_and_jobs(tmp_path: Path, fake_server: FakeModelServer) -> No
                 [job] = http.get("/jobs").json()
                 last = http.get(f"/sessions/{home}").json()["messages"][-1]["content"]
             assert job["origin_session_id"] == home and job["result"] == "The comparison: B wins."
+            # The terminal says it is in view: the job's end is not pushed elsewhere.
+            notifier = navi.app.state.services.notifier
+            deadline = time.monotonic() + 10
+            while notifier.sent[-1].message.kind != "job":
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            assert (notifier.sent[-1].message.kind, notifier.sent[-1].outcome) == ("job", "visible")
             assert last == "Background job “compare bikes A and B” is done:\n\nThe comparison: B wins."
             term.type("/jobs")
             term.send("Enter")

@@ -174,7 +174,11 @@ async def test_the_rule_in_order() -> None:
     assert await notifier.notify("has-mail", message) == "channel"
     await prefs.put("has-mail", NotifySettings(jobs=False))
     assert await notifier.notify("has-mail", message) == "off"
-    assert await notifier.notify("has-mail", PushMessage(kind="answer", title="t", body="b")) == "channel"
+    # An answer or a reminder is pushed, never mailed: a channel only for approvals, jobs and notes.
+    assert await notifier.notify("has-mail", PushMessage(kind="answer", title="t", body="b")) == "nowhere"
+    assert await notifier.notify("has-mail", PushMessage(kind="reminder", title="t", body="b")) == "nowhere"
+    assert await notifier.notify("has-mail", PushMessage(kind="approval", title="t", body="b")) == "channel"
+    assert len(channel) == 5
     assert InMemoryPushStore  # the push path is covered in tests/test_push.py
 
 

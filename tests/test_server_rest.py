@@ -33,7 +33,7 @@ def test_health_profiles_and_tools(navi: LiveNavi) -> None:
         tools = {t["name"]: t for t in http.get("/agents/tools").json()}
         # the reference 18, recall, schedule, remember, search_conversations, search_documents
         builtin = {name for name, t in tools.items() if t["builtin"]}
-        assert len(builtin) == 23 and {"remember", "memory_forget", "search_conversations"} <= builtin
+        assert len(builtin) == 25 and {"remember", "memory_forget", "search_conversations"} <= builtin
         assert "search_documents" in builtin and all("search_documents" in p["tools"] for p in profiles)
         assert "forget" not in tools  # its former name still reaches it, but is not listed
         assert (

@@ -14,7 +14,8 @@ notifies nobody (the user stopped it).
 2. One of the user's pages is visible (on any worker: `Presence`) → `visible`: the page shows it.
 3. Quiet hours hold → `quiet`.
 4. The user subscribed a browser → `pushed` (through `PushSender`, in the background).
-5. Else a channel (Matrix, e-mail) with one of the user's addresses → `channel`.
+5. Else, for an approval, a job or the `notify` tool, a channel (Matrix, e-mail) with one of the
+   user's addresses → `channel`.
 6. Else → `nowhere`.
 """
 
@@ -39,6 +40,10 @@ Purpose = Literal["answer", "reminder", "job", "channel"]
 # (owner, title, text, session id) → whether a channel took it.
 Fallback = Callable[[str, str, str, str | None], Awaitable[bool]]
 PREVIEW = 180
+# What goes to a channel when no browser is subscribed: what needs the user or what they asked to
+# hear of. Not every answer (a channel per answer would be noise), nor a schedule's end (a schedule
+# delivers to a channel itself when told to: `deliver`).
+CHANNEL_KINDS = frozenset({"approval", "job", "notify"})
 
 
 @dataclass
@@ -87,7 +92,7 @@ class Notifier:
         if self.push is not None and await self.push.has_subscriptions(owner):
             self.push.send(owner, message)
             return "pushed"
-        if self.fallback is not None:
+        if self.fallback is not None and message.kind in CHANNEL_KINDS:
             text = message.body if not message.session_id else f"{message.body}\n\n(Navi: {message.url})"
             try:
                 if await self.fallback(owner, message.title, text, message.session_id):

@@ -257,3 +257,34 @@ async def test_a_schedules_run_is_a_reminder(
         "Water the plants now.",
     )
     assert outcomes(navi) == [("reminder", "pushed")]
+
+
+async def test_a_job_needing_approval_waits_and_notifies(
+    navi: LiveNavi, service: PushService, fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    browser = BrowserKeys()
+    endpoint = service.endpoint("tablet")
+    target = tmp_path / "made-by-the-job"
+    use_script(fake_server).turn(
+        Reply(tool_calls=[ScriptedCall("terminal", {"command": f"touch {target}"})]), Reply(text="File made.")
+    )
+    origin = navi.new_session()
+    with navi.client() as http:
+        assert http.post("/push/subscriptions", json=browser.subscription(endpoint)).status_code == 201
+        key = http.get("/push/key").json()["public_key"]
+        job = http.post(
+            "/jobs", json={"prompt": "Make the file", "session_id": origin, "title": "File"}
+        ).json()
+    [asked] = await asyncio.to_thread(service.wait, 1)
+    payload = browser.open(asked, endpoint, key)
+    assert payload["kind"] == "approval" and payload["session_id"] == job["session_id"]
+    assert [a["action"] for a in payload["actions"]] == ["allow", "deny"]
+    assert not target.exists()  # it waits for the answer
+    async with httpx.AsyncClient(base_url=navi.url, headers=navi.auth, timeout=30) as http:
+        path = f"/sessions/{payload['session_id']}/approvals/{payload['approval_id']}"
+        assert (await http.post(path, json={"decision": "allow"})).status_code == 200
+    ended = await asyncio.to_thread(service.wait, 2)
+    done = browser.open(ended[1], endpoint, key)
+    assert (done["kind"], done["title"], done["body"]) == ("job", "File", "File made.")
+    assert done["session_id"] == origin  # the click opens the conversation the result was posted to
+    assert target.exists()

@@ -126,6 +126,15 @@ async def test_visible_hidden_closed_and_an_approval(
     async with navi.socket(sid) as ws:
         await turn(ws, "three")
     assert (await wait_outcomes(navi, 5))[4] == ("answer", "off")
+    # A program waiting on the OpenAI-compatible API is nobody to notify, whatever the settings.
+    with navi.client() as http:
+        assert http.put("/push/settings", json={}).json()["answers"] is True
+    script.turn(Reply(text="For the program."))
+    body = {"model": "secretary", "messages": [{"role": "user", "content": "hi"}]}
+    async with httpx.AsyncClient(base_url=navi.url, headers=navi.auth, timeout=60) as http:
+        assert "For the program." in (await http.post("/v1/chat/completions", json=body)).text
+    await asyncio.sleep(0.5)
+    assert len(outcomes(navi)) == 5
     assert len(service.received) == 3
 
 

@@ -2,7 +2,8 @@
 
 `Notifier.turn_frame()` is told every frame of every run this worker drives (the run manager's
 observer) with what the run is for (`purpose`: "answer" for a message from a page, "reminder" for
-a schedule, "job" for a background job, "channel" for a run a channel answers itself). It acts on
+a schedule, "job" for a background job, "channel" for a run a channel answers itself, "api" for one
+the OpenAI-compatible API or the MCP server waits on — neither notifies). It acts on
 two: `approval_required` (a call waits for the user: notified at once, with Allow and Deny) and
 `stream_end` / `error` (the run ended: notified with the start of the answer; a job's end is
 notified by the job runner, once its result is posted back). A stopped run
@@ -106,7 +107,7 @@ class Notifier:
     def turn_frame(self, session_id: str, purpose: str, frame: dict[str, Any]) -> None:
         """Told by the run manager; returns at once (the work is a task of its own)."""
         kind = frame.get("type")
-        if purpose == "channel" or kind not in ("approval_required", "stream_end", "error"):
+        if purpose in ("channel", "api") or kind not in ("approval_required", "stream_end", "error"):
             return
         if purpose == "job" and kind != "approval_required":
             return  # the job runner notifies once the result is posted (navi/runs/background.py)

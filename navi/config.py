@@ -175,6 +175,12 @@ class Settings(BackendSettings, BaseSettings):
     manuals_dir: str = "manuals"
     # JSON file of MCP servers whose tools Navi offers (the `mcpServers` shape); empty: none.
     mcp_servers_file: str = ""
+    # Agent Skills (docs/skills.md): each user's own skills live in SKILLS_DIR/<user>/ (what
+    # `navi skills add` installs into); SKILLS_DIRS are more folders of the owner's skills, read in
+    # place (comma- or os.pathsep-separated).
+    skills_dir: str = "skills"
+    skills_dirs: str = ""
+    skill_script_timeout_seconds: int = Field(60, ge=1, le=300)
 
     # --- Session files ---------------------------------------------------------------------------
     session_files_dir: str = "session_files"

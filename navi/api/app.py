@@ -44,6 +44,7 @@ from navi.api.routes import (
     schedules,
     search,
     sessions,
+    skills,
 )
 from navi.api.security import AccessControl, AccessPolicy
 from navi.api.sockets import OpenSockets
@@ -192,6 +193,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         metrics,
         search,
         documents,
+        skills,
         push,
         jobs,
     ):

@@ -1,4 +1,4 @@
-"""Background jobs in SQL (`jobs`, migration 0026). A claim picks the oldest queued job, or a
+"""Background jobs in SQL (`jobs`, migration 0028). A claim picks the oldest queued job, or a
 running one whose lease ran out, and takes it with an UPDATE that repeats the condition, so two
 workers never both take one (PostgreSQL skips a row another worker is claiming). Leases are on the
 database's clock. The model and the interface are in `navi.jobs`."""

@@ -1,5 +1,5 @@
 """Which pages are visible (`page_presence`) and each user's notification settings
-(`notify_settings`), migration 0025. A page's row carries the database's clock (`seen_at`), so
+(`notify_settings`), migration 0027. A page's row carries the database's clock (`seen_at`), so
 workers on several machines agree on which pages are fresh."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Web Push subscriptions in SQL (`push_subscriptions`, migration 0025). The model and the
+"""Web Push subscriptions in SQL (`push_subscriptions`, migration 0027). The model and the
 interface are in `navi.push`; the id is a digest of the endpoint, so saving one endpoint again
 (another user signed in on that browser) replaces its row."""
 

@@ -19,6 +19,7 @@ const PATHS = {
   memory: "M9 4a3 3 0 0 0-3 3a3 3 0 0 0-2 5a3 3 0 0 0 2 5a3 3 0 0 0 6 1V5a3 3 0 0 0-3-1zM15 4a3 3 0 0 1 3 3a3 3 0 0 1 2 5a3 3 0 0 1-2 5a3 3 0 0 1-6 1",
   book: "M5 4a1 1 0 0 1 1-1h13v15H6a1 1 0 0 0-1 1zM5 19a2 2 0 0 0 2 2h12v-3M9 7h6",
   keyboard: "M3 6h18v12H3zM7 10h.01M11 10h.01M15 10h.01M7 14h10",
+  skill: "M13 2L4 14h7l-1 8 9-12h-7z",
 };
 
 export function icon(name, label = "") {

@@ -4,8 +4,8 @@ the lease of the worker running it (`lease_worker`, `lease_until` in seconds sin
 the database's clock), which a worker renews while it runs and another takes over once it has run
 out.
 
-Revision ID: 0026
-Revises: 0025
+Revision ID: 0028
+Revises: 0027
 Create Date: 2026-12-07
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0026"
-down_revision = "0025"
+revision = "0028"
+down_revision = "0027"
 branch_labels = None
 depends_on = None
 

@@ -38,6 +38,8 @@ from navi.agent.disclosure import disclose
 from navi.compose.parts import build_profiles, build_sandbox, builtin_settings
 from navi.config import Settings, load_settings
 from navi.documents.retrieval import Retrieval
+from navi.jobs import InMemoryJobStore
+from navi.jobs.service import JobService
 from navi.llm.messages import ToolSpec
 from navi.llm.openai_backend import to_openai_tools
 from navi.llm.registry import BackendRegistry
@@ -99,6 +101,7 @@ def fixed_prompts(
             ),
             # As on a runtime with its database (never opened here: only the tool's schema is read).
             documents=Retrieval(SqlDocumentStore(Database(f"sqlite:///{tmp}/navi.db"))),
+            jobs=JobService(InMemoryJobStore(), InMemorySessionStore(), profiles),
         )
         ensure_tools_dir(settings.tools_dir)
         loaded = asyncio.run(_load_user_tools(registry, host, settings.tools_dir))

@@ -138,6 +138,15 @@ class Settings(BackendSettings, BaseSettings):
     navi_api_token: str = ""
     # Where the token Navi makes for itself (no NAVI_API_TOKEN) is kept; empty: beside the database.
     navi_token_file: str = ""
+    # Web Push (docs/notifications.md): where Navi keeps the VAPID key pair it makes on first start
+    # (empty: beside the database), and the contact push services see in its VAPID claims.
+    navi_vapid_file: str = ""
+    navi_push_subject: str = "mailto:navi@localhost"
+    # Background jobs (docs/jobs.md): how many each user may have queued or running, and each
+    # job's budget of steps (tool calls) and seconds.
+    navi_jobs_per_user: int = Field(3, ge=1, le=100)
+    navi_job_max_steps: int = Field(40, ge=1, le=10_000)
+    navi_job_max_seconds: int = Field(1800, ge=10, le=7 * 86400)
     # Serve without any token. Only on loopback, and only when asked for by name.
     navi_auth_disabled: bool = False
     navi_allowed_hosts: str = ""
@@ -440,6 +449,13 @@ class Settings(BackendSettings, BaseSettings):
         if self.navi_token_file:
             return self.navi_token_file
         return str(Path(self.db_path).expanduser().parent / "navi_token")
+
+    @property
+    def vapid_file(self) -> str:
+        """The file holding Navi's VAPID key pair: NAVI_VAPID_FILE, else beside DB_PATH."""
+        if self.navi_vapid_file:
+            return self.navi_vapid_file
+        return str(Path(self.db_path).expanduser().parent / "navi_vapid.pem")
 
     @property
     def uses_postgres(self) -> bool:

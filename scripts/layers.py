@@ -49,7 +49,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("logging", "profiles", "sandbox", "protocol"),
     ("llm",),
     ("config", "sessions", "telemetry", "testing"),
-    ("users", "schedules", "memory", "documents", "skills"),
+    ("users", "schedules", "memory", "documents", "skills", "push", "jobs"),
     ("tools",),
     ("agent",),
     ("mcp", "storage"),

@@ -83,11 +83,12 @@ def test_each_side_has_its_frames() -> None:
         "continue",
         "queue_edit",
         "queue_cancel",
+        "visibility",
     }
     server = frame_types(COMMITTED, "server")
     assert {"stream_start", "stream_end", "error", "session_updated", "schedule_run"} <= server
     assert {"queued", "queue_cancelled", "steered"} <= server
-    assert len(server) == 22 and not server & frame_types(COMMITTED, "client")
+    assert len(server) == 23 and not server & frame_types(COMMITTED, "client")
 
 
 def test_the_protocols_words_are_the_servers() -> None:

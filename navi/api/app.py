@@ -33,11 +33,13 @@ from navi.api.routes import (
     documents,
     files,
     health,
+    jobs,
     memory,
     messages,
     metrics,
     models,
     openai,
+    push,
     queue,
     schedules,
     search,
@@ -192,6 +194,8 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         search,
         documents,
         skills,
+        push,
+        jobs,
     ):
         app.include_router(module.router)
     if config.loop_monitor:

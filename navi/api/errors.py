@@ -22,9 +22,12 @@ from navi.api.openai_wire import OpenAIError, error_body, is_openai_path
 from navi.api.routing import BodyRefused
 from navi.api.uploads import UploadError
 from navi.api.websocket import FrameError
+from navi.jobs import JobLimit
+from navi.jobs.service import JobError
 from navi.llm.errors import LLMError
 from navi.logging import get_logger
 from navi.profiles.registry import UnknownProfile
+from navi.push import SubscriptionError
 from navi.runs import RunActive
 from navi.runs.branching import NotBranchable, NothingToContinue
 from navi.runs.queue import QueueFull
@@ -86,6 +89,9 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (NotBranchable, 422, "bad_request"),
     (NothingToContinue, 422, "nothing_to_continue"),
     (ScheduleError, 422, "bad_schedule"),
+    (SubscriptionError, 422, "bad_subscription"),
+    (JobError, 422, "bad_job"),
+    (JobLimit, 409, "job_limit"),
     (RunActive, 409, "busy"),
     (NotQueued, 404, "not_queued"),
     (QueueFull, 409, "queue_full"),

@@ -174,7 +174,9 @@ async def ask(
     else:
         session = await new_session(runtime, profile or runtime.profiles.default_id, user)
     try:
-        run = await host.runs.start(session.id, message, planning=True, unattended=host.approvals)
+        run = await host.runs.start(
+            session.id, message, planning=True, unattended=host.approvals, purpose="api"
+        )
     except RunActive as exc:
         raise ToolError(str(exc)) from None
     answer = Answer(setting=APPROVALS_SETTING, surface="MCP")

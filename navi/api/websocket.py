@@ -32,6 +32,7 @@ import base64
 import binascii
 import contextlib
 import json
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,7 @@ from navi.protocol import (
     RetryFrame,
     Sender,
     SwitchFrame,
+    VisibilityFrame,
     parse_client_frame,
 )
 from navi.runs import RunActive, RunManager, Subscriber
@@ -109,6 +111,7 @@ class CheckedFrame:
     mode: QueueMode = "queue"  # a message's, while a turn runs
     message_id: str = ""  # the message an edit, regenerate, switch, queue_edit or queue_cancel names
     sender: Sender | None = None  # a message's name, location and metadata
+    visible: bool = False  # a visibility frame's
 
 
 def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
@@ -124,6 +127,8 @@ def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
     frame = parse_client_frame(data)
     if isinstance(frame, RetryFrame):
         return CheckedFrame("retry")
+    if isinstance(frame, VisibilityFrame):
+        return CheckedFrame("visibility", visible=frame.visible)
     if isinstance(frame, ApprovalFrame):
         return CheckedFrame("approval", call_id=frame.call_id, decision=frame.decision)
     if isinstance(frame, EditFrame | RegenerateFrame | SwitchFrame | ContinueFrame):
@@ -331,6 +336,18 @@ async def _still_let_in(recheck: Recheck, end: Callable[[int, str], None]) -> bo
     return False
 
 
+async def _seen(runtime: Runtime, page: str, user: str, visible: bool | None) -> None:
+    """The page's visibility kept for every worker (None: the page is gone); a database that does
+    not answer costs a notification's accuracy, never the socket."""
+    try:
+        if visible is None:
+            await runtime.presence.gone(page)
+        else:
+            await runtime.presence.seen(page, user, visible)
+    except Exception as exc:
+        log.warning("ws.presence_not_kept", error=f"{type(exc).__name__}: {exc}")
+
+
 @router.websocket("/ws/sessions/{session_id}")
 async def session_socket(websocket: WebSocket, session_id: str) -> None:
     runtime: Runtime = websocket.app.state.runtime
@@ -372,6 +389,7 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
         subs[run.subscribe(since, outbox)] = run
 
     files_root = config.uploads.root
+    page = uuid.uuid4().hex  # this connection, as a page whose visibility counts (navi/push/presence.py)
     try:  # from here on, whatever happens, the finally lets go of the watcher and the feed
         await runs.watch(session_id, follow)
         runs.feed.join(outbox.put_nowait, user)  # session_updated frames of this user's sessions
@@ -410,6 +428,9 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                 log.exception("ws.frame_unreadable", session_id=session_id)
                 outbox.put_nowait(_error("the frame could not be read", "bad_frame"))
                 continue
+            if frame.kind == "visibility":
+                await _seen(runtime, page, user, frame.visible)
+                continue
             if frame.kind == "approval":
                 try:  # the run's approval_resolved frame reaches every client, this one too
                     await runs.approve(session_id, frame.call_id, frame.decision)
@@ -434,6 +455,7 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
         pass
     finally:
         sockets.discard(watched)
+        await _seen(runtime, page, user, None)
         await runs.unwatch(session_id, follow)
         runs.feed.leave(outbox.put_nowait)
         for sub, run in list(subs.items()):

@@ -164,7 +164,11 @@ class ChannelWorker:
         before = _names(self.files_root / session_id)
         try:
             run = await self.runs.start(
-                session_id, text, files=files, unattended=None if channel.can_ask else "deny"
+                session_id,
+                text,
+                files=files,
+                unattended=None if channel.can_ask else "deny",
+                purpose="channel",  # answered in the channel: no other notification
             )
         except RunActive:
             await self._reply(

@@ -215,6 +215,20 @@ class Remote:
     async def export(self, session_id: str) -> dict[str, Any]:
         return dict(await self.request("GET", f"/sessions/{quote(session_id)}/export"))
 
+    async def start_job(self, prompt: str, session_id: str | None) -> dict[str, Any]:
+        body: dict[str, Any] = await self.request(
+            "POST", "/jobs", json={"prompt": prompt, "session_id": session_id}
+        )
+        return body
+
+    async def jobs(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = await self.request("GET", "/jobs")
+        return found
+
+    async def stop_job(self, job_id: str) -> dict[str, Any]:
+        body: dict[str, Any] = await self.request("POST", f"/jobs/{job_id}/stop")
+        return body
+
     async def stop(self, session_id: str) -> bool:
         return bool((await self.request("POST", f"/sessions/{quote(session_id)}/stop")).get("ok"))
 

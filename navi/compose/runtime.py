@@ -26,11 +26,14 @@ from navi.agent.workers import CompressionWorker, NamingWorker
 from navi.channels.store import ChannelStore, InMemoryChannelStore
 from navi.compose import parts
 from navi.compose.channels import channel_store
+from navi.compose.notifications import push_sender
 from navi.compose.telemetry import build_telemetry
 from navi.config import Settings
 from navi.documents.base import DocumentStore
 from navi.documents.extract.common import Limits
 from navi.documents.retrieval import Retrieval
+from navi.jobs import InMemoryJobStore
+from navi.jobs.service import JobService, JobSettings
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
@@ -39,6 +42,9 @@ from navi.memory.base import MemoryStore
 from navi.memory.embedders import Embedder
 from navi.memory.extractor import MemoryExtractor
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
+from navi.push.prefs import InMemoryNotifySettings, NotifySettingsStore
+from navi.push.presence import InMemoryPresence, Presence
+from navi.push.sender import PushSender
 from navi.sandbox import INSTALL_FIX, Sandbox
 from navi.schedules.service import ScheduleService
 from navi.sessions.archive import export_session
@@ -112,6 +118,14 @@ class Runtime:
     embedder: Embedder | None = None
     # Search over the documents people gave Navi, with memory's embedder (None without a database).
     retrieval: Retrieval | None = None
+    # Web Push to the browsers people subscribed (docs/notifications.md); None when a read-only
+    # command found no VAPID key yet.
+    push: PushSender | None = None
+    # Which of a user's pages are visible, and what each user wants to be notified of.
+    presence: Presence = field(default_factory=InMemoryPresence)
+    notify_settings: NotifySettingsStore = field(default_factory=InMemoryNotifySettings)
+    # Background jobs (docs/jobs.md): started here for every surface; the runner is a service.
+    jobs: JobService | None = None
     # Each user's Agent Skills (SKILLS_DIR, SKILLS_DIRS): docs/skills.md.
     skills: SkillLibrary = field(default_factory=lambda: SkillLibrary("skills", owner="local"))
 
@@ -122,6 +136,8 @@ class Runtime:
     async def aclose(self) -> None:
         await self.agent.settle()
         await self.mcp.aclose()
+        if self.push is not None:
+            await self.push.aclose()
         await self.tool_host.aclose()
         await self.ssh.pool.aclose()
         if self.browser is not None:
@@ -235,6 +251,15 @@ async def build_runtime(
         )
         state = SessionState(stores.state)
         retrieval = Retrieval(stores.documents, embed) if stores.documents is not None else None
+        push = push_sender(settings, stores.push, create=create_database)
+        jobs = JobService(
+            stores.jobs or InMemoryJobStore(),
+            sessions,
+            profiles,
+            JobSettings(
+                settings.navi_jobs_per_user, settings.navi_job_max_steps, settings.navi_job_max_seconds
+            ),
+        )
         if seed_tools:  # `navi serve`: the skills folder exists before the sandbox covers it
             parts.ensure_skills_dir(settings)
         sandbox = parts.build_sandbox(settings)
@@ -252,6 +277,7 @@ async def build_runtime(
             sandbox=sandbox,
             schedules=schedules,
             documents=retrieval,
+            jobs=jobs,
         )
         skills = parts.skill_library(settings)
         register_skill_tools(
@@ -352,6 +378,10 @@ async def build_runtime(
         document_settings=parts.document_settings(settings),
         embedder=embed,
         retrieval=retrieval,
+        push=push,
+        presence=stores.presence or InMemoryPresence(),
+        notify_settings=stores.notify_settings or InMemoryNotifySettings(),
+        jobs=jobs,
         skills=skills,
     )
 

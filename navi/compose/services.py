@@ -16,12 +16,18 @@ from typing import Any
 from navi.channels.worker import ChannelWorker
 from navi.compose import parts
 from navi.compose.channels import build_channels, build_worker
+from navi.compose.notifications import build_notifier
 from navi.compose.runtime import Runtime, build_runtime
 from navi.config import Settings
 from navi.documents.folder import FolderSync
 from navi.documents.indexer import Indexer
+from navi.jobs import Job
+from navi.jobs.service import JobService
 from navi.logging import get_logger
+from navi.push import PushMessage
+from navi.push.notifier import Notifier
 from navi.runs import RunManager
+from navi.runs.background import JobRunner
 from navi.runs.leases import MemoryLeases, SqlLeases, worker_name
 from navi.runs.pg import PgBus
 from navi.runs.queue import SqlQueue
@@ -31,6 +37,7 @@ from navi.sessions.files import cleanup_loop
 from navi.sessions.models import DEFAULT_OWNER
 from navi.storage.files import SharedFiles
 from navi.storage.memory import SqlMemoryStore
+from navi.tools.builtin.notify import NotifyTool
 
 log = get_logger(__name__)
 
@@ -52,6 +59,10 @@ class Services:
     # Indexes queued documents (one per process; its `run` is one of `loops`); None without the
     # documents store, or with DOCUMENTS_INDEXING off (documents then wait for another process).
     indexer: Indexer | None = None
+    # Tells users what ended or waits while none of their pages is visible (docs/notifications.md).
+    notifier: Notifier | None = None
+    # Runs the background jobs this process claims (one of `loops`); None without `background`.
+    jobs: JobRunner | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @property
@@ -133,6 +144,24 @@ def build_services(
         )
         services.channel_worker = worker
         services.loops.append(worker.run)
+    services.notifier = build_notifier(
+        runtime.sessions,
+        runtime.push,
+        runtime.presence,
+        runtime.notify_settings,
+        runtime.channels,
+        runtime.schedule_settings.zone_name,
+        services.channel_worker,
+    )
+    runs.observers.append(services.notifier.turn_frame)
+    notify = runtime.tools.get("notify")
+    if isinstance(notify, NotifyTool):
+        notify.notifier = services.notifier
+    if background and runtime.jobs is not None:
+        name = leases.worker if leases is not None else worker_name()
+        lease = settings.run_lease_seconds  # a job's lease runs out as a turn's does
+        services.jobs = job_runner(runtime.jobs, runs, services.notifier, name, lease)
+        services.loops.append(services.jobs.run)
     if bus is not None and db is not None:
         services.files = SharedFiles(db, max_bytes=settings.session_files_max_bytes)
     if schedules:
@@ -178,6 +207,24 @@ def build_services(
             services.loops.append(indexer.run)
         services.loops += folder_loops(runtime, poke=services.indexer.poke if services.indexer else None)
     return services
+
+
+def job_runner(
+    service: JobService, runs: RunManager, notifier: Notifier, worker: str, lease: float
+) -> JobRunner:
+    """The runner of background jobs, poked when one is started, notifying through `notifier`;
+    its lease on a job is renewed every third of `lease` seconds."""
+
+    async def notify(job: Job, line: str) -> None:
+        where = job.origin_session_id or job.session_id
+        await notifier.notify(
+            job.owner, PushMessage(kind="job", title=job.title, body=line, session_id=where)
+        )
+
+    beat = max(0.2, lease / 3)
+    runner = JobRunner(service.store, runs, worker, notify=notify, lease_seconds=lease, heartbeat=beat)
+    service.on_created.append(runner.poke)
+    return runner
 
 
 def folder_loops(

@@ -28,6 +28,8 @@ BASE_TOOLS: tuple[str, ...] = (
     "recall",
     "schedule",
     "search_documents",
+    "notify",
+    "background_job",
 )
 
 

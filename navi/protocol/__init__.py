@@ -27,6 +27,7 @@ from navi.protocol.client import (
     RegenerateFrame,
     RetryFrame,
     SwitchFrame,
+    VisibilityFrame,
     parse_client_frame,
 )
 from navi.protocol.sender import Sender, sender_problem
@@ -40,6 +41,7 @@ from navi.protocol.server import (
     Decision,
     ErrorCode,
     ErrorEvent,
+    JobChanged,
     Notice,
     Phase,
     PlanReady,
@@ -86,6 +88,7 @@ __all__ = [
     "ErrorCode",
     "ErrorEvent",
     "FileRef",
+    "JobChanged",
     "MessageFrame",
     "Notice",
     "Phase",
@@ -117,6 +120,7 @@ __all__ = [
     "TurnThinking",
     "TurnUsage",
     "UserMessage",
+    "VisibilityFrame",
     "parse_client_frame",
     "parse_server_frame",
     "sender_problem",

@@ -226,6 +226,16 @@ class QueueCancelFrame(_ClientFrame):
         return data
 
 
+class VisibilityFrame(_ClientFrame):
+    """Additive: whether the person can see this page (`document.visibilityState`), sent when the
+    socket opens, when it changes, and every 30 s while open. While one of a user's pages is
+    visible, Navi sends no push for what ends (docs/notifications.md); a page that has said nothing
+    for 90 s counts as not visible. Nothing is sent back."""
+
+    type: Literal["visibility"] = "visibility"
+    visible: bool
+
+
 ClientFrame = Annotated[
     MessageFrame
     | RetryFrame
@@ -235,7 +245,8 @@ ClientFrame = Annotated[
     | SwitchFrame
     | ContinueFrame
     | QueueEditFrame
-    | QueueCancelFrame,
+    | QueueCancelFrame
+    | VisibilityFrame,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[ClientFrame] = TypeAdapter(ClientFrame)
@@ -249,6 +260,7 @@ _CLIENT_TYPES: dict[str, type[_ClientFrame]] = {
     "continue": ContinueFrame,
     "queue_edit": QueueEditFrame,
     "queue_cancel": QueueCancelFrame,
+    "visibility": VisibilityFrame,
 }
 
 
@@ -264,8 +276,8 @@ def parse_client_frame(data: Any) -> ClientFrame:
             '{"type": "retry"}, {"type": "approval", "call_id": …, "decision": …}, '
             '{"type": "edit", "message_id": …, "content": …}, {"type": "regenerate", "message_id": …}, '
             '{"type": "switch", "message_id": …}, {"type": "continue", "message_id": …}, '
-            '{"type": "queue_edit", "message_id": …, "content": …} or '
-            '{"type": "queue_cancel", "message_id": …}'
+            '{"type": "queue_edit", "message_id": …, "content": …}, '
+            '{"type": "queue_cancel", "message_id": …} or {"type": "visibility", "visible": …}'
         )
     try:
         return cast(ClientFrame, model.model_validate(data))

@@ -334,6 +334,27 @@ class ScheduleRunChanged(_ServerFrame):
     tool: str | MISSING | None = MISSING
 
 
+JobFrameState = Literal["queued", "running", "done", "failed", "stopped"]
+
+
+class JobChanged(_ServerFrame):
+    """Additive: one of the user's background jobs was started, took a step, or ended
+    (docs/jobs.md). It goes to every connection of the job's owner and belongs to no turn.
+    `session_id` is the job's own session; `origin_session_id` the conversation that asked for it,
+    where the result is posted when it ends."""
+
+    type: Literal["job"] = "job"
+    job_id: str
+    title: str
+    state: JobFrameState
+    session_id: str
+    origin_session_id: str | None = None
+    steps: int = 0
+    max_steps: int = 0
+    last_step: str | None = None
+    error: str | None = None
+
+
 class Steered(_RunFrame):
     """Additive: a steering message reached the running turn (before its next model call), and is
     stored there, after what the turn had done so far."""
@@ -393,7 +414,7 @@ AGENT_EVENTS = (
 AgentEvent = Annotated[AGENT_EVENTS, Field(discriminator="type")]
 EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
 ServerFrame = Annotated[
-    StreamStart | AGENT_EVENTS | SessionUpdated | ScheduleRunChanged | Queued | QueueCancelled,
+    StreamStart | AGENT_EVENTS | SessionUpdated | ScheduleRunChanged | Queued | QueueCancelled | JobChanged,
     Field(discriminator="type"),
 ]
 SERVER_ADAPTER: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)

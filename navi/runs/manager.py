@@ -79,6 +79,9 @@ class RunManager(RunControls, Queueing):
         self._opened = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
+        # Told (session id, the run's purpose, frame) of every frame of the runs driven here:
+        # notifications (navi/push/notifier.py). An observer returns at once and never raises.
+        self.observers: list[Callable[[str, str, dict[str, Any]], None]] = []
 
     def _background(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -192,6 +195,7 @@ class RunManager(RunControls, Queueing):
         branch: str | MISSING | None = MISSING,
         continues: str | None = None,
         sender: Sender | None = None,
+        purpose: str = "answer",
     ) -> AgentRun:
         """Start a run (raises `RunActive` if the session has one). Returns immediately.
 
@@ -206,11 +210,12 @@ class RunManager(RunControls, Queueing):
         named in `stream_start`. `continues` (an answer's id): the run goes on with that cut-off
         answer (navi/runs/branching.py `continue_answer`); its `stream_start` carries `continues`
         and no message. `sender`: the message's name, location and metadata (stored with it).
+        `purpose`: what the run is for, told to the observers with its frames (`AgentRun.purpose`).
         """
         previous = self._runs.get(session_id)
         if previous is not None and not previous.answered:
             raise RunActive(session_id)
-        run = AgentRun(session_id=session_id, watch=self.telemetry.frames(), branch=branch)
+        run = AgentRun(session_id=session_id, watch=self.telemetry.frames(), branch=branch, purpose=purpose)
         self._runs[session_id] = run  # held here while the lease is taken: a second start is busy
         try:
             await self._take(session_id, run.run_id, "turn", previous.run_id if previous else None)
@@ -384,6 +389,7 @@ class RunManager(RunControls, Queueing):
                 if over:  # for the user: a new message stops what is left (post-turn work, a
                     run.answered = True  # stopped turn's last writes) and starts once it is done
                 run.publish(frame)
+                self._observe(run, frame)
                 if over:
                     self._background(self._answered(run))  # the turn goes on meanwhile
                     self._background(self._next(run.session_id))  # what waits runs now
@@ -413,18 +419,25 @@ class RunManager(RunControls, Queueing):
             if not run.answered:  # ended without an answer: what waits runs all the same
                 self._background(self._next(run.session_id))
 
+    def _observe(self, run: AgentRun, frame: dict[str, Any]) -> None:
+        for observer in self.observers:
+            try:
+                observer(run.session_id, run.purpose, frame)
+            except Exception:
+                log.exception("runs.observer_failed", session_id=run.session_id)
+
     async def _answered(self, run: AgentRun) -> None:
         try:
             await self.leases.answered(run.session_id, run.run_id)
         except Exception as exc:  # other workers take it as still answering: busy a little longer
             log.warning("runs.lease_not_marked", session_id=run.session_id, error=str(exc))
 
-    @staticmethod
-    def _end_with(run: AgentRun, error: ErrorEvent) -> None:
+    def _end_with(self, run: AgentRun, error: ErrorEvent) -> None:
         """A run that ended on an exception: its error is its result too (a REST caller waiting
         for the answer gets the error, not an empty "stopped")."""
         frame = error.frame()
         run.publish(frame)
+        self._observe(run, frame)
         if run.result is None:
             run.result = frame
 

@@ -80,6 +80,10 @@ class AgentRun:
     # An edit's or a regeneration's branch point, named by `stream_start` (`parent_id`; None: a new
     # first message); MISSING for a turn that goes on the active branch.
     branch: str | MISSING | None = MISSING
+    # What the run is for, for notifications: a page's message ("answer"), a schedule
+    # ("reminder"), a background job ("job"), a channel's message ("channel": it answers there), a
+    # program waiting on the answer ("api": the OpenAI-compatible API, the MCP server).
+    purpose: str = "answer"
 
     def publish(self, frame: dict[str, Any]) -> None:
         frame["run_id"] = self.run_id

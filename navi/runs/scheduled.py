@@ -106,7 +106,7 @@ class ScheduledRuns:
         deadline = asyncio.get_running_loop().time() + self.busy_wait
         while True:
             try:
-                return await self.runs.start(session_id, prompt)
+                return await self.runs.start(session_id, prompt, purpose="reminder")
             except RunActive:
                 current = self.runs.get(session_id)
                 left = deadline - asyncio.get_running_loop().time()

@@ -12,9 +12,13 @@ from dataclasses import dataclass
 
 from navi.agent.grants import GrantStore, InMemoryGrantStore
 from navi.documents.base import DocumentStore
+from navi.jobs import InMemoryJobStore, JobStore
 from navi.memory.base import MemoryStore
 from navi.memory.claims import ExtractionClaims, InMemoryExtractionClaims
 from navi.memory.in_memory import InMemoryMemoryStore
+from navi.push import InMemoryPushStore, PushStore
+from navi.push.prefs import InMemoryNotifySettings, NotifySettingsStore
+from navi.push.presence import InMemoryPresence, Presence
 from navi.schedules.store import InMemoryScheduleStore, ScheduleStore
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.state import InMemorySessionStateStore, SessionStateStore
@@ -22,7 +26,10 @@ from navi.sessions.store import SessionStore
 from navi.storage.database import Database
 from navi.storage.documents import SqlDocumentStore
 from navi.storage.grants import SqlGrantStore
+from navi.storage.jobs import SqlJobStore
 from navi.storage.memory import Embed, SqlMemoryStore
+from navi.storage.presence import SqlNotifySettings, SqlPresence
+from navi.storage.push import SqlPushStore
 from navi.storage.schedules import SqlScheduleStore
 from navi.storage.session_state import SqlExtractionClaims, SqlSessionStateStore
 from navi.storage.sessions import SqlSessionStore
@@ -44,6 +51,13 @@ class Stores:
     # Documents people gave Navi (issue 43): on the database only (their bytes and index live
     # there); None without one.
     documents: DocumentStore | None = None
+    # Web Push subscriptions (issue 47): every worker sends to the same browsers.
+    push: PushStore | None = None
+    # Which pages are visible, and each user's notification settings (shared by every worker).
+    presence: Presence | None = None
+    notify_settings: NotifySettingsStore | None = None
+    # Background jobs (docs/jobs.md): claimed by one worker at a time.
+    jobs: JobStore | None = None
 
 
 def build_stores(
@@ -65,6 +79,10 @@ def build_stores(
             grants=InMemoryGrantStore(),
             state=InMemorySessionStateStore(),
             claims=InMemoryExtractionClaims(),
+            push=InMemoryPushStore(),
+            presence=InMemoryPresence(),
+            notify_settings=InMemoryNotifySettings(),
+            jobs=InMemoryJobStore(),
         )
     sessions = SqlSessionStore(db, files_dir) if sessions is None else sessions
     shared = isinstance(sessions, SqlSessionStore) and sessions.db is db
@@ -77,4 +95,8 @@ def build_stores(
         state=SqlSessionStateStore(db) if shared else InMemorySessionStateStore(),
         claims=SqlExtractionClaims(db) if shared else InMemoryExtractionClaims(),
         documents=SqlDocumentStore(db),
+        push=SqlPushStore(db),
+        presence=SqlPresence(db),
+        notify_settings=SqlNotifySettings(db),
+        jobs=SqlJobStore(db),
     )

@@ -189,6 +189,7 @@ async def chat_completions(
             planning=True,
             unattended=unattended,
             sender=Sender(collections=collections) if collections else None,
+            purpose="api",  # a program waits for the answer: nobody to notify
         )
     except RunActive as exc:
         raise OpenAIError(409, "busy", str(exc), headers=headers) from None

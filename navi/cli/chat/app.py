@@ -187,6 +187,14 @@ class Chat:
             said += f" ({frame['tool']})"
         self.scheduled = f"⏰ {title}: {said}"
 
+    def job(self, frame: dict[str, Any]) -> None:
+        """A background job of the user's took a step or ended: said in the bar (`/jobs` lists
+        them; its result is posted into the conversation that started it)."""
+        title = str(frame.get("title") or "a job")
+        state = str(frame.get("state"))
+        steps = f" · {frame.get('steps', 0)}/{frame.get('max_steps', 0)} steps" if state == "running" else ""
+        self.scheduled = f"⏳ {title}: {state}{steps}"
+
     # --- between turns --------------------------------------------------------------------------
 
     async def idle(self) -> None:
@@ -198,6 +206,8 @@ class Chat:
                 self.session_updated(frame)
             elif kind == "schedule_run":
                 self.schedule_run(frame)
+            elif kind == "job":
+                self.job(frame)
             elif kind == "stream_start":
                 self.busy_elsewhere = True
             elif kind in ("stream_end", "stream_stopped") or (kind == "error" and frame.get("seq")):
@@ -334,6 +344,9 @@ class Chat:
                         continue
                     if kind == "schedule_run":
                         self.schedule_run(frame)
+                        continue
+                    if kind == "job":
+                        self.job(frame)
                         continue
                     if kind == "error" and (
                         frame.get("seq") is None or frame.get("code") == "nothing_to_retry"

@@ -45,6 +45,8 @@ While a reply waits for your approval: y allows, n declines, a always allows (wh
 /continue          the rest of the latest answer, when its length limit cut it off
 /branch [prev|next|N]  the versions of this conversation; show another one
 /stop              stop a reply that is still running (one you left with Ctrl-C three times)
+/background TEXT   run TEXT as a background job: this conversation stays free, the result comes here
+/jobs [stop ID]    your background jobs, their steps and state; stop one
 /help              this
 /quit              leave (Ctrl-D too)"""
 
@@ -215,6 +217,43 @@ async def cmd_stop(chat: Chat, arg: str) -> bool:
     return True
 
 
+async def cmd_background(chat: Chat, arg: str) -> bool:
+    if not arg:
+        chat.error("/background needs the task: /background read these pages and compare them")
+        return True
+    session_id = await chat.ensure_session()
+    job = await chat.remote.start_job(arg, session_id)
+    chat.say(f"⏳ Background job {job['id'][:8]} “{job['title']}” started; its result will be posted here.")
+    return True
+
+
+async def cmd_jobs(chat: Chat, arg: str) -> bool:
+    verb, _, ref = arg.partition(" ")
+    listed = await chat.remote.jobs()
+    if verb == "stop":
+        matches = [j for j in listed if ref and str(j["id"]).startswith(ref.strip())]
+        if len(matches) != 1:
+            chat.error("/jobs stop needs the id of one of your jobs (or the start of it): /jobs lists them")
+            return True
+        stopped = await chat.remote.stop_job(str(matches[0]["id"]))
+        chat.say(
+            f"Job {stopped['id'][:8]}: {stopped['state']}"
+            + (", stopping" if stopped["stop_requested"] else "")
+        )
+        return True
+    if not listed:
+        chat.say("No background jobs.")
+        return True
+    for job in listed[:20]:
+        line = Text(f"{job['id'][:8]}  ", style="cyan")
+        line.append(f"{job['state']:<8} {job['steps']:>3}/{job['max_steps']:<3} steps  ", style="dim")
+        line.append(str(job["title"]))
+        if job.get("error"):
+            line.append(f"  ({job['error']})", style="yellow")
+        chat.console.print(line)
+    return True
+
+
 async def cmd_help(chat: Chat, arg: str) -> bool:
     chat.console.print(Text(HELP))
     return True
@@ -268,6 +307,8 @@ COMMANDS: dict[str, Handler] = {
     "continue": branching.cmd_continue,
     "branch": branching.cmd_branch,
     "stop": cmd_stop,
+    "background": cmd_background,
+    "jobs": cmd_jobs,
     "help": cmd_help,
     "quit": cmd_quit,
     "exit": cmd_quit,

@@ -25,6 +25,7 @@ from navi.cli.remote import START_FIX, Target, token_fix
 CLOSE_UNKNOWN_SESSION = 4004
 CLOSE_SIGNED_OUT = 4401  # the token or sign-in no longer lets us in (the user was removed)
 MAX_BACKOFF = 8.0
+VISIBILITY_SECONDS = 30  # as the page reports (navi/push/presence.py)
 
 
 class NotConnected(Exception):
@@ -115,13 +116,19 @@ class SessionConnection:
                     retries = 0
                     self._opened.set()
                     self._set_state("open")
-                    async for raw in ws:
-                        try:
-                            frame = json.loads(raw)
-                        except ValueError:
-                            continue
-                        if isinstance(frame, dict) and self._accept(frame):
-                            self.frames.put_nowait(frame)
+                    # The terminal is in view while it is connected: Navi pushes no notification
+                    # of what it shows here (docs/notifications.md), told every 30 s as a page is.
+                    beat = asyncio.create_task(_in_view(ws))
+                    try:
+                        async for raw in ws:
+                            try:
+                                frame = json.loads(raw)
+                            except ValueError:
+                                continue
+                            if isinstance(frame, dict) and self._accept(frame):
+                                self.frames.put_nowait(frame)
+                    finally:
+                        beat.cancel()
                     if self._ended(ws.close_code):
                         return
             except InvalidStatus as exc:
@@ -161,3 +168,10 @@ class SessionConnection:
         self._opened.clear()
         self.state = "gone"
         self.frames.put_nowait({"type": "_gone", "message": message})
+
+
+async def _in_view(ws: Any) -> None:
+    with contextlib.suppress(ConnectionClosed, OSError):
+        while True:
+            await ws.send(json.dumps({"type": "visibility", "visible": True}))
+            await asyncio.sleep(VISIBILITY_SECONDS)

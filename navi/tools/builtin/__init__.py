@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from navi.documents.retrieval import Retrieval
+from navi.jobs.service import JobService
 from navi.memory.base import MemoryStore
 from navi.net.guard import NetGuard
 from navi.profiles.registry import ProfileRegistry
@@ -58,6 +59,7 @@ def register_builtins(
     sandbox: Sandbox,
     schedules: ScheduleService | None = None,
     documents: Retrieval | None = None,
+    jobs: JobService | None = None,
 ) -> BuiltinHandles:
     """Register every built-in; `sandbox` confines the children of code_exec and terminal;
     `schedules` (where the `schedule` tool keeps reminders) is None only where no runtime runs;
@@ -72,6 +74,7 @@ def register_builtins(
     from navi.tools.builtin.image import ImageViewTool
     from navi.tools.builtin.memory import ForgetTool, MemorySearchTool, RememberTool
     from navi.tools.builtin.meta import ListToolsTool, ReloadToolsTool, ToolManualTool, WriteToolTool
+    from navi.tools.builtin.notify import NotifyTool
     from navi.tools.builtin.recall import RecallTool
     from navi.tools.builtin.schedule import ScheduleTool
     from navi.tools.builtin.scratchpad import ScratchpadTool
@@ -119,6 +122,7 @@ def register_builtins(
         spawn,
         recall,
         SearchConversationsTool(sessions),
+        NotifyTool(),
     ):
         registry.register(tool, builtin=True)
     registry.alias(ForgetTool.former_name, ForgetTool.name)
@@ -128,6 +132,10 @@ def register_builtins(
         registry.register(browser, builtin=True)
     if schedules is not None:
         registry.register(ScheduleTool(schedules), builtin=True)
+    if jobs is not None:
+        from navi.tools.builtin.jobs import BackgroundJobTool
+
+        registry.register(BackgroundJobTool(jobs), builtin=True)
     if documents is not None:
         registry.register(SearchDocumentsTool(documents), builtin=True)
         recall.passage = documents.passage

@@ -48,3 +48,87 @@ self.addEventListener("fetch", (event) => {
     event.respondWith(shell(request, url.pathname));
   }
 });
+
+// ---- Web Push (docs/notifications.md) -------------------------------------------------------------
+// Navi sends a push (encrypted for this browser's subscription) when a turn, a schedule or a job
+// ends while none of the user's pages is visible, or an approval waits. The payload is JSON:
+// {kind, title, body, url, session_id, tag, approval_id?, actions?}. Every push shows a notification
+// (browsers require it of a push subscription); a click opens the conversation in a Navi window
+// (the one open, focused, or a new one); Allow / Deny answer the approval with this browser's
+// sign-in, so with the user's own rights, without opening anything.
+
+function pushed(event) {
+  if (!event.data) return {};
+  try {
+    const data = event.data.json();
+    return data && typeof data === "object" ? data : {};
+  } catch {
+    return { body: event.data.text() };
+  }
+}
+
+self.addEventListener("push", (event) => {
+  const data = pushed(event);
+  const actions = Array.isArray(data.actions) ? data.actions.filter((a) => a && a.action && a.title) : [];
+  const max = self.Notification?.maxActions ?? 2;
+  const options = {
+    body: String(data.body || ""),
+    tag: String(data.tag || "navi"),
+    icon: "/static/icons/navi-192.png",
+    badge: "/static/icons/navi-192.png",
+    data: {
+      url: typeof data.url === "string" && data.url.startsWith("/") ? data.url : "/",
+      kind: data.kind || "answer",
+      session_id: data.session_id || null,
+      approval_id: data.approval_id || null,
+    },
+    actions: actions.slice(0, max).map((a) => ({ action: String(a.action), title: String(a.title) })),
+    requireInteraction: data.kind === "approval",
+    renotify: data.kind === "approval",
+  };
+  event.waitUntil(self.registration.showNotification(String(data.title || "Navi"), options));
+});
+
+async function openConversation(path) {
+  const url = new URL(path, self.location.origin);
+  const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+  const mine = windows.filter((client) => new URL(client.url).origin === self.location.origin);
+  const client = mine.find((c) => c.focused) || mine[0];
+  if (client) {
+    client.postMessage({ type: "navi-open", url: url.pathname + url.search + url.hash });
+    try {
+      await client.focus();
+    } catch { /* focusing is only allowed during the click; the page opened the conversation anyway */ }
+    return;
+  }
+  await self.clients.openWindow(url.href);
+}
+
+async function answerApproval(data, decision) {
+  if (!data.session_id || !data.approval_id) return openConversation(data.url || "/");
+  const path = `/sessions/${encodeURIComponent(data.session_id)}/approvals/${encodeURIComponent(data.approval_id)}`;
+  let response = null;
+  try {
+    response = await fetch(path, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ decision }),
+    });
+  } catch { /* Navi unreachable: say so below */ }
+  if (response && response.ok) return;
+  // Not answered (signed out, already answered, Navi gone): the conversation shows what is left.
+  const why = !response ? "Navi is not reachable." : response.status === 404 ? "It was answered already or has ended." : "Please open Navi to answer.";
+  await self.registration.showNotification("Navi: not answered", { body: why, tag: `navi-answer-${data.approval_id}`, data: { url: data.url || "/" } });
+}
+
+self.addEventListener("notificationclick", (event) => {
+  const note = event.notification;
+  const data = note.data || {};
+  note.close();
+  if (event.action === "allow" || event.action === "deny") {
+    event.waitUntil(answerApproval(data, event.action));
+  } else {
+    event.waitUntil(openConversation(data.url || "/"));
+  }
+});

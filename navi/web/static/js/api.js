@@ -46,6 +46,14 @@ async function request(method, path, body, { raw = false } = {}) {
 }
 
 export const api = {
+  pushKey: () => request("GET", "/push/key"),
+  jobs: () => request("GET", "/jobs"),
+  notifySettings: () => request("GET", "/push/settings"),
+  saveNotifySettings: (settings) => request("PUT", "/push/settings", settings),
+  startJob: (prompt, sessionId) => request("POST", "/jobs", { prompt, session_id: sessionId }),
+  stopJob: (id) => request("POST", `/jobs/${encodeURIComponent(id)}/stop`),
+  subscribePush: (subscription) => request("POST", "/push/subscriptions", subscription),
+  unsubscribePush: (endpoint) => request("DELETE", "/push/subscriptions", { endpoint }),
   profiles: () => request("GET", "/agents/profiles"),
   tools: () => request("GET", "/agents/tools"),
   sessions: () => request("GET", "/sessions"),

@@ -18,6 +18,7 @@ import { fillIcons } from "/static/js/icons.js";
 import { KnowledgePanel } from "/static/js/knowledge.js";
 import { SkillsPanel } from "/static/js/skills.js";
 import { setAfterRender } from "/static/js/markdown.js";
+import { JobsPanel } from "/static/js/jobs.js";
 import { MemoryPanel } from "/static/js/memory.js";
 import { Notifier } from "/static/js/notify.js";
 import { ProfilePicker } from "/static/js/profile.js";
@@ -111,6 +112,40 @@ new MemoryPanel({
   onOpenSession: (id) => { closeDrawer(); navigate(id); },
   sessionName: (id) => sidebar.sessions.find((s) => s.id === id)?.name,
 });
+
+const jobsPanel = new JobsPanel({
+  dialog: $("jobs"),
+  openButton: $("open-jobs"),
+  closeButton: $("close-jobs"),
+  onOpenSession: (id) => { closeDrawer(); navigate(id); },
+});
+
+// "Background" beside Send: what is typed becomes a job of this conversation (created first when
+// it is a draft); the conversation stays free, and the job's result is posted here.
+$("background").addEventListener("click", async () => {
+  const text = $("input").value.trim();
+  if (!text) {
+    toast("Write the task first, then press Background.", "info");
+    return;
+  }
+  try {
+    const sessionId = await ensureSession();
+    const job = await api.startJob(text, sessionId);
+    composer.clear();
+    toast(`Background job “${job.title}” started: its result will be posted here.`, "info");
+  } catch (error) {
+    toast(`Could not start it: ${error.message}`);
+  }
+});
+
+function jobChanged(frame) {
+  jobsPanel.changed();
+  const ended = ["done", "failed", "stopped"].includes(frame.state);
+  // Its result was posted into the open conversation: drawn, unless a turn is being drawn there.
+  if (ended && frame.origin_session_id && state.session?.id === frame.origin_session_id && !state.turn) {
+    redrawHistory(frame.origin_session_id);
+  }
+}
 
 const settings = new SettingsPanel({
   dialog: $("settings"),
@@ -222,7 +257,11 @@ async function revealPending() {
 }
 
 function currentRouteId() {
-  const match = location.hash.match(/^#\/s\/([\w-]+)$/);
+  const match = location.hash.match(/^#\/s\/([\w-]+)(?:\?m=([\w-]+))?$/);
+  if (match?.[2]) { // a notification's link to a message: shown once the conversation is open
+    state.reveal = { session: match[1], message: match[2] };
+    history.replaceState(null, "", `#/s/${match[1]}`);
+  }
   return match ? match[1] : null;
 }
 
@@ -707,6 +746,9 @@ function handleFrame(frame) {
     case "schedule_run":
       watch.event(frame);
       break;
+    case "job":
+      jobChanged(frame);
+      break;
     case "queued":
       if (frame.session_id !== state.session?.id) break;
       queueView.upsert(frame);
@@ -825,7 +867,7 @@ document.addEventListener("keydown", (event) => {
   closeDrawer();
 }, true);
 // A panel opened from the phone's list takes the screen: the list closes under it.
-for (const opener of ["open-schedules", "open-memory", "open-knowledge", "open-skills", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
+for (const opener of ["open-schedules", "open-memory", "open-knowledge", "open-skills", "open-jobs", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
 $("close-sidebar").addEventListener("click", () => {
   closeDrawer();
   $("open-sidebar").focus();
@@ -860,4 +902,17 @@ start();
 // reachable) when Navi is not running, and Chromium offers to install it.
 if ("serviceWorker" in navigator) {
   navigator.serviceWorker.register("/sw.js").catch(() => { /* an old browser or a private window: the page works without */ });
+  // A notification clicked (sw.js): open its conversation here, at its message when it names one.
+  navigator.serviceWorker.addEventListener("message", (event) => {
+    if (event.origin && event.origin !== location.origin) return;
+    const data = event.data || {};
+    if (data.type !== "navi-open" || typeof data.url !== "string") return;
+    const match = data.url.match(/#\/s\/([\w-]+)(?:\?m=([\w-]+))?$/);
+    if (!match) return navigate(null);
+    if (match[2]) {
+      state.reveal = { session: match[1], message: match[2] };
+      if (state.session?.id === match[1]) return revealPending();
+    }
+    navigate(match[1]);
+  });
 }

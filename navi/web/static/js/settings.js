@@ -1,11 +1,13 @@
-// The settings panel (a modal dialog): the theme (this browser's), the remembered "Always" answers
-// (GET /approvals/remembered, each forgotten with DELETE: those calls ask again) and signing out
-// (POST /logout revokes this browser's sign-in).
+// The settings panel (a modal dialog): the theme (this browser's), which notifications Navi sends
+// and quiet hours (GET/PUT /push/settings, the user's on every device; saved on each change), the
+// remembered "Always" answers (GET /approvals/remembered, each forgotten with DELETE: those calls
+// ask again) and signing out (POST /logout revokes this browser's sign-in).
 
 import { api } from "/static/js/api.js";
 import { el, relativeTime } from "/static/js/dom.js";
 
 const THEME = "navi.theme";
+const KINDS = ["answers", "approvals", "reminders", "jobs", "notes"];
 
 export function applyTheme(theme) {
   if (theme === "light" || theme === "dark") document.documentElement.dataset.theme = theme;
@@ -26,6 +28,37 @@ export class SettingsPanel {
       radio.addEventListener("change", () => this.setTheme(radio.value));
     }
     dialog.querySelector("#sign-out").addEventListener("click", () => this.signOut());
+    this.notify = dialog.querySelector("#notify-settings");
+    this.notify.addEventListener("change", () => this.saveNotify());
+  }
+
+  async loadNotify() {
+    let chosen;
+    try {
+      chosen = await api.notifySettings();
+    } catch (error) {
+      this.say(`Could not load the notification settings: ${error.message}`, "error");
+      return;
+    }
+    const form = this.notify.elements;
+    for (const kind of KINDS) form[kind].checked = Boolean(chosen[kind]);
+    form.quiet.checked = Boolean(chosen.quiet);
+    if (chosen.quiet) {
+      form.start.value = chosen.quiet.start;
+      form.end.value = chosen.quiet.end;
+    }
+  }
+
+  async saveNotify() {
+    const form = this.notify.elements;
+    const body = Object.fromEntries(KINDS.map((kind) => [kind, form[kind].checked]));
+    body.quiet = form.quiet.checked && form.start.value && form.end.value ? { start: form.start.value, end: form.end.value } : null;
+    try {
+      await api.saveNotifySettings(body);
+      this.say("Notification settings saved.");
+    } catch (error) {
+      this.say(`Could not save them: ${error.message}`, "error");
+    }
   }
 
   get theme() {
@@ -54,6 +87,7 @@ export class SettingsPanel {
   }
 
   async load() {
+    this.loadNotify();
     let remembered;
     try {
       remembered = await api.remembered();

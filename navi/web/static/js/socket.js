@@ -2,6 +2,10 @@
 // it has not seen of the run it followed (`?since=<last seq>&run=<its id>`), so a turn carries on
 // where it was, and a run that started while it was away is replayed whole. Closed by Navi with
 // 4004 (the session is gone) or 4401 (signed out, the user removed) it does not reconnect.
+// It tells Navi whether the person can see the page (a `visibility` frame on open, on every change
+// and every 30 s): while a page of theirs is in view, Navi pushes no notification.
+
+const VISIBILITY_SECONDS = 30;
 
 export class SessionSocket {
   constructor(sessionId, { onFrame, onOpen, onStatus, onGone, onSignedOut }) {
@@ -20,6 +24,11 @@ export class SessionSocket {
     this.retries = 0;
     this.timer = 0;
     this.waiters = [];
+    this.reportVisibility = () => {
+      if (this.ready) this.ws.send(JSON.stringify({ type: "visibility", visible: document.visibilityState === "visible" }));
+    };
+    document.addEventListener("visibilitychange", this.reportVisibility);
+    this.beat = setInterval(this.reportVisibility, VISIBILITY_SECONDS * 1000);
     this.connect();
   }
 
@@ -35,6 +44,7 @@ export class SessionSocket {
     ws.onopen = () => {
       const reconnected = this.retries > 0;
       this.retries = 0;
+      this.reportVisibility();
       for (const { resolve } of this.waiters.splice(0)) resolve();
       this.onStatus?.("open");
       this.onOpen?.({ reconnected });
@@ -102,6 +112,8 @@ export class SessionSocket {
 
   close() {
     this.closed = true;
+    document.removeEventListener("visibilitychange", this.reportVisibility);
+    clearInterval(this.beat);
     this.fail(new Error("The conversation was closed."));
     clearTimeout(this.timer);
     this.ws?.close();

@@ -1,0 +1,248 @@
+"""Background jobs run: each claimed by one worker, driven as a normal run in the job's own session,
+its steps counted, its budgets kept, its result posted back into the conversation that asked.
+
+`JobRunner.run()` is a loop of the services (one per process): it claims jobs (`JobStore.claim`,
+atomic across workers) up to `concurrency` at a time. For each it starts a run in the job's session
+through the same `RunManager.start` a page uses (`purpose="job"`: the notifier pushes its
+approvals at once and its end as a job), and follows its frames:
+
+- every `tool_call` is a step (`steps`, `last_step`); past `max_steps`, or `max_seconds` after it
+  started, the run is stopped and the job fails saying which budget it used up;
+- every `heartbeat` seconds the lease is renewed with the steps so far; a job whose lease another
+  worker took (this one was thought dead) is let go; a stop the user asked for (any worker,
+  through the row) stops the run;
+- its answer (`stream_end`) makes it `done`, an error `failed`, a stop `stopped`.
+
+The result (or the reason it failed) is then posted into the origin conversation as an assistant
+message, the owner is notified (kind `job`), and every connection of the owner gets a `job` frame.
+
+A worker that dies leaves its job `running` with a lease that runs out: the next claim (any
+worker) resumes it in its session — the model reads what it did so far and is asked to carry on
+— up to `MAX_ATTEMPTS` claims, after which it is marked failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import structlog
+
+from navi.jobs.models import Job, JobState, JobStore
+from navi.llm.messages import Message
+from navi.protocol import JobChanged
+from navi.runs.manager import RunManager
+from navi.runs.run import AgentRun, RunActive
+
+log = structlog.stdlib.get_logger(__name__)
+MAX_ATTEMPTS = 3
+RESUME = (
+    "(Navi was restarted while you worked on this background job. What you did so far is above. "
+    "Carry on from there and finish it.)\n\nThe job: {prompt}"
+)
+# (the ended job, a line about it) → the owner notified (navi/push/notifier.py, from the services)
+Notify = Callable[[Job, str], Awaitable[Any]]
+
+
+class JobRunner:
+    def __init__(
+        self,
+        store: JobStore,
+        runs: RunManager,
+        worker: str,
+        *,
+        notify: Notify | None = None,
+        lease_seconds: float = 30.0,
+        poll_seconds: float = 2.0,
+        heartbeat: float = 2.0,
+        concurrency: int = 2,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.runs = runs
+        self.worker = worker
+        self.notify = notify
+        self.lease_seconds = lease_seconds
+        self.poll_seconds = poll_seconds
+        self.heartbeat = heartbeat
+        self.concurrency = concurrency
+        self.clock = clock
+        self._wake = asyncio.Event()
+        self._running: dict[str, asyncio.Task[None]] = {}
+
+    def poke(self) -> None:
+        """A job was created: look now rather than at the next poll."""
+        self._wake.set()
+
+    async def run(self) -> None:
+        try:
+            while True:
+                while len(self._running) < self.concurrency:
+                    try:
+                        job = await self.store.claim(self.worker, self.lease_seconds)
+                    except Exception:
+                        log.exception("jobs.claim_failed")
+                        job = None
+                    if job is None:
+                        break
+                    task = asyncio.create_task(self._guarded(job))
+                    self._running[job.id] = task
+                    task.add_done_callback(self._forget(job.id))
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+        finally:
+            for task in list(self._running.values()):
+                task.cancel()  # the runs themselves end with the run manager's shutdown
+            for task in list(self._running.values()):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    def _forget(self, job_id: str) -> Callable[[asyncio.Task[None]], None]:
+        def forget(_task: asyncio.Task[None]) -> None:
+            self._running.pop(job_id, None)
+
+        return forget
+
+    async def _guarded(self, job: Job) -> None:
+        try:
+            await self._work(job)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("jobs.crashed", job_id=job.id)
+            await self._end(job, "failed", error=f"internal error: {type(exc).__name__}: {exc}")
+
+    async def _work(self, job: Job) -> None:
+        if job.attempts > MAX_ATTEMPTS:
+            await self._end(job, "failed", error=f"the worker running it stopped {job.attempts - 1} times")
+            return
+        content = job.prompt if job.attempts == 1 else RESUME.format(prompt=job.prompt)
+        log.info("jobs.started", job_id=job.id, attempt=job.attempts, worker=self.worker)
+        self._announce(job)
+        run = await self._start(job, content)
+        if run is None:
+            await self._end(job, "failed", error="its session stayed busy")
+            return
+        state, result, error = await self._follow(job, run)
+        if state is None:
+            return  # another worker has it now
+        await self._end(job, state, result=result, error=error)
+
+    async def _start(self, job: Job, content: str) -> AgentRun | None:
+        deadline = self.clock() + 60
+        while True:
+            try:
+                return await self.runs.start(job.session_id, content, purpose="job")
+            except RunActive:  # a dead worker's turn still being recorded as lost
+                if self.clock() > deadline:
+                    return None
+                await asyncio.sleep(1.0)
+
+    async def _follow(self, job: Job, run: AgentRun) -> tuple[JobState | None, str | None, str | None]:
+        sub = run.subscribe()
+        started = self.clock()
+        steps, last_step, reported = job.steps, job.last_step, job.steps
+        why_stopped: str | None = None
+        beat = self.clock()
+        try:
+            while True:
+                try:
+                    frame = await asyncio.wait_for(sub.queue.get(), self.heartbeat)
+                except TimeoutError:
+                    frame = None
+                if frame is sub:
+                    return ("failed", None, why_stopped) if why_stopped else ("stopped", None, "stopped")
+                if isinstance(frame, dict):
+                    kind = frame.get("type")
+                    if kind == "tool_call":
+                        steps += 1
+                        last_step = str(frame.get("tool") or "")[:200]
+                    elif kind == "stream_end":
+                        return "done", str(frame.get("content") or ""), None
+                    elif kind == "error" and run.result is frame:
+                        return "failed", None, str(frame.get("message") or "the run failed")
+                    elif kind == "stream_stopped":
+                        return (
+                            ("failed", None, why_stopped)
+                            if why_stopped
+                            else ("stopped", None, "stopped by you")
+                        )
+                if why_stopped is None and steps > job.max_steps:
+                    why_stopped = f"its step budget ({job.max_steps} steps) is used up"
+                    run.stop_event.set()
+                elif why_stopped is None and self.clock() - started > job.max_seconds:
+                    why_stopped = f"its time budget ({job.max_seconds} s) is used up"
+                    run.stop_event.set()
+                if self.clock() - beat >= self.heartbeat or steps != reported:
+                    beat = self.clock()
+                    now = await self.store.heartbeat(
+                        job.id, self.worker, self.lease_seconds, {"steps": steps, "last_step": last_step}
+                    )
+                    if now is None:  # taken over: this worker was thought gone
+                        log.warning("jobs.lease_lost", job_id=job.id)
+                        run.stop_event.set()
+                        return None, None, None
+                    if steps != reported:
+                        reported = steps
+                        self._announce(now)
+                    if now.stop_requested and not run.stop_event.is_set():
+                        run.stop_event.set()
+        finally:
+            run.unsubscribe(sub)
+
+    async def _end(
+        self, job: Job, state: JobState, *, result: str | None = None, error: str | None = None
+    ) -> None:
+        if not await self.store.finish(job.id, self.worker, state, result=result, error=error):
+            return  # not this worker's any more
+        ended = job.model_copy(update={"state": state, "result": result, "error": error})
+        log.info("jobs.ended", job_id=job.id, state=state, error=error)
+        await self._post_back(ended)
+        self._announce(ended)
+        if self.notify is not None:
+            with contextlib.suppress(Exception):
+                await self.notify(ended, summary(ended))
+
+    async def _post_back(self, job: Job) -> None:
+        """The result into the conversation that asked (waiting for a turn there to end)."""
+        if job.origin_session_id is None:
+            return
+        message = Message.assistant(summary(job, full=True))
+        message.metadata["job_id"] = job.id
+        for _ in range(60):
+            try:
+                await self.runs.append(job.origin_session_id, [message])
+                return
+            except RunActive:
+                await self.runs.wait(job.origin_session_id, 5.0)
+            except Exception as exc:  # the conversation was deleted since
+                log.warning("jobs.not_posted", job_id=job.id, error=f"{type(exc).__name__}: {exc}")
+                return
+        log.warning("jobs.not_posted", job_id=job.id, error="the conversation stayed busy")
+
+    def _announce(self, job: Job) -> None:
+        frame = JobChanged(
+            job_id=job.id,
+            title=job.title,
+            state=job.state,
+            session_id=job.session_id,
+            origin_session_id=job.origin_session_id,
+            steps=job.steps,
+            max_steps=job.max_steps,
+            last_step=job.last_step,
+            error=job.error,
+        )
+        self.runs.feed.publish(frame.frame(), job.owner)
+
+
+def summary(job: Job, *, full: bool = False) -> str:
+    if job.state == "done":
+        text = job.result or "(no answer text)"
+        return f"Background job “{job.title}” is done:\n\n{text}" if full else text
+    if job.state == "stopped":
+        return f"Background job “{job.title}” was stopped." if full else "Stopped."
+    return f"Background job “{job.title}” failed: {job.error}" if full else f"Failed: {job.error}"

@@ -1,0 +1,72 @@
+"""`navi chat` in a real terminal (tmux): `/background TEXT` starts a background job from this
+conversation and the prompt is free at once; `/jobs` lists it with its steps and state; its result
+is posted into the conversation (read back over REST); `/jobs stop ID` stops a running one."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply
+from tests.helpers.terminal import NAVI, Terminal
+from tests.server_helpers import live_navi, talk, use_script
+from tests.test_chat_keys import env_for
+
+
+def test_background_and_jobs(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    script.turn("Hello.", Reply(text="The comparison: B wins.", first_delay=1.0))
+    with live_navi(tmp_path, fake_server, planning_enabled=False) as navi:
+        home, _ = talk(navi, "Bikes", ["Hi"])
+        term = Terminal([*NAVI, "chat", home], env_for(navi, tmp_path))
+        try:
+            term.wait_for_prompt("Hello.")
+            term.type("/background")
+            term.send("Enter")
+            term.wait_for("✗ /background needs the task")
+            term.type("/background compare bikes A and B")
+            term.send("Enter")
+            started = term.wait_for("its result will be posted here.")
+            assert "“compare bikes A and B” started" in started
+            with navi.client() as http:
+                deadline = time.monotonic() + 60
+                while http.get("/jobs").json()[0]["state"] != "done":
+                    assert time.monotonic() < deadline
+                    time.sleep(0.1)
+                [job] = http.get("/jobs").json()
+                last = http.get(f"/sessions/{home}").json()["messages"][-1]["content"]
+            assert job["origin_session_id"] == home and job["result"] == "The comparison: B wins."
+            # The terminal says it is in view: the job's end is not pushed elsewhere.
+            notifier = navi.app.state.services.notifier
+            deadline = time.monotonic() + 10
+            while notifier.sent[-1].message.kind != "job":
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            assert (notifier.sent[-1].message.kind, notifier.sent[-1].outcome) == ("job", "visible")
+            assert last == "Background job “compare bikes A and B” is done:\n\nThe comparison: B wins."
+            term.type("/jobs")
+            term.send("Enter")
+            listed = term.wait_for(f"{job['id'][:8]}  done").rsplit("› /jobs", 1)[1]
+            assert "0/40  steps  compare bikes A and B" in listed, listed
+
+            script.turn(Reply(text="slow " * 60, chunk_chars=2, delay=0.5))
+            term.type("/background a slow one")
+            term.send("Enter")
+            term.wait_for("“a slow one” started")
+            with navi.client() as http:
+                slow = next(j for j in http.get("/jobs").json() if j["title"] == "a slow one")
+                deadline = time.monotonic() + 30
+                while http.get(f"/jobs/{slow['id']}").json()["state"] != "running":
+                    assert time.monotonic() < deadline
+                    time.sleep(0.1)
+            term.type(f"/jobs stop {slow['id'][:8]}")
+            term.send("Enter")
+            term.wait_for(f"Job {slow['id'][:8]}: running, stopping")
+            with navi.client() as http:
+                deadline = time.monotonic() + 30
+                while http.get(f"/jobs/{slow['id']}").json()["state"] != "stopped":
+                    assert time.monotonic() < deadline
+                    time.sleep(0.1)
+        finally:
+            term.close()

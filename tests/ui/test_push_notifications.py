@@ -1,0 +1,196 @@
+"""Web Push in Chromium: the service worker receives a push delivered through the DevTools protocol
+(`ServiceWorker.deliverPushMessage`, as a push service would hand it over) and shows the
+notification; its click opens the conversation in the open Navi window; an approval's Allow action
+answers the waiting call with the browser's own sign-in, and the turn goes on.
+
+Headless Chromium has no notification centre to click, so the click is the `notificationclick`
+event dispatched in the service worker on the notification it showed (what Chromium does when a
+person clicks it)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, CDPSession, Page, expect
+
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply, ScriptedCall
+from tests.server_helpers import LiveNavi, use_script
+from tests.ui.browser import Watched, open_app, open_context, send, session_id, wait_idle
+
+pytestmark = pytest.mark.browser
+
+CONTROLLED = "navigator.serviceWorker.ready.then(() => navigator.serviceWorker.controller !== null)"
+SHOWN = """navigator.serviceWorker.ready.then((r) => r.getNotifications()).then((notes) =>
+  notes.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data,
+                     actions: n.actions.map((a) => a.action), requireInteraction: n.requireInteraction })))"""
+CLICK = """async ([tag, action]) => {
+  const [note] = await self.registration.getNotifications({ tag });
+  const event = new NotificationEvent("notificationclick", { notification: note, action });
+  self.dispatchEvent(event);
+  return Boolean(note);
+}"""
+
+
+@pytest.fixture
+def granted(browser: Browser, navi: LiveNavi) -> Iterator[tuple[BrowserContext, Watched]]:
+    context, watched = open_context(browser, navi)
+    context.grant_permissions(["notifications"], origin=navi.url)
+    yield context, watched
+    context.close()
+    assert watched.errors == [] and watched.foreign == []
+
+
+def worker_ready(page: Page) -> None:
+    for _ in range(150):
+        if page.evaluate(CONTROLLED):
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError("the service worker never took the page")
+
+
+def registration_id(cdp: CDPSession, navi: LiveNavi) -> str:
+    found: list[dict[str, Any]] = []
+    cdp.on("ServiceWorker.workerRegistrationUpdated", lambda event: found.extend(event["registrations"]))
+    cdp.send("ServiceWorker.enable")
+    for _ in range(100):
+        ids = [r["registrationId"] for r in found if r["scopeURL"] == navi.url + "/" and not r["isDeleted"]]
+        if ids:
+            return str(ids[0])
+        cdp.send("Runtime.evaluate", {"expression": "1"})  # lets the events arrive
+    raise AssertionError(f"no registration for {navi.url}/: {found}")
+
+
+def push(cdp: CDPSession, navi: LiveNavi, registration: str, payload: dict[str, Any]) -> None:
+    cdp.send(
+        "ServiceWorker.deliverPushMessage",
+        {"origin": navi.url, "registrationId": registration, "data": json.dumps(payload)},
+    )
+
+
+def shown(page: Page, tag: str) -> dict[str, Any]:
+    for _ in range(100):
+        for note in page.evaluate(SHOWN):
+            if note["tag"] == tag:
+                return dict(note)
+        page.wait_for_timeout(100)
+    raise AssertionError(f"no notification tagged {tag}: {page.evaluate(SHOWN)}")
+
+
+def click(context: BrowserContext, tag: str, action: str = "") -> None:
+    workers = context.service_workers
+    assert workers, "no service worker"
+    assert workers[0].evaluate(CLICK, [tag, action]), f"no notification tagged {tag} to click"
+
+
+def test_a_push_shows_a_notification_whose_click_opens_the_conversation(
+    granted: tuple[BrowserContext, Watched], navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    context, _ = granted
+    use_script(fake_server).turn(Reply(text="The tide turns at four."))
+    page = open_app(context.new_page())
+    worker_ready(page)
+    send(page, "When does the tide turn?")
+    wait_idle(page)
+    answered = session_id(page)
+    page.locator("#new-session-button").click()
+    expect(page).not_to_have_url(f"{navi.url}/#/s/{answered}")
+
+    cdp = context.new_cdp_session(page)
+    registration = registration_id(cdp, navi)
+    push(
+        cdp,
+        navi,
+        registration,
+        {
+            "kind": "answer",
+            "title": "Tide question",
+            "body": "The tide turns at four.",
+            "url": f"/#/s/{answered}",
+            "session_id": answered,
+            "tag": f"navi-{answered}",
+        },
+    )
+    note = shown(page, f"navi-{answered}")
+    assert note["title"] == "Tide question" and note["body"] == "The tide turns at four."
+    assert note["data"]["url"] == f"/#/s/{answered}" and note["actions"] == []
+    click(context, f"navi-{answered}")
+    expect(page).to_have_url(f"{navi.url}/#/s/{answered}")
+    expect(page.locator("article.turn").last.locator(".markdown.text")).to_have_text(
+        "The tide turns at four."
+    )
+    # The click closed the notification.
+    assert all(n["tag"] != f"navi-{answered}" for n in page.evaluate(SHOWN))
+
+
+@pytest.mark.navi(navi_approval_mode="smart", planning_enabled=False)
+def test_allow_on_an_approval_notification_answers_it(
+    granted: tuple[BrowserContext, Watched], navi: LiveNavi, fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    context, _ = granted
+    target = tmp_path / "made-from-the-notification"
+    use_script(fake_server).turn(
+        Reply(tool_calls=[ScriptedCall("terminal", {"command": f"touch {target}"})]),
+        Reply(text="Made it."),
+    )
+    page = open_app(context.new_page())
+    worker_ready(page)
+    send(page, "Make the file")
+    expect(
+        page.locator("article.turn details.tool").first.get_by_role("button", name="Allow")
+    ).to_be_visible()
+    sid = session_id(page)
+    with navi.client() as http:
+        [waiting] = http.get(f"/sessions/{sid}/approvals").json()
+    cdp = context.new_cdp_session(page)
+    push(
+        cdp,
+        navi,
+        registration_id(cdp, navi),
+        {
+            "kind": "approval",
+            "title": "Navi waits for you",
+            "body": f"terminal: touch {target}",
+            "url": f"/#/s/{sid}",
+            "session_id": sid,
+            "approval_id": waiting["call_id"],
+            "tag": "navi-approval",
+            "actions": [{"action": "allow", "title": "Allow"}, {"action": "deny", "title": "Deny"}],
+        },
+    )
+    note = shown(page, "navi-approval")
+    assert note["actions"] == ["allow", "deny"] and note["requireInteraction"] is True
+    click(context, "navi-approval", "allow")
+    expect(page.locator("article.turn").last.locator(".markdown.text")).to_have_text("Made it.")
+    wait_idle(page)
+    assert target.exists()
+
+
+def test_the_settings_choose_kinds_and_quiet_hours(page: Page, navi: LiveNavi) -> None:
+    open_app(page)
+    page.locator("#open-settings").click()
+    form = page.locator("#notify-settings")
+    expect(form.locator('input[name="answers"]')).to_be_checked()
+    expect(form.locator('input[name="quiet"]')).not_to_be_checked()
+    form.locator('input[name="answers"]').uncheck()
+    expect(page.locator("#settings-status")).to_have_text("Notification settings saved.")
+    page.locator("#quiet-start").fill("23:15")
+    page.locator("#quiet-end").fill("06:45")
+    form.locator('input[name="quiet"]').check()
+    with navi.client() as http:
+        for _ in range(50):
+            chosen = http.get("/push/settings").json()
+            if chosen["quiet"]:
+                break
+            page.wait_for_timeout(100)
+    assert chosen["answers"] is False and chosen["approvals"] is True
+    assert chosen["quiet"] == {"start": "23:15", "end": "06:45"}
+    page.reload()
+    page.locator("#open-settings").click()
+    expect(page.locator("#notify-settings input[name='answers']")).not_to_be_checked()
+    expect(page.locator("#notify-settings input[name='quiet']")).to_be_checked()
+    expect(page.locator("#quiet-start")).to_have_value("23:15")

@@ -34,14 +34,18 @@ def test_health_profiles_and_tools(navi: LiveNavi) -> None:
         # the reference 18, recall, schedule, remember, search_conversations, search_documents, and
         # the three of Agent Skills (offered to every profile)
         builtin = {name for name, t in tools.items() if t["builtin"]}
-        assert len(builtin) == 30 and {
-            "remember",
-            "memory_forget",
-            "search_conversations",
-            "browser",
-            "notify",
-            "background_job",
-        } <= builtin
+        assert (
+            len(builtin) == 29
+            and {
+                "remember",
+                "memory_forget",
+                "search_conversations",
+                "browser",
+                "notify",
+                "background_job",
+            }
+            <= builtin
+        )
         skill_tools = {"use_skill", "run_skill_script", "write_skill"}
         assert skill_tools <= builtin and all(skill_tools <= set(p["tools"]) for p in profiles)
         assert "search_documents" in builtin and all("search_documents" in p["tools"] for p in profiles)

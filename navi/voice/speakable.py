@@ -13,23 +13,29 @@ from __future__ import annotations
 
 import re
 
-_FENCE = re.compile(r"^\s*(```|~~~).*?(^\s*\1[^\n]*$|\Z)", re.S | re.M)
+_FENCE = re.compile(r"^[ \t]*(```|~~~).*?(^[ \t]*\1[^\n]*$|\Z)", re.S | re.M)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+# Bounded repetitions throughout: hostile text (thousands of "[" or "**") costs linear time.
+_IMAGE = re.compile(r"!\[([^\]\n]{0,300})\]\([^)\s]{0,2000}\)")
+_LINK = re.compile(r"\[([^\]\n]{1,300})\]\([^)\s]{0,2000}\)")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.I)
-_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*", re.M)
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+", re.M)
-_QUOTE = re.compile(r"^\s*>\s?", re.M)
-_RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$", re.M)
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}.*$", re.M)
-_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~)(?=\S)(.+?)(?<=\S)\1")
+_TAG = re.compile(r"</?[a-zA-Z][^>\n]{0,200}>")
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]*", re.M)
+_BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])\s+", re.M)
+_QUOTE = re.compile(r"^[ \t]*>\s?", re.M)
+_RULE = re.compile(r"^[ \t]*([-*_])([ \t]*\1){2,}[ \t]*$", re.M)
+_TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}.*$", re.M)
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~)(?=\S)([^\n]{1,200}?)(?<=\S)\1")
 _SPACES = re.compile(r"[ \t]+")
 # A sentence ends at . ! ? … (and closing quotes or brackets) followed by space, or at a blank line.
-_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n\s*\n")
+_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n[ \t]*\n")
+_WORD = re.compile(r"\w")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "mr.", "mrs.", "ms.", "dr.", "vs.", "no.", "st.")
-MIN_SENTENCE = 2  # characters: a lone "1." of a list is joined to what follows
+
+
+def _abbreviated(text: str, end: int) -> bool:
+    """Whether the sentence end found at `end` is an abbreviation's dot ("e.g. this")."""
+    return text[max(0, end - 8) : end].rstrip().lower().endswith(_ABBREVIATIONS)
 
 
 def speakable(markdown: str) -> str:
@@ -69,7 +75,6 @@ class Sentences:
     def __init__(self) -> None:
         self._raw = ""
         self._done = 0  # characters of `_raw` already handed out
-        self._in_code = False
 
     def feed(self, delta: str) -> list[str]:
         self._raw += delta
@@ -84,13 +89,15 @@ class Sentences:
             # inside an unclosed code fence nothing is ready: wait for the fence to close
             if pending.count("```") % 2 == 1:
                 return []
-            cut = 0
+            cut, worded, seen = 0, False, 0
             for match in _END.finditer(pending):
-                head = pending[: match.start()].rstrip()
-                if head.lower().endswith(_ABBREVIATIONS):
+                if _abbreviated(pending, match.start()):
                     continue
-                if len(speakable(pending[cut : match.start()])) >= MIN_SENTENCE:
-                    cut = match.end()
+                # a piece with a word in it is a sentence; "1." or "---" alone waits for more
+                worded = worded or _WORD.search(pending, seen, match.start()) is not None
+                seen = match.end()
+                if worded:
+                    cut, worded = match.end(), False
             if cut == 0:
                 return []
             ready, self._done = pending[:cut], self._done + cut
@@ -103,7 +110,7 @@ def _pieces(text: str) -> list[str]:
     pieces: list[str] = []
     start = 0
     for match in _END.finditer(text):
-        if text[: match.start()].rstrip().lower().endswith(_ABBREVIATIONS):
+        if _abbreviated(text, match.start()):
             continue
         piece = text[start : match.start()].strip()
         if piece:

@@ -16,32 +16,36 @@ const BARGE_MS = 250; // …for this long while an answer plays: stop it and lis
 const SILENCE_MS = 1200; // hands-free: this much quiet after speech ends the clip
 const NO_MIC = "Navi cannot hear you: allow the microphone for this site in the browser's settings (the icon in the address bar), then try again.";
 const ABBREVIATIONS = ["e.g.", "i.e.", "etc.", "mr.", "mrs.", "ms.", "dr.", "vs.", "no.", "st."];
-const END = /(?<=[.!?…])["')\]]*\s+|\n\s*\n/g;
+const END = /(?<=[.!?…])["')\]]*\s+|\n[ \t]*\n/g;
 
 // What of an answer is read aloud: the text of the markdown, without code, addresses or marks.
 export function speakable(markdown) {
   let text = markdown
-    .replace(/^\s*(```|~~~)[\s\S]*?(^\s*\1[^\n]*$|$(?![\s\S]))/gm, "\n\n")
+    .replace(/^[ \t]*(```|~~~)[\s\S]*?(^[ \t]*\1[^\n]*$|$(?![\s\S]))/gm, "\n\n")
     .replace(/`[^`\n]*`/g, "")
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/\[([^\]]+)\]\([^)]*\)/g, "$1")
+    .replace(/!\[([^\]\n]{0,300})\]\([^)\s]{0,2000}\)/g, "$1") // bounded: hostile text stays linear
+    .replace(/\[([^\]\n]{1,300})\]\([^)\s]{0,2000}\)/g, "$1")
     .replace(/\b(?:https?:\/\/|www\.)\S+/gi, "")
-    .replace(/<\/?[a-zA-Z][^>]*>/g, "")
-    .replace(/^\s{0,3}#{1,6}\s*/gm, "")
-    .replace(/^\s*(?:[-*+]|\d+[.)])\s+/gm, "")
-    .replace(/^\s*>\s?/gm, "");
-  for (let i = 0; i < 2; i++) text = text.replace(/(\*\*|__|\*|_|~~)(?=\S)(.+?)(?<=\S)\1/g, "$2");
+    .replace(/<\/?[a-zA-Z][^>\n]{0,200}>/g, "")
+    .replace(/^[ \t]{0,3}#{1,6}[ \t]*/gm, "")
+    .replace(/^[ \t]*(?:[-*+]|\d+[.)])\s+/gm, "")
+    .replace(/^[ \t]*>\s?/gm, "");
+  for (let i = 0; i < 2; i++) text = text.replace(/(\*\*|__|\*|_|~~)(?=\S)([^\n]{1,200}?)(?<=\S)\1/g, "$2");
   text = text.replace(/\|/g, ", ").replace(/#/g, "");
   return text.split("\n").map((line) => line.replace(/[ \t]+/g, " ").trim())
     .filter(Boolean).map((line) => (/[.!?…:;,)]$/.test(line) ? line : `${line}.`)).join("\n");
+}
+
+function abbreviated(text, end) { // "e.g. this": not the end of a sentence
+  const head = text.slice(Math.max(0, end - 8), end).trimEnd().toLowerCase();
+  return ABBREVIATIONS.some((a) => head.endsWith(a));
 }
 
 function pieces(text) {
   const out = [];
   let start = 0;
   for (const match of text.matchAll(END)) {
-    const head = text.slice(0, match.index).trimEnd().toLowerCase();
-    if (ABBREVIATIONS.some((a) => head.endsWith(a))) continue;
+    if (abbreviated(text, match.index)) continue;
     const piece = text.slice(start, match.index).trim();
     if (piece) out.push(piece);
     start = match.index + match[0].length;
@@ -62,9 +66,13 @@ export class Sentences {
     if (!final) {
       if ((pending.match(/```/g) || []).length % 2 === 1) return []; // inside a code block
       cut = 0;
+      let worded = false;
+      let seen = 0;
       for (const match of pending.matchAll(END)) {
-        const head = pending.slice(0, match.index).trimEnd().toLowerCase();
-        if (!ABBREVIATIONS.some((a) => head.endsWith(a))) cut = match.index + match[0].length;
+        if (abbreviated(pending, match.index)) continue;
+        worded ||= /\w/.test(pending.slice(seen, match.index)); // "1." alone waits for its item
+        seen = match.index + match[0].length;
+        if (worded) { cut = seen; worded = false; }
       }
       if (!cut) return [];
     }

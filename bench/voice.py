@@ -188,7 +188,10 @@ async def main() -> int:
     folder = whisper_base(cache)
     piper = PiperEngine(threads=args.threads)
     texts = sentences(args.sentences)
-    print(f"voice bench: {os.cpu_count()} cores, {args.threads} threads a model, {len(texts)} sentences")
+    print(
+        f"voice bench: {os.cpu_count()} cores, {args.threads} threads a model, {len(texts)} sentences; "
+        f"load average {os.getloadavg()[0]:.1f} (wall times rise with it, CPU times much less)"
+    )
     t0 = time.perf_counter()
     clips = spoken(texts, piper if args.piper else None)
     audio = sum(wav_seconds(c[2]) for c in clips)
@@ -231,6 +234,7 @@ async def main() -> int:
         f"\ntarget: transcription ≤ 0.5x real time → {wall / audio:.3f}x "
         f"{'met' if wall / audio <= 0.5 else 'NOT met'}"
     )
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     voice.close()
     return 0
 

@@ -564,7 +564,7 @@ async def test_a_voice_attachment_is_transcribed_and_answered_in_text_and_audio(
         mail.script.turn("Your dentist appointment is on Tuesday. I will remind you.")
         clip = in_container(espeak_wav("Remind me about the dentist on Tuesday."), "ogg")
         mail.send("", subject="Voice message", attachment=("voice.ogg", clip, "audio/ogg"), local=True)
-        [reply] = await mail.outbox.wait(1)
+        [reply] = await mail.outbox.wait(1, seconds=120)  # Whisper and Piper load on first use
         assert body(reply) == "Your dentist appointment is on Tuesday. I will remind you."
         asked = mail.turns()[0].last_user_text
         assert {"remind", "dentist", "tuesday"} <= set(words(asked)), asked
@@ -574,7 +574,7 @@ async def test_a_voice_attachment_is_transcribed_and_answered_in_text_and_audio(
         assert decode(spoken.get_payload(decode=True)).seconds > 2.0
         # a silent clip gets a reply saying so, and no turn
         mail.send("", subject="Again", attachment=("silence.wav", silence_wav(2.0), "audio/wav"), local=True)
-        [_first, refused] = await mail.outbox.wait(2)
+        [_first, refused] = await mail.outbox.wait(2, seconds=60)
         assert "silence.wav" in body(refused) and "silent" in body(refused)
         assert len(mail.turns()) == 1
     finally:

@@ -24,7 +24,7 @@ from navi.testing.script import Reply
 from navi.voice.audio import wav_bytes
 from tests.helpers.speech import espeak_wav, samples_of, wer, words
 from tests.server_helpers import LiveNavi, live_navi, use_script
-from tests.ui.browser import CHROMIUM, CHROMIUM_ARGS, Watched, open_app, open_context
+from tests.ui.browser import CHROMIUM, CHROMIUM_ARGS, PHONE, Watched, open_app, open_context
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -209,5 +209,36 @@ def test_without_microphone_permission_the_page_says_what_to_do(browser: Browser
     page.locator("#mic").click()
     expect(page.locator("#voice-status")).to_contain_text("allow the microphone", timeout=15_000)
     expect(page.locator("#mic")).to_have_attribute("data-denied", "true")
+    context.close()
+    _clean(watched)
+
+
+def test_space_held_in_an_empty_box_talks(page: Page) -> None:
+    open_app(page)
+    box = page.locator("#input")
+    box.focus()
+    page.keyboard.down(" ")
+    expect(page.locator("#mic")).to_have_attribute("aria-pressed", "true")
+    time.sleep(3.5)
+    page.keyboard.up(" ")
+    expect(box).to_have_value(_containing("paris"), timeout=60_000)
+    assert not box.input_value().startswith(" ")  # the held Space typed nothing
+
+
+def test_the_phone_layout_has_the_microphone(browser: Browser, navi: LiveNavi) -> None:
+    context, watched = open_context(
+        browser, navi, viewport=PHONE, is_mobile=True, has_touch=True, permissions=["microphone"]
+    )
+    page = context.new_page()
+    open_app(page)
+    mic = page.locator("#mic")
+    expect(mic).to_be_visible()
+    box = mic.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= PHONE["width"]
+    expect(page.locator("#send")).to_be_in_viewport()
+    mic.tap()
+    expect(mic).to_have_attribute("aria-pressed", "true")
+    mic.tap()
+    expect(mic).to_have_attribute("aria-pressed", "false")
     context.close()
     _clean(watched)

@@ -143,3 +143,38 @@ def test_the_token_and_the_users(navi: LiveNavi, sentence_wav: bytes, tmp_path: 
     stranger = openai.OpenAI(base_url=f"{navi.url}/v1", api_key="wrong-token", max_retries=0)
     with stranger, pytest.raises(openai.AuthenticationError):
         transcribe(stranger, sentence_wav)
+
+
+def test_another_navi_as_the_remote_speech_servers(
+    navi: LiveNavi, tmp_path: Path, fake_server_session: FakeModelServer, sentence_wav: bytes
+) -> None:
+    """VOICE_STT=remote and VOICE_TTS=remote against a real OpenAI-compatible audio server: this
+    module's Navi. A wrong key there is a 502 naming the server's answer, not a crash."""
+    remote = {
+        "voice_stt": "remote",
+        "voice_stt_url": f"{navi.url}/v1",
+        "voice_stt_api_key": navi.token,
+        "voice_tts": "remote",
+        "voice_tts_url": f"{navi.url}/v1",
+        "voice_tts_api_key": navi.token,
+    }
+    with live_navi(tmp_path, fake_server_session, **remote) as front:
+        client = openai.OpenAI(base_url=f"{front.url}/v1", api_key=front.token, max_retries=0, timeout=120)
+        with client:
+            heard = transcribe(client, sentence_wav, "clip.wav", language="en")
+            assert "restaurant" in heard.text.lower()
+            opus = client.audio.speech.create(
+                model="tts-1", voice="alloy", input="Hello.", response_format="opus"
+            )
+            assert opus.read()[:4] == b"OggS"
+            with pytest.raises(openai.BadRequestError) as silent:  # checked here before it is sent
+                transcribe(client, silence_wav(1.0))
+            assert silent.value.code == "no_speech"
+    with live_navi(
+        tmp_path / "wrong", fake_server_session, **{**remote, "voice_stt_api_key": "wrong"}
+    ) as front:
+        client = openai.OpenAI(base_url=f"{front.url}/v1", api_key=front.token, max_retries=0)
+        with client, pytest.raises(openai.APIStatusError) as failed:
+            transcribe(client, sentence_wav, "clip.wav")
+        assert failed.value.status_code == 502 and failed.value.code == "voice_server_failed"
+        assert "401" in failed.value.message

@@ -61,3 +61,16 @@ def test_hostile_text_is_read_in_linear_time_and_nothing_breaks() -> None:
             found.feed(hostile[i : i + 4000])
         found.finish()
     assert split_sentences("[" * 5000 + "Fine. Done.")[-1] == "Done."
+
+
+def test_a_remote_engine_needs_its_server() -> None:
+    import pytest
+
+    from navi.config import SettingsError, load_settings
+
+    with pytest.raises(SettingsError, match="VOICE_STT_URL"):
+        load_settings(voice_stt="remote")
+    with pytest.raises(SettingsError, match="VOICE_TTS_URL"):
+        load_settings(voice_tts="remote", voice_tts_url="")
+    with pytest.raises(SettingsError, match="VOICE_STT_URL"):
+        load_settings(voice_stt="remote", voice_stt_url="ftp://host/v1")

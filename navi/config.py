@@ -166,6 +166,12 @@ class Settings(BackendSettings, BaseSettings):
     manuals_dir: str = "manuals"
     # JSON file of MCP servers whose tools Navi offers (the `mcpServers` shape); empty: none.
     mcp_servers_file: str = ""
+    # Agent Skills (docs/skills.md): each user's own skills live in SKILLS_DIR/<user>/ (what
+    # `navi skills add` installs into); SKILLS_DIRS are more folders of the owner's skills, read in
+    # place (comma- or os.pathsep-separated).
+    skills_dir: str = "skills"
+    skills_dirs: str = ""
+    skill_script_timeout_seconds: int = Field(60, ge=1, le=300)
 
     # --- Session files ---------------------------------------------------------------------------
     session_files_dir: str = "session_files"
@@ -267,26 +273,22 @@ class Settings(BackendSettings, BaseSettings):
     documents_indexing: bool = True
 
     # --- Voice (docs/voice.md) ----------------------------------------------------------------------
-    # Speech to text: builtin (faster-whisper, Whisper base from the voice extra's wheels, or the
-    # converted model in VOICE_STT_MODEL_DIR), remote (an OpenAI-compatible server), off.
+    # builtin: faster-whisper (Whisper base, or VOICE_STT_MODEL_DIR); remote: VOICE_STT_URL; off.
     voice_stt: Literal["builtin", "remote", "off"] = "builtin"
     voice_stt_model_dir: str = ""
     voice_stt_vad: bool = True  # silence trimmed first (faster-whisper's bundled Silero model)
     voice_stt_language: str = ""  # empty: detected per clip
-    # Text to speech: auto (Piper where its voice is installed, else eSpeak NG), piper, espeak,
-    # remote (an OpenAI-compatible server), off. VOICE_PIPER_MODEL: your own Piper .onnx voice.
+    # auto: Piper where its voice is installed, else eSpeak NG; remote: VOICE_TTS_URL.
     voice_tts: Literal["auto", "piper", "espeak", "remote", "off"] = "auto"
     voice_piper_model: str = ""
     voice_espeak_voice: str = "en-us"
-    # The servers of `remote` (base URLs ending in /v1), their keys, models and voice.
-    voice_stt_url: str = ""
+    voice_stt_url: str = ""  # the servers of `remote`: base URLs ending in /v1
     voice_stt_api_key: str = ""
     voice_stt_model: str = "whisper-1"
     voice_tts_url: str = ""
     voice_tts_api_key: str = ""
     voice_tts_model: str = "tts-1"
     voice_tts_voice: str = "alloy"
-    # Caps on one clip, the CPU threads a model uses, how many voice jobs may wait or run at once.
     voice_max_mb: int = Field(25, ge=1, le=500)
     voice_max_seconds: float = Field(300.0, ge=1, le=7200)
     voice_threads: int = Field(2, ge=1, le=64)
@@ -458,14 +460,6 @@ class Settings(BackendSettings, BaseSettings):
         if self.navi_token_file:
             return self.navi_token_file
         return str(Path(self.db_path).expanduser().parent / "navi_token")
-
-    @model_validator(mode="after")
-    def _voice_servers(self) -> Settings:
-        if self.voice_stt == "remote" and not self.voice_stt_url:
-            raise ValueError("VOICE_STT_URL: VOICE_STT=remote needs the server's URL (…/v1)")
-        if self.voice_tts == "remote" and not self.voice_tts_url:
-            raise ValueError("VOICE_TTS_URL: VOICE_TTS=remote needs the server's URL (…/v1)")
-        return self
 
     @property
     def uses_postgres(self) -> bool:

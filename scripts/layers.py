@@ -45,7 +45,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("logging", "profiles", "sandbox", "protocol"),
     ("llm",),
     ("config", "sessions", "telemetry", "testing"),
-    ("users", "schedules", "memory", "documents", "voice"),
+    ("users", "schedules", "memory", "documents", "skills", "voice"),
     ("tools",),
     ("agent",),
     ("mcp", "storage"),

@@ -45,6 +45,7 @@ async def scripted_runtime(
         "db_path": str(tmp_path / "navi.db"),
         "session_files_dir": str(tmp_path / "files"),
         "tools_dir": str(tmp_path / "tools"),
+        "skills_dir": str(tmp_path / "skills"),
         # No person answers approvals in these tests; approval tests ask for their mode.
         "navi_approval_mode": "auto",
     }

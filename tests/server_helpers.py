@@ -80,6 +80,7 @@ def live_navi(tmp_path: Path, fake: FakeModelServer, **overrides: Any) -> Iterat
         "db_path": str(tmp_path / "navi.db"),
         "session_files_dir": str(tmp_path / "session_files"),
         "tools_dir": str(tmp_path / "tools"),
+        "skills_dir": str(tmp_path / "skills"),
         "ollama_host": fake.url,
         "log_level": "WARNING",
         # No person answers approvals in these tests; approval tests ask for their mode.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from navi.agent.compression import SUMMARY_PREFIX, format_messages, partition, split_turns, take_chunk
+from navi.agent.compression.summary import SUMMARY_PREFIX, format_messages, partition, split_turns, take_chunk
 from navi.agent.events import ContextCompressed, Notice
 from navi.llm.errors import BackendUnreachable
 from navi.llm.messages import Message, ToolCall

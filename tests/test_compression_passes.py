@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from navi.agent.compression import SUMMARY_PREFIX, FutileCompressions, shrank
+from navi.agent.compression.compressor import CompressionSettings, ContextCompressor
+from navi.agent.compression.summary import SUMMARY_PREFIX, FutileCompressions, shrank
 from navi.agent.events import AgentEvent, ContextCompressed, Notice, StreamEnd
-from navi.agent.workers import CompressionSettings, ContextCompressor
 from navi.llm.base import ModelInfo
 from navi.llm.messages import Message
 from navi.sessions.memory_store import InMemorySessionStore

@@ -1,5 +1,5 @@
 """A compression after the answer, on a server that keeps the prompt cached here, asks for the
-summary at the end of the conversation's own prompt (navi/agent/continued_summary.py): the same
+summary at the end of the conversation's own prompt (navi/agent/compression/continued.py): the same
 messages, tools and options as the next answer's, plus one instruction, in the conversation's slot.
 Elsewhere, or without room in the window, the summary is a request of its own."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from navi.agent.compression import SummaryRejected
-from navi.agent.continued_summary import ConversationPrompt, compress_continuing
+from navi.agent.compression.continued import ConversationPrompt, compress_continuing
+from navi.agent.compression.summary import SummaryRejected
 from navi.compose.runtime import Runtime
 from navi.llm.base import CallOptions
 from navi.llm.messages import Message

@@ -114,6 +114,26 @@ async def test_the_request_carries_the_right_passage_quoted_and_cited_and_only_f
     await rt.aclose()
 
 
+async def test_a_collection_attached_to_the_profile_is_quoted_in_a_new_conversation(tmp_path: Path) -> None:
+    rt, script = await runtime(tmp_path)
+    store = rt.retrieval.store
+    work = await store.create_collection("local", "Work")
+    await index(store, "local", work.id, "contract.pdf", contract_pdf(), rt.retrieval.embed)
+    assert await store.attach_profile("local", "secretary", work.id)
+    session = await rt.sessions.create("secretary")  # nothing attached to the conversation itself
+
+    script.turn("Ninety days' written notice (contract.pdf, p. 3).")
+    await collect(rt.agent.run_stream(session.id, QUESTION))
+    found = quoted_note(script.of_kind("turn")[-1])
+    assert found is not None and "ninety days written notice" in found[2]
+
+    other = await rt.sessions.create("server_admin")  # another profile: not read there
+    script.turn("I do not know.")
+    await collect(rt.agent.run_stream(other.id, QUESTION))
+    assert quoted_note(script.of_kind("turn")[-1]) is None
+    await rt.aclose()
+
+
 async def test_a_greeting_or_a_conversation_without_collections_gets_no_passages(tmp_path: Path) -> None:
     rt, script = await runtime(tmp_path)
     store = rt.retrieval.store

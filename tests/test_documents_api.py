@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from navi.cli.main import _register, app
 from navi.testing.fake_server import FakeModelServer
+from tests.documents import makers
 from tests.server_helpers import LiveNavi, live_navi
 
 _register()  # `navi users add`
@@ -272,6 +273,37 @@ def test_a_conversation_upload_becomes_its_document(navi: LiveNavi) -> None:
         assert carol.get(f"/sessions/{sid}/collections").status_code == 404
         mine = carol.post("/collections", json={"name": "Mine"}).json()["id"]
         assert carol.put(f"/sessions/{sid}/collections/{mine}").status_code == 404
+        assert carol.put(f"/collections/{work}/profiles/secretary").status_code == 404
+
+    # A collection attached to the conversation's profile: read by the owner's conversations with it.
+    with navi.client() as http:
+        profile = http.get(f"/sessions/{sid}").json()["profile_id"]
+        assert http.put(f"/collections/{work}/profiles/{profile}").status_code == 204
+        assert {c["id"] for c in http.get(f"/sessions/{sid}/collections").json()} == {own["id"], work}
+        (listed,) = [c for c in http.get("/collections").json() if c["id"] == work]
+        assert listed["profiles"] == [profile]
+        unknown = http.put(f"/collections/{work}/profiles/no-such-profile")
+        assert unknown.status_code == 404 and "no-such-profile" in unknown.text
+        assert http.delete(f"/collections/{work}/profiles/{profile}").status_code == 204
+        assert http.delete(f"/collections/{work}/profiles/{profile}").status_code == 404
+        assert {c["id"] for c in http.get(f"/sessions/{sid}/collections").json()} == {own["id"]}
+
+
+def test_what_reading_noticed_is_kept_with_the_document(navi: LiveNavi) -> None:
+    mixed = makers.pdf({1: "Only the first page has text.", 4: "And the fourth."}, count=5)
+    with navi.client() as http:
+        cid = collection(http)
+        (doc,) = add(http, cid, ("mixed.pdf", mixed))
+        done = settled(http, doc["id"])
+        assert done["state"] == "ready"
+        (warning,) = done["warnings"]
+        assert "pages 2-3, 5 have no text layer" in warning and "OCR" in warning
+        # Read again: queued without the old warnings, then the same ones back.
+        again = http.post(f"/documents/{doc['id']}/reindex").json()
+        assert again["state"] == "queued" and again["warnings"] == []
+        assert settled(http, doc["id"])["warnings"] == [warning]
+        (plain,) = add(http, cid, ("clean.md", b"# Clean\n\nNothing missing here."))
+        assert settled(http, plain["id"])["warnings"] == []
 
 
 def test_the_server_answers_while_a_long_document_is_read(navi: LiveNavi) -> None:

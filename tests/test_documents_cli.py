@@ -147,3 +147,38 @@ def test_each_user_has_their_own_documents(world: World) -> None:
     assert [d["name"] for d in world.listed("--user", "alice")] == ["hers.md"]
     unknown = world.navi("docs", "list", "--user", "nobody")
     assert unknown.exit_code == 2 and "no user 'nobody'" in unknown.stderr
+
+
+def test_attach_a_collection_to_a_profile(world: World) -> None:
+    (world.folder / "r.md").write_text("# Bread\n\nKnead for ten minutes.\n")
+    world.ok("docs", "add", str(world.folder / "r.md"), "--collection", "Recipes")
+    out = world.ok("docs", "attach", "Recipes", "--profile", "secretary")
+    assert "profile 'secretary' reads 'Recipes'" in out
+    (shelf,) = json.loads(world.ok("docs", "collections", "--json"))
+    assert shelf["profiles"] == ["secretary"]
+    assert "[profiles: secretary]" in world.ok("docs", "collections")
+
+    unknown = world.navi("docs", "attach", "Recipes", "--profile", "nobody")
+    assert unknown.exit_code == 1 and "no profile 'nobody'" in unknown.stderr
+    assert "secretary" in unknown.stderr  # the profiles there are
+    missing = world.navi("docs", "attach", "Cakes", "--profile", "secretary")
+    assert missing.exit_code == 1 and "no collection 'Cakes'" in missing.stderr
+    theirs = world.navi("docs", "attach", "Recipes", "--profile", "secretary", "--user", "alice")
+    assert theirs.exit_code == 1 and "no collection 'Recipes'" in theirs.stderr  # alice has none
+
+    assert "no longer read" in world.ok("docs", "detach", "Recipes", "--profile", "secretary")
+    again = world.navi("docs", "detach", "Recipes", "--profile", "secretary")
+    assert again.exit_code == 1 and "is not attached" in again.stderr
+    (shelf,) = json.loads(world.ok("docs", "collections", "--json"))
+    assert shelf["profiles"] == []
+
+
+def test_the_list_says_what_reading_noticed(world: World) -> None:
+    from tests.documents import makers
+
+    (world.folder / "mixed.pdf").write_bytes(makers.pdf({1: "Text.", 3: "More text."}, count=3))
+    world.ok("docs", "add", str(world.folder / "mixed.pdf"))
+    line = next(x for x in world.ok("docs", "list").splitlines() if "mixed.pdf" in x)
+    assert "ready" in line and "⚠ page 2 has no text layer" in line, line
+    (doc,) = world.listed()
+    assert doc["warnings"] == ["page 2 has no text layer (scanned? Navi does no OCR)"]

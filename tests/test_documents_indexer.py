@@ -9,16 +9,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fpdf import FPDF
 
 from navi.compose import build_runtime
 from navi.compose.services import build_services
 from navi.config import load_settings
+from navi.documents import isolate
 from navi.documents.base import Extracted
 from navi.documents.extract.common import Limits
 from navi.documents.indexer import Indexer
@@ -221,7 +224,13 @@ async def test_a_poke_wakes_the_loop_at_once(store: SqlDocumentStore) -> None:
                 break
             await asyncio.sleep(0.05)
         assert got is not None and got.state == "ready", got  # within 5 s, not 60
+        reader = isolate.reader_pid()
+        assert reader is not None  # the document reader process, kept for the next document
     finally:
         loop.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await loop
+    # It goes with the indexer's loop.
+    assert isolate.reader_pid() is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(reader, 0)

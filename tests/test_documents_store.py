@@ -120,6 +120,42 @@ async def test_session_collection_attach_and_cascade(store: SqlDocumentStore) ->
     assert n == 0
 
 
+async def test_a_collection_attached_to_a_profile_is_read_by_its_owners_conversations_with_it(
+    store: SqlDocumentStore,
+) -> None:
+    await add_session(store, "s1", "alice")  # speaks with "secretary"
+    await add_session(store, "s2", "bob")  # bob's, with "secretary" too
+    recipes = await store.create_collection("alice", "Recipes")
+    bobs = await store.create_collection("bob", "Bob's")
+    assert await store.attached("alice", "s1") == []
+    assert await store.attach_profile("alice", "secretary", recipes.id)
+    assert await store.attach_profile("alice", "secretary", recipes.id)  # twice: still once
+    assert not await store.attach_profile("alice", "secretary", bobs.id)  # not hers
+    assert [c.id for c in await store.attached("alice", "s1")] == [recipes.id]
+    assert await store.attached("bob", "s2") == []  # alice's attachment is hers alone
+    listed = await store.get_collection("alice", recipes.id)
+    assert listed is not None and listed.profiles == ["secretary"]
+    await store.attach_profile("alice", "server_admin", recipes.id)
+    assert [c.profiles for c in await store.list_collections("alice")] == [["secretary", "server_admin"]]
+    # Attached to the conversation too: read once.
+    assert await store.attach("alice", "s1", recipes.id)
+    assert [c.id for c in await store.attached("alice", "s1")] == [recipes.id]
+    await store.detach("alice", "s1", recipes.id)
+    # Another profile for the conversation: the collection is not read any more.
+    await store.db.write(
+        lambda conn: conn.execute(text("UPDATE sessions SET profile_id = 'smart_home' WHERE id = 's1'"))
+    )
+    assert await store.attached("alice", "s1") == []
+    assert not await store.detach_profile("bob", "secretary", recipes.id)
+    assert await store.detach_profile("alice", "secretary", recipes.id)
+    assert not await store.detach_profile("alice", "secretary", recipes.id)
+    assert await store.delete_collection("alice", recipes.id)
+    n = await store.db.read(
+        lambda conn: conn.execute(text("SELECT count(*) FROM doc_profile_collections")).scalar()
+    )
+    assert n == 0  # the rows went with the collection
+
+
 async def test_documents_bytes_replace_and_owner_isolation(store: SqlDocumentStore) -> None:
     shelf = await store.create_collection("alice", "Shelf")
     doc = await store.add_document("alice", shelf.id, "report.txt", data=b"first version")

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from navi.agent.compression.shorten import LongMessages
 from navi.agent.context import PLAN_HEADING, build_context
 from navi.agent.events import ContextCompressed, StreamEnd, ToolEvent
-from navi.agent.shorten import LongMessages
 from navi.llm.messages import Message
 from navi.llm.tokens import estimate_messages_tokens
 from navi.profiles.base import AgentProfile

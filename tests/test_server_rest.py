@@ -31,9 +31,12 @@ def test_health_profiles_and_tools(navi: LiveNavi) -> None:
         assert "ssh_exec" in profiles[1]["tools"] and "user_notes" in profiles[1]["tools"]
         assert profiles[0]["model"] == "gemma4:e2b-it-q8_0" and profiles[0]["planning_enabled"] is True
         tools = {t["name"]: t for t in http.get("/agents/tools").json()}
-        # the reference 18, recall, schedule, remember, search_conversations, search_documents
+        # the reference 18, recall, schedule, remember, search_conversations, search_documents, and
+        # the three of Agent Skills (offered to every profile)
         builtin = {name for name, t in tools.items() if t["builtin"]}
-        assert len(builtin) == 23 and {"remember", "memory_forget", "search_conversations"} <= builtin
+        assert len(builtin) == 26 and {"remember", "memory_forget", "search_conversations"} <= builtin
+        skill_tools = {"use_skill", "run_skill_script", "write_skill"}
+        assert skill_tools <= builtin and all(skill_tools <= set(p["tools"]) for p in profiles)
         assert "search_documents" in builtin and all("search_documents" in p["tools"] for p in profiles)
         assert "forget" not in tools  # its former name still reaches it, but is not listed
         assert (

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
-from navi.agent.compression import note
+from navi.agent.compression.summary import note
 from navi.llm.messages import utcnow
 from navi.storage.schema import session_memory_state
 from navi.storage.schema import sessions as sessions_table

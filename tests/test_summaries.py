@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from navi import prompts
-from navi.agent.compression import (
+from navi.agent.compression.summary import (
     SUMMARY_PREFIX,
     SummaryRejected,
     compress_context,

@@ -66,11 +66,13 @@ def test_hostile_text_is_read_in_linear_time_and_nothing_breaks() -> None:
 def test_a_remote_engine_needs_its_server() -> None:
     import pytest
 
+    from navi.compose.problems import SetupError
+    from navi.compose.voice import build_voice
     from navi.config import SettingsError, load_settings
 
-    with pytest.raises(SettingsError, match="VOICE_STT_URL"):
-        load_settings(voice_stt="remote")
-    with pytest.raises(SettingsError, match="VOICE_TTS_URL"):
-        load_settings(voice_tts="remote", voice_tts_url="")
+    with pytest.raises(SetupError, match="VOICE_STT_URL"):
+        build_voice(load_settings(voice_stt="remote"))
+    with pytest.raises(SetupError, match="VOICE_TTS_URL"):
+        build_voice(load_settings(voice_tts="remote", voice_tts_url=""))
     with pytest.raises(SettingsError, match="VOICE_STT_URL"):
         load_settings(voice_stt="remote", voice_stt_url="ftp://host/v1")

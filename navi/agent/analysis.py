@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from navi import prompts
-from navi.agent.compression import SummaryRejected, summarize
-from navi.agent.transcript import format_messages, take_chunk
+from navi.agent.compression.summary import SummaryRejected, summarize
+from navi.agent.compression.transcript import format_messages, take_chunk
 from navi.llm import tokens
 from navi.llm.answers import ECHO_SHARE, overlap_share, repeats_itself, words
 from navi.llm.base import CallOptions, LLMBackend

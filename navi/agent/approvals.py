@@ -4,8 +4,9 @@
 
 - `auto`: nothing asks.
 - `smart` (the default): calls that run programs or code, or change files or remote state, ask —
-  `terminal`, `ssh_exec`, `code_exec`, `write_tool`, `filesystem` except its read-only actions,
-  and `http_request` except GET, HEAD and OPTIONS. Everything else runs.
+  `terminal`, `ssh_exec`, `code_exec`, `write_tool`, `run_skill_script`, `write_skill`,
+  `filesystem` except its read-only actions, and `http_request` except GET, HEAD and OPTIONS.
+  Everything else runs.
 - `always`: every call asks, except the purely internal tools in `INTERNAL` (unless an override
   names one of them).
 
@@ -18,7 +19,9 @@ so tools know nothing about approvals. An action or method a rule does not know 
 gains an operation is safe before its rule learns of it.
 
 "Always" is remembered per tool, and per program (the command's argv[0] as typed) for `terminal`:
-`subject()` names what a remembered answer covers.
+`subject()` names what a remembered answer covers. For the `VERSIONED` tools (a skill's scripts)
+the policy's `versioned` hook names it from what the call would run as it is now — the skill and a
+hash of its files — so a changed file asks again.
 """
 
 from __future__ import annotations
@@ -88,6 +91,15 @@ def _write_tool(args: dict[str, Any]) -> str:
     return f"it writes the tool '{_clip(args.get('name', ''), 60)}' and loads its code into Navi"
 
 
+def _skill_script(args: dict[str, Any]) -> str:
+    skill, script = _clip(args.get("skill", ""), 64), _clip(args.get("script", ""), 120)
+    return f"the skill '{skill}' wants to run {script} (in the sandbox)"
+
+
+def _write_skill(args: dict[str, Any]) -> str:
+    return f"it saves the skill '{_clip(args.get('name', ''), 64)}' (instructions and scripts Navi may run)"
+
+
 def _filesystem(args: dict[str, Any]) -> str | None:
     action = str(args.get("action", "")).lower()
     if action in FS_READ_ONLY:
@@ -112,6 +124,8 @@ SMART_RULES: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "ssh_exec": _ssh,
     "code_exec": _code,
     "write_tool": _write_tool,
+    "run_skill_script": _skill_script,
+    "write_skill": _write_skill,
     "filesystem": _filesystem,
     "http_request": _http,
 }
@@ -126,6 +140,21 @@ class ExternalRule:
     remote_name: str = ""  # the tool's name there
 
 
+# Tools whose "always" is remembered for what the call runs as it is now (`Versioned`), never for the
+# whole tool: a skill's scripts are approved per skill and version, and a changed file asks again.
+VERSIONED = frozenset({"run_skill_script"})
+
+
+@dataclass(frozen=True)
+class Versioned:
+    """What a call of a `VERSIONED` tool is remembered by: a subject naming the content (a skill's
+    name and the hash of its files), how to say it to people, and an extra reason to show."""
+
+    subject: str
+    scope: str
+    note: str = ""
+
+
 @dataclass(frozen=True)
 class ApprovalPolicy:
     mode: Mode = "smart"
@@ -133,6 +162,8 @@ class ApprovalPolicy:
     timeout_seconds: float = 300.0  # no answer by then counts as a denial
     # The rule of a tool from outside Navi (MCP servers' tools), None for Navi's own tools.
     external: Callable[[str], ExternalRule | None] = lambda _tool: None
+    # (owner, tool, args) → what a `VERSIONED` tool's call is remembered by (None: it cannot be).
+    versioned: Callable[[str, str, dict[str, Any]], Versioned | None] = lambda _owner, _tool, _args: None
 
     def mode_for(self, tool: str) -> Mode:
         return self.overrides.get(tool, self.mode)
@@ -168,6 +199,8 @@ class ApprovalPolicy:
 def subject(tool: str, args: dict[str, Any]) -> str | None:
     """What an "always" answer to this call is remembered for: "" for the whole tool, the program
     for `terminal`, None when it cannot be remembered (the call then asks every time)."""
+    if tool in VERSIONED:
+        return None  # only a `Versioned` subject, which the gate asks the policy for
     if tool != "terminal":
         return ""
     name = program(args.get("command"))

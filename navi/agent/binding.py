@@ -19,7 +19,7 @@ from typing import Protocol
 
 from navi import runctx
 from navi.agent.budget import Budget
-from navi.agent.disclosure import disclose
+from navi.agent.disclosure import Disclosure, disclose
 from navi.agent.run import RunState
 from navi.agent.windows import ContextWindows
 from navi.llm.base import LLMBackend
@@ -29,10 +29,13 @@ from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
 from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry
+from navi.sessions.models import DEFAULT_OWNER
 from navi.sessions.state import MEMORY, InMemorySessionStateStore, SessionStateStore
 from navi.tools.registry import ToolRegistry, ToolView
 
 log = get_logger(__name__)
+
+USE_SKILL = "use_skill"  # the tool the skills listing points to (navi/tools/builtin/skills.py)
 
 REWRITE_WAIT = 120.0  # seconds a turn's read-ahead waits for the memory summary's rewrite
 
@@ -65,6 +68,7 @@ class RunBinder:
         tool_names: Callable[[AgentProfile], list[str]],
         memory: Callable[[str], Awaitable[str | None]],
         state: SessionStateStore | None = None,
+        skills: Callable[[str], str | None] | None = None,
     ) -> None:
         self.config = config
         self.backends = backends
@@ -73,6 +77,7 @@ class RunBinder:
         self.windows = windows
         self.budget = budget
         self.tool_names = tool_names  # the tools a profile's model is offered, by name
+        self.skills = skills or (lambda _owner: None)  # an owner's skills listing (navi/skills/)
         self.memory = memory  # the memory summary of an owner
         # Where stored sessions keep their memory snapshot (`MEMORY`): the memory summary their
         # system message carries, taken at their first turn and kept, so later turns send the same
@@ -97,9 +102,15 @@ class RunBinder:
         view = self.tool_view(profile)
         run.disclosure = disclose(view, profile.core_tools if self.config.tool_disclosure else view.names)
         run.tools = run.disclosure.view
+        run.skills = self.skills(run.ctx.owner) if USE_SKILL in view else None
         run.ctx.profile_id = profile.id
         run.tool_costs = {}  # another backend or model may price tools differently
         run.refixed(self.budget.overhead(run))
+
+    def tool_index(self, split: Disclosure, owner: str) -> str | None:
+        """The listing of tools sent without schemas, then `owner`'s skills (empty: the owner's)."""
+        skills = self.skills(owner or DEFAULT_OWNER) if USE_SKILL in split.view else None
+        return "\n\n".join(p for p in (split.index_text, skills) if p) or None
 
     async def rebind(self, run: RunState, profile_id: str) -> None:
         await self.bind(run, self.profiles.get(profile_id).for_session(run.profile.session_prompt))

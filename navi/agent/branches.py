@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from navi.agent.shorten import head_and_tail
+from navi.agent.compression.shorten import head_and_tail
 from navi.llm.messages import Message
 from navi.llm.tokens import estimate_messages_tokens
 from navi.sessions.keys import recall_key

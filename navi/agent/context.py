@@ -16,7 +16,7 @@ their prefix up to that message and the window is not filled with them turn afte
 The stored context is also checked for consistency here: every tool call an assistant message made
 gets a result (a crash between a call and its result would otherwise make the next request invalid
 for APIs that insist on pairs), and stored system messages are left out. Long messages older than
-the recent turns are sent shortened, with a key to recall them whole (`navi.agent.shorten`); what
+the recent turns are sent shortened, with a key to recall them whole (`navi.agent.compression.shorten`); what
 is stored stays as it is.
 
 A question the user stopped before any answer (the engine marks it, `mark_unanswered`) is never
@@ -30,7 +30,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from navi.agent.shorten import LongMessages, shorten_old
+from navi.agent.compression.shorten import LongMessages, shorten_old
 from navi.llm.messages import Message
 from navi.llm.meta import MessageMeta
 from navi.profiles.base import AgentProfile

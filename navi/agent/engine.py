@@ -28,6 +28,9 @@ from navi.agent import subagents
 from navi.agent.background import BackgroundWork
 from navi.agent.binding import RunBinder
 from navi.agent.budget import Budget
+from navi.agent.compression.compressor import ContextCompressor
+from navi.agent.compression.in_turn import TurnCompression
+from navi.agent.compression.shorten import LongMessages, saving
 from navi.agent.context import StoppedQuestions, build_context, unanswered, unanswered_marker
 from navi.agent.disclosure import disclose
 from navi.agent.events import AgentEvent, ErrorEvent, Status, StreamEnd, StreamStopped
@@ -43,11 +46,9 @@ from navi.agent.quoting import Find, TurnDocuments
 from navi.agent.retry import NOTHING_TO_RETRY, drop_broken_answer, failed_turn, record_failure
 from navi.agent.run import RunState
 from navi.agent.said import user_message
-from navi.agent.shorten import LongMessages, saving
 from navi.agent.tool_batch import ToolRunner
-from navi.agent.turn_compression import TurnCompression
 from navi.agent.windows import ContextWindows
-from navi.agent.workers import ContextCompressor, Worker, after_turn
+from navi.agent.workers import Worker, after_turn
 from navi.llm.calls import CallLimits, CallStopped
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, ToolSpec
@@ -92,7 +93,7 @@ class AgentConfig:
     think: bool = True
     tool_result_max_chars: int = 16_000
     # Messages older than the recent turns and longer than this (tokens) go to the model shortened,
-    # recallable by key (navi/agent/shorten.py); 0 sends them whole.
+    # recallable by key (navi/agent/compression/shorten.py); 0 sends them whole.
     long_message_tokens: int = 1500
     planning: bool = True
     planning_skip_words: int = 0  # (the settings ship 12: navi/agent/planning.py `needs_plan`)
@@ -189,10 +190,11 @@ class Agent:
         return LongMessages(self.config.long_message_tokens, self.compressor.settings.keep_recent)
 
     def model_view(
-        self, profile: AgentProfile, context: Sequence[Message], memory: str | None = None
+        self, profile: AgentProfile, context: Sequence[Message], memory: str | None = None, owner: str = ""
     ) -> list[Message]:
-        """The messages a model call in `profile` would send for `context`: the one place the
-        system prompt is built (the engine, `GET /sessions/{id}/context` and archives use it)."""
+        """The messages a model call in `profile` would send for `context` (`owner`'s skills listed;
+        empty: the owner's): the one place the system prompt is built (the engine,
+        `GET /sessions/{id}/context` and archives use it)."""
         view = self.binder.tool_view(profile)
         split = disclose(view, profile.core_tools if self.config.tool_disclosure else view.names)
         return build_context(
@@ -200,7 +202,7 @@ class Agent:
             profile,
             context,
             memory,
-            tool_index=split.index_text,
+            tool_index=self.binder.tool_index(split, owner),
             long_messages=self.long_messages,
             stopped=self.config.stopped_questions,
         )

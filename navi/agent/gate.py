@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import structlog
 
-from navi.agent.approvals import ApprovalPolicy, Decision, scope, subject
+from navi.agent.approvals import VERSIONED, ApprovalPolicy, Decision, Versioned, scope, subject
 from navi.agent.events import AgentEvent, ApprovalRequired, ApprovalResolved
 from navi.agent.grants import GrantStore, InMemoryGrantStore
 from navi.llm.messages import ToolCall
@@ -109,7 +109,15 @@ class ApprovalGate:
         reason = self.policy.reason(call.name, call.arguments)
         if reason is None:
             return
-        remembered = subject(call.name, call.arguments)
+        versioned = self._versioned(ctx.owner, call)
+        remembered: str | None
+        always: str | None
+        if versioned is not None:
+            remembered, always = versioned.subject, versioned.scope
+            reason = f"{reason}; {versioned.note}" if versioned.note else reason
+        else:
+            remembered = subject(call.name, call.arguments)
+            always = scope(call.name, remembered)
         if remembered is not None and await self._granted(ctx.owner, call.name, remembered):
             return
         if ctx.unattended == "allow":  # the setting that started this run said so
@@ -133,7 +141,7 @@ class ApprovalGate:
             tool=call.name,
             args=call.arguments,
             reason=reason,
-            always_scope=scope(call.name, remembered),
+            always_scope=always,
             is_subagent=ctx.is_subagent,
         )
         key = (pending.session_id, pending.call_id)
@@ -185,6 +193,15 @@ class ApprovalGate:
             return pending.answer.result(), "user"
         pending.answer.cancel()  # a late answer finds nothing waiting
         return "deny", "timeout"
+
+    def _versioned(self, owner: str, call: ToolCall) -> Versioned | None:
+        if call.name not in VERSIONED:
+            return None
+        try:
+            return self.policy.versioned(owner, call.name, call.arguments)
+        except Exception as exc:  # nothing to remember it by: the call asks, this time only
+            log.warning("approval.version_unknown", tool=call.name, error=str(exc))
+            return None
 
     async def _granted(self, owner: str, tool: str, remembered: str) -> bool:
         try:

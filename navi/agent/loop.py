@@ -18,8 +18,10 @@ import structlog
 from pydantic import MISSING
 
 from navi.agent.budget import Budget
+from navi.agent.compression.continued import ConversationPrompt
+from navi.agent.compression.in_turn import TurnCompression
+from navi.agent.compression.shorten import LongMessages
 from navi.agent.context import StoppedQuestions, build_context
-from navi.agent.continued_summary import ConversationPrompt
 from navi.agent.events import (
     AgentEvent,
     ErrorEvent,
@@ -33,9 +35,7 @@ from navi.agent.events import (
 from navi.agent.persistence import RunWriter
 from navi.agent.pump import check_stop, pump
 from navi.agent.run import RunState
-from navi.agent.shorten import LongMessages
 from navi.agent.tool_batch import ToolRunner
-from navi.agent.turn_compression import TurnCompression
 from navi.llm.base import CallKind, CallOptions
 from navi.llm.calls import CallStopped
 from navi.llm.chunks import Completion, CompletionBuilder
@@ -243,7 +243,7 @@ class Loop:
 
     async def cached_prompt(self, run: RunState) -> ConversationPrompt | None:
         """After an answer, on a server that keeps prompts cached here: the next answer's prompt
-        as the server holds it (for a summary that extends it, navi/agent/continued_summary.py).
+        as the server holds it (for a summary that extends it, navi/agent/compression/continued.py).
         None elsewhere, or when it no longer fits the window."""
         if not await self._caches(run):
             return None

@@ -34,6 +34,7 @@ class RunState:
     stream: bool
     memory: str | None = None
     disclosure: Disclosure | None = None  # which tools go with schemas, which are listed (None: all)
+    skills: str | None = None  # the owner's skills listing for the system message (navi/skills/)
     # Token counts: changed only by the methods below.
     tokens: int = 0  # the backend's count for the context as of the last model call
     pending: int = 0  # estimated tokens of messages added since that count
@@ -63,8 +64,10 @@ class RunState:
 
     @property
     def tool_index(self) -> str | None:
-        """The one-line listing of the tools sent without schemas, for the system message."""
-        return self.disclosure.index_text if self.disclosure is not None else None
+        """The one-line listing of the tools sent without schemas, then of the owner's skills, for
+        the system message."""
+        index = self.disclosure.index_text if self.disclosure is not None else None
+        return "\n\n".join(p for p in (index, self.skills) if p) or None
 
     def tool_specs(self) -> list[ToolSpec]:
         """The schemas the next model call offers (see navi/agent/disclosure.py)."""

@@ -16,12 +16,12 @@ from collections.abc import AsyncIterator, Collection
 from typing import Any, Protocol
 
 from navi import redact
+from navi.agent.compression.shorten import head_and_tail
 from navi.agent.disclosure import schema_answer
 from navi.agent.events import AgentEvent, ProfileSwitched, ToolEvent, ToolStarted
 from navi.agent.gate import STOPPED, ApprovalGate, Verdict
 from navi.agent.persistence import RunWriter
 from navi.agent.run import RunState
-from navi.agent.shorten import head_and_tail
 from navi.llm.messages import Message, ToolCall, strip_data_uri
 from navi.llm.meta import MessageMeta, ToolStatus
 from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens

@@ -43,6 +43,7 @@ from navi.api.routes import (
     schedules,
     search,
     sessions,
+    skills,
 )
 from navi.api.security import AccessControl, AccessPolicy
 from navi.api.sockets import OpenSockets
@@ -193,6 +194,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         metrics,
         search,
         documents,
+        skills,
     ):
         app.include_router(module.router)
     if config.loop_monitor:

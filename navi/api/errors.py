@@ -45,6 +45,10 @@ class BadRequest(ValueError):
     """A request that is well-formed JSON but asks for something that makes no sense."""
 
 
+class BadSkill(ValueError):
+    """A skill or a zip of skills that cannot be installed (docs/skills.md)."""
+
+
 class Conflict(ValueError):
     """A request that clashes with what exists (a collection's name already taken)."""
 
@@ -77,6 +81,7 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (NothingToAnalyse, 422, "nothing_to_analyse"),
     (Conflict, 409, "conflict"),
     (Unavailable, 503, "unavailable"),
+    (BadSkill, 422, "bad_skill"),
     (BadRequest, 422, "bad_request"),
     (NotBranchable, 422, "bad_request"),
     (NothingToContinue, 422, "nothing_to_continue"),

@@ -1,4 +1,4 @@
-"""`navi docs add|list|search|rm|collections`: your documents, straight from the database.
+"""`navi docs add|list|search|rm|collections|attach|detach`: your documents, straight from the database.
 
 The owner's documents (`local`) unless `--user NAME` names another user's (docs/documents.md).
 
@@ -232,6 +232,9 @@ def list_documents(
         state = f"{d.state} {d.progress:.0%}" if d.state == "indexing" else d.state
         counts = f"{d.pages:>5} pp {d.chunks:>6} passages" if d.state == "ready" else " " * 24
         error = f"  — {d.error}" if d.error else ""
+        if d.warnings:
+            more = f" (+{len(d.warnings) - 1} more)" if len(d.warnings) > 1 else ""
+            error += f"  ⚠ {d.warnings[0]}{more}"
         return f"{d.id}  {state:<13} {counts}  {names.get(d.collection_id, '?')}: {d.name}{error}"
 
     echo_list(documents, as_json=as_json, empty="No documents yet.", line=line, record=_record)
@@ -316,7 +319,8 @@ def collections(
 
     def line(c: Any) -> str:
         what = {"session": "a conversation's", "folder": f"folder {c.path}"}.get(c.kind, "")
-        return f"{c.id}  {c.documents:>6} docs  {c.name}{f'  ({what})' if what else ''}"
+        profiles = f"  [profiles: {', '.join(c.profiles)}]" if c.profiles else ""
+        return f"{c.id}  {c.documents:>6} docs  {c.name}{f'  ({what})' if what else ''}{profiles}"
 
     def record(c: Any) -> Any:
         from navi.api.routes.documents import CollectionOut
@@ -324,6 +328,55 @@ def collections(
         return CollectionOut.of(c)
 
     echo_list(with_runtime(work), as_json=as_json, empty="No collections yet.", line=line, record=record)
+
+
+ProfileOption = Annotated[
+    str, typer.Option("--profile", "-p", metavar="ID", help="The profile (`navi config` lists them).")
+]
+
+
+def _attach_profile(collection: str, profile: str, user: str, *, attach: bool) -> None:
+    async def work(rt: Any) -> str | None:
+        _no_store(rt)
+        if profile not in rt.profiles:
+            return f"no profile '{profile}'; the profiles: {', '.join(rt.profiles.ids())}"
+        owner = await known_user(rt, user)
+        found = await _collection(rt, owner, collection, make=False)
+        if found is None:
+            return f"no collection '{collection}' — `navi docs collections` lists them"
+        if attach:
+            await rt.documents.attach_profile(owner, profile, found.id)
+        elif not await rt.documents.detach_profile(owner, profile, found.id):
+            return f"'{collection}' is not attached to profile '{profile}'"
+        return None
+
+    problem = with_runtime(work)
+    if problem:
+        fail(problem, 1)
+    if attach:
+        typer.echo(f"Every conversation with profile '{profile}' reads '{collection}' now.")
+    else:
+        typer.echo(f"Conversations with profile '{profile}' no longer read '{collection}'.")
+
+
+@app.command()
+def attach(
+    collection: Annotated[str, typer.Argument(metavar="COLLECTION", help="The collection, by name.")],
+    profile: ProfileOption,
+    user: UserOption = "local",
+) -> None:
+    """Attach a collection to a profile: every conversation with that profile reads it."""
+    _attach_profile(collection, profile, user, attach=True)
+
+
+@app.command()
+def detach(
+    collection: Annotated[str, typer.Argument(metavar="COLLECTION", help="The collection, by name.")],
+    profile: ProfileOption,
+    user: UserOption = "local",
+) -> None:
+    """Detach a collection from a profile."""
+    _attach_profile(collection, profile, user, attach=False)
 
 
 def register(root: typer.Typer) -> None:

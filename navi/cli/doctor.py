@@ -138,6 +138,8 @@ async def run_checks(settings: Settings) -> AsyncIterator[Check]:
         await backends.aclose()
     yield await _database_check(settings)
     yield _tools_check(settings)
+    for check in await asyncio.to_thread(_skills_checks, settings):
+        yield check
     yield await asyncio.to_thread(_sandbox_check, settings)
     async for check in mcp_checks(settings):
         yield check
@@ -340,6 +342,21 @@ def _tools_check(settings: Settings) -> Check:
     if not folder.exists():
         return Check(True, f"no tools folder at {folder} yet; `navi serve` creates it with the starter tools")
     return Check(True, f"tools folder {folder}")
+
+
+def _skills_checks(settings: Settings) -> list[Check]:
+    """The owner's skills: how many load, and each that does not, with its file and line."""
+    from navi.compose.parts import skill_library
+    from navi.sessions.models import DEFAULT_OWNER
+
+    report = skill_library(settings).load(DEFAULT_OWNER)
+    off = len(report.skills) - len(report.enabled())
+    count = f"{len(report.skills)} skill{'s' if len(report.skills) != 1 else ''}" + (
+        f" ({off} off)" if off else ""
+    )
+    checks = [Check(True, f"skills: {count}")]
+    fix = "fix the file, or remove the skill (docs/skills.md)"
+    return checks + [Check(False, f"skill {problem}", fix) for problem in report.problems]
 
 
 def _sandbox_check(settings: Settings) -> Check:

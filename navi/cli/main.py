@@ -52,6 +52,7 @@ def _register() -> None:
         schedules,
         serve,
         sessions,
+        skills,
         tools,
         users,
     )
@@ -63,6 +64,7 @@ def _register() -> None:
     memory.register(app)
     docs.register(app)
     tools.register(app)
+    skills.register(app)
     users.register(app)
     schedules.register(app)
     channels.register(app)

@@ -8,19 +8,21 @@ without one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from navi.agent.analysis import AnalysisSettings
-from navi.agent.approvals import ApprovalPolicy, Mode
+from navi.agent.approvals import ApprovalPolicy, Mode, Versioned
+from navi.agent.compression.compressor import CompressionSettings
 from navi.agent.engine import AgentConfig
-from navi.agent.workers import CompressionSettings
 from navi.compose.problems import SetupError, file_problem, folder_problem, reason, which_of
 from navi.config import Settings
 from navi.documents.extract.common import Limits
@@ -34,6 +36,8 @@ from navi.profiles.registry import ProfileRegistry, builtin_profiles
 from navi.sandbox import Sandbox, SandboxPolicy, allowed_from_list, navi_code_paths, python_paths
 from navi.schedules.notify import WebhookNotifier
 from navi.schedules.when import system_zone_name
+from navi.sessions.models import DEFAULT_OWNER
+from navi.skills import SkillLibrary
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.storage.vectors import EXACT_MAX
@@ -211,9 +215,16 @@ def sandbox_policy(settings: Settings) -> SandboxPolicy:
         allowed_paths=allowed_from_list(settings.fs_allowed_paths_list),
         hidden_paths=tuple(secret_paths(settings)),
         protected_paths=navi_code_paths(),
+        # A child may read a skill (where it sees the folder) but never change one.
+        read_only_paths=_skill_folders(settings),
         runtime_paths=python_paths(),
         session_files_dir=str(_abs(settings.session_files_dir)),
     )
+
+
+def _skill_folders(settings: Settings) -> tuple[str, ...]:
+    folders = [_abs(settings.skills_dir), *(_abs(str(p)) for p in skills_dirs(settings))]
+    return tuple(os.path.realpath(p) for p in folders if p.is_dir())
 
 
 def build_sandbox(settings: Settings) -> Sandbox:
@@ -385,3 +396,50 @@ def knowledge_dirs(settings: Settings) -> list[Path]:
     """KNOWLEDGE_DIRS as paths (`~` expanded), split on commas and on os.pathsep, duplicates once."""
     parts = [p.strip() for chunk in settings.knowledge_dirs.split(",") for p in chunk.split(os.pathsep)]
     return list(dict.fromkeys(Path(p).expanduser() for p in parts if p))
+
+
+def skills_dirs(settings: Settings) -> list[Path]:
+    """SKILLS_DIRS as paths (`~` expanded), split on commas and on os.pathsep, duplicates once."""
+    parts = [p.strip() for chunk in settings.skills_dirs.split(",") for p in chunk.split(os.pathsep)]
+    return list(dict.fromkeys(Path(p).expanduser() for p in parts if p))
+
+
+def ensure_skills_dir(settings: Settings) -> None:
+    """Make SKILLS_DIR (0700) when it can be made; a folder that cannot be is said by the first
+    install that needs it."""
+    with contextlib.suppress(OSError):
+        Path(settings.skills_dir).expanduser().mkdir(parents=True, exist_ok=True, mode=0o700)
+
+
+def skill_library(settings: Settings) -> SkillLibrary:
+    """Each user's skills in SKILLS_DIR/<user>/, and the owner's SKILLS_DIRS (docs/skills.md)."""
+    return SkillLibrary(Path(settings.skills_dir).expanduser(), skills_dirs(settings), owner=DEFAULT_OWNER)
+
+
+def skill_approval(
+    library: SkillLibrary, *, network: bool
+) -> Callable[[str, str, dict[str, Any]], Versioned | None]:
+    """What "Always" on a skill's script is remembered by: the skill's name and the hash of all its
+    files now, so any changed file asks again (navi/agent/approvals.py `VERSIONED`)."""
+
+    def versioned(owner: str, tool: str, args: dict[str, Any]) -> Versioned | None:
+        name = str(args.get("skill", ""))
+        skill = library.load(owner).get(name)
+        if skill is None:
+            return None  # the tool says there is no such skill; nothing to remember
+        version = skill.version()
+        note = (
+            "it may use the network (the skill asks for it)"
+            if skill.wants_network and network
+            else "no network"
+        )
+        return Versioned(
+            subject=f"{skill.name}@{version}",
+            scope=(
+                f"every script of the skill '{skill.name}' as it is now (version {version[:12]}); "
+                "a changed file asks again"
+            ),
+            note=note,
+        )
+
+    return versioned

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from navi.agent.analysis import AnalysisAsk, Analyst
+from navi.agent.compression.compressor import ContextCompressor
 from navi.agent.engine import Agent
 from navi.agent.gate import ApprovalGate
-from navi.agent.workers import CompressionWorker, ContextCompressor, NamingWorker
+from navi.agent.workers import CompressionWorker, NamingWorker
 from navi.channels.store import ChannelStore, InMemoryChannelStore
 from navi.compose import parts
 from navi.compose.channels import channel_store
@@ -45,6 +46,7 @@ from navi.sessions.archive import export_session
 from navi.sessions.models import Session
 from navi.sessions.state import SessionState
 from navi.sessions.store import SessionNotFound, SessionStore
+from navi.skills import SkillLibrary
 from navi.storage.database import Database
 from navi.storage.memory import SqlMemoryStore
 from navi.storage.stores import build_stores
@@ -52,6 +54,7 @@ from navi.telemetry import Telemetry
 from navi.tools.builtin import register_builtins
 from navi.tools.builtin.agents import SpawnAgentTool
 from navi.tools.builtin.memory import ForgetTool, RememberTool
+from navi.tools.builtin.skills import SKILL_TOOLS, register_skill_tools
 from navi.tools.builtin.ssh import SshExecTool
 from navi.tools.host.client import ToolHost
 from navi.tools.registry import ToolRegistry
@@ -108,6 +111,8 @@ class Runtime:
     embedder: Embedder | None = None
     # Search over the documents people gave Navi, with memory's embedder (None without a database).
     retrieval: Retrieval | None = None
+    # Each user's Agent Skills (SKILLS_DIR, SKILLS_DIRS): docs/skills.md.
+    skills: SkillLibrary = field(default_factory=lambda: SkillLibrary("skills", owner="local"))
     # Speech to text and text to speech (issue 45; models load on first use), None when not built.
     voice: Voice | None = None
 
@@ -155,7 +160,7 @@ class Runtime:
                 "num_ctx": s.ollama_num_ctx,
                 "think": s.ollama_think,
             },
-            system_prompt=self.agent.system_prompt(profile),
+            system_prompt=self.agent.model_view(profile, [], owner=session.owner)[0].content or "",
             tools=[spec.model_dump() for spec in self.agent.tool_specs(profile)],
             settings={
                 "context_compression_enabled": s.context_compression_enabled,
@@ -182,13 +187,14 @@ async def build_runtime(
     """Everything Navi runs on. Stores handed in are used as they are (and opened and closed here).
 
     `create_database=False` (read-only commands) makes no SQLite file: with none there yet, the
-    stores are empty in-memory ones. `seed_tools=False` creates no tools folder. `start_mcp=False`
-    (commands that run no agent) starts no MCP server. Configuration the
+    stores are empty in-memory ones. `seed_tools=False` creates no tools (nor skills) folder.
+    `start_mcp=False` (commands that run no agent) starts no MCP server. Configuration the
     runtime cannot use (a DB_PATH it cannot write, an unreachable DATABASE_URL, a TOOLS_DIR that is
     a file) is raised as `SetupError`, with nothing left open. `telemetry` handed in is used instead
     of the one the settings ask for (tests: spans kept in memory).
     """
     mcp_servers = parts.mcp_servers(settings) if start_mcp else []  # a broken file stops us first
+    voice = build_voice(settings)  # a remote engine without its server stops us first too; loads nothing
     async with AsyncExitStack() as cleanup:
         if backends is None:
             backends = parts.build_backends(settings)
@@ -231,6 +237,8 @@ async def build_runtime(
         )
         state = SessionState(stores.state)
         retrieval = Retrieval(stores.documents, embed) if stores.documents is not None else None
+        if seed_tools:  # `navi serve`: the skills folder exists before the sandbox covers it
+            parts.ensure_skills_dir(settings)
         sandbox = parts.build_sandbox(settings)
         report_sandbox(sandbox)
         tool_host = ToolHost(sandbox)
@@ -247,6 +255,14 @@ async def build_runtime(
             schedules=schedules,
             documents=retrieval,
         )
+        skills = parts.skill_library(settings)
+        register_skill_tools(
+            tools,
+            skills,
+            sandbox=sandbox,
+            memory_mb=settings.code_exec_memory_mb,
+            timeout=settings.skill_script_timeout_seconds,
+        )
         await parts.load_user_tools(settings, tools, seed=seed_tools)
         mcp = McpManager(mcp_servers, tools)
         mcp.start()
@@ -256,7 +272,11 @@ async def build_runtime(
     compressor = ContextCompressor(parts.compression_settings(settings), sessions, state)
     # "Always allow" answers live in the shared database (in memory when the runtime opened none).
     grants = stores.grants
-    policy = replace(parts.approval_policy(settings), external=mcp.rule)
+    policy = replace(
+        parts.approval_policy(settings),
+        external=mcp.rule,
+        versioned=parts.skill_approval(skills, network=settings.sandbox_network),
+    )
     approvals = ApprovalGate(policy, grants)
     agent = Agent(
         parts.agent_config(settings),
@@ -268,12 +288,13 @@ async def build_runtime(
         workers=[CompressionWorker(compressor), NamingWorker(sessions, settings.llm_max_tokens_naming)],
         memory_summary=lambda owner: memory.get_summary(owner=owner),
         user_tools=EnabledTools(settings.tools_dir),
-        offered_tools=mcp.offered,
+        offered_tools=lambda profile_id: [*mcp.offered(profile_id), *SKILL_TOOLS],
         on_session_end=[state.forget, handles.ssh.pool.close_session],
         approvals=approvals,
         documents=retrieval.for_session if retrieval is not None else None,
     )
     handles.spawn.spawner = agent.run_ephemeral
+    agent.binder.skills = skills.listing  # each owner's skills, listed in their system message
     extractor = MemoryExtractor(
         sessions=sessions,
         memory=memory,
@@ -331,7 +352,8 @@ async def build_runtime(
         document_settings=parts.document_settings(settings),
         embedder=embed,
         retrieval=retrieval,
-        voice=build_voice(settings),
+        skills=skills,
+        voice=voice,
     )
 
 

@@ -11,6 +11,7 @@ import importlib.util
 import os
 from pathlib import Path
 
+from navi.compose.problems import SetupError
 from navi.config import Settings
 from navi.logging import get_logger
 from navi.voice import Voice
@@ -65,6 +66,13 @@ def _speaker(s: Settings) -> tuple[PiperEngine | EspeakEngine | RemoteSpeech | N
 
 
 def build_voice(settings: Settings) -> Voice:
+    """The voice service; `SetupError` when a `remote` engine has no server to go to."""
+    for way, mode, url in (
+        ("STT", settings.voice_stt, settings.voice_stt_url),
+        ("TTS", settings.voice_tts, settings.voice_tts_url),
+    ):
+        if mode == "remote" and not url:
+            raise SetupError(f"VOICE_{way}=remote needs a server", f"set VOICE_{way}_URL (…/v1)")
     listener, no_stt = _listener(settings)
     speaker, no_tts = _speaker(settings)
     voice = Voice(

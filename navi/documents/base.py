@@ -103,6 +103,7 @@ class Collection:
     path: str | None = None  # a watched folder's
     created_at: datetime | None = None
     documents: int = 0
+    profiles: list[str] = field(default_factory=list)  # the profiles it is attached to
 
 
 @dataclass
@@ -123,6 +124,8 @@ class Document:
     chunks: int = 0
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    # What reading it noticed (pages without a text layer, text cut at the limit…), in sentences.
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -182,8 +185,17 @@ class DocumentStore(ABC):
     async def detach(self, owner: str, session_id: str, collection_id: str) -> bool: ...
 
     @abstractmethod
+    async def attach_profile(self, owner: str, profile_id: str, collection_id: str) -> bool:
+        """Attach the owner's collection to a profile: every conversation of theirs with that
+        profile reads it. False when the collection is not the owner's."""
+
+    @abstractmethod
+    async def detach_profile(self, owner: str, profile_id: str, collection_id: str) -> bool: ...
+
+    @abstractmethod
     async def attached(self, owner: str, session_id: str) -> list[Collection]:
-        """The collections a conversation reads: attached ones and its own (when it has documents)."""
+        """The collections a conversation reads: attached to it, attached to its profile, and its
+        own (when it has documents)."""
 
     # Documents
     @abstractmethod
@@ -241,8 +253,10 @@ class DocumentStore(ABC):
         chunks: list[Chunk],
         vectors: list[list[float]] | None,
         embedder: str | None,
+        warnings: list[str] | None = None,
     ) -> bool:
-        """Replace the document's chunks and make it `ready`; False when the lease was lost."""
+        """Replace the document's chunks and make it `ready` (with what reading it noticed);
+        False when the lease was lost."""
 
     @abstractmethod
     async def fail(self, document_id: str, worker: str, reason: str) -> bool: ...

@@ -35,7 +35,7 @@ from navi.documents.base import Chunk, Document, DocumentStore, Extracted, Extra
 from navi.documents.chunking import chunk
 from navi.documents.extract.common import Limits
 from navi.documents.folder import read_folder_file
-from navi.documents.isolate import extract_isolated
+from navi.documents.isolate import close_reader, extract_isolated
 from navi.logging import get_logger
 
 log = get_logger(__name__)
@@ -103,6 +103,12 @@ class Indexer:
         """Index queued documents until cancelled: every one there is, then wait for a poke or
         the next poll. A failure of the store (the database away) is logged and retried later."""
         log.info("documents.indexer_started", worker=self.worker_id, embedder=self._embedder_name())
+        try:
+            await self._loop()
+        finally:  # the reader process goes with the loop that used it
+            await asyncio.shield(close_reader())
+
+    async def _loop(self) -> None:
         while True:
             # Cleared before looking, not after: a poke while this look runs (a document added
             # after its claim found nothing) makes the wait below return at once.
@@ -182,7 +188,7 @@ class Indexer:
         )
         del data
         chunks = await asyncio.to_thread(chunk, extracted)
-        for warning in extracted.warnings:
+        for warning in extracted.warnings:  # stored with the document too (`finish`)
             log.info("documents.warning", document=document.id, warning=warning)
         progress.report(share)
         vectors = await self._embed(document, chunks, progress, share) if embedding else None
@@ -195,6 +201,7 @@ class Indexer:
             chunks=chunks,
             vectors=vectors,
             embedder=name,
+            warnings=extracted.warnings,
         )
         if not done:
             raise LeaseLost(document.id)

@@ -1,11 +1,13 @@
 """Extraction in a child process, so a hostile or huge document costs a process, not the server.
 
-`extract_isolated` starts `python -m navi.documents.extract_worker`, writes it one JSON line (the
-name and the limits) and then the document's bytes on stdin, and reads the result as one JSON
-document on stdout; progress comes as "progress 0.42" lines on stderr while it works. The child
-sets its own address-space and CPU limits (`resource.setrlimit`) before it reads anything;
-the parent kills it when `limits.seconds` of wall clock have passed. All waiting is asyncio: the
-event loop serves everyone else meanwhile.
+`extract_isolated` hands the document to a reader process (`python -m
+navi.documents.extract_worker`, started on the first document of each event loop, in a session of
+its own), which has imported every reader and forks a child per document: the child sets its own
+address-space and CPU limits (`resource.setrlimit`) before it reads anything, and its answer comes
+back as JSON lines, progress first. One document at a time per reader (the indexer reads one at
+a time anyway). When `limits.seconds` of wall clock have passed, or the caller is cancelled, the
+reader's whole process group is killed — the child with it — and the next document starts a new
+reader. All waiting is asyncio: the event loop serves everyone else meanwhile.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
@@ -26,6 +30,61 @@ from navi.logging import get_logger
 log = get_logger(__name__)
 
 WORKER = "navi.documents.extract_worker"
+LINE_LIMIT = 512 * 1024 * 1024  # one answer is one JSON line (Limits.max_chars keeps it below)
+
+
+class _Reader:
+    """One reader process and the lock that gives it one document at a time."""
+
+    def __init__(self) -> None:
+        self.process: asyncio.subprocess.Process | None = None
+        self.lock = asyncio.Lock()
+
+    async def started(self) -> asyncio.subprocess.Process:
+        if self.process is None or self.process.returncode is not None:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                WORKER,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                limit=LINE_LIMIT,
+                start_new_session=True,  # no terminal signals; killed as one group, children too
+            )
+        return self.process
+
+    async def kill(self) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+
+
+_readers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Reader] = weakref.WeakKeyDictionary()
+
+
+async def close_reader() -> None:
+    """End this event loop's reader, if one runs (the indexer's loop ends): it exits when its
+    stdin closes; killed if it has not within a second."""
+    reader = _readers.pop(asyncio.get_running_loop(), None)
+    if reader is None or reader.process is None:
+        return
+    process = reader.process
+    if process.stdin is not None:
+        process.stdin.close()
+    try:
+        async with asyncio.timeout(1.0):
+            await process.wait()
+    except TimeoutError:
+        await reader.kill()
+
+
+def reader_pid() -> int | None:
+    """The process id of this event loop's reader, if one runs (for measuring its CPU)."""
+    reader = _readers.get(asyncio.get_running_loop())
+    return reader.process.pid if reader and reader.process and reader.process.returncode is None else None
 
 
 async def extract_isolated(
@@ -37,66 +96,72 @@ async def extract_isolated(
     """`extract.extract(data, name, limits=limits)`, run in a child process under the limits."""
     limits = limits or Limits()
     check_size(len(data), limits)  # refused before anything reads it
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        WORKER,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,  # no terminal signals; killed as one
-    )
-    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
-    diagnostics: list[str] = []
-
-    async def feed() -> None:
-        header = json.dumps({"name": name, "limits": asdict(limits)}).encode() + b"\n"
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            stdin.write(header)
-            stdin.write(data)
-            await stdin.drain()
-            stdin.close()
-
-    async def watch() -> None:
-        async for raw in stderr:
-            line = raw.decode("utf-8", "replace").rstrip()
-            if line.startswith("progress "):
-                if on_progress is not None:
-                    with contextlib.suppress(ValueError):
-                        on_progress(float(line.split()[1]))
-            elif line:
-                diagnostics.append(line)
-                del diagnostics[:-20]
-
-    try:
-        async with asyncio.timeout(limits.seconds):
-            _, output, _, code = await asyncio.gather(feed(), stdout.read(), watch(), process.wait())
-    except TimeoutError:
-        raise ExtractionError(
-            "timeout", f"reading the document took longer than {limits.seconds:g} s and was stopped"
-        ) from None
-    finally:
-        if process.returncode is None:  # timed out, or the caller was cancelled
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
-    return _result(output, code, diagnostics, limits)
+    reader = _readers.setdefault(asyncio.get_running_loop(), _Reader())
+    async with reader.lock:
+        done = False
+        try:
+            async with asyncio.timeout(limits.seconds):
+                answer, code = await _exchange(await reader.started(), data, name, limits, on_progress)
+            done = True
+        except TimeoutError:
+            raise ExtractionError(
+                "timeout", f"reading the document took longer than {limits.seconds:g} s and was stopped"
+            ) from None
+        except (OSError, ValueError) as error:  # the reader died, or an answer past LINE_LIMIT
+            log.warning("documents.reader_failed", error=f"{type(error).__name__}: {error}")
+            raise ExtractionError(
+                "corrupt", "the document's reader stopped unexpectedly; the file may be damaged"
+            ) from None
+        finally:
+            if not done:  # timed out, cancelled, or the reader broke: it and its child go
+                await asyncio.shield(reader.kill())
+    return _result(answer, code)
 
 
-def _result(output: bytes, code: int, diagnostics: list[str], limits: Limits) -> Extracted:
-    try:
-        message = json.loads(output) if output else None
-    except ValueError:
-        message = None
-    if isinstance(message, dict) and "error" in message:
-        raise ExtractionError(str(message["error"]["code"]), str(message["error"]["reason"]))
-    if code == 0 and isinstance(message, dict) and "result" in message:
+async def _exchange(
+    process: asyncio.subprocess.Process,
+    data: bytes,
+    name: str,
+    limits: Limits,
+    on_progress: Callable[[float], None] | None,
+) -> tuple[dict[str, Any] | None, int | None]:
+    """Send one document; relay progress; the child's answer (None: it gave none) and exit code."""
+    assert process.stdin is not None and process.stdout is not None
+    header = {"name": name, "limits": asdict(limits), "size": len(data)}
+    process.stdin.write(json.dumps(header).encode() + b"\n")
+    process.stdin.write(data)
+    await process.stdin.drain()
+    answer: dict[str, Any] | None = None
+    while True:
+        line = await process.stdout.readline()
+        if not line:
+            raise ConnectionError("the document reader ended")
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue  # not a line of the protocol: the exit line decides
+        if not isinstance(message, dict):
+            continue
+        if "exit" in message:
+            code = message["exit"]
+            return answer, code if isinstance(code, int) else None
+        if "progress" in message:
+            if on_progress is not None:
+                with contextlib.suppress(TypeError, ValueError):
+                    on_progress(float(message["progress"]))
+            continue
+        answer = message
+
+
+def _result(message: dict[str, Any] | None, code: int | None) -> Extracted:
+    if isinstance(message, dict) and isinstance(message.get("error"), dict):
+        raise ExtractionError(str(message["error"].get("code")), str(message["error"].get("reason")))
+    if code == 0 and isinstance(message, dict) and isinstance(message.get("result"), dict):
         return decode(message["result"])
     if code in (-signal.SIGXCPU, -signal.SIGKILL):
         raise ExtractionError("limit", "reading the document used more CPU or memory than Navi allows")
-    detail = f" (signal {-code})" if code < 0 else ""
-    log.warning("documents.extract_crashed", returncode=code, stderr="\n".join(diagnostics)[-2000:])
+    detail = f" (signal {-code})" if code is not None and code < 0 else ""
+    log.warning("documents.extract_crashed", returncode=code)
     raise ExtractionError(
         "corrupt", f"the document's reader stopped unexpectedly{detail}; the file may be damaged"
     )

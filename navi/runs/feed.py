@@ -46,6 +46,11 @@ class SessionFeed:
         self.broadcast = broadcast
         self._clients: dict[Deliver, str | None] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # The newest change of each session whose frame is being built: an older one still reading
+        # the session when a newer change (a deletion) was delivered must not follow it with a
+        # stale frame. A number from one counter, so a later change never takes an older one's.
+        self._newest: dict[str, int] = {}
+        self._count = 0
         self._revoked: list[Revoked] = []
         sessions.on_change(self.changed)
 
@@ -91,7 +96,9 @@ class SessionFeed:
     def _changed(self, change: SessionChange) -> None:
         if not self._clients:
             return
-        task = asyncio.get_running_loop().create_task(self._publish(change))
+        self._count += 1
+        self._newest[change.session_id] = self._count
+        task = asyncio.get_running_loop().create_task(self._publish(change, self._count))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -105,14 +112,29 @@ class SessionFeed:
         elif note.get("k") == "frame" and isinstance(note.get("f"), dict):
             self.publish(note["f"], str(note.get("o")), here_only=True)
 
-    async def _publish(self, change: SessionChange) -> None:
+    async def _publish(self, change: SessionChange, number: int) -> None:
+        try:
+            frame = await self._frame(change)
+            if frame is None or self._newest.get(change.session_id) != number:
+                return  # gone, or a newer change of this session delivers the newer state
+            owner, update = frame
+            for deliver, wants in list(self._clients.items()):
+                if wants is None or owner is None or wants == owner:
+                    deliver(dict(update))
+        finally:
+            if self._newest.get(change.session_id) == number:
+                del self._newest[change.session_id]
+
+    async def _frame(self, change: SessionChange) -> tuple[str | None, dict[str, Any]] | None:
+        """The frame for a change and the owner it goes to (None: all, for a deletion); None when
+        the session is gone since."""
         owner = None
         if change.deleted:
             update = SessionUpdated(session_id=change.session_id, deleted=True)
         else:
             session = await self.sessions.get(change.session_id, display=False)
             if session is None:  # deleted since: its own change follows
-                return
+                return None
             owner = session.owner
             update = SessionUpdated(
                 session_id=change.session_id,
@@ -121,7 +143,4 @@ class SessionFeed:
                 pinned=session.pinned,
                 deleted=False,
             )
-        frame = update.frame()
-        for deliver, wants in list(self._clients.items()):
-            if wants is None or owner is None or wants == owner:
-                deliver(dict(frame))
+        return owner, update.frame()

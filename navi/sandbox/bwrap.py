@@ -12,7 +12,8 @@ The file system is laid out in layers, later ones on top of earlier ones:
 1. the base: the whole file system read-write (FS_ALLOWED_PATHS=*), or only the system's programs,
    libraries and /etc read-only, an empty /tmp and the Python installation read-only (restricted);
 2. what the child may write: the allowed folders (restricted only), its scratch folder, extras;
-3. what it may only read: Navi's code and Python installation (never writable), extras;
+3. what it may only read: Navi's code and Python installation (never writable), extras, and the
+   skills folders wherever a layer above shows them (never shown by themselves);
 4. a fresh /dev and /proc, whatever was bound above, with /proc/sys read-only (and /sys
    read-only when the whole file system is shown);
 5. the uploads: SESSION_FILES_DIR covered by an empty folder wherever a layer above shows it, so
@@ -105,6 +106,9 @@ def bwrap_argv(
         args += ["--bind", path, path]
     for path in ro:
         args += ["--ro-bind", path, path]
+    for path in _real(policy.read_only_paths):
+        if _under(path, visible) and path not in ro:
+            args += ["--ro-bind", path, path]
     # After every bind, so that no folder bound above (even "/") brings back the server's /proc.
     # Sysctls and the SysRq trigger read-only: as root they need no capability to change the
     # machine (kernel.core_pattern runs a program as root; sysrq-trigger reboots).

@@ -39,6 +39,9 @@ class SandboxPolicy:
     protected_paths: tuple[str, ...] = ()
     runtime_paths: tuple[str, ...] = ()
     session_files_dir: str = ""
+    # Folders a child may read where it sees them but never change (the skills folders): made
+    # read-only when visible, never shown by themselves (a restricted file system keeps them out).
+    read_only_paths: tuple[str, ...] = ()
 
     @property
     def unrestricted(self) -> bool:

@@ -13,7 +13,7 @@ from sqlalchemy import Connection, func, insert, select
 from navi.documents.base import Chunk, Collection, Document
 from navi.llm.messages import utcnow
 from navi.sessions.models import as_utc
-from navi.storage.schema import doc_collections, documents, sessions
+from navi.storage.schema import doc_collections, doc_profile_collections, documents, sessions
 
 D = documents.c
 C = doc_collections.c
@@ -58,7 +58,16 @@ def to_document(row: Any) -> Document:
         chunks=row.chunks,
         created_at=as_utc(row.created_at),
         updated_at=as_utc(row.updated_at),
+        warnings=_warnings(row.warnings),
     )
+
+
+def _warnings(raw: str | None) -> list[str]:
+    try:
+        found = json.loads(raw) if raw else []
+    except ValueError:
+        return []
+    return [str(w) for w in found] if isinstance(found, list) else []
 
 
 def new_id() -> str:
@@ -71,7 +80,18 @@ def session_owner(conn: Connection, session_id: str) -> str | None:
 
 def collections_where(conn: Connection, *conditions: Any) -> list[Collection]:
     rows = conn.execute(select(doc_collections, COUNT).where(*conditions).order_by(C.created_at, C.name))
-    return [to_collection(r) for r in rows]
+    found = [to_collection(r) for r in rows]
+    if found:
+        P = doc_profile_collections.c
+        links = conn.execute(
+            select(P.collection_id, P.profile_id)
+            .where(P.collection_id.in_([c.id for c in found]))
+            .order_by(P.profile_id)
+        )
+        by_id = {c.id: c for c in found}
+        for collection_id, profile_id in links:
+            by_id[collection_id].profiles.append(profile_id)
+    return found
 
 
 def insert_collection(conn: Connection, made: Collection) -> None:
@@ -85,6 +105,7 @@ def queued() -> dict[str, Any]:
         "state": "queued",
         "progress": 0.0,
         "error": None,
+        "warnings": None,
         "lease_worker": None,
         "lease_until": None,
         "lease_seconds": None,

@@ -25,6 +25,7 @@ Search is in `navi.storage.document_search`.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, literal, select, update
@@ -58,11 +59,13 @@ from navi.storage.document_rows import (
 )
 from navi.storage.schema import (
     doc_collections,
+    doc_profile_collections,
     doc_session_collections,
     document_blobs,
     document_chunks,
     document_vectors,
     documents,
+    sessions,
 )
 
 MAX_LIMIT = 100
@@ -185,9 +188,43 @@ class SqlDocumentStore(DocumentStore):
         )
         return await self.db.write(lambda conn: conn.execute(stmt).rowcount == 1)
 
+    async def attach_profile(self, owner: str, profile_id: str, collection_id: str) -> bool:
+        P = doc_profile_collections.c
+
+        def run(conn: Connection) -> bool:
+            mine = conn.execute(select(C.id).where(C.owner == owner, C.id == collection_id)).first()
+            if mine is None:
+                return False
+            key = (P.owner == owner, P.profile_id == profile_id, P.collection_id == collection_id)
+            if conn.execute(select(literal(1)).where(*key)).first() is None:
+                conn.execute(
+                    insert(doc_profile_collections).values(
+                        owner=owner, profile_id=profile_id, collection_id=collection_id, created_at=utcnow()
+                    )
+                )
+            return True
+
+        try:
+            return await self.db.write(run)
+        except IntegrityError:  # attached at the same moment by another request
+            return True
+
+    async def detach_profile(self, owner: str, profile_id: str, collection_id: str) -> bool:
+        P = doc_profile_collections.c
+        stmt = delete(doc_profile_collections).where(
+            P.owner == owner, P.profile_id == profile_id, P.collection_id == collection_id
+        )
+        return await self.db.write(lambda conn: conn.execute(stmt).rowcount == 1)
+
     async def attached(self, owner: str, session_id: str) -> list[Collection]:
         t = doc_session_collections.c
-        ids = select(t.collection_id).where(t.owner == owner, t.session_id == session_id)
+        P = doc_profile_collections.c
+        profile = select(sessions.c.profile_id).where(sessions.c.id == session_id, sessions.c.owner == owner)
+        ids = (
+            select(t.collection_id)
+            .where(t.owner == owner, t.session_id == session_id)
+            .union(select(P.collection_id).where(P.owner == owner, P.profile_id == profile.scalar_subquery()))
+        )
 
         def run(conn: Connection) -> list[Collection]:
             rows = collections_where(conn, C.owner == owner, C.id.in_(ids))
@@ -354,6 +391,7 @@ class SqlDocumentStore(DocumentStore):
         chunks: list[Chunk],
         vectors: list[list[float]] | None,
         embedder: str | None,
+        warnings: list[str] | None = None,
     ) -> bool:
         """See `DocumentStore`; ValueError when `vectors` are not one per chunk or come without
         the embedder's name."""
@@ -382,6 +420,7 @@ class SqlDocumentStore(DocumentStore):
                     state="ready",
                     progress=1.0,
                     error=None,
+                    warnings=json.dumps(warnings[:20], ensure_ascii=False) if warnings else None,
                     kind=kind[:16],
                     pages=pages,
                     chunks=len(chunks),

@@ -412,6 +412,19 @@ doc_session_collections = Table(
 )
 Index("ix_doc_session_collections_collection", doc_session_collections.c.collection_id)
 
+# A person's collections attached to a profile: read by every conversation of theirs with it.
+doc_profile_collections = Table(
+    "doc_profile_collections",
+    metadata,
+    Column("owner", String(128), primary_key=True),
+    Column("profile_id", String(64), primary_key=True),
+    Column(
+        "collection_id", String(32), ForeignKey("doc_collections.id", ondelete="CASCADE"), primary_key=True
+    ),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_doc_profile_collections_collection", doc_profile_collections.c.collection_id)
+
 documents = Table(
     "documents",
     metadata,
@@ -427,6 +440,7 @@ documents = Table(
     Column("state", String(16), nullable=False),
     Column("progress", Float, nullable=False),
     Column("error", Text, nullable=True),
+    Column("warnings", Text, nullable=True),  # JSON list: what reading it noticed
     Column("pages", Integer, nullable=False),
     Column("chunks", Integer, nullable=False),
     Column("lease_worker", String(300), nullable=True),

@@ -164,9 +164,11 @@ async def run_confined(
     time_limit: float,
     max_output: int,
     readable: Sequence[str] = (),
+    stdin: str | None = None,
 ) -> ToolResult:
     """Run `argv` under `sandbox` for the current run (its session's uploads, its stop event) and
-    turn the outcome into the tool's result; a sandbox that refuses is a failed result."""
+    turn the outcome into the tool's result; a sandbox that refuses is a failed result. `stdin`,
+    when given, is the child's input."""
     from navi import runctx
 
     ctx = runctx.current()
@@ -188,5 +190,6 @@ async def run_confined(
         cwd=cwd,
         env=env,
         stop_event=ctx.stop_event if ctx else None,
+        stdin=stdin.encode("utf-8") if stdin is not None else None,
     )
     return result.to_tool_result(what, time_limit)

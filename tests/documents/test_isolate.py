@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import signal
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,6 +46,10 @@ def children(monkeypatch: pytest.MonkeyPatch) -> Children:
     return started
 
 
+def children_of(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+
+
 def big_csv(rows: int) -> bytes:
     return b"".join(b"row %d,%d,some words to read\n" % (n, n) for n in range(rows))
 
@@ -55,7 +62,11 @@ async def test_the_child_gives_what_extract_gives_with_progress(children: Childr
     assert extracted.sections[20].place.page == 21
     assert extracted.sections[20].place.headings == ("Later",)
     assert seen and seen[-1] == 1.0 and seen == sorted(seen)
-    assert children[0].returncode == 0
+    # The next document is read by a fork of the same reader process, not a new interpreter.
+    again = await isolate.extract_isolated(data, "pages.pdf", Limits())
+    assert again == extracted
+    assert len(children) == 1 and children[0].returncode is None
+    assert isolate.reader_pid() == children[0].pid
 
 
 async def test_errors_come_back_with_their_code() -> None:
@@ -108,6 +119,35 @@ async def test_a_cancelled_caller_leaves_no_child(children: Children) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert children[0].returncode is not None
+
+
+async def test_after_a_killed_reader_the_next_document_gets_a_new_one(children: Children) -> None:
+    with pytest.raises(ExtractionError):
+        await isolate.extract_isolated(big_csv(1_000_000), "big.csv", Limits(seconds=0.5))
+    data = makers.pdf({1: "Still readable."}, count=1)
+    extracted = await isolate.extract_isolated(data, "one.pdf", Limits())
+    assert "Still readable." in extracted.sections[0].text
+    assert len(children) == 2 and children[0].returncode == -9 and children[1].returncode is None
+
+
+async def test_a_child_that_dies_is_a_clear_error_and_the_reader_goes_on(children: Children) -> None:
+    task = asyncio.create_task(isolate.extract_isolated(big_csv(1_000_000), "big.csv", Limits()))
+    await children.spawned.wait()
+    reader = children[0].pid
+    forked: list[int] = []
+    for _ in range(500):  # the reader's child, once it is forked
+        forked = [int(p) for p in children_of(reader)]
+        if forked:
+            break
+        await asyncio.sleep(0.01)
+    assert forked, "the reader forked no child"
+    os.kill(forked[0], signal.SIGKILL)  # as the kernel does to a process past its memory
+    with pytest.raises(ExtractionError) as caught:
+        await task
+    assert caught.value.code == "limit" and "CPU or memory" in caught.value.reason
+    ok = await isolate.extract_isolated(makers.pdf({1: "Fine."}, count=1), "fine.pdf", Limits())
+    assert "Fine." in ok.sections[0].text
+    assert len(children) == 1  # the same reader went on
 
 
 async def test_too_large_is_refused_before_a_process_starts(children: Children) -> None:

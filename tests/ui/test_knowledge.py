@@ -290,6 +290,25 @@ def test_the_knowledge_panel_collections_files_search_and_attaching(
     with navi.client() as http:
         attached = [c["name"] for c in http.get(f"/sessions/{sid}/collections").json()]
     assert "Travel <b>2026</b>" not in attached
+
+    # Attached to the conversation's profile instead: read here through it (said, not a choice here).
+    with navi.client() as http:
+        pid = http.get(f"/sessions/{sid}").json()["profile_id"]
+        pname = {p["id"]: p["name"] for p in http.get("/agents/profiles").json()}[pid]
+    by_profile = dialog.get_by_label(f"Read Travel <b>2026</b> in every conversation with {pname}")
+    expect(by_profile).not_to_be_checked()
+    by_profile.check()
+    expect(status).to_have_text(f"Every conversation with {pname} reads Travel <b>2026</b> now.")
+    expect(use).to_be_checked()
+    expect(use).to_be_disabled()
+    with navi.client() as http:
+        (shelf,) = [c for c in http.get("/collections").json() if c["name"] == "Travel <b>2026</b>"]
+        assert shelf["profiles"] == [pid]
+        assert "Travel <b>2026</b>" in [c["name"] for c in http.get(f"/sessions/{sid}/collections").json()]
+    by_profile.uncheck()
+    expect(status).to_have_text(f"Conversations with {pname} no longer read Travel <b>2026</b>.")
+    expect(use).not_to_be_checked()
+    expect(use).to_be_enabled()
     row.get_by_role("button", name="Delete collection Travel <b>2026</b>").click()
     confirm = page.get_by_role("dialog", name="Delete Travel <b>2026</b>?")
     confirm.get_by_role("button", name="Delete").click()

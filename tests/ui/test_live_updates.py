@@ -4,6 +4,9 @@ sent while a turn runs that window did not see, which waits in the queue (`queue
 
 from __future__ import annotations
 
+import re
+import time
+
 import pytest
 from playwright.sync_api import Browser, Page, Route, WebSocketRoute, expect
 
@@ -97,6 +100,43 @@ def test_a_second_window_draws_the_message_and_both_lists_follow_the_name(
         assert watched.errors == []
     finally:
         other_context.close()
+
+
+def test_a_list_asked_for_before_a_deletion_does_not_bring_the_session_back(
+    page: Page, navi: LiveNavi
+) -> None:
+    with navi.client() as http:
+        keep = http.post("/sessions", json={"name": "Keep me"}).json()["session_id"]
+        doomed = http.post("/sessions", json={"name": "Doomed"}).json()["session_id"]
+    open_app(page, f"/#/s/{keep}")  # a conversation open: its socket brings the frames
+    expect(page.locator("#session-title")).to_have_text("Keep me")
+    expect(page.locator(f'#sessions li[data-id="{doomed}"]')).to_have_count(1)
+
+    # The next list is read by the server now, but reaches the page only after the deletion.
+    held: list[tuple[Route, object]] = []
+
+    def hold(route: Route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append((route, route.fetch()))
+
+    page.route(re.compile(r".*/sessions(\?[^/]*)?$"), hold)
+    with navi.client() as http:  # a session the page has not seen: it asks for the list
+        third = http.post("/sessions", json={"name": "Third"}).json()["session_id"]
+    deadline = time.monotonic() + 15
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert held, "the page did not ask for the list"
+    with navi.client() as http:
+        http.delete(f"/sessions/{doomed}").raise_for_status()
+    expect(page.locator(f'#sessions li[data-id="{doomed}"]')).to_have_count(0)
+
+    route, stale = held[0]
+    route.fulfill(response=stale)  # type: ignore[arg-type]
+    expect(page.locator(f'#sessions li[data-id="{third}"]')).to_have_count(1)
+    page.wait_for_timeout(300)  # the page has the stale list now; nothing more arrives
+    expect(page.locator(f'#sessions li[data-id="{doomed}"]')).to_have_count(0)
 
 
 def test_a_message_sent_while_an_unseen_turn_runs_waits_in_the_queue(

@@ -37,6 +37,7 @@ log = get_logger(__name__)
 router = api_router(tags=["documents"])
 
 Id = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[0-9a-f]+$")]
+ProfileId = Annotated[str, Path(min_length=1, max_length=64)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 MAX_CHUNK_ID = 2**63 - 1
 
@@ -49,6 +50,7 @@ class CollectionOut(BaseModel):
     path: str | None = None
     created_at: datetime | None = None
     documents: int = 0
+    profiles: list[str] = []  # the profiles it is attached to (every conversation with one reads it)
 
     @classmethod
     def of(cls, c: Collection) -> CollectionOut:
@@ -60,6 +62,7 @@ class CollectionOut(BaseModel):
             path=c.path,
             created_at=c.created_at,
             documents=c.documents,
+            profiles=list(c.profiles),
         )
 
 
@@ -85,6 +88,8 @@ class DocumentOut(BaseModel):
     chunks: int
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    # What reading it noticed, in words: pages without a text layer, text cut at the limit…
+    warnings: list[str] = []
 
     @classmethod
     def of(cls, d: Document) -> DocumentOut:
@@ -104,6 +109,7 @@ class DocumentOut(BaseModel):
             chunks=d.chunks,
             created_at=d.created_at,
             updated_at=d.updated_at,
+            warnings=list(d.warnings),
         )
 
 
@@ -398,4 +404,37 @@ async def detach(
 ) -> Response:
     if not await store.detach(user, session_id, collection_id):
         raise NotFound(f"collection {collection_id} is not attached to this conversation")
+    return Response(status_code=204)
+
+
+# --- a profile's collections ---------------------------------------------------------------------
+
+
+@router.put(
+    "/collections/{collection_id}/profiles/{profile_id}",
+    status_code=204,
+    response_class=Response,
+    summary="Attach a collection to a profile: every conversation of yours with it reads the collection",
+)
+async def attach_profile(
+    collection_id: Id, profile_id: ProfileId, store: DocumentsDep, runtime: RuntimeDep, user: CurrentUser
+) -> Response:
+    if profile_id not in runtime.profiles:
+        raise NotFound(f"no profile {profile_id!r}; the profiles: {', '.join(runtime.profiles.ids())}")
+    if not await store.attach_profile(user, profile_id, collection_id):
+        raise NotFound(f"no collection {collection_id}")
+    return Response(status_code=204)
+
+
+@router.delete(
+    "/collections/{collection_id}/profiles/{profile_id}",
+    status_code=204,
+    response_class=Response,
+    summary="Detach a collection from a profile",
+)
+async def detach_profile(
+    collection_id: Id, profile_id: ProfileId, store: DocumentsDep, user: CurrentUser
+) -> Response:
+    if not await store.detach_profile(user, profile_id, collection_id):
+        raise NotFound(f"collection {collection_id} is not attached to profile {profile_id!r}")
     return Response(status_code=204)

@@ -203,7 +203,7 @@ async def get_context(
 ) -> ContextView:
     profile = runtime.profiles.of_session(session.profile_id).for_session(session.system_prompt)
     memory = await runtime.memory.get_summary(owner=session.owner)
-    built = runtime.agent.model_view(profile, session.context, memory)
+    built = runtime.agent.model_view(profile, session.context, memory, owner=session.owner)
     return ContextView(
         system_prompt=built[0].content or "",
         memory=memory,

@@ -22,6 +22,8 @@ from navi.cli.chat.blocks import TextBlock, ToolBlock, UserBlock
 from navi.cli.chat.connection import NotConnected, SessionConnection
 from navi.cli.chat.history import final_answer, history_blocks, spans
 from navi.cli.chat.keys import TypeAhead, turn_keys
+from navi.cli.chat.sources import Source, sources_of
+from navi.cli.chat.sources import render as render_sources
 from navi.cli.chat.turn import NO_CONTEXT, Context, LiveTurn, context_of, gauge
 from navi.cli.remote import Remote, RemoteError
 
@@ -61,6 +63,7 @@ class Chat:
         self.prompt: Any = None
         self.pending_notice = ""  # something that happened while the prompt waited, said after it
         self.scheduled = ""  # the latest news of a scheduled run (any session), in the bar
+        self.sources: list[Source] = []  # the documents the latest answer cites, for /source N
 
     # --- printing -------------------------------------------------------------------------------
 
@@ -357,6 +360,20 @@ class Chat:
         if turn.profile_name and self.session is not None:
             with contextlib.suppress(RemoteError):
                 self.session["profile_id"] = (await self.remote.session(self.session["id"])).get("profile_id")
+        if turn.outcome == "answered" and self.session is not None:
+            await self.show_sources(turn.answer_text())
+
+    async def show_sources(self, answer: str) -> None:
+        """List the documents the answer cites (nothing when it cites none); a failure to read them
+        costs the list, never the chat."""
+        self.sources = []
+        if self.session is None:
+            return
+        with contextlib.suppress(RemoteError):
+            self.sources = await sources_of(self.remote, self.session["id"], answer)
+        if self.sources:
+            self.console.print(render_sources(self.sources))
+            self.console.print()
 
     def _refused(self, turn: LiveTurn, frame: dict[str, Any], started: bool) -> bool:
         """An error frame that belongs to no run; True when it ends the wait for our turn."""

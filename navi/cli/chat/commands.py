@@ -11,10 +11,12 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from rich.style import Style
 from rich.text import Text
 
 from navi.cli.chat import archives, branching, finding
 from navi.cli.chat.app import Chat
+from navi.cli.chat.sources import passage
 from navi.cli.remote import RemoteError, image_data_url
 
 HELP = """\
@@ -36,6 +38,7 @@ While a reply waits for your approval: y allows, n declines, a always allows (wh
 /judge [CRITERIA]  an assessment of this conversation (score, strengths, what to do better)
 /attach PATH…      attach files (pictures go to the model as images); pasting a path does it too
 /detach            drop what is attached and not sent yet
+/source N          the passage the latest answer's source N cites (its Sources list)
 /retry             run the last failed turn again
 /edit TEXT         run your last message again with new text (the old version stays)
 /regenerate        another answer to your last message (the old one stays)
@@ -228,6 +231,23 @@ SUMMARIES = {
     if line.startswith("/") and len(re.split(r"\s{2,}", line, maxsplit=1)) == 2
 }
 
+
+async def cmd_source(chat: Chat, arg: str) -> bool:
+    """/source N: the passage of the Nth source the latest answer cites."""
+    if not chat.sources:
+        chat.error("the latest answer cites no document of this conversation")
+        return True
+    if not arg.isdigit() or not 1 <= int(arg) <= len(chat.sources):
+        chat.error(f"/source needs a number from 1 to {len(chat.sources)}, as the Sources list shows")
+        return True
+    source = chat.sources[int(arg) - 1]
+    text = await passage(chat.remote, source)
+    chat.console.print(Text(source.citation, style="bold"))
+    chat.console.print(Text(text))
+    chat.console.print(Text(source.url, style=Style(link=source.url, dim=True)))
+    return True
+
+
 COMMANDS: dict[str, Handler] = {
     "new": cmd_new,
     "sessions": cmd_sessions,
@@ -241,6 +261,7 @@ COMMANDS: dict[str, Handler] = {
     "judge": archives.cmd_judge,
     "attach": cmd_attach,
     "detach": cmd_detach,
+    "source": cmd_source,
     "retry": cmd_retry,
     "edit": branching.cmd_edit,
     "regenerate": branching.cmd_regenerate,

@@ -130,6 +130,10 @@ class LiveTurn:
             self.live.stop()
             self.live = None
 
+    def answer_text(self) -> str:
+        """What the answer said, its text blocks joined (no thinking, no tools)."""
+        return "\n\n".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+
     def refresh(self) -> None:
         """Print what became stable and redraw the live region (called a few times a second)."""
         self.flush()

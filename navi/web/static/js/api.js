@@ -16,6 +16,9 @@ async function request(method, path, body, { raw = false } = {}) {
   const options = { method, credentials: "same-origin", headers: {} };
   if (body instanceof FormData) {
     options.body = body;
+  } else if (body instanceof Blob) { // a file sent as it is (a skill's zip)
+    options.headers["Content-Type"] = body.type || "application/octet-stream";
+    options.body = body;
   } else if (body !== undefined) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);
@@ -108,5 +111,14 @@ export const api = {
   chunk: (id) => request("GET", `/documents/chunks/${id}`),
   sessionCollections: (sid) => request("GET", `/sessions/${sid}/collections`),
   attachCollection: (sid, cid) => request("PUT", `/sessions/${sid}/collections/${cid}`, undefined, { raw: true }),
+  // Agent Skills (the Skills panel): list, view, install from a zip, turn on and off, remove.
+  skills: () => request("GET", "/skills"),
+  skill: (name) => request("GET", `/skills/${encodeURIComponent(name)}`),
+  installSkill: (file, replace = false) =>
+    request("POST", `/skills${replace ? "?replace=true" : ""}`, new Blob([file], { type: "application/zip" })),
+  setSkill: (name, enabled) => request("PATCH", `/skills/${encodeURIComponent(name)}`, { enabled }),
+  removeSkill: (name) => request("DELETE", `/skills/${encodeURIComponent(name)}`, undefined, { raw: true }),
   detachCollection: (sid, cid) => request("DELETE", `/sessions/${sid}/collections/${cid}`, undefined, { raw: true }),
+  attachToProfile: (cid, pid) => request("PUT", `/collections/${cid}/profiles/${encodeURIComponent(pid)}`, undefined, { raw: true }),
+  detachFromProfile: (cid, pid) => request("DELETE", `/collections/${cid}/profiles/${encodeURIComponent(pid)}`, undefined, { raw: true }),
 };

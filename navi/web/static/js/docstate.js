@@ -36,6 +36,11 @@ export function stateView(doc) {
     if (doc.state === "indexing") bar.value = Math.max(0, Math.min(1, doc.progress || 0));
     node.prepend(bar);
   }
+  // Read, with something missing (pages without a text layer, text cut at the limit): said, in full on hover.
+  if (doc.state === "ready" && doc.warnings?.length) {
+    node.append(el("span", { class: "doc-warning", title: doc.warnings.join("\n"),
+      text: ` · ⚠ ${doc.warnings[0]}${doc.warnings.length > 1 ? ` (+${doc.warnings.length - 1} more)` : ""}` }));
+  }
   return node;
 }
 

@@ -35,6 +35,9 @@ export class KnowledgePanel {
     this.nameInput = $("collection-name");
     this.formError = $("collection-error");
     this.docsSection = $("collection-documents");
+    this.profileBox = $("collection-profiles");
+    this.profileToggles = $("profile-toggles");
+    this.profiles = null; // the server's profiles, read once
     this.docsHeading = $("documents-heading");
     this.docList = $("document-list");
     this.docEmpty = $("document-empty");
@@ -128,6 +131,47 @@ export class KnowledgePanel {
     await this.loadDocuments();
   }
 
+  // Read in the open conversation because it is attached to the conversation's profile.
+  viaProfile(c) {
+    const profile = this.currentSession()?.profile_id;
+    return Boolean(profile && c.profiles?.includes(profile));
+  }
+
+  // The profiles a collection is attached to, as toggles (not for a conversation's own files).
+  async renderProfiles(collection) {
+    this.profileBox.hidden = collection.kind === "session";
+    if (this.profileBox.hidden) return;
+    if (!this.profiles) {
+      try {
+        this.profiles = await api.profiles();
+      } catch (error) {
+        this.profileBox.hidden = true;
+        return;
+      }
+    }
+    const focused = document.activeElement?.closest?.(".profile-toggle")?.dataset.id;
+    this.profileToggles.replaceChildren(...this.profiles.map((p) => {
+      const box = el("input", { type: "checkbox", checked: (collection.profiles || []).includes(p.id),
+        onchange: (event) => this.setProfile(collection, p, event.target.checked) });
+      box.setAttribute("aria-label", `Read ${collection.name} in every conversation with ${p.name}`);
+      return el("label", { class: "profile-toggle", dataset: { id: p.id } }, box, ` ${p.name}`);
+    }));
+    if (focused) this.profileToggles.querySelector(`.profile-toggle[data-id="${focused}"] input`)?.focus();
+  }
+
+  async setProfile(collection, profile, on) {
+    try {
+      if (on) await api.attachToProfile(collection.id, profile.id);
+      else await api.detachFromProfile(collection.id, profile.id);
+      this.say(on ? `Every conversation with ${profile.name} reads ${collection.name} now.`
+        : `Conversations with ${profile.name} no longer read ${collection.name}.`);
+    } catch (error) {
+      this.say(`Could not change it: ${error.message}`, "error");
+    }
+    await this.load();
+    this.onChanged();
+  }
+
   collectionName(c) {
     return this.isOwn(c) ? "This conversation's files" : c.name;
   }
@@ -143,11 +187,13 @@ export class KnowledgePanel {
         onclick: () => this.choose(c.id) },
         el("span", { class: "collection-name", text: name }),
         el("span", { class: "collection-meta", text: plural(count, "document") }));
+      const viaProfile = this.viaProfile(c);
       const toggle = el("input", { type: "checkbox", checked: this.attached.has(c.id) || this.isOwn(c),
-        disabled: this.isOwn(c), onchange: (event) => this.setAttached(c, event.target.checked) });
+        disabled: this.isOwn(c) || viaProfile, onchange: (event) => this.setAttached(c, event.target.checked) });
       const use = el("label", { class: "collection-use", title: this.isOwn(c) ? "Files uploaded into this conversation are always read in it"
+        : viaProfile ? "Read here through this conversation's profile (change it under the documents)"
         : sid ? "Navi reads this collection in the open conversation" : "Starts a conversation that reads this collection" },
-        toggle, this.isOwn(c) ? " Used here" : " Use in this conversation");
+        toggle, this.isOwn(c) ? " Used here" : viaProfile ? " Used here (profile)" : " Use in this conversation");
       toggle.setAttribute("aria-label", `Use ${name} in this conversation`);
       const remove = c.kind === "user"
         ? el("button", { type: "button", class: "icon-button", "aria-label": `Delete collection ${name}`, title: "Delete",
@@ -177,6 +223,7 @@ export class KnowledgePanel {
     this.docsSection.hidden = !collection;
     if (!collection) return;
     this.docsHeading.textContent = `Documents in ${this.collectionName(collection)}`;
+    this.renderProfiles(collection);
     let docs;
     try {
       docs = await api.documents(id);

@@ -16,6 +16,7 @@ import { addTurn, setMeter, turnsFrom } from "/static/js/gauge.js";
 import { toast } from "/static/js/dom.js";
 import { fillIcons } from "/static/js/icons.js";
 import { KnowledgePanel } from "/static/js/knowledge.js";
+import { SkillsPanel } from "/static/js/skills.js";
 import { setAfterRender } from "/static/js/markdown.js";
 import { MemoryPanel } from "/static/js/memory.js";
 import { Notifier } from "/static/js/notify.js";
@@ -148,6 +149,8 @@ new KnowledgePanel({
   ensureSession,
   onChanged: () => citations.refresh(),
 });
+
+new SkillsPanel({ dialog: $("skills"), openButton: $("open-skills"), closeButton: $("close-skills") });
 
 // The chips of documents in a message just sent keep showing their state until they are ready.
 function watchSentDocuments(node, documents) {
@@ -835,7 +838,7 @@ document.addEventListener("keydown", (event) => {
   closeDrawer();
 }, true);
 // A panel opened from the phone's list takes the screen: the list closes under it.
-for (const opener of ["open-schedules", "open-memory", "open-knowledge", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
+for (const opener of ["open-schedules", "open-memory", "open-knowledge", "open-skills", "open-settings", "open-shortcuts"]) $(opener).addEventListener("click", closeDrawer);
 $("close-sidebar").addEventListener("click", () => {
   closeDrawer();
   $("open-sidebar").focus();

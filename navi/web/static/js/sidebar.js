@@ -53,6 +53,12 @@ export class Sidebar {
     this.onDeleted = onDeleted;
     this.onRenamed = onRenamed;
     this.sessions = [];
+    // The list can be on its way while frames arrive: a list asked for before a rename or a
+    // deletion must not undo it. `frames` counts the frames applied (a list that saw one arrive is
+    // asked for again), `gone` keeps the deleted ids (never listed again), `asked` the newest ask.
+    this.frames = 0;
+    this.gone = new Set();
+    this.asked = 0;
     this.profiles = [];
     this.currentId = null;
     this.renaming = null; // the id of the session whose name is being edited
@@ -123,17 +129,30 @@ export class Sidebar {
   }
 
   async refresh() {
-    try {
-      this.sessions = await api.sessions();
-    } catch (error) {
-      toast(`Could not load the conversations: ${error.message}`);
-      return;
+    const ask = ++this.asked;
+    let sessions;
+    for (let attempt = 0; ; attempt++) {
+      const frames = this.frames;
+      try {
+        sessions = await api.sessions();
+      } catch (error) {
+        toast(`Could not load the conversations: ${error.message}`);
+        return;
+      }
+      if (ask !== this.asked) return; // a later ask answers
+      if (frames === this.frames || attempt >= 2) break;
     }
+    this.sessions = this.current(sessions);
     this.render();
+  }
+
+  current(sessions) {
+    return sessions.filter((s) => !this.gone.has(s.id));
   }
 
   // GET /sessions answered elsewhere (the schedule watch's poll): redraw only when something changed.
   setSessions(sessions) {
+    sessions = this.current(sessions);
     if (JSON.stringify(sessions) === JSON.stringify(this.sessions)) return;
     this.sessions = sessions;
     this.render();
@@ -158,8 +177,10 @@ export class Sidebar {
   // A session_updated frame: change the entry in place, drop a deleted one, fetch the list for a
   // session this page has not seen yet (created or imported elsewhere).
   apply(frame) {
+    this.frames++;
     const at = this.sessions.findIndex((s) => s.id === frame.session_id);
     if (frame.deleted) {
+      this.gone.add(frame.session_id);
       if (at < 0) return;
       this.sessions.splice(at, 1);
       this.render();

@@ -2,7 +2,7 @@
 
 `compress_context()` is a function from a context to a new context plus the model calls it needs.
 The context is cut into turns (a user message and everything up to the next one); tool calls and
-their results always stay in one piece (navi/agent/transcript.py). Earlier summaries are folded
+their results always stay in one piece (navi/agent/compression/transcript.py). Earlier summaries are folded
 into the new one. When the text to summarise is larger than the summariser's input cap (in tokens,
 as `navi.llm.tokens` estimates them) it is summarised in chunks, each chunk folded into the summary
 so far — never truncated. Each call is capped by `max_tokens`.
@@ -27,8 +27,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from navi import prompts
-from navi.agent.transcript import SUMMARY_PREFIX, format_messages, partition, take_chunk
-from navi.agent.transcript import split_turns as split_turns
+from navi.agent.compression.transcript import SUMMARY_PREFIX, format_messages, partition, take_chunk
+from navi.agent.compression.transcript import split_turns as split_turns
 from navi.llm import tokens
 from navi.llm.answers import echo_problem, long_numbers, repeats_itself, trim_cut_off
 from navi.llm.base import CallOptions, LLMBackend

@@ -3,7 +3,7 @@ start of a turn, only when the answer would not fit: `before_answer`).
 
 The model summarises; for a session whose model wrote no usable summary, or when the prompt no
 longer fits the window after a failed summary (`overflowing`), Navi condenses the earlier
-conversation itself (`navi.agent.condense`) rather than refusing the message. Past the threshold a
+conversation itself (`navi.agent.compression.condense`) rather than refusing the message. Past the threshold a
 turn compresses once; only a prompt that no longer fits makes it compress again. After the turn,
 `CompressionWorker` may compress once more (navi/agent/workers.py).
 """
@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from navi.agent.budget import Budget
+from navi.agent.compression.compressor import ContextCompressor, condense_budget, summary_failed
+from navi.agent.compression.transcript import partition
 from navi.agent.events import AgentEvent, Notice, Status
 from navi.agent.persistence import RunWriter
 from navi.agent.run import RunState
-from navi.agent.transcript import partition
-from navi.agent.workers import ContextCompressor, condense_budget, summary_failed
 
 CONDENSED_NOTICE = (
     "The model could not summarise the earlier conversation, so Navi kept your earlier messages in "

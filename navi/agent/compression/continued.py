@@ -1,7 +1,7 @@
 """A summary asked for at the end of the conversation's own prompt, where a model server cached it.
 
 After an answer, the server that wrote it holds the whole prompt (system message, tools,
-conversation, the answer) in its cache. A summary request of its own (navi/agent/compression.py)
+conversation, the answer) in its cache. A summary request of its own (navi/agent/compression/summary.py)
 makes the server read every turn it folds again, in another slot: about a thousand tokens, tens of
 seconds on a CPU. This one sends that same prompt, the same tools and options, with one more user
 message: the summary instructions and where to stop. The server reads only that message.
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from navi import prompts
-from navi.agent.compression import (
+from navi.agent.compression.summary import (
     SUMMARY_FLOOR,
     CompressionResult,
     attempts,
@@ -29,7 +29,7 @@ from navi.agent.compression import (
     summarised,
     summary_completion,
 )
-from navi.agent.transcript import format_messages, partition
+from navi.agent.compression.transcript import format_messages, partition
 from navi.llm import tokens
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.chunks import Completion

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from navi.agent.compression import CompressionResult
-from navi.agent.transcript import SUMMARY_PREFIX, clip, partition
+from navi.agent.compression.summary import CompressionResult
+from navi.agent.compression.transcript import SUMMARY_PREFIX, clip, partition
 from navi.llm.messages import Message
 from navi.llm.meta import MessageMeta
 from navi.llm.tokens import CHARS_PER_TOKEN, estimate_messages_tokens

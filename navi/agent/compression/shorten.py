@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from navi.agent.transcript import partition
+from navi.agent.compression.transcript import partition
 from navi.llm.messages import Message
 from navi.llm.tokens import CHARS_PER_TOKEN, estimate_message_tokens, estimate_tokens
 from navi.sessions.keys import recall_key

@@ -49,7 +49,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("logging", "profiles", "sandbox", "protocol"),
     ("llm",),
     ("config", "sessions", "telemetry", "testing"),
-    ("users", "schedules", "memory", "documents", "skills", "push", "jobs"),
+    ("users", "schedules", "memory", "documents", "skills", "push", "jobs", "voice"),
     ("tools",),
     ("agent",),
     ("mcp", "storage"),
@@ -88,11 +88,14 @@ MANY_PARAMS: dict[str, str] = {
     "navi/tools/builtin/web.py:WebViewTool._render": "a page's parts: a record",
     "navi/tools/process.py:run_confined": "a confined process's options, keyword-only",
     "navi/sandbox/bwrap.py:bwrap_argv": "a sandbox's options: the SandboxPolicy record",
+    "navi/runs/background.py:JobRunner.__init__": "the job runner's collaborators (composition root)",
 }
 # Where JSON frames and events come in or go out: dispatching on their "type" string belongs here.
 EDGES = ("navi.api", "navi.channels", "navi.cli", "navi.protocol", "navi.testing", "navi.runs.pg")
 DISPATCH: dict[str, str] = {
     "navi/runs/scheduled.py": "a scheduled run's frames read as dicts: typed events (issue 42, item 2)",
+    "navi/runs/background.py": "a job's run frames read as dicts: typed events (issue 42, item 2)",
+    "navi/push/notifier.py": "run frames observed as dicts to decide a push: typed events (issue 42, item 2)",
 }
 
 

@@ -547,3 +547,35 @@ async def test_doctor_logs_in_to_imap_and_smtp(servers: Servers, tmp_path: Path)
     assert f"SMTP 127.0.0.1:{wrong['navi_email_smtp_port']}" in bad.what
     assert "wrong" not in bad.what  # no password in the report
     assert [c async for c in channel_checks(load_settings(db_path=str(tmp_path / "navi.db")))] == []
+
+
+async def test_a_voice_attachment_is_transcribed_and_answered_in_text_and_audio(
+    tmp_path: Path, servers: Servers
+) -> None:
+    from navi.voice.audio import decode
+    from tests.helpers.speech import espeak_wav, in_container, silence_wav, words
+
+    # delivered locally: through the test receiving server (aiosmtpd) this mail was answered
+    # "500 Line too long", not investigated yet (docs/voice.md, "Not done")
+    mail = await start_mail(
+        tmp_path, servers, navi_email_voice_replies=True, navi_email_trust_local_delivery=True
+    )
+    try:
+        mail.script.turn("Your dentist appointment is on Tuesday. I will remind you.")
+        clip = in_container(espeak_wav("Remind me about the dentist on Tuesday."), "ogg")
+        mail.send("", subject="Voice message", attachment=("voice.ogg", clip, "audio/ogg"), local=True)
+        [reply] = await mail.outbox.wait(1, seconds=120)  # Whisper and Piper load on first use
+        assert body(reply) == "Your dentist appointment is on Tuesday. I will remind you."
+        asked = mail.turns()[0].last_user_text
+        assert {"remind", "dentist", "tuesday"} <= set(words(asked)), asked
+        assert "voice.ogg" not in asked  # the words, not a file for the model
+        [spoken] = list(reply.iter_attachments())
+        assert spoken.get_filename() == "answer.ogg" and spoken.get_content_type() == "audio/ogg"
+        assert decode(spoken.get_payload(decode=True)).seconds > 2.0
+        # a silent clip gets a reply saying so, and no turn
+        mail.send("", subject="Again", attachment=("silence.wav", silence_wav(2.0), "audio/wav"), local=True)
+        [_first, refused] = await mail.outbox.wait(2, seconds=60)
+        assert "silence.wav" in body(refused) and "silent" in body(refused)
+        assert len(mail.turns()) == 1
+    finally:
+        await mail.services.stop()

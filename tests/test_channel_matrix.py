@@ -356,3 +356,29 @@ async def test_stop_by_command(tmp_path: Path, synapse: Synapse) -> None:
         assert not marker.exists()
     finally:
         await world.stop()
+
+
+async def test_a_voice_message_is_transcribed_and_answered_with_a_voice_message(
+    tmp_path: Path, synapse: Synapse
+) -> None:
+    from navi.voice.audio import decode
+    from tests.helpers.speech import espeak_wav, in_container, words
+
+    world = await start_world(tmp_path, synapse, navi_matrix_voice_replies=True)
+    try:
+        world.script.turn("The lights in the kitchen are off now.")
+        room = await world.room_with_navi()
+        clip = in_container(espeak_wav("Turn off the lights in the kitchen."), "ogg")
+        mxc = await world.ana.upload("voice-message.ogg", clip, "audio/ogg")
+        info = {"mimetype": "audio/ogg", "size": len(clip), "duration": 2500}
+        asked = await world.ana.send(room, "voice-message.ogg", msgtype="m.audio", url=mxc, info=info)
+        answer, spoken = await world.ana.messages(room, 2, sender=world.navi.user_id)
+        assert answer["content"]["body"] == "The lights in the kitchen are off now."
+        heard = world.turns()[0].last_user_text
+        assert {"turn", "off", "kitchen"} <= set(words(heard)), heard
+        assert spoken["content"]["msgtype"] == "m.audio"
+        assert spoken["content"]["info"]["mimetype"] == "audio/ogg"
+        assert spoken["content"]["m.relates_to"] == {"m.in_reply_to": {"event_id": asked}}
+        assert decode(await world.ana.download(spoken["content"]["url"])).seconds > 1.5
+    finally:
+        await world.stop()

@@ -21,13 +21,14 @@ from navi import __version__, web
 from navi.api import errors
 from navi.api.deps import require_owner
 from navi.api.identity import user_of
-from navi.api.limits import InputLimits, RequestLimits
+from navi.api.limits import AUDIO_FORM_SLACK, InputLimits, RequestLimits
 from navi.api.loopmon import LoopMonitor
 from navi.api.mcp_server import NaviHost, mount_http
 from navi.api.middleware import RequestContext
 from navi.api.routes import (
     agents,
     approvals,
+    audio,
     auth,
     branches,
     documents,
@@ -171,6 +172,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
     limits = RequestLimits(
         json_bytes=config.max_request_bytes,
         import_bytes=config.import_max_bytes,
+        audio_bytes=config.voice_max_bytes + AUDIO_FORM_SLACK,
         login_seconds=config.header_timeout_seconds,
     )
     app.add_middleware(InputLimits, limits=limits)  # inside access control: no token, no body read
@@ -189,6 +191,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         memory,
         models,
         openai,
+        audio,
         schedules,
         metrics,
         search,

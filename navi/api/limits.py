@@ -4,7 +4,8 @@
   the request is answered `413` (`too_large`) and the connection closed, so a 300 MB POST costs
   what one chunk costs, not 300 MB three times over (raw bytes, decoded text, parsed objects). A
   declared `Content-Length` over the cap is refused before a byte of the body is read. JSON
-  routes get `NAVI_MAX_REQUEST_MB`; `POST /sessions/import` gets `NAVI_IMPORT_MAX_MB`; uploads
+  routes get `NAVI_MAX_REQUEST_MB`; `POST /sessions/import` gets `NAVI_IMPORT_MAX_MB`,
+  `POST /v1/audio/transcriptions` `VOICE_MAX_MB` (and the form around the clip); uploads
   are capped per file by their own parser (`SESSION_FILES_MAX_SIZE_MB`, navi/api/uploads.py;
   documents: `DOCUMENTS_MAX_BYTES`).
 - **The sign-in form.** `POST /login` is the one state-changing route open to anyone, so it takes
@@ -30,6 +31,8 @@ from navi.api.errors import error_response
 
 LOGIN_FORM = "application/x-www-form-urlencoded"
 LOGIN_MAX_BYTES = 4096  # a token and a field name, with room to spare
+AUDIO_PATH = "/v1/audio/transcriptions"
+AUDIO_FORM_SLACK = 128 * 1024  # the multipart framing and text fields beside a clip of the cap
 _UPLOAD = re.compile(r"^/(sessions/[^/]+/files|collections/[^/]+/documents)/?$")
 
 
@@ -39,6 +42,7 @@ class RequestLimits:
     import_bytes: int  # POST /sessions/import
     login_seconds: float  # time for the sign-in form's body to arrive
     login_bytes: int = LOGIN_MAX_BYTES
+    audio_bytes: int = 25 * 1024 * 1024 + AUDIO_FORM_SLACK  # POST /v1/audio/transcriptions
 
 
 class Refused(Exception):
@@ -92,6 +96,8 @@ class InputLimits:
             cap, seconds = self.limits.login_bytes, self.limits.login_seconds
         elif method == "POST" and path == "/sessions/import":
             cap = self.limits.import_bytes
+        elif method == "POST" and path == AUDIO_PATH:
+            cap = self.limits.audio_bytes
         else:
             cap = self.limits.json_bytes
         declared = headers.get(b"content-length")

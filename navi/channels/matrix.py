@@ -299,9 +299,9 @@ class MatrixChannel(Channel):
         )
         if not isinstance(uploaded, nio.UploadResponse):
             raise ConnectionError(f"uploading {attachment.name} failed: {_error(uploaded)}")
-        image = attachment.media_type.startswith("image/")
+        kind = attachment.media_type.partition("/")[0]
         content: dict[str, Any] = {
-            "msgtype": "m.image" if image else "m.file",
+            "msgtype": {"image": "m.image", "audio": "m.audio"}.get(kind, "m.file"),
             "body": attachment.name,
             "url": uploaded.content_uri,
             "info": {"mimetype": attachment.media_type, "size": len(attachment.data)},

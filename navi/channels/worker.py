@@ -38,11 +38,13 @@ from navi.agent.approvals import Decision
 from navi.agent.gate import ApprovalNotFound
 from navi.channels.base import Attachment, Channel, Incoming, NotPrivate, Outgoing
 from navi.channels.store import ChannelStore
+from navi.channels.voice_notes import hear, spoken_answer
 from navi.runs.manager import RunManager
 from navi.runs.run import AgentRun, RunActive
 from navi.sessions.files import claim
 from navi.sessions.filetypes import SNIFF_BYTES, executable_reason, kind_reason, zip_reason
 from navi.sessions.store import SessionStore
+from navi.voice import Voice
 
 log = structlog.stdlib.get_logger(__name__)
 
@@ -79,6 +81,10 @@ class ChannelWorker:
     profile_id: str
     files_root: Path
     max_file_bytes: int
+    # Voice messages transcribed with it (None: answered saying voice is not set up), and the
+    # channels whose voice messages are answered with audio too (voice_notes.py).
+    voice: Voice | None = None
+    voice_replies: frozenset[str] = frozenset()
     _waiting: dict[str, Waiting] = field(default_factory=dict)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -155,8 +161,11 @@ class ChannelWorker:
         if waiting is not None:
             await self._answer(channel, message, session_id, waiting, command)
             return
-        files, refused = self._save(session_id, message.attachments)
-        text = message.text.strip() or ("(see the attached files)" if files else "")
+        heard = await hear(self.voice, message.attachments)  # voice messages: their words
+        files, refused = self._save(session_id, heard.others)
+        refused = [*heard.problems, *refused]
+        said = "\n\n".join(part for part in (message.text.strip(), *heard.words) if part)
+        text = said or ("(see the attached files)" if files else "")
         if refused:
             await self._reply(channel, message, session_id, "Not taken:\n" + "\n".join(refused))
         if not text:
@@ -178,7 +187,8 @@ class ChannelWorker:
                 f"Navi is still answering your last message (send {STOP_COMMAND}).",
             )
             return
-        follow = self._follow(channel, message, session_id, run, before)
+        aloud = heard.spoken and channel.name in self.voice_replies
+        follow = self._follow(channel, message, session_id, run, before, aloud=aloud)
         task = asyncio.get_running_loop().create_task(follow)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -220,10 +230,17 @@ class ChannelWorker:
 
     # --- following a run -------------------------------------------------------------------------
     async def _follow(
-        self, channel: Channel, message: Incoming, session_id: str, run: AgentRun, before: set[str]
+        self,
+        channel: Channel,
+        message: Incoming,
+        session_id: str,
+        run: AgentRun,
+        before: set[str],
+        *,
+        aloud: bool = False,
     ) -> None:
         """Follow the run until it has answered; the answer goes back with the files the run made
-        in the session's folder (`before`: the names there when it started)."""
+        in the session's folder (`before`: the names there when it started), and spoken (`aloud`)."""
         sub = run.subscribe()
         await self._working(channel, message, True)
         try:
@@ -244,6 +261,8 @@ class ChannelWorker:
                     await self._working(channel, message, False)
                     answer = str(frame.get("content") or "(no answer)")
                     made = self._made(session_id, before)
+                    if aloud and (note := await spoken_answer(self.voice, answer)) is not None:
+                        made.append(note)
                     await self._reply(channel, message, session_id, answer, made)
                     return
                 elif kind == "stream_stopped":

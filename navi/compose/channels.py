@@ -20,6 +20,7 @@ from navi.profiles.registry import ProfileRegistry
 from navi.runs import RunManager
 from navi.sessions.store import SessionStore
 from navi.storage.database import Database
+from navi.voice import Voice
 
 if TYPE_CHECKING:  # matrix-nio (and aiohttp under it) is imported only when Matrix is used
     from navi.channels.matrix import MatrixSettings
@@ -116,6 +117,7 @@ def build_worker(
     runs: RunManager,
     sessions: SessionStore,
     profiles: ProfileRegistry,
+    voice: Voice | None = None,
 ) -> ChannelWorker:
     profile = settings.navi_channel_profile or profiles.default_id
     profiles.get(profile)  # UnknownProfile now, not at the first mail
@@ -127,4 +129,13 @@ def build_worker(
         profile_id=profile,
         files_root=Path(settings.session_files_dir),
         max_file_bytes=settings.session_files_max_bytes,
+        voice=voice,
+        voice_replies=frozenset(
+            name
+            for name, on in (
+                ("matrix", settings.navi_matrix_voice_replies),
+                ("email", settings.navi_email_voice_replies),
+            )
+            if on
+        ),
     )

@@ -28,6 +28,7 @@ from navi.compose import parts
 from navi.compose.channels import channel_store
 from navi.compose.notifications import push_sender
 from navi.compose.telemetry import build_telemetry
+from navi.compose.voice import build_voice
 from navi.config import Settings
 from navi.documents.base import DocumentStore
 from navi.documents.extract.common import Limits
@@ -66,6 +67,7 @@ from navi.tools.host.client import ToolHost
 from navi.tools.registry import ToolRegistry
 from navi.tools.user_config import EnabledTools
 from navi.users import InMemoryUserStore, UserStore
+from navi.voice import Voice
 
 log = get_logger(__name__)
 
@@ -128,6 +130,8 @@ class Runtime:
     jobs: JobService | None = None
     # Each user's Agent Skills (SKILLS_DIR, SKILLS_DIRS): docs/skills.md.
     skills: SkillLibrary = field(default_factory=lambda: SkillLibrary("skills", owner="local"))
+    # Speech to text and text to speech (issue 45; models load on first use), None when not built.
+    voice: Voice | None = None
 
     def background(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` without holding up the caller; failures are logged."""
@@ -145,6 +149,8 @@ class Runtime:
         await self.memory.aclose()
         await self.sessions.aclose()
         await self.backends.aclose()
+        if self.voice is not None:
+            self.voice.close()
         if self.db is not None:
             await self.db.dispose()
         await asyncio.to_thread(self.telemetry.shutdown)  # the last spans flushed to the collector
@@ -209,6 +215,7 @@ async def build_runtime(
     of the one the settings ask for (tests: spans kept in memory).
     """
     mcp_servers = parts.mcp_servers(settings) if start_mcp else []  # a broken file stops us first
+    voice = build_voice(settings)  # a remote engine without its server stops us first too; loads nothing
     async with AsyncExitStack() as cleanup:
         if backends is None:
             backends = parts.build_backends(settings)
@@ -383,6 +390,7 @@ async def build_runtime(
         notify_settings=stores.notify_settings or InMemoryNotifySettings(),
         jobs=jobs,
         skills=skills,
+        voice=voice,
     )
 
 

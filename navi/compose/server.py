@@ -45,6 +45,7 @@ class ServerConfig:
     mcp_approvals: Unattended = "deny"
     loop_monitor: bool = False
     socket_recheck_seconds: float = 5.0  # how often open WebSockets' credentials are checked again
+    voice_max_bytes: int = 25 * 1024 * 1024  # one clip sent to POST /v1/audio/transcriptions
 
 
 def server_config(settings: Settings) -> ServerConfig:
@@ -67,4 +68,5 @@ def server_config(settings: Settings) -> ServerConfig:
         mcp_approvals=settings.navi_mcp_approvals,
         loop_monitor=settings.navi_loop_monitor,
         socket_recheck_seconds=settings.navi_socket_recheck_seconds,
+        voice_max_bytes=settings.voice_max_mb * 1024 * 1024,
     )

@@ -141,6 +141,7 @@ def build_services(
             runs=runs,
             sessions=runtime.sessions,
             profiles=runtime.profiles,
+            voice=runtime.voice,
         )
         services.channel_worker = worker
         services.loops.append(worker.run)

@@ -18,7 +18,8 @@ STATIC = Path(str(resources.files("navi.web").joinpath("static")))
 # scripts even if it slipped past the sanitiser. No page may be framed by another site.
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
-    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "connect-src 'self'; media-src 'self' blob:; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; "
     "frame-ancestors 'none'"
 )
 PAGE_HEADERS = {

@@ -30,6 +30,7 @@ import { StatusLight } from "/static/js/status.js";
 import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
 import { SessionSocket } from "/static/js/socket.js";
 import { ScheduleWatch } from "/static/js/watch.js";
+import { VoiceControls } from "/static/js/voice.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -167,6 +168,13 @@ const composer = new Composer({
   onQueue: queueMessage,
   tracker,
 });
+// The microphone, the answer read aloud, hands-free (voice.js).
+const voice = new VoiceControls({
+  input: $("input"),
+  row: document.querySelector("#composer .composer-row"),
+  composer,
+  conversation: $("messages"),
+});
 
 new KnowledgePanel({
   dialog: $("knowledge"),
@@ -207,6 +215,7 @@ const queueView = new QueueView($("queue"), {
 // ---- header -------------------------------------------------------------------------------------
 
 function setHeader(session) {
+  if (session?.id !== state.session?.id) voice.setSession(session?.id);
   state.session = session;
   const title = session ? sessionTitle(session) : "Navi";
   $("session-title").textContent = title;
@@ -676,6 +685,7 @@ function handleFrame(frame) {
         asked = conversation.addAnnouncedUser(frame.message); // another window of this session sent it
       }
       if (asked) conversation.liveActions(asked, frame.message);
+      if (!state.replaying) voice.turnStarted(); // an answer opened mid-run is not read aloud
       state.turn = conversation.startTurn(state.replaying ? state.replayFrom : Date.now());
       state.turn.userId = frame.message?.id;
       Object.assign(state, { replaying: false, retrying: false });
@@ -709,8 +719,10 @@ function handleFrame(frame) {
       break;
     case "stream_delta":
       liveTurn().textDelta(frame.delta);
+      voice.delta(frame.delta);
       break;
     case "stream_end":
+      voice.turnEnded();
       liveTurn().finish(frame.content, frame.finish_reason);
       if (!state.continuing) conversation.answerActions(liveTurn()); // a continued answer has them
       if (frame.finish_reason === "length") conversation.offerContinue(liveTurn(), frame.message_id);
@@ -721,6 +733,7 @@ function handleFrame(frame) {
       sidebar.refresh(); // its place in the list (last active); a new name comes as session_updated
       break;
     case "stream_stopped":
+      voice.turnEnded();
       liveTurn().stopped();
       endTurn();
       sidebar.refresh();

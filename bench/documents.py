@@ -58,7 +58,8 @@ from navi.documents.chunking import chunk
 from navi.documents.extract import extract
 from navi.documents.isolate import extract_isolated
 from navi.llm.messages import utcnow
-from navi.memory.embedders import BuiltinEmbedder
+from navi.memory.embedders import BuiltinEmbedder, Embedder
+from navi.memory.minilm import MiniLMEmbedder
 from navi.storage.database import postgres_url, sqlite_url
 from navi.storage.documents import SqlDocumentStore
 from navi.storage.schema import document_chunks, document_vectors, documents
@@ -149,7 +150,7 @@ class Indexing:
 
 
 async def index(
-    store: SqlDocumentStore, corpus: Corpus, embedder: BuiltinEmbedder, isolated: int = 0
+    store: SqlDocumentStore, corpus: Corpus, embedder: Embedder, isolated: int = 0
 ) -> Indexing:
     collection = await store.create_collection(OWNER, "Bench")
     out = Indexing()
@@ -201,7 +202,7 @@ async def index(
 async def ask_navi(
     store: SqlDocumentStore,
     corpus: Corpus,
-    embedder: BuiltinEmbedder,
+    embedder: Embedder,
     questions: list[Question],
     *,
     vectors: bool = True,
@@ -237,7 +238,7 @@ async def pad(
     corpus: Corpus,
     upto: int,
     per_doc: int,
-    embedder: BuiltinEmbedder,
+    embedder: Embedder,
     rng: random.Random,
 ) -> float:
     """Synthesized documents written straight into the store until the owner has `upto`; seconds."""
@@ -311,7 +312,7 @@ async def pad(
                 {
                     "document_id": doc_id,
                     "owner": OWNER,
-                    "embedder": f"wordllama-l2-supercat-{dim}",
+                    "embedder": embedder.name,
                     "dim": dim,
                     "count": per_doc,
                     "chunk_ids": np.array(ids, dtype=np.int64).tobytes(),
@@ -400,7 +401,7 @@ class Run:
 
 
 async def measure(name: str, url: str, corpus: Corpus, args: argparse.Namespace) -> Run:
-    embedder = BuiltinEmbedder()
+    embedder = make_embedder(args.embedder)
     await embedder([""])  # loaded before anything is timed
     store = SqlDocumentStore.at(url)
     await store.open()
@@ -430,12 +431,17 @@ async def measure(name: str, url: str, corpus: Corpus, args: argparse.Namespace)
         await store.aclose()
 
 
+def make_embedder(name: str) -> Embedder:
+    return MiniLMEmbedder() if name == "minilm" else BuiltinEmbedder()
+
+
 def abstention(scores: Scores) -> tuple[float, float, float]:
     """The threshold that keeps 95% of answerable questions (their best cosine at or above it), the
     share of nowhere-questions below it (abstained), and that share at the embedder's own 0.2."""
     threshold = float(np.quantile(scores.top_answerable, 0.05))
     below = sum(1 for s in scores.top_nowhere if s < threshold) / len(scores.top_nowhere)
-    fixed = sum(1 for s in scores.top_nowhere if s < BuiltinEmbedder.min_similarity) / len(scores.top_nowhere)
+    floor = make_embedder(ARGS.embedder).min_similarity
+    fixed = sum(1 for s in scores.top_nowhere if s < floor) / len(scores.top_nowhere)
     return threshold, below, fixed
 
 
@@ -507,7 +513,7 @@ def report(
         f"\nAbstention (best cosine, {first.name}): answerable median "
         f"{statistics.median(first.hybrid.top_answerable):.3f}, nowhere median "
         f"{statistics.median(first.hybrid.top_nowhere):.3f}; at {threshold:.3f} (keeps 95% of answerable) "
-        f"{below:.0%} of nowhere-questions abstain; at the embedder's 0.2, {fixed:.0%}\n"
+        f"{below:.0%} of nowhere-questions abstain; at the embedder's own floor, {fixed:.0%}\n"
     )
     table(["indexing", "pages", "CPU s: extract+chunk", "embed", "store", "pages per CPU-second", "wall s"])
     for run in runs:
@@ -585,7 +591,7 @@ def report(
         print(
             row(label, len(corpus.docs), f"{len(peer.chunks):,}", "", "", f"{p50:.1f}", f"{p99:.1f}", "", "")
         )
-    print(f"\nEmbedding a question (builtin, not in the latencies above): {first.embed_ms:.2f} ms")
+    print(f"\nEmbedding a question ({ARGS.embedder}, not in the latencies above): {first.embed_ms:.2f} ms")
 
 
 ARGS = argparse.Namespace()
@@ -603,6 +609,7 @@ async def main() -> None:
         "--isolated", type=int, default=40, help="documents also extracted in a child process"
     )
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--embedder", choices=["minilm", "wordllama"], default="minilm")
     parser.add_argument("--seed", type=int, default=43)
     args = parser.parse_args(namespace=ARGS)
     start = time.perf_counter()

@@ -56,6 +56,7 @@ from navi.storage.document_rows import (
     session_owner,
     to_document,
 )
+from navi.storage.document_vectors import DocumentVectors
 from navi.storage.schema import (
     doc_collections,
     doc_session_collections,
@@ -77,6 +78,7 @@ class SqlDocumentStore(DocumentStore):
         self.db = db
         self._now = db_now(db.dialect)
         self._counts = found.new_counts()  # owners' word counts, between searches
+        self.vectors = DocumentVectors()  # owners' vectors, between searches
         self._owns_db = False
 
     @classmethod
@@ -442,7 +444,7 @@ class SqlDocumentStore(DocumentStore):
             if vector is None:
                 return found.hits(conn, owner, by_words)
             assert embedder is not None
-            by_meaning = found.nearest(conn, scope, embedder, vector, k)
+            by_meaning = found.nearest(conn, scope, embedder, vector, k, self.vectors)
             if not by_words:
                 return found.hits(conn, owner, by_meaning[:limit])
             return found.hits(conn, owner, found.fuse([by_words, by_meaning], limit))

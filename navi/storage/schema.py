@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -481,4 +482,14 @@ Index(
     document_vectors.c.owner,
     document_vectors.c.embedder,
     document_vectors.c.document_id,
+)
+
+# A number per owner raised by migration 0025's triggers on every change to the owner's
+# `document_vectors` rows: a process's copy of them in memory is current while it matches
+# (navi/storage/document_vectors.py).
+document_vector_versions = Table(
+    "document_vector_versions",
+    metadata,
+    Column("owner", String(128), primary_key=True),
+    Column("version", BigInteger, nullable=False),
 )

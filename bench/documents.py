@@ -149,9 +149,7 @@ class Indexing:
     isolated_wall: float = 0.0
 
 
-async def index(
-    store: SqlDocumentStore, corpus: Corpus, embedder: Embedder, isolated: int = 0
-) -> Indexing:
+async def index(store: SqlDocumentStore, corpus: Corpus, embedder: Embedder, isolated: int = 0) -> Indexing:
     collection = await store.create_collection(OWNER, "Bench")
     out = Indexing()
     start = time.perf_counter()

@@ -461,11 +461,13 @@ async def test_hybrid_fuses_keyword_and_vector_ranks(store: SqlDocumentStore) ->
     words_only = await store.search("alice", "invoice due", limit=4)
     assert [h.ordinal for h in words_only] == [0, 2]
     hybrid = await store.search("alice", "invoice due", query_vector=[1, 0], embedder="m", limit=4)
-    # Vector ranks: 1 (cosine 1), 0 (0.8), 2 (0), 3 (-1); keyword ranks: 0, 2. Fused: 0 first
-    # (1/61 + 1/62), then 2 (1/62 + 1/63), above 1, found by its meaning alone (1/61).
-    assert [h.ordinal for h in hybrid] == [0, 2, 1, 3]
-    assert hybrid[0].score == pytest.approx(1 / 61 + 1 / 62)
-    assert hybrid[2].score == pytest.approx(1 / 61)
+    # Vector ranks: 1 (cosine 1), 0 (0.8), 2 (0), 3 (-1); keyword ranks: 0 (both words), 2. Fused
+    # by score relative to each ranking's best, words 0.3 and meaning 0.7: 0 first (0.3 + 0.7 ×
+    # 0.8), then 1 (found by its meaning alone, 0.7) above 2 (one word, no meaning: under 0.3).
+    assert [h.ordinal for h in hybrid] == [0, 1, 2, 3]
+    assert hybrid[0].score == pytest.approx(0.3 + 0.7 * 0.8, abs=0.01)  # int8 vectors in memory
+    assert hybrid[1].score == pytest.approx(0.7)
+    assert 0 < hybrid[2].score < 0.3 and hybrid[3].score == 0
     # Without the embedder's name the vector is not compared.
     assert [h.ordinal for h in await store.search("alice", "invoice due", query_vector=[1, 0])] == [0, 2]
 

@@ -137,3 +137,33 @@ async def test_the_rescorer_keeps_order_and_embeds_each_attribute_once() -> None
     assert sorted(t for call in calls for t in call) == sorted(
         ["dog name", "pets dog name", "cat name", "pets cat name", "dog age", "pets dog age"]
     )
+
+
+async def test_documents_search_finds_a_paraphrased_passage_that_keywords_miss(tmp_path: Path) -> None:
+    from navi.documents.base import Chunk
+    from navi.documents.retrieval import Retrieval
+    from navi.storage.documents import SqlDocumentStore
+
+    store = SqlDocumentStore.at(sqlite_url(tmp_path / "d.db"))
+    await store.open()
+    try:
+        mine = await store.create_collection("alice", "Flat")
+        texts = [
+            "Rent is paid on the first day of each month into the landlord's account.",
+            "Either party may terminate this lease by giving three months' written notice.",
+            "The kitchen comes with a gas stove, a fridge and a dishwasher.",
+        ]
+        doc = await store.add_document("alice", mine.id, "lease.txt", data=b"lease")
+        assert (await store.claim("w", 60)) is not None
+        chunks = [Chunk(n, t) for n, t in enumerate(texts)]
+        assert await store.finish(
+            doc.id, "w", kind="text", pages=1, chunks=chunks, vectors=await MODEL(texts), embedder=MODEL.name
+        )
+        question = "how early must I tell them if I want to move out and end the contract"
+        assert await Retrieval(store).search("alice", question) == []  # no word in common
+        hits = await Retrieval(store, MODEL).search("alice", question, limit=1)
+        assert [h.ordinal for h in hits] == [1]
+        # Another user asking the same finds nothing of alice's.
+        assert await Retrieval(store, MODEL).search("bob", question) == []
+    finally:
+        await store.aclose()

@@ -428,7 +428,7 @@ class SqlDocumentStore(DocumentStore):
     ) -> list[Hit]:
         """See `DocumentStore` and `navi.storage.document_search`. Vectors are compared only when
         `embedder` names the model that made `query_vector`. Scores: BM25 for keywords alone,
-        cosine for vectors alone, the fused reciprocal-rank score for both."""
+        cosine for vectors alone, the fused score (0..1, `document_search.fuse`) for both."""
         limit = max(1, min(MAX_LIMIT, limit))
         scope = found.Scope(
             owner,
@@ -447,7 +447,7 @@ class SqlDocumentStore(DocumentStore):
             by_meaning = found.nearest(conn, scope, embedder, vector, k, self.vectors)
             if not by_words:
                 return found.hits(conn, owner, by_meaning[:limit])
-            return found.hits(conn, owner, found.fuse([by_words, by_meaning], limit))
+            return found.hits(conn, owner, found.fuse(by_words, by_meaning, limit))
 
         return await self.db.read(run)
 

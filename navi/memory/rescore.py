@@ -14,8 +14,10 @@ itself (its vector, value included) is at least `strong` alike: a question that 
 A former value is kept whenever the current value of its category and key is: "where did I live
 before Porto" keeps Lisbon since it keeps Porto.
 
-Attributes repeat (a user has a few hundred kinds of fact at most), so their vectors are kept in
-this process: after the first searches a rescoring costs a few dot products, not a model call.
+The mean of the two cosines is the cosine with the mean of the two attribute vectors, so one
+vector per fact is enough: it is made when the fact's own vector is, and stored after it
+(`with_attributes`; navi/storage/memory.py reads it back for the candidates). A candidate stored
+without it (never embedded) has its attribute embedded at search time, kept in this process.
 """
 
 from __future__ import annotations
@@ -34,6 +36,12 @@ def attribute_texts(fact: Fact) -> tuple[str, str]:
     """What a fact is about, in two wordings: its key, and its category and key."""
     key = fact.key.replace("_", " ")
     return key, f"{fact.category.replace('_', ' ')} {key}"
+
+
+def unit(vector: Sequence[float] | NDArray[np.float32]) -> NDArray[np.float32]:
+    array = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm > 0 else array
 
 
 class Rescorer:
@@ -55,18 +63,40 @@ class Rescorer:
             if len(self._vectors) + len(missing) > CACHED:
                 self._vectors.clear()
             for text, vector in zip(missing, made, strict=True):
-                array = np.asarray(vector, dtype=np.float32)
-                norm = float(np.linalg.norm(array))
-                self._vectors[text] = array / norm if norm > 0 else array
+                self._vectors[text] = unit(vector)
         return {t: self._vectors[t] for t in texts if t in self._vectors}
 
-    async def scores(self, query: NDArray[np.float32], facts: Sequence[Fact]) -> list[float]:
-        """Each fact's attribute score for the question whose vector is `query`."""
+    async def with_attributes(self, facts: Sequence[Fact], texts: Sequence[str]) -> list[list[float]]:
+        """For each fact, the vector of its text (`texts`) followed by its attribute's vector (the
+        mean of its two wordings' unit vectors): what the memory store keeps. One model call."""
         pairs = [attribute_texts(f) for f in facts]
-        found = await self.vectors([t for pair in pairs for t in pair])
-        norm = float(np.linalg.norm(query))
-        unit = query / norm if norm > 0 else query
-        return [(float(found[a] @ unit) + float(found[b] @ unit)) / 2 for a, b in pairs]
+        made = await self.embed([*texts, *(t for pair in pairs for t in pair)])
+        out = []
+        for n, vector in enumerate(made[: len(texts)]):
+            first, second = (unit(made[len(texts) + 2 * n + i]) for i in (0, 1))
+            out.append([*vector, *((first + second) / 2).tolist()])
+        return out
+
+    async def scores(
+        self,
+        query: NDArray[np.float32],
+        facts: Sequence[Fact],
+        about: Mapping[int, NDArray[np.float32]] | None = None,
+    ) -> list[float]:
+        """Each fact's attribute score for the question whose vector is `query`; `about`: attribute
+        vectors already at hand, by fact id (the others are embedded)."""
+        query = unit(query)
+        stored = {i: v for i, v in (about or {}).items() if v.shape == query.shape}
+        missing = [attribute_texts(f) for f in facts if f.id not in stored]
+        found = await self.vectors([t for pair in missing for t in pair])
+        scores = []
+        for fact in facts:
+            if fact.id in stored:
+                scores.append(float(stored[fact.id] @ query))
+            else:
+                a, b = attribute_texts(fact)
+                scores.append(float((found[a] + found[b]) @ query) / 2)
+        return scores
 
     async def keep(
         self,
@@ -74,13 +104,15 @@ class Rescorer:
         facts: Sequence[Fact],
         limit: int,
         similarity: Mapping[int, float] | None = None,
+        about: Mapping[int, NDArray[np.float32]] | None = None,
     ) -> list[Fact]:
         """The facts (in their order) that are about what the question asks, at most `limit`.
-        `similarity`: each fact's own cosine with the question, where known."""
+        `similarity`: each fact's own cosine with the question, where known; `about`: their stored
+        attribute vectors."""
         if not facts:
             return []
         similarity = similarity or {}
-        scores = await self.scores(query, facts)
+        scores = await self.scores(query, facts, about)
         kept = {
             f.id
             for f, s in zip(facts, scores, strict=True)

@@ -167,3 +167,21 @@ async def test_documents_search_finds_a_paraphrased_passage_that_keywords_miss(t
         assert await Retrieval(store, MODEL).search("bob", question) == []
     finally:
         await store.aclose()
+
+
+def test_loading_the_model_leaves_no_onnxruntime_telemetry_behind(tmp_path: Path) -> None:
+    """onnxruntime (1.29+) keeps a device id and queued usage events under ~/.cache/Microsoft
+    unless told not to: loading and running the model in a fresh process creates none of it."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    env |= {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / ".cache")}
+    code = "from navi.memory.minilm import shared_model; print(shared_model().embed(['hello']).shape)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "(1, 384)" in done.stdout
+    assert not list(tmp_path.rglob("*Microsoft*")) and not list(tmp_path.rglob("*onnxruntime*"))

@@ -16,12 +16,18 @@ Both files are checked against the sha256 pinned here before they are used, so a
 damaged install fails loudly instead of embedding with other weights. Loading takes about half a
 second (in a worker thread, on first use); a question of ten words costs about 5-7 ms of one core.
 The model runs on one thread: on a machine whose cores are busy, more threads wait for each other.
+
+onnxruntime's wheels from 1.29 on send usage telemetry to Microsoft from Linux too (a device id
+kept in ~/.cache/Microsoft/DeveloperTools, a `ProcessInfo` event per process, session events).
+`ORT_DISABLE_TELEMETRY=1` set before onnxruntime initialises turns all of it off; Navi sets it
+(unless it is already set) before it first imports onnxruntime (`quiet_onnxruntime`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import threading
 from importlib import metadata
 from pathlib import Path
@@ -61,11 +67,17 @@ def wheel_file(distribution: str, member: str, sha256: str) -> Path:
     return path
 
 
+def quiet_onnxruntime() -> None:
+    """No telemetry from onnxruntime: the variable is read once, when the library initialises."""
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+
 def available() -> bool:
     """Whether the wheels are installed (not checked: that is done when the model loads)."""
     try:
         metadata.distribution(MODEL_WHEEL[0])
         metadata.distribution(TOKENIZER_WHEEL[0])
+        quiet_onnxruntime()
         import onnxruntime  # noqa: F401
         import tokenizers  # noqa: F401
     except (ImportError, metadata.PackageNotFoundError):
@@ -77,6 +89,7 @@ class Model:
     """The loaded tokenizer and ONNX session; `embed` is synchronous and thread-safe."""
 
     def __init__(self, threads: int = 1) -> None:
+        quiet_onnxruntime()
         import onnxruntime
         from tokenizers import Tokenizer
 

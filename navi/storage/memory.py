@@ -9,7 +9,10 @@ With an embedding model (`navi.memory.embedders`), every fact also gets a vector
 changed (and `backfill_embeddings` gives one to those without), and search is hybrid: the full-text
 ranking and the ranking by vector similarity (a scan in memory, `navi.storage.vectors`; only facts at
 least MIN_SIMILARITY alike) are fused by reciprocal rank, current facts still before retired ones.
-A query with no word in common with a fact can so find it by meaning.
+A query with no word in common with a fact can so find it by meaning. An embedder with an
+`attribute_floor` (the built-in sentence encoder) adds a rescoring step over the fused candidates
+(`navi.memory.rescore`): facts not about what the question asks are dropped, so a question nothing
+answers comes back empty.
 """
 
 from __future__ import annotations
@@ -92,7 +95,7 @@ class SqlMemoryStore(MemoryStore):
         strong = getattr(embed, "strong_similarity", 1.0)
         self.rescorer = Rescorer(embed, floor, strong) if embed is not None and floor is not None else None
         if self.rescorer is not None:
-            # Each stored vector is the fact's, then its attribute's (`Rescorer.attribute`): another
+            # Each stored vector is the fact's, then its attribute's (`Rescorer.with_attributes`): another
             # name, so that vectors stored without the second half are made again by the backfill.
             self.embed_name += ABOUT
         self.vectors = VectorIndex()

@@ -16,6 +16,7 @@ from structlog.testing import capture_logs
 from navi.cli.doctor import run_checks
 from navi.compose.parts import build_backends, embedder
 from navi.config import Settings
+from navi.memory import minilm
 from navi.memory.embedders import BUILTIN_DIM, BUILTIN_NAME, BuiltinEmbedder
 from navi.storage.database import postgres_url, sqlite_url
 from navi.storage.memory import SqlMemoryStore
@@ -191,10 +192,14 @@ async def test_doctor_says_which_memory_search_is_in_use(
 ) -> None:
     (line,) = await doctor_lines(make_settings(ollama_host=fake_server.url))
     assert "keyword-only" in line
-    (line,) = await doctor_lines(make_settings(ollama_host=fake_server.url, memory_embed_model="builtin"))
+    settings = make_settings(ollama_host=fake_server.url, memory_embed_model="builtin:wordllama")
+    (line,) = await doctor_lines(settings)
     assert (
         "hybrid" in line and BUILTIN_NAME in line and "SQLite" in line and f"{BUILTIN_DIM} dimensions" in line
     )
+    # "builtin" is the sentence embedder, rescored.
+    (line,) = await doctor_lines(make_settings(ollama_host=fake_server.url, memory_embed_model="builtin"))
+    assert minilm.NAME in line and f"{minilm.DIM} dimensions" in line and "rescored" in line
 
 
 async def lisbon_axis(texts: list[str]) -> list[list[float]]:
@@ -282,7 +287,7 @@ async def test_the_server_backfills_vectors_in_the_background_and_says_hybrid(tm
     finally:
         await services.stop()
     (started,) = [e for e in logs if e["event"] == "memory_search"]
-    assert started["mode"] == "hybrid" and BUILTIN_NAME in started["detail"]
+    assert started["mode"] == "hybrid" and minilm.NAME in started["detail"]
 
 
 async def test_a_later_search_scans_the_vectors_beside_the_database_thread(

@@ -30,7 +30,15 @@ from navi.llm import backends as catalogue
 from navi.llm.calls import CallLimits
 from navi.llm.registry import BackendRegistry
 from navi.mcp.config import McpConfigError, ServerConfig, load_servers
-from navi.memory.embedders import BUILTIN, BuiltinEmbedder, Embedder, ServerEmbedder
+from navi.memory.embedders import (
+    BUILTIN,
+    BUILTIN_MINILM,
+    BUILTIN_WORDLLAMA,
+    BuiltinEmbedder,
+    Embedder,
+    ServerEmbedder,
+)
+from navi.memory.minilm import MiniLMEmbedder
 from navi.net.guard import NetGuard, parse_allowlist
 from navi.profiles.registry import ProfileRegistry, builtin_profiles
 from navi.sandbox import Sandbox, SandboxPolicy, allowed_from_list, navi_code_paths, python_paths
@@ -92,12 +100,16 @@ def build_profiles(settings: Settings, backends: BackendRegistry) -> ProfileRegi
 
 
 def embedder(settings: Settings, backends: BackendRegistry) -> Embedder | None:
-    """Memory's embedding model: `MEMORY_EMBED_MODEL=builtin` is WordLlama from its wheel; another
-    name is a model on the default backend's embedding endpoint; empty means keyword-only search."""
+    """Memory's (and documents') embedding model: `MEMORY_EMBED_MODEL=builtin` is the built-in
+    sentence embedder (all-MiniLM-L6-v2, `builtin:minilm`), `builtin:wordllama` the faster word
+    vectors, both from their wheels; another name is a model on the default backend's embedding
+    endpoint; empty means keyword-only search."""
     name = settings.memory_embed_model.strip()
     if not name:
         return None
-    if name == BUILTIN:
+    if name in (BUILTIN, BUILTIN_MINILM):
+        return MiniLMEmbedder()
+    if name == BUILTIN_WORDLLAMA:
         return BuiltinEmbedder()
     backend = settings.default_llm_backend
 
@@ -115,6 +127,7 @@ def describe_memory_search(embed: Embedder | None, db_dialect: str | None) -> st
     return (
         f"hybrid: full-text + embedding model {embed.name}; vectors in {where}, scanned in memory "
         f"(exact up to {EXACT_MAX:,} facts a user, sign bits first beyond)"
+        + ("; candidates rescored by what they are about" if getattr(embed, "attribute_floor", None) else "")
     )
 
 

@@ -275,8 +275,10 @@ class Settings(BackendSettings, VoiceSettings, BaseSettings):
     # --- Memory ----------------------------------------------------------------------------------
     memory_stale_minutes: int = Field(30, ge=1)
     memory_extract_interval_minutes: int = Field(5, ge=1)
-    # "builtin": WordLlama, shipped in its wheel; another name: that model on the default backend's
-    # embedding endpoint (Ollama /api/embed, OpenAI-style /v1/embeddings); empty: keyword-only.
+    # "builtin" (= "builtin:minilm"): all-MiniLM-L6-v2 on onnxruntime; "builtin:wordllama": WordLlama's
+    # word vectors (faster, less exact) — both shipped in wheels; another name: that model on the
+    # default backend's embedding endpoint (Ollama /api/embed, OpenAI-style /v1/embeddings); empty:
+    # keyword-only. Documents are embedded with the same model.
     memory_embed_model: str = ""
 
     # --- Documents (docs/documents.md) ----------------------------------------------------------------

@@ -1,9 +1,14 @@
-"""Embedding models for memory search: the built-in one, or the model server's own endpoint.
+"""Embedding models for memory and document search: built in, or the model server's own endpoint.
 
-- **Built in** (`MEMORY_EMBED_MODEL=builtin`): WordLlama's `l2_supercat` token embeddings (the
+- **Built in, the default** (`MEMORY_EMBED_MODEL=builtin` or `builtin:minilm`): the sentence
+  encoder all-MiniLM-L6-v2, int8, on onnxruntime (navi/memory/minilm.py): about 5-7 ms a question
+  on one core, and what bench/memory_recall.py and bench/documents.py found best.
+- **Built in, word vectors** (`builtin:wordllama`): WordLlama's `l2_supercat` token embeddings (the
   first 128 of 256 dimensions, average-pooled), whose weights and tokenizer ship inside the
-  `wordllama` wheel from PyPI. No PyTorch, no network: they are read from the installed package,
-  never downloaded, and a sentence costs about 0.1 ms on one core.
+  `wordllama` wheel from PyPI. A sentence costs about 0.1 ms on one core, but words are averaged
+  without their context ("partner's name" lands next to `sister_name`).
+
+  Neither needs PyTorch or the network: both are read from installed packages, never downloaded.
 - **The model server's** (any other name): Ollama's `/api/embed` or an OpenAI-style
   `/v1/embeddings` (llama-server with `--embeddings`), through the backend's `embed`.
 
@@ -18,7 +23,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-BUILTIN = "builtin"
+BUILTIN = "builtin"  # the best built-in model: MiniLM
+BUILTIN_MINILM = "builtin:minilm"
+BUILTIN_WORDLLAMA = "builtin:wordllama"
 BUILTIN_DIM = 128
 BUILTIN_NAME = f"wordllama-l2-supercat-{BUILTIN_DIM}"
 

@@ -13,7 +13,8 @@ from sqlalchemy import Connection, func, insert, select
 from navi.documents.base import Chunk, Collection, Document
 from navi.llm.messages import utcnow
 from navi.sessions.models import as_utc
-from navi.storage.schema import doc_collections, doc_profile_collections, documents, sessions
+from navi.storage.schema import sessions
+from navi.storage.schema_documents import doc_collections, doc_profile_collections, documents
 
 D = documents.c
 C = doc_collections.c

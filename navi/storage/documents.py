@@ -57,7 +57,9 @@ from navi.storage.document_rows import (
     session_owner,
     to_document,
 )
-from navi.storage.schema import (
+from navi.storage.document_vectors import DocumentVectors
+from navi.storage.schema import sessions
+from navi.storage.schema_documents import (
     doc_collections,
     doc_profile_collections,
     doc_session_collections,
@@ -65,7 +67,6 @@ from navi.storage.schema import (
     document_chunks,
     document_vectors,
     documents,
-    sessions,
 )
 
 MAX_LIMIT = 100
@@ -80,6 +81,7 @@ class SqlDocumentStore(DocumentStore):
         self.db = db
         self._now = db_now(db.dialect)
         self._counts = found.new_counts()  # owners' word counts, between searches
+        self.vectors = DocumentVectors()  # owners' vectors, between searches
         self._owns_db = False
 
     @classmethod
@@ -465,7 +467,7 @@ class SqlDocumentStore(DocumentStore):
     ) -> list[Hit]:
         """See `DocumentStore` and `navi.storage.document_search`. Vectors are compared only when
         `embedder` names the model that made `query_vector`. Scores: BM25 for keywords alone,
-        cosine for vectors alone, the fused reciprocal-rank score for both."""
+        cosine for vectors alone, the fused score (0..1, `document_search.fuse`) for both."""
         limit = max(1, min(MAX_LIMIT, limit))
         scope = found.Scope(
             owner,
@@ -481,10 +483,10 @@ class SqlDocumentStore(DocumentStore):
             if vector is None:
                 return found.hits(conn, owner, by_words)
             assert embedder is not None
-            by_meaning = found.nearest(conn, scope, embedder, vector, k)
+            by_meaning = found.nearest(conn, scope, embedder, vector, k, self.vectors)
             if not by_words:
                 return found.hits(conn, owner, by_meaning[:limit])
-            return found.hits(conn, owner, found.fuse([by_words, by_meaning], limit))
+            return found.hits(conn, owner, found.fuse(by_words, by_meaning, limit))
 
         return await self.db.read(run)
 

@@ -9,11 +9,15 @@ With an embedding model (`navi.memory.embedders`), every fact also gets a vector
 changed (and `backfill_embeddings` gives one to those without), and search is hybrid: the full-text
 ranking and the ranking by vector similarity (a scan in memory, `navi.storage.vectors`; only facts at
 least MIN_SIMILARITY alike) are fused by reciprocal rank, current facts still before retired ones.
-A query with no word in common with a fact can so find it by meaning.
+A query with no word in common with a fact can so find it by meaning. An embedder with an
+`attribute_floor` (the built-in sentence encoder) adds a rescoring step over the fused candidates
+(`navi.memory.rescore`): facts not about what the question asks are dropped, so a question nothing
+answers comes back empty.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from functools import partial
@@ -35,6 +39,7 @@ from navi.memory.base import (
     normalise,
     query_terms,
 )
+from navi.memory.rescore import Rescorer
 from navi.sessions.models import DEFAULT_OWNER, as_utc
 from navi.storage import migrate
 from navi.storage.database import Database
@@ -63,8 +68,13 @@ from navi.storage.vectors import VectorIndex, decode, encode
 log = get_logger(__name__)
 
 Scan = Future[list[tuple[int, float]]]  # a vector scan running on its own thread
+RESCORED = 3  # times the facts asked for: the fused candidates the rescoring step judges
+ABOUT = "+about"  # the name's suffix of stored vectors that carry the attribute's vector too
 
 # Statements of every hybrid search, built once (building one costs about as much as running it).
+EMBEDDINGS_BY_ID = select(memory_facts.c.id, memory_facts.c.embedding).where(
+    memory_facts.c.id.in_(bindparam("ids", expanding=True))
+)
 _SINCE = select(memory_facts.c.id, memory_facts.c.owner, memory_facts.c.embedding).where(
     (memory_facts.c.id > bindparam("after")) & memory_facts.c.embedding.like(bindparam("tag"))
 )
@@ -80,6 +90,14 @@ class SqlMemoryStore(MemoryStore):
         # Stored vectors carry the model's name; a plain function without one gets a generic name.
         self.embed_name: str = getattr(embed, "name", "") or "embed"
         self.min_similarity: float = getattr(embed, "min_similarity", MIN_SIMILARITY)
+        # The rescoring step (navi/memory/rescore.py), for an embedder that has a floor for it.
+        floor = getattr(embed, "attribute_floor", None)
+        strong = getattr(embed, "strong_similarity", 1.0)
+        self.rescorer = Rescorer(embed, floor, strong) if embed is not None and floor is not None else None
+        if self.rescorer is not None:
+            # Each stored vector is the fact's, then its attribute's (`Rescorer.with_attributes`): another
+            # name, so that vectors stored without the second half are made again by the backfill.
+            self.embed_name += ABOUT
         self.vectors = VectorIndex()
         self._scans: ThreadPoolExecutor | None = None  # the vector scans, started on first use
         self._counts = new_counts()  # users' and words' fact counts (`sqlite_ranked`)
@@ -130,18 +148,32 @@ class SqlMemoryStore(MemoryStore):
         return done
 
     async def _store_embedding(self, fact: Fact) -> None:
-        assert self.embed is not None
         try:
-            (vector,) = await self.embed([embed_text(fact)])
+            (vector,) = await self._vectors([fact])
         except Exception as exc:  # full-text search still works without it
             log.warning("memory.embed_failed", error=str(exc))
             return
         raw = encode(self.embed_name, vector)
         stmt = update(memory_facts).where(memory_facts.c.id == fact.id).values(embedding=raw)
         await self.db.write(lambda conn: conn.execute(stmt))
-        decoded = decode(self.embed_name, raw)
+        decoded = self._decode(raw)
         if decoded is not None:
             self.vectors.put(fact.owner, fact.id, decoded)
+
+    async def _vectors(self, facts: list[Fact]) -> list[list[float]]:
+        """What is stored for each fact: its vector, and with rescoring its attribute's after it."""
+        assert self.embed is not None
+        if self.rescorer is None:
+            return await self.embed([embed_text(f) for f in facts])
+        return await self.rescorer.with_attributes(facts, [embed_text(f) for f in facts])
+
+    def _decode(self, raw: str | None, half: int = 0) -> NDArray[np.float32] | None:
+        """A stored vector of this model: the fact's (`half` 0) or, with rescoring, its attribute's (1)."""
+        vector = decode(self.embed_name, raw)
+        if vector is None or self.rescorer is None:
+            return vector
+        size = vector.size // 2
+        return vector[half * size : (half + 1) * size] if size else None
 
     async def search_facts(
         self, query: str, *, owner: str = DEFAULT_OWNER, limit: int = 15, history: bool = False
@@ -156,12 +188,37 @@ class SqlMemoryStore(MemoryStore):
                 log.warning("memory.embed_failed", error=str(exc))
             else:
                 vector = np.asarray(qvec, dtype=np.float32)
-                scan = self._scan(vector, owner, near_k(limit, history))
+                # Rescored, the fusion's best three times `limit` are candidates.
+                wide = limit * RESCORED if self.rescorer is not None else limit
+                scan = self._scan(vector, owner, near_k(wide, history))
                 # One transaction, one trip to the database's thread: both rankings and the fusion.
-                return await self.db.read(
-                    partial(self._hybrid, words, vector, owner=owner, limit=limit, history=history, scan=scan)
+                hybrid = partial(
+                    self._hybrid, words, vector, owner=owner, limit=wide, history=history, scan=scan
                 )
+                if self.rescorer is None:
+                    return await self.db.read(hybrid)
+                found, about = await self.db.read(partial(self._with_attributes, hybrid))
+                vectors = self.vectors.get(owner)
+                near = vectors.similarities([f.id for f in found], vector) if vectors is not None else {}
+                try:
+                    return await self.rescorer.keep(vector, found, limit, near, about)
+                except Exception as exc:  # the fused ranking, unrescored
+                    log.warning("memory.embed_failed", error=str(exc))
+                    return found[:limit]
         return await self.db.read(partial(self._keyword, words, owner=owner, limit=limit, history=history))
+
+    def _with_attributes(
+        self, hybrid: Callable[[Connection], list[Fact]], conn: Connection
+    ) -> tuple[list[Fact], dict[int, NDArray[np.float32]]]:
+        """The fused candidates and the attribute vectors stored with them, in one transaction."""
+        found = hybrid(conn)
+        about: dict[int, NDArray[np.float32]] = {}
+        if found:
+            for fact_id, raw in conn.execute(EMBEDDINGS_BY_ID, {"ids": [f.id for f in found]}):
+                vector = self._decode(raw, 1)
+                if vector is not None:
+                    about[fact_id] = vector
+        return found, about
 
     def _scan(self, vector: NDArray[np.float32], owner: str, k: int) -> Scan | None:
         """The owner's vectors already in memory scanned on a thread of their own, while the database's
@@ -258,7 +315,7 @@ class SqlMemoryStore(MemoryStore):
         else:  # rows added since, by any process: a range of the primary key (not the owner index,
             # which would visit every fact of the owner), the owner checked here
             found = [r for r in conn.execute(_SINCE, {"after": after, "tag": tag}) if r.owner == owner]
-        decoded = [(r.id, v) for r in found if (v := decode(name, r.embedding)) is not None]
+        decoded = [(r.id, v) for r in found if (v := self._decode(r.embedding)) is not None]
         if fresh or decoded:
             if fresh:
                 self.vectors.owners.pop(owner, None)
@@ -298,7 +355,7 @@ class SqlMemoryStore(MemoryStore):
                 break
             facts = [to_fact(r) for r in rows]
             try:
-                vectors = await self.embed([embed_text(f) for f in facts])
+                vectors = await self._vectors(facts)
             except Exception as exc:
                 log.warning("memory.backfill_failed", error=str(exc), done=done, facts=total)
                 return done
@@ -311,7 +368,7 @@ class SqlMemoryStore(MemoryStore):
             )
             await self.db.write(partial(execute_many, store, values))
             for fact, raw in zip(facts, raws, strict=True):
-                decoded = decode(name, raw)
+                decoded = self._decode(raw)
                 if decoded is not None:
                     self.vectors.put(fact.owner, fact.id, decoded)
             done += len(facts)

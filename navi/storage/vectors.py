@@ -147,6 +147,17 @@ class OwnerVectors:
         top = top[np.argsort(-scores[top])]
         return [(int(ids[i]), float(scores[i])) for i in top]
 
+    def similarities(self, fact_ids: list[int], query: NDArray[np.float32]) -> dict[int, float]:
+        """The cosine with `query` of each of `fact_ids` that has a vector here (others left out)."""
+        with self._lock:
+            self._flush()
+            rows, matrix = self.rows, self.matrix
+            found = [(i, rows[i]) for i in fact_ids if i in rows]
+        if not found or query.shape != (self.dim,):
+            return {}
+        scores = matrix[[r for _, r in found]] @ unit(query)
+        return {i: float(s) for (i, _), s in zip(found, scores.tolist(), strict=True)}
+
 
 class VectorIndex:
     """Every owner's vectors in this process, loaded on an owner's first search."""

@@ -75,6 +75,11 @@ def forks(tmp_path: Path, env: dict[str, str]) -> Iterator[Forks]:
     finally:
         if proc.stdin is not None:
             proc.stdin.close()
-        proc.wait(timeout=30)
-        if proc.stdout is not None:
-            proc.stdout.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # never left running (a later test would hear of it)
+            proc.kill()
+            proc.wait()
+        finally:
+            if proc.stdout is not None:
+                proc.stdout.close()

@@ -24,6 +24,24 @@ MAX_TIMEOUT = 300
 MAX_OUTPUT = 20_000
 
 
+def program_env(tmp: str, memory_mb: int, seconds: int, **extra: str) -> dict[str, str]:
+    """The environment of a program run in the sandbox through `sandbox_bootstrap.py`: a clean
+    PATH, the temporary folder as home, UTF-8, and the memory and CPU limits the bootstrap sets."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": tmp,
+        "TMPDIR": tmp,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLBACKEND": "Agg",
+        **extra,
+        "NAVI_MEMORY_BYTES": str(memory_mb * 1024 * 1024),
+        "NAVI_CPU_SECONDS": str(seconds + 1),
+    }
+
+
 class CodeExecTool(Tool):
     name = "code_exec"
     description = (
@@ -52,18 +70,7 @@ class CodeExecTool(Tool):
         with tempfile.TemporaryDirectory(prefix="navi-code-") as tmp, resources.as_file(bootstrap) as boot:
             script = Path(tmp) / "main.py"
             script.write_text(params["code"], encoding="utf-8")
-            env = {
-                "PATH": "/usr/local/bin:/usr/bin:/bin",
-                "HOME": tmp,
-                "TMPDIR": tmp,
-                "LANG": "C.UTF-8",
-                "LC_ALL": "C.UTF-8",
-                "PYTHONIOENCODING": "utf-8",
-                "PYTHONDONTWRITEBYTECODE": "1",
-                "MPLBACKEND": "Agg",
-                "NAVI_MEMORY_BYTES": str(self.memory_mb * 1024 * 1024),
-                "NAVI_CPU_SECONDS": str(limit + 1),
-            }
+            env = program_env(tmp, self.memory_mb, limit)
             return await run_confined(
                 self.sandbox,
                 [sys.executable, "-I", str(boot), str(script)],

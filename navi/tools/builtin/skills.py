@@ -31,6 +31,7 @@ from navi.sessions.models import DEFAULT_OWNER
 from navi.skills import Skill, SkillError, SkillLibrary, SkillNotFound
 from navi.skills.format import MAX_DESCRIPTION, SKILL_FILE, safe_relative
 from navi.tools.base import Tool, ToolResult
+from navi.tools.builtin.code_exec import program_env
 from navi.tools.process import run_confined
 
 MAX_READ = 40_000
@@ -190,19 +191,7 @@ class RunSkillScriptTool(Tool):
                     f"Navi does not know how to run {rel}: use .py, .sh or .js, "
                     "or start the file with a #! line"
                 )
-            env = {
-                "PATH": "/usr/local/bin:/usr/bin:/bin",
-                "HOME": tmp,
-                "TMPDIR": tmp,
-                "LANG": "C.UTF-8",
-                "LC_ALL": "C.UTF-8",
-                "PYTHONIOENCODING": "utf-8",
-                "PYTHONDONTWRITEBYTECODE": "1",
-                "MPLBACKEND": "Agg",
-                "SKILL_DIR": str(found.folder.resolve()),
-                "NAVI_MEMORY_BYTES": str(self.memory_mb * 1024 * 1024),
-                "NAVI_CPU_SECONDS": str(limit + 1),
-            }
+            env = program_env(tmp, self.memory_mb, limit, SKILL_DIR=str(found.folder.resolve()))
             result = await run_confined(
                 self.sandbox_for(found),
                 argv,

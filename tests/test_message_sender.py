@@ -14,7 +14,7 @@ import pytest
 from navi.testing.fake_server import FakeModelServer
 from tests.server_helpers import frames_until, live_navi, use_script
 
-ALICE = {"name": "alice", "location": "Paris, 11e", "metadata": {"device": "quokka-phone", "tags": ["a", "b"]}}
+ALICE = {"name": "alice", "location": "Paris, 11e", "metadata": {"device": "quokka", "tags": ["a", "b"]}}
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
@@ -43,7 +43,7 @@ def test_rest_messages_keep_name_location_and_metadata(tmp_path: Path, fake_serv
         )
         assert stored.status_code == 200, stored.text
         messages = http.get(f"/sessions/{sid}").json()["messages"]
-        assert said(messages[0]) == ("alice", "Paris, 11e", {"device": "quokka-phone", "tags": ["a", "b"]})
+        assert said(messages[0]) == ("alice", "Paris, 11e", {"device": "quokka", "tags": ["a", "b"]})
         assert said(messages[1]) == (None, None, None)  # the answer
         assert said(messages[2]) == ("bob", None, {"source": "cli"})
         # The model never saw them.
@@ -51,7 +51,7 @@ def test_rest_messages_keep_name_location_and_metadata(tmp_path: Path, fake_serv
         # An archive carries them as each message's metadata, and brings them back.
         archive = http.get(f"/sessions/{sid}/export").json()
         meta = archive["messages"][0]["metadata"]
-        assert meta == {"name": "alice", "location": "Paris, 11e", "device": "quokka-phone", "tags": ["a", "b"]}
+        assert meta == {"name": "alice", "location": "Paris, 11e", "device": "quokka", "tags": ["a", "b"]}
         imported = http.post("/sessions/import", json=archive)
         assert imported.status_code == 201, imported.text
         back = http.get(f"/sessions/{imported.json()['session_id']}").json()["messages"]
@@ -101,12 +101,12 @@ async def test_websocket_messages_keep_them_and_bad_ones_get_an_error_frame(
         assert (start["name"], start["location"], start["metadata"]) == (
             "alice",
             "Paris, 11e",
-            {"device": "quokka-phone", "tags": ["a", "b"]},
+            {"device": "quokka", "tags": ["a", "b"]},
         )
         with navi.client() as http:
             (question, _answer) = http.get(f"/sessions/{sid}").json()["messages"]
         assert question["id"] == start["id"] and question["content"] == "Hello"
-        assert said(question) == ("alice", "Paris, 11e", {"device": "quokka-phone", "tags": ["a", "b"]})
+        assert said(question) == ("alice", "Paris, 11e", {"device": "quokka", "tags": ["a", "b"]})
         (request,) = script.of_kind("turn")
         assert_not_sent(request.raw)
 

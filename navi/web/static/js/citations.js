@@ -108,7 +108,7 @@ export class Citations {
   constructor(root) {
     this.root = root; // the conversation: its answers' .markdown blocks are linked
     this.session = null;
-    this.byName = new Map(); // lower-case name → document (a ready one preferred)
+    this.byName = new Map(); // lower-case name → ready document (one still being read stays text)
     this.stale = false; // the documents known may be out of date: read them when a citation shows
     this.ticket = 0;
   }
@@ -142,9 +142,7 @@ export class Citations {
     const byName = new Map();
     for (const doc of docs) {
       const key = String(doc.name || "").toLowerCase();
-      if (!key) continue;
-      const known = byName.get(key);
-      if (!known || (known.state !== "ready" && doc.state === "ready")) byName.set(key, doc);
+      if (key && doc.state === "ready" && !byName.has(key)) byName.set(key, doc);
     }
     this.byName = byName;
     for (const node of this.root.querySelectorAll(".markdown")) this.link(node);

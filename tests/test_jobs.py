@@ -52,6 +52,17 @@ def texts(http: httpx.Client, session_id: str) -> list[str]:
     return [str(m.get("content") or "") for m in http.get(f"/sessions/{session_id}").json()["messages"]]
 
 
+def posted_back(http: httpx.Client, origin: str, within: float = 30.0) -> str:
+    """The job's report in the conversation that asked: it is posted just after the job's state."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        said = texts(http, origin)
+        if said and said[-1].startswith("Background job"):
+            return said[-1]
+        time.sleep(0.05)
+    raise AssertionError(f"no report was posted back to {origin}: {texts(http, origin)}")
+
+
 async def test_a_job_runs_apart_and_posts_its_result_back(
     navi: LiveNavi, fake_server: FakeModelServer
 ) -> None:
@@ -86,7 +97,7 @@ async def test_a_job_runs_apart_and_posts_its_result_back(
             done["result"] == "Report: the answer is 42." and done["steps"] == 1 and done["progress"] == 1.0
         )
         assert done["last_step"] == "scratchpad" and done["attempts"] == 1
-        assert texts(http, origin)[-1] == "Background job “Answer” is done:\n\nReport: the answer is 42."
+        assert posted_back(http, origin) == "Background job “Answer” is done:\n\nReport: the answer is 42."
         assert "Report: the answer is 42." in texts(http, done["session_id"])
         assert [j["id"] for j in http.get("/jobs").json()] == [job["id"]]
     # The model was asked the job's prompt in the job's session, not in the conversation.
@@ -136,7 +147,7 @@ def test_limits_isolation_stop_and_the_step_budget(navi: LiveNavi, fake_server: 
         assert bob.post("/jobs", json={"prompt": "x", "session_id": origin}).status_code == 422
         failed = wait_job(http, job["id"], "failed", "done")
         assert failed["state"] == "failed" and "step budget (2 steps)" in failed["error"]
-        assert texts(http, origin)[-1].startswith("Background job “Loop on” failed: its step budget")
+        assert posted_back(http, origin).startswith("Background job “Loop on” failed: its step budget")
         # Done: the limit frees a place.
         use_script(fake_server).turn(Reply(text="slow " * 40, delay=0.5, chunk_chars=2))
         running = http.post("/jobs", json={"prompt": "Say slow"}).json()
@@ -183,7 +194,7 @@ async def test_the_model_starts_a_job_and_the_conversation_stays_free(
     with navi.client() as http:
         done = wait_job(http, job["id"], "done")
         assert done["result"] == "Page 3 is the best."
-        assert texts(http, origin)[-1] == "Background job “Pages” is done:\n\nPage 3 is the best."
+        assert posted_back(http, origin) == "Background job “Pages” is done:\n\nPage 3 is the best."
 
 
 def test_a_job_left_running_by_a_dead_worker_is_resumed(tmp_path: Path, fake_server: FakeModelServer) -> None:
@@ -218,6 +229,6 @@ def test_a_job_left_running_by_a_dead_worker_is_resumed(tmp_path: Path, fake_ser
     with live_navi(tmp_path, fake_server, planning_enabled=False) as second, second.client() as http:
         done = wait_job(http, job.id, "done")
         assert done["attempts"] == 2 and done["result"] == "Resumed and finished."
-        assert texts(http, origin)[-1] == "Background job “Long read” is done:\n\nResumed and finished."
+        assert posted_back(http, origin) == "Background job “Long read” is done:\n\nResumed and finished."
     resumed = script.requests[-1].messages[-1].content or ""
     assert "Navi was restarted" in resumed and "Read everything" in resumed

@@ -14,6 +14,7 @@ from navi.testing.fake_server import FakeModelServer
 from navi.testing.postgres import PostgresCluster
 from tests.helpers import cli_cache, sqlite_template
 from tests.helpers.clock import CLOCK_IDS, CLOCK_SHIFTS, clock_module, shifted
+from tests.helpers.cpu import CpuReport
 from tests.helpers.programs import suite_guard
 from tests.helpers.synapse import Synapse, start_synapse
 from tests.helpers.tiers import Durations, deselect_slow, heaviest_first
@@ -42,6 +43,11 @@ _NAVI_ENV_PREFIXES = (
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--cpu-report",
+        action="store_true",
+        help="record each test's CPU seconds, its programs' included (tests/helpers/cpu.py)",
+    )
     parser.addoption(
         "--clock-shift",
         type=int,
@@ -74,6 +80,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # (tests/test_planning_skip.py) and measured by bench/conversation.py.
     os.environ["PLANNING_SKIP_WORDS"] = "0"
     config.pluginmanager.register(Durations(config), "navi-durations")
+    if config.getoption("--cpu-report"):
+        config.pluginmanager.register(CpuReport(config), "navi-cpu")
 
 
 # A parallel run (pytest-xdist) hands each test to whichever worker is free, except that tests which
@@ -171,7 +179,11 @@ def moved_clock(clock_shift: int) -> Iterator[None]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if metafunc.config.getoption("--shifted-clock") and clock_module(metafunc.definition.path):
+    if (
+        metafunc.config.getoption("--shifted-clock")
+        and clock_module(metafunc.definition.path)
+        and metafunc.definition.get_closest_marker("real_clock") is None
+    ):
         metafunc.parametrize("clock_shift", CLOCK_SHIFTS, ids=CLOCK_IDS, indirect=True)
 
 

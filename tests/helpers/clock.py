@@ -6,7 +6,9 @@ one parallel run — now, a year ahead and a year back (`[now]`, `[ahead]`, `[ba
 
 time-machine moves `datetime.now()`, `time.time()` and friends for the whole test process (threads
 included) and lets the clock tick from there; `time.monotonic()` (timeouts, asyncio) is untouched.
-Programs the test starts keep the real clock.
+Programs the test starts keep the real clock: a test of such a module that checks only what those
+programs do is marked `real_clock` and runs once, at the real clock (moving the clock of the test
+process alone would test nothing more and cost a `navi serve` start each time).
 """
 
 from __future__ import annotations

@@ -137,6 +137,7 @@ def post_login(url: str, forwarded_for: str, token: str, **headers: str) -> http
     )
 
 
+@pytest.mark.real_clock
 def test_rotating_x_forwarded_for_does_not_reset_the_throttle(tmp_path: Path) -> None:
     """`navi serve` as users run it: without NAVI_TRUSTED_PROXIES, X-Forwarded-For is ignored."""
     with served_navi(tmp_path, NAVI_API_TOKEN=TOKEN) as navi:
@@ -149,6 +150,7 @@ def test_rotating_x_forwarded_for_does_not_reset_the_throttle(tmp_path: Path) ->
         assert bearer.status_code == 429
 
 
+@pytest.mark.real_clock
 def test_a_trusted_proxy_names_each_client(tmp_path: Path) -> None:
     with served_navi(tmp_path, NAVI_API_TOKEN=TOKEN, NAVI_TRUSTED_PROXIES="127.0.0.1,10.0.0.0/8") as navi:
         # Behind the proxy, one client guesses; the attacker's own X-Forwarded-For entries are
@@ -179,6 +181,7 @@ def navi_command(work: Path, *args: str, **env: str) -> subprocess.CompletedProc
     )
 
 
+@pytest.mark.real_clock
 def test_a_token_used_beyond_loopback_has_at_least_16_characters(tmp_path: Path) -> None:
     short = navi_command(
         tmp_path, "serve", "--host", "0.0.0.0", "--port", str(free_port()), NAVI_API_TOKEN="x" * 15

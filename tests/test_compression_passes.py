@@ -68,7 +68,7 @@ def frames(events: list[AgentEvent]) -> list[ContextCompressed]:
 async def test_a_small_window_and_a_model_that_cannot_summarise_compress_a_handful_of_times(
     tmp_path: Path,
 ) -> None:
-    # The settings of the real-model scenario (tests/real_model/test_scenarios.py), where a
+    # The settings of the real-model scenario (tests/real_model/test_compression.py), where a
     # threshold of half the window is below what Navi's instructions alone take.
     rt, _, script = await scripted_runtime(
         tmp_path,

@@ -13,6 +13,8 @@ def test_the_tests_of_one_expensive_server_share_one_group() -> None:
         ),
         run_group("tests/real_model/test_scenarios.py::test_planning_then_an_answer"),
     } == {"llama-server"}
+    gemma = run_group("tests/real_model/test_compression.py::test_a_long_conversation")
+    assert gemma == "llama-server-gemma3"
     assert {
         run_group("tests/test_channel_matrix.py::test_an_allowed_user_asks"),
         run_group("tests/test_channel_matrix_trust.py::test_a_schedule_is_not_delivered"),

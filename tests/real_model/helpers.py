@@ -28,7 +28,7 @@ WINDOW = 4096  # tokens; small on purpose: small windows are where real users' t
 # A 270M model on 2 CPU cores writes 8-50 tokens/s and often runs to its cap: the default answer
 # cap (2,048) would cost minutes per turn. A lower one keeps the suite's time bounded — and the cap
 # being honoured is itself part of what these tests check.
-ANSWER_CAP = 256
+ANSWER_CAP = 96
 
 
 def navi_settings(tmp_path: Path, base_url: str, model: str, window: int, **overrides: Any) -> dict[str, Any]:
@@ -44,6 +44,7 @@ def navi_settings(tmp_path: Path, base_url: str, model: str, window: int, **over
         "llm_max_tokens_answer": ANSWER_CAP,
         "log_level": "WARNING",
         "navi_approval_mode": "auto",  # no person answers approvals here
+        "planning_enabled": False,
     }
     settings.update(overrides)
     return settings
@@ -139,7 +140,8 @@ def real_navi(
 # A question about the contract of tests/documents/agent_helpers.py, attached to the session, with
 # the built-in embedder (tests/real_model/test_documents.py records it as documents-smollm2.jsonl).
 DOCUMENTS_QUESTION = "How much notice do I need to terminate the agreement?"
-DOCUMENTS_SETTINGS: dict[str, Any] = {"memory_embed_model": "builtin", "planning_enabled": False}
+# The answer's cap as when it was recorded: the replay matches requests byte for byte.
+DOCUMENTS_SETTINGS: dict[str, Any] = {"memory_embed_model": "builtin", "llm_max_tokens_answer": 256}
 
 
 def documents_note_in(request: Any) -> tuple[int, str] | None:
@@ -185,7 +187,8 @@ async def compressions_per_turn(
     for text in texts:
         frames = await real.turn(session_id, text)
         assert frames[-1]["type"] == "stream_end", errors(frames)
-        await real.settle(session_id)
+        assert frames[-1]["context_tokens"] <= frames[-1]["max_context_tokens"]
+        await real.settle(session_id)  # read before the next message: the compression after an answer
     with real.navi.client() as http:
         messages = http.get(f"/sessions/{session_id}").json()["messages"]
     turns: list[list[dict[str, Any]]] = []
@@ -213,3 +216,26 @@ def call_cap(request: Any) -> int | None:
         if isinstance(request.get(key), int):
             return int(request[key])
     return None
+
+
+def usage(exchange: Exchange) -> dict[str, int]:
+    for chunk in reversed(exchange.data()):
+        if isinstance(chunk, dict) and chunk.get("usage"):
+            return dict(chunk["usage"])
+    return {}
+
+
+def check_calls(calls: list[Exchange], window: int) -> None:
+    """Every request accepted, capped, and within the window with its cap."""
+    assert calls, "Navi never called the model"
+    refused = [(c.status, str(c.body)[:300]) for c in calls if c.status != 200 and not c.aborted]
+    assert refused == [], f"the model server refused requests Navi built: {refused}"
+    for call in calls:
+        cap = call_cap(call.request)
+        assert cap is not None and 0 < cap <= window, (
+            f"uncapped call: {call.request.get('messages', [])[-1:]}"
+        )
+        counted = usage(call)
+        if counted and not call.aborted:
+            assert counted["prompt_tokens"] + counted["completion_tokens"] <= window, counted
+            assert counted["completion_tokens"] <= cap, (counted, cap)

@@ -139,7 +139,7 @@ async def test_recorded_greeting_replays_through_navi(scenario: str, tmp_path: P
 
 
 async def test_recorded_small_window_conversation_compresses_a_handful_of_times(tmp_path: Path) -> None:
-    """Gemma 3 270M, eight turns in a 4,096-token window (tests/real_model/test_scenarios.py records
+    """Gemma 3 270M, eight turns in a 4,096-token window (tests/real_model/test_compression.py records
     it): its summaries are unusable, Navi's instructions alone pass the threshold. Before, Navi
     condensed a summary and the latest request into themselves four times a turn (31 passes)."""
     recorded = load_exchanges(FIXTURES / "compression-gemma3.jsonl")

@@ -71,9 +71,6 @@ LONG_MODULES: dict[str, str] = {}
 # be a type. The entries below are the ones left, each with the reason; remove one when it shrinks.
 MAX_PARAMS = 8
 MANY_PARAMS: dict[str, str] = {
-    "navi/agent/engine.py:Agent.run_stream": "each kind of turn a flag: the Turn union (issue 42, item 1)",
-    "navi/runs/manager.py:RunManager.start": "each kind of turn a flag: the Turn union (issue 42, item 1)",
-    "navi/runs/manager.py:RunManager._drive": "each kind of turn a flag: the Turn union (issue 42, item 1)",
     "navi/agent/engine.py:Agent.__init__": "the agent's collaborators, built in the composition root",
     "navi/agent/binding.py:RunBinder.__init__": "the binder's collaborators, built in the composition root",
     "navi/agent/compression/compressor.py:ContextCompressor.run_pass": "one pass's inputs: a Pass record",

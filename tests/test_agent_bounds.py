@@ -10,6 +10,7 @@ from typing import Any
 from navi.agent.budget import schema_tokens
 from navi.agent.context import UNANSWERED, build_context
 from navi.agent.events import AgentEvent, ErrorEvent, Notice, Status, StreamEnd, StreamStopped, ToolEvent
+from navi.agent.turns import RunControl
 from navi.compose import Runtime, build_runtime
 from navi.config import load_settings
 from navi.llm.base import ModelInfo
@@ -77,7 +78,7 @@ async def test_stop_during_planning_is_immediate_and_closes_the_request(
     session = await rt.sessions.create("secretary")
     stop = asyncio.Event()
     events, latency = await stop_when(
-        rt.agent.run_stream(session.id, "Hello", stop_event=stop),
+        rt.agent.run_stream(session.id, "Hello", control=RunControl(stop_event=stop)),
         stop,
         lambda e: isinstance(e, Status) and e.phase == "planning",
     )
@@ -103,7 +104,7 @@ async def test_stop_during_the_model_lookup(tmp_path: Path) -> None:
     session = await rt.sessions.create("secretary")
     stop = asyncio.Event()
     events, latency = await stop_when(
-        rt.agent.run_stream(session.id, "Hello", stop_event=stop),
+        rt.agent.run_stream(session.id, "Hello", control=RunControl(stop_event=stop)),
         stop,
         lambda e: isinstance(e, Status) and e.phase == "preparing",
     )
@@ -373,7 +374,7 @@ async def test_stop_during_a_summary_leaves_the_context_as_it_was(tmp_path: Path
     # After the answer the post-turn summary starts and hangs: stop abandons it.
     stop = asyncio.Event()
     first, latency = await stop_when(
-        rt.agent.run_stream(session.id, "One " * 40, stop_event=stop),
+        rt.agent.run_stream(session.id, "One " * 40, control=RunControl(stop_event=stop)),
         stop,
         lambda e: isinstance(e, StreamEnd),
     )
@@ -381,7 +382,7 @@ async def test_stop_during_a_summary_leaves_the_context_as_it_was(tmp_path: Path
     # The next turn summarises first; stop it there too.
     stop = asyncio.Event()
     events, latency = await stop_when(
-        rt.agent.run_stream(session.id, "Two", stop_event=stop),
+        rt.agent.run_stream(session.id, "Two", control=RunControl(stop_event=stop)),
         stop,
         lambda e: isinstance(e, Status) and e.phase == "compressing",
     )

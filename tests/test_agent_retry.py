@@ -13,6 +13,7 @@ import pytest
 
 from navi.agent.engine import STOPPED_CALLING_TOOLS, AgentRunError
 from navi.agent.events import ErrorEvent, StreamEnd, ToolEvent, ToolStarted
+from navi.agent.turns import NewMessage, Retry, RunControl
 from navi.compose import Runtime
 from navi.llm.errors import BackendUnreachable, StreamInterrupted
 from navi.profiles.base import AgentProfile
@@ -37,7 +38,7 @@ async def test_a_failed_turn_is_recorded_for_the_page_only(tmp_path: Path) -> No
     rt, script, sid = await sql_runtime(tmp_path)
     script.turn(Reply(exception=BackendUnreachable("the model server at :11434 does not answer")))
     events = []
-    async for event in rt.agent.run_stream(sid, "Capital of Germany?", message_id="m-given-1"):
+    async for event in rt.agent.run_stream(sid, NewMessage("Capital of Germany?", message_id="m-given-1")):
         if isinstance(event, ErrorEvent):  # a client that reloads on the error already sees the record
             display, _ = await buffers(rt, sid)
             assert display[-1].metadata["failed_turn"] == "m-given-1"
@@ -68,11 +69,11 @@ async def test_the_rest_turn_records_its_failure_too(tmp_path: Path) -> None:
 async def test_retry_answers_the_stored_message_once(tmp_path: Path) -> None:
     rt, script, sid = await sql_runtime(tmp_path)
     script.turn(Reply(exception=BackendUnreachable("down")))
-    await collect(rt.agent.run_stream(sid, "Capital of Germany?", message_id="m-1"))
+    await collect(rt.agent.run_stream(sid, NewMessage("Capital of Germany?", message_id="m-1")))
     plans_before = len(script.of_kind("planning"))
 
     script.turn(Reply(thinking="Easy.", text="Berlin is the capital."))
-    retried = await collect(rt.agent.run_stream(sid, "", retry=True))
+    retried = await collect(rt.agent.run_stream(sid, Retry()))
 
     # The same events as a normal turn (here: planning said DIRECT, then thinking and the answer).
     other = await rt.sessions.create("secretary")
@@ -99,10 +100,10 @@ async def test_a_retry_that_fails_again_can_be_retried(tmp_path: Path) -> None:
         Reply(exception=BackendUnreachable("still down")),
         "Back again.",
     )
-    await collect(rt.agent.run_stream(sid, "hi", message_id="m-hi"))
-    again = await collect(rt.agent.run_stream(sid, "", retry=True))
+    await collect(rt.agent.run_stream(sid, NewMessage("hi", message_id="m-hi")))
+    again = await collect(rt.agent.run_stream(sid, Retry()))
     assert isinstance(again[-1], ErrorEvent) and "still down" in again[-1].message
-    done = await collect(rt.agent.run_stream(sid, "", retry=True))
+    done = await collect(rt.agent.run_stream(sid, Retry()))
     assert isinstance(done[-1], StreamEnd) and done[-1].content == "Back again."
     display, context = await buffers(rt, sid)
     assert [m.role for m in display] == ["user", "assistant", "assistant", "assistant"]
@@ -122,7 +123,7 @@ async def test_a_retry_does_not_continue_a_broken_answer(tmp_path: Path) -> None
     assert [m.role for m in context] == ["user", "assistant"]
 
     script.turn("Berlin is the capital.")
-    events = await collect(rt.agent.run_stream(sid, "", retry=True))
+    events = await collect(rt.agent.run_stream(sid, Retry()))
     assert isinstance(events[-1], StreamEnd) and events[-1].content == "Berlin is the capital."
     asked = script.of_kind("turn")[-1]
     assert asked.messages[-1].role == "user" and asked.messages[-1].content == "Capital of Germany?"
@@ -145,7 +146,7 @@ async def test_a_retry_keeps_the_tool_results_of_the_failed_turn(tmp_path: Path)
         "Your list has one task: pack.",
     )
     await collect(rt.agent.run_stream(sid, "Make my list"))
-    events = await collect(rt.agent.run_stream(sid, "", retry=True))
+    events = await collect(rt.agent.run_stream(sid, Retry()))
     assert not any(isinstance(e, ToolStarted) for e in events)  # the tool is not run twice
     assert isinstance(events[-1], StreamEnd)
     asked = script.of_kind("turn")[-1]
@@ -162,13 +163,13 @@ async def test_nothing_to_retry(tmp_path: Path, before: str) -> None:
     elif before == "a stop":
         script.turn(Reply(text="stopping soon", chunk_chars=2, delay=0.05))
         stop = asyncio.Event()
-        async for event in rt.agent.run_stream(sid, "hi", stop_event=stop):
+        async for event in rt.agent.run_stream(sid, "hi", control=RunControl(stop_event=stop)):
             if event.type == "stream_delta":
                 stop.set()
     await rt.agent.settle()  # naming, after the answer
     calls = len(script.requests)
     display_before, context_before = await buffers(rt, sid)
-    events = await collect(rt.agent.run_stream(sid, "", retry=True))
+    events = await collect(rt.agent.run_stream(sid, Retry()))
     assert len(events) == 1 and isinstance(events[0], ErrorEvent) and events[0].code == "nothing_to_retry"
     display, context = await buffers(rt, sid)
     assert [m.id for m in display] == [m.id for m in display_before]  # nothing stored, no record
@@ -180,7 +181,7 @@ async def test_nothing_to_retry(tmp_path: Path, before: str) -> None:
 async def test_the_message_id_is_the_stored_id(tmp_path: Path) -> None:
     rt, script, sid = await sql_runtime(tmp_path, planning_enabled=False)
     script.turn("Hello!")
-    await collect(rt.agent.run_stream(sid, "hi", message_id="client-chosen-7"))
+    await collect(rt.agent.run_stream(sid, NewMessage("hi", message_id="client-chosen-7")))
     script.turn("Again!")
     await collect(rt.agent.run_stream(sid, "hi again"))
     display, context = await buffers(rt, sid)

@@ -8,6 +8,7 @@ from typing import Any
 
 from navi import runctx
 from navi.agent.events import StreamStopped, TextDelta, ToolEvent
+from navi.agent.turns import RunControl
 from navi.compose import build_runtime
 from navi.config import load_settings
 from navi.llm.ollama_backend import OllamaBackend
@@ -25,7 +26,7 @@ async def test_stop_before_the_model_call(tmp_path: Path) -> None:
     session = await rt.sessions.create("secretary")
     stop = asyncio.Event()
     stop.set()
-    events = await collect(rt.agent.run_stream(session.id, "anything", stop_event=stop))
+    events = await collect(rt.agent.run_stream(session.id, "anything", control=RunControl(stop_event=stop)))
     assert types(events) == ["stream_stopped"]
     assert backend.requests == []  # not even the planning call
     stored = await rt.sessions.get(session.id)
@@ -40,7 +41,9 @@ async def test_stop_mid_stream_saves_the_partial_answer(tmp_path: Path) -> None:
     session = await rt.sessions.create("secretary")
     stop = asyncio.Event()
     events = []
-    async for event in rt.agent.run_stream(session.id, "tell me a story", stop_event=stop):
+    async for event in rt.agent.run_stream(
+        session.id, "tell me a story", control=RunControl(stop_event=stop)
+    ):
         events.append(event)
         if sum(isinstance(e, TextDelta) for e in events) == 3:
             stop.set()
@@ -67,7 +70,7 @@ async def test_stop_mid_stream_closes_the_http_request(tmp_path: Path, fake_serv
     session = await rt.sessions.create("secretary")
     stop = asyncio.Event()
     events = []
-    async for event in rt.agent.run_stream(session.id, "ramble", stop_event=stop):
+    async for event in rt.agent.run_stream(session.id, "ramble", control=RunControl(stop_event=stop)):
         events.append(event)
         if sum(isinstance(e, TextDelta) for e in events) == 2:
             stop.set()
@@ -124,7 +127,9 @@ async def _run_with_slow_tool(tmp_path: Path, cooperative: bool) -> tuple[list, 
         stop.set()
 
     helper = asyncio.create_task(stopper())
-    events = await collect(rt.agent.run_stream(session.id, "run the slow thing", stop_event=stop))
+    events = await collect(
+        rt.agent.run_stream(session.id, "run the slow thing", control=RunControl(stop_event=stop))
+    )
     await helper
     stored = await rt.sessions.get(session.id)
     await rt.aclose()
@@ -156,7 +161,7 @@ async def test_stop_after_tools(tmp_path: Path) -> None:
     session = await rt.sessions.create("secretary")
     stop = asyncio.Event()
     events = []
-    async for event in rt.agent.run_stream(session.id, "plan it", stop_event=stop):
+    async for event in rt.agent.run_stream(session.id, "plan it", control=RunControl(stop_event=stop)):
         events.append(event)
         if isinstance(event, ToolEvent):
             stop.set()
@@ -173,7 +178,7 @@ async def test_after_a_stop_the_next_turn_works(tmp_path: Path) -> None:
     session = await rt.sessions.create("secretary")
     stop = asyncio.Event()
     stop.set()
-    await collect(rt.agent.run_stream(session.id, "first", stop_event=stop))
+    await collect(rt.agent.run_stream(session.id, "first", control=RunControl(stop_event=stop)))
     script.turn("second answer")
     events = await collect(rt.agent.run_stream(session.id, "second"))
     assert events[-1].type == "stream_end" and events[-1].content == "second answer"

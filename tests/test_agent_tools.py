@@ -11,6 +11,7 @@ import pytest
 from navi.agent.context import INTERRUPTED, MEMORY_INTRO, build_context, repair
 from navi.agent.engine import FAILURE_NOTE, LIMIT_NOTE, STOPPED_CALLING_TOOLS, AgentRunError, with_files
 from navi.agent.events import ErrorEvent, ToolEvent, ToolStarted
+from navi.agent.turns import NewMessage
 from navi.llm.errors import ModelNotFound, StreamInterrupted
 from navi.llm.messages import Message, ToolCall
 from navi.profiles.base import AgentProfile
@@ -269,7 +270,9 @@ async def test_memory_summary_and_files_reach_the_model(tmp_path: Path) -> None:
 
     rt.agent.memory_summary = memory
     script.turn("Noted.")
-    await collect(rt.agent.run_stream(sid, "Summarise this", files=[{"name": "a.pdf", "path": "/f/a.pdf"}]))
+    await collect(
+        rt.agent.run_stream(sid, NewMessage("Summarise this", files=[{"name": "a.pdf", "path": "/f/a.pdf"}]))
+    )
     request = script.of_kind("turn")[0]
     assert [m.role for m in request.messages].count("system") == 1  # memory is merged into it
     assert (request.messages[0].content or "").endswith(

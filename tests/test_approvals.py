@@ -16,6 +16,7 @@ import pytest
 from navi.agent.approvals import ApprovalPolicy, subject
 from navi.agent.events import AgentEvent, ApprovalRequired, ApprovalResolved, ToolEvent
 from navi.agent.gate import ApprovalNotFound
+from navi.agent.turns import RunControl
 from navi.compose import Runtime
 from navi.config import SettingsError, load_settings
 from navi.testing.script import Reply, ScriptedCall
@@ -36,7 +37,8 @@ async def run_answering(
     """One turn; each approval_required gets the next answer, as a person's click would."""
     pending = list(answers)
     events: list[AgentEvent] = []
-    async for event in rt.agent.run_stream(session_id, message, stop_event=stop):
+    control = RunControl(stop_event=stop or asyncio.Event())
+    async for event in rt.agent.run_stream(session_id, message, control=control):
         events.append(event)
         if isinstance(event, ApprovalRequired):
             if stop_on_ask:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from navi.agent.events import ErrorEvent, StreamEnd
+from navi.agent.turns import Continue
 from navi.runs import RunManager, branching
 from navi.sessions import shown
 from navi.sessions.continuations import CONTINUE_NOTE
@@ -27,7 +28,7 @@ async def test_a_cut_off_answer_is_continued_into_one_answer(tmp_path: Path) -> 
     cut = stored.messages[-1]
     assert cut.metadata.finish_reason == "length"
 
-    events = await collect(rt.agent.run_stream(session.id, "", continues=cut.id))
+    events = await collect(rt.agent.run_stream(session.id, Continue(cut.id)))
     end = events[-1]
     assert isinstance(end, StreamEnd)
     assert end.content == " story, and its end." and end.finish_reason == "stop"
@@ -69,7 +70,7 @@ async def test_a_continuation_cut_off_again_is_continued_again(tmp_path: Path) -
     stored = await rt.sessions.get(session.id)
     assert stored is not None
     first = stored.messages[-1].id
-    events = await collect(rt.agent.run_stream(session.id, "", continues=first))
+    events = await collect(rt.agent.run_stream(session.id, Continue(first)))
     assert isinstance(events[-1], StreamEnd) and events[-1].finish_reason == "length"
     stored = await rt.sessions.get(session.id)
     assert stored is not None and events[-1].message_id == stored.messages[-1].id != first
@@ -77,7 +78,7 @@ async def test_a_continuation_cut_off_again_is_continued_again(tmp_path: Path) -
     assert view[-1].content == "One, two, " and view[-1].metadata.finish_reason == "length"
 
     # The first part's id (what a client shows) continues the whole answer.
-    await collect(rt.agent.run_stream(session.id, "", continues=first))
+    await collect(rt.agent.run_stream(session.id, Continue(first)))
     view = shown.path(await rt.sessions.get(session.id))  # type: ignore[arg-type]
     assert [m.content for m in view] == ["Count", "One, two, three."]
     assert view[-1].id == first and view[-1].metadata.finish_reason is None
@@ -94,7 +95,7 @@ async def test_an_answer_not_cut_off_is_not_continued_and_nothing_is_stored(tmp_
     answer = before.messages[-1]
     calls = len(script.requests)
 
-    events = await collect(rt.agent.run_stream(session.id, "", continues=answer.id))
+    events = await collect(rt.agent.run_stream(session.id, Continue(answer.id)))
     assert [type(e) for e in events] == [ErrorEvent]
     assert isinstance(events[0], ErrorEvent) and events[0].code == "nothing_to_continue"
     runs = RunManager(rt.agent)
@@ -119,7 +120,7 @@ async def test_only_the_latest_answer_is_continued(tmp_path: Path) -> None:
     assert stored is not None
     older = stored.messages[1]
     assert older.metadata.finish_reason == "length"
-    events = await collect(rt.agent.run_stream(session.id, "", continues=older.id))
+    events = await collect(rt.agent.run_stream(session.id, Continue(older.id)))
     assert isinstance(events[-1], ErrorEvent) and events[-1].code == "nothing_to_continue"
     after = await rt.sessions.get(session.id)
     assert after is not None and len(after.messages) == len(stored.messages)
@@ -138,7 +139,7 @@ async def test_a_continuation_whose_stream_breaks_is_kept_and_continued_again(tm
     stored = await rt.sessions.get(session.id)
     assert stored is not None
     first = stored.messages[-1].id
-    events = await collect(rt.agent.run_stream(session.id, "", continues=first))
+    events = await collect(rt.agent.run_stream(session.id, Continue(first)))
     assert isinstance(events[-1], ErrorEvent) and events[-1].code == "model_interrupted"
     stored = await rt.sessions.get(session.id)
     assert stored is not None
@@ -148,7 +149,7 @@ async def test_a_continuation_whose_stream_breaks_is_kept_and_continued_again(tm
     assert [m.content for m in view] == ["Letters", "Alpha beta gamma "]
     assert view[-1].metadata.finish_reason == "length"  # still unfinished: Continue
 
-    await collect(rt.agent.run_stream(session.id, "", continues=first))
+    await collect(rt.agent.run_stream(session.id, Continue(first)))
     view = shown.path(await rt.sessions.get(session.id))  # type: ignore[arg-type]
     assert [m.content for m in view] == ["Letters", "Alpha beta gamma  zeta."]
     assert view[-1].metadata.finish_reason is None

@@ -19,6 +19,7 @@ from navi.agent.quoting import (
     documents_note,
 )
 from navi.agent.run import RunState
+from navi.agent.turns import NewMessage
 from navi.documents.base import Hit, Place
 from navi.documents.retrieval import content_words
 from navi.llm.messages import Message
@@ -229,9 +230,8 @@ async def test_another_users_documents_are_never_found(tmp_path: Path) -> None:
         "Nothing.",
     )
     # The message even names bob's collection, as a header of the OpenAI API would for its owner.
-    turn = rt.agent.run_stream(
-        session.id, "What is the vault code?", sender=Sender(collections=(private.id,))
-    )
+    asked = NewMessage("What is the vault code?", sender=Sender(collections=(private.id,)))
+    turn = rt.agent.run_stream(session.id, asked)
     events = await collect(turn)
     results = tool_results(events)
     assert [r.success for r in results] == [True, False, False, True, False, False]

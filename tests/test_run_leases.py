@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from navi.agent.turns import Retry
 from navi.llm.messages import Message
 from navi.runs import RunActive, RunManager
 from navi.runs.leases import SqlLeases, gone_here, worker_name
@@ -163,7 +164,7 @@ async def test_a_turn_whose_process_died_is_recorded_lost_and_its_session_freed(
         assert await dead.acquire(session.id, "run-dead") is not None
         assert await dead.acquire(orphan.id, "run-orphan") is not None
         script.turn("Answered after all.")
-        run = await runs.start(session.id, "", retry=True)
+        run = await runs.start(session.id, Retry())
         await asyncio.wait_for(run.finished.wait(), 10)
         assert (
             run.frames[0]["type"] == "stream_start" and run.frames[0]["message"]["content"] == "lost question"

@@ -12,6 +12,7 @@ import pytest
 
 from navi.agent.context import STOPPED_NOTE
 from navi.agent.events import Status, StreamStopped
+from navi.agent.turns import RunControl
 from navi.compose import Runtime, build_runtime
 from navi.config import load_settings
 from navi.llm.messages import Message
@@ -59,7 +60,7 @@ async def stop_while_the_model_reads(rt: Runtime, session_id: str, text: str) ->
     """Send `text` and stop once the request is with the model, before its first word."""
     stop = asyncio.Event()
     events = []
-    async for event in rt.agent.run_stream(session_id, text, stop_event=stop):
+    async for event in rt.agent.run_stream(session_id, text, control=RunControl(stop_event=stop)):
         events.append(event)
         if isinstance(event, Status) and event.phase == "waiting":
             stop.set()
@@ -91,7 +92,9 @@ async def test_a_question_stopped_before_any_answer_is_not_merged(
     # Stopped before the model was even asked: the same.
     stop = asyncio.Event()
     stop.set()
-    await collect(rt.agent.run_stream(session.id, "What about Portugal?", stop_event=stop))
+    await collect(
+        rt.agent.run_stream(session.id, "What about Portugal?", control=RunControl(stop_event=stop))
+    )
     await collect(rt.agent.run_stream(session.id, "And Italy?"))
     tail = conversation(script)[-3:]
     if mode == "mark":
@@ -121,7 +124,9 @@ async def test_a_partial_answer_and_stored_messages_are_left_as_they_were(
     script.turn(Reply(text=never, chunk_chars=8, delay=0.05), "Fine.", "Noted.")
     session = await rt.sessions.create("secretary")
     stop = asyncio.Event()
-    async for event in rt.agent.run_stream(session.id, "Tell me a story", stop_event=stop):
+    async for event in rt.agent.run_stream(
+        session.id, "Tell me a story", control=RunControl(stop_event=stop)
+    ):
         if getattr(event, "type", "") == "stream_delta":
             stop.set()
     await collect(rt.agent.run_stream(session.id, "Shorter, please"))

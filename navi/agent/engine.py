@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
@@ -47,6 +47,17 @@ from navi.agent.retry import NOTHING_TO_RETRY, drop_broken_answer, failed_turn, 
 from navi.agent.run import RunState
 from navi.agent.said import user_message
 from navi.agent.tool_batch import ToolRunner
+from navi.agent.turns import (
+    Continue,
+    FromQueue,
+    NewMessage,
+    Retry,
+    RunControl,
+    Steering,
+    Turn,
+    TurnOptions,
+    as_turn,
+)
 from navi.agent.windows import ContextWindows
 from navi.agent.workers import Worker, after_turn
 from navi.llm.calls import CallLimits, CallStopped
@@ -58,28 +69,13 @@ from navi.llm.registry import BackendRegistry
 from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens
 from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry
-from navi.protocol import Sender
 from navi.sessions.continuations import NOTHING_TO_CONTINUE, continuable
 from navi.sessions.models import Session
 from navi.sessions.store import SessionNotFound, SessionStore
 from navi.tools.registry import ToolRegistry
 
 log = structlog.stdlib.get_logger(__name__)
-
-
-class Steering(Protocol):
-    """A message the user sent to steer a running turn (navi/runs/queue.py keeps them)."""
-
-    @property
-    def message_id(self) -> str: ...
-    @property
-    def content(self) -> str: ...
-    @property
-    def images(self) -> list[str]: ...
-    @property
-    def files(self) -> list[dict[str, str]]: ...
-    @property
-    def sender(self) -> Sender | None: ...
+DEFAULT_OPTIONS = TurnOptions()
 
 
 class AgentRunError(Exception):
@@ -223,48 +219,31 @@ class Agent:
     async def run_stream(
         self,
         session_id: str,
-        message: str,
-        images: Sequence[str] | None = None,
-        files: Sequence[dict[str, str]] | None = None,
-        *,
-        stop_event: asyncio.Event | None = None,
-        planning: bool = True,
-        message_id: str | None = None,
-        retry: bool = False,
-        on_stored: Callable[[], None] | None = None,
-        unattended: runctx.Unattended | None = None,
-        steering: Callable[[], Awaitable[Sequence[Steering]]] | None = None,
-        continues: str | None = None,
-        sender: Sender | None = None,
+        turn: Turn | str,
+        options: TurnOptions = DEFAULT_OPTIONS,
+        control: RunControl | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Run one turn of a stored session, yielding events as they happen.
 
-        `planning=False` skips the planning phase (the REST endpoint's non-streaming turns).
-        `message_id` is the id the user's message is stored under (announced before the turn).
-        `retry=True` runs the session's latest failed turn again on its stored message (`message`,
-        `images` and `files` are ignored): the message is not stored twice.
-        `on_stored` is called once the user's message is committed, before any event: the server
-        acknowledges the message (`stream_start`) only then, so an acknowledged message survives
-        a crash.
-        `unattended` ("deny" or "allow"): nobody can be asked during this turn, so calls that need
-        approval are settled at once (see `ApprovalGate.screen`).
-        `steering` hands over the messages the user sent to steer this turn since it was last
-        called (each once); they join the turn before its next model call (`steered`).
-        `continues` (an answer's id): the turn goes on with the session's latest answer, which the
-        token cap cut off, instead of answering a message (`message`, `images`, `files` ignored).
-        `sender`: who sent the message, from where (stored with it, never sent to the model).
+        `turn` (navi/agent/turns.py; a string is a new message): a `NewMessage` is committed
+        before anything else, even loading the session, and `control.on_stored` called: only then
+        may the server acknowledge it (one small transaction, about a millisecond on SQLite). A
+        `Retry` runs the latest failed turn again on its stored message; a `Continue` goes on with
+        the cut-off answer it names. `options.planning=False` skips the planning phase;
+        `options.unattended` settles approvals at once (see `ApprovalGate.screen`). `control`
+        lends the run its stop event and the steering messages sent since it was last asked (they
+        join the turn before its next model call, marked `steered`).
         """
+        turn = as_turn(turn)
+        control = control or RunControl()
         self.active.add(session_id)
         try:
             user = None
-            if not retry and continues is None:
-                # The message is committed before anything else, even loading the session: only
-                # then may the server acknowledge it (`on_stored`). One small transaction, about a
-                # millisecond on SQLite.
-                user = user_message(message, images, files, message_id, sender)
+            if isinstance(turn, NewMessage):
+                user = user_message(turn.content, turn.images, turn.files, turn.message_id, turn.sender)
                 await self.sessions.append(session_id, display=[user], context=[user])
-                if on_stored is not None:
-                    on_stored()
+                if control.on_stored is not None:
+                    control.on_stored()
             session = await self.sessions.get(session_id, display=False)
             if session is None:
                 raise SessionNotFound(session_id)
@@ -273,25 +252,40 @@ class Agent:
                 session_id=session_id,
                 profile_id=profile.id,
                 owner=session.owner,
-                stop_event=stop_event or asyncio.Event(),
-                unattended=unattended,
-                steering=None if steering is None else self._steering(steering),
+                stop_event=control.stop_event,
+                unattended=options.unattended,
+                steering=None if control.steering is None else self._steering(control.steering),
             )
             with structlog.contextvars.bound_contextvars(session_id=session_id), runctx.using(ctx):
-                if continues is not None:
-                    turn = self._continuation(session, profile, ctx, continues)
-                elif user is None:
-                    turn = self._retry(session, profile, ctx, planning)
-                else:
-                    turn = self._turn(session, profile, ctx, user, planning)
                 stopped = False
-                async for event in until_stopped(turn):
+                async for event in until_stopped(self._turn_of(turn, user, session, profile, ctx, options)):
                     stopped = stopped or isinstance(event, StreamStopped)
                     yield event
                 if stopped:  # every write of the turn is in: did anything answer the question?
                     await self._mark_unanswered(session_id)
         finally:
             self.active.discard(session_id)
+
+    def _turn_of(
+        self,
+        turn: Turn,
+        user: Message | None,
+        session: Session,
+        profile: AgentProfile,
+        ctx: runctx.RunContext,
+        options: TurnOptions,
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """The turn's events, by its kind."""
+        match turn:
+            case NewMessage():
+                assert user is not None  # stored by `run_stream`
+                return self._turn(session, profile, ctx, user, options.planning)
+            case Retry():
+                return self._retry(session, profile, ctx, options.planning)
+            case Continue(answer_id=answer_id):
+                return self._continuation(session, profile, ctx, answer_id)
+            case FromQueue():
+                raise TypeError("a queued turn is taken from the queue by the run manager first")
 
     async def _mark_unanswered(self, session_id: str) -> None:
         """A turn stopped before any answer: a marker after its question, in the context only, so
@@ -314,7 +308,12 @@ class Agent:
     ) -> str:
         """One turn without streaming or planning; returns the answer or raises `AgentRunError`."""
         answer, error = "", None
-        turn = self.run_stream(session_id, message, images, files, stop_event=stop_event, planning=False)
+        turn = self.run_stream(
+            session_id,
+            NewMessage(message, images or (), files or ()),
+            TurnOptions(planning=False),
+            RunControl(stop_event=stop_event or asyncio.Event()),
+        )
         async with contextlib.aclosing(turn):  # run to the end: the turn saves after its last event
             async for event in turn:
                 if isinstance(event, ErrorEvent):

@@ -37,6 +37,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from navi import __version__
+from navi.agent.turns import TurnOptions
 from navi.api.identity import USER_KEY
 from navi.api.turns import Answer, new_session, wait_for
 from navi.compose import Runtime
@@ -175,7 +176,7 @@ async def ask(
         session = await new_session(runtime, profile or runtime.profiles.default_id, user)
     try:
         run = await host.runs.start(
-            session.id, message, planning=True, unattended=host.approvals, purpose="api"
+            session.id, message, TurnOptions(unattended=host.approvals, purpose="api")
         )
     except RunActive as exc:
         raise ToolError(str(exc)) from None

@@ -43,6 +43,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from navi import safejson
 from navi.agent.gate import ApprovalNotFound
+from navi.agent.turns import NewMessage, Retry
 from navi.api import branch_frames
 from navi.api.identity import Recheck, recheck_of, user_of
 from navi.api.sockets import CLOSE_SIGNED_OUT, SIGNED_OUT, OpenSockets
@@ -307,15 +308,8 @@ async def _send_or_queue(
         elif frame.kind == "queue_cancel":
             await runs.cancel_queued(session_id, owner, frame.message_id)
         else:
-            await runs.send(
-                session_id,
-                owner,
-                frame.content,
-                frame.images,
-                frame.files,
-                mode=frame.mode,
-                sender=frame.sender,
-            )
+            message = NewMessage(frame.content, frame.images, frame.files, frame.sender)
+            await runs.send(session_id, owner, message, mode=frame.mode)
     except NotQueued as exc:
         return _error(str(exc), "not_queued")
     except QueueFull as exc:
@@ -445,7 +439,7 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                 continue
             if frame.kind == "retry":
                 try:  # every watcher (this connection too) follows the run
-                    await runs.start(session_id, "", retry=True)
+                    await runs.start(session_id, Retry())
                 except RunActive as exc:
                     outbox.put_nowait(_error(str(exc), "busy"))
                 continue

@@ -36,6 +36,7 @@ import structlog
 
 from navi.agent.approvals import Decision
 from navi.agent.gate import ApprovalNotFound
+from navi.agent.turns import NewMessage, TurnOptions
 from navi.channels.base import Attachment, Channel, Incoming, NotPrivate, Outgoing
 from navi.channels.store import ChannelStore
 from navi.channels.voice_notes import hear, spoken_answer
@@ -174,10 +175,9 @@ class ChannelWorker:
         try:
             run = await self.runs.start(
                 session_id,
-                text,
-                files=files,
-                unattended=None if channel.can_ask else "deny",
-                purpose="channel",  # answered in the channel: no other notification
+                NewMessage(text, files=files),
+                # Answered in the channel: no other notification.
+                TurnOptions(unattended=None if channel.can_ask else "deny", purpose="channel"),
             )
         except RunActive:
             await self._reply(

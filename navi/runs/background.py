@@ -31,6 +31,7 @@ from typing import Any
 
 import structlog
 
+from navi.agent.turns import TurnOptions
 from navi.jobs.models import Job, JobState, JobStore
 from navi.llm.messages import Message
 from navi.protocol import JobChanged
@@ -136,7 +137,7 @@ class JobRunner:
         deadline = self.clock() + 60
         while True:
             try:
-                return await self.runs.start(job.session_id, content, purpose="job")
+                return await self.runs.start(job.session_id, content, TurnOptions(purpose="job"))
             except RunActive:  # a dead worker's turn still being recorded as lost
                 if self.clock() > deadline:
                     return None

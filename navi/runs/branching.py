@@ -9,6 +9,7 @@ stop are those of every turn. `stream_start` names the branch point (`parent_id`
 from __future__ import annotations
 
 from navi.agent import branches
+from navi.agent.turns import Continue, NewMessage, Retry, TurnOptions
 from navi.llm.messages import Message
 from navi.runs.manager import RunManager
 from navi.runs.run import AgentRun
@@ -66,9 +67,8 @@ async def edit(
     sessions = runs.agent.sessions
     await runs.holding(session_id, lambda: branches.branch_at(sessions, session_id, parent, owner=owner))
     files = msg.metadata.get("files") or []
-    return await runs.start(
-        session_id, content, list(msg.images), list(files), planning=planning, branch=parent
-    )
+    message = NewMessage(content, list(msg.images), list(files))
+    return await runs.start(session_id, message, TurnOptions(planning=planning, branch=parent))
 
 
 async def regenerate(
@@ -86,7 +86,7 @@ async def regenerate(
         session_id,
         lambda: branches.branch_at(sessions, session_id, question.id, owner=owner, answering=True),
     )
-    return await runs.start(session_id, "", planning=planning, retry=True, branch=question.id)
+    return await runs.start(session_id, Retry(), TurnOptions(planning=planning, branch=question.id))
 
 
 async def continue_answer(
@@ -111,7 +111,7 @@ async def continue_answer(
         found.append(last)
 
     await runs.holding(session_id, check)
-    return await runs.start(session_id, "", planning=planning, continues=found[0].id)
+    return await runs.start(session_id, Continue(found[0].id), TurnOptions(planning=planning))
 
 
 async def switch(runs: RunManager, session_id: str, message_id: str, *, owner: str | None = None) -> str:

@@ -21,15 +21,14 @@ from functools import partial
 from typing import Any
 
 import structlog
-from pydantic import MISSING
 
 from navi.agent.engine import Agent
 from navi.agent.events import ErrorEvent, StreamEnd, StreamStopped
 from navi.agent.said import signed
+from navi.agent.turns import Continue, FromQueue, NewMessage, Retry, RunControl, Turn, TurnOptions, as_turn
 from navi.llm.errors import LLMError
-from navi.llm.messages import Message, new_id
-from navi.protocol import Sender, StreamStart
-from navi.runctx import Unattended
+from navi.llm.messages import Message
+from navi.protocol import StreamStart
 from navi.runs import rows
 from navi.runs.bus import Bus, Control, LocalBus
 from navi.runs.control import RunControls
@@ -45,6 +44,7 @@ from navi.sessions.store import SessionNotFound
 from navi.telemetry import Telemetry
 
 log = structlog.stdlib.get_logger(__name__)
+DEFAULT_OPTIONS = TurnOptions()
 
 HANDOVER_SECONDS = 10.0  # how long a start waits for another worker's answered turn to let go
 PRUNE_BEATS = 25  # old run frames are pruned every this many heartbeats
@@ -182,40 +182,28 @@ class RunManager(RunControls, Queueing):
         raise RunActive(session_id)
 
     async def start(
-        self,
-        session_id: str,
-        content: str,
-        images: Sequence[str] = (),
-        files: Sequence[dict[str, str]] = (),
-        *,
-        planning: bool = True,
-        retry: bool = False,
-        unattended: Unattended | None = None,
-        queued: bool = False,
-        branch: str | MISSING | None = MISSING,
-        continues: str | None = None,
-        sender: Sender | None = None,
-        purpose: str = "answer",
+        self, session_id: str, turn: Turn | str, options: TurnOptions = DEFAULT_OPTIONS
     ) -> AgentRun:
-        """Start a run (raises `RunActive` if the session has one). Returns immediately.
+        """Start a run of `turn` (navi/agent/turns.py; a string is a new message). Returns
+        immediately; raises `RunActive` if the session has a run that has not answered yet.
 
         A run that has already answered does not count as busy: it is stopped, and the new run
-        starts once it has finished. `retry=True` runs the session's latest failed turn again
-        without storing its message twice (`content` is ignored); its `stream_start` names the
-        stored message and carries `retry: true`. `unattended`: nobody can answer approvals
-        during this run ("deny" or "allow" them at once). `queued=True` runs the first message
-        waiting in the session's queue (`content`, `images` and `files` are ignored), taken from it
-        once the session is this run's; `NothingQueued` when none waits by then. `branch`: the
-        branch point an edit or a regeneration moved the session to (navi/runs/branching.py),
-        named in `stream_start`. `continues` (an answer's id): the run goes on with that cut-off
-        answer (navi/runs/branching.py `continue_answer`); its `stream_start` carries `continues`
-        and no message. `sender`: the message's name, location and metadata (stored with it).
-        `purpose`: what the run is for, told to the observers with its frames (`AgentRun.purpose`).
+        starts once it has finished. A `Retry`'s `stream_start` names the stored message and
+        carries `retry: true`; a `Continue`'s carries `continues` and no message. A `Queued` turn
+        runs the first message waiting in the session's queue, taken from it once the session is
+        this run's (`NothingQueued` when none waits by then). `options.branch` is named in
+        `stream_start`; `options.purpose` is told to the observers with its frames.
         """
+        turn = as_turn(turn)
         previous = self._runs.get(session_id)
         if previous is not None and not previous.answered:
             raise RunActive(session_id)
-        run = AgentRun(session_id=session_id, watch=self.telemetry.frames(), branch=branch, purpose=purpose)
+        run = AgentRun(
+            session_id=session_id,
+            watch=self.telemetry.frames(),
+            branch=options.branch,
+            purpose=options.purpose,
+        )
         self._runs[session_id] = run  # held here while the lease is taken: a second start is busy
         try:
             await self._take(session_id, run.run_id, "turn", previous.run_id if previous else None)
@@ -223,37 +211,15 @@ class RunManager(RunControls, Queueing):
             self._give_back(session_id, run, previous)
             raise
         run.leased = True
-        message_id = new_id()
-        if queued:  # the session is this run's: nobody else takes from its queue now
+        if isinstance(turn, FromQueue):  # the session is this run's: nobody else takes from its queue now
             item = await self._first_queued(session_id, run, previous)
-            content, images, files, message_id = item.content, item.images, item.files, item.message_id
-            sender = item.sender
+            turn = NewMessage(item.content, item.images, item.files, item.sender, item.message_id)
         if previous is not None:
             previous.stop_event.set()
         if self.bus.shared:
             run.sink = self.bus.published
             self.bus.started(run)
-        start: dict[str, Any] | None = None
-        if continues is not None:  # nothing to store first: acknowledged at once
-            start = StreamStart(message=None, continues=continues).frame()
-        elif not retry:  # published by the engine's `on_stored`, once the message is committed
-            user = signed(Message.user(content, images=list(images), metadata={"files": list(files)}), sender)
-            user.id = message_id
-            start = StreamStart(message=user_message(user), parent_id=branch).frame()
-        drive = self._drive(
-            run,
-            content,
-            list(images),
-            list(files),
-            planning,
-            previous,
-            message_id,
-            start,
-            unattended,
-            continues,
-            sender,
-        )
-        run.task = asyncio.create_task(self._observed(run, drive))
+        run.task = asyncio.create_task(self._observed(run, self._drive(run, turn, options, previous)))
         self.followers.started(run)
         return run
 
@@ -274,7 +240,7 @@ class RunManager(RunControls, Queueing):
         if self._closing or not await self.queue.waiting(session_id):
             return None
         try:
-            return await self.start(session_id, "", queued=True)
+            return await self.start(session_id, FromQueue())
         except (RunActive, NothingQueued):
             return None
 
@@ -342,45 +308,35 @@ class RunManager(RunControls, Queueing):
             self.telemetry.turn_ended(span, run.result)
 
     async def _drive(
-        self,
-        run: AgentRun,
-        content: str,
-        images: list[str],
-        files: list[dict[str, str]],
-        planning: bool,
-        previous: AgentRun | None = None,
-        message_id: str | None = None,
-        start: dict[str, Any] | None = None,
-        unattended: Unattended | None = None,
-        continues: str | None = None,
-        sender: Sender | None = None,
+        self, run: AgentRun, turn: Turn, options: TurnOptions, previous: AgentRun | None
     ) -> None:
-        """Drive the engine's turn. `start` is the new message's `stream_start` (None: a retry,
-        whose message is stored already), or a continuation's."""
-        retry = start is None
+        """Drive the engine's turn, announcing it first as its kind is announced."""
         try:
-            if retry:
-                failed = await rows.retried_message(self.agent.sessions, run.session_id)
-                run.publish(StreamStart(retry=True, message=failed, parent_id=run.branch).frame())
-            elif continues is not None and start is not None:
-                run.publish(start)
+            on_stored = None
+            match turn:
+                case NewMessage():  # published once the message is committed
+                    user = signed(
+                        Message.user(
+                            turn.content, images=list(turn.images), metadata={"files": list(turn.files)}
+                        ),
+                        turn.sender,
+                    )
+                    user.id = turn.message_id
+                    start = StreamStart(message=user_message(user), parent_id=run.branch).frame()
+                    on_stored = partial(run.publish, start)
+                case Retry():
+                    failed = await rows.retried_message(self.agent.sessions, run.session_id)
+                    run.publish(StreamStart(retry=True, message=failed, parent_id=run.branch).frame())
+                case Continue(answer_id=answer_id):  # nothing to store first: acknowledged at once
+                    run.publish(StreamStart(message=None, continues=answer_id).frame())
             if previous is not None:
                 await previous.finished.wait()
-            stream = self.agent.run_stream(
-                run.session_id,
-                content,
-                images,
-                files,
+            control = RunControl(
                 stop_event=run.stop_event,
-                planning=planning,
-                message_id=message_id,
-                retry=retry,
-                on_stored=None if start is None or continues else (lambda: run.publish(start)),
-                unattended=unattended,
+                on_stored=on_stored,
                 steering=partial(self.queue.take_steering, run.session_id),  # holds no run
-                continues=continues,
-                sender=sender,
             )
+            stream = self.agent.run_stream(run.session_id, turn, options, control)
             async for event in stream:
                 frame = event.frame()
                 if isinstance(event, StreamEnd) or (isinstance(event, ErrorEvent) and run.result is None):

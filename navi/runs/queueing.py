@@ -9,16 +9,18 @@ session feed); the message leaves the queue with its `stream_start` or `steered`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from navi.agent.engine import Agent
+from navi.agent.turns import NewMessage, Turn, TurnOptions
 from navi.llm.messages import new_id
-from navi.protocol import QueueCancelled, QueueMode, Sender
+from navi.protocol import QueueCancelled, QueueMode
 from navi.protocol import Queued as QueuedFrame
 from navi.runs.feed import SessionFeed
 from navi.runs.queue import MessageQueue, Queued
 from navi.runs.run import AgentRun, RunActive
+
+DEFAULT = TurnOptions()
 
 
 class NotQueued(LookupError):
@@ -40,16 +42,7 @@ class Queueing:
     queue: MessageQueue
     feed: SessionFeed
 
-    async def start(
-        self,
-        session_id: str,
-        content: str,
-        images: Sequence[str] = (),
-        files: Sequence[dict[str, str]] = (),
-        *,
-        planning: bool = True,
-        sender: Sender | None = None,
-    ) -> AgentRun:
+    async def start(self, session_id: str, turn: Turn | str, options: TurnOptions = DEFAULT) -> AgentRun:
         raise NotImplementedError  # RunManager.start
 
     async def start_next(self, session_id: str) -> AgentRun | None:
@@ -59,23 +52,28 @@ class Queueing:
         self,
         session_id: str,
         owner: str,
-        content: str,
-        images: Sequence[str] = (),
-        files: Sequence[dict[str, str]] = (),
+        message: NewMessage | str,
         *,
         mode: QueueMode = "queue",
-        planning: bool = True,
-        sender: Sender | None = None,
+        options: TurnOptions = DEFAULT,
     ) -> Sent:
         """Answer the message now, or queue it behind the running turn (and what waits already).
         Raises `QueueFull` when too many wait."""
+        message = NewMessage(message) if isinstance(message, str) else message
         if not await self.queue.waiting(session_id):
             try:
-                run = await self.start(session_id, content, images, files, planning=planning, sender=sender)
-                return Sent(run=run)
+                return Sent(run=await self.start(session_id, message, options))
             except RunActive:
                 pass
-        item = Queued(new_id(), session_id, mode, content, list(images), list(files), sender=sender)
+        item = Queued(
+            new_id(),
+            session_id,
+            mode,
+            message.content,
+            list(message.images),
+            list(message.files),
+            sender=message.sender,
+        )
         position = await self.queue.add(item)
         self._announce(item, position, owner)
         # The turn may have ended between the start refused above and the row written: run it then.

@@ -26,6 +26,7 @@ from typing import Any
 
 import structlog
 
+from navi.agent.turns import TurnOptions
 from navi.llm.messages import utcnow
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
 from navi.protocol import ScheduleRunChanged
@@ -106,7 +107,7 @@ class ScheduledRuns:
         deadline = asyncio.get_running_loop().time() + self.busy_wait
         while True:
             try:
-                return await self.runs.start(session_id, prompt, purpose="reminder")
+                return await self.runs.start(session_id, prompt, TurnOptions(purpose="reminder"))
             except RunActive:
                 current = self.runs.get(session_id)
                 left = deadline - asyncio.get_running_loop().time()

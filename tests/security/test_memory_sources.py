@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from navi.agent.turns import NewMessage
 from navi.llm.messages import Message
 from navi.testing.script import Reply, ScriptedCall
 from tests.agent_helpers import collect, scripted_runtime
@@ -90,7 +91,9 @@ async def test_the_uploaded_files_note_is_not_what_the_person_said(tmp_path: Pat
     session = await rt.sessions.create("secretary")
     script.turn("I see the file.")
     files = [{"name": upload.name, "path": str(upload)}]
-    await collect(rt.agent.run_stream(session.id, "Here is my CV. I work as a nurse.", files=files))
+    await collect(
+        rt.agent.run_stream(session.id, NewMessage("Here is my CV. I work as a nurse.", files=files))
+    )
     await rt.agent.settle()
     stored = await rt.sessions.get(session.id)
     assert stored is not None and "[Uploaded files on disk:" in (stored.messages[0].content or "")

@@ -11,6 +11,7 @@ from fastapi import Response
 from pydantic import BaseModel, Field
 
 from navi.agent.said import signed
+from navi.agent.turns import NewMessage, TurnOptions
 from navi.api.deps import OwnedSessionId, RunsDep, SessionDep, SharedFilesDep, UploadsDep
 from navi.api.errors import BadRequest, RunFailed
 from navi.api.routing import api_router
@@ -20,6 +21,8 @@ from navi.protocol import QueueMode, Sender, sender_problem
 
 router = api_router(prefix="/sessions", tags=["messages"])
 STORABLE_ROLES = ("user", "assistant", "tool")
+
+NOT_PLANNED = TurnOptions(planning=False)  # a REST turn answers at once: no planning phase
 
 
 class CallIn(BaseModel):
@@ -123,9 +126,8 @@ async def send_message(
         return Stored(session_id=session.id, message_id=message.id, role=message.role)
     frame = {"type": "message", "content": body.content, "images": body.images, "files": body.files}
     content, images, files = parse_frame(json.dumps(frame), session.id, uploads.root)
-    sent = await runs.send(
-        session.id, session.owner, content, images, files, mode=body.mode, planning=False, sender=sender
-    )
+    asked = NewMessage(content, images, files, sender)
+    sent = await runs.send(session.id, session.owner, asked, mode=body.mode, options=NOT_PLANNED)
     run = sent.run
     if run is None:
         assert sent.queued is not None

@@ -35,6 +35,7 @@ from urllib.parse import unquote
 from fastapi import Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from navi.agent.turns import NewMessage, TurnOptions
 from navi.api.deps import ConfigDep, CurrentUser, RunsDep, RuntimeDep
 from navi.api.openai_wire import (
     ChatRequest,
@@ -182,15 +183,10 @@ async def chat_completions(
     headers = {SESSION_HEADER: session_id}
     unattended: Unattended = config.openai_approvals
     try:
-        run = await runs.start(
-            session_id,
-            last.content or "",
-            last.images,
-            planning=True,
-            unattended=unattended,
-            sender=Sender(collections=collections) if collections else None,
-            purpose="api",  # a program waits for the answer: nobody to notify
-        )
+        sender = Sender(collections=collections) if collections else None
+        asked = NewMessage(last.content or "", last.images, sender=sender)
+        # A program waits for the answer: nobody to notify.
+        run = await runs.start(session_id, asked, TurnOptions(unattended=unattended, purpose="api"))
     except RunActive as exc:
         raise OpenAIError(409, "busy", str(exc), headers=headers) from None
     shape, answer = Shape(run.run_id, model), Answer(setting=APPROVALS_SETTING)

@@ -71,5 +71,5 @@ async def test_a_new_kind_of_turn_runs_through_the_run_manager_unchanged(tmp_pat
     asked = await runs.start(session.id, parse({"type": "message", "content": "Hello?"}))
     await asked.finished.wait()
     assert asked.result is not None and asked.result["content"] == "A model's answer."
-    assert [f["type"] for f in asked.frames][0] == "stream_start"
+    assert asked.frames[0]["type"] == "stream_start"
     await rt.aclose()

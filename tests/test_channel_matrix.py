@@ -281,6 +281,18 @@ async def test_navi_logs_in_again_when_its_login_is_revoked(world: World) -> Non
     assert [r.last_user_text for r in world.turns()] == ["Hello", "Still there?"]
 
 
+async def test_messages_sent_while_navi_answers_wait_and_are_answered_in_order(world: World) -> None:
+    """A person who sends three messages in a row while the first is answered gets three answers,
+    in order, never a "still answering" refusal."""
+    world.script.turn(Reply(text="One.", delay=1.5), "Two.", "Three.")
+    room = await world.room_with_navi()
+    for text in ("first", "second", "third"):
+        await world.ana.send(room, text)
+    answers = await world.ana.messages(room, 3, sender=world.navi.user_id, within=60)
+    assert [a["content"]["body"] for a in answers] == ["One.", "Two.", "Three."]
+    assert [r.last_user_text for r in world.turns()] == ["first", "second", "third"]
+
+
 async def test_malformed_events_are_skipped_and_the_next_message_answered(world: World) -> None:
     world.script.turn("One.", "Two.")
     room = await world.room_with_navi()

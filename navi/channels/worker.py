@@ -5,7 +5,8 @@ authenticate) and a sender not on the allowlist are logged and get no answer. Ot
 message's thread names its session (a new one, of the listed user, when it starts a conversation);
 `!stop` stops the session's run; a reply while the run waits for an approval answers it (yes / no /
 always; where senders can be forged, only a reply to the question itself from the address it was
-asked of: `Channel.answers_by_reply`); anything else is a new turn, its attachments saved to the
+asked of: `Channel.answers_by_reply`); anything else is a new turn — one sent while a turn answers
+waits for it and is answered after, in the order the messages came — its attachments saved to the
 session's folder as uploads are (the same kinds refused), so the model reaches them as it reaches
 uploads. The run is followed until it has answered: an approval is asked in the thread (denied
 at once when the channel cannot ask), the answer is sent split the channel's way; the channel shows
@@ -27,7 +28,7 @@ import mimetypes
 import os
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,9 @@ ANSWERS: dict[str, Decision] = {
 }
 MAX_ATTACHMENTS = 20
 RETRY_SECONDS = (1.0, 2.0, 5.0, 15.0, 60.0)  # a channel that fails is started again after these
+# A message sent while a turn answers in its conversation waits for that turn, as in a chat, at
+# most this long; then it is refused saying so.
+WAIT_FOR_TURN_SECONDS = 900.0
 
 
 @dataclass
@@ -88,6 +92,8 @@ class ChannelWorker:
     voice_replies: frozenset[str] = frozenset()
     _waiting: dict[str, Waiting] = field(default_factory=dict)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    # Per session, the messages waiting for the turn before them, in the order they came.
+    _order: dict[str, asyncio.Lock] = field(default_factory=dict)
 
     def channel(self, name: str) -> Channel | None:
         return next((c for c in self.channels if c.name == name), None)
@@ -172,24 +178,55 @@ class ChannelWorker:
         if not text:
             return
         before = _names(self.files_root / session_id)
-        try:
-            run = await self.runs.start(
-                session_id,
-                NewMessage(text, files=files),
-                # Answered in the channel: no other notification.
-                TurnOptions(unattended=None if channel.can_ask else "deny", purpose="channel"),
-            )
-        except RunActive:
-            await self._reply(
-                channel,
-                message,
-                session_id,
-                f"Navi is still answering your last message (send {STOP_COMMAND}).",
-            )
-            return
         aloud = heard.spoken and channel.name in self.voice_replies
-        follow = self._follow(channel, message, session_id, run, before, aloud=aloud)
-        task = asyncio.get_running_loop().create_task(follow)
+        start = functools.partial(
+            self.runs.start,
+            session_id,
+            NewMessage(text, files=files),
+            # Answered in the channel: no other notification.
+            TurnOptions(unattended=None if channel.can_ask else "deny", purpose="channel"),
+        )
+        order = self._order.get(session_id)
+        if order is None or not order.locked():  # nothing waits before it: answered now if free
+            try:
+                run = await start()
+            except RunActive:
+                pass
+            else:
+                self._spawn(self._follow(channel, message, session_id, run, before, aloud=aloud))
+                return
+        self._spawn(self._after_the_turn(channel, message, session_id, start, before, aloud))
+
+    async def _after_the_turn(
+        self,
+        channel: Channel,
+        message: Incoming,
+        session_id: str,
+        start: Callable[[], Awaitable[AgentRun]],
+        before: set[str],
+        aloud: bool,
+    ) -> None:
+        """A message sent while a turn answers: it waits for that turn (and the messages waiting
+        before it), then is answered, as a chat answers messages in order. The channel goes on
+        listening meanwhile (a stop, an approval's answer)."""
+        order = self._order.setdefault(session_id, asyncio.Lock())
+        loop = asyncio.get_running_loop()
+        async with order:  # fair: the waiting messages start in the order they came
+            deadline = loop.time() + WAIT_FOR_TURN_SECONDS
+            while True:
+                await self.runs.wait(session_id, 5.0)
+                try:
+                    run = await start()
+                    break
+                except RunActive:
+                    if loop.time() > deadline:
+                        busy = f"Navi is still answering your last message (send {STOP_COMMAND})."
+                        await self._reply(channel, message, session_id, busy)
+                        return
+        await self._follow(channel, message, session_id, run, before, aloud=aloud)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

@@ -122,20 +122,39 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
 
     class Grouped(LoadScopeScheduling):
         """xdist's scope scheduling, with `run_group` as the scope; the scopes that took longest in
-        the last run start first (`heaviest_first`; untimed ones by an estimate)."""
+        the last run start first (`heaviest_first`; untimed ones by an estimate).
+
+        The work queue is ordered here rather than the collections: xdist sends each worker the
+        indexes of its tests in that worker's own collection (`registered_collections`), so those
+        must stay as the workers collected them. (Reordering them instead, as before, sent every
+        worker other tests than the ones scheduled: groups were scattered over the workers, and
+        each started its own Chromium or llama-server.)"""
 
         def _split_scope(self, nodeid: str) -> str:
             return run_group(nodeid)
 
         def schedule(self) -> None:
-            if self.collection is None and self.registered_collections:
-                collections = list(self.registered_collections.values())
-                if all(c == collections[0] for c in collections):  # else xdist reports the difference
-                    order = heaviest_first(list(collections[0]), Durations(config).recorded(), run_group)
-                    for node in self.registered_collections:
-                        self.registered_collections[node] = order
-                    config.option.loadscopereorder = False  # the order is this one
-            super().schedule()
+            if self.collection is not None or not self.collection_is_completed:
+                super().schedule()
+                return
+            if not self._check_nodes_have_same_collection():
+                self.log("**Different tests collected, aborting run**")
+                return
+            self.collection = list(next(iter(self.registered_collections.values())))
+            if not self.collection:
+                return
+            for nodeid in heaviest_first(self.collection, Durations(config).recorded(), run_group):
+                self.workqueue.setdefault(run_group(nodeid), {})[nodeid] = False
+            for _ in range(len(self.nodes) - len(self.workqueue)):  # more workers than work
+                unused, _assigned = self.assigned_work.popitem()
+                unused.shutdown()
+            for node in self.nodes:
+                self._assign_work_unit(node)
+            for node in self.nodes:  # each starts with two units where there are enough
+                self._reschedule(node)
+            if not self.workqueue:
+                for node in self.nodes:
+                    node.shutdown()
 
     return Grouped(config, log)  # type: ignore[arg-type]
 

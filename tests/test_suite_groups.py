@@ -114,3 +114,62 @@ def test_the_scopes_that_took_longest_are_handed_out_first() -> None:
         "tests/real_model/test_y.py::two",
     ]
     assert sorted(heaviest_first(ids, {}, run_group)) == sorted(ids)
+
+
+class _Node:
+    """A worker as xdist's scheduler sees it: it is sent indexes into its own collection."""
+
+    def __init__(self, name: str) -> None:
+        self.gateway = type("Gateway", (), {"id": name})()
+        self.sent: list[int] = []
+        self.shutting_down = False
+
+    def send_runtest_some(self, indexes: list[int]) -> None:
+        self.sent += indexes
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+class _XdistConfig:
+    option = type("Option", (), {"loadscopereorder": True, "maxschedchunk": None})()
+    cache = _Cache({KEY: {"tests/test_b.py::slow": 30.0, "tests/real_model/test_y.py::two": 50.0}})
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+
+    def getoption(self, name: str) -> object:
+        return {"dist": "load"}[name]
+
+    def getvalue(self, name: str) -> object:
+        return {"tx": [f"{self.workers}*popen"]}[name]
+
+
+def test_each_worker_runs_the_groups_it_was_given_whole() -> None:
+    """The heaviest group goes out first, and the tests a worker is sent (indexes into its own
+    collection) are the tests of the groups scheduled on it — a group never split."""
+    from tests.conftest import pytest_xdist_make_scheduler
+
+    collection = [
+        "tests/test_a.py::quick",
+        "tests/real_model/test_x.py::one",
+        "tests/test_b.py::slow",
+        "tests/real_model/test_y.py::two",
+        "tests/ui/test_chat.py::first",
+        "tests/ui/test_chat.py::second",
+        "tests/test_c.py::never_timed",
+    ]
+    scheduler = pytest_xdist_make_scheduler(_XdistConfig(2), None)  # type: ignore[arg-type]
+    nodes = [_Node("gw0"), _Node("gw1")]
+    for node in nodes:
+        scheduler.add_node(node)
+        scheduler.add_node_collection(node, collection)
+    scheduler.schedule()
+    ran = {node.gateway.id: [collection[i] for i in node.sent] for node in nodes}
+    assert ran["gw0"][:2] == ["tests/real_model/test_x.py::one", "tests/real_model/test_y.py::two"]
+    for group in ("llama-server", "tests/ui/test_chat.py"):
+        holders = {name for name, tests in ran.items() if any(run_group(t) == group for t in tests)}
+        assert len(holders) == 1, (group, ran)
+    for name, tests in ran.items():
+        for test in tests:  # a worker holds every test of each group it was given
+            assert all(t in tests for t in collection if run_group(t) == run_group(test)), (name, ran)

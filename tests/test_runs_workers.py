@@ -133,6 +133,14 @@ async def test_a_run_on_worker_a_is_followed_replayed_stopped_and_approved_throu
                 # The same frames, run_id and seq, none twice (either socket may have had deltas joined).
                 assert joined(seen + rest) == joined(await through_a)
                 assert rest[0]["seq"] > last["seq"]
+            # Back on B after the run ended on A: what it missed, from the rows A kept.
+            for _ in range(300):
+                if not (await http_b.get(f"/sessions/{session_id}")).json()["active"]:
+                    break
+                await asyncio.sleep(0.05)
+            async with socket(b, session_id, query) as after_the_end:
+                late = await until(after_the_end, "stream_end")
+            assert joined(late) == joined(rest)
 
             # Stop, sent to B, reaches the run on A.
             async with socket(a, session_id) as on_a:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -242,9 +243,60 @@ async def test_reconnect_mid_stream_rebuilds_the_whole_reply(
         assert third[0]["run_id"] != head[0]["run_id"]
         query = f"?since={head[-1]['seq']}&run={head[0]['run_id']}"
         async with navi.socket(sid, query=query) as ws:
+            missed = await frames_until(ws, "stream_end")  # what it missed of its run, which ended
             whole = await frames_until(ws, "stream_end")
+        assert {f["run_id"] for f in missed} == {head[0]["run_id"]}
+        assert missed[0]["seq"] == head[-1]["seq"] + 1
+        assert "".join(f["delta"] for f in head + missed if f["type"] == "stream_delta") == "second answer"
         assert whole[0]["type"] == "stream_start" and whole[0]["message"]["content"] == "once more"
         assert "".join(f["delta"] for f in whole if f["type"] == "stream_delta") == "third answer"
+
+
+async def run_frames_within(ws: Any, seconds: float) -> list[dict[str, Any]]:
+    """The frames of runs a socket gets within `seconds` (session updates left out)."""
+    got: list[dict[str, Any]] = []
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            while True:
+                frame = json.loads(await ws.recv())
+                if "run_id" in frame:
+                    got.append(frame)
+    return got
+
+
+async def test_a_client_back_after_the_end_of_its_turn_gets_what_it_missed(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    """The socket dropped near the end of a turn and came back after `stream_end`: the frames it
+    missed, up to `stream_end`, while they are kept (RUN_EVENTS_KEEP_SECONDS) — not half an answer."""
+    script = use_script(fake_server)
+    script.turn(Reply(text="The whole answer, in many small pieces.", chunk_chars=3, delay=0.02))
+    with live_navi(tmp_path, fake_server) as navi:
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "go"}))
+            head = await frames_until(ws, "stream_delta")
+        await idle(navi, sid)  # the turn ended while the client was away
+        query = f"?since={head[-1]['seq']}&run={head[0]['run_id']}"
+        async with navi.socket(sid, query=query) as ws:
+            rest = await frames_until(ws, "stream_end")
+        assert rest[0]["seq"] == head[-1]["seq"] + 1 and rest[-1]["type"] == "stream_end"
+        text = "".join(f["delta"] for f in head + rest if f["type"] == "stream_delta")
+        assert text == rest[-1]["content"] == "The whole answer, in many small pieces."
+        # Another session's run is not replayed through this one's socket, nor a made-up run.
+        other = navi.new_session()
+        for run in (head[0]["run_id"], "f" * 16, "not-a-run"):
+            async with navi.socket(other, query=f"?since=1&run={run}") as ws:
+                assert await run_frames_within(ws, 0.5) == []
+    with live_navi(tmp_path / "kept-not", fake_server, run_events_keep_seconds=0) as navi:
+        script.turn("Short.")
+        sid = navi.new_session()
+        async with navi.socket(sid) as ws:
+            await ws.send(json.dumps({"type": "message", "content": "go"}))
+            start = (await frames_until(ws, "stream_start"))[-1]
+        await idle(navi, sid)
+        async with navi.socket(sid, query=f"?since=1&run={start['run_id']}") as ws:
+            assert await run_frames_within(ws, 0.5) == []  # kept for no time: nothing to replay
 
 
 async def test_stop_mid_stream_keeps_the_socket(tmp_path: Path, fake_server: FakeModelServer) -> None:

@@ -74,6 +74,7 @@ from navi.runs import RunActive, RunManager, Subscriber
 from navi.runs.follow import Followable
 from navi.runs.queue import QueueFull
 from navi.runs.queueing import NotQueued
+from navi.runs.run import is_run_id
 from navi.sessions.models import is_session_id
 from navi.storage.files import SharedFiles
 
@@ -388,10 +389,15 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
         await runs.watch(session_id, follow)
         runs.feed.join(outbox.put_nowait, user)  # session_updated frames of this user's sessions
         current = await runs.current(session_id)  # wherever it runs
+        # `since` counts frames of the run named by `run` (when given): a client that saw frames
+        # of an earlier run gets what it missed of that one while its frames are kept (it ended
+        # while the client was away), then the whole of the current one.
+        seen_run = websocket.query_params.get("run")
+        if seen_run and since and is_run_id(seen_run) and (current is None or seen_run != current.run_id):
+            missed = await runs.ended_run(session_id, seen_run)
+            if missed is not None:
+                follow(missed, since)
         if current is not None:
-            # `since` counts frames of the run named by `run` (when given): a client that saw frames
-            # of an earlier run gets the whole of the current one.
-            seen_run = websocket.query_params.get("run")
             same_run = seen_run is None or seen_run == current.run_id
             follow(current, since if same_run else 0)
         while True:

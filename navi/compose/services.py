@@ -130,6 +130,7 @@ def build_services(
         telemetry=runtime.telemetry,
         # Messages sent while a turn runs wait in the database: every worker sees the same queue.
         queue=SqlQueue(db) if db is not None else None,
+        keep_seconds=settings.run_events_keep_seconds,
     )
     services = Services(runtime=runtime, runs=runs, owns_runtime=owns_runtime)
     configured = build_channels(settings) if (background if channels is None else channels) else []

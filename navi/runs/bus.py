@@ -111,6 +111,11 @@ class Bus(Protocol):
         run ended there)."""
         ...
 
+    async def kept(self, run_id: str) -> str | None:
+        """The session of run `run_id` when the bus still keeps its frames (an ended run's too,
+        until they are pruned), else None."""
+        ...
+
 
 class LocalBus:
     """Nothing crosses processes: runs are followed where they run."""
@@ -164,3 +169,6 @@ class LocalBus:
 
     async def fetch(self, run_id: str, after: int) -> list[tuple[int, dict[str, Any] | None]]:
         return []
+
+    async def kept(self, run_id: str) -> str | None:
+        return None

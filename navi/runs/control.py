@@ -28,6 +28,7 @@ class RunControls:
     feed: SessionFeed
     followers: Followers
     _runs: dict[str, AgentRun]
+    _kept: dict[str, tuple[AgentRun, float]]  # run id → an ended run of this process, and when it ended
 
     def control(self, message: dict[str, Any]) -> None:
         """A control message another worker sent this one (`Control.payload`)."""
@@ -77,6 +78,14 @@ class RunControls:
         """The run of this session to follow, wherever it runs (another worker's through a bus
         that carries its frames)."""
         return self._runs.get(session_id) or await self.followers.current(session_id)
+
+    async def ended_run(self, session_id: str, run_id: str) -> Followable | None:
+        """A run of this session that has ended, while its frames are kept (`RUN_EVENTS_KEEP_SECONDS`):
+        one of this process, else one the shared bus keeps."""
+        kept = self._kept.get(run_id)
+        if kept is not None and kept[0].session_id == session_id:
+            return kept[0]
+        return await self.followers.kept(session_id, run_id)
 
     async def busy(self) -> set[str]:
         """The sessions with a run going, in any process on the database."""

@@ -61,6 +61,14 @@ class Followers:
             return None
         return self._remote_run(session_id, lease.run_id, lease.worker)
 
+    async def kept(self, session_id: str, run_id: str) -> RemoteRun | None:
+        """A run of this session that ran on any worker and ended, while the bus keeps its frames
+        (`RUN_EVENTS_KEEP_SECONDS`): a client that lost its socket near the end of a turn gets what
+        it missed. None without a shared bus, or for a run of another session."""
+        if not self.bus.shared or await self.bus.kept(run_id) != session_id:
+            return None
+        return self._remote_run(session_id, run_id, "")
+
     def _remote_run(self, session_id: str, run_id: str, worker: str) -> RemoteRun:
         remote = self._remote.get(run_id)
         if remote is None:

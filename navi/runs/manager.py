@@ -64,8 +64,13 @@ class RunManager(RunControls, Queueing):
         bus: Bus | None = None,
         telemetry: Telemetry | None = None,
         queue: MessageQueue | None = None,
+        keep_seconds: float = 300.0,
     ) -> None:
         self.agent = agent
+        # Ended runs of this process, their frames replayed to a client that reconnects after the
+        # end of a turn it followed (`ended_run`), for this long after they ended.
+        self.keep_seconds = keep_seconds
+        self._kept: dict[str, tuple[AgentRun, float]] = {}
         self.queue: MessageQueue = queue or MemoryQueue()  # messages sent while a turn runs
         self.telemetry = telemetry or Telemetry()
         self.leases: Leases = leases or MemoryLeases()
@@ -82,6 +87,15 @@ class RunManager(RunControls, Queueing):
         # Told (session id, the run's purpose, frame) of every frame of the runs driven here:
         # notifications (navi/push/notifier.py). An observer returns at once and never raises.
         self.observers: list[Callable[[str, str, dict[str, Any]], None]] = []
+
+    def _keep_ended(self, run: AgentRun) -> None:
+        now = asyncio.get_running_loop().time()
+        for run_id, (_, ended) in list(self._kept.items()):  # oldest first
+            if now - ended < self.keep_seconds:
+                break
+            del self._kept[run_id]
+        if self.keep_seconds > 0:
+            self._kept[run.run_id] = (run, now)
 
     def _background(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -368,6 +382,7 @@ class RunManager(RunControls, Queueing):
             if self._runs.get(run.session_id) is run:
                 del self._runs[run.session_id]
             run.close()
+            self._keep_ended(run)
             if run.sink is not None:
                 with contextlib.suppress(Exception):  # followers elsewhere: the lease's expiry ends it
                     await self.bus.ended(run)

@@ -407,6 +407,11 @@ class PgBus:
         rows = await self.db.read(lambda conn: list(conn.execute(query)))
         return [(row.seq, None if row.frame is None else json.loads(row.frame)) for row in rows]
 
+    async def kept(self, run_id: str) -> str | None:
+        table = run_events.c
+        query = select(table.session_id).where(and_(table.run_id == run_id, table.seq == 1))
+        return await self.db.read(lambda conn: conn.execute(query).scalar_one_or_none())
+
     # --- control and approvals -------------------------------------------------------------------------
     async def send(self, worker: str, control: Control) -> bool:
         payload = json.dumps(control.payload())

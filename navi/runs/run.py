@@ -8,6 +8,7 @@ reloaded page — first receives the turn's frames so far and then the live ones
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,13 @@ from navi.llm.messages import Message
 from navi.protocol import UserMessage
 
 MAX_BACKLOG = 20_000  # frames queued for one slow client before it is dropped
+
+_RUN_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def is_run_id(value: str) -> bool:
+    """Run ids are 16 lowercase hex digits; anything else is refused before it reaches a query."""
+    return bool(_RUN_ID.fullmatch(value))
 
 
 class RunActive(RuntimeError):

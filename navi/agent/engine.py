@@ -258,9 +258,15 @@ class Agent:
             )
             with structlog.contextvars.bound_contextvars(session_id=session_id), runctx.using(ctx):
                 stopped = False
-                async for event in until_stopped(self._turn_of(turn, user, session, profile, ctx, options)):
-                    stopped = stopped or isinstance(event, StreamStopped)
-                    yield event
+                events = self._turn_of(turn, user, session, profile, ctx, options)
+                try:  # `until_stopped`, inlined: one generator less for every token to pass through
+                    async with contextlib.aclosing(events):
+                        async for event in events:
+                            stopped = stopped or isinstance(event, StreamStopped)
+                            yield event
+                except CallStopped:
+                    stopped = True
+                    yield StreamStopped()
                 if stopped:  # every write of the turn is in: did anything answer the question?
                     await self._mark_unanswered(session_id)
         finally:

@@ -60,6 +60,7 @@ from navi.protocol import (
     ErrorCode,
     ErrorEvent,
     FileRef,
+    MessageFrame,
     QueueCancelFrame,
     QueueEditFrame,
     QueueMode,
@@ -138,11 +139,20 @@ def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
         return CheckedFrame(frame.type, content, message_id=frame.message_id)
     if isinstance(frame, QueueEditFrame | QueueCancelFrame):
         return CheckedFrame(frame.type, getattr(frame, "content", ""), message_id=frame.message_id)
+    said = checked_message(frame, session_id, files_root, frame.sender())
+    images, files = list(said.images), list(said.files)
+    mode = frame.mode or "queue"
+    return CheckedFrame("message", said.content, images, files, mode=mode, sender=said.sender)
+
+
+def checked_message(
+    frame: MessageFrame, session_id: str, files_root: Path, sender: Sender | None = None
+) -> NewMessage:
+    """A message frame (a socket's, or REST's fields parsed as one: `parse_message`) checked
+    against this server — images decoded, files found among the session's uploads — as the
+    message to answer, or `FrameError`."""
     images = check_images(frame.images)
-    files = _files(frame.files or [], files_root / session_id)
-    return CheckedFrame(
-        "message", frame.content, images, files, mode=frame.mode or "queue", sender=frame.sender()
-    )
+    return NewMessage(frame.content, images, _files(frame.files or [], files_root / session_id), sender)
 
 
 async def bring_files(shared: SharedFiles | None, text: str, session_id: str, files_root: Path) -> bool:
@@ -179,14 +189,6 @@ def since_param(raw: str | None) -> int:
             "(leave it out to get the running turn from its start)"
         )
     return int(raw)
-
-
-def parse_frame(text: str, session_id: str, files_root: Path) -> tuple[str, list[str], list[dict[str, str]]]:
-    """A message frame's (content, images, files), or `FrameError` (the REST endpoint's check)."""
-    frame = read_frame(text, session_id, files_root)
-    if frame.kind != "message":
-        raise FrameError('expected a {"type": "message"} frame')
-    return frame.content, frame.images, frame.files
 
 
 def check_images(raw: Any) -> list[str]:

@@ -29,6 +29,7 @@ from navi.protocol.client import (
     SwitchFrame,
     VisibilityFrame,
     parse_client_frame,
+    parse_message,
 )
 from navi.protocol.sender import Sender, sender_problem
 from navi.protocol.server import (
@@ -122,6 +123,7 @@ __all__ = [
     "UserMessage",
     "VisibilityFrame",
     "parse_client_frame",
+    "parse_message",
     "parse_server_frame",
     "sender_problem",
 ]

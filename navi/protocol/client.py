@@ -264,6 +264,14 @@ _CLIENT_TYPES: dict[str, type[_ClientFrame]] = {
 }
 
 
+def parse_message(data: dict[str, Any]) -> MessageFrame:
+    """A message's fields (as REST receives them) checked as a message frame is, or `BadFrame`."""
+    try:
+        return MessageFrame.model_validate(data)
+    except ValidationError as exc:
+        raise BadFrame(_said(exc)) from None
+
+
 def parse_client_frame(data: Any) -> ClientFrame:
     """A client frame (parsed JSON) as its model, or `BadFrame` saying what is wrong with it."""
     if not isinstance(data, dict):

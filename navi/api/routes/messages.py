@@ -11,13 +11,13 @@ from fastapi import Response
 from pydantic import BaseModel, Field
 
 from navi.agent.said import signed
-from navi.agent.turns import NewMessage, TurnOptions
+from navi.agent.turns import TurnOptions
 from navi.api.deps import OwnedSessionId, RunsDep, SessionDep, SharedFilesDep, UploadsDep
 from navi.api.errors import BadRequest, RunFailed
 from navi.api.routing import api_router
-from navi.api.websocket import FrameError, bring_files, parse_frame
+from navi.api.websocket import FrameError, bring_files, checked_message
 from navi.llm.messages import Message, ToolCall, with_files
-from navi.protocol import QueueMode, Sender, sender_problem
+from navi.protocol import QueueMode, Sender, parse_message, sender_problem
 
 router = api_router(prefix="/sessions", tags=["messages"])
 STORABLE_ROLES = ("user", "assistant", "tool")
@@ -124,9 +124,7 @@ async def send_message(
         message = signed(_message(body, session.id, uploads.root), sender)
         await runs.append(session.id, [message])
         return Stored(session_id=session.id, message_id=message.id, role=message.role)
-    frame = {"type": "message", "content": body.content, "images": body.images, "files": body.files}
-    content, images, files = parse_frame(json.dumps(frame), session.id, uploads.root)
-    asked = NewMessage(content, images, files, sender)
+    asked = checked_message(parse_message(_said(body)), session.id, uploads.root, sender)
     sent = await runs.send(session.id, session.owner, asked, mode=body.mode, options=NOT_PLANNED)
     run = sent.run
     if run is None:
@@ -160,6 +158,11 @@ def _sender(body: SendMessage) -> Sender | None:
     return Sender.of(said)
 
 
+def _said(body: SendMessage) -> dict[str, Any]:
+    """What a user's message says, for the same check a message frame gets."""
+    return {"content": body.content, "images": body.images, "files": body.files}
+
+
 def _message(body: SendMessage, session_id: str, files_root: Path) -> Message:
     """The message `"respond": false` stores, checked as strictly as one that is answered."""
     if body.role != "user" and (body.images or body.files):
@@ -167,11 +170,9 @@ def _message(body: SendMessage, session_id: str, files_root: Path) -> Message:
     if body.role != "assistant" and body.tool_calls:
         raise BadRequest("tool_calls belong to assistant messages")
     if body.role == "user":
-        frame = {"type": "message", "content": body.content, "images": body.images, "files": body.files}
-        content, images, files = parse_frame(json.dumps(frame), session_id, files_root)
-        return Message.user(
-            with_files(content, files), images=images, metadata={"files": files} if files else {}
-        )
+        said = checked_message(parse_message(_said(body)), session_id, files_root)
+        files, metadata = list(said.files), {"files": list(said.files)} if said.files else {}
+        return Message.user(with_files(said.content, files), images=list(said.images), metadata=metadata)
     if body.role == "assistant":
         if not body.content.strip() and not body.tool_calls:
             raise BadRequest("an assistant message needs content or tool_calls")

@@ -92,7 +92,7 @@ async def main() -> dict[str, Any]:
         "hops": len(chain),
         "modules": len({f["module"] for f in chain}),
         "async_generator_depth": sum(f["async_generator"] for f in chain),
-        "chain": [f"{f['module']}:{f['function']}" + (" (gen)" if f["async_generator"] else "") for f in chain],
+        "chain": [f"{f['module']}:{f['function']}{' (gen)' if f['async_generator'] else ''}" for f in chain],
     }
 
 

@@ -43,8 +43,9 @@ FACTS = [
 
 def recorded_gemma_answer() -> str:
     """The longest answer Gemma 3 270M gave a greeting through llama-server (it plays the persona
-    back, near its 256-token cap)."""
-    chat = [x for x in load_exchanges(FIXTURES / "greeting-gemma3.jsonl") if x.is_chat]
+    back, near its 256-token cap): long-answer-gemma3.jsonl, the greeting as it was recorded when
+    the real-model tests capped answers at 256 tokens."""
+    chat = [x for x in load_exchanges(FIXTURES / "long-answer-gemma3.jsonl") if x.is_chat]
     answer = max((x.text() for x in chat if "Navi" in x.request["messages"][0]["content"][:40]), key=len)
     assert len(answer) > 900  # about 240 tokens: eight of them fill half the window
     return answer

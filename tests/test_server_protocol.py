@@ -126,7 +126,9 @@ async def test_a_message_right_after_stream_end_is_accepted_while_the_summary_ru
 async def test_a_connection_lets_go_of_finished_runs(tmp_path: Path, fake_server: FakeModelServer) -> None:
     script = use_script(fake_server)
     script.turn(Reply(text="x" * 2000, chunk_chars=4), "second")
-    with live_navi(tmp_path, fake_server) as navi:
+    # Ended runs are kept for a reconnect (RUN_EVENTS_KEEP_SECONDS): none here, so only the
+    # connection could still hold one.
+    with live_navi(tmp_path, fake_server, run_events_keep_seconds=0) as navi:
         sid = navi.new_session()
         async with navi.socket(sid) as ws:
             await ws.send(json.dumps({"type": "message", "content": "long"}))

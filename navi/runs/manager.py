@@ -45,6 +45,7 @@ from navi.telemetry import Telemetry
 
 log = structlog.stdlib.get_logger(__name__)
 DEFAULT_OPTIONS = TurnOptions()
+MAX_KEPT_RUNS = 200  # ended runs kept for a reconnect at most, the oldest let go first
 
 HANDOVER_SECONDS = 10.0  # how long a start waits for another worker's answered turn to let go
 PRUNE_BEATS = 25  # old run frames are pruned every this many heartbeats
@@ -91,7 +92,7 @@ class RunManager(RunControls, Queueing):
     def _keep_ended(self, run: AgentRun) -> None:
         now = asyncio.get_running_loop().time()
         for run_id, (_, ended) in list(self._kept.items()):  # oldest first
-            if now - ended < self.keep_seconds:
+            if now - ended < self.keep_seconds and len(self._kept) < MAX_KEPT_RUNS:
                 break
             del self._kept[run_id]
         if self.keep_seconds > 0:

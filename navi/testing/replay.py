@@ -226,7 +226,15 @@ class RecordingProxy(_Served):
             self._inflight += 1
             self.exchanges.append(exchange)
         try:
-            upstream = await self._http().send(upstream_request, stream=True)
+            try:
+                upstream = await self._http().send(upstream_request, stream=True)
+            except httpx.RemoteProtocolError:
+                # A kept-alive connection the server closed as the request went out (a busy
+                # machine can hold this loop past the expiry above): sent once more, on a new one.
+                upstream_request = self._http().build_request(
+                    request.method, path, params=request.query_params, content=raw, headers=headers
+                )
+                upstream = await self._http().send(upstream_request, stream=True)
         except BaseException as exc:
             # Cancelled: the client went away before the server answered (a stop while a loaded
             # llama-server had not sent its headers yet) — an aborted call, not a refused one.

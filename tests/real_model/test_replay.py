@@ -139,9 +139,10 @@ async def test_recorded_greeting_replays_through_navi(scenario: str, tmp_path: P
 
 
 async def test_recorded_small_window_conversation_compresses_a_handful_of_times(tmp_path: Path) -> None:
-    """Gemma 3 270M, eight turns in a 4,096-token window (tests/real_model/test_compression.py records
-    it): its summaries are unusable, Navi's instructions alone pass the threshold. Before, Navi
-    condensed a summary and the latest request into themselves four times a turn (31 passes)."""
+    """Gemma 3 270M, eight turns in a 4,096-token window (recorded live, with the settings of
+    tests/real_model/test_compression.py): its summaries are unusable, Navi's instructions alone
+    pass the threshold. Before, Navi condensed a summary and the latest request into themselves
+    four times a turn (31 passes)."""
     recorded = load_exchanges(FIXTURES / "compression-gemma3.jsonl")
     model = next(x for x in recorded if x.is_chat).request["model"]
     # Matched by request: background naming may reach the server before or after the next turn.

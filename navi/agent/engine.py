@@ -53,10 +53,10 @@ from navi.agent.turns import (
     NewMessage,
     Retry,
     RunControl,
-    Steering,
     Turn,
     TurnOptions,
     as_turn,
+    steered,
 )
 from navi.agent.windows import ContextWindows
 from navi.agent.workers import Worker, after_turn
@@ -254,7 +254,7 @@ class Agent:
                 owner=session.owner,
                 stop_event=control.stop_event,
                 unattended=options.unattended,
-                steering=None if control.steering is None else self._steering(control.steering),
+                steering=None if control.steering is None else steered(control.steering),
             )
             with structlog.contextvars.bound_contextvars(session_id=session_id), runctx.using(ctx):
                 stopped = False
@@ -362,21 +362,6 @@ class Agent:
                 log.warning("session_end.hook_failed", session_id=session_id, error=str(exc))
 
     # --- a turn of a stored session --------------------------------------------------------------
-    def _steering(
-        self, source: Callable[[], Awaitable[Sequence[Steering]]]
-    ) -> Callable[[], Awaitable[list[Any]]]:
-        """The run's steering as user messages, marked `steered`."""
-
-        async def messages() -> list[Any]:
-            said = []
-            for item in await source():
-                user = user_message(item.content, item.images, item.files, item.message_id, item.sender)
-                user.metadata.steered = True
-                said.append(user)
-            return said
-
-        return messages
-
     async def _retry(
         self, session: Session, profile: AgentProfile, ctx: runctx.RunContext, planning: bool
     ) -> AsyncGenerator[AgentEvent, None]:

@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import MISSING
 
+from navi.agent.said import user_message
 from navi.llm.messages import new_id
 from navi.protocol import Sender
 from navi.runctx import Unattended
@@ -96,6 +97,20 @@ class RunControl:
     # The messages sent to steer this turn since it was last called (each once); they join the turn
     # before its next model call.
     steering: Callable[[], Awaitable[Sequence[Steering]]] | None = None
+
+
+def steered(source: Callable[[], Awaitable[Sequence[Steering]]]) -> Callable[[], Awaitable[list[Any]]]:
+    """The run's steering messages as user messages, marked `steered`, for its next model call."""
+
+    async def messages() -> list[Any]:
+        said = []
+        for item in await source():
+            user = user_message(item.content, item.images, item.files, item.message_id, item.sender)
+            user.metadata.steered = True
+            said.append(user)
+        return said
+
+    return messages
 
 
 def as_turn(turn: Turn | str) -> Turn:

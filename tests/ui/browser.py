@@ -16,8 +16,9 @@ from navi.api.security import COOKIE
 from tests.server_helpers import LiveNavi
 
 CHROMIUM = "/usr/bin/chromium"
-# Chromium's own PDF viewer (a built-in extension) shows a PDF a page opened: the browser's, no host.
-PDF_VIEWER = "chrome-extension://mhjfbmdgcfjbbpaeojofohoefgiehjai/"
+# Chromium's own PDF viewer (a built-in extension) shows a PDF a page opened, with the browser's own
+# resources (its font, chrome://resources/…): the browser's, no host.
+PDF_VIEWER = ("chrome-extension://mhjfbmdgcfjbbpaeojofohoefgiehjai/", "chrome://resources/")
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -48,7 +49,7 @@ class Watched:
 
     def _request(self, request: Any) -> None:
         url = request.url
-        if not (url.startswith(self.origin) or url.startswith(("data:", "blob:", "about:", PDF_VIEWER))):
+        if not (url.startswith(self.origin) or url.startswith(("data:", "blob:", "about:", *PDF_VIEWER))):
             self.foreign.append(url)
 
 

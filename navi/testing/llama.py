@@ -40,6 +40,10 @@ from navi.testing.llama_files import (
 )
 from navi.testing.ports import free_port
 
+# llama-server's logical batch, the size of its physical one by default (so prompts are read as
+# fast): a cancelled request lets go after at most this many tokens.
+BATCH_TOKENS = 512
+
 
 # --- a running server ----------------------------------------------------------------------------
 def _die_with_parent() -> None:
@@ -131,6 +135,9 @@ class LlamaServer:
             "--threads", str(self.threads),
             "--jinja",
             "--no-webui",
+            # A cancelled request (a stop) is let go between batches: with the default batch of
+            # 2,048 tokens a prompt read to its end first (~10 s of a busy core for Navi's prompt).
+            "--batch-size", str(BATCH_TOKENS),
         ]  # fmt: skip
         if self.template is not None:
             cmd += ["--chat-template-file", str(self.template)]

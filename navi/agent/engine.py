@@ -48,6 +48,7 @@ from navi.agent.run import RunState
 from navi.agent.said import user_message
 from navi.agent.tool_batch import ToolRunner
 from navi.agent.turns import (
+    DEFAULT_OPTIONS,
     Continue,
     FromQueue,
     NewMessage,
@@ -75,7 +76,6 @@ from navi.sessions.store import SessionNotFound, SessionStore
 from navi.tools.registry import ToolRegistry
 
 log = structlog.stdlib.get_logger(__name__)
-DEFAULT_OPTIONS = TurnOptions()
 
 
 class AgentRunError(Exception):

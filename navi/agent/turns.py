@@ -71,6 +71,9 @@ class TurnOptions:
     purpose: str = "answer"  # what the run is for, told to its observers (`AgentRun.purpose`)
 
 
+DEFAULT_OPTIONS = TurnOptions()  # a turn as a person's message runs: planned, approvals asked
+
+
 class Steering(Protocol):
     """A message the user sent to steer a running turn (navi/runs/queue.py keeps them)."""
 

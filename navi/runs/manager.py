@@ -25,7 +25,17 @@ import structlog
 from navi.agent.engine import Agent
 from navi.agent.events import ErrorEvent, StreamEnd, StreamStopped
 from navi.agent.said import signed
-from navi.agent.turns import Continue, FromQueue, NewMessage, Retry, RunControl, Turn, TurnOptions, as_turn
+from navi.agent.turns import (
+    DEFAULT_OPTIONS,
+    Continue,
+    FromQueue,
+    NewMessage,
+    Retry,
+    RunControl,
+    Turn,
+    TurnOptions,
+    as_turn,
+)
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message
 from navi.protocol import StreamStart
@@ -44,7 +54,6 @@ from navi.sessions.store import SessionNotFound
 from navi.telemetry import Telemetry
 
 log = structlog.stdlib.get_logger(__name__)
-DEFAULT_OPTIONS = TurnOptions()
 MAX_KEPT_RUNS = 200  # ended runs kept for a reconnect at most, the oldest let go first
 
 HANDOVER_SECONDS = 10.0  # how long a start waits for another worker's answered turn to let go
@@ -204,7 +213,7 @@ class RunManager(RunControls, Queueing):
 
         A run that has already answered does not count as busy: it is stopped, and the new run
         starts once it has finished. A `Retry`'s `stream_start` names the stored message and
-        carries `retry: true`; a `Continue`'s carries `continues` and no message. A `Queued` turn
+        carries `retry: true`; a `Continue`'s carries `continues` and no message. A `FromQueue` turn
         runs the first message waiting in the session's queue, taken from it once the session is
         this run's (`NothingQueued` when none waits by then). `options.branch` is named in
         `stream_start`; `options.purpose` is told to the observers with its frames.

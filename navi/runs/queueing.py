@@ -12,15 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from navi.agent.engine import Agent
-from navi.agent.turns import NewMessage, Turn, TurnOptions
+from navi.agent.turns import DEFAULT_OPTIONS, NewMessage, Turn, TurnOptions
 from navi.llm.messages import new_id
 from navi.protocol import QueueCancelled, QueueMode
 from navi.protocol import Queued as QueuedFrame
 from navi.runs.feed import SessionFeed
 from navi.runs.queue import MessageQueue, Queued
 from navi.runs.run import AgentRun, RunActive
-
-DEFAULT = TurnOptions()
 
 
 class NotQueued(LookupError):
@@ -42,7 +40,9 @@ class Queueing:
     queue: MessageQueue
     feed: SessionFeed
 
-    async def start(self, session_id: str, turn: Turn | str, options: TurnOptions = DEFAULT) -> AgentRun:
+    async def start(
+        self, session_id: str, turn: Turn | str, options: TurnOptions = DEFAULT_OPTIONS
+    ) -> AgentRun:
         raise NotImplementedError  # RunManager.start
 
     async def start_next(self, session_id: str) -> AgentRun | None:
@@ -55,7 +55,7 @@ class Queueing:
         message: NewMessage | str,
         *,
         mode: QueueMode = "queue",
-        options: TurnOptions = DEFAULT,
+        options: TurnOptions = DEFAULT_OPTIONS,
     ) -> Sent:
         """Answer the message now, or queue it behind the running turn (and what waits already).
         Raises `QueueFull` when too many wait."""

@@ -36,22 +36,26 @@ run: $(STAMP)
 ## One file, sequentially: .venv/bin/python -m pytest tests/test_x.py
 TEST_WORKERS ?= 4
 XDIST := -n $(TEST_WORKERS)
+## Byte code is written while tests run, even where the environment says not to
+## (PYTHONDONTWRITEBYTECODE): otherwise every `navi` process the suite starts compiles Navi again
+## (0.5 s each) and every worker rewrites every test module (10 s each).
+TEST_ENV := env PYTHONDONTWRITEBYTECODE=
 
 test: $(DEV)
 	@./scripts/test-deps
 	@$(BIN)/python -m navi.testing.llama fetch
 	@./scripts/synapse >/dev/null
-	$(BIN)/python -m pytest $(XDIST) --durations=20 $(or $(PYTEST_ARGS),--shifted-clock)
+	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) --durations=20 $(or $(PYTEST_ARGS),--shifted-clock)
 
 ## The inner loop: lint, then the unit tier in parallel: no browser, real model, PostgreSQL, Synapse
 ## or mail server, and none of the tests that took over a second in the last run (a test that starts
 ## `navi serve` or a CLI process; tests/helpers/tiers.py). Run `make test` once first to time them.
 check: lint
-	$(BIN)/python -m pytest $(XDIST) -q -m "not (browser or real_model or postgres or slow)" --quick-only=1
+	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) -q -m "not (browser or real_model or postgres or slow)" --quick-only=1
 
 ## Only the modules that deal in dates, at the three clocks.
 test-clock: $(DEV)
-	$(BIN)/python -m pytest $(XDIST) -q --shifted-clock -m clock
+	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) -q --shifted-clock -m clock
 
 ## Serve a real small model for trying Navi by hand (MODEL=smollm2 or gemma3); prints the settings.
 llama: $(DEV)

@@ -209,7 +209,7 @@ async def build_runtime(
 
     `create_database=False` (read-only commands) makes no SQLite file: with none there yet, the
     stores are empty in-memory ones. `seed_tools=False` creates no tools (nor skills) folder.
-    `start_mcp=False` (commands that run no agent) starts no MCP server. Configuration the
+    `start_mcp=False` (commands that run no agent) starts no MCP server and imports no model SDK. Configuration the
     runtime cannot use (a DB_PATH it cannot write, an unreachable DATABASE_URL, a TOOLS_DIR that is
     a file) is raised as `SetupError`, with nothing left open. `telemetry` handed in is used instead
     of the one the settings ask for (tests: spans kept in memory).
@@ -224,9 +224,9 @@ async def build_runtime(
         cleanup.callback(telemetry.shutdown)
         backends.observer = telemetry.calls  # every model call measured (and traced)
         profiles = parts.build_profiles(settings, backends)
-        for name in {profiles.backend_of(p) for p in profiles.all()}:
-            if name in backends:
-                backends.get(name)  # import the SDK and build its client now, not during a first turn
+        for name in {profiles.backend_of(p) for p in profiles.all()} if start_mcp else ():
+            if name in backends:  # an agent will run: its SDK imported now, not during a first turn
+                backends.get(name)
         db = None
         if sessions is None or memory is None:
             db = await parts.open_database(settings, create=create_database)

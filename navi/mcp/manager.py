@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from navi.agent.approvals import ExternalRule
 from navi.logging import get_logger
 from navi.mcp.config import ServerConfig
-from navi.mcp.connection import ServerConnection
-from navi.mcp.tools import mcp_tool, schema_problem, tool_name
 from navi.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from navi.mcp.connection import ServerConnection
 
 log = get_logger(__name__)
 
@@ -28,6 +30,10 @@ class McpManager:
     ) -> None:
         self.registry = registry
         self.configs = list(servers)
+        # The MCP types (a few hundred models, about 0.3 s) are imported only when a server is
+        # configured: a `navi` command or a Navi without MCP servers never loads them.
+        if any(not s.disabled for s in servers):
+            from navi.mcp.connection import ServerConnection
         self.connections: dict[str, ServerConnection] = {
             s.name: ServerConnection(s, self._tools_changed, **connection_options)
             for s in servers
@@ -66,6 +72,8 @@ class McpManager:
 
     # --- the registry ----------------------------------------------------------------------------
     def _tools_changed(self, connection: ServerConnection) -> None:
+        from navi.mcp.tools import mcp_tool, schema_problem, tool_name
+
         config = connection.config
         self._unregister(config.name)
         taken = set(self.registry.names())

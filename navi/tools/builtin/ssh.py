@@ -52,14 +52,15 @@ import contextlib
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any, TypeVar
-
-import asyncssh
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from navi import runctx
 from navi.tools.base import Tool, ToolResult
 from navi.tools.builtin.ssh_hosts import SshError, SshHost, load_host
 from navi.tools.builtin.ssh_pool import CLOSE_GRACE, CONNECT_TIMEOUT, SshPool, scrub
+
+if TYPE_CHECKING:  # imported on the first SSH call (about 0.25 s a `navi` command never pays)
+    import asyncssh
 
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0
@@ -138,6 +139,8 @@ async def _end(proc: asyncssh.SSHClientProcess[str]) -> None:
 
     OpenSSH's sshd hangs up the command's session when the channel closes.
     """
+    import asyncssh
+
     with contextlib.suppress(OSError, asyncssh.Error):
         proc.send_signal("TERM")
     proc.close()
@@ -312,6 +315,8 @@ class SshExecTool(Tool):
         self, ctx: runctx.RunContext, host: SshHost, command: str, time_limit: float
     ) -> RemoteResult:
         """Run on a pooled connection; if a reused one turns out dead, reconnect once and retry."""
+        import asyncssh
+
         while True:
             conn, reused = await _unless_stopped(self.pool.get(ctx.session_id, host), ctx.stop_event)
             try:

@@ -15,10 +15,12 @@ import re
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-
-import asyncssh
+from typing import TYPE_CHECKING
 
 from navi.tools.builtin.ssh_hosts import SshError, SshHost
+
+if TYPE_CHECKING:  # imported on the first SSH call (about 0.25 s a `navi` command never pays)
+    import asyncssh
 
 CONNECT_TIMEOUT = 15.0
 KEEPALIVE_INTERVAL = 30.0
@@ -26,6 +28,8 @@ CLOSE_GRACE = 1.0
 
 
 def _load_client_key(host: SshHost) -> asyncssh.SSHKey:
+    import asyncssh
+
     assert host.key_file is not None
     try:
         return asyncssh.read_private_key(host.key_file, host.passphrase)
@@ -54,6 +58,8 @@ def _check_known_hosts(host: SshHost) -> None:
 
 def _key_is_recorded(host: SshHost) -> bool:
     """Whether known_hosts has any key for this host name (so a refusal means the key changed)."""
+    import asyncssh
+
     assert host.known_hosts is not None
     try:
         known = asyncssh.read_known_hosts(host.known_hosts)
@@ -68,6 +74,8 @@ def describe_connect_error(
 ) -> str:
     """Turn a connection failure into a message that says what to check, naming the host's alias only:
     its address and user name stay in the hosts file, out of the model's context."""
+    import asyncssh
+
     where = f"'{host.name}'"
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
         if host.known_hosts is not None and _key_is_recorded(host):
@@ -132,6 +140,8 @@ def scrub(text: str, host: SshHost) -> str:
 
 
 async def _close(conn: asyncssh.SSHClientConnection) -> None:
+    import asyncssh
+
     conn.close()
     with contextlib.suppress(TimeoutError, asyncssh.Error, OSError):
         await asyncio.wait_for(conn.wait_closed(), CLOSE_GRACE)
@@ -204,6 +214,8 @@ class SshPool:
         await asyncio.gather(*(_close(conn) for conn in conns))
 
     async def _connect(self, host: SshHost) -> asyncssh.SSHClientConnection:
+        import asyncssh
+
         _check_known_hosts(host)
         client_keys = [_load_client_key(host)] if host.key_file else None
         try:

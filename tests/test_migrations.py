@@ -10,7 +10,7 @@ from navi.storage.database import Database, sqlite_url
 
 
 def test_head_is_the_newest_migration() -> None:
-    assert migrate.HEAD == migrate.head(), "a new migration: set migrate.HEAD to its revision"
+    assert migrate.head() == migrate.HEAD, "a new migration: set migrate.HEAD to its revision"
 
 
 async def test_a_database_at_head_is_recognised_and_an_older_one_upgraded(tmp_path: Path) -> None:

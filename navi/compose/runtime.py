@@ -211,8 +211,8 @@ async def build_runtime(
     stores are empty in-memory ones. `seed_tools=False` creates no tools (nor skills) folder.
     `start_mcp=False` (commands that run no agent) starts no MCP server and imports no model SDK.
     Configuration the runtime cannot use (a DB_PATH it cannot write, an unreachable DATABASE_URL,
-    a TOOLS_DIR that is a file) is raised as `SetupError`, with nothing left open. `telemetry` handed in is used instead
-    of the one the settings ask for (tests: spans kept in memory).
+    a TOOLS_DIR that is a file) is raised as `SetupError`, with nothing left open. `telemetry`
+    handed in is used instead of the one the settings ask for (tests: spans kept in memory).
     """
     mcp_servers = parts.mcp_servers(settings) if start_mcp else []  # a broken file stops us first
     voice = build_voice(settings)  # a remote engine without its server stops us first too; loads nothing

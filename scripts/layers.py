@@ -89,11 +89,7 @@ MANY_PARAMS: dict[str, str] = {
 }
 # Where JSON frames and events come in or go out: dispatching on their "type" string belongs here.
 EDGES = ("navi.api", "navi.channels", "navi.cli", "navi.protocol", "navi.testing", "navi.runs.pg")
-DISPATCH: dict[str, str] = {
-    "navi/runs/scheduled.py": "a scheduled run's frames read as dicts: typed events (issue 42, item 2)",
-    "navi/runs/background.py": "a job's run frames read as dicts: typed events (issue 42, item 2)",
-    "navi/push/notifier.py": "run frames observed as dicts to decide a push: typed events (issue 42, item 2)",
-}
+DISPATCH: dict[str, str] = {}  # none left: inside, frames are typed objects
 
 
 @dataclass(frozen=True)

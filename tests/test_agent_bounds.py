@@ -309,7 +309,7 @@ async def test_post_turn_work_never_blocks_the_next_message(tmp_path: Path) -> N
     second = await runs.start(session.id, "Three")  # not refused
     await asyncio.wait_for(second.finished.wait(), 30)
     assert first.finished.is_set()
-    assert second.result is not None and second.result["content"] == "Third."
+    assert isinstance(second.result, StreamEnd) and second.result.content == "Third."
     assert not any(f["type"] == "context_compressed" for f in first.frames)  # the summary was abandoned
     await rt.aclose()
 
@@ -343,7 +343,7 @@ async def test_a_message_right_after_the_answer_stops_post_turn_work_before_it_b
     assert [f["type"] for f in first.frames][-1] == "stream_end"
     assert any(f["type"] == "context_compressed" for f in second.frames)
     assert len(script.of_kind("summary")) == 1
-    assert second.result is not None and second.result["content"] == "Third."
+    assert isinstance(second.result, StreamEnd) and second.result.content == "Third."
     await rt.aclose()
 
 
@@ -495,7 +495,7 @@ async def test_a_run_that_crashes_has_its_error_as_its_result(tmp_path: Path) ->
     runs = RunManager(rt.agent)
     run = await runs.start(session.id, "hello")
     await asyncio.wait_for(run.settled.wait(), 5)
-    assert run.result is not None and run.result["type"] == "error"
-    assert run.result["code"] == "internal" and "unforeseen" in run.result["message"]
-    assert run.frames[-1] is run.result
+    assert isinstance(run.result, ErrorEvent)
+    assert run.result.code == "internal" and "unforeseen" in run.result.message
+    assert run.events[-1] is run.result and run.frames[-1]["type"] == "error"
     await rt.aclose()

@@ -16,6 +16,7 @@ import pytest
 
 from navi.agent.turns import Retry
 from navi.llm.messages import Message
+from navi.protocol import StreamEnd
 from navi.runs import RunActive, RunManager
 from navi.runs.leases import SqlLeases, gone_here, worker_name
 from navi.storage import migrate
@@ -128,7 +129,7 @@ async def test_two_managers_on_one_database_run_one_turn_per_session(tmp_path: P
         await a.wait(session.id, limit=10)  # A's lease follows the end of its run
         second = await b.start(session.id, "second, through B")
         await asyncio.wait_for(second.settled.wait(), 10)
-        assert second.result is not None and second.result["content"] == "The second answer."
+        assert isinstance(second.result, StreamEnd) and second.result.content == "The second answer."
         await second.finished.wait()
         stored = await rt_b.sessions.get(session.id)
         assert stored is not None
@@ -169,7 +170,7 @@ async def test_a_turn_whose_process_died_is_recorded_lost_and_its_session_freed(
         assert (
             run.frames[0]["type"] == "stream_start" and run.frames[0]["message"]["content"] == "lost question"
         )
-        assert run.result is not None and run.result["content"] == "Answered after all."
+        assert isinstance(run.result, StreamEnd) and run.result.content == "Answered after all."
         # The other session is recovered by the lease keeper, without anyone starting a turn there.
         await runs.open()
         assert await runs.leases.holder(orphan.id) is None

@@ -238,7 +238,7 @@ async def test_a_failed_call_is_an_error_span(tmp_path: Path) -> None:
     assert call.status.status_code == StatusCode.ERROR
     assert call.attributes is not None and call.attributes["error.type"] == "BackendUnreachable"
     assert turn.status.status_code == StatusCode.ERROR
-    assert turn.attributes is not None and turn.attributes["error.type"] == run.result["code"]  # type: ignore[index]
+    assert turn.attributes is not None and turn.attributes["error.type"] == run.result.code  # type: ignore[union-attr]
 
 
 @pytest.mark.postgres

@@ -62,14 +62,14 @@ async def test_a_new_kind_of_turn_runs_through_the_run_manager_unchanged(tmp_pat
 
     echoed = await runs.start(session.id, parse({"type": "echo", "text": "Just this."}))  # type: ignore[arg-type]
     await echoed.finished.wait()
-    assert echoed.result is not None and echoed.result["type"] == "stream_end"
-    assert echoed.result["content"] == "Just this." and echoed.result["run_id"] == echoed.run_id
+    assert isinstance(echoed.result, StreamEnd)
+    assert echoed.result.content == "Just this." and echoed.result.run_id == echoed.run_id
     assert [f["type"] for f in echoed.frames] == ["stream_end"]
     assert script.of_kind("turn") == []  # no model call
 
     # The kinds Navi has go on as before, through the same manager.
     asked = await runs.start(session.id, parse({"type": "message", "content": "Hello?"}))
     await asked.finished.wait()
-    assert asked.result is not None and asked.result["content"] == "A model's answer."
+    assert isinstance(asked.result, StreamEnd) and asked.result.content == "A model's answer."
     assert asked.frames[0]["type"] == "stream_start"
     await rt.aclose()

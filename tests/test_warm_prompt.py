@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 
 from navi.compose.runtime import Runtime
+from navi.protocol import StreamEnd
 from navi.runs.manager import RunManager
 from navi.testing.agent_script import AgentScript, kind_of
 from navi.testing.script import Reply, ScriptedCall
@@ -87,7 +88,7 @@ async def test_a_new_message_abandons_the_warm_read(tmp_path: Path) -> None:
     second = await runs.start(session.id, "Three")
     await asyncio.wait_for(second.finished.wait(), 5)
     assert first.finished.is_set() and backend.aborted_streams >= 1
-    assert second.result is not None and second.result["content"] == "Third."
+    assert isinstance(second.result, StreamEnd) and second.result.content == "Third."
     await rt.aclose()
 
 

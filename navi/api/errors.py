@@ -27,8 +27,9 @@ from navi.jobs.service import JobError
 from navi.llm.errors import LLMError
 from navi.logging import get_logger
 from navi.profiles.registry import UnknownProfile
+from navi.protocol import ErrorEvent, StreamEnd
 from navi.push import SubscriptionError
-from navi.runs import RunActive
+from navi.runs import AgentRun, RunActive
 from navi.runs.branching import NotBranchable, NothingToContinue
 from navi.runs.queue import QueueFull
 from navi.runs.queueing import NotQueued
@@ -70,6 +71,17 @@ class RunFailed(RuntimeError):
     def __init__(self, message: str, code: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+async def settled_answer(run: AgentRun) -> StreamEnd | None:
+    """The answer a non-streaming caller waits for (not the post-turn work after it): the turn's
+    `stream_end`, None when it was stopped; `RunFailed` when it ended with an error."""
+    await run.settled.wait()
+    match run.result:
+        case ErrorEvent(message=message, code=code):
+            raise RunFailed(message or "the run failed", code)
+        case result:
+            return result
 
 
 # exception type → (status, code); the first match in order wins

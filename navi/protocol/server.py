@@ -412,6 +412,8 @@ AGENT_EVENTS = (
     | ErrorEvent
 )
 AgentEvent = Annotated[AGENT_EVENTS, Field(discriminator="type")]
+# A frame of one turn as the run publishes it and its followers in this process read it.
+RunEvent = StreamStart | AGENT_EVENTS
 EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
 ServerFrame = Annotated[
     StreamStart | AGENT_EVENTS | SessionUpdated | ScheduleRunChanged | Queued | QueueCancelled | JobChanged,

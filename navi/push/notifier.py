@@ -1,6 +1,6 @@
 """When Navi tells a user something while they are away, and how.
 
-`Notifier.turn_frame()` is told every frame of every run this worker drives (the run manager's
+`Notifier.turn_frame()` is told every event of every run this worker drives (the run manager's
 observer) with what the run is for (`purpose`: "answer" for a message from a page, "reminder" for
 a schedule, "job" for a background job, "channel" for a run a channel answers itself, "api" for one
 the OpenAI-compatible API or the MCP server waits on — neither notifies). It acts on
@@ -29,6 +29,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
 
 from navi.logging import get_logger
+from navi.protocol import ApprovalRequired, ErrorEvent, RunEvent, StreamEnd
 from navi.push.models import Action, Kind, PushMessage
 from navi.push.prefs import InMemoryNotifySettings, NotifySettingsStore
 from navi.push.presence import InMemoryPresence, Presence
@@ -36,6 +37,8 @@ from navi.push.sender import PushSender
 from navi.sessions.store import SessionStore
 
 log = get_logger(__name__)
+
+Ended = ApprovalRequired | StreamEnd | ErrorEvent  # the events of a run that may notify
 Outcome = Literal["off", "visible", "quiet", "pushed", "channel", "nowhere"]
 Purpose = Literal["answer", "reminder", "job", "channel"]
 # (owner, title, text, session id) → whether a channel took it.
@@ -104,14 +107,13 @@ class Notifier:
 
     # --- runs ------------------------------------------------------------------------------------
 
-    def turn_frame(self, session_id: str, purpose: str, frame: dict[str, Any]) -> None:
+    def turn_frame(self, session_id: str, purpose: str, event: RunEvent) -> None:
         """Told by the run manager; returns at once (the work is a task of its own)."""
-        kind = frame.get("type")
-        if purpose in ("channel", "api") or kind not in ("approval_required", "stream_end", "error"):
+        if purpose in ("channel", "api") or not isinstance(event, ApprovalRequired | StreamEnd | ErrorEvent):
             return
-        if purpose == "job" and kind != "approval_required":
+        if purpose == "job" and not isinstance(event, ApprovalRequired):
             return  # the job runner notifies once the result is posted (navi/runs/background.py)
-        task = asyncio.get_running_loop().create_task(self._from_run(session_id, purpose, frame))
+        task = asyncio.get_running_loop().create_task(self._from_run(session_id, purpose, event))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -119,37 +121,35 @@ class Notifier:
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
-    async def _from_run(self, session_id: str, purpose: str, frame: dict[str, Any]) -> None:
+    async def _from_run(self, session_id: str, purpose: str, event: Ended) -> None:
         try:
             session = await self.sessions.get(session_id, display=False)
             if session is None:
                 return
             title = session.name or "Navi"
-            await self.notify(session.owner, run_message(session_id, title, purpose, frame))
+            await self.notify(session.owner, run_message(session_id, title, purpose, event))
         except Exception:
             log.exception("notify.run_failed", session_id=session_id)
 
 
-def run_message(session_id: str, title: str, purpose: str, frame: dict[str, Any]) -> PushMessage:
-    kind = frame.get("type")
-    if kind == "approval_required":
-        call = str(frame.get("call_id") or "")
-        reason = str(frame.get("reason") or "")
-        return PushMessage(
-            kind="approval",
-            title=f"Navi waits for your approval · {title}",
-            body=_short(f"{frame.get('tool')}: {reason}" if reason else str(frame.get("tool"))),
-            session_id=session_id,
-            approval_id=call,
-            actions=(Action("allow", "Allow"), Action("deny", "Deny")),
-            tag=f"navi-approval-{call}",
-            urgency="high",
-        )
+def run_message(session_id: str, title: str, purpose: str, event: Ended) -> PushMessage:
     ended: Kind = {"reminder": "reminder", "job": "job"}.get(purpose, "answer")  # type: ignore[assignment]
-    if kind == "error":
-        body = _short(f"Failed: {frame.get('message') or 'the run failed'}")
-    else:
-        body = _short(str(frame.get("content") or "")) or "Done."
+    match event:
+        case ApprovalRequired(call_id=call, tool=tool, reason=reason):
+            return PushMessage(
+                kind="approval",
+                title=f"Navi waits for your approval · {title}",
+                body=_short(f"{tool}: {reason}" if reason else tool),
+                session_id=session_id,
+                approval_id=call,
+                actions=(Action("allow", "Allow"), Action("deny", "Deny")),
+                tag=f"navi-approval-{call}",
+                urgency="high",
+            )
+        case ErrorEvent(message=message):
+            body = _short(f"Failed: {message or 'the run failed'}")
+        case StreamEnd(content=content):
+            body = _short(content) or "Done."
     return PushMessage(kind=ended, title=title, body=body, session_id=session_id, message_id=None)
 
 

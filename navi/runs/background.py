@@ -34,9 +34,9 @@ import structlog
 from navi.agent.turns import TurnOptions
 from navi.jobs.models import Job, JobState, JobStore
 from navi.llm.messages import Message
-from navi.protocol import JobChanged
+from navi.protocol import ErrorEvent, JobChanged, StreamEnd, StreamStopped, ToolEvent
 from navi.runs.manager import RunManager
-from navi.runs.run import AgentRun, RunActive
+from navi.runs.run import AgentRun, RunActive, Subscriber
 
 log = structlog.stdlib.get_logger(__name__)
 MAX_ATTEMPTS = 3
@@ -144,7 +144,7 @@ class JobRunner:
                 await asyncio.sleep(1.0)
 
     async def _follow(self, job: Job, run: AgentRun) -> tuple[JobState | None, str | None, str | None]:
-        sub = run.subscribe()
+        sub = run.subscribe(typed=True)
         started = self.clock()
         steps, last_step, reported = job.steps, job.last_step, job.steps
         why_stopped: str | None = None
@@ -152,26 +152,23 @@ class JobRunner:
         try:
             while True:
                 try:
-                    frame = await asyncio.wait_for(sub.queue.get(), self.heartbeat)
+                    event = await asyncio.wait_for(sub.queue.get(), self.heartbeat)
                 except TimeoutError:
-                    frame = None
-                if frame is sub:
-                    return ("failed", None, why_stopped) if why_stopped else ("stopped", None, "stopped")
-                if isinstance(frame, dict):
-                    kind = frame.get("type")
-                    if kind == "tool_call":
+                    event = None
+                match event:
+                    case Subscriber():  # the end of the run's events
+                        return ("failed", None, why_stopped) if why_stopped else ("stopped", None, "stopped")
+                    case ToolEvent(tool=tool):
                         steps += 1
-                        last_step = str(frame.get("tool") or "")[:200]
-                    elif kind == "stream_end":
-                        return "done", str(frame.get("content") or ""), None
-                    elif kind == "error" and run.result is frame:
-                        return "failed", None, str(frame.get("message") or "the run failed")
-                    elif kind == "stream_stopped":
-                        return (
-                            ("failed", None, why_stopped)
-                            if why_stopped
-                            else ("stopped", None, "stopped by you")
-                        )
+                        last_step = tool[:200]
+                    case StreamEnd(content=content):
+                        return "done", content, None
+                    case ErrorEvent(message=message) if run.result is event:
+                        return "failed", None, message or "the run failed"
+                    case StreamStopped():
+                        if why_stopped:
+                            return "failed", None, why_stopped
+                        return "stopped", None, "stopped by you"
                 if why_stopped is None and steps > job.max_steps:
                     why_stopped = f"its step budget ({job.max_steps} steps) is used up"
                     run.stop_event.set()

@@ -38,7 +38,7 @@ from navi.agent.turns import (
 )
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message
-from navi.protocol import StreamStart
+from navi.protocol import RunEvent, StreamStart
 from navi.runs import rows
 from navi.runs.bus import Bus, Control, LocalBus
 from navi.runs.control import RunControls
@@ -94,9 +94,9 @@ class RunManager(RunControls, Queueing):
         self._opened = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
-        # Told (session id, the run's purpose, frame) of every frame of the runs driven here:
+        # Told (session id, the run's purpose, event) of every event of the runs driven here:
         # notifications (navi/push/notifier.py). An observer returns at once and never raises.
-        self.observers: list[Callable[[str, str, dict[str, Any]], None]] = []
+        self.observers: list[Callable[[str, str, RunEvent], None]] = []
 
     def _keep_ended(self, run: AgentRun) -> None:
         now = asyncio.get_running_loop().time()
@@ -346,13 +346,16 @@ class RunManager(RunControls, Queueing):
                         turn.sender,
                     )
                     user.id = turn.message_id
-                    start = StreamStart(message=user_message(user), parent_id=run.branch).frame()
-                    on_stored = partial(run.publish, start)
+                    start = StreamStart(message=user_message(user), parent_id=run.branch)
+
+                    def on_stored() -> None:
+                        run.publish(start)
+
                 case Retry():
                     failed = await rows.retried_message(self.agent.sessions, run.session_id)
-                    run.publish(StreamStart(retry=True, message=failed, parent_id=run.branch).frame())
+                    run.publish(StreamStart(retry=True, message=failed, parent_id=run.branch))
                 case Continue(answer_id=answer_id):  # nothing to store first: acknowledged at once
-                    run.publish(StreamStart(message=None, continues=answer_id).frame())
+                    run.publish(StreamStart(message=None, continues=answer_id))
             if previous is not None:
                 await previous.finished.wait()
             control = RunControl(
@@ -361,15 +364,14 @@ class RunManager(RunControls, Queueing):
                 steering=partial(self.queue.take_steering, run.session_id),  # holds no run
             )
             stream = self.agent.run_stream(run.session_id, turn, options, control)
-            async for event in stream:
-                frame = event.frame()
+            async for unstamped in stream:
+                event = run.publish(unstamped)
                 if isinstance(event, StreamEnd) or (isinstance(event, ErrorEvent) and run.result is None):
-                    run.result = frame
+                    run.result = event
                 over = isinstance(event, StreamEnd | StreamStopped)
                 if over:  # for the user: a new message stops what is left (post-turn work, a
                     run.answered = True  # stopped turn's last writes) and starts once it is done
-                run.publish(frame)
-                self._observe(run, frame)
+                self._observe(run, event)
                 if over:
                     self._background(self._answered(run))  # the turn goes on meanwhile
                     self._background(self._next(run.session_id))  # what waits runs now
@@ -400,10 +402,10 @@ class RunManager(RunControls, Queueing):
             if not run.answered:  # ended without an answer: what waits runs all the same
                 self._background(self._next(run.session_id))
 
-    def _observe(self, run: AgentRun, frame: dict[str, Any]) -> None:
+    def _observe(self, run: AgentRun, event: RunEvent) -> None:
         for observer in self.observers:
             try:
-                observer(run.session_id, run.purpose, frame)
+                observer(run.session_id, run.purpose, event)
             except Exception:
                 log.exception("runs.observer_failed", session_id=run.session_id)
 
@@ -416,11 +418,10 @@ class RunManager(RunControls, Queueing):
     def _end_with(self, run: AgentRun, error: ErrorEvent) -> None:
         """A run that ended on an exception: its error is its result too (a REST caller waiting
         for the answer gets the error, not an empty "stopped")."""
-        frame = error.frame()
-        run.publish(frame)
-        self._observe(run, frame)
+        event = run.publish(error)
+        self._observe(run, event)
         if run.result is None:
-            run.result = frame
+            run.result = event
 
     async def shutdown(self, grace: float = 10.0) -> None:
         """Stop every run cooperatively and wait for them to save what they have (each lets go of

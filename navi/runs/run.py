@@ -1,8 +1,11 @@
 """One run: the frames it published, the clients following it, and how it ended.
 
-A run publishes frames (`stream_start`, the agent's events), each stamped with the run's `run_id`
-and a sequence number, and keeps them until it ends, so a client that connects mid-run — a
-reloaded page — first receives the turn's frames so far and then the live ones.
+A run publishes typed events (`StreamStart`, the agent's events), each stamped with the run's
+`run_id` and a sequence number, and keeps them until it ends, so a client that connects mid-run — a
+reloaded page — first receives the turn's frames so far and then the live ones. Each event is
+turned into its JSON frame once, as it is published, for the edges (sockets, the bus between
+workers); followers in this process (background jobs, schedules, notifications) subscribe with
+`typed=True` and read the events themselves, matching on their class.
 """
 
 from __future__ import annotations
@@ -12,13 +15,15 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from pydantic import MISSING
 
 from navi.agent.events import said_by_user
 from navi.llm.messages import Message
-from navi.protocol import UserMessage
+from navi.protocol import ErrorEvent, RunEvent, StreamEnd, UserMessage
+
+E = TypeVar("E", bound=RunEvent)
 
 MAX_BACKLOG = 20_000  # frames queued for one slow client before it is dropped
 
@@ -51,8 +56,9 @@ class Subscriber:
 
     queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
     dropped: bool = False
+    typed: bool = False  # handed the events (followers in this process), not their JSON frames
 
-    def put(self, frame: dict[str, Any]) -> None:
+    def put(self, frame: dict[str, Any] | RunEvent) -> None:
         if self.dropped:
             return
         if self.queue.qsize() >= MAX_BACKLOG:
@@ -71,10 +77,11 @@ class AgentRun:
     session_id: str
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
-    frames: list[dict[str, Any]] = field(default_factory=list)
+    frames: list[dict[str, Any]] = field(default_factory=list)  # as sent: JSON-ready
+    events: list[RunEvent] = field(default_factory=list)  # the same, as published
     subscribers: set[Subscriber] = field(default_factory=set)
     task: asyncio.Task[None] | None = None
-    result: dict[str, Any] | None = None
+    result: StreamEnd | ErrorEvent | None = None  # the turn's answer, or the error it ended with
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     answered: bool = False  # stream_end is out: only post-turn work is left
     leased: bool = False  # it holds its session's lease
@@ -93,21 +100,26 @@ class AgentRun:
     # program waiting on the answer ("api": the OpenAI-compatible API, the MCP server).
     purpose: str = "answer"
 
-    def publish(self, frame: dict[str, Any]) -> None:
-        frame["run_id"] = self.run_id
-        frame["seq"] = len(self.frames) + 1
+    def publish(self, event: E) -> E:
+        """Stamp `event` with the run's id and its number, send it, and return it as stamped."""
+        stamped = cast(E, event.model_copy(update={"run_id": self.run_id, "seq": len(self.frames) + 1}))
+        frame = stamped.frame()
         self.frames.append(frame)
+        self.events.append(stamped)
         for sub in list(self.subscribers):
-            sub.put(frame)
+            sub.put(stamped if sub.typed else frame)
         if self.watch is not None:
             self.watch(frame)
         if self.sink is not None:
             self.sink(self, frame)
+        return stamped
 
-    def subscribe(self, since: int = 0, queue: asyncio.Queue[Any] | None = None) -> Subscriber:
-        sub = Subscriber(queue) if queue is not None else Subscriber()
-        for frame in self.frames[since:]:
-            sub.put(frame)
+    def subscribe(
+        self, since: int = 0, queue: asyncio.Queue[Any] | None = None, *, typed: bool = False
+    ) -> Subscriber:
+        sub = Subscriber(queue, typed=typed) if queue is not None else Subscriber(typed=typed)
+        for item in (self.events if typed else self.frames)[since:]:
+            sub.put(item)
         if self.finished.is_set():
             sub.end()
         else:

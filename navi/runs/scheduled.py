@@ -29,9 +29,16 @@ import structlog
 from navi.agent.turns import TurnOptions
 from navi.llm.messages import utcnow
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
-from navi.protocol import ScheduleRunChanged
+from navi.protocol import (
+    ApprovalRequired,
+    ApprovalResolved,
+    ErrorEvent,
+    ScheduleRunChanged,
+    StreamEnd,
+    StreamStopped,
+)
 from navi.runs.manager import RunManager
-from navi.runs.run import AgentRun, RunActive
+from navi.runs.run import AgentRun, RunActive, Subscriber
 from navi.schedules.models import RunStatus, Schedule, ScheduleRun
 from navi.schedules.notify import WebhookNotifier, first_lines
 from navi.schedules.store import ScheduleStore
@@ -81,13 +88,13 @@ class ScheduledRuns:
             return
         self._frame(schedule, run, "running")
         outcome = await self._follow(schedule, run, agent_run)
-        result = agent_run.result or {}
-        if result.get("type") == "stream_end":
-            await self._finish(schedule, run, "ok", answer=str(result.get("content") or ""))
-        elif result.get("type") == "error":
-            await self._finish(schedule, run, "error", error=str(result.get("message") or "the run failed"))
-        else:
-            await self._finish(schedule, run, "error", error=outcome or "the run was stopped")
+        match agent_run.result:
+            case StreamEnd(content=content):
+                await self._finish(schedule, run, "ok", answer=content)
+            case ErrorEvent(message=message):
+                await self._finish(schedule, run, "error", error=message or "the run failed")
+            case None:
+                await self._finish(schedule, run, "error", error=outcome or "the run was stopped")
 
     async def _session(self, schedule: Schedule) -> str:
         sessions = self.sessions
@@ -121,27 +128,24 @@ class ScheduledRuns:
 
     async def _follow(self, schedule: Schedule, run: ScheduleRun, agent_run: AgentRun) -> str | None:
         """Read the run's frames until its outcome is known; approvals waited for are reported."""
-        sub = agent_run.subscribe()
+        sub = agent_run.subscribe(typed=True)
         try:
             while True:
-                frame = await sub.queue.get()
-                if frame is sub:
-                    return None
-                kind = frame.get("type")
-                if kind == "approval_required":
-                    await self.store.update_run(run.id, {"status": "waiting_approval"})
-                    self._frame(schedule, run, "waiting_approval", tool=frame.get("tool"))
-                    await self._notify(
-                        schedule,
-                        f"Waiting for your approval: {frame.get('tool')} — {frame.get('reason', '')}",
-                    )
-                elif kind == "approval_resolved":
-                    await self.store.update_run(run.id, {"status": "running"})
-                    self._frame(schedule, run, "running")
-                elif kind in ("stream_end", "error"):
-                    return None
-                elif kind == "stream_stopped":
-                    return "the run was stopped"
+                event = await sub.queue.get()
+                match event:
+                    case Subscriber():  # the end of the run's events
+                        return None
+                    case ApprovalRequired(tool=tool, reason=reason):
+                        await self.store.update_run(run.id, {"status": "waiting_approval"})
+                        self._frame(schedule, run, "waiting_approval", tool=tool)
+                        await self._notify(schedule, f"Waiting for your approval: {tool} — {reason}")
+                    case ApprovalResolved():
+                        await self.store.update_run(run.id, {"status": "running"})
+                        self._frame(schedule, run, "running")
+                    case StreamEnd() | ErrorEvent():
+                        return None
+                    case StreamStopped():
+                        return "the run was stopped"
         finally:
             agent_run.unsubscribe(sub)
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from opentelemetry.trace import NoOpTracer, Span, SpanKind, Status, StatusCode, Tracer
 
+from navi.protocol import ErrorEvent, StreamEnd
 from navi.telemetry.calls import ModelCalls
 from navi.telemetry.metrics import CONTENT_TYPE, Metrics
 
@@ -70,13 +71,11 @@ class Telemetry:
             self.metrics.runs_active.dec()
 
     @staticmethod
-    def turn_ended(span: Span, result: dict[str, Any] | None) -> None:
+    def turn_ended(span: Span, result: StreamEnd | ErrorEvent | None) -> None:
         """The turn's outcome on its span: its `stream_end`, or the error it ended with."""
-        if not span.is_recording() or result is None:
-            return
-        if result.get("type") == "error":
-            span.set_attribute("error.type", str(result.get("code") or "error"))
-            span.set_status(Status(StatusCode.ERROR, str(result.get("message", ""))[:500]))
+        if span.is_recording() and isinstance(result, ErrorEvent):
+            span.set_attribute("error.type", str(result.code or "error"))
+            span.set_status(Status(StatusCode.ERROR, result.message[:500]))
 
     def frames(self) -> Callable[[dict[str, Any]], None]:
         """What a run calls with each frame it sends: counted by type, and the time to the first

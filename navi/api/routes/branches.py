@@ -5,13 +5,11 @@ fork a session at a message. The streaming equivalents are the `edit`, `regenera
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 
 from navi.agent import branches
 from navi.api.deps import CurrentUser, OwnedSessionId, RunsDep, RuntimeDep
-from navi.api.errors import RunFailed
+from navi.api.errors import settled_answer
 from navi.api.routing import api_router
 from navi.runs import AgentRun, branching
 
@@ -52,11 +50,8 @@ class Forked(BaseModel):
 
 
 async def _answer(run: AgentRun, session_id: str, parent: str | None) -> BranchAnswer:
-    await run.settled.wait()  # the answer, not the post-turn work after it
-    result: dict[str, Any] = run.result or {}
-    if result.get("type") == "error":
-        raise RunFailed(result.get("message", "the run failed"), result.get("code", "internal"))
-    if result.get("type") != "stream_end":
+    result = await settled_answer(run)
+    if result is None:
         return BranchAnswer(
             session_id=session_id,
             parent_id=parent,
@@ -68,10 +63,10 @@ async def _answer(run: AgentRun, session_id: str, parent: str | None) -> BranchA
     return BranchAnswer(
         session_id=session_id,
         parent_id=parent,
-        content=result["content"],
-        context_tokens=result["context_tokens"],
-        max_context_tokens=result["max_context_tokens"],
-        finish_reason=result.get("finish_reason", "stop"),
+        content=result.content,
+        context_tokens=result.context_tokens,
+        max_context_tokens=result.max_context_tokens,
+        finish_reason=result.finish_reason,
     )
 
 

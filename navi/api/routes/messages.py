@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from navi.agent.said import signed
 from navi.agent.turns import TurnOptions
 from navi.api.deps import OwnedSessionId, RunsDep, SessionDep, SharedFilesDep, UploadsDep
-from navi.api.errors import BadRequest, RunFailed
+from navi.api.errors import BadRequest, settled_answer
 from navi.api.routing import api_router
 from navi.api.websocket import FrameError, bring_files, checked_message
 from navi.llm.messages import Message, ToolCall, with_files
@@ -133,18 +133,15 @@ async def send_message(
         return Waiting(
             session_id=session.id, message_id=sent.queued.message_id, mode=body.mode, position=sent.position
         )
-    await run.settled.wait()  # the answer, not the post-turn work after it
-    result: dict[str, Any] = run.result or {}
-    if result.get("type") == "error":
-        raise RunFailed(result.get("message", "the run failed"), result.get("code", "internal"))
-    if result.get("type") != "stream_end":
+    result = await settled_answer(run)
+    if result is None:
         return Answer(session_id=session.id, content="", context_tokens=0, max_context_tokens=0, stopped=True)
     return Answer(
         session_id=session.id,
-        content=result["content"],
-        context_tokens=result["context_tokens"],
-        max_context_tokens=result["max_context_tokens"],
-        finish_reason=result.get("finish_reason", "stop"),
+        content=result.content,
+        context_tokens=result.context_tokens,
+        max_context_tokens=result.max_context_tokens,
+        finish_reason=result.finish_reason,
     )
 
 

@@ -154,3 +154,37 @@ def test_ctrl_d_during_a_reply_quits_once_it_and_the_lines_before_are_done(
             term.close()
     asked = [r.last_user_text for r in script.of_kind("turn")]
     assert asked == ["Count slowly", "One more thing"]
+
+
+def test_the_start_question_offers_the_latest_conversation_and_a_bare_n_starts_a_new_one(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    """Sessions are listed pinned first, but the question offers the one last active; `n` answers
+    at once, so the first message typed after it goes to a new conversation."""
+    script = use_script(fake_server)
+    script.turn("Older answer.", "Newer answer.", "A fresh answer.")
+    with live_navi(tmp_path, fake_server, planning_enabled=False) as navi:
+        older, newer = navi.new_session(), navi.new_session()
+        with navi.client() as http:
+            for sid, name in ((older, "Pinned and older"), (newer, "Latest talk")):
+                http.post(f"/sessions/{sid}/messages", json={"content": f"About {name}"})
+                assert http.patch(f"/sessions/{sid}", json={"name": name}).status_code == 200
+            assert http.patch(f"/sessions/{older}/pin", json={"pinned": True}).status_code == 200
+            assert http.get("/sessions").json()[0]["id"] == older  # listed first
+        term = Terminal([*NAVI, "chat"], env_for(navi, tmp_path))
+        try:
+            term.wait_for("Continue “Latest talk”")
+            term.type("n")  # no Enter
+            term.wait_for("Type a message")
+            term.type("hello there")
+            term.send("Enter")
+            term.wait_for("A fresh answer.")
+            term.wait_for_prompt(after="A fresh answer.")
+            term.send("C-d")
+            term.wait_for("[exited 0]")
+        finally:
+            term.close()
+        with navi.client() as http:
+            ids = [s["id"] for s in http.get("/sessions").json()]
+    assert len(ids) == 3 and older in ids and newer in ids
+    assert script.of_kind("turn")[-1].last_user_text == "hello there"

@@ -10,8 +10,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -91,10 +93,25 @@ def prompt_session(history_file: Path, completer: Completer | None = None) -> Pr
 YES, NO = ("", "y", "yes"), ("n", "no")
 
 
+def _answer_keys() -> KeyBindings:
+    """`y` or `n` as the first key answers at once (no Enter): a bare `n` followed by the first
+    message must not be read as that message, which would continue the old conversation."""
+    keys = KeyBindings()
+    first = Condition(lambda: not get_app().current_buffer.text)
+    for key in ("y", "Y", "n", "N"):
+
+        @keys.add(key, filter=first)
+        def _(event: KeyPressEvent, key: str = key) -> None:
+            event.app.exit(result=key)
+
+    return keys
+
+
 async def ask_yes(question: str) -> tuple[bool, str]:
-    """A yes/no question before the chat starts; Enter means yes. Anything else typed there was
-    meant for the chat: it counts as yes (the default) and is given back, to go in the prompt."""
-    session: PromptSession[str] = PromptSession()
+    """A yes/no question before the chat starts; Enter or `y` means yes, `n` no, each at once.
+    Anything else typed there was meant for the chat: it counts as yes (the default) and is given
+    back, to go in the prompt."""
+    session: PromptSession[str] = PromptSession(key_bindings=_answer_keys())
     answer = await session.prompt_async(FormattedText([("bold", question), ("", " [Y/n] ")]))
     word = answer.strip().lower()
     if word in YES or word in NO:
@@ -108,11 +125,12 @@ async def start(chat: Chat, session_ref: str | None, new: bool) -> None:
         await chat.open(await chat.remote.find_session(session_ref))
         return
     if not new:
-        recent = await chat.remote.sessions()
-        if recent:
-            yes, typed = await ask_yes(f"Continue {describe(recent[0])}?")
+        listed = await chat.remote.sessions()  # pinned first: the latest is the last active
+        if listed:
+            latest = max(listed, key=lambda s: str(s.get("last_active") or ""))
+            yes, typed = await ask_yes(f"Continue {describe(latest)}?")
             if yes:
-                await chat.open(str(recent[0]["id"]))
+                await chat.open(str(latest["id"]))
                 if typed:  # not lost: it waits in the prompt, Enter sends it
                     chat.refill = typed
                     chat.say("(what you typed is in the prompt: Enter sends it)")

@@ -26,8 +26,8 @@ runner = CliRunner()
 def test_schedules_command_without_a_server(tmp_path: Path) -> None:
     env = {"DB_PATH": str(tmp_path / "navi.db"), "LOG_LEVEL": "WARNING", "TZ": "Europe/Berlin"}
 
-    def cli(*args: str) -> object:
-        return runner.invoke(app, ["schedules", *args], env=env)
+    def cli(*args: str, **more: str) -> object:
+        return runner.invoke(app, ["schedules", *args], env={**env, **more})
 
     assert cli("list").stdout.strip() == "No schedules yet."
     added = cli("add", "Check the disks", "--cron", "0 3 * * *", "--title", "Disks")
@@ -60,8 +60,13 @@ def test_schedules_command_without_a_server(tmp_path: Path) -> None:
     assert cli("list").stdout.strip() == "No schedules yet."
     assert cli("remove", bobs, "--user", "bob").stdout.strip() == f"removed {bobs}"
 
-    # --deliver CHANNEL:TO: each answer also goes to a channel address (a Matrix room id has colons).
-    mailed = cli("add", "Brief me", "--every", "1h", "--deliver", "Matrix:!room:example.org")
+    # --deliver CHANNEL:TO: each answer also goes to a channel address (a Matrix room id has colons),
+    # on a channel this Navi has set up.
+    unset = cli("add", "Brief me", "--every", "1h", "--deliver", "Matrix:!room:example.org")
+    assert unset.exit_code == 1 and "deliver to matrix: that channel is not set up" in unset.stderr
+    assert "NAVI_MATRIX_HOMESERVER" in unset.stderr and "No schedules yet." in cli("list").stdout
+    matrix = {"NAVI_MATRIX_HOMESERVER": "http://127.0.0.1:9", "NAVI_MATRIX_USER": "@navi:example.org"}
+    mailed = cli("add", "Brief me", "--every", "1h", "--deliver", "Matrix:!room:example.org", **matrix)
     assert mailed.exit_code == 0, mailed.output
     assert mailed.stdout.rstrip().endswith("; answers also go to matrix:!room:example.org")
     assert json.loads(cli("list", "--json").stdout)[0]["deliver"] == {
@@ -129,7 +134,15 @@ async def test_the_schedule_tool_through_the_agent_loop(tmp_path: Path, fake_ser
         "Set.",
         "Stretch!",  # the reminder's own run
     )
-    with live_navi(tmp_path, fake_server, tz="Asia/Tokyo", navi_schedule_poll_seconds=0.2) as navi:
+    mail = {  # set up, so the answer may go by mail (the server is never reached here)
+        "navi_email_address": "navi@example.org",
+        "navi_email_imap_host": "127.0.0.1",
+        "navi_email_imap_port": 9,
+        "navi_email_smtp_host": "127.0.0.1",
+        "navi_email_smtp_port": 9,
+        "navi_email_poll_seconds": 3600,
+    }
+    with live_navi(tmp_path, fake_server, tz="Asia/Tokyo", navi_schedule_poll_seconds=0.2, **mail) as navi:
         session = navi.new_session()
         async with httpx.AsyncClient(base_url=navi.url, headers=navi.auth, timeout=30) as http:
             answer = await http.post(

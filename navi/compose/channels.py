@@ -8,6 +8,7 @@ navi/channels/ plus its settings here.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -87,6 +88,26 @@ def normalize(channel: str, address: str) -> tuple[str, str]:
     if kind is None:
         raise ValueError(f"no channel {channel!r}: Navi has {', '.join(sorted(KINDS))}")
     return check_entry(name, kind.normalize(address))
+
+
+# What each channel needs set before Navi can send on it.
+SETUP: dict[str, str] = {
+    "email": "set NAVI_EMAIL_ADDRESS, NAVI_EMAIL_IMAP_HOST and NAVI_EMAIL_SMTP_HOST (docs/channels.md)",
+    "matrix": "set NAVI_MATRIX_HOMESERVER and NAVI_MATRIX_USER (docs/channels.md)",
+}
+
+
+def delivery_problem(settings: Settings) -> Callable[[str], str | None]:
+    """Why a schedule's answer cannot go to a channel: Navi has no such channel, or it is not set
+    up here (what to set); None when it can."""
+    ready = {"email": email_settings(settings) is not None, "matrix": matrix_settings(settings) is not None}
+
+    def problem(channel: str) -> str | None:
+        if channel not in KINDS:
+            return f"Navi has no channel {channel!r} (it has {', '.join(sorted(KINDS))})"
+        return None if ready.get(channel) else f"that channel is not set up: {SETUP[channel]}"
+
+    return problem
 
 
 def build_channels(settings: Settings) -> list[Channel]:

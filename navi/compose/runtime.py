@@ -25,7 +25,7 @@ from navi.agent.gate import ApprovalGate
 from navi.agent.workers import CompressionWorker, NamingWorker
 from navi.channels.store import ChannelStore, InMemoryChannelStore
 from navi.compose import parts
-from navi.compose.channels import channel_store
+from navi.compose.channels import channel_store, delivery_problem
 from navi.compose.notifications import push_sender
 from navi.compose.telemetry import build_telemetry
 from navi.compose.voice import build_voice
@@ -254,7 +254,11 @@ async def build_runtime(
         schedule_store = stores.schedules
         schedule_settings = parts.schedule_settings(settings)
         schedules = ScheduleService(
-            schedule_store, sessions=sessions, profiles=profiles, zone_name=schedule_settings.zone_name
+            schedule_store,
+            sessions=sessions,
+            profiles=profiles,
+            zone_name=schedule_settings.zone_name,
+            delivery_problem=delivery_problem(settings),
         )
         state = SessionState(stores.state)
         retrieval = Retrieval(stores.documents, embed) if stores.documents is not None else None

@@ -79,8 +79,11 @@ class ScheduleService:
         profiles: ProfileRegistry,
         zone_name: str,
         now: Callable[[], datetime] = utcnow,
+        delivery_problem: Callable[[str], str | None] = lambda channel: None,
     ) -> None:
         when.zone(zone_name)
+        # Why a channel cannot deliver a schedule's answer (it is not set up: what to set), or None.
+        self.delivery_problem = delivery_problem
         self.store = store
         self.sessions = sessions
         self.profiles = profiles
@@ -223,20 +226,21 @@ class ScheduleService:
             raise ScheduleError(f"title must be at most {TITLE_MAX} characters")
         return text or default_title(prompt)
 
-    @staticmethod
-    def _deliver(raw: Any) -> Delivery | None:
-        """`{"channel": …, "to": …}` checked (None: no delivery); `ScheduleError` says what is wrong."""
+    def _deliver(self, raw: Any) -> Delivery | None:
+        """`{"channel": …, "to": …}` checked, on a channel this Navi has set up (None: no delivery);
+        `ScheduleError` says what is wrong, and for a channel not set up, what to configure."""
         if raw is None:
             return None
-        if isinstance(raw, Delivery):
-            return raw
         try:
-            return Delivery.model_validate(dict(raw))
+            delivery = raw if isinstance(raw, Delivery) else Delivery.model_validate(dict(raw))
         except (TypeError, ValueError) as exc:
             raise ScheduleError(
                 'deliver must be {"channel": …, "to": …}: an email address or a Matrix room id '
                 '("!room:example.org") on that channel\'s allowlist'
             ) from exc
+        if (problem := self.delivery_problem(delivery.channel)) is not None:
+            raise ScheduleError(f"deliver to {delivery.channel}: {problem}")
+        return delivery
 
     @staticmethod
     def _missed(missed: Any, kind: str) -> Any:

@@ -153,7 +153,21 @@ def test_run_now_in_this_conversation_streams_there_and_leaves_it_read(
     assert unread(navi, sid) is False
 
 
-def test_a_bad_cron_is_explained_and_pause_resume_delete_reach_the_server(page: Page, navi: LiveNavi) -> None:
+# Mail is set up (its server is never reached: nothing is delivered here), so a schedule may send
+# its answers by mail; Matrix is not, so one that would send them to a room is refused.
+@pytest.mark.navi(
+    tz="Europe/Berlin",
+    navi_schedule_poll_seconds=0.2,
+    navi_email_address="navi@example.org",
+    navi_email_imap_host="127.0.0.1",
+    navi_email_imap_port=9,
+    navi_email_smtp_host="127.0.0.1",
+    navi_email_smtp_port=9,
+    navi_email_poll_seconds=3600,
+)
+def test_a_bad_cron_is_explained_and_pause_resume_delete_reach_the_server(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
     open_app(page)
     opener = page.get_by_role("button", name="Schedules")
     opener.focus()
@@ -180,6 +194,12 @@ def test_a_bad_cron_is_explained_and_pause_resume_delete_reach_the_server(page: 
     deliver.fill("ana@example.org")
     page.get_by_role("button", name="Create schedule").click()
     expect(page.locator("#schedule-error")).to_contain_text("as channel:address")
+    expect(deliver).to_have_attribute("aria-invalid", "true")
+    assert schedules(navi) == []
+    deliver.fill("matrix:!room:example.org")  # a channel this Navi has not set up: refused, saying why
+    page.get_by_role("button", name="Create schedule").click()
+    expect(page.locator("#schedule-error")).to_contain_text("matrix: that channel is not set up")
+    expect(page.locator("#schedule-error")).to_contain_text("NAVI_MATRIX_HOMESERVER")
     expect(deliver).to_have_attribute("aria-invalid", "true")
     assert schedules(navi) == []
     deliver.fill("Email:ana@example.org")
@@ -211,6 +231,13 @@ def test_a_bad_cron_is_explained_and_pause_resume_delete_reach_the_server(page: 
     row.get_by_role("button", name="Resume").click()
     expect(row.locator(".schedule-state")).to_have_count(0)
     assert [s["paused"] for s in schedules(navi)] == [False]
+
+    # Run now: answered, but ana@example.org is on no allowlist, so the mail is not sent — the run
+    # says so (an answer that did not go where the schedule sends it is not just "ok").
+    use_script(fake_server).turn("The disks are fine.")
+    row.get_by_role("button", name="Run now").click()
+    expect(row.locator(".schedule-last")).to_contain_text("Not delivered to email:ana@example.org")
+    expect(row.locator(".schedule-last")).to_contain_text("The disks are fine.")
 
     row.get_by_role("button", name="Delete").click()
     question = page.get_by_role("dialog", name="Delete this schedule?")  # asked in the page, over the panel

@@ -14,7 +14,9 @@ const STATUS = { running: "running", waiting_approval: "waiting for your approva
 
 function runLine(run, timeZone) {
   const what = run.status === "ok" ? plainText(run.preview || "") : run.error; // the answer's start, read as text
-  return [STATUS[run.status] || run.status, inZone(run.finished_at || run.started_at || run.due_at, timeZone), what]
+  // An answer that could not go where the schedule sends it: why, on its run (not only in the log).
+  const undelivered = run.status === "ok" && run.error ? run.error : "";
+  return [STATUS[run.status] || run.status, inZone(run.finished_at || run.started_at || run.due_at, timeZone), undelivered, what]
     .filter(Boolean).join(" · ");
 }
 

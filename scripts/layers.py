@@ -83,8 +83,6 @@ MANY_PARAMS: dict[str, str] = {
     "navi/testing/llama.py:LlamaServer.__init__": "llama-server's options, keyword-only",
     "navi/tools/builtin/__init__.py:register_builtins": "the built-ins' collaborators (composition root)",
     "navi/tools/builtin/web.py:WebViewTool._render": "a page's parts: a record",
-    "navi/tools/process.py:run_confined": "a confined process's options, keyword-only",
-    "navi/sandbox/bwrap.py:bwrap_argv": "a sandbox's options: the SandboxPolicy record",
     "navi/runs/background.py:JobRunner.__init__": "the job runner's collaborators (composition root)",
 }
 # Where JSON frames and events come in or go out: dispatching on their "type" string belongs here.

@@ -80,9 +80,7 @@ MANY_PARAMS: dict[str, str] = {
     "navi/cli/schedules.py:add": "a Typer command: one parameter per command-line option",
     "navi/documents/indexer.py:Indexer.__init__": "settings with defaults, keyword-only",
     "navi/schedules/service.py:ScheduleService.create": "a schedule's fields: a NewSchedule record",
-    "navi/testing/llama.py:LlamaServer.__init__": "llama-server's options, keyword-only",
     "navi/tools/builtin/__init__.py:register_builtins": "the built-ins' collaborators (composition root)",
-    "navi/tools/builtin/web.py:WebViewTool._render": "a page's parts: a record",
     "navi/runs/background.py:JobRunner.__init__": "the job runner's collaborators (composition root)",
 }
 # Where JSON frames and events come in or go out: dispatching on their "type" string belongs here.

@@ -51,7 +51,7 @@ from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.state import SessionState
 from navi.storage.database import Database
 from navi.storage.documents import SqlDocumentStore
-from navi.tools.builtin import register_builtins
+from navi.tools.builtin import BuiltinDeps, register_builtins
 from navi.tools.host.client import ToolHost
 from navi.tools.loader import LoadResult
 from navi.tools.registry import ToolRegistry
@@ -88,9 +88,7 @@ def fixed_prompts(
         sandbox = build_sandbox(settings)
         host = ToolHost(sandbox)
         registry = ToolRegistry(user_tools=host)
-        register_builtins(
-            registry,
-            builtin_settings(settings, sandbox),
+        deps = BuiltinDeps(
             state=SessionState(),
             profiles=profiles,
             sessions=InMemorySessionStore(),
@@ -103,6 +101,7 @@ def fixed_prompts(
             documents=Retrieval(SqlDocumentStore(Database(f"sqlite:///{tmp}/navi.db"))),
             jobs=JobService(InMemoryJobStore(), InMemorySessionStore(), profiles),
         )
+        register_builtins(registry, builtin_settings(settings, sandbox), deps)
         ensure_tools_dir(settings.tools_dir)
         loaded = asyncio.run(_load_user_tools(registry, host, settings.tools_dir))
         if loaded.errors:

@@ -78,7 +78,6 @@ MANY_PARAMS: dict[str, str] = {
     "navi/agent/context.py:build_context": "the prompt's parts: a PromptParts record",
     "navi/agent/workers.py:after_turn": "the finished run's facts: WorkerContext built by the caller",
     "navi/cli/schedules.py:add": "a Typer command: one parameter per command-line option",
-    "navi/tools/builtin/__init__.py:register_builtins": "the built-ins' collaborators (composition root)",
     "navi/runs/background.py:JobRunner.__init__": "the job runner's collaborators (composition root)",
 }
 # Where JSON frames and events come in or go out: dispatching on their "type" string belongs here.

@@ -57,7 +57,7 @@ from navi.storage.database import Database
 from navi.storage.memory import SqlMemoryStore
 from navi.storage.stores import build_stores
 from navi.telemetry import Telemetry
-from navi.tools.builtin import register_builtins
+from navi.tools.builtin import BuiltinDeps, register_builtins
 from navi.tools.builtin.agents import SpawnAgentTool
 from navi.tools.builtin.browser import BrowserTool
 from navi.tools.builtin.memory import ForgetTool, RememberTool
@@ -277,14 +277,16 @@ async def build_runtime(
         handles = register_builtins(
             tools,
             parts.builtin_settings(settings, sandbox),
-            state=state,
-            profiles=profiles,
-            sessions=sessions,
-            memory=memory,
-            sandbox=sandbox,
-            schedules=schedules,
-            documents=retrieval,
-            jobs=jobs,
+            BuiltinDeps(
+                state=state,
+                profiles=profiles,
+                sessions=sessions,
+                memory=memory,
+                sandbox=sandbox,
+                schedules=schedules,
+                documents=retrieval,
+                jobs=jobs,
+            ),
         )
         skills = parts.skill_library(settings)
         register_skill_tools(

@@ -78,7 +78,6 @@ MANY_PARAMS: dict[str, str] = {
     "navi/agent/context.py:build_context": "the prompt's parts: a PromptParts record",
     "navi/agent/workers.py:after_turn": "the finished run's facts: WorkerContext built by the caller",
     "navi/cli/schedules.py:add": "a Typer command: one parameter per command-line option",
-    "navi/runs/background.py:JobRunner.__init__": "the job runner's collaborators (composition root)",
 }
 # Where JSON frames and events come in or go out: dispatching on their "type" string belongs here.
 EDGES = ("navi.api", "navi.channels", "navi.cli", "navi.protocol", "navi.testing", "navi.runs.pg")

@@ -71,12 +71,9 @@ LONG_MODULES: dict[str, str] = {}
 # be a type. The entries below are the ones left, each with the reason; remove one when it shrinks.
 MAX_PARAMS = 8
 MANY_PARAMS: dict[str, str] = {
-    "navi/agent/engine.py:Agent.__init__": "the agent's collaborators, built in the composition root",
-    "navi/agent/binding.py:RunBinder.__init__": "the binder's collaborators, built in the composition root",
     "navi/agent/compression/compressor.py:ContextCompressor.run_pass": "one pass's inputs: a Pass record",
     "navi/agent/compression/summary.py:summarize": "a summary call's inputs: a SummaryCall record",
     "navi/agent/context.py:build_context": "the prompt's parts: a PromptParts record",
-    "navi/agent/workers.py:after_turn": "the finished run's facts: WorkerContext built by the caller",
     "navi/cli/schedules.py:add": "a Typer command: one parameter per command-line option",
 }
 # Where JSON frames and events come in or go out: dispatching on their "type" string belongs here.

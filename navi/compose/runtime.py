@@ -22,6 +22,7 @@ from navi.agent.analysis import AnalysisAsk, Analyst
 from navi.agent.compression.compressor import ContextCompressor
 from navi.agent.engine import Agent
 from navi.agent.gate import ApprovalGate
+from navi.agent.parts import AgentParts
 from navi.agent.workers import CompressionWorker, NamingWorker
 from navi.channels.store import ChannelStore, InMemoryChannelStore
 from navi.compose import parts
@@ -314,18 +315,20 @@ async def build_runtime(
     approvals = ApprovalGate(policy, grants)
     agent = Agent(
         parts.agent_config(settings),
-        backends=backends,
-        profiles=profiles,
-        tools=tools,
-        sessions=sessions,
-        compressor=compressor,
-        workers=[CompressionWorker(compressor), NamingWorker(sessions, settings.llm_max_tokens_naming)],
-        memory_summary=lambda owner: memory.get_summary(owner=owner),
-        user_tools=EnabledTools(settings.tools_dir),
-        offered_tools=lambda profile_id: [*mcp.offered(profile_id), *SKILL_TOOLS],
-        on_session_end=[state.forget, handles.ssh.pool.close_session, *_browser_end(handles.browser)],
-        approvals=approvals,
-        documents=retrieval.for_session if retrieval is not None else None,
+        AgentParts(
+            backends=backends,
+            profiles=profiles,
+            tools=tools,
+            sessions=sessions,
+            compressor=compressor,
+            workers=[CompressionWorker(compressor), NamingWorker(sessions, settings.llm_max_tokens_naming)],
+            memory_summary=lambda owner: memory.get_summary(owner=owner),
+            user_tools=EnabledTools(settings.tools_dir),
+            offered_tools=lambda profile_id: [*mcp.offered(profile_id), *SKILL_TOOLS],
+            on_session_end=[state.forget, handles.ssh.pool.close_session, *_browser_end(handles.browser)],
+            approvals=approvals,
+            documents=retrieval.for_session if retrieval is not None else None,
+        ),
     )
     handles.spawn.spawner = agent.run_ephemeral
     agent.binder.skills = skills.listing  # each owner's skills, listed in their system message

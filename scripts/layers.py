@@ -71,8 +71,6 @@ LONG_MODULES: dict[str, str] = {}
 # be a type. The entries below are the ones left, each with the reason; remove one when it shrinks.
 MAX_PARAMS = 8
 MANY_PARAMS: dict[str, str] = {
-    "navi/agent/compression/compressor.py:ContextCompressor.run_pass": "one pass's inputs: a Pass record",
-    "navi/agent/compression/summary.py:summarize": "a summary call's inputs: a SummaryCall record",
     "navi/agent/context.py:build_context": "the prompt's parts: a PromptParts record",
     "navi/cli/schedules.py:add": "a Typer command: one parameter per command-line option",
 }

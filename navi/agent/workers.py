@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from navi.agent.compression.compressor import (
     ContextCompressor,
+    Pass,
     condense_budget,
     summary_failed,
 )
@@ -173,12 +174,14 @@ class CompressionWorker:
             wctx.model,
             overhead_tokens=overhead,
             persistent=wctx.persistent,
-            condense=condense,
-            keeps=[compressor.settings.keep_recent, 1],
-            budget_tokens=condense_budget(window),
-            enough=lambda conversation: not compressor.needed(overhead + conversation, window),
-            disclosed=wctx.disclosed,
-            prompt=None if condense else await wctx.cached_prompt(),
+            plan=Pass(
+                condense=condense,
+                keeps=[compressor.settings.keep_recent, 1],
+                budget_tokens=condense_budget(window),
+                enough=lambda conversation: not compressor.needed(overhead + conversation, window),
+                disclosed=wctx.disclosed,
+                prompt=None if condense else await wctx.cached_prompt(),
+            ),
         )
         events: list[AgentEvent] = [summary_failed(outcome.failure)] if outcome.failure else []
         if outcome.done is None:

@@ -33,7 +33,7 @@ from typing import Any
 
 import httpx
 
-from navi.agent.context import build_context
+from navi.agent.context import SystemParts, build_context
 from navi.agent.disclosure import disclose
 from navi.compose.parts import build_profiles, build_sandbox, builtin_settings
 from navi.config import Settings, load_settings
@@ -112,7 +112,7 @@ def fixed_prompts(
             view = registry.view([*profile.enabled_tools, *user_tools])
             split = disclose(view, profile.core_tools) if disclosure else None
             index = split.index_text if split is not None else None
-            head = build_context(settings.navi_persona, profile, [], tool_index=index)
+            head = build_context(SystemParts(settings.navi_persona, profile, tool_index=index), [])
             system = [m.content or "" for m in head if m.role == "system"]
             specs = split.specs([]) if split is not None else view.specs()
             out[profile.id] = ("\n\n".join(system), specs)

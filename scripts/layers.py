@@ -71,7 +71,6 @@ LONG_MODULES: dict[str, str] = {}
 # be a type. The entries below are the ones left, each with the reason; remove one when it shrinks.
 MAX_PARAMS = 8
 MANY_PARAMS: dict[str, str] = {
-    "navi/agent/context.py:build_context": "the prompt's parts: a PromptParts record",
     "navi/cli/schedules.py:add": "a Typer command: one parameter per command-line option",
 }
 # Where JSON frames and events come in or go out: dispatching on their "type" string belongs here.

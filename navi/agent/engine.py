@@ -30,7 +30,7 @@ from navi.agent.binding import RunBinder
 from navi.agent.budget import Budget
 from navi.agent.compression.in_turn import TurnCompression
 from navi.agent.compression.shorten import LongMessages, saving
-from navi.agent.context import StoppedQuestions, build_context, unanswered, unanswered_marker
+from navi.agent.context import StoppedQuestions, SystemParts, build_context, unanswered, unanswered_marker
 from navi.agent.disclosure import disclose
 from navi.agent.events import AgentEvent, ErrorEvent, Status, StreamEnd, StreamStopped
 from navi.agent.loop import FAILURE_NOTE as FAILURE_NOTE
@@ -172,11 +172,8 @@ class Agent:
         view = self.binder.tool_view(profile)
         split = disclose(view, profile.core_tools if self.config.tool_disclosure else view.names)
         return build_context(
-            self.config.persona,
-            profile,
+            SystemParts(self.config.persona, profile, memory, self.binder.tool_index(split, owner)),
             context,
-            memory,
-            tool_index=self.binder.tool_index(split, owner),
             long_messages=self.long_messages,
             stopped=self.config.stopped_questions,
         )

@@ -43,7 +43,7 @@ from real_model import Navi, wait_idle
 from websockets.asyncio.client import connect
 
 from navi.testing.agent_script import EXTRACT_MARK, NAMING_MARK, PLANNING_MARK, PROFILE_MARK, SUMMARY_MARK
-from navi.testing.llama import LlamaServer
+from navi.testing.llama import LlamaServer, ServerOptions
 from navi.testing.replay import Exchange, RecordingProxy
 from navi.testing.templates import CHATML_TOOLS, path
 
@@ -128,11 +128,9 @@ def llama_server(tmp: Path, ctx: int, ram_cache: bool, name: str) -> LlamaServer
     extra = ["--cache-reuse", "256", "--seed", "1", "--metrics"] + ([] if ram_cache else ["--cache-ram", "0"])
     return LlamaServer(
         "smollm2",
-        ctx=2 * ctx,
-        parallel=2,
+        ServerOptions(ctx=2 * ctx, parallel=2, extra_args=extra),
         template=path(CHATML_TOOLS),
         log_path=tmp / f"llama-{name}.log",
-        extra_args=extra,
     )
 
 

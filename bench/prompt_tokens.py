@@ -33,7 +33,7 @@ from typing import Any
 
 import httpx
 
-from navi.agent.context import build_context
+from navi.agent.context import SystemParts, build_context
 from navi.agent.disclosure import disclose
 from navi.compose.parts import build_profiles, build_sandbox, builtin_settings
 from navi.config import Settings, load_settings
@@ -51,7 +51,7 @@ from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.state import SessionState
 from navi.storage.database import Database
 from navi.storage.documents import SqlDocumentStore
-from navi.tools.builtin import register_builtins
+from navi.tools.builtin import BuiltinDeps, register_builtins
 from navi.tools.host.client import ToolHost
 from navi.tools.loader import LoadResult
 from navi.tools.registry import ToolRegistry
@@ -88,9 +88,7 @@ def fixed_prompts(
         sandbox = build_sandbox(settings)
         host = ToolHost(sandbox)
         registry = ToolRegistry(user_tools=host)
-        register_builtins(
-            registry,
-            builtin_settings(settings, sandbox),
+        deps = BuiltinDeps(
             state=SessionState(),
             profiles=profiles,
             sessions=InMemorySessionStore(),
@@ -103,6 +101,7 @@ def fixed_prompts(
             documents=Retrieval(SqlDocumentStore(Database(f"sqlite:///{tmp}/navi.db"))),
             jobs=JobService(InMemoryJobStore(), InMemorySessionStore(), profiles),
         )
+        register_builtins(registry, builtin_settings(settings, sandbox), deps)
         ensure_tools_dir(settings.tools_dir)
         loaded = asyncio.run(_load_user_tools(registry, host, settings.tools_dir))
         if loaded.errors:
@@ -113,7 +112,7 @@ def fixed_prompts(
             view = registry.view([*profile.enabled_tools, *user_tools])
             split = disclose(view, profile.core_tools) if disclosure else None
             index = split.index_text if split is not None else None
-            head = build_context(settings.navi_persona, profile, [], tool_index=index)
+            head = build_context(SystemParts(settings.navi_persona, profile, tool_index=index), [])
             system = [m.content or "" for m in head if m.role == "system"]
             specs = split.specs([]) if split is not None else view.specs()
             out[profile.id] = ("\n\n".join(system), specs)

@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from prompt_tokens import count_tokens  # noqa: E402
 
 from navi.llm.messages import ToolSpec  # noqa: E402
-from navi.testing.llama import LlamaServer, free_port  # noqa: E402
+from navi.testing.llama import LlamaServer, ServerOptions, free_port  # noqa: E402
 from navi.testing.replay import Exchange, RecordingProxy  # noqa: E402
 from navi.testing.served import NotUp, wait_until_up  # noqa: E402
 from navi.testing.templates import CHATML_TOOLS, path  # noqa: E402
@@ -307,11 +307,9 @@ async def run(args: argparse.Namespace) -> None:
         tmp = Path(tmp_name)
         llama = LlamaServer(
             "smollm2",
-            ctx=args.ctx,
-            parallel=2,
+            ServerOptions(ctx=args.ctx, parallel=2, extra_args=["--kv-unified"]),
             template=path(CHATML_TOOLS),
             log_path=tmp / "llama-server.log",
-            extra_args=["--kv-unified"],
         )
         source = archive(args.before, tmp / "before") if args.before else None
         with llama, RecordingProxy(llama.url) as proxy:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from navi.agent.budget import schema_tokens
-from navi.agent.context import UNANSWERED, build_context
+from navi.agent.context import UNANSWERED, SystemParts, build_context
 from navi.agent.events import AgentEvent, ErrorEvent, Notice, Status, StreamEnd, StreamStopped, ToolEvent
 from navi.agent.turns import RunControl
 from navi.compose import Runtime, build_runtime
@@ -221,7 +221,7 @@ async def test_an_overflow_reported_by_the_server_makes_the_next_turn_compress(t
 def fixed_estimate(rt: Runtime) -> tuple[int, int]:
     """Navi's estimate of the secretary's fixed prompt: (without tools, with every tool)."""
     profile = rt.profiles.get("secretary")
-    system = build_context(rt.agent.config.persona, profile, [])[0]
+    system = build_context(SystemParts(rt.agent.config.persona, profile), [])[0]
     bare = estimate_message_tokens(system)
     return bare, bare + sum(schema_tokens(s) for s in rt.agent.tool_specs(profile))
 

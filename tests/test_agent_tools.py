@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from navi.agent.context import INTERRUPTED, MEMORY_INTRO, build_context, repair
+from navi.agent.context import INTERRUPTED, MEMORY_INTRO, SystemParts, build_context, repair
 from navi.agent.engine import FAILURE_NOTE, LIMIT_NOTE, STOPPED_CALLING_TOOLS, AgentRunError, with_files
 from navi.agent.events import ErrorEvent, ToolEvent, ToolStarted
 from navi.agent.turns import NewMessage
@@ -294,13 +294,13 @@ def test_context_building_and_repair() -> None:
         Message.tool("orphan", tool_call_id="call_gone", name="todo"),
         Message.user("next"),
     ]
-    built = build_context("Persona text.", profile, stored, memory_summary=None)
+    built = build_context(SystemParts("Persona text.", profile, memory_summary=None), stored)
     assert built[0].content == "Persona text.\n\n---\n\nProfile rules."
     assert [m.role for m in built] == ["system", "user", "assistant", "tool", "tool", "user"]
     assert built[4].content == INTERRUPTED and built[4].name == "scratchpad"
     assert "orphan" not in [m.content for m in built]
     assert repair([]) == []
-    default = build_context("", profile, [])[0].content or ""
+    default = build_context(SystemParts("", profile), [])[0].content or ""
     assert default.startswith("You are Navi") and default.endswith("Profile rules.")
 
 

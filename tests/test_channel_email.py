@@ -20,6 +20,7 @@ import pytest
 
 from navi.compose import Runtime
 from navi.compose.services import Services, build_services
+from navi.schedules.service import NewSchedule
 from navi.testing.agent_script import AgentScript
 from navi.testing.ports import free_port
 from navi.testing.script import Reply, ScriptedCall
@@ -436,21 +437,22 @@ async def test_a_schedule_delivers_its_answer_by_mail_to_listed_addresses_only(
     mail.script.turn("Your day: all quiet.", "Your day: all quiet.")  # the two run side by side
     at = "2030-01-01T09:00:00+00:00"
     daily = await mail.rt.schedules.create(
-        owner="ana",
-        prompt="Summarise my day",
-        at=at,
-        title="Daily summary",
-        deliver={"channel": "email", "to": "Ana <ANA@example.org>"},
+        "ana",
+        NewSchedule(
+            prompt="Summarise my day",
+            at=at,
+            title="Daily summary",
+            deliver={"channel": "email", "to": "Ana <ANA@example.org>"},
+        ),
     )
     assert daily.deliver is not None and daily.deliver.to == "Ana <ANA@example.org>"
     stored = await mail.rt.schedules.store.get(daily.id)
     assert stored is not None and stored.deliver == daily.deliver  # kept in the database
     await mail.rt.schedules.create(
-        owner="ana",
-        prompt="Tell Eve",
-        at=at,
-        title="For Eve",
-        deliver={"channel": "email", "to": "eve@example.com"},
+        "ana",
+        NewSchedule(
+            prompt="Tell Eve", at=at, title="For Eve", deliver={"channel": "email", "to": "eve@example.com"}
+        ),
     )
     runner = mail.services.schedule_runner
     assert runner is not None
@@ -483,7 +485,7 @@ async def test_a_schedule_refuses_a_malformed_delivery(mail: Mail) -> None:
     for bad in ({"channel": "email"}, {"channel": "E mail", "to": "x"}, {"to": "a@b"}, "email:a@b"):
         with pytest.raises(ScheduleError, match="deliver must be"):
             await mail.rt.schedules.create(
-                owner="ana", prompt="p", at="2030-01-01T09:00:00+00:00", deliver=bad
+                "ana", NewSchedule(prompt="p", at="2030-01-01T09:00:00+00:00", deliver=bad)
             )  # type: ignore[arg-type]
     assert await mail.rt.schedules.store.list() == []
 

@@ -15,6 +15,7 @@ from urllib.parse import quote
 import pytest
 
 from navi.llm.messages import utcnow
+from navi.schedules.service import NewSchedule
 from tests.helpers.matrix_world import World, joined, navi_messages, start_world
 from tests.helpers.synapse import MatrixUser, Synapse, SyncProxy
 
@@ -106,8 +107,10 @@ async def test_a_schedule_is_not_delivered_where_a_stranger_is_invited_or_anyone
         due = utcnow() + timedelta(days=365)  # any future moment: the test runs it by hand
         made = {
             room: await world.rt.schedules.create(
-                owner="ana", prompt="Summarise my day", at=due.isoformat(), title="Daily",
-                deliver={"channel": "matrix", "to": room},
+                "ana", NewSchedule(
+                    prompt="Summarise my day", at=due.isoformat(), title="Daily",
+                    deliver={"channel": "matrix", "to": room},
+                ),
             )
             for room in (invited, public, readable)
         }  # fmt: skip
@@ -149,18 +152,22 @@ async def test_a_schedule_delivers_its_answer_to_a_room_of_listed_people_only(
         due = utcnow() + timedelta(days=365)  # any future moment: the test runs it by hand
         at = due.isoformat()
         daily = await world.rt.schedules.create(
-            owner="ana",
-            prompt="Summarise my day",
-            at=at,
-            title="Daily summary",
-            deliver={"channel": "matrix", "to": room},
+            "ana",
+            NewSchedule(
+                prompt="Summarise my day",
+                at=at,
+                title="Daily summary",
+                deliver={"channel": "matrix", "to": room},
+            ),
         )
         await world.rt.schedules.create(
-            owner="ana",
-            prompt="Tell the room",
-            at=at,
-            title="For everyone",
-            deliver={"channel": "matrix", "to": shared},
+            "ana",
+            NewSchedule(
+                prompt="Tell the room",
+                at=at,
+                title="For everyone",
+                deliver={"channel": "matrix", "to": shared},
+            ),
         )
         runner = world.services.schedule_runner
         assert runner is not None

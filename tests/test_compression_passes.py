@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from navi.agent.compression.compressor import CompressionSettings, ContextCompressor
+from navi.agent.compression.compressor import CompressionSettings, ContextCompressor, Pass
 from navi.agent.compression.summary import SUMMARY_PREFIX, FutileCompressions, shrank
 from navi.agent.events import AgentEvent, ContextCompressed, Notice, StreamEnd
 from navi.llm.base import ModelInfo
@@ -135,9 +135,7 @@ async def test_a_context_a_pass_cannot_shrink_is_left_alone_until_it_grows() -> 
             MODEL,
             overhead_tokens=100,
             persistent=True,
-            condense=True,
-            keeps=[1, 0],
-            budget_tokens=500,
+            plan=Pass(condense=True, keeps=[1, 0], budget_tokens=500),
         )
 
     outcome = await condense(context)

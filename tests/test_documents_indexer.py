@@ -24,7 +24,7 @@ from navi.config import load_settings
 from navi.documents import isolate
 from navi.documents.base import Extracted
 from navi.documents.extract.common import Limits
-from navi.documents.indexer import Indexer
+from navi.documents.indexer import Indexer, Tuning
 from navi.documents.isolate import extract_isolated
 from navi.storage.documents import SqlDocumentStore
 from tests.helpers.document_stores import store, url  # noqa: F401 - fixtures
@@ -116,7 +116,7 @@ async def test_progress_is_recorded_and_a_lost_lease_drops_the_work(store: SqlDo
             await asyncio.sleep(0.05)
         return extracted
 
-    indexer = Indexer(store, None, Limits(), "w", extract=slow, progress_every=0.05)
+    indexer = Indexer(store, None, Limits(), "w", extract=slow, tuning=Tuning(progress_every=0.05))
     outcome = await indexer.index_next()
     assert outcome is not None and outcome.state == "ready"
     assert any(0.5 < p < 1 for p in seen), seen  # written while indexing, before done
@@ -129,7 +129,9 @@ async def test_progress_is_recorded_and_a_lost_lease_drops_the_work(store: SqlDo
         await asyncio.sleep(0.5)
         raise AssertionError("the extraction should have been stopped")
 
-    dropping = Indexer(store, None, Limits(), "w2", extract=deleted_meanwhile, progress_every=0.05)
+    dropping = Indexer(
+        store, None, Limits(), "w2", extract=deleted_meanwhile, tuning=Tuning(progress_every=0.05)
+    )
     lost = await asyncio.wait_for(dropping.index_next(), 5)
     assert lost is not None and lost.state == "lost"
     assert await store.get_document("alice", gone.id) is None
@@ -157,7 +159,7 @@ async def test_embeddings_in_batches_and_words_when_the_model_fails(store: SqlDo
     shelf = await store.create_collection("alice", "Shelf")
     await store.add_document("alice", shelf.id, "a.pdf", data=report(40))
     tiny = TinyEmbedder()
-    outcome = await Indexer(store, tiny, Limits(), "w", batch=16).index_next()
+    outcome = await Indexer(store, tiny, Limits(), "w", tuning=Tuning(batch=16)).index_next()
     assert outcome is not None and outcome.state == "ready" and outcome.chunks == 40
     assert tiny.batches == [16, 16, 8]
     by_meaning = await store.search("alice", "zzz", query_vector=[1.0, 1.0, 0.0], embedder="tiny")
@@ -209,7 +211,7 @@ async def test_a_queued_document_is_indexed_by_the_next_runtime(tmp_path: Path) 
 
 
 async def test_a_poke_wakes_the_loop_at_once(store: SqlDocumentStore) -> None:
-    indexer = Indexer(store, None, Limits(), "w", poll_seconds=60)
+    indexer = Indexer(store, None, Limits(), "w", tuning=Tuning(poll_seconds=60))
     loop = asyncio.create_task(indexer.run())
     try:
         await asyncio.sleep(0.2)  # it looked, found nothing, and waits a minute for the next look

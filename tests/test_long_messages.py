@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from navi.agent.compression.shorten import LongMessages
-from navi.agent.context import PLAN_HEADING, build_context
+from navi.agent.context import PLAN_HEADING, SystemParts, build_context
 from navi.agent.events import ContextCompressed, StreamEnd, ToolEvent
 from navi.llm.messages import Message
 from navi.llm.tokens import estimate_messages_tokens
@@ -200,7 +200,7 @@ def test_the_view_shortens_only_old_long_messages() -> None:
     ]
     policy = LongMessages(max_tokens=100, keep_recent=1)
     full: dict[str, str] = {}
-    built = build_context("Persona.", profile, stored, long_messages=policy, texts=full)
+    built = build_context(SystemParts("Persona.", profile), stored, long_messages=policy, texts=full)
     contents = [m.content or "" for m in built[1:]]
     assert contents[0] == stored[0].content  # a summary goes whole
     assert contents[1].startswith("x" * 200) and f'"msg_{stored[1].id}"' in contents[1]
@@ -211,8 +211,8 @@ def test_the_view_shortens_only_old_long_messages() -> None:
     assert full == {stored[1].id: big, stored[4].id: big}
     assert [m.content for m in stored][1] == big  # the stored messages are not touched
     # 0 sends every message whole; so does a limit the note alone would be longer than.
-    whole = build_context("Persona.", profile, stored[1:6], long_messages=LongMessages(0, 1))
+    whole = build_context(SystemParts("Persona.", profile), stored[1:6], long_messages=LongMessages(0, 1))
     assert [m.content for m in whole[1:]] == [m.content for m in stored[1:6]]
     small = [Message.user("y" * 100), Message.assistant("ok"), Message.user("next")]
-    tiny = build_context("Persona.", profile, small, long_messages=LongMessages(5, 1))
+    tiny = build_context(SystemParts("Persona.", profile), small, long_messages=LongMessages(5, 1))
     assert tiny[1].content == "y" * 100

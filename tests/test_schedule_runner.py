@@ -20,7 +20,7 @@ from navi.profiles.base import AgentProfile
 from navi.profiles.registry import ProfileRegistry
 from navi.schedules import Schedule, ScheduleRun
 from navi.schedules.runner import ScheduleRunner
-from navi.schedules.service import ScheduleService
+from navi.schedules.service import NewSchedule, ScheduleService
 from navi.storage import migrate
 from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.storage.schedules import SqlScheduleStore
@@ -102,7 +102,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
 
 async def test_cron_fires_at_its_instants_across_spring_forward(world: World) -> None:
     # 29 March 2026: 02:00 → 03:00 in Berlin. A 02:30 job runs right after the jump, at 03:00.
-    await world.service.create(owner="alice", prompt="p", title="night", cron="30 2 * * *")
+    await world.service.create("alice", NewSchedule(prompt="p", title="night", cron="30 2 * * *"))
     await world.fire_times(berlin(2026, 3, 31, 3, 0))
     assert [due for _, due in world.did.ran] == [
         berlin(2026, 3, 29, 3, 0),
@@ -114,8 +114,8 @@ async def test_cron_fires_at_its_instants_across_spring_forward(world: World) ->
 async def test_cron_fires_once_in_the_repeated_hour_of_fall_back(world: World) -> None:
     # 25 October 2026: 03:00 → 02:00; 01:30 and 02:30 happen once and twice on the wall clock.
     world.clock.at = berlin(2026, 10, 24, 12, 0)
-    await world.service.create(owner="alice", prompt="p", title="one-thirty", cron="30 1 * * *")
-    await world.service.create(owner="alice", prompt="p", title="two-thirty", cron="30 2 * * *")
+    await world.service.create("alice", NewSchedule(prompt="p", title="one-thirty", cron="30 1 * * *"))
+    await world.service.create("alice", NewSchedule(prompt="p", title="two-thirty", cron="30 2 * * *"))
     await world.fire_times(berlin(2026, 10, 26, 3, 0), step=timedelta(minutes=5))
     ran = [(title, due.isoformat()) for title, due in world.did.ran]
     assert ran == [
@@ -128,7 +128,7 @@ async def test_cron_fires_once_in_the_repeated_hour_of_fall_back(world: World) -
 
 async def test_an_interval_counts_elapsed_seconds_across_dst(world: World) -> None:
     world.clock.at = berlin(2026, 10, 25, 0, 10)
-    made = await world.service.create(owner="alice", prompt="p", every_seconds=3600)
+    made = await world.service.create("alice", NewSchedule(prompt="p", every_seconds=3600))
     assert made.next_run_at == world.clock.at + timedelta(hours=1)
     await world.fire_times(berlin(2026, 10, 25, 5, 0))
     dues = [due for _, due in world.did.ran]
@@ -139,7 +139,7 @@ async def test_an_interval_counts_elapsed_seconds_across_dst(world: World) -> No
 
 
 async def test_a_one_off_fires_once_and_stays_listed_done(world: World) -> None:
-    made = await world.service.create(owner="alice", prompt="call Anna", at="2026-03-29T09:00")
+    made = await world.service.create("alice", NewSchedule(prompt="call Anna", at="2026-03-29T09:00"))
     assert made.at == berlin(2026, 3, 29, 9, 0) and made.missed == "once"
     assert await world.tick(berlin(2026, 3, 29, 8, 59, 59)) == []
     assert len(await world.tick(berlin(2026, 3, 29, 9, 0))) == 1
@@ -150,7 +150,7 @@ async def test_a_one_off_fires_once_and_stays_listed_done(world: World) -> None:
 
 
 async def test_a_restart_does_not_run_a_claimed_instant_again(world: World, tmp_path: Path) -> None:
-    await world.service.create(owner="alice", prompt="p", cron="0 9 * * *")
+    await world.service.create("alice", NewSchedule(prompt="p", cron="0 9 * * *"))
     nine = berlin(2026, 3, 29, 9, 0)
     assert len(await world.tick(nine)) == 1
     # A new process: its own database connection and runner, at the same instant and a bit later.
@@ -172,7 +172,7 @@ async def test_two_runners_on_one_postgres_run_each_instant_once(pg_url: str) ->
         clock = Clock(berlin(2026, 3, 28, 12, 0))
         one, two = World(dbs[0], clock), World(dbs[1], clock)
         for n in range(5):
-            await one.service.create(owner="alice", prompt="p", title=f"s{n}", every_seconds=60)
+            await one.service.create("alice", NewSchedule(prompt="p", title=f"s{n}", every_seconds=60))
         for minute in range(1, 4):
             at = clock.at + timedelta(minutes=1)
             clock.at = at
@@ -187,10 +187,10 @@ async def test_two_runners_on_one_postgres_run_each_instant_once(pg_url: str) ->
 
 async def test_missed_runs_follow_their_policy(world: World) -> None:
     skip = await world.service.create(
-        owner="alice", prompt="p", title="skip", cron="0 * * * *", missed="skip"
+        "alice", NewSchedule(prompt="p", title="skip", cron="0 * * * *", missed="skip")
     )
     once = await world.service.create(
-        owner="alice", prompt="p", title="once", cron="0 * * * *", missed="once"
+        "alice", NewSchedule(prompt="p", title="once", cron="0 * * * *", missed="once")
     )
     # Navi was down from 12:00 to 17:20: five instants of each were missed.
     back = berlin(2026, 3, 28, 17, 20)
@@ -209,7 +209,7 @@ async def test_missed_runs_follow_their_policy(world: World) -> None:
 
 
 async def test_a_failing_run_is_recorded_and_the_schedule_goes_on(world: World) -> None:
-    made = await world.service.create(owner="alice", prompt="p", every_seconds=60)
+    made = await world.service.create("alice", NewSchedule(prompt="p", every_seconds=60))
     world.did.fail = True
     await world.tick(world.clock.at + timedelta(seconds=60))
     failed = await world.store.runs(made.id)
@@ -220,7 +220,7 @@ async def test_a_failing_run_is_recorded_and_the_schedule_goes_on(world: World) 
 
 
 async def test_paused_schedules_do_not_fire_and_resume_from_now(world: World) -> None:
-    made = await world.service.create(owner="alice", prompt="p", every_seconds=60, paused=True)
+    made = await world.service.create("alice", NewSchedule(prompt="p", every_seconds=60, paused=True))
     await world.fire_times(world.clock.at + timedelta(minutes=10))
     assert world.did.ran == []
     resumed = await world.service.edit(made.id, "alice", {"paused": False})
@@ -234,7 +234,8 @@ async def test_the_loop_starts_a_due_run_within_its_poll(world: World) -> None:
     runner = ScheduleRunner(world.store, world.did, poll_seconds=0.1)
     world.clock.at = datetime.now(UTC)  # the service checks "not in the past" on the loop's clock
     await world.service.create(
-        owner="alice", prompt="p", title="now", at=(world.clock.at + timedelta(seconds=0.3)).isoformat()
+        "alice",
+        NewSchedule(prompt="p", title="now", at=(world.clock.at + timedelta(seconds=0.3)).isoformat()),
     )
     runner.start()
     try:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from navi import prompts
-from navi.agent.compression.summary import SummaryRejected, summarize
+from navi.agent.compression.summary import SummaryCall, SummaryRejected, summarize
 from navi.agent.compression.transcript import format_messages, take_chunk
 from navi.llm import tokens
 from navi.llm.answers import ECHO_SHARE, overlap_share, repeats_itself, words
@@ -260,15 +260,14 @@ class Analyst:
     async def _summarize(
         self, llm: LLMBackend, model: str, lines: list[str], instructions: str | None = None
     ) -> tuple[str, int]:
-        return await summarize(
-            lines,
-            llm,
-            model,
+        call = SummaryCall(
+            model=model,
             temperature=self.settings.temperature,
             max_input_tokens=self.settings.max_input_tokens,
             max_tokens=self.settings.max_tokens,
             instructions=instructions,
         )
+        return await summarize(lines, llm, call)
 
     async def _summary(
         self, llm: LLMBackend, model: str, lines: list[str], focus: str | None

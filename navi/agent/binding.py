@@ -63,21 +63,21 @@ class RunBinder:
         backends: BackendRegistry,
         profiles: ProfileRegistry,
         tools: ToolRegistry,
-        windows: ContextWindows,
         budget: Budget,
         tool_names: Callable[[AgentProfile], list[str]],
         memory: Callable[[str], Awaitable[str | None]],
         state: SessionStateStore | None = None,
-        skills: Callable[[str], str | None] | None = None,
     ) -> None:
+        """`budget` brings the context windows (`budget.windows`) the runs are bound to."""
         self.config = config
         self.backends = backends
         self.profiles = profiles
         self.tools = tools
-        self.windows = windows
         self.budget = budget
+        self.windows: ContextWindows = budget.windows
         self.tool_names = tool_names  # the tools a profile's model is offered, by name
-        self.skills = skills or (lambda _owner: None)  # an owner's skills listing (navi/skills/)
+        # An owner's skills listing (navi/skills/): none until the composition root sets the library's.
+        self.skills: Callable[[str], str | None] = lambda _owner: None
         self.memory = memory  # the memory summary of an owner
         # Where stored sessions keep their memory snapshot (`MEMORY`): the memory summary their
         # system message carries, taken at their first turn and kept, so later turns send the same

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from navi.agent.compression.shorten import LongMessages, shorten_old
@@ -172,29 +173,40 @@ def system_text(
     return "\n\n".join(p for p in parts if p)
 
 
+@dataclass(frozen=True)
+class SystemParts:
+    """What the system message is made of: the persona, the profile, the owner's memory summary
+    (None: none) and the listing of tools sent without schemas, with the skills (None: none)."""
+
+    persona: str
+    profile: AgentProfile
+    memory_summary: str | None = None
+    tool_index: str | None = None
+
+    def text(self) -> str:
+        return system_text(self.persona, self.profile, self.memory_summary, tool_index=self.tool_index)
+
+
 def build_context(
-    persona: str,
-    profile: AgentProfile,
+    system: SystemParts,
     context: Sequence[Message],
-    memory_summary: str | None = None,
     *,
-    tool_index: str | None = None,
     note: str | None = None,
     long_messages: LongMessages | None = None,
     texts: dict[str, str] | None = None,
     stopped: StoppedQuestions = "mark",
     quoted: tuple[str, Message] | None = None,
 ) -> list[Message]:
-    """The messages of one model call. `long_messages` says which old messages go shortened
-    (none when it is None); `texts` receives their full texts when they are stored nowhere.
-    `quoted`: a turn's note of document passages and the id of the message it follows."""
-    system = system_text(persona, profile, memory_summary, tool_index=tool_index)
+    """The messages of one model call: the system message, the conversation, `note`.
+    `long_messages` says which old messages go shortened (none when it is None); `texts` receives
+    their full texts when they are stored nowhere. `quoted`: a turn's note of document passages
+    and the id of the message it follows."""
     conversation = repair(context, stopped)
     if long_messages is not None:
         conversation = shorten_old(conversation, long_messages, texts)
     if quoted is not None:
         conversation = with_quoted(conversation, *quoted)
-    return [Message.system(system), *conversation, *([call_note(note)] if note else [])]
+    return [Message.system(system.text()), *conversation, *([call_note(note)] if note else [])]
 
 
 def with_quoted(conversation: list[Message], message_id: str, note: Message) -> list[Message]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,21 +28,20 @@ from navi.agent import subagents
 from navi.agent.background import BackgroundWork
 from navi.agent.binding import RunBinder
 from navi.agent.budget import Budget
-from navi.agent.compression.compressor import ContextCompressor
 from navi.agent.compression.in_turn import TurnCompression
 from navi.agent.compression.shorten import LongMessages, saving
-from navi.agent.context import StoppedQuestions, build_context, unanswered, unanswered_marker
+from navi.agent.context import StoppedQuestions, SystemParts, build_context, unanswered, unanswered_marker
 from navi.agent.disclosure import disclose
 from navi.agent.events import AgentEvent, ErrorEvent, Status, StreamEnd, StreamStopped
-from navi.agent.gate import ApprovalGate
 from navi.agent.loop import FAILURE_NOTE as FAILURE_NOTE
 from navi.agent.loop import LIMIT_NOTE as LIMIT_NOTE
 from navi.agent.loop import STOPPED_CALLING_TOOLS as STOPPED_CALLING_TOOLS
 from navi.agent.loop import Loop
+from navi.agent.parts import AgentParts
 from navi.agent.persistence import RunWriter
 from navi.agent.planning import needs_plan, plan_phase
 from navi.agent.pump import until_stopped
-from navi.agent.quoting import Find, TurnDocuments
+from navi.agent.quoting import TurnDocuments
 from navi.agent.retry import NOTHING_TO_RETRY, drop_broken_answer, failed_turn, record_failure
 from navi.agent.run import RunState
 from navi.agent.said import user_message
@@ -60,20 +59,17 @@ from navi.agent.turns import (
     steered,
 )
 from navi.agent.windows import ContextWindows
-from navi.agent.workers import Worker, after_turn
+from navi.agent.workers import EndedTurn, after_turn
 from navi.llm.calls import CallLimits, CallStopped
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, ToolSpec
 from navi.llm.messages import with_files as with_files
 from navi.llm.messages import without_files as without_files
-from navi.llm.registry import BackendRegistry
 from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens
 from navi.profiles.base import AgentProfile
-from navi.profiles.registry import ProfileRegistry
 from navi.sessions.continuations import NOTHING_TO_CONTINUE, continuable
 from navi.sessions.models import Session
-from navi.sessions.store import SessionNotFound, SessionStore
-from navi.tools.registry import ToolRegistry
+from navi.sessions.store import SessionNotFound
 
 log = structlog.stdlib.get_logger(__name__)
 
@@ -107,50 +103,32 @@ class AgentConfig:
 
 
 class Agent:
-    def __init__(
-        self,
-        config: AgentConfig,
-        *,
-        backends: BackendRegistry,
-        profiles: ProfileRegistry,
-        tools: ToolRegistry,
-        sessions: SessionStore,
-        compressor: ContextCompressor,
-        workers: Sequence[Worker] = (),
-        memory_summary: Callable[[str], Awaitable[str | None]] | None = None,
-        user_tools: Callable[[], list[str]] | None = None,
-        offered_tools: Callable[[str], list[str]] | None = None,
-        on_session_end: Sequence[Callable[[str], Awaitable[None] | None]] = (),
-        windows: ContextWindows | None = None,
-        approvals: ApprovalGate | None = None,
-        documents: Find | None = None,
-    ) -> None:
+    def __init__(self, config: AgentConfig, parts: AgentParts) -> None:
         self.config = config
-        self.backends = backends
-        self.profiles = profiles
-        self.tools = tools
-        self.sessions = sessions
-        self.compressor = compressor
-        self.workers = list(workers)
-        self.memory_summary = memory_summary
-        self.user_tools = user_tools or (lambda: [])
+        self.backends = backends = parts.backends
+        self.profiles = profiles = parts.profiles
+        self.tools = tools = parts.tools
+        self.sessions = sessions = parts.sessions
+        self.compressor = compressor = parts.compressor
+        self.workers = list(parts.workers)
+        self.memory_summary = parts.memory_summary
+        self.user_tools = parts.user_tools or (lambda: [])
         # Tools every profile gets besides its list and the user tools (MCP servers' tools), by profile id.
-        self.offered_tools = offered_tools or (lambda _profile_id: [])
-        self.on_session_end = list(on_session_end)
-        self.windows = windows or ContextWindows(backends, profiles, config.num_ctx)
+        self.offered_tools = parts.offered_tools or (lambda _profile_id: [])
+        self.on_session_end = list(parts.on_session_end)
+        self.windows = parts.windows or ContextWindows(backends, profiles, config.num_ctx)
         self.budget = Budget(config, self.windows)
         self.writer = RunWriter(sessions)
         self.compression = TurnCompression(compressor, self.budget, self.writer)
         # Where calls that need the user's consent wait for it; the API delivers the answers.
-        self.approvals = approvals
-        self.quotes = TurnDocuments(documents, sessions)  # passages of the user's documents, per turn
+        self.approvals = approvals = parts.approvals
+        self.quotes = TurnDocuments(parts.documents, sessions)  # passages of the user's documents, per turn
         self.tool_runner = ToolRunner(tools, self.writer, config, approvals)
         self.binder = RunBinder(
             config,
             backends=backends,
             profiles=profiles,
             tools=tools,
-            windows=self.windows,
             budget=self.budget,
             tool_names=lambda p: [*p.enabled_tools, *self.user_tools(), *self.offered_tools(p.id)],
             memory=self._memory,
@@ -194,11 +172,8 @@ class Agent:
         view = self.binder.tool_view(profile)
         split = disclose(view, profile.core_tools if self.config.tool_disclosure else view.names)
         return build_context(
-            self.config.persona,
-            profile,
+            SystemParts(self.config.persona, profile, memory, self.binder.tool_index(split, owner)),
             context,
-            memory,
-            tool_index=self.binder.tool_index(split, owner),
             long_messages=self.long_messages,
             stopped=self.config.stopped_questions,
         )
@@ -459,17 +434,14 @@ class Agent:
 
     def _after(self, run: RunState, session: Session, user_text: str) -> AsyncIterator[AgentEvent]:
         """The post-turn work of an answered turn (summary, naming), as events."""
-        return after_turn(
-            self.workers,
-            run,
+        turn = EndedTurn(
             detached_llm=self.binder.backend(run.profile, None),
             overhead_tokens=self.budget.overhead(run),
             needs_name=session.name is None,
             user_text=user_text,
             background=self.spawn_background,
-            warm=self.loop.warm,
-            cached_prompt=self.loop.cached_prompt,
         )
+        return after_turn(self.workers, run, turn, warm=self.loop.warm, cached_prompt=self.loop.cached_prompt)
 
     def _count_context(self, run: RunState, stored: int, user: Message, retry: bool) -> None:
         """The context's size as a turn starts: the stored count, or an estimate without one."""

@@ -21,7 +21,7 @@ from navi.agent.budget import Budget
 from navi.agent.compression.continued import ConversationPrompt
 from navi.agent.compression.in_turn import TurnCompression
 from navi.agent.compression.shorten import LongMessages
-from navi.agent.context import StoppedQuestions, build_context
+from navi.agent.context import StoppedQuestions, SystemParts, build_context
 from navi.agent.events import (
     AgentEvent,
     ErrorEvent,
@@ -180,11 +180,8 @@ class Loop:
     def messages(self, run: RunState, note: str | None = None) -> list[Message]:
         """What a model call of `run` sends: the system message, the conversation, `note`."""
         return build_context(
-            self.config.persona,
-            run.profile,
+            SystemParts(self.config.persona, run.profile, run.memory, run.tool_index),
             run.context,
-            run.memory,
-            tool_index=run.tool_index,
             note=note,
             long_messages=self.long_messages(),
             texts=None if run.persistent else run.ctx.full_texts,  # a subagent's texts live nowhere else

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from navi.agent.compression.compressor import (
     ContextCompressor,
+    Pass,
     condense_budget,
     summary_failed,
 )
@@ -68,15 +69,24 @@ class Worker(Protocol):
     async def run(self, wctx: WorkerContext) -> WorkerResult: ...
 
 
+@dataclass(frozen=True, kw_only=True)
+class EndedTurn:
+    """What the engine knows of an ended turn beyond its run: a backend for work that outlives the
+    run, the prompt's fixed overhead in tokens, whether the session still needs a name, what the
+    user wrote, and where to schedule work that must not hold the run open."""
+
+    detached_llm: LLMBackend
+    overhead_tokens: int
+    needs_name: bool
+    user_text: str
+    background: Callable[[Coroutine[Any, Any, Any]], object]
+
+
 async def after_turn(
     workers: Sequence[Worker],
     run: RunState,
+    turn: EndedTurn,
     *,
-    detached_llm: LLMBackend,
-    overhead_tokens: int,
-    needs_name: bool,
-    user_text: str,
-    background: Callable[[Coroutine[Any, Any, Any]], object],
     warm: Callable[[RunState, bool], Awaitable[None]] | None = None,
     cached_prompt: Callable[[RunState], Awaitable[ConversationPrompt | None]] | None = None,
 ) -> AsyncIterator[AgentEvent]:
@@ -93,19 +103,19 @@ async def after_turn(
     wctx = WorkerContext(
         session_id=run.ctx.session_id,
         llm=run.llm,
-        detached_llm=detached_llm,
+        detached_llm=turn.detached_llm,
         model=run.model,
         window=run.window,
         context=run.context,
         context_tokens=run.size,
-        overhead_tokens=overhead_tokens,
+        overhead_tokens=turn.overhead_tokens,
         persistent=run.persistent,
-        needs_name=needs_name,
-        user_text=user_text,
+        needs_name=turn.needs_name,
+        user_text=turn.user_text,
         answer=run.final_text,
         compressed=run.compressed,
         disclosed=run.disclosed(),
-        background=background,
+        background=turn.background,
     )
     if cached_prompt is not None:
         wctx.cached_prompt = lambda: cached_prompt(run)
@@ -164,12 +174,14 @@ class CompressionWorker:
             wctx.model,
             overhead_tokens=overhead,
             persistent=wctx.persistent,
-            condense=condense,
-            keeps=[compressor.settings.keep_recent, 1],
-            budget_tokens=condense_budget(window),
-            enough=lambda conversation: not compressor.needed(overhead + conversation, window),
-            disclosed=wctx.disclosed,
-            prompt=None if condense else await wctx.cached_prompt(),
+            plan=Pass(
+                condense=condense,
+                keeps=[compressor.settings.keep_recent, 1],
+                budget_tokens=condense_budget(window),
+                enough=lambda conversation: not compressor.needed(overhead + conversation, window),
+                disclosed=wctx.disclosed,
+                prompt=None if condense else await wctx.cached_prompt(),
+            ),
         )
         events: list[AgentEvent] = [summary_failed(outcome.failure)] if outcome.failure else []
         if outcome.done is None:

@@ -86,6 +86,7 @@ def add(
     user: UserOption = "local",
 ) -> None:
     """Add a schedule; give exactly one of --cron, --every, --at."""
+    from navi.schedules.service import NewSchedule
     from navi.schedules.when import ScheduleError, parse_every
 
     try:
@@ -101,16 +102,18 @@ def add(
 
     async def work(rt: Any) -> tuple[Any, str]:
         made = await rt.schedules.create(
-            owner=await known_user(rt, user),
-            prompt=prompt,
-            cron=cron,
-            every_seconds=every_seconds,
-            at=at,
-            title=title,
-            profile_id=profile,
-            session_id=session,
-            missed=missed,
-            deliver=delivery,
+            await known_user(rt, user),
+            NewSchedule(
+                prompt=prompt,
+                cron=cron,
+                every_seconds=every_seconds,
+                at=at,
+                title=title,
+                profile_id=profile,
+                session_id=session,
+                missed=missed,
+                deliver=delivery,
+            ),
         )
         return made, _when(rt, made)
 

@@ -22,6 +22,7 @@ from navi.agent.analysis import AnalysisAsk, Analyst
 from navi.agent.compression.compressor import ContextCompressor
 from navi.agent.engine import Agent
 from navi.agent.gate import ApprovalGate
+from navi.agent.parts import AgentParts
 from navi.agent.workers import CompressionWorker, NamingWorker
 from navi.channels.store import ChannelStore, InMemoryChannelStore
 from navi.compose import parts
@@ -57,7 +58,7 @@ from navi.storage.database import Database
 from navi.storage.memory import SqlMemoryStore
 from navi.storage.stores import build_stores
 from navi.telemetry import Telemetry
-from navi.tools.builtin import register_builtins
+from navi.tools.builtin import BuiltinDeps, register_builtins
 from navi.tools.builtin.agents import SpawnAgentTool
 from navi.tools.builtin.browser import BrowserTool
 from navi.tools.builtin.memory import ForgetTool, RememberTool
@@ -281,14 +282,16 @@ async def build_runtime(
         handles = register_builtins(
             tools,
             parts.builtin_settings(settings, sandbox),
-            state=state,
-            profiles=profiles,
-            sessions=sessions,
-            memory=memory,
-            sandbox=sandbox,
-            schedules=schedules,
-            documents=retrieval,
-            jobs=jobs,
+            BuiltinDeps(
+                state=state,
+                profiles=profiles,
+                sessions=sessions,
+                memory=memory,
+                sandbox=sandbox,
+                schedules=schedules,
+                documents=retrieval,
+                jobs=jobs,
+            ),
         )
         skills = parts.skill_library(settings)
         register_skill_tools(
@@ -316,18 +319,20 @@ async def build_runtime(
     approvals = ApprovalGate(policy, grants)
     agent = Agent(
         parts.agent_config(settings),
-        backends=backends,
-        profiles=profiles,
-        tools=tools,
-        sessions=sessions,
-        compressor=compressor,
-        workers=[CompressionWorker(compressor), NamingWorker(sessions, settings.llm_max_tokens_naming)],
-        memory_summary=lambda owner: memory.get_summary(owner=owner),
-        user_tools=EnabledTools(settings.tools_dir),
-        offered_tools=lambda profile_id: [*mcp.offered(profile_id), *SKILL_TOOLS],
-        on_session_end=[state.forget, handles.ssh.pool.close_session, *_browser_end(handles.browser)],
-        approvals=approvals,
-        documents=retrieval.for_session if retrieval is not None else None,
+        AgentParts(
+            backends=backends,
+            profiles=profiles,
+            tools=tools,
+            sessions=sessions,
+            compressor=compressor,
+            workers=[CompressionWorker(compressor), NamingWorker(sessions, settings.llm_max_tokens_naming)],
+            memory_summary=lambda owner: memory.get_summary(owner=owner),
+            user_tools=EnabledTools(settings.tools_dir),
+            offered_tools=lambda profile_id: [*mcp.offered(profile_id), *SKILL_TOOLS],
+            on_session_end=[state.forget, handles.ssh.pool.close_session, *_browser_end(handles.browser)],
+            approvals=approvals,
+            documents=retrieval.for_session if retrieval is not None else None,
+        ),
     )
     handles.spawn.spawner = agent.run_ephemeral
     agent.binder.skills = skills.listing  # each owner's skills, listed in their system message

@@ -27,7 +27,7 @@ from navi.logging import get_logger
 from navi.push import PushMessage
 from navi.push.notifier import Notifier
 from navi.runs import RunManager
-from navi.runs.background import JobRunner
+from navi.runs.background import JobPace, JobRunner
 from navi.runs.leases import MemoryLeases, SqlLeases, worker_name
 from navi.runs.pg import PgBus
 from navi.runs.queue import SqlQueue
@@ -224,7 +224,8 @@ def job_runner(
         )
 
     beat = max(0.2, lease / 3)
-    runner = JobRunner(service.store, runs, worker, notify=notify, lease_seconds=lease, heartbeat=beat)
+    pace = JobPace(lease_seconds=lease, heartbeat=beat)
+    runner = JobRunner(service.store, runs, worker, notify=notify, pace=pace)
     service.on_created.append(runner.poke)
     return runner
 

@@ -66,6 +66,18 @@ class Outcome:
     chunks: int = 0
 
 
+@dataclass(frozen=True, kw_only=True)
+class Tuning:
+    """The indexer's pace: how long a claim lasts unrenewed (`lease_seconds`), how often to look
+    for documents other workers added (`poll_seconds`), how often progress is recorded
+    (`progress_every`), and how many chunks are embedded in one call (`batch`)."""
+
+    lease_seconds: float = 60.0
+    poll_seconds: float = 5.0
+    progress_every: float = 0.5
+    batch: int = 16
+
+
 class Indexer:
     """Indexes queued documents of `store`, as `worker_id`, one at a time."""
 
@@ -76,20 +88,17 @@ class Indexer:
         limits: Limits,
         worker_id: str,
         *,
-        lease_seconds: float = 60.0,
-        poll_seconds: float = 5.0,
-        progress_every: float = 0.5,
-        batch: int = 16,
+        tuning: Tuning = Tuning(),
         extract: Callable[..., Awaitable[Extracted]] = extract_isolated,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.limits = limits
         self.worker_id = worker_id
-        self.lease_seconds = lease_seconds
-        self.poll_seconds = poll_seconds
-        self.progress_every = progress_every
-        self.batch = max(1, batch)
+        self.lease_seconds = tuning.lease_seconds
+        self.poll_seconds = tuning.poll_seconds
+        self.progress_every = tuning.progress_every
+        self.batch = max(1, tuning.batch)
         self._extract = extract
         self._wake = asyncio.Event()
         # Called with each document's outcome (the CLI prints it); never raises into the loop.

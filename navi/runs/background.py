@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -48,6 +49,18 @@ RESUME = (
 Notify = Callable[[Job, str], Awaitable[Any]]
 
 
+@dataclass(frozen=True, kw_only=True)
+class JobPace:
+    """How the runner paces its jobs: how long a claim lasts unrenewed (`lease_seconds`), how often
+    it looks for jobs other workers started (`poll_seconds`), how often a running job's lease is
+    renewed with its steps (`heartbeat`), and how many jobs it runs at once (`concurrency`)."""
+
+    lease_seconds: float = 30.0
+    poll_seconds: float = 2.0
+    heartbeat: float = 2.0
+    concurrency: int = 2
+
+
 class JobRunner:
     def __init__(
         self,
@@ -56,20 +69,17 @@ class JobRunner:
         worker: str,
         *,
         notify: Notify | None = None,
-        lease_seconds: float = 30.0,
-        poll_seconds: float = 2.0,
-        heartbeat: float = 2.0,
-        concurrency: int = 2,
+        pace: JobPace = JobPace(),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.runs = runs
         self.worker = worker
         self.notify = notify
-        self.lease_seconds = lease_seconds
-        self.poll_seconds = poll_seconds
-        self.heartbeat = heartbeat
-        self.concurrency = concurrency
+        self.lease_seconds = pace.lease_seconds
+        self.poll_seconds = pace.poll_seconds
+        self.heartbeat = pace.heartbeat
+        self.concurrency = pace.concurrency
         self.clock = clock
         self._wake = asyncio.Event()
         self._running: dict[str, asyncio.Task[None]] = {}

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from navi.sandbox.policy import SandboxPolicy
@@ -68,29 +69,35 @@ def _system_base() -> tuple[list[str], list[str]]:
     return args, visible
 
 
-def bwrap_argv(
-    bwrap: str,
-    policy: SandboxPolicy,
-    command: Sequence[str],
-    *,
-    workdir: str,
-    cwd: str,
-    env: Mapping[str, str],
-    writable: Sequence[str] = (),
-    readable: Sequence[str] = (),
-    uploads: str | None = None,
-) -> list[str]:
-    """`command` wrapped in bwrap under `policy`; `workdir` (the child's HOME and TMPDIR) and
-    `writable` are read-write, `readable` read-only, `uploads` (the current session's upload
-    folder, None for none) the only part of `policy.session_files_dir` shown, read-only; `cwd`
-    must be one of the visible folders."""
+@dataclass(frozen=True, kw_only=True)
+class Child:
+    """One confined child: what it runs and what this call adds to the policy.
+
+    `workdir` (the child's HOME and TMPDIR) and `writable` are read-write, `readable` read-only,
+    `uploads` (the current session's upload folder, None for none) the only part of
+    `policy.session_files_dir` shown, read-only; `cwd` must be one of the visible folders; `env`
+    is the whole environment the child gets.
+    """
+
+    command: Sequence[str]
+    workdir: str
+    cwd: str
+    env: Mapping[str, str]
+    writable: Sequence[str] = ()
+    readable: Sequence[str] = ()
+    uploads: str | None = None
+
+
+def bwrap_argv(bwrap: str, policy: SandboxPolicy, child: Child) -> list[str]:
+    """`child.command` wrapped in bwrap under `policy` (see `Child` for what each of its folders is)."""
+    workdir, writable, uploads = child.workdir, child.writable, child.uploads
     args = [bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not policy.network:
         args.append("--unshare-net")
 
     rw = _real([*policy.allowed_paths, workdir, *writable])
-    ro = _real([*policy.protected_paths, *readable])
+    ro = _real([*policy.protected_paths, *child.readable])
     if policy.unrestricted:
         # /sys read-only: as root, writing files such as /sys/kernel/uevent_helper needs no capability.
         args += ["--bind", "/", "/", *(["--ro-bind", "/sys", "/sys"] if os.path.isdir("/sys") else [])]
@@ -120,10 +127,10 @@ def bwrap_argv(
         if _under(secret, visible):
             args += ["--tmpfs", secret] if os.path.isdir(secret) else ["--ro-bind", "/dev/null", secret]
 
-    args += ["--chdir", cwd, "--clearenv"]
-    for name, value in env.items():
+    args += ["--chdir", child.cwd, "--clearenv"]
+    for name, value in child.env.items():
         args += ["--setenv", name, value]
-    return [*args, "--", *command]
+    return [*args, "--", *child.command]
 
 
 def _uploads_layer(

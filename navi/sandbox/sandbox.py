@@ -11,7 +11,7 @@ import contextlib
 import os
 from collections.abc import Mapping, Sequence
 
-from navi.sandbox.bwrap import bwrap_argv
+from navi.sandbox.bwrap import Child, bwrap_argv
 from navi.sandbox.policy import SandboxPolicy
 from navi.sandbox.probe import INSTALL_FIX, Availability, probe
 
@@ -76,10 +76,8 @@ class Sandbox:
             return list(argv)
         assert self.availability.bwrap is not None
         self._make_uploads_root()
-        return bwrap_argv(
-            self.availability.bwrap,
-            self.policy,
-            argv,
+        child = Child(
+            command=argv,
             workdir=workdir,
             cwd=cwd,
             env=env,
@@ -87,6 +85,7 @@ class Sandbox:
             readable=readable,
             uploads=self.policy.session_folder(session_id),
         )
+        return bwrap_argv(self.availability.bwrap, self.policy, child)
 
     def _make_uploads_root(self) -> None:
         """SESSION_FILES_DIR exists before a child starts (0700, as the uploads make it), so it is

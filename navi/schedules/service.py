@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -70,6 +71,25 @@ def parse_moment(text: str, zone_name: str, now: datetime) -> datetime:
     return found
 
 
+@dataclass(frozen=True, kw_only=True)
+class NewSchedule:
+    """A schedule as asked for, before it is checked: what to ask (`prompt`), as which profile
+    (None: the session's, else the first), in which session (None: a new one each run), exactly
+    one timing (`cron`, `every_seconds` or `at`), and the optional title, missed-run policy,
+    paused state and channel delivery."""
+
+    prompt: str
+    profile_id: str | None = None
+    session_id: str | None = None
+    cron: str | None = None
+    every_seconds: int | None = None
+    at: datetime | str | None = None
+    title: str | None = None
+    missed: str | None = None
+    paused: bool = False
+    deliver: Mapping[str, Any] | None = None
+
+
 class ScheduleService:
     def __init__(
         self,
@@ -99,38 +119,25 @@ class ScheduleService:
         for listener in list(self._listeners):
             listener()
 
-    async def create(
-        self,
-        *,
-        owner: str,
-        prompt: str,
-        profile_id: str | None = None,
-        session_id: str | None = None,
-        cron: str | None = None,
-        every_seconds: int | None = None,
-        at: datetime | str | None = None,
-        title: str | None = None,
-        missed: str | None = None,
-        paused: bool = False,
-        deliver: Mapping[str, Any] | None = None,
-    ) -> Schedule:
+    async def create(self, owner: str, new: NewSchedule) -> Schedule:
+        """`new` checked and made `owner`'s schedule, timed from now; `ScheduleError` says what to fix."""
         now = self.now()
-        prompt = prompt.strip()
+        prompt = new.prompt.strip()
         if not prompt or len(prompt) > PROMPT_MAX:
             raise ScheduleError(f"prompt must be non-empty text of at most {PROMPT_MAX} characters")
-        kind, timing = self._timing(cron, every_seconds, at, now)
-        profile_id = await self._profile(profile_id, session_id, owner)
+        kind, timing = self._timing(new.cron, new.every_seconds, new.at, now)
+        profile_id = await self._profile(new.profile_id, new.session_id, owner)
         schedule = Schedule(
             owner=owner,
-            title=self._title(title, prompt),
+            title=self._title(new.title, prompt),
             prompt=prompt,
             profile_id=profile_id,
-            session_id=session_id,
+            session_id=new.session_id,
             kind=kind,
             timezone=self.zone_name,
-            missed=self._missed(missed, kind),
-            paused=paused,
-            deliver=self._deliver(deliver),
+            missed=self._missed(new.missed, kind),
+            paused=new.paused,
+            deliver=self._deliver(new.deliver),
             **timing,
         )
         schedule.next_run_at = when.first_run(schedule, now)

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -61,6 +62,20 @@ def _tail(path: Path, lines: int = 25) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+@dataclass(frozen=True, kw_only=True)
+class ServerOptions:
+    """How llama-server serves: its context window in tokens (`ctx`), threads (None: NAVI_LLAMA_THREADS
+    or the default), request slots (`parallel`), address (port 0: a free one), and any further
+    command-line arguments."""
+
+    ctx: int = 4096
+    threads: int | None = None
+    parallel: int = 1
+    host: str = "127.0.0.1"
+    port: int = 0
+    extra_args: Sequence[str] = ()
+
+
 class LlamaServer:
     """One `llama-server` process on a free loopback port, OpenAI-compatible at `base_url`.
 
@@ -74,16 +89,11 @@ class LlamaServer:
     def __init__(
         self,
         model: str | Path,
+        options: ServerOptions = ServerOptions(),
         *,
-        ctx: int = 4096,
         template: str | Path | None = None,
-        threads: int | None = None,
-        parallel: int = 1,
-        host: str = "127.0.0.1",
-        port: int = 0,
         log_path: Path | None = None,
         alias: str | None = None,
-        extra_args: Sequence[str] = (),
         startup_timeout: float = 180.0,
     ) -> None:
         spec = MODELS.get(str(model))
@@ -95,13 +105,13 @@ class LlamaServer:
         if template is not None and not Path(template).exists():
             raise LlamaError(f"chat template {template} does not exist")
         self.template = Path(template) if template is not None else None
-        self.ctx = ctx
-        self.threads = threads or default_threads()
-        self.parallel = parallel
-        self.host = host
-        self.port = port
+        self.ctx = options.ctx
+        self.threads = options.threads or default_threads()
+        self.parallel = options.parallel
+        self.host = options.host
+        self.port = options.port
         self.alias = alias or (spec.alias if spec else self.model_path.stem)
-        self.extra_args = list(extra_args)
+        self.extra_args = list(options.extra_args)
         self.startup_timeout = startup_timeout
         self.log_path = (
             log_path or Path(os.environ.get("TMPDIR", "/tmp")) / f"llama-server-{os.getpid()}-{id(self)}.log"
@@ -238,10 +248,7 @@ def _fetch(_: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     server = LlamaServer(
         args.model,
-        ctx=args.ctx,
-        port=args.port,
-        threads=args.threads,
-        parallel=args.parallel,
+        ServerOptions(ctx=args.ctx, port=args.port, threads=args.threads, parallel=args.parallel),
         template=args.template,
         log_path=Path(args.log).resolve() if args.log else None,
     )

@@ -153,33 +153,37 @@ async def run_process(
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class Program:
+    """A child a tool runs confined: its command line, its own scratch folder (`workdir`), the
+    folder it starts in, its whole environment, what else it may read (`readable`), and its input
+    (`stdin`, None for none)."""
+
+    argv: Sequence[str]
+    workdir: str
+    cwd: str
+    env: Mapping[str, str]
+    readable: Sequence[str] = ()
+    stdin: str | None = None
+
+
 async def run_confined(
-    sandbox: Sandbox,
-    argv: Sequence[str],
-    *,
-    what: str,
-    workdir: str,
-    cwd: str,
-    env: Mapping[str, str],
-    time_limit: float,
-    max_output: int,
-    readable: Sequence[str] = (),
-    stdin: str | None = None,
+    sandbox: Sandbox, program: Program, *, what: str, time_limit: float, max_output: int
 ) -> ToolResult:
-    """Run `argv` under `sandbox` for the current run (its session's uploads, its stop event) and
-    turn the outcome into the tool's result; a sandbox that refuses is a failed result. `stdin`,
-    when given, is the child's input."""
+    """Run `program` under `sandbox` for the current run (its session's uploads, its stop event)
+    and turn the outcome into the tool's result (`what` names the child in it); a sandbox that
+    refuses is a failed result."""
     from navi import runctx
 
     ctx = runctx.current()
     try:
         confined = sandbox.command(
-            argv,
-            workdir=workdir,
-            cwd=cwd,
-            env=env,
+            program.argv,
+            workdir=program.workdir,
+            cwd=program.cwd,
+            env=program.env,
             session_id=ctx.root_session if ctx else None,  # a subagent: the session it works for
-            readable=readable,
+            readable=program.readable,
         )
     except SandboxRefused as exc:
         return ToolResult.fail(str(exc))
@@ -187,9 +191,9 @@ async def run_confined(
         confined,
         time_limit=time_limit,
         max_output=max_output,
-        cwd=cwd,
-        env=env,
+        cwd=program.cwd,
+        env=program.env,
         stop_event=ctx.stop_event if ctx else None,
-        stdin=stdin.encode("utf-8") if stdin is not None else None,
+        stdin=program.stdin.encode("utf-8") if program.stdin is not None else None,
     )
     return result.to_tool_result(what, time_limit)

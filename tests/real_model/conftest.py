@@ -17,7 +17,7 @@ from unittest.mock import patch
 
 import pytest
 
-from navi.testing.llama import LlamaServer
+from navi.testing.llama import LlamaServer, ServerOptions
 from navi.testing.llama_files import MODELS, LlamaError, llama_server_binary, model_file
 from tests.real_model.helpers import WINDOW, RealNavi, real_navi
 
@@ -72,9 +72,8 @@ PARALLEL_THREADS = None if "NAVI_LLAMA_THREADS" in LLAMA_ENV or "PYTEST_XDIST_WO
 def _serve(name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     logs = tmp_path_factory.mktemp(f"llama-{name}")
     with patch.dict(os.environ, LLAMA_ENV):
-        server = LlamaServer(
-            name, ctx=WINDOW, log_path=logs / "llama-server.log", threads=PARALLEL_THREADS
-        ).start()
+        options = ServerOptions(ctx=WINDOW, threads=PARALLEL_THREADS)
+        server = LlamaServer(name, options, log_path=logs / "llama-server.log").start()
     try:
         yield server
     finally:

@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from navi.testing.llama import LlamaServer
+from navi.testing.llama import LlamaServer, ServerOptions
 from navi.testing.llama_files import LlamaError
 from tests.real_model.helpers import WINDOW
 
@@ -28,7 +28,7 @@ def test_gemma_is_served_with_the_instruct_template(gemma3_server: LlamaServer) 
 
 
 def test_stopping_ends_the_process_and_frees_the_port(tmp_path: Path) -> None:
-    with LlamaServer("smollm2", ctx=512, log_path=tmp_path / "log") as server:
+    with LlamaServer("smollm2", ServerOptions(ctx=512), log_path=tmp_path / "log") as server:
         proc = server._proc
         assert proc is not None and httpx.get(f"{server.url}/health", timeout=5).status_code == 200
     assert proc.poll() is not None and not server.running

@@ -45,6 +45,22 @@ class CompressionSettings:
     max_tokens: int = 768  # the cap of each summary call
 
 
+@dataclass(frozen=True, kw_only=True)
+class Pass:
+    """How one compression pass goes: Navi's own condensing (`condense`, within `budget_tokens`)
+    or a summary; the numbers of recent turns to keep, tried in order while the result is not
+    `enough` (given the conversation's estimated tokens); the tools the context had disclosed,
+    which the summary carries; and the conversation's prompt as the model server holds it cached
+    (after an answer), which the summary then extends."""
+
+    condense: bool
+    keeps: Sequence[int]
+    budget_tokens: int
+    enough: Callable[[int], bool] = lambda _conversation: True
+    disclosed: Sequence[str] = ()
+    prompt: ConversationPrompt | None = None
+
+
 def condense_budget(window: int) -> int:
     """Tokens Navi's own condensation of the earlier conversation may take: a quarter of the window."""
     return max(128, window // 4)
@@ -131,32 +147,26 @@ class ContextCompressor:
         *,
         overhead_tokens: int,
         persistent: bool,
-        condense: bool,
-        keeps: Sequence[int],
-        budget_tokens: int,
-        enough: Callable[[int], bool] = lambda _conversation: True,
-        disclosed: Sequence[str] = (),
-        prompt: ConversationPrompt | None = None,
+        plan: Pass,
     ) -> PassOutcome:
-        """One compression pass: summarise (or, `condense`, condense) all but `keeps[0]` turns, then
-        all but each next number of turns while the result is not `enough` (given the estimated
-        tokens of the conversation). Raises `CallStopped`.
+        """One compression pass as `plan` says: summarise (or condense) all but `plan.keeps[0]`
+        turns, then all but each next number of turns while the result is not `plan.enough`.
+        Raises `CallStopped`.
 
         A step that makes nothing smaller is skipped. The pass is stored and announced once, and
         only if the context got smaller; a pass that could not shrink it is not run again until
-        the context has grown. `disclosed`: the tools the context had disclosed, carried by the
-        summary (`MessageMeta.disclosed`). `prompt`: the conversation's prompt as the model server
-        holds it cached (after an answer), which the summary then extends.
+        the context has grown.
         """
+        condense, prompt = plan.condense, plan.prompt
         if not await self.futile.allows(session_id, context, persistent):
             return PassOutcome()
         current: list[Message] = list(context)
         last: CompressionResult | None = None
         calls = 0
         failure: CompressionFailed | None = None
-        for keep in dict.fromkeys(keeps):
+        for keep in dict.fromkeys(plan.keeps):
             if condense:
-                step = condense_context(current, keep_recent=keep, budget_tokens=budget_tokens)
+                step = condense_context(current, keep_recent=keep, budget_tokens=plan.budget_tokens)
             else:
                 try:
                     step = await self._summarise(session_id, current, llm, model, keep, prompt, persistent)
@@ -166,14 +176,14 @@ class ContextCompressor:
             if step is None or not shrank(current, step.context):
                 continue
             current, last, calls = step.context, step, calls + step.calls
-            if enough(estimate_messages_tokens(current)):
+            if plan.enough(estimate_messages_tokens(current)):
                 break
         if last is None:
             if failure is None:  # it ran and could not shrink this context
                 await self.futile.failed(session_id, context, persistent)
             return PassOutcome(failure=failure)
         await self.futile.forget(session_id, persistent)
-        last.summary.metadata.disclosed = list(disclosed) or None
+        last.summary.metadata.disclosed = list(plan.disclosed) or None
         done = await self._apply(session_id, context, last, overhead_tokens, persistent, calls, condense)
         return PassOutcome(done=done, failure=failure)
 

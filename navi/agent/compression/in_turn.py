@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from navi.agent.budget import Budget
-from navi.agent.compression.compressor import ContextCompressor, condense_budget, summary_failed
+from navi.agent.compression.compressor import ContextCompressor, Pass, condense_budget, summary_failed
 from navi.agent.compression.transcript import partition
 from navi.agent.events import AgentEvent, Notice, Status
 from navi.agent.persistence import RunWriter
@@ -78,11 +78,13 @@ class TurnCompression:
             run.model,
             overhead_tokens=overhead,
             persistent=run.persistent,
-            condense=condense,
-            keeps=[self.compressor.settings.keep_recent, 1, 0],
-            budget_tokens=condense_budget(run.window),
-            enough=enough,
-            disclosed=run.disclosed(),
+            plan=Pass(
+                condense=condense,
+                keeps=[self.compressor.settings.keep_recent, 1, 0],
+                budget_tokens=condense_budget(run.window),
+                enough=enough,
+                disclosed=run.disclosed(),
+            ),
         )
         if outcome.done is not None:
             run.context = outcome.done.context

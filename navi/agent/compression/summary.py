@@ -276,26 +276,32 @@ async def attempts(
     raise SummaryRejected(problem, model=model, tries=tries)
 
 
+@dataclass(frozen=True, kw_only=True)
+class SummaryCall:
+    """How a summary's model calls are made: the model and its temperature, the cap on each
+    call's whole input (`max_input_tokens`: longer conversations are folded in chunks), the cap
+    on each answer (None: none), and instructions replacing the compression prompt (archives'
+    summaries; None: the compression prompt)."""
+
+    model: str
+    temperature: float
+    max_input_tokens: int
+    max_tokens: int | None
+    instructions: str | None = None
+
+
 async def summarize(
-    lines: list[str],
-    llm: LLMBackend,
-    model: str,
-    *,
-    temperature: float,
-    max_input_tokens: int,
-    max_tokens: int | None,
-    summary: str = "",
-    instructions: str | None = None,
-    images: Sequence[str] = (),
+    lines: list[str], llm: LLMBackend, call: SummaryCall, *, summary: str = "", images: Sequence[str] = ()
 ) -> tuple[str, int]:
     """Fold `lines` into `summary` (an earlier one, or none), in chunks when they exceed the cap.
 
-    Returns (summary, model calls). `instructions` replace the compression prompt (archives' summaries).
-    `images` go with the last chunk, which holds the newest lines (their room counts in every chunk's).
+    Returns (summary, model calls). `images` go with the last chunk, which holds the newest lines
+    (their room counts in every chunk's).
     """
-    instructions = instructions or prompts.load("summary")
+    instructions = call.instructions or prompts.load("summary")
+    max_input_tokens, max_tokens = call.max_input_tokens, call.max_tokens
     options = CallOptions(
-        model=model, temperature=temperature, think=False, max_tokens=max_tokens, kind="summary"
+        model=call.model, temperature=call.temperature, think=False, max_tokens=max_tokens, kind="summary"
     )
     longest_note = max((RETRY_NOTE.format(reason=r, nudge=n) for r, n in NUDGES.items()), key=len)
     calls = 0
@@ -345,13 +351,13 @@ async def compress_context(
     while earlier < len(to_summarize) and to_summarize[earlier].is_summary:
         earlier += 1
     so_far = "\n".join((m.content or "").removeprefix(SUMMARY_PREFIX).strip() for m in to_summarize[:earlier])
+    call = SummaryCall(
+        model=model, temperature=temperature, max_input_tokens=max_input_tokens, max_tokens=max_tokens
+    )
     text, calls = await summarize(
         format_messages(to_summarize[earlier:]),
         llm,
-        model,
-        temperature=temperature,
-        max_input_tokens=max_input_tokens,
-        max_tokens=max_tokens,
+        call,
         summary=so_far.strip(),
         images=summary_images(to_summarize[earlier:], images),
     )

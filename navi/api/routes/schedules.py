@@ -17,6 +17,7 @@ from navi.api.errors import NotFound
 from navi.api.routing import api_router
 from navi.schedules.models import PROMPT_MAX, TITLE_MAX, Delivery, Schedule, ScheduleRun
 from navi.schedules.runner import ScheduleRunner
+from navi.schedules.service import NewSchedule
 
 router = api_router(prefix="/schedules", tags=["schedules"])
 RECENT_RUNS = 20
@@ -95,7 +96,7 @@ async def _owned(runtime: RuntimeDep, user: str, schedule_id: str) -> Schedule:
 
 @router.post("", status_code=201, response_model=ScheduleView, summary="Create a schedule")
 async def create_schedule(body: CreateSchedule, runtime: RuntimeDep, user: CurrentUser) -> Schedule:
-    return await runtime.schedules.create(owner=user, **body.model_dump())
+    return await runtime.schedules.create(user, NewSchedule(**body.model_dump()))
 
 
 @router.get("", response_model=list[ScheduleView], summary="List your schedules, oldest first")

@@ -39,6 +39,24 @@ class BuiltinSettings:
     browser: BrowserSettings | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class BuiltinDeps:
+    """The services the built-ins work with, built in the composition root: the session's working
+    state (todo, scratchpad), profiles, sessions, memory, and the sandbox that confines the
+    children of code_exec and terminal; `schedules` (where the `schedule` tool keeps reminders) is
+    None only where no runtime runs, `documents` (search over the documents people gave Navi) None
+    without a database, `jobs` None for no background-job tool."""
+
+    state: SessionState
+    profiles: ProfileRegistry
+    sessions: SessionStore
+    memory: MemoryStore
+    sandbox: Sandbox
+    schedules: ScheduleService | None = None
+    documents: Retrieval | None = None
+    jobs: JobService | None = None
+
+
 @dataclass
 class BuiltinHandles:
     """Built-ins the composition root must finish wiring (the spawner) or close (SSH pool)."""
@@ -48,22 +66,9 @@ class BuiltinHandles:
     browser: object = None
 
 
-def register_builtins(
-    registry: ToolRegistry,
-    config: BuiltinSettings,
-    *,
-    state: SessionState,
-    profiles: ProfileRegistry,
-    sessions: SessionStore,
-    memory: MemoryStore,
-    sandbox: Sandbox,
-    schedules: ScheduleService | None = None,
-    documents: Retrieval | None = None,
-    jobs: JobService | None = None,
-) -> BuiltinHandles:
-    """Register every built-in; `sandbox` confines the children of code_exec and terminal;
-    `schedules` (where the `schedule` tool keeps reminders) is None only where no runtime runs;
-    `documents` (search over the documents people gave Navi) is None without a database."""
+def register_builtins(registry: ToolRegistry, config: BuiltinSettings, deps: BuiltinDeps) -> BuiltinHandles:
+    """Register every built-in, configured by `config`, working with `deps` (the optional ones'
+    tools only when they are there)."""
     from navi.tools.builtin.agents import SpawnAgentTool, SwitchProfileTool
     from navi.tools.builtin.browser import BrowserTool
     from navi.tools.builtin.code_exec import CodeExecTool
@@ -83,6 +88,13 @@ def register_builtins(
     from navi.tools.builtin.todo import TodoTool
     from navi.tools.builtin.web import WebSearchTool, WebViewTool
 
+    state, profiles, sessions, memory, sandbox = (
+        deps.state,
+        deps.profiles,
+        deps.sessions,
+        deps.memory,
+        deps.sandbox,
+    )
     allowed = config.fs_allowed_paths
     if allowed and "*" not in allowed:
         allowed = [*allowed, config.session_files_dir]  # the agent must be able to read uploads
@@ -130,13 +142,13 @@ def register_builtins(
     if config.browser is not None:  # Chromium starts on its first call, not here
         browser = BrowserTool(config.browser, guard=config.fetch_guard)
         registry.register(browser, builtin=True)
-    if schedules is not None:
-        registry.register(ScheduleTool(schedules), builtin=True)
-    if jobs is not None:
+    if deps.schedules is not None:
+        registry.register(ScheduleTool(deps.schedules), builtin=True)
+    if deps.jobs is not None:
         from navi.tools.builtin.jobs import BackgroundJobTool
 
-        registry.register(BackgroundJobTool(jobs), builtin=True)
-    if documents is not None:
-        registry.register(SearchDocumentsTool(documents), builtin=True)
-        recall.passage = documents.passage
+        registry.register(BackgroundJobTool(deps.jobs), builtin=True)
+    if deps.documents is not None:
+        registry.register(SearchDocumentsTool(deps.documents), builtin=True)
+        recall.passage = deps.documents.passage
     return BuiltinHandles(spawn=spawn, ssh=ssh, browser=browser)

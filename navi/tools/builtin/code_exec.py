@@ -18,7 +18,7 @@ from typing import Any
 
 from navi.sandbox import Sandbox
 from navi.tools.base import Tool, ToolResult
-from navi.tools.process import run_confined
+from navi.tools.process import Program, run_confined
 
 MAX_TIMEOUT = 300
 MAX_OUTPUT = 20_000
@@ -71,14 +71,13 @@ class CodeExecTool(Tool):
             script = Path(tmp) / "main.py"
             script.write_text(params["code"], encoding="utf-8")
             env = program_env(tmp, self.memory_mb, limit)
-            return await run_confined(
-                self.sandbox,
-                [sys.executable, "-I", str(boot), str(script)],
-                what="program",
+            program = Program(
+                argv=[sys.executable, "-I", str(boot), str(script)],
                 workdir=tmp,
                 cwd=tmp,
                 env=env,
-                time_limit=limit,
-                max_output=MAX_OUTPUT,
                 readable=[str(boot)],
+            )
+            return await run_confined(
+                self.sandbox, program, what="program", time_limit=limit, max_output=MAX_OUTPUT
             )

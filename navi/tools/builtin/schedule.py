@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from navi import runctx
-from navi.schedules.service import ScheduleService
+from navi.schedules.service import NewSchedule, ScheduleService
 from navi.schedules.when import ScheduleError, describe
 from navi.sessions.models import DEFAULT_OWNER, is_session_id
 from navi.tools.base import Tool, ToolResult
@@ -72,15 +72,17 @@ class ScheduleTool(Tool):
             session_id = None
         try:
             made = await self.service.create(
-                owner=owner,
-                prompt=params["prompt"],
-                title=params.get("title"),
-                profile_id=(ctx.profile_id if ctx and ctx.profile_id else None),
-                session_id=session_id,
-                cron=params.get("cron"),
-                every_seconds=params.get("every_seconds"),
-                at=params.get("at"),
-                deliver=params.get("deliver"),
+                owner,
+                NewSchedule(
+                    prompt=params["prompt"],
+                    title=params.get("title"),
+                    profile_id=ctx.profile_id if ctx and ctx.profile_id else None,
+                    session_id=session_id,
+                    cron=params.get("cron"),
+                    every_seconds=params.get("every_seconds"),
+                    at=params.get("at"),
+                    deliver=params.get("deliver"),
+                ),
             )
         except ScheduleError as exc:
             return ToolResult.fail(str(exc))

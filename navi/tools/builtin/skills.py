@@ -32,7 +32,7 @@ from navi.skills import Skill, SkillError, SkillLibrary, SkillNotFound
 from navi.skills.format import MAX_DESCRIPTION, SKILL_FILE, safe_relative
 from navi.tools.base import Tool, ToolResult
 from navi.tools.builtin.code_exec import program_env
-from navi.tools.process import run_confined
+from navi.tools.process import Program, run_confined
 
 MAX_READ = 40_000
 MAX_TIMEOUT = 300
@@ -192,17 +192,20 @@ class RunSkillScriptTool(Tool):
                     "or start the file with a #! line"
                 )
             env = program_env(tmp, self.memory_mb, limit, SKILL_DIR=str(found.folder.resolve()))
-            result = await run_confined(
-                self.sandbox_for(found),
-                argv,
-                what=f"script {rel}",
+            program = Program(
+                argv=argv,
                 workdir=tmp,
                 cwd=tmp,
                 env=env,
-                time_limit=limit,
-                max_output=MAX_OUTPUT,
                 readable=[str(boot), str(found.folder.resolve())],
                 stdin=params.get("stdin"),
+            )
+            result = await run_confined(
+                self.sandbox_for(found),
+                program,
+                what=f"script {rel}",
+                time_limit=limit,
+                max_output=MAX_OUTPUT,
             )
         result.metadata.update(skill=found.name, script=rel)
         return result

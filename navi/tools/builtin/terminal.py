@@ -28,7 +28,7 @@ from typing import Any
 from navi.sandbox import Sandbox
 from navi.tools.base import Tool, ToolResult
 from navi.tools.paths import PathDenied, PathPolicy
-from navi.tools.process import run_confined
+from navi.tools.process import Program, run_confined
 
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 MAX_TIMEOUT = 600
@@ -134,13 +134,7 @@ class TerminalTool(Tool):
             env["TERM"] = "dumb"
             # argv[0] stays as typed (multi-call binaries dispatch on it); exec resolves it on the
             # same safe PATH the check used.
+            program = Program(argv=argv, workdir=home, cwd=str(cwd), env=env)
             return await run_confined(
-                self.sandbox,
-                argv,
-                what="command",
-                workdir=home,
-                cwd=str(cwd),
-                env=env,
-                time_limit=limit,
-                max_output=MAX_OUTPUT,
+                self.sandbox, program, what="command", time_limit=limit, max_output=MAX_OUTPUT
             )

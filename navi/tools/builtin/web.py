@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
@@ -229,6 +230,21 @@ def html_to_text(html: str, url: str, links: bool) -> tuple[str, str, str]:
     return title, _fallback_markdown(html, url, links), "markdownify"
 
 
+@dataclass(frozen=True)
+class Page:
+    """A page as read: the URL asked for and the one answered after redirects, its media type,
+    title, text, how the text was made (trafilatura, markdownify, text, json…), and whether the
+    body was cut at `max_bytes`."""
+
+    url: str
+    final_url: str
+    mtype: str
+    title: str
+    text: str
+    method: str
+    cut: bool
+
+
 class WebViewTool(Tool):
     name = "web_view"
     description = (
@@ -297,7 +313,7 @@ class WebViewTool(Tool):
             )
         elif kind == "json" and not cut:
             text = pretty_json(text) or text
-        return self._render(url, final_url, mtype, title, text, method, cut, start, max_chars)
+        return self._render(Page(url, final_url, mtype, title, text, method, cut), start, max_chars)
 
     def _http_error(self, url: str, response: httpx.Response, snippet: bytes) -> ToolResult:
         reason = f" {response.reason_phrase}" if response.reason_phrase else ""
@@ -326,24 +342,15 @@ class WebViewTool(Tool):
             kind="binary",
         )
 
-    def _render(
-        self,
-        url: str,
-        final_url: str,
-        mtype: str,
-        title: str,
-        text: str,
-        method: str,
-        cut: bool,
-        start: int,
-        max_chars: int,
-    ) -> ToolResult:
+    def _render(self, page: Page, start: int, max_chars: int) -> ToolResult:
+        """The page's text from `start`, at most `max_chars` of it, under a head saying what it is."""
+        url, final_url, mtype, title, text = page.url, page.final_url, page.mtype, page.title, page.text
         head: list[str] = []
         if title:
             head.append(f"# {title}")
         head.append(f"URL: {final_url}" + (f" (redirected from {url})" if final_url != url else ""))
         head.append(f"Type: {mtype or 'unknown'}")
-        if cut:
+        if page.cut:
             head.append(
                 f"Note: the page is larger than {human_size(self.max_bytes)}; only the first "
                 f"{human_size(self.max_bytes)} was read, so the text below is incomplete."
@@ -367,7 +374,7 @@ class WebViewTool(Tool):
             url=final_url,
             title=title,
             content_type=mtype,
-            extractor=method,
+            extractor=page.method,
             total_chars=total,
-            truncated=end < total or cut,
+            truncated=end < total or page.cut,
         )

@@ -68,6 +68,19 @@ async def test_the_demo_shows_a_plan_an_approval_and_a_retry(tmp_path: Path) -> 
             frames = await frames_until(ws, "stream_end")
             assert kinds(frames)[0] == "stream_start" and "This one should fail" in frames[-1]["content"]
 
+        # The README's `run` works in any message, not only a conversation's first (whose words
+        # decide which tools go whole): here `terminal` is only listed, and the message's note
+        # offers it.
+        other = navi.new_session()
+        async with navi.socket(other) as ws:
+            await ws.send(send("Hello there"))
+            await frames_until(ws, "stream_end")
+            await ws.send(send("Now run a command"))
+            frames = await frames_until(ws, "approval_required")
+            assert (frames[-1]["tool"], frames[-1]["args"]) == ("terminal", {"command": COMMAND})
+            await ws.send(json.dumps({"type": "approval", "call_id": frames[-1]["call_id"], "decision": "deny"}))
+            await frames_until(ws, "stream_end")
+
         for _ in range(100):  # naming runs after the first answer
             with navi.client() as http:
                 name = http.get(f"/sessions/{sid}").json()["name"]

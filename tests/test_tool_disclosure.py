@@ -110,6 +110,32 @@ async def test_a_keyword_in_the_first_message_sends_the_tool_whole(tmp_path: Pat
     await rt.aclose()
 
 
+async def test_a_keyword_in_a_later_message_appends_the_tool_to_that_message(tmp_path: Path) -> None:
+    """A later message's keywords reach the tool without moving the prompt's prefix: its schema is
+    a note at the end of that message (the tools and every earlier message stay byte for byte), the
+    model calls it at once, and the note reads the same on every later call."""
+    rt, script, tool, sid = await runtime(tmp_path)
+    script.turn("Morning.")
+    script.turn(Reply(tool_calls=[ScriptedCall("greet", {"who": "the team"})]), "Saluted.")
+    script.turn("Bye.")
+    await collect(rt.agent.run_stream(sid, "Good morning"))
+    events = await collect(rt.agent.run_stream(sid, "Please salute the team"))
+    assert isinstance(events[-1], StreamEnd) and tool.calls == [{"who": "the team"}]
+    await collect(rt.agent.run_stream(sid, "Thanks"))
+    first, asked, answered, later = script.of_kind("turn")
+    assert asked.tools == first.tools and "greet" not in asked.tools  # the prefix has not moved
+    assert [m.content for m in asked.messages[:-1]] == [m.content for m in first.messages] + ["Morning."]
+    note = asked.messages[-1].content or ""
+    assert note.startswith("Please salute the team\n\n[Navi: for this message, ")
+    assert "`greet` (Say hello to someone by name." in note and '"who"' in note
+    assert answered.messages[len(asked.messages) - 1].content == note  # the same on the next call
+    assert later.messages[len(asked.messages) - 1].content == note
+    assert "greet" in later.tools  # called: sent whole from then on, appended after the others
+    stored = await rt.sessions.get(sid)
+    assert stored is not None and "[Navi:" not in "".join(m.content or "" for m in stored.messages)
+    await rt.aclose()
+
+
 def test_the_split_follows_the_profile_and_reads_only_new_messages() -> None:
     greet = GreetTool()
     view = ToolView([greet])

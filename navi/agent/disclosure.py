@@ -23,6 +23,13 @@ nothing (its tools stay listed, one `load_tools` call away) — on a 16,384-toke
 what I said I like" disclosed `schedule` and cost 2,539 tokens re-read (docs/benchmarks.md). Only
 a call or a load, which shows the tool is needed, grows the list after the first message.
 
+A later message's keywords are not ignored, though: the listed tools they show a need for are
+*appended to that message* as the model reads it (`hinted`: a short note with each tool's schema,
+saying it may be called at once). The note belongs to the new message, after everything cached,
+and is the same on every later call (it is worked out from the context, in order), so nothing
+before it moves; "run the command" in the tenth message reaches `terminal` without a `load_tools`
+round trip or a re-read.
+
 A listed tool the model calls without loading it runs when its arguments fit its schema; else the
 result is its schema (`schema_answer`) and the model calls again. Any registered tool is handled
 alike — built-in, user, MCP — by its name, description and, when it has them, its `keywords`.
@@ -42,6 +49,7 @@ from navi.tools.registry import ToolView
 
 LOAD_TOOLS = "load_tools"
 INDEX_HEADING = "## More tools"
+HINT_MARK = "\n\n[Navi: for this message, "  # starts the note `hinted` appends to a later message
 # The likely tools of a profile that names none.
 DEFAULT_CORE: tuple[str, ...] = ("todo", "scratchpad", "web_search", "memory_search", "recall")
 # Words in a user's message that show a built-in tool will be needed (any tool may also declare its
@@ -134,6 +142,8 @@ class Disclosure:
     _scanned: int = 0
     _last_id: str | None = None
     _asked: bool = False  # the first user message has been read (its keywords counted)
+    # A later user message's id → the listed tools its keywords show a need for (`hinted`).
+    hints: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def index_text(self) -> str | None:
@@ -167,7 +177,7 @@ class Disclosure:
         """Read the messages added since the last look (all of them, when the context was rewritten)."""
         n = self._scanned
         if n > len(context) or (n and context[n - 1].id != self._last_id):
-            self.extra, n, self._asked = [], 0, False
+            self.extra, n, self._asked, self.hints = [], 0, False, {}
         for msg in context[n:]:
             self._read(msg)
         self._scanned = len(context)
@@ -180,10 +190,13 @@ class Disclosure:
             self._asked = True
             self._need(msg.metadata.disclosed or [])
         elif msg.role == "user" and not msg.metadata.synthetic and msg.content:
+            text = msg.content
+            matched = [n for n in self.listed if self._pattern(n).search(text)]
             if not self._asked:  # the first request only: later ones would move the prompt's prefix
                 self._asked = True
-                text = msg.content
-                self._need(n for n in self.listed if self._pattern(n).search(text))
+                self._need(matched)
+            elif hinted := [n for n in matched if n not in self.extra]:
+                self.hints[msg.id] = hinted  # appended to that message instead (`hinted`)
         elif msg.role == "assistant" and msg.tool_calls:
             for call in msg.tool_calls:
                 if call.name == LOAD_TOOLS:
@@ -205,6 +218,21 @@ class Disclosure:
             if name in self.listed and name not in self.extra:
                 self.extra.append(name)
 
+    def hinted(self, context: Sequence[Message]) -> list[Message]:
+        """`context` as the model reads it: each later user message whose keywords show a need for
+        listed tools ends with a note giving their schemas, callable at once."""
+        self.seen(context)
+        if not self.hints:
+            return list(context)
+        out = []
+        for msg in context:
+            names = self.hints.get(msg.id)
+            specs = [spec for name in names or () if (spec := self._spec(name)) is not None]
+            if specs:
+                msg = msg.model_copy(update={"content": (msg.content or "") + hint_note(specs)})
+            out.append(msg)
+        return out
+
     def is_listed_only(self, name: str, offered: Collection[str]) -> bool:
         return name in self.listed and name not in offered
 
@@ -218,6 +246,16 @@ def disclose(view: ToolView, core_tools: Sequence[str] | None) -> Disclosure:
     if listed:
         tools.append(LoadTools(listed))
     return Disclosure(view=ToolView(tools, view.aliases), core=core, listed=listed)
+
+
+def hint_note(specs: Sequence[ToolSpec]) -> str:
+    """The note a later message ends with: tools it seems to need, each callable without loading."""
+    tools = "; ".join(
+        f"`{spec.name}` ({purpose(spec.description)} Parameters: "
+        f"{json.dumps(spec.parameters, ensure_ascii=False, separators=(',', ':'))})"
+        for spec in specs
+    )
+    return f"{HINT_MARK}these listed tools may be called directly: {tools}]"
 
 
 def schema_answer(spec: ToolSpec) -> str:

@@ -181,7 +181,7 @@ class Loop:
         """What a model call of `run` sends: the system message, the conversation, `note`."""
         return build_context(
             SystemParts(self.config.persona, run.profile, run.memory, run.tool_index),
-            run.context,
+            run.disclosure.hinted(run.context) if run.disclosure is not None else run.context,
             note=note,
             long_messages=self.long_messages(),
             texts=None if run.persistent else run.ctx.full_texts,  # a subagent's texts live nowhere else

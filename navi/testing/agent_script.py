@@ -13,6 +13,7 @@ from navi.testing.script import Reply, Script, ScriptRequest
 
 PLANNING_MARK = "You are the planning step"
 PLAN_MARK = "[Plan for this request"  # how a plan note starts (navi.agent.context.PLAN_HEADING)
+HINT_MARK = "\n\n[Navi: for this message, "  # a later message's tool note (navi.agent.disclosure)
 SUMMARY_MARK = "You are compressing the earlier part"
 NAMING_MARK = "Give this conversation a short title"
 EXTRACT_MARK = "You read a conversation between a person"

@@ -12,6 +12,7 @@ import threading
 
 from navi.testing.agent_script import (
     DEFAULT_ASSESSMENT,
+    HINT_MARK,
     PLAN_MARK,
     PLANNING_MARK,
     echo_facts_summary,
@@ -75,7 +76,10 @@ class DemoResponder:
     def __call__(self, request: ScriptRequest) -> Reply:
         kind = kind_of(request)
         # What the person typed: without the planning instruction or the plan note after it.
-        said = request.last_user_text.split(PLANNING_MARK)[0].split(PLAN_MARK)[0].strip()
+        # (and without the note of listed tools a later message may need, which offers them too)
+        text = request.last_user_text
+        said = text.split(PLANNING_MARK)[0].split(PLAN_MARK)[0].split(HINT_MARK)[0].strip()
+        hinted = text.split(HINT_MARK, 1)[1] if HINT_MARK in text else ""
         if kind == "planning":
             if _has(said, "plan"):
                 return Reply(text="1. Write a checklist with todo\n2. Answer the user")
@@ -98,7 +102,7 @@ class DemoResponder:
                 thinking="A checklist will help.",
                 tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["Read it", "Answer it"]})],
             )
-        if _has(said, "run", "command") and "terminal" in request.tools:
+        if _has(said, "run", "command") and ("terminal" in request.tools or "`terminal`" in hinted):
             return Reply(
                 thinking="Running a harmless command shows how Navi asks first.",
                 tool_calls=[ScriptedCall("terminal", {"command": COMMAND})],

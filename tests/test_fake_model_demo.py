@@ -78,7 +78,9 @@ async def test_the_demo_shows_a_plan_an_approval_and_a_retry(tmp_path: Path) -> 
             await ws.send(send("Now run a command"))
             frames = await frames_until(ws, "approval_required")
             assert (frames[-1]["tool"], frames[-1]["args"]) == ("terminal", {"command": COMMAND})
-            await ws.send(json.dumps({"type": "approval", "call_id": frames[-1]["call_id"], "decision": "deny"}))
+            await ws.send(
+                json.dumps({"type": "approval", "call_id": frames[-1]["call_id"], "decision": "deny"})
+            )
             await frames_until(ws, "stream_end")
 
         for _ in range(100):  # naming runs after the first answer

@@ -103,14 +103,14 @@ class RunManager:
         # Told (session id, the run's purpose, event) of every event of the runs driven here.
         self.observers: list[Observer] = []
         self.driver = Driver(
-            agent,
-            self.slots,
-            self.bus,
-            self.queue,
-            self.telemetry,
-            self.queueing.next,
-            self._background,
-            self.observers,
+            agent=agent,
+            slots=self.slots,
+            bus=self.bus,
+            queue=self.queue,
+            telemetry=self.telemetry,
+            next=self.queueing.next,  # what waits runs when a turn has answered or ended
+            background=self._background,
+            observers=self.observers,
         )
         self._tasks: set[asyncio.Task[None]] = set()
         self._opened = False

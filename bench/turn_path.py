@@ -5,7 +5,7 @@ A scripted model (no server) answers one message sent through `RunManager.start`
 WebSocket's `send` does. When the backend yields its first token, the frames on the stack are
 read: every Navi function between the run's task and the backend (the hops), the modules they are
 in, and how many of them are async generators (the token goes back up through each). The edge
-before the task (the socket's frame → `RunManager.send` → `start`) is the same three calls in
+before the task (the socket's frame → `Queueing.send` → `RunManager.start`) is the same three calls in
 every version and is not counted.
 
     .venv/bin/python bench/turn_path.py            # this checkout

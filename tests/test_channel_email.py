@@ -424,8 +424,8 @@ async def test_stop_by_command(tmp_path: Path, servers: Servers) -> None:
         stopped = (await world.outbox.wait(2))[1]
         assert body(stopped) == "Stopped."
         sessions = await world.rt.sessions.list(owner="ana")
-        await world.services.runs.wait(sessions[0].id, 10)
-        assert world.services.runs.get(sessions[0].id) is None
+        await world.services.runs.controls.wait(sessions[0].id, 10)
+        assert world.services.runs.slots.get(sessions[0].id) is None
         assert not marker.exists()
     finally:
         await world.services.stop()

@@ -363,8 +363,8 @@ async def test_stop_by_command(tmp_path: Path, synapse: Synapse) -> None:
         assert stopped["content"]["body"] == "Stopped."
         assert stopped["content"]["m.relates_to"] == {"m.in_reply_to": {"event_id": stop}}
         [session] = await world.rt.sessions.list(owner="ana")
-        await world.services.runs.wait(session.id, 10)
-        assert world.services.runs.get(session.id) is None
+        await world.services.runs.controls.wait(session.id, 10)
+        assert world.services.runs.slots.get(session.id) is None
         assert not marker.exists()
     finally:
         await world.stop()

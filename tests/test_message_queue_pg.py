@@ -71,8 +71,8 @@ async def test_messages_sent_through_another_worker_wait_steer_and_run_after(
         if any(f["type"] == "stream_delta" for f in run.frames):
             break
         await asyncio.sleep(0.02)
-    steer = await b.send(session.id, session.owner, "Friday, not Thursday", mode="steer")
-    queued = await b.send(session.id, session.owner, "and a taxi", mode="queue")
+    steer = await b.queueing.send(session.id, session.owner, "Friday, not Thursday", mode="steer")
+    queued = await b.queueing.send(session.id, session.owner, "and a taxi", mode="queue")
     assert steer.run is None and queued.run is None  # A holds the session: both wait
     assert (steer.position, queued.position) == (1, 2)
     assert [w.content for w in await a.queue.waiting(session.id)] == ["Friday, not Thursday", "and a taxi"]

@@ -123,10 +123,10 @@ async def test_two_managers_on_one_database_run_one_turn_per_session(tmp_path: P
             await b.start(session.id, "second, through B")
         with pytest.raises(RunActive):
             await b.append(session.id, [])
-        assert b.get(session.id) is None  # B refused it without keeping anything
+        assert b.slots.get(session.id) is None  # B refused it without keeping anything
         release.set()
         await asyncio.wait_for(run.finished.wait(), 10)
-        await a.wait(session.id, limit=10)  # A's lease follows the end of its run
+        await a.controls.wait(session.id, limit=10)  # A's lease follows the end of its run
         second = await b.start(session.id, "second, through B")
         await asyncio.wait_for(second.settled.wait(), 10)
         assert isinstance(second.result, StreamEnd) and second.result.content == "The second answer."
@@ -139,9 +139,9 @@ async def test_two_managers_on_one_database_run_one_turn_per_session(tmp_path: P
             ("user", "second, through B"),
             ("assistant", "The second answer."),
         ]
-        await b.wait(session.id, limit=10)  # B's lease, too, is let go after its run has ended
+        await b.controls.wait(session.id, limit=10)  # B's lease, too, is let go after its run has ended
         # Both managers are one worker here (one process): no lease of it is left.
-        assert await a.leases.held() == []
+        assert await a.slots.leases.held() == []
     finally:
         await a.shutdown()
         await b.shutdown()
@@ -173,7 +173,7 @@ async def test_a_turn_whose_process_died_is_recorded_lost_and_its_session_freed(
         assert isinstance(run.result, StreamEnd) and run.result.content == "Answered after all."
         # The other session is recovered by the lease keeper, without anyone starting a turn there.
         await runs.open()
-        assert await runs.leases.holder(orphan.id) is None
+        assert await runs.slots.leases.holder(orphan.id) is None
         stored = await rt.sessions.get(orphan.id)
         assert stored is not None
         last = stored.messages[-1]

@@ -20,7 +20,7 @@ import pytest
 from navi.agent.gate import ApprovalNotFound
 from navi.compose import Runtime
 from navi.runs import RunManager, Subscriber
-from navi.runs.follow import Followable
+from navi.runs.follow import Watch
 from navi.runs.leases import SqlLeases
 from navi.runs.pg import PgBus
 from navi.testing.agent_script import AgentScript
@@ -75,6 +75,15 @@ async def frames(sub: Subscriber, until: str, within: float = 10.0) -> list[dict
                 return got
 
 
+async def heard(watch: Watch) -> list[Subscriber]:
+    """The runs a watch on the session was handed as they started, each followed from its start."""
+    for _ in range(300):
+        if watch.subs:
+            break
+        await asyncio.sleep(0.02)
+    return list(watch.subs.values())
+
+
 async def test_a_run_on_one_worker_is_followed_and_replayed_on_another(
     workers: tuple[Worker, Worker, AgentScript],
 ) -> None:
@@ -85,15 +94,11 @@ async def test_a_run_on_one_worker_is_followed_and_replayed_on_another(
         Reply(text=f"First part. {big} Second part.", chunk_chars=4_000, wait_for=release, wait_after=2)
     )
     session = await a.runtime.sessions.create("secretary")
-    seen: list[Followable] = []
-    await b.runs.watch(session.id, seen.append)
+    watch = await b.runs.followers.watch(session.id, asyncio.Queue())
     run = await a.runs.start(session.id, "tell me")
-    for _ in range(200):
-        if seen:
-            break
-        await asyncio.sleep(0.02)
+    seen = await heard(watch)
     assert seen and seen[0].run_id == run.run_id  # B heard of the run as it started
-    live = seen[0].subscribe()
+    live = seen[0]
     early = await frames(live, "stream_delta")
     release.set()
     later = await frames(live, "stream_end")
@@ -105,7 +110,7 @@ async def test_a_run_on_one_worker_is_followed_and_replayed_on_another(
     assert (
         "".join(f["delta"] for f in got if f["type"] == "stream_delta") == f"First part. {big} Second part."
     )
-    await b.runs.unwatch(session.id, seen.append)
+    await b.runs.followers.unwatch(watch)
 
 
 async def test_a_reconnect_on_another_worker_replays_from_its_seq(
@@ -120,10 +125,9 @@ async def test_a_reconnect_on_another_worker_replays_from_its_seq(
         if len(run.frames) >= 4:
             break
         await asyncio.sleep(0.02)
-    await b.runs.watch(session.id, lambda _run: None)
-    current = await b.runs.current(session.id)  # what a socket opening on B follows
-    assert current is not None and current.run_id == run.run_id
-    replay = current.subscribe(since=2)
+    await b.runs.followers.watch(session.id, asyncio.Queue())
+    replay = await b.runs.followers.follow(session.id, since=2)  # what a socket opening on B follows
+    assert replay is not None and replay.run_id == run.run_id
     release.set()
     got = await frames(replay, "stream_end")
     await asyncio.wait_for(run.finished.wait(), 10)
@@ -147,28 +151,28 @@ async def test_stop_and_approvals_sent_to_another_worker_reach_the_run(
     # B lists what A's run waits for. A's own subscriber sees the frame as it is published, a moment
     # before A's writer has stored the question (a client following on B gets the frame only after).
     for _ in range(200):
-        if waiting := await b.runs.waiting(session.id):
+        if waiting := await b.runs.controls.waiting(session.id):
             break
         await asyncio.sleep(0.05)
     assert waiting == [{k: v for k, v in asked.items() if k not in ("type", "run_id", "seq")}]
-    await b.runs.approve(session.id, asked["call_id"], "deny")
+    await b.runs.controls.approve(session.id, asked["call_id"], "deny")
     with pytest.raises(ApprovalNotFound):  # the first answer counts
-        await b.runs.approve(session.id, asked["call_id"], "allow")
+        await b.runs.controls.approve(session.id, asked["call_id"], "allow")
     resolved = (await frames(sub, "approval_resolved"))[-1]
     assert (resolved["decision"], resolved["by"]) == ("deny", "user")
     assert (await frames(sub, "stream_end"))[-1]["content"] == "I did not make it."
     await asyncio.wait_for(run.finished.wait(), 10)
-    assert not marker.exists() and await b.runs.waiting(session.id) == []
+    assert not marker.exists() and await b.runs.controls.waiting(session.id) == []
 
     release = asyncio.Event()
     script.turn(Reply(text="a long answer " * 10, chunk_chars=4, wait_for=release, wait_after=1))
     second = await a.runs.start(session.id, "talk")
     sub = second.subscribe()
     await frames(sub, "stream_delta")
-    assert await b.runs.stop(session.id) is True  # through B: A's run stops
+    assert await b.runs.controls.stop(session.id) is True  # through B: A's run stops
     assert (await frames(sub, "stream_stopped"))[-1]["type"] == "stream_stopped"
-    await b.runs.wait(session.id, limit=10)
-    assert await b.runs.is_busy(session.id) is False
+    await b.runs.controls.wait(session.id, limit=10)
+    assert session.id not in await b.runs.slots.busy(session.id)
     release.set()
 
 
@@ -195,18 +199,13 @@ async def test_a_worker_that_stops_renewing_loses_its_turn_within_the_lease(
         release = asyncio.Event()
         script.turn(Reply(text="never finished " * 5, chunk_chars=4, wait_for=release, wait_after=1))
         session = await a.runtime.sessions.create("secretary")
-        seen: list[Followable] = []
-        await b.runs.watch(session.id, seen.append)
+        watch = await b.runs.followers.watch(session.id, asyncio.Queue())
         run = await a.runs.start(session.id, "hello")
-        for _ in range(200):
-            if seen:
-                break
-            await asyncio.sleep(0.02)
-        sub = seen[0].subscribe()
+        sub = (await heard(watch))[0]
         followed = await frames(sub, "stream_delta")
-        assert a.runs._keeper is not None and a.runs._heartbeat is not None
-        a.runs._keeper.cancel()  # A stalls: no more renewals
-        a.runs._heartbeat.stop()
+        assert a.runs.slots._keeper is not None and a.runs.slots._heartbeat is not None
+        a.runs.slots._keeper.cancel()  # A stalls: no more renewals
+        a.runs.slots._heartbeat.stop()
         stalled = asyncio.get_running_loop().time()
         got = await frames(sub, "error")
         took = asyncio.get_running_loop().time() - stalled
@@ -215,7 +214,7 @@ async def test_a_worker_that_stops_renewing_loses_its_turn_within_the_lease(
         assert took <= LEASE, f"declared lost after {took:.2f} s"
         stored = await b.runtime.sessions.get(session.id)
         assert stored is not None and stored.messages[-1].metadata["error"]["code"] == "worker_lost"
-        await a.runs._tend()  # A wakes up: its lease is gone, so its turn stops
+        await a.runs.slots.tend()  # A wakes up: its lease is gone, so its turn stops
         await asyncio.wait_for(run.finished.wait(), 5)
         assert run.frames[-1]["type"] == "stream_stopped"
     finally:
@@ -232,16 +231,12 @@ async def test_many_sessions_watched_at_once_are_all_followed(
     a, b, script = workers
     caplog.set_level(logging.WARNING)
     sessions = [await a.runtime.sessions.create("secretary") for _ in range(12)]
-    seen: dict[str, list[Followable]] = {s.id: [] for s in sessions}
-    await asyncio.gather(*(b.runs.watch(s.id, seen[s.id].append) for s in sessions))
+    watches = await asyncio.gather(*(b.runs.followers.watch(s.id, asyncio.Queue()) for s in sessions))
     for n, _ in enumerate(sessions):
         script.turn(f"answer {n}")
     runs = [await a.runs.start(s.id, "hi") for s in sessions]
-    for _ in range(300):
-        if all(seen.values()):
-            break
-        await asyncio.sleep(0.02)
-    ends = [(await frames(seen[s.id][0].subscribe(), "stream_end"))[-1] for s in sessions]
+    seen = {watch.session_id: await heard(watch) for watch in watches}
+    ends = [(await frames(seen[s.id][0], "stream_end"))[-1] for s in sessions]
     assert sorted(e["content"] for e in ends) == sorted(f"answer {n}" for n in range(12))
     assert [e["run_id"] for e in ends] == [r.run_id for r in runs]
     assert not [r for r in caplog.records if "listen_failed" in r.getMessage()]

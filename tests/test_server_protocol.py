@@ -115,7 +115,7 @@ async def test_a_message_right_after_stream_end_is_accepted_while_the_summary_ru
             await frames_until(ws, "stream_end")
             await ws.send(json.dumps({"type": "message", "content": "Two"}))
             first = await frames_until(ws, "stream_end")
-            assert navi.runs.get(sid) is not None  # the answered run is still summarising
+            assert navi.runs.slots.get(sid) is not None  # the answered run is still summarising
             await ws.send(json.dumps({"type": "message", "content": "Three"}))
             second = await frames_until(ws, "stream_end", "error")
         assert second[-1]["type"] == "stream_end" and second[-1]["content"] == "Third."
@@ -133,10 +133,10 @@ async def test_a_connection_lets_go_of_finished_runs(tmp_path: Path, fake_server
         async with navi.socket(sid) as ws:
             await ws.send(json.dumps({"type": "message", "content": "long"}))
             await frames_until(ws, "stream_start")
-            run = weakref.ref(navi.runs.get(sid))
+            run = weakref.ref(navi.runs.slots.get(sid))
             await frames_until(ws, "stream_end")
             for _ in range(200):  # post-turn work (naming) ends the run
-                if navi.runs.get(sid) is None:
+                if navi.runs.slots.get(sid) is None:
                     break
                 await asyncio.sleep(0.02)
             await ws.send(json.dumps({"type": "message", "content": "again"}))  # the socket is still open
@@ -181,7 +181,7 @@ async def test_a_failed_turn_is_kept_and_retry_stores_the_message_once(
             assert retried[0]["message"]["id"] == user["id"]
             assert retried[-1]["type"] == "stream_end" and retried[-1]["content"] == "Berlin is the capital."
             for _ in range(100):
-                if navi.runs.get(sid) is None:
+                if navi.runs.slots.get(sid) is None:
                     break
                 await asyncio.sleep(0.02)
             await ws.send(json.dumps({"type": "retry"}))  # nothing failed any more

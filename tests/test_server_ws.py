@@ -364,10 +364,10 @@ async def test_a_run_goes_on_when_every_client_leaves(tmp_path: Path, fake_serve
             await ws.send(json.dumps({"type": "message", "content": "go and leave"}))
             await frames_until(ws, "stream_start")
         for _ in range(200):
-            if not navi.runs.active():
+            if not navi.runs.slots.here:
                 break
             await asyncio.sleep(0.05)
-        assert navi.runs.active() == []  # finished runs leave nothing behind
+        assert list(navi.runs.slots.here) == []  # finished runs leave nothing behind
         with navi.client() as http:
             detail = http.get(f"/sessions/{sid}").json()
         assert detail["messages"][-1]["content"] == "Saved even though nobody watched."

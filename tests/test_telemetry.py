@@ -261,14 +261,13 @@ async def test_the_notify_lag_of_a_followed_run_is_measured(tmp_path: Path, pg_u
         release = asyncio.Event()
         script.turn(Reply(text="one two three four", chunk_chars=4, wait_for=release, wait_after=1))
         session = await rt_a.sessions.create("secretary")
-        seen: list[Any] = []
-        await b.watch(session.id, seen.append)
+        watch = await b.followers.watch(session.id, asyncio.Queue())
         run = await a.start(session.id, "count")
         for _ in range(200):
-            if seen:
+            if watch.subs:
                 break
             await asyncio.sleep(0.02)
-        live = seen[0].subscribe()
+        live = next(iter(watch.subs.values()))
         release.set()
         got: list[dict[str, Any]] = []
         async with asyncio.timeout(10):
@@ -278,7 +277,7 @@ async def test_the_notify_lag_of_a_followed_run_is_measured(tmp_path: Path, pg_u
         assert got == run.frames
         assert lags and set(lags) == {0.25}  # every frame announced while B listened
         assert len(lags) <= len(run.frames)
-        await b.unwatch(session.id, seen.append)
+        await b.followers.unwatch(watch)
     finally:
         for rt, runs in made:
             await runs.shutdown()
@@ -320,7 +319,7 @@ async def test_a_stopped_call_is_counted_and_its_span_abandoned(tmp_path: Path) 
             if any(f["type"] == "stream_delta" for f in run.frames):
                 break
             await asyncio.sleep(0.01)
-        assert await services.runs.stop(session.id)
+        assert await services.runs.controls.stop(session.id)
         await ended(run)
     finally:
         await services.stop()

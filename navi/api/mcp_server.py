@@ -167,8 +167,7 @@ async def ask(
         raise ToolError(f"no profile '{profile}': Navi's profiles are {', '.join(runtime.profiles.ids())}")
     if session_id is not None:
         session = await _session(host, user, session_id)
-        current = host.runs.get(session.id)
-        if current is not None and not current.answered:
+        if await host.runs.slots.busy(session.id, answering=True):
             raise ToolError(str(RunActive(session.id)))
         if profile is not None and profile != session.profile_id:
             await runtime.sessions.set_profile(session.id, profile)  # as choosing it on the page
@@ -182,7 +181,7 @@ async def ask(
         raise ToolError(str(exc)) from None
     answer = Answer(setting=APPROVALS_SETTING, surface="MCP")
     try:
-        await wait_for(run, answer)
+        await wait_for(host.runs, run, answer)
     except asyncio.CancelledError:
         run.stop_event.set()  # the caller gave up on the answer: stop the turn; it saves what it has
         raise

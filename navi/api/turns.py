@@ -1,9 +1,10 @@
 """A turn asked for by a client that waits for its answer instead of following frames on a page:
 the OpenAI-compatible API (`routes/openai.py`) and Navi's MCP server (`navi/api/mcp_server.py`).
 
-Both start the turn through `RunManager.start` like a page's message, subscribe to its frames and
-read them into an `Answer`. Both run unattended (nobody can answer an approval there), so the
-answer ends with a note naming the calls that were denied and the setting that would allow them.
+Both start the turn through `RunManager.start` like a page's message, follow it (`Followers.follow`,
+as every client of a run does) and read its frames into an `Answer`. Both run unattended (nobody
+can answer an approval there), so the answer ends with a note naming the calls that were denied
+and the setting that would allow them.
 A new session for such a client is made by `new_session`, the one place a session is created for a
 user (the REST route uses it too), so the hooks that follow a new session always run.
 """
@@ -17,7 +18,7 @@ from typing import Any
 from navi.compose import Runtime
 from navi.llm.messages import Message
 from navi.protocol import ErrorEvent
-from navi.runs import AgentRun, Subscriber
+from navi.runs import AgentRun, RunManager, Subscriber
 from navi.sessions.models import Session
 from navi.sessions.store import SessionExists
 
@@ -113,9 +114,9 @@ class Answer:
         return str(frame.get("code") or "internal"), str(frame.get("message") or "the turn failed")
 
 
-async def frames(sub: Subscriber) -> AsyncIterator[dict[str, Any]]:
-    """The run's frames for this subscriber, until they end."""
-    while True:
+async def frames(sub: Subscriber | None) -> AsyncIterator[dict[str, Any]]:
+    """The run's frames for this subscriber, until they end (none without a run to follow)."""
+    while sub is not None:
         item = await sub.queue.get()
         if isinstance(item, Subscriber):
             if item.dropped:
@@ -132,13 +133,15 @@ async def read(sub: Subscriber, answer: Answer) -> None:
             return
 
 
-async def wait_for(run: AgentRun, answer: Answer) -> Answer:
+async def wait_for(runs: RunManager, run: AgentRun, answer: Answer) -> Answer:
     """Follow `run` until its answer (or its failure) is known; `answer` holds it then."""
-    sub = run.subscribe()
+    sub = await runs.followers.follow(run.session_id, run_id=run.run_id)
+    if sub is None:  # gone already (it cannot be, for a run just started): no answer
+        return answer
     try:
         await read(sub, answer)
     finally:
-        run.unsubscribe(sub)
+        sub.close()
     return answer
 
 

@@ -72,10 +72,9 @@ from navi.protocol import (
     parse_client_frame,
 )
 from navi.runs import RunActive, RunManager, Subscriber
-from navi.runs.follow import Followable
+from navi.runs.follow import Watch
 from navi.runs.queue import QueueFull
 from navi.runs.queueing import NotQueued
-from navi.runs.run import is_run_id
 from navi.sessions.models import is_session_id
 from navi.storage.files import SharedFiles
 
@@ -268,7 +267,6 @@ def _with_delta(last: dict[str, Any], parts: list[str]) -> dict[str, Any]:
 async def _sender(
     websocket: WebSocket,
     outbox: asyncio.Queue[Any],
-    subs: dict[Subscriber, Followable],
     ending: Ending | None = None,
 ) -> None:
     """The only task that writes to the socket: run frames and error frames, in order, until the
@@ -287,9 +285,7 @@ async def _sender(
         if isinstance(frame, dict) and frame.get("type") in JOINABLE and outbox.qsize() >= JOIN_BACKLOG:
             frame, held = _joined(frame, outbox)
         if isinstance(frame, Subscriber):  # the end of a run's frames; the connection stays open
-            run = subs.pop(frame, None)
-            if run is not None:
-                run.unsubscribe(frame)
+            frame.close()
             if frame.dropped:
                 await websocket.send_text(
                     json.dumps(_error("this connection fell too far behind; reconnect", "too_slow"))
@@ -307,12 +303,12 @@ async def _send_or_queue(
     message is edited or cancelled. The `error` frame refusing it, if it is refused."""
     try:
         if frame.kind == "queue_edit":
-            await runs.edit_queued(session_id, owner, frame.message_id, frame.content)
+            await runs.queueing.edit(session_id, owner, frame.message_id, frame.content)
         elif frame.kind == "queue_cancel":
-            await runs.cancel_queued(session_id, owner, frame.message_id)
+            await runs.queueing.cancel(session_id, owner, frame.message_id)
         else:
             message = NewMessage(frame.content, frame.images, frame.files, frame.sender)
-            await runs.send(session_id, owner, message, mode=frame.mode)
+            await runs.queueing.send(session_id, owner, message, mode=frame.mode)
     except NotQueued as exc:
         return _error(str(exc), "not_queued")
     except QueueFull as exc:
@@ -369,9 +365,8 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
         await websocket.close(code=CLOSE_BAD_REQUEST, reason="bad since")
         return
     outbox: asyncio.Queue[Any] = asyncio.Queue()
-    subs: dict[Subscriber, Followable] = {}  # the runs this connection follows, until their frames end
     ending = Ending()
-    sender = asyncio.create_task(_sender(websocket, outbox, subs, ending))
+    sender = asyncio.create_task(_sender(websocket, outbox, ending))
 
     def end(code: int = CLOSE_SIGNED_OUT, reason: str = SIGNED_OUT) -> None:
         if not ending.code:
@@ -379,29 +374,15 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
             outbox.put_nowait(ending)  # wakes the writer, which sends nothing more
 
     watched = sockets.add(user, recheck, credential, end)
-
-    def follow(run: Followable, since: int = 0) -> None:
-        if any(followed is run for followed in subs.values()):
-            return  # announced and found at once (a run of another worker): followed once
-        subs[run.subscribe(since, outbox)] = run
-
+    watch: Watch | None = None  # the session's runs, followed into the outbox
     files_root = config.uploads.root
     page = uuid.uuid4().hex  # this connection, as a page whose visibility counts (navi/push/presence.py)
     try:  # from here on, whatever happens, the finally lets go of the watcher and the feed
-        await runs.watch(session_id, follow)
         runs.feed.join(outbox.put_nowait, user)  # session_updated frames of this user's sessions
-        current = await runs.current(session_id)  # wherever it runs
-        # `since` counts frames of the run named by `run` (when given): a client that saw frames
-        # of an earlier run gets what it missed of that one while its frames are kept (it ended
-        # while the client was away), then the whole of the current one.
-        seen_run = websocket.query_params.get("run")
-        if seen_run and since and is_run_id(seen_run) and (current is None or seen_run != current.run_id):
-            missed = await runs.ended_run(session_id, seen_run)
-            if missed is not None:
-                follow(missed, since)
-        if current is not None:
-            same_run = seen_run is None or seen_run == current.run_id
-            follow(current, since if same_run else 0)
+        # Its runs, wherever they run: `since` counts frames of the run named by `run` (when
+        # given): a client that saw frames of an earlier run gets what it missed of that one while
+        # its frames are kept (it ended while the client was away), then the whole of the current one.
+        watch = await runs.followers.watch(session_id, outbox, since, websocket.query_params.get("run"))
         while True:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
@@ -435,7 +416,7 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                 continue
             if frame.kind == "approval":
                 try:  # the run's approval_resolved frame reaches every client, this one too
-                    await runs.approve(session_id, frame.call_id, frame.decision)
+                    await runs.controls.approve(session_id, frame.call_id, frame.decision)
                 except ApprovalNotFound as exc:
                     refusal = ErrorEvent(message=str(exc), code="approval_not_found", call_id=frame.call_id)
                     outbox.put_nowait(refusal.frame())
@@ -458,10 +439,9 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
     finally:
         sockets.discard(watched)
         await _seen(runtime, page, user, None)
-        await runs.unwatch(session_id, follow)
+        if watch is not None:
+            await runs.followers.unwatch(watch)
         runs.feed.leave(outbox.put_nowait)
-        for sub, run in list(subs.items()):
-            run.unsubscribe(sub)
         if ending.code and not sender.done():  # the writer closes the socket with the code
             with contextlib.suppress(TimeoutError, Exception):
                 await asyncio.wait_for(asyncio.shield(sender), CLOSE_WAIT)

@@ -42,7 +42,7 @@ from navi.channels.base import Attachment, Channel, Incoming, NotPrivate, Outgoi
 from navi.channels.store import ChannelStore
 from navi.channels.voice_notes import hear, spoken_answer
 from navi.runs.manager import RunManager
-from navi.runs.run import AgentRun, RunActive
+from navi.runs.run import AgentRun, RunActive, Subscriber
 from navi.sessions.files import claim
 from navi.sessions.filetypes import SNIFF_BYTES, executable_reason, kind_reason, zip_reason
 from navi.sessions.store import SessionStore
@@ -161,7 +161,7 @@ class ChannelWorker:
         log.info("channel.message", channel=channel.name, sender=message.sender, session_id=session_id)
         command = message.text.strip().lower()
         if command == STOP_COMMAND:
-            stopped = await self.runs.stop(session_id)
+            stopped = await self.runs.controls.stop(session_id)
             await self._reply(channel, message, session_id, "Stopped." if stopped else "Nothing was running.")
             return
         waiting = self._waiting.get(session_id)
@@ -192,8 +192,9 @@ class ChannelWorker:
                 run = await start()
             except RunActive:
                 pass
-            else:
-                self._spawn(self._follow(channel, message, session_id, run, before, aloud=aloud))
+            else:  # followed from here, before its first frame can go out
+                sub = await self.runs.followers.follow(session_id, run_id=run.run_id)
+                self._spawn(self._follow(channel, message, session_id, sub, before, aloud=aloud))
                 return
         self._spawn(self._after_the_turn(channel, message, session_id, start, before, aloud))
 
@@ -214,7 +215,7 @@ class ChannelWorker:
         async with order:  # fair: the waiting messages start in the order they came
             deadline = loop.time() + WAIT_FOR_TURN_SECONDS
             while True:
-                await self.runs.wait(session_id, 5.0)
+                await self.runs.controls.wait(session_id, 5.0)
                 try:
                     run = await start()
                     break
@@ -223,7 +224,8 @@ class ChannelWorker:
                         busy = f"Navi is still answering your last message (send {STOP_COMMAND})."
                         await self._reply(channel, message, session_id, busy)
                         return
-        await self._follow(channel, message, session_id, run, before, aloud=aloud)
+        sub = await self.runs.followers.follow(session_id, run_id=run.run_id)
+        await self._follow(channel, message, session_id, sub, before, aloud=aloud)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -262,7 +264,7 @@ class ChannelWorker:
             )
             return
         with contextlib.suppress(ApprovalNotFound):  # answered meanwhile (timed out): nothing to do
-            await self.runs.approve(session_id, waiting.call_id, decision)
+            await self.runs.controls.approve(session_id, waiting.call_id, decision)
         self._waiting.pop(session_id, None)
 
     # --- following a run -------------------------------------------------------------------------
@@ -271,14 +273,16 @@ class ChannelWorker:
         channel: Channel,
         message: Incoming,
         session_id: str,
-        run: AgentRun,
+        sub: Subscriber | None,
         before: set[str],
         *,
         aloud: bool = False,
     ) -> None:
-        """Follow the run until it has answered; the answer goes back with the files the run made
-        in the session's folder (`before`: the names there when it started), and spoken (`aloud`)."""
-        sub = run.subscribe()
+        """Follow the run (`sub`: `Followers.follow`) until it has answered; the answer goes back
+        with the files the run made in the session's folder (`before`: the names there when it
+        started), and spoken (`aloud`)."""
+        if sub is None:  # the run is gone already: nothing to say
+            return
         await self._working(channel, message, True)
         try:
             while True:
@@ -312,10 +316,11 @@ class ChannelWorker:
                 "channel.follow_failed", channel=channel.name, session_id=session_id, error=str(exc)
             )
         finally:
-            run.unsubscribe(sub)
+            sub.close()
             await self._working(channel, message, False)
             waiting = self._waiting.get(session_id)
-            if waiting is not None and run.finished.is_set():
+            going = self.runs.slots.get(session_id)
+            if waiting is not None and (going is None or going.run_id != sub.run_id):  # it ended
                 del self._waiting[session_id]
 
     async def _working(self, channel: Channel, message: Incoming, on: bool) -> None:
@@ -328,7 +333,7 @@ class ChannelWorker:
         call_id = str(frame.get("call_id"))
         if not channel.can_ask:  # (runs of such channels are unattended: this is a safety net)
             with contextlib.suppress(ApprovalNotFound):
-                await self.runs.approve(session_id, call_id, "deny")
+                await self.runs.controls.approve(session_id, call_id, "deny")
             return
         waiting = self._waiting[session_id] = Waiting(call_id=call_id, message=message)
         args = json.dumps(frame.get("args") or {}, ensure_ascii=False, indent=2)

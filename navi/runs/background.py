@@ -154,7 +154,9 @@ class JobRunner:
                 await asyncio.sleep(1.0)
 
     async def _follow(self, job: Job, run: AgentRun) -> tuple[JobState | None, str | None, str | None]:
-        sub = run.subscribe(typed=True)
+        sub = await self.runs.followers.follow(run.session_id, run_id=run.run_id, typed=True)
+        if sub is None:  # ended and let go of already
+            return "failed", None, "the run could not be followed"
         started = self.clock()
         steps, last_step, reported = job.steps, job.last_step, job.steps
         why_stopped: str | None = None
@@ -200,7 +202,7 @@ class JobRunner:
                     if now.stop_requested and not run.stop_event.is_set():
                         run.stop_event.set()
         finally:
-            run.unsubscribe(sub)
+            sub.close()
 
     async def _end(
         self, job: Job, state: JobState, *, result: str | None = None, error: str | None = None
@@ -226,7 +228,7 @@ class JobRunner:
                 await self.runs.append(job.origin_session_id, [message])
                 return
             except RunActive:
-                await self.runs.wait(job.origin_session_id, 5.0)
+                await self.runs.controls.wait(job.origin_session_id, 5.0)
             except Exception as exc:  # the conversation was deleted since
                 log.warning("jobs.not_posted", job_id=job.id, error=f"{type(exc).__name__}: {exc}")
                 return

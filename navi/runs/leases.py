@@ -10,7 +10,7 @@ Its worker renews every lease it holds every `0.15 × seconds`; a lease not rene
 `0.5 × seconds` has expired (three renewals missed), so whoever checks next (every `0.15 × seconds`)
 finds it within `0.65 × seconds` of the worker's end, the rest of `seconds` being the margin for
 the clean-up itself. Such a worker is gone (killed, its machine down), and `expired()` hands the
-lease to whoever cleans up after it (`navi/runs/manager.py`: the turn is marked failed with
+lease to whoever cleans up after it (`navi/runs/slots.py`: the turn is marked failed with
 `worker_lost`). A worker on this same machine that no longer exists (its process id is gone or now
 belongs to another process) has lost its leases at once, without waiting for them to expire — a
 `navi serve` killed and started again finds its sessions free.

@@ -1,24 +1,32 @@
 """Sending a message to a session whether or not a turn runs there: it runs at once, or waits.
 
-`Queueing` is the part of `RunManager` (navi/runs/manager.py) that decides: with no turn going the
-message starts one; while one runs it waits in the session's queue (navi/runs/queue.py), to run
-when the turn ends (`"queue"`) or to reach the turn's next model call (`"steer"`). Every connection
+`Queueing` decides, for the run manager (navi/runs/manager.py, which lends it its `start`): with no
+turn going the message starts one; while one runs it waits in the session's queue
+(navi/runs/queue.py), to run when the turn ends (`"queue"`, `next`) or to reach the turn's next
+model call (`"steer"`). Every connection
 of the session's owner, on every worker, hears of it (`queued`, `queue_cancelled` through the
 session feed); the message leaves the queue with its `stream_start` or `steered` run frame.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
-from navi.agent.engine import Agent
-from navi.agent.turns import DEFAULT_OPTIONS, NewMessage, Turn, TurnOptions
+import structlog
+
+from navi.agent.turns import DEFAULT_OPTIONS, FromQueue, NewMessage, Turn, TurnOptions
 from navi.llm.messages import new_id
 from navi.protocol import QueueCancelled, QueueMode
 from navi.protocol import Queued as QueuedFrame
 from navi.runs.feed import SessionFeed
-from navi.runs.queue import MessageQueue, Queued
+from navi.runs.queue import MessageQueue, NothingQueued, Queued
 from navi.runs.run import AgentRun, RunActive
+
+log = structlog.stdlib.get_logger(__name__)
+
+Start = Callable[[str, Turn, TurnOptions], Awaitable[AgentRun]]
 
 
 class NotQueued(LookupError):
@@ -36,17 +44,50 @@ class Sent:
 
 
 class Queueing:
-    agent: Agent
-    queue: MessageQueue
-    feed: SessionFeed
+    """`queue`: where messages wait; `feed`: where the owner's connections hear of them; `start`:
+    how a turn starts (`RunManager.start`, `RunActive` while one runs); `background`: where the
+    next waiting message is started without the caller waiting for it."""
 
-    async def start(
-        self, session_id: str, turn: Turn | str, options: TurnOptions = DEFAULT_OPTIONS
-    ) -> AgentRun:
-        raise NotImplementedError  # RunManager.start
+    def __init__(
+        self,
+        queue: MessageQueue,
+        feed: SessionFeed,
+        start: Start,
+        background: Callable[[Coroutine[Any, Any, None]], None],
+    ) -> None:
+        self.queue = queue
+        self.feed = feed
+        self._start = start
+        self._background = background
+        self.closing = False  # shutting down: nothing waiting starts any more
 
     async def start_next(self, session_id: str) -> AgentRun | None:
-        raise NotImplementedError  # RunManager.start_next
+        """Run the first message waiting in the session's queue, unless a turn runs (whose end
+        runs it) or none waits."""
+        if self.closing or not await self.queue.waiting(session_id):
+            return None
+        try:
+            return await self._start(session_id, FromQueue(), DEFAULT_OPTIONS)
+        except (RunActive, NothingQueued):
+            return None
+
+    async def first(self, session_id: str) -> Queued | None:
+        """Take the first message waiting in the session (for a run that holds it), if any."""
+        for waiting in await self.queue.waiting(session_id):
+            item = await self.queue.take(session_id, waiting.message_id)
+            if item is not None:  # else cancelled in between: the next one
+                return item
+        return None
+
+    def next(self, session_id: str) -> None:
+        """A turn of the session ended (or let go of it): what waits there runs, in the background."""
+        self._background(self._next(session_id))
+
+    async def _next(self, session_id: str) -> None:
+        try:
+            await self.start_next(session_id)
+        except Exception:  # the queue waits for the next turn's end, or the next message
+            log.exception("runs.queue_not_started", session_id=session_id)
 
     async def send(
         self,
@@ -62,7 +103,7 @@ class Queueing:
         message = NewMessage(message) if isinstance(message, str) else message
         if not await self.queue.waiting(session_id):
             try:
-                return Sent(run=await self.start(session_id, message, options))
+                return Sent(run=await self._start(session_id, message, options))
             except RunActive:
                 pass
         item = Queued(
@@ -80,7 +121,7 @@ class Queueing:
         started = await self.start_next(session_id)
         return Sent(run=started, queued=item, position=position)
 
-    async def edit_queued(self, session_id: str, owner: str, message_id: str, content: str) -> Queued:
+    async def edit(self, session_id: str, owner: str, message_id: str, content: str) -> Queued:
         """New text for a waiting message (`NotQueued` when it no longer waits)."""
         item = await self.queue.edit(session_id, message_id, content)
         if item is None:
@@ -90,7 +131,7 @@ class Queueing:
             self._announce(item, waiting.index(message_id) + 1, owner)
         return item
 
-    async def cancel_queued(self, session_id: str, owner: str, message_id: str) -> Queued:
+    async def cancel(self, session_id: str, owner: str, message_id: str) -> Queued:
         """Cancel a waiting message (`NotQueued` when it no longer waits)."""
         item = await self.queue.take(session_id, message_id)
         if item is None:

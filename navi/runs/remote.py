@@ -3,9 +3,9 @@
 Its frames come from the database (the run's rows in `run_events`, written by its own worker)
 and then live, as that worker announces them (`navi/runs/pg.py`). A `RemoteRun` keeps the frames
 it has seen, in order and without gaps, so any number of this process's connections can follow it
-from any sequence number, exactly like a run of this process (`AgentRun`): `subscribe(since,
-queue)` delivers the frames after `since` into the queue, then the live ones, then the subscriber
-itself as the end marker.
+from any sequence number, exactly like a run of this process (`AgentRun`; both are `Followable`):
+`subscribe(since, queue)` delivers the frames after `since` into the queue (read back into events
+with `typed`), then the live ones, then the subscriber itself as the end marker.
 
 Announcements are applied one at a time by one task: a frame whose predecessor was not seen (its
 announcement carried no frame because it was too large, or arrived before the catch-up read) is
@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import structlog
 
+from navi.protocol import parse_server_frame
 from navi.runs.run import Subscriber
 
 log = structlog.stdlib.get_logger(__name__)
@@ -38,6 +39,11 @@ class Source(Protocol):
     async def follow(self, run_id: str) -> None: ...
 
     async def unfollow(self, run_id: str) -> None: ...
+
+
+def _as(sub: Subscriber, frame: dict[str, Any]) -> Any:
+    """The frame as `sub` takes it: JSON, or read back into its event (`typed`)."""
+    return parse_server_frame(frame) if sub.typed else frame
 
 
 class RemoteRun:
@@ -70,10 +76,13 @@ class RemoteRun:
         self._end()
 
     # --- what followers see ----------------------------------------------------------------------
-    def subscribe(self, since: int = 0, queue: asyncio.Queue[Any] | None = None) -> Subscriber:
-        sub = Subscriber(queue) if queue is not None else Subscriber()
+    def subscribe(
+        self, since: int = 0, queue: asyncio.Queue[Any] | None = None, *, typed: bool = False
+    ) -> Subscriber:
+        sub = Subscriber(queue, typed=typed) if queue is not None else Subscriber(typed=typed)
+        sub.run_id, sub.leave = self.run_id, self.unsubscribe
         for frame in self.frames[since:]:
-            sub.put(frame)
+            sub.put(_as(sub, frame))
         if self.ended:
             sub.end()
         else:
@@ -127,7 +136,7 @@ class RemoteRun:
         seq = len(self.frames)
         for sub, had in list(self.subscribers.items()):
             if seq > had:
-                sub.put(frame)
+                sub.put(_as(sub, frame))
                 self.subscribers[sub] = seq
 
     def _end(self) -> None:

@@ -15,7 +15,7 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from pydantic import MISSING
 
@@ -50,13 +50,16 @@ class Subscriber:
     """Where a run delivers frames for one client: straight into that client's outbox.
 
     The subscriber itself, put in the outbox, marks the end of its run's frames (the client then
-    lets go of the run). A client that falls `MAX_BACKLOG` frames behind is dropped (`dropped` is
-    set and the marker sent) rather than letting its queue grow without end.
+    lets go of the run: `close`). A client that falls `MAX_BACKLOG` frames behind is dropped
+    (`dropped` is set and the marker sent) rather than letting its queue grow without end.
     """
 
     queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
     dropped: bool = False
     typed: bool = False  # handed the events (followers in this process), not their JSON frames
+    run_id: str = ""  # the run it follows
+    # How it lets go of its run (set by the run it subscribed to; `close` calls it once).
+    leave: Callable[[Subscriber], None] | None = field(default=None, repr=False)
 
     def put(self, frame: dict[str, Any] | RunEvent) -> None:
         if self.dropped:
@@ -70,6 +73,28 @@ class Subscriber:
     def end(self) -> None:
         if not self.dropped:
             self.queue.put_nowait(self)
+
+    def close(self) -> None:
+        """Stop following: the run delivers nothing more here (once; again does nothing)."""
+        leave, self.leave = self.leave, None
+        if leave is not None:
+            leave(self)
+
+
+class Followable(Protocol):
+    """A run a client follows, wherever it runs: one of this process (`AgentRun`) or of another
+    worker (`RemoteRun`, navi/runs/remote.py). `subscribe` delivers its frames after `since` into
+    `queue` (the events themselves with `typed`), then the live ones, then the subscriber itself
+    as the end marker."""
+
+    session_id: str
+    run_id: str
+
+    def subscribe(
+        self, since: int = 0, queue: asyncio.Queue[Any] | None = None, *, typed: bool = False
+    ) -> Subscriber: ...
+
+    def unsubscribe(self, sub: Subscriber) -> None: ...
 
 
 @dataclass(eq=False)
@@ -118,6 +143,7 @@ class AgentRun:
         self, since: int = 0, queue: asyncio.Queue[Any] | None = None, *, typed: bool = False
     ) -> Subscriber:
         sub = Subscriber(queue, typed=typed) if queue is not None else Subscriber(typed=typed)
+        sub.run_id, sub.leave = self.run_id, self.unsubscribe
         for item in (self.events if typed else self.frames)[since:]:
             sub.put(item)
         if self.finished.is_set():

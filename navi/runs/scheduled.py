@@ -116,7 +116,7 @@ class ScheduledRuns:
             try:
                 return await self.runs.start(session_id, prompt, TurnOptions(purpose="reminder"))
             except RunActive:
-                current = self.runs.get(session_id)
+                current = self.runs.slots.get(session_id)
                 left = deadline - asyncio.get_running_loop().time()
                 if left <= 0:
                     return None
@@ -128,7 +128,9 @@ class ScheduledRuns:
 
     async def _follow(self, schedule: Schedule, run: ScheduleRun, agent_run: AgentRun) -> str | None:
         """Read the run's frames until its outcome is known; approvals waited for are reported."""
-        sub = agent_run.subscribe(typed=True)
+        sub = await self.runs.followers.follow(agent_run.session_id, run_id=agent_run.run_id, typed=True)
+        if sub is None:  # ended and let go of already
+            return None
         try:
             while True:
                 event = await sub.queue.get()
@@ -147,7 +149,7 @@ class ScheduledRuns:
                     case StreamStopped():
                         return "the run was stopped"
         finally:
-            agent_run.unsubscribe(sub)
+            sub.close()
 
     async def _finish(
         self, schedule: Schedule, run: ScheduleRun, status: RunStatus, *, answer: str = "", error: str = ""

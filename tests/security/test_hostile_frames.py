@@ -94,10 +94,10 @@ async def bad_since_answer(navi: LiveNavi, sid: str, since: str) -> tuple[dict[s
 
 async def no_watcher_left(navi: LiveNavi, sid: str) -> None:
     for _ in range(500):  # the server sees the close within moments; 10 s at most
-        if not navi.runs.watchers(sid):
+        if not navi.runs.followers.count(sid):
             return
         await asyncio.sleep(0.02)
-    assert navi.runs.watchers(sid) == 0
+    assert navi.runs.followers.count(sid) == 0
 
 
 @pytest.mark.parametrize("since", BAD_SINCE, ids=lambda s: repr(s[:12]))

@@ -46,7 +46,7 @@ class WaitingApproval(BaseModel):
     summary="The tool calls waiting for approval in this session's run",
 )
 async def waiting(session: SessionDep, runs: RunsDep) -> list[WaitingApproval]:
-    return [WaitingApproval(**item) for item in await runs.waiting(session.id)]
+    return [WaitingApproval(**item) for item in await runs.controls.waiting(session.id)]
 
 
 @router.post(
@@ -55,7 +55,7 @@ async def waiting(session: SessionDep, runs: RunsDep) -> list[WaitingApproval]:
     summary="Answer a tool call waiting for approval",
 )
 async def answer(call_id: str, body: ApprovalAnswer, session: SessionDep, runs: RunsDep) -> ApprovalAnswered:
-    await runs.approve(session.id, call_id, body.decision)  # ApprovalNotFound → 404
+    await runs.controls.approve(session.id, call_id, body.decision)  # ApprovalNotFound → 404
     return ApprovalAnswered(call_id=call_id, decision=body.decision)
 
 

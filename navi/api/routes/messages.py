@@ -125,7 +125,7 @@ async def send_message(
         await runs.append(session.id, [message])
         return Stored(session_id=session.id, message_id=message.id, role=message.role)
     asked = checked_message(parse_message(_said(body)), session.id, uploads.root, sender)
-    sent = await runs.send(session.id, session.owner, asked, mode=body.mode, options=NOT_PLANNED)
+    sent = await runs.queueing.send(session.id, session.owner, asked, mode=body.mode, options=NOT_PLANNED)
     run = sent.run
     if run is None:
         assert sent.queued is not None
@@ -184,6 +184,6 @@ def _message(body: SendMessage, session_id: str, files_root: Path) -> Message:
 async def stop(session_id: OwnedSessionId, runs: RunsDep) -> StopResult:
     """Stopping nothing is not an error. A session that does not exist, or is another user's,
     is 404 like on every other route of a session."""
-    if await runs.stop(session_id):
+    if await runs.controls.stop(session_id):
         return StopResult(ok=True)
     return StopResult(ok=False, reason="no active run")

@@ -55,7 +55,7 @@ from navi.api.turns import Answer, frames, new_session, own_or_new_session, wait
 from navi.compose import Runtime
 from navi.protocol import Sender
 from navi.runctx import Unattended
-from navi.runs import AgentRun, RunActive, Subscriber
+from navi.runs import RunActive, Subscriber
 from navi.sessions.models import is_session_id
 
 router = api_router(prefix="/v1", tags=["openai"])  # bodies through navi.safejson, as everywhere
@@ -81,7 +81,7 @@ def _failure(answer: Answer) -> tuple[int, str, str]:
 
 
 async def _stream(
-    run: AgentRun, sub: Subscriber, shape: Shape, answer: Answer, include_usage: bool
+    sub: Subscriber | None, shape: Shape, answer: Answer, include_usage: bool
 ) -> AsyncIterator[bytes]:
     try:
         yield sse(shape.chunk({"role": "assistant", "content": ""}, usage=include_usage))
@@ -99,7 +99,8 @@ async def _stream(
             yield sse(shape.usage_chunk(usage_of(answer.end)))
         yield sse("[DONE]")
     finally:  # the client went away or the answer is complete; the run goes on either way
-        run.unsubscribe(sub)
+        if sub is not None:
+            sub.close()
 
 
 @router.get("/models", summary="Navi's profiles, as OpenAI models")
@@ -191,12 +192,13 @@ async def chat_completions(
         raise OpenAIError(409, "busy", str(exc), headers=headers) from None
     shape, answer = Shape(run.run_id, model), Answer(setting=APPROVALS_SETTING)
     if body.stream:
+        sub = await runs.followers.follow(session_id, run_id=run.run_id)
         return StreamingResponse(
-            _stream(run, run.subscribe(), shape, answer, body.include_usage),
+            _stream(sub, shape, answer, body.include_usage),
             media_type="text/event-stream",
             headers={**headers, "Cache-Control": "no-cache"},
         )
-    await wait_for(run, answer)
+    await wait_for(runs, run, answer)
     if answer.error is not None or not answer.done:
         status, code, message = _failure(answer)
         # The message is stored and the failure recorded: a retry by the client would send it twice.

@@ -57,7 +57,7 @@ async def waiting(session: SessionDep, runs: RunsDep) -> QueueOut:
     "/{session_id}/queue/{message_id}", response_model=QueuedMessage, summary="Edit a waiting message"
 )
 async def edit(message_id: str, body: QueueEdit, session: SessionDep, runs: RunsDep) -> QueuedMessage:
-    item = await runs.edit_queued(session.id, session.owner, message_id, body.content)
+    item = await runs.queueing.edit(session.id, session.owner, message_id, body.content)
     ids = [w.message_id for w in await runs.queue.waiting(session.id)]
     # Position 0: it started (with the new text) between the edit and this look.
     return QueuedMessage(**item.view(ids.index(message_id) + 1 if message_id in ids else 0))
@@ -67,5 +67,5 @@ async def edit(message_id: str, body: QueueEdit, session: SessionDep, runs: Runs
     "/{session_id}/queue/{message_id}", response_model=QueueOut, summary="Cancel a waiting message"
 )
 async def cancel(message_id: str, session: SessionDep, runs: RunsDep) -> QueueOut:
-    await runs.cancel_queued(session.id, session.owner, message_id)
+    await runs.queueing.cancel(session.id, session.owner, message_id)
     return QueueOut(session_id=session.id, messages=_view(await runs.queue.waiting(session.id)))

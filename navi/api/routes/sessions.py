@@ -148,7 +148,7 @@ async def create_session(
 
 @router.get("", response_model=list[SessionListItem], summary="List sessions, pinned first")
 async def list_sessions(runtime: RuntimeDep, runs: RunsDep, user: CurrentUser) -> list[SessionListItem]:
-    active = await runs.busy()
+    active = await runs.slots.busy()
     unread = await runtime.schedules.store.unread(owner=user)
     return [
         SessionListItem(**info.model_dump(), active=info.id in active, unread=info.id in unread)
@@ -179,7 +179,7 @@ async def get_session(
     return SessionDetail(
         **session.info().model_dump(exclude={"message_count"}),
         message_count=len(session.messages),
-        active=await runs.is_busy(session.id),
+        active=session.id in await runs.slots.busy(session.id),
         unread=session.id in await runtime.schedules.store.unread(owner=session.owner),
         messages=shown.path(session),
         active_leaf=session.active_leaf or None,
@@ -246,7 +246,7 @@ async def update_session(
         raise SessionNotFound(session_id)
     return SessionListItem(
         **session.info().model_dump(),
-        active=await runs.is_busy(session_id),
+        active=session_id in await runs.slots.busy(session_id),
         unread=session_id in await runtime.schedules.store.unread(owner=user),
     )
 
@@ -262,8 +262,8 @@ async def mark_read(session_id: OwnedSessionId, runtime: RuntimeDep, user: Curre
 async def delete_session(
     session_id: OwnedSessionId, runtime: RuntimeDep, runs: RunsDep, user: CurrentUser
 ) -> Ok:
-    if await runs.stop(session_id):
-        await runs.wait(session_id, limit=15)
+    if await runs.controls.stop(session_id):
+        await runs.controls.wait(session_id, limit=15)
     if not await runtime.sessions.delete(session_id, owner=user):
         raise SessionNotFound(session_id)
     await runtime.agent.end_session(session_id)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from navi.agent.context import PLAN_HEADING
-from navi.agent.events import ProfileSwitched, StreamEnd, ToolEvent, ToolStarted, TurnThinking
+from navi.agent.events import ProfileSwitched, StreamEnd, StreamStopped, ToolEvent, ToolStarted, TurnThinking
+from navi.agent.turns import RunControl
 from navi.testing.script import Reply, ScriptedCall
 from tests.agent_helpers import collect, scripted_runtime, types
 
@@ -253,4 +255,29 @@ async def test_the_planning_call_is_read_only_until_it_is_decided(tmp_path: Path
         "two",
         "three",
     ]
+    await rt.aclose()
+
+
+async def test_a_session_whose_first_answer_was_stopped_is_named_after_its_first_message(
+    tmp_path: Path,
+) -> None:
+    rt, backend, script = await scripted_runtime(tmp_path, planning_enabled=False)
+    session = await rt.sessions.create("secretary")
+    script.turn(Reply(text="A long answer about the Bergen trip " * 20, chunk_chars=4, delay=0.01), "Yes.")
+    stop = asyncio.Event()
+    stopped = []
+    async for event in rt.agent.run_stream(
+        session.id, "Plan a trip to Bergen", control=RunControl(stop_event=stop)
+    ):
+        stopped.append(event)
+        if event.type == "stream_delta":
+            stop.set()
+    assert isinstance(stopped[-1], StreamStopped)
+    await rt.agent.settle()
+    assert script.of_kind("naming") == []  # a stopped turn names nothing
+    await collect(rt.agent.run_stream(session.id, "Is it rainy there?"))
+    await rt.agent.settle()
+    [naming] = script.of_kind("naming")
+    assert "User: Plan a trip to Bergen" in naming.last_user_text  # the conversation's subject
+    assert "Is it rainy" not in naming.last_user_text and "Assistant: Yes." not in naming.last_user_text
     await rt.aclose()

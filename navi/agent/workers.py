@@ -200,16 +200,25 @@ class NamingWorker:
     async def run(self, wctx: WorkerContext) -> WorkerResult:
         """Names the session in the background: the user can send the next message meanwhile.
 
-        Runs after every successful turn of a session that has no name yet, so a session whose
-        first turn failed is named after the first one that worked.
+        Runs after every successful turn of a session that has no name yet (a first turn that
+        failed or was stopped names nothing), and names it after the conversation's first message:
+        what it is about, whichever turn first answered.
         """
         if wctx.needs_name and wctx.persistent:
             wctx.background(self._name(wctx))
         return WorkerResult()
 
     async def _name(self, wctx: WorkerContext) -> None:
-        title = await name_session(
-            wctx.detached_llm, wctx.model, wctx.user_text, wctx.answer, max_tokens=self.max_tokens
+        first = next(
+            (
+                m.content
+                for m in wctx.context
+                if m.role == "user" and not (m.is_summary or m.metadata.synthetic)
+            ),
+            None,
         )
+        # This turn's answer goes with its own question only.
+        asked, answer = (first, "") if first and first != wctx.user_text else (wctx.user_text, wctx.answer)
+        title = await name_session(wctx.detached_llm, wctx.model, asked, answer, max_tokens=self.max_tokens)
         # Only if still unnamed, in one step: the user may have named it while the title was written.
         await self.sessions.name_if_unnamed(wctx.session_id, title)

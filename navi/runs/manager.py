@@ -30,6 +30,7 @@ from navi.agent.turns import (
     Continue,
     FromQueue,
     NewMessage,
+    Research,
     Retry,
     RunControl,
     Turn,
@@ -347,6 +348,14 @@ class RunManager(RunControls, Queueing):
                     )
                     user.id = turn.message_id
                     start = StreamStart(message=user_message(user), parent_id=run.branch)
+
+                    def on_stored() -> None:
+                        run.publish(start)
+
+                case Research(content=content, message_id=message_id):  # like a message: once committed
+                    asked = Message.user(content)
+                    asked.id = message_id
+                    start = StreamStart(message=user_message(asked), parent_id=run.branch)
 
                     def on_stored() -> None:
                         run.publish(start)

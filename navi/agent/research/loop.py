@@ -82,7 +82,7 @@ class ResearchConfig:
     max_sources: int = 8  # sources read, in all
     per_question: int = 3  # sources read for one sub-question
     source_tokens: int = 1500  # most of one source a notes call reads
-    notes_tokens: int = 1000  # notes condensed beyond this
+    notes_tokens: int = 400  # notes condensed beyond this
     max_tokens_plan: int = 120
     max_tokens_notes: int = 200
     max_tokens_report: int = 800

@@ -29,7 +29,8 @@ _STOP = frozenset(_STOPWORDS.split())
 
 
 def words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+    """The words that say what `text` is about (addresses and common words left out)."""
+    return {w for w in _WORD.findall(_URL.sub(" ", text).lower()) if w not in _STOP}
 
 
 @dataclass
@@ -42,7 +43,8 @@ class Candidate:
     named: bool = False  # named in the question: read first, whatever its words
 
     def score(self, wanted: set[str]) -> int:
-        return len(wanted & words(f"{self.title} {self.snippet} {self.url.split('://', 1)[-1]}"))
+        path = self.url.split("://", 1)[-1].partition("/")[2]  # not the host: every link shares it
+        return len(wanted & words(f"{self.title} {self.snippet} {path.replace('/', ' ')}"))
 
 
 @dataclass

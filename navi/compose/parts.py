@@ -154,7 +154,8 @@ def agent_config(settings: Settings) -> AgentConfig:
             max_questions=settings.navi_research_max_questions,
             max_sources=settings.navi_research_max_sources,
             web_search=settings.navi_research_web_search,
-            # The report is the job's answer, its notes shorter: LLM_MAX_TOKENS_ANSWER caps both.
+            # The report is the job's answer: LLM_MAX_TOKENS_ANSWER caps it, its plan and notes too.
+            max_tokens_plan=min(120, settings.llm_max_tokens_answer),
             max_tokens_notes=min(200, settings.llm_max_tokens_answer),
             max_tokens_report=min(800, settings.llm_max_tokens_answer),
             files_dir=str(_abs(settings.session_files_dir)),

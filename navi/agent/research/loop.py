@@ -106,13 +106,13 @@ class Budgets:
     @classmethod
     def of(cls, config: ResearchConfig, window: int, fixed: int) -> Budgets:
         room = window - window // 8 - 64 - fixed
-        report_out = max(64, min(config.max_tokens_report, room // 4))
-        notes_out = max(32, min(config.max_tokens_notes, room // 8))
+        report_out = min(config.max_tokens_report, max(64, room // 4))  # the caps asked win
+        notes_out = min(config.max_tokens_notes, max(32, room // 8))
         notes = min(config.notes_tokens, room - report_out, (room - notes_out) * 2 // 3)
         return cls(
             source=max(100, min(config.source_tokens, room - notes_out)),
             notes=max(100, notes),
-            plan_out=max(32, min(config.max_tokens_plan, room // 8)),
+            plan_out=min(config.max_tokens_plan, max(32, room // 8)),
             notes_out=notes_out,
             condense_out=max(48, notes // 2),
             report_out=report_out,

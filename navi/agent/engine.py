@@ -42,6 +42,7 @@ from navi.agent.persistence import RunWriter
 from navi.agent.planning import needs_plan, plan_phase
 from navi.agent.pump import until_stopped
 from navi.agent.quoting import TurnDocuments
+from navi.agent.research import ResearchConfig, Researcher
 from navi.agent.retry import NOTHING_TO_RETRY, drop_broken_answer, failed_turn, record_failure
 from navi.agent.run import RunState
 from navi.agent.said import user_message
@@ -51,6 +52,7 @@ from navi.agent.turns import (
     Continue,
     FromQueue,
     NewMessage,
+    Research,
     Retry,
     RunControl,
     Turn,
@@ -100,6 +102,7 @@ class AgentConfig:
     max_tokens_naming: int = 24
     # A question stopped before any answer: "mark" tells the model so, "omit" leaves it out.
     stopped_questions: StoppedQuestions = "mark"
+    research: ResearchConfig = field(default_factory=ResearchConfig)  # a `Research` turn's budgets
 
 
 class Agent:
@@ -144,6 +147,7 @@ class Agent:
             rebind=self.binder.rebind,
             next_memory=self.binder.next_memory,
         )
+        self.research = Researcher(config.research, config.num_ctx, tools, self.tool_runner, self.binder)
         self.background = BackgroundWork()
         self.active: set[str] = set()  # sessions with a turn in progress (memory extraction skips them)
 
@@ -214,8 +218,13 @@ class Agent:
         self.active.add(session_id)
         try:
             user = None
-            if isinstance(turn, NewMessage):
-                user = user_message(turn.content, turn.images, turn.files, turn.message_id, turn.sender)
+            if isinstance(turn, NewMessage | Research):  # a question to research is stored as a message is
+                said = (
+                    turn
+                    if isinstance(turn, NewMessage)
+                    else NewMessage(turn.content, message_id=turn.message_id)
+                )
+                user = user_message(said.content, said.images, said.files, said.message_id, said.sender)
                 await self.sessions.append(session_id, display=[user], context=[user])
                 if control.on_stored is not None:
                     control.on_stored()
@@ -265,6 +274,9 @@ class Agent:
                 return self._retry(session, profile, ctx, options.planning)
             case Continue(answer_id=answer_id):
                 return self._continuation(session, profile, ctx, answer_id)
+            case Research():
+                assert user is not None  # stored by `run_stream`
+                return self.research.turn(session, profile, ctx, user)
             case FromQueue():
                 raise TypeError("a queued turn is taken from the queue by the run manager first")
 

@@ -65,10 +65,12 @@ class ToolRunner:
         offered: ToolView,
         intents: list[Intent],
         listed: Collection[str] = (),
+        results: list[ToolResult] | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Run the calls in order. Only the tools `offered` in this model call may run; what the
         tools ask of the loop (their intents) is collected in `intents`. `listed` of them were
-        offered by name only: a call that does not fit such a tool's schema gets the schema back."""
+        offered by name only: a call that does not fit such a tool's schema gets the schema back.
+        `results` collects each call's result, for a caller that reads them (research)."""
         images: list[Message] = []
         for call in calls:
             outcome: dict[str, Any] = {}
@@ -76,6 +78,8 @@ class ToolRunner:
             async for event in self._call(run, call, offered, outcome, profile or run.profile.id, listed):
                 yield event
             result: ToolResult = outcome["result"]
+            if results is not None:
+                results.append(result)
             intents.extend(result.intents)
             display, context = self._result_messages(run, call, result, outcome["duration_ms"])
             await self.writer.save(run, display=[display], context=[context])

@@ -56,7 +56,17 @@ class FromQueue:
     run manager makes it a `NewMessage` before the agent sees it)."""
 
 
-Turn = NewMessage | Retry | Continue | FromQueue
+@dataclass(frozen=True, slots=True)
+class Research:
+    """A question to research (a background job's `research` mode, navi/agent/research/): stored as
+    the user's message, then answered by the research loop — plan, read, notes, a cited report —
+    instead of the tool loop."""
+
+    content: str
+    message_id: str = field(default_factory=new_id)
+
+
+Turn = NewMessage | Retry | Continue | FromQueue | Research
 
 
 @dataclass(frozen=True, slots=True)

@@ -215,9 +215,9 @@ class Remote:
     async def export(self, session_id: str) -> dict[str, Any]:
         return dict(await self.request("GET", f"/sessions/{quote(session_id)}/export"))
 
-    async def start_job(self, prompt: str, session_id: str | None) -> dict[str, Any]:
+    async def start_job(self, prompt: str, session_id: str | None, mode: str = "task") -> dict[str, Any]:
         body: dict[str, Any] = await self.request(
-            "POST", "/jobs", json={"prompt": prompt, "session_id": session_id}
+            "POST", "/jobs", json={"prompt": prompt, "session_id": session_id, "mode": mode}
         )
         return body
 

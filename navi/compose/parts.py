@@ -23,6 +23,7 @@ from navi.agent.analysis import AnalysisSettings
 from navi.agent.approvals import ApprovalPolicy, Mode, Versioned
 from navi.agent.compression.compressor import CompressionSettings
 from navi.agent.engine import AgentConfig
+from navi.agent.research import ResearchConfig
 from navi.compose.problems import SetupError, file_problem, folder_problem, reason, which_of
 from navi.config import Settings
 from navi.documents.extract.common import Limits
@@ -149,6 +150,16 @@ def agent_config(settings: Settings) -> AgentConfig:
         max_tokens_planning=settings.llm_max_tokens_planning,
         max_tokens_naming=settings.llm_max_tokens_naming,
         stopped_questions=settings.navi_stopped_questions,
+        research=ResearchConfig(
+            max_questions=settings.navi_research_max_questions,
+            max_sources=settings.navi_research_max_sources,
+            web_search=settings.navi_research_web_search,
+            # The report is the job's answer: LLM_MAX_TOKENS_ANSWER caps it, its plan and notes too.
+            max_tokens_plan=min(120, settings.llm_max_tokens_answer),
+            max_tokens_notes=min(200, settings.llm_max_tokens_answer),
+            max_tokens_report=min(800, settings.llm_max_tokens_answer),
+            files_dir=str(_abs(settings.session_files_dir)),
+        ),
     )
 
 

@@ -148,6 +148,10 @@ class Settings(BackendSettings, VoiceSettings, BaseSettings):
     navi_jobs_per_user: int = Field(3, ge=1, le=100)
     navi_job_max_steps: int = Field(40, ge=1, le=10_000)
     navi_job_max_seconds: int = Field(1800, ge=10, le=7 * 86400)
+    # A research job (docs/jobs.md): sub-questions, sources read, web search (off: named URLs only).
+    navi_research_max_questions: int = Field(3, ge=1, le=10)
+    navi_research_max_sources: int = Field(8, ge=1, le=50)
+    navi_research_web_search: bool = True
     # Serve without any token. Only on loopback, and only when asked for by name.
     navi_auth_disabled: bool = False
     navi_allowed_hosts: str = ""

@@ -3,7 +3,7 @@ conversation that asked for it, while that conversation stays free. The model, t
 interface (with its atomic claim, so one worker runs a job however many look) and the in-memory
 store; the runner is `navi/runs/background.py`. See docs/jobs.md."""
 
-from navi.jobs.models import Job, JobLimit, JobState, JobStore
+from navi.jobs.models import Job, JobLimit, JobMode, JobState, JobStore
 from navi.jobs.store import InMemoryJobStore
 
-__all__ = ["InMemoryJobStore", "Job", "JobLimit", "JobState", "JobStore"]
+__all__ = ["InMemoryJobStore", "Job", "JobLimit", "JobMode", "JobState", "JobStore"]

@@ -17,6 +17,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 JobState = Literal["queued", "running", "done", "failed", "stopped"]
+# How a job works: `task` — a turn of the agent loop on its prompt; `research` — the research loop
+# (navi/agent/research/): sub-questions planned, sources read with notes, a report citing them.
+JobMode = Literal["task", "research"]
 ACTIVE: tuple[JobState, ...] = ("queued", "running")
 PROMPT_MAX = 20_000
 TITLE_MAX = 120
@@ -35,6 +38,7 @@ class Job(BaseModel):
     owner: str
     title: str
     prompt: str
+    mode: JobMode = "task"
     session_id: str = Field(description="The job's own session: its steps and answer")
     origin_session_id: str | None = Field(
         None, description="The conversation that asked: the result is posted there"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from navi.jobs.models import PROMPT_MAX, TITLE_MAX, Job, JobStore, new_job_id
+from navi.jobs.models import PROMPT_MAX, TITLE_MAX, Job, JobMode, JobStore, new_job_id
 from navi.llm.messages import utcnow
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
 from navi.sessions.store import SessionStore
@@ -47,8 +47,10 @@ class JobService:
         origin_session_id: str | None = None,
         title: str | None = None,
         profile_id: str | None = None,
+        mode: JobMode = "task",
     ) -> Job:
-        """The job, queued; `JobError`, `UnknownProfile` or `JobLimit` when it cannot be."""
+        """The job, queued; `JobError`, `UnknownProfile` or `JobLimit` when it cannot be. `mode`
+        "research" answers the prompt with the research loop (a report citing what it read)."""
         prompt = prompt.strip()
         if not prompt:
             raise JobError("say what the job should do (the prompt is empty)")
@@ -65,12 +67,14 @@ class JobService:
         if profile_id not in self.profiles:
             raise UnknownProfile(profile_id, self.profiles.ids())
         name = (title or "").strip() or _title(prompt)
-        session = await self.sessions.create(profile_id, owner=owner, name=f"Job: {name}"[:200])
+        kind = "Research" if mode == "research" else "Job"
+        session = await self.sessions.create(profile_id, owner=owner, name=f"{kind}: {name}"[:200])
         job = Job(
             id=new_job_id(),
             owner=owner,
             title=name[:TITLE_MAX],
             prompt=prompt,
+            mode=mode,
             session_id=session.id,
             origin_session_id=origin_session_id,
             max_steps=self.settings.max_steps,

@@ -29,7 +29,15 @@ log = get_logger(__name__)
 
 # What a model call is for, as metrics and traces tell calls apart (backends ignore it).
 CallKind = Literal[
-    "answer", "warm", "planning", "naming", "summary", "analysis", "extraction", "memory_summary"
+    "answer",
+    "warm",
+    "planning",
+    "naming",
+    "summary",
+    "analysis",
+    "extraction",
+    "memory_summary",
+    "research",
 ]
 
 

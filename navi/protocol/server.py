@@ -230,7 +230,7 @@ class ProfileSwitched(_RunFrame):
     profile_name: str
 
 
-Phase = Literal["preparing", "compressing", "planning", "waiting"]
+Phase = Literal["preparing", "compressing", "planning", "waiting", "researching"]
 
 
 class Status(_RunFrame):

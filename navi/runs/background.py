@@ -4,9 +4,11 @@ its steps counted, its budgets kept, its result posted back into the conversatio
 `JobRunner.run()` is a loop of the services (one per process): it claims jobs (`JobStore.claim`,
 atomic across workers) up to `concurrency` at a time. For each it starts a run in the job's session
 through the same `RunManager.start` a page uses (`purpose="job"`: the notifier pushes its
-approvals at once and its end as a job), and follows its frames:
+approvals at once and its end as a job) — a `Research` turn for a job in `research` mode — and
+follows its frames:
 
-- every `tool_call` is a step (`steps`, `last_step`); past `max_steps`, or `max_seconds` after it
+- every `tool_call` is a step (`steps`, `last_step`); a research job's `status` frames say what
+  it does between steps (`last_step`: "notes on [2] …"); past `max_steps`, or `max_seconds` after it
   started, the run is stopped and the job fails saying which budget it used up;
 - every `heartbeat` seconds the lease is renewed with the steps so far; a job whose lease another
   worker took (this one was thought dead) is let go; a stop the user asked for (any worker,
@@ -32,10 +34,11 @@ from typing import Any
 
 import structlog
 
-from navi.agent.turns import TurnOptions
+from navi.agent.turns import Research, Turn, TurnOptions
 from navi.jobs.models import Job, JobState, JobStore
 from navi.llm.messages import Message
-from navi.protocol import ErrorEvent, JobChanged, StreamEnd, StreamStopped, ToolEvent
+from navi.llm.meta import FileRef
+from navi.protocol import ErrorEvent, JobChanged, Status, StreamEnd, StreamStopped, ToolEvent
 from navi.runs.manager import RunManager
 from navi.runs.run import AgentRun, RunActive, Subscriber
 
@@ -131,10 +134,12 @@ class JobRunner:
         if job.attempts > MAX_ATTEMPTS:
             await self._end(job, "failed", error=f"the worker running it stopped {job.attempts - 1} times")
             return
-        content = job.prompt if job.attempts == 1 else RESUME.format(prompt=job.prompt)
-        log.info("jobs.started", job_id=job.id, attempt=job.attempts, worker=self.worker)
+        turn: Turn | str = job.prompt if job.attempts == 1 else RESUME.format(prompt=job.prompt)
+        if job.mode == "research":  # researched again from its question after a lost worker
+            turn = Research(job.prompt)
+        log.info("jobs.started", job_id=job.id, attempt=job.attempts, worker=self.worker, mode=job.mode)
         self._announce(job)
-        run = await self._start(job, content)
+        run = await self._start(job, turn)
         if run is None:
             await self._end(job, "failed", error="its session stayed busy")
             return
@@ -143,11 +148,11 @@ class JobRunner:
             return  # another worker has it now
         await self._end(job, state, result=result, error=error)
 
-    async def _start(self, job: Job, content: str) -> AgentRun | None:
+    async def _start(self, job: Job, turn: Turn | str) -> AgentRun | None:
         deadline = self.clock() + 60
         while True:
             try:
-                return await self.runs.start(job.session_id, content, TurnOptions(purpose="job"))
+                return await self.runs.start(job.session_id, turn, TurnOptions(purpose="job"))
             except RunActive:  # a dead worker's turn still being recorded as lost
                 if self.clock() > deadline:
                     return None
@@ -158,7 +163,7 @@ class JobRunner:
         if sub is None:  # ended and let go of already
             return "failed", None, "the run could not be followed"
         started = self.clock()
-        steps, last_step, reported = job.steps, job.last_step, job.steps
+        steps, last_step, reported = job.steps, job.last_step, (job.steps, job.last_step)
         why_stopped: str | None = None
         beat = self.clock()
         try:
@@ -173,6 +178,8 @@ class JobRunner:
                     case ToolEvent(tool=tool):
                         steps += 1
                         last_step = tool[:200]
+                    case Status(phase="researching", detail=detail):  # not a step: what the research does
+                        last_step = detail[:200] or last_step
                     case StreamEnd(content=content):
                         return "done", content, None
                     case ErrorEvent(message=message) if run.result is event:
@@ -187,7 +194,7 @@ class JobRunner:
                 elif why_stopped is None and self.clock() - started > job.max_seconds:
                     why_stopped = f"its time budget ({job.max_seconds} s) is used up"
                     run.stop_event.set()
-                if self.clock() - beat >= self.heartbeat or steps != reported:
+                if self.clock() - beat >= self.heartbeat or (steps, last_step) != reported:
                     beat = self.clock()
                     now = await self.store.heartbeat(
                         job.id, self.worker, self.lease_seconds, {"steps": steps, "last_step": last_step}
@@ -196,8 +203,8 @@ class JobRunner:
                         log.warning("jobs.lease_lost", job_id=job.id)
                         run.stop_event.set()
                         return None, None, None
-                    if steps != reported:
-                        reported = steps
+                    if (steps, last_step) != reported:
+                        reported = (steps, last_step)
                         self._announce(now)
                     if now.stop_requested and not run.stop_event.is_set():
                         run.stop_event.set()
@@ -223,6 +230,8 @@ class JobRunner:
             return
         message = Message.assistant(summary(job, full=True))
         message.metadata["job_id"] = job.id
+        if job.state == "done" and (files := await self._files(job)):
+            message.metadata.files = files  # the report's file, named here too
         for _ in range(60):
             try:
                 await self.runs.append(job.origin_session_id, [message])
@@ -233,6 +242,15 @@ class JobRunner:
                 log.warning("jobs.not_posted", job_id=job.id, error=f"{type(exc).__name__}: {exc}")
                 return
         log.warning("jobs.not_posted", job_id=job.id, error="the conversation stayed busy")
+
+    async def _files(self, job: Job) -> list[FileRef]:
+        """The files the job's answer named (a research report's Markdown file)."""
+        try:
+            session = await self.runs.agent.sessions.get(job.session_id)
+        except Exception:
+            return []
+        answers = [m for m in (session.messages if session else []) if m.role == "assistant"]
+        return list(answers[-1].metadata.files or []) if answers else []
 
     def _announce(self, job: Job) -> None:
         frame = JobChanged(

@@ -22,7 +22,7 @@ import structlog
 from navi.agent.engine import Agent
 from navi.agent.events import ErrorEvent, StreamEnd, StreamStopped
 from navi.agent.said import signed
-from navi.agent.turns import Continue, NewMessage, Retry, RunControl, Turn, TurnOptions
+from navi.agent.turns import Continue, NewMessage, Research, Retry, RunControl, Turn, TurnOptions
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message
 from navi.protocol import RunEvent, StreamStart
@@ -68,15 +68,8 @@ class Driver:
         try:
             on_stored = None
             match turn:
-                case NewMessage():  # published once the message is committed
-                    user = signed(
-                        Message.user(
-                            turn.content, images=list(turn.images), metadata={"files": list(turn.files)}
-                        ),
-                        turn.sender,
-                    )
-                    user.id = turn.message_id
-                    start = StreamStart(message=user_message(user), parent_id=run.branch)
+                case NewMessage() | Research():  # published once the message is committed
+                    start = StreamStart(message=user_message(_asked(turn)), parent_id=run.branch)
 
                     def on_stored() -> None:
                         run.publish(start)
@@ -144,3 +137,15 @@ class Driver:
         self._observe(run, event)
         if run.result is None:
             run.result = event
+
+
+def _asked(turn: NewMessage | Research) -> Message:
+    """The user's message a turn stores, as `stream_start` announces it (a question to research is
+    stored as a message is)."""
+    if isinstance(turn, Research):
+        user = Message.user(turn.content)
+    else:
+        attached = {"files": list(turn.files)}
+        user = signed(Message.user(turn.content, images=list(turn.images), metadata=attached), turn.sender)
+    user.id = turn.message_id
+    return user

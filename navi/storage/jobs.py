@@ -1,7 +1,7 @@
-"""Background jobs in SQL (`jobs`, migration 0028). A claim picks the oldest queued job, or a
-running one whose lease ran out, and takes it with an UPDATE that repeats the condition, so two
-workers never both take one (PostgreSQL skips a row another worker is claiming). Leases are on the
-database's clock. The model and the interface are in `navi.jobs`."""
+"""Background jobs in SQL (`jobs`, migrations 0028 and 0030: its `mode`). A claim picks the
+oldest queued job, or a running one whose lease ran out, and takes it with an UPDATE that repeats
+the condition, so two workers never both take one (PostgreSQL skips a row another worker is
+claiming). Leases are on the database's clock. The model and the interface are in `navi.jobs`."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ jobs = Table(
     Column("owner", String(128), nullable=False),
     Column("title", String(200), nullable=False),
     Column("prompt", Text, nullable=False),
+    Column("mode", String(16), nullable=False, server_default="task"),
     Column("session_id", String(36), ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
     Column("origin_session_id", String(36), nullable=True),
     Column("state", String(16), nullable=False),

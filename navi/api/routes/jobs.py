@@ -14,7 +14,7 @@ from navi.api.deps import CurrentUser, RuntimeDep
 from navi.api.errors import NotFound, Unavailable
 from navi.api.routing import api_router
 from navi.compose.runtime import Runtime
-from navi.jobs.models import PROMPT_MAX, TITLE_MAX, Job, JobState
+from navi.jobs.models import PROMPT_MAX, TITLE_MAX, Job, JobMode, JobState
 from navi.jobs.service import JobService
 
 router = api_router(prefix="/jobs", tags=["jobs"])
@@ -29,12 +29,18 @@ class StartJob(BaseModel):
     )
     title: str | None = Field(None, max_length=TITLE_MAX, description="Default: the prompt's start")
     profile_id: str | None = Field(None, max_length=64, description="Default: the conversation's")
+    mode: JobMode = Field(
+        "task",
+        description="task: a turn of the agent on the prompt; research: the prompt researched — "
+        "sub-questions, sources read, a report citing them (docs/jobs.md)",
+    )
 
 
 class JobView(BaseModel):
     id: str
     title: str
     prompt: str
+    mode: JobMode
     state: JobState
     session_id: str
     origin_session_id: str | None
@@ -65,7 +71,12 @@ def _jobs(runtime: Runtime) -> JobService:
 @router.post("", status_code=201, response_model=JobView, summary="Start a background job")
 async def start_job(body: StartJob, runtime: RuntimeDep, user: CurrentUser) -> JobView:
     job = await _jobs(runtime).start(
-        user, body.prompt, origin_session_id=body.session_id, title=body.title, profile_id=body.profile_id
+        user,
+        body.prompt,
+        origin_session_id=body.session_id,
+        title=body.title,
+        profile_id=body.profile_id,
+        mode=body.mode,
     )
     return view(job)
 

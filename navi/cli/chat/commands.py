@@ -46,6 +46,7 @@ While a reply waits for your approval: y allows, n declines, a always allows (wh
 /branch [prev|next|N]  the versions of this conversation; show another one
 /stop              stop a reply that is still running (one you left with Ctrl-C three times)
 /background TEXT   run TEXT as a background job: this conversation stays free, the result comes here
+/research TEXT     research TEXT as a background job: sub-questions, pages read, a report citing them
 /jobs [stop ID]    your background jobs, their steps and state; stop one
 /help              this
 /quit              leave (Ctrl-D too)"""
@@ -227,6 +228,16 @@ async def cmd_background(chat: Chat, arg: str) -> bool:
     return True
 
 
+async def cmd_research(chat: Chat, arg: str) -> bool:
+    if not arg:
+        chat.error("/research needs the question: /research which e-bikes under 2 kg … (URLs to start from)")
+        return True
+    session_id = await chat.ensure_session()
+    job = await chat.remote.start_job(arg, session_id, mode="research")
+    chat.say(f"🔎 Research {job['id'][:8]} “{job['title']}” started; its report will be posted here.")
+    return True
+
+
 async def cmd_jobs(chat: Chat, arg: str) -> bool:
     verb, _, ref = arg.partition(" ")
     listed = await chat.remote.jobs()
@@ -308,6 +319,7 @@ COMMANDS: dict[str, Handler] = {
     "branch": branching.cmd_branch,
     "stop": cmd_stop,
     "background": cmd_background,
+    "research": cmd_research,
     "jobs": cmd_jobs,
     "help": cmd_help,
     "quit": cmd_quit,

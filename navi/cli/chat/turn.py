@@ -36,6 +36,7 @@ STATUS_LABELS = {
     "compressing": "Summarising earlier messages",
     "planning": "Planning",
     "waiting": "Waiting for the model",
+    "researching": "Researching",
     "thinking": "Thinking",
     "writing": "Writing",
     "tool": "Running tools",

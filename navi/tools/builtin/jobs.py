@@ -1,7 +1,8 @@
 """`background_job`: the model hands a long task to a background job — it runs in a session of its
 own while this conversation stays free, and its result is posted back here (and notified) when
 it ends. `start` (a `prompt` saying the whole task, a short `title`), `list` the user's jobs,
-`stop` one by `id`. A job cannot start another job."""
+`stop` one by `id`; `mode` "research" makes it a research (docs/jobs.md). A job cannot start
+another job."""
 
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ class BackgroundJobTool(Tool):
             "action": {"type": "string", "enum": ["start", "list", "stop"]},
             "prompt": {"type": "string", "minLength": 1, "maxLength": PROMPT_MAX},
             "title": {"type": "string", "maxLength": TITLE_MAX},
+            "mode": {
+                "type": "string",
+                "enum": ["task", "research"],
+                "description": "research: plan, read and cite sources, and write a report",
+            },
             "id": {"type": "string", "minLength": 1, "maxLength": 64},
         },
         "required": ["action"],
@@ -61,7 +67,13 @@ class BackgroundJobTool(Tool):
             return ToolResult.fail("`start` needs a `prompt` saying the whole task")
         origin = ctx.root_session if ctx and ctx.persistent else None
         try:
-            job = await self.jobs.start(owner, prompt, origin_session_id=origin, title=params.get("title"))
+            job = await self.jobs.start(
+                owner,
+                prompt,
+                origin_session_id=origin,
+                title=params.get("title"),
+                mode=params.get("mode", "task"),
+            )
         except (JobError, UnknownProfile) as exc:
             return ToolResult.fail(str(exc))
         except JobLimit:

@@ -30,6 +30,7 @@ const STATUS_LABELS = {
   compressing: "Summarising earlier messages",
   planning: "Planning",
   waiting: "Waiting for the model",
+  researching: "Researching",
 };
 
 export function statusText(phase, detail) {

@@ -70,7 +70,7 @@ def test_allow_deny_and_always(
     expect(cards.nth(3).locator(".approval")).to_have_count(0)  # the remembered program ran unasked
     expect(page.locator(".approval-actions")).to_have_count(0)
     assert first.exists() and second.exists() and third.exists()
-    summary = re.compile(r"^Used terminal, you declined filesystem, took \d+ s$")
+    summary = re.compile(r"^Used terminal, you declined filesystem, worked for \d+ s$")
     expect(page.locator("details.steps > summary")).to_have_text(summary)
 
     # Read back from the history: the declined call is still drawn as declined, nothing as failed.
@@ -134,7 +134,7 @@ def test_a_question_nobody_answers_and_one_stopped(
     expect(card.locator(".approval button")).to_have_count(0)
     wait_idle(page)
     expect(card.locator(".status")).to_have_text("not run: nobody answered")
-    expect(page.locator("details.steps > summary")).to_have_text(re.compile(r"^1 call not run, took \d+ s$"))
+    expect(page.locator("details.steps > summary")).to_have_text(re.compile(r"^1 call not run, worked for \d+ s$"))
 
     send(page, "Second")
     card = page.locator("article.turn").last.locator("details.tool")

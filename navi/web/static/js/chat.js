@@ -93,6 +93,12 @@ export class Turn {
   thinkingDelta(delta) {
     this.clearStatus();
     if (!this.thinking) {
+      // A model that does not think may still send blank "thinking": no block (nor "thought for")
+      // until something is said.
+      this.blankThought = (this.blankThought || "") + delta;
+      if (!this.blankThought.trim()) return;
+      delta = this.blankThought.trimStart();
+      this.blankThought = "";
       this.thinking = thinkingBlock("", { open: true, label: "Thinking…" });
       this.addStep(this.thinking.details);
       this.steps.thought();
@@ -102,6 +108,7 @@ export class Turn {
   }
 
   thinkingEnd() {
+    this.blankThought = "";
     if (!this.thinking) return;
     this.thinking.details.open = false;
     this.thinking.details.querySelector("summary").textContent = "Thought";
@@ -110,7 +117,7 @@ export class Turn {
   }
 
   turnThinking(text, isSubagent) {
-    if (!text) return;
+    if (!text?.trim()) return;
     const { details } = thinkingBlock(text, { label: isSubagent ? "Subagent thought" : "Thought" });
     this.place(details, isSubagent);
     if (!isSubagent || !this.spawns.length) this.steps.thought();

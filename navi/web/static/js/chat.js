@@ -133,6 +133,8 @@ export class Turn {
     const card = new ToolCard(tool, args, callId, () => this.steps?.update());
     if (callId) this.cards.set(callId, card);
     const nested = isSubagent && this.spawns.length > 0;
+    // One level of boxes: the steps line folds the turn; the calls in it show opened.
+    if (!nested) card.node.open = true;
     this.place(card.node, isSubagent);
     if (!nested) this.steps.card(card);
     if (tool === SPAWN && !isSubagent) this.spawns.push(card);

@@ -186,11 +186,13 @@ export class TextSegment {
     this.frame ||= requestAnimationFrame(() => this.flush());
   }
 
-  flush({ final = false } = {}) {
+  // `partial` (with `final`): the text ends where the answer was left unfinished, drawn as while
+  // it streamed.
+  flush({ final = false, partial = false } = {}) {
     cancelAnimationFrame(this.frame);
     this.frame = 0;
     if (final) this.streaming = false;
-    const shown = this.streaming ? closeOpenMarkdown(this.text) : this.text;
+    const shown = this.streaming || partial ? closeOpenMarkdown(this.text) : this.text;
     if (this.rendered === shown) return;
     this.rendered = shown;
     fillMarkdown(this.node, shown);

@@ -106,4 +106,5 @@ def test_the_fallback_is_the_users_words_without_their_decoration() -> None:
     assert fallback_title("**Urgent**: the backup failed") == "Urgent: the backup failed"
     assert fallback_title("- " + "apples " * 10) == "apples apples apples apples apples…"
     assert fallback_title("-\n>\n  ") == "New conversation"
-    assert fallback_title("How do I check the disks of my Synology NAS?") == "How do I check the disks of my Synology…"
+    question = "How do I check the disks of my Synology NAS?"
+    assert fallback_title(question) == "How do I check the disks of my Synology…"

@@ -122,7 +122,7 @@ async def test_a_stopped_answer_can_be_continued(navi: LiveNavi, fake_server: Fa
     async with navi.socket(sid) as ws:
         await ws.send(json.dumps({"type": "message", "content": "A poem?"}))
         await frames_until(ws, "stream_delta")
-        with httpx.Client(base_url=navi.url, headers=navi.auth, timeout=30) as http:
+        with navi.client() as http:
             assert http.post(f"/sessions/{sid}/stop").json()["ok"] is True
         stopped = (await frames_until(ws, "stream_stopped"))[-1]
         with navi.client() as http:

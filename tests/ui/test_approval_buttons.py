@@ -134,7 +134,9 @@ def test_a_question_nobody_answers_and_one_stopped(
     expect(card.locator(".approval button")).to_have_count(0)
     wait_idle(page)
     expect(card.locator(".status")).to_have_text("not run: nobody answered")
-    expect(page.locator("details.steps > summary")).to_have_text(re.compile(r"^1 call not run, worked for \d+ s$"))
+    expect(page.locator("details.steps > summary")).to_have_text(
+        re.compile(r"^1 call not run, worked for \d+ s$")
+    )
 
     send(page, "Second")
     card = page.locator("article.turn").last.locator("details.tool")

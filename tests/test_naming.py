@@ -95,3 +95,16 @@ async def test_a_failed_first_turn_is_named_from_the_question_alone() -> None:
     # A model that fails outright still leaves the session with a name.
     backend.enqueue(Reply(exception=BackendTimeout("llama-server did not answer")))
     assert await name_session(backend, MODEL, "Hi there", "") == "Hi there"
+
+
+def test_the_fallback_is_the_users_words_without_their_decoration() -> None:
+    assert fallback_title("- milk\n- eggs\n- rye bread") == "milk, eggs, rye bread"
+    assert fallback_title("1. flour\n2) sugar\n* butter") == "flour, sugar, butter"
+    assert fallback_title('"What is a good name for a cat?"') == "What is a good name for a cat?"
+    assert fallback_title("> quoted advice\nis this right?") == "quoted advice is this right?"
+    assert fallback_title("Assistant: here is the plan\nUser: thanks") == "here is the plan thanks"
+    assert fallback_title("**Urgent**: the backup failed") == "Urgent: the backup failed"
+    assert fallback_title("- " + "apples " * 10) == "apples apples apples apples apples…"
+    assert fallback_title("-\n>\n  ") == "New conversation"
+    question = "How do I check the disks of my Synology NAS?"
+    assert fallback_title(question) == "How do I check the disks of my Synology…"

@@ -110,3 +110,52 @@ async def test_continue_while_a_turn_runs_is_busy(navi: LiveNavi, fake_server: F
     with navi.client() as http:
         shown = [m["content"] for m in http.get(f"/sessions/{sid}").json()["messages"]]
     assert shown == ["A poem?", "Roses are red, violets", "Another question", "Slow new answer."]
+
+
+async def test_a_stopped_answer_can_be_continued(navi: LiveNavi, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    script.turn(
+        Reply(text="Roses are **red**, violets " + "and more " * 200, chunk_chars=4, delay=0.02),
+        Reply(text=" are blue."),
+    )
+    sid = navi.new_session()
+    async with navi.socket(sid) as ws:
+        await ws.send(json.dumps({"type": "message", "content": "A poem?"}))
+        await frames_until(ws, "stream_delta")
+        with navi.client() as http:
+            assert http.post(f"/sessions/{sid}/stop").json()["ok"] is True
+        stopped = (await frames_until(ws, "stream_stopped"))[-1]
+        with navi.client() as http:
+            shown = http.get(f"/sessions/{sid}").json()["messages"]
+        part = shown[-1]
+        assert part["stopped"] is True and part["content"].startswith("Roses are")
+        assert stopped["message_id"] == part["id"]  # what the page's Continue names
+
+        await ws.send(json.dumps({"type": "continue", "message_id": part["id"]}))
+        frames = await frames_until(ws, "stream_end")
+        assert frames[0]["type"] == "stream_start" and frames[0]["continues"] == part["id"]
+        assert frames[-1]["content"] == " are blue." and frames[-1]["finish_reason"] == "stop"
+        await ws.send(json.dumps({"type": "continue", "message_id": part["id"]}))  # finished now
+        assert (await frames_until(ws, "error"))[-1]["code"] == "nothing_to_continue"
+    with navi.client() as http:
+        messages = http.get(f"/sessions/{sid}").json()["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    joined = messages[-1]
+    assert joined["id"] == part["id"] and joined["content"] == part["content"] + " are blue."
+    assert joined["stopped"] is False and joined["metadata"].get("finish_reason") is None
+    request = script.of_kind("turn")[-1]
+    assert request.messages[-2].content == part["content"]  # the model sees what it had written
+
+
+async def test_a_stop_before_any_text_leaves_nothing_to_continue(
+    navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    use_script(fake_server).turn(Reply(text="Too late.", first_delay=3))
+    sid = navi.new_session()
+    async with navi.socket(sid) as ws:
+        await ws.send(json.dumps({"type": "message", "content": "Hello?"}))
+        await frames_until(ws, "stream_start")
+        with navi.client() as http:
+            assert http.post(f"/sessions/{sid}/stop").json()["ok"] is True
+        stopped = (await frames_until(ws, "stream_stopped"))[-1]
+        assert "message_id" not in stopped

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
+from pydantic import MISSING
 
 from navi import runctx
 from navi.agent import subagents
@@ -246,13 +247,15 @@ class Agent:
                 try:  # `until_stopped`, inlined: one generator less for every token to pass through
                     async with contextlib.aclosing(events):
                         async for event in events:
-                            stopped = stopped or isinstance(event, StreamStopped)
+                            if isinstance(event, StreamStopped):
+                                stopped = True  # said once every write of the turn is in, below
+                                continue
                             yield event
                 except CallStopped:
                     stopped = True
-                    yield StreamStopped()
                 if stopped:  # every write of the turn is in: did anything answer the question?
                     await self._mark_unanswered(session_id)
+                    yield StreamStopped(message_id=await self._stopped_answer(session_id))
         finally:
             self.active.discard(session_id)
 
@@ -279,6 +282,15 @@ class Agent:
                 return self.research.turn(session, profile, ctx, user)
             case FromQueue():
                 raise TypeError("a queued turn is taken from the queue by the run manager first")
+
+    async def _stopped_answer(self, session_id: str) -> str | MISSING:
+        """The id of the answer a stop left part-written, which `continue` goes on with (MISSING
+        when there is none)."""
+        shown = await self.sessions.get(session_id)
+        path = shown.messages if shown is not None else []
+        if not path or continuable(path, path[-1].id) is None:
+            return MISSING
+        return path[-1].id
 
     async def _mark_unanswered(self, session_id: str) -> None:
         """A turn stopped before any answer: a marker after its question, in the context only, so

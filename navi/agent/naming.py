@@ -50,10 +50,21 @@ _EMPTY_TITLES = {"title", "untitled", "no title", "none", "n a", "new conversati
 
 
 def fallback_title(user_text: str) -> str:
-    words_ = " ".join(user_text.split())
+    """The first words of the user's message, without its decoration: list markers, quote marks
+    and a `User:`/`Assistant:` speaker at the start of a line ("- milk\n- eggs" → "milk, eggs")."""
+    lines, listed = [], False
+    for raw in user_text.splitlines():
+        line = raw.strip()
+        bare = _MARKER.sub("", line)
+        listed = listed or (bool(bare) and bare != line and not line.startswith(">"))
+        bare = _SPEAKER.sub("", bare).replace("**", "").replace("__", "")
+        bare = " ".join(bare.strip(_QUOTES + " \t").split())
+        if bare:
+            lines.append(bare)
+    words_ = (", " if listed else " ").join(lines)
     if len(words_) <= 40:
         return words_ or "New conversation"
-    return words_[:40].rsplit(" ", 1)[0] + "…"
+    return words_[:40].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def _strip(line: str) -> str:

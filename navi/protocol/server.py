@@ -216,6 +216,11 @@ class StreamEnd(_RunFrame):
 
 class StreamStopped(_RunFrame):
     type: Literal["stream_stopped"] = "stream_stopped"
+    message_id: str | MISSING = Field(
+        default=MISSING,
+        description="Additive: present when the stop left part of an answer written, the stored "
+        "part's id, for `continue`.",
+    )
 
 
 class ContextCompressed(_RunFrame):

@@ -70,7 +70,7 @@ def test_allow_deny_and_always(
     expect(cards.nth(3).locator(".approval")).to_have_count(0)  # the remembered program ran unasked
     expect(page.locator(".approval-actions")).to_have_count(0)
     assert first.exists() and second.exists() and third.exists()
-    summary = re.compile(r"^Used terminal, you declined filesystem, took \d+ s$")
+    summary = re.compile(r"^Used terminal, you declined filesystem, worked for \d+ s$")
     expect(page.locator("details.steps > summary")).to_have_text(summary)
 
     # Read back from the history: the declined call is still drawn as declined, nothing as failed.
@@ -134,7 +134,9 @@ def test_a_question_nobody_answers_and_one_stopped(
     expect(card.locator(".approval button")).to_have_count(0)
     wait_idle(page)
     expect(card.locator(".status")).to_have_text("not run: nobody answered")
-    expect(page.locator("details.steps > summary")).to_have_text(re.compile(r"^1 call not run, took \d+ s$"))
+    expect(page.locator("details.steps > summary")).to_have_text(
+        re.compile(r"^1 call not run, worked for \d+ s$")
+    )
 
     send(page, "Second")
     card = page.locator("article.turn").last.locator("details.tool")
@@ -146,3 +148,44 @@ def test_a_question_nobody_answers_and_one_stopped(
     expect(card.locator(".status")).to_have_text("not run: stopped")
     expect(page.locator("details.tool.failed")).to_have_count(0)
     assert not late.exists() and not stopped.exists()
+
+
+def test_an_answered_question_folds_its_turn_and_a_declined_call_is_no_error(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    made = tmp_path / "made"
+    use_script(fake_server).turn(
+        call("terminal", {"command": f"touch {made}"}),
+        call("terminal", {"command": f"rm {made}"}),
+        Reply(text="I left the file alone.", delay=0.3),
+    )
+    open_app(page)
+    send(page, "Make the file, then remove it")
+    steps = page.locator("article.turn details.steps")
+    cards = page.locator("article.turn details.tool")
+    cards.nth(0).get_by_role("button", name="Allow").click()  # the question opened the turn
+    cards.nth(1).get_by_role("button", name="Deny").click()
+    expect(page.locator("article.turn .markdown.text")).to_have_text(["I left the file alone."])
+    expect(steps).not_to_have_attribute("open", "")  # answered: folded like any turn
+    wait_idle(page)
+    expect(steps).not_to_have_attribute("open", "")
+
+    for when in ("live", "read back"):
+        steps.locator("> summary").click()
+        # One level of boxes: the calls show opened, their arguments in view without a second click.
+        expect(cards.nth(0).locator(".tool-args")).to_be_visible()
+        declined = cards.nth(1)
+        expect(declined.locator(".tool-args")).to_be_visible()
+        expect(declined.locator(".status")).to_have_text("declined")
+        expect(declined.locator(".tool-label").nth(1)).to_have_text("What Navi was told")
+        told = declined.locator(".tool-result")
+        expect(told).to_contain_text("the user declined to run this terminal call")
+        expect(told).not_to_contain_text("Error")
+        expect(page.locator("article.turn .notice.error, article.turn [role=alert]")).to_have_count(0)
+        if when == "live":
+            outcome = declined.locator(".approval-outcome")
+            expect(outcome).to_have_text("Declined: not run.")
+            text_color = page.evaluate("getComputedStyle(document.querySelector('.turn')).color")
+            assert outcome.evaluate("(n) => getComputedStyle(n).color") == text_color  # neutral
+            reload(page)
+    assert made.exists()

@@ -121,3 +121,27 @@ def test_refused_uploads_are_explained_and_nothing_is_lost(
     send(page, "Keep this text")
     wait_idle(page)
     assert script.of_kind("turn")[0].messages[-1].images == []
+
+
+def test_a_refused_upload_says_so_in_one_line_with_the_accepted_kinds_behind_a_link(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    open_app(page)
+    page.locator("#file-input").set_input_files(
+        files=[{"name": "setup.exe", "mimeType": "application/octet-stream", "buffer": b"MZ\x90\x00"}]
+    )
+    toast = page.locator("#toast")
+    expect(toast).to_be_visible()
+    expect(toast).to_contain_text("setup.exe was not uploaded: files of type .exe are not accepted.")
+    more = toast.get_by_text("which files?")
+    expect(more).to_be_visible()
+    kinds = toast.locator(".toast-more-text")
+    expect(kinds).to_be_hidden()  # the list of accepted kinds waits behind the link
+    box = toast.bounding_box()
+    assert box is not None and box["height"] < 50, box  # one line, not five over the page
+    more.click()
+    expect(kinds).to_be_visible()
+    expect(kinds).to_contain_text("Navi accepts only files the model can read")
+    expect(kinds).to_contain_text(".pdf")
+    page.wait_for_timeout(8_500)  # opened, it stays up past the usual 8 s
+    expect(toast).to_be_visible()

@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import Reply
 from tests.server_helpers import LiveNavi, use_script
 from tests.ui.browser import open_app, reload, send, session_id, wait_idle
 
@@ -97,3 +98,23 @@ def test_fork_opens_a_new_conversation_up_to_the_message(
     expect(page.locator("#sessions li")).to_have_count(2)
     page.goto(f"/#/s/{source}")
     expect(answers(page)).to_have_text(["Paris.", "Berlin."])
+
+
+def test_escape_in_the_edit_box_cancels_the_edit_only(page: Page, fake_server: FakeModelServer) -> None:
+    script = use_script(fake_server)
+    script.turn(Reply(text="A long answer. " + "More of it. " * 60, chunk_chars=4, delay=0.05))
+    open_app(page)
+    send(page, "Tell me a story")
+    expect(answers(page)).to_contain_text("More of it.")
+    page.locator("article.msg.user").get_by_role("button", name="Edit").click()
+    box = page.locator(".edit-box")
+    box.fill("Tell me a poem instead")
+    expect(page.locator("#stop")).to_be_visible()
+    box.press("Escape")
+    expect(box).to_have_count(0)  # the edit is given up…
+    expect(bubbles(page)).to_have_text(["Tell me a story"])
+    expect(page.locator("#stop")).to_be_visible()  # …and the answer goes on to its end
+    wait_idle(page)
+    expect(page.locator(".notice.stopped")).to_have_count(0)
+    expect(answers(page)).to_have_text([("A long answer. " + "More of it. " * 60).strip()])
+    assert len(script.of_kind("turn")) == 1

@@ -235,3 +235,25 @@ def test_status_while_the_model_reads_then_a_cut_off_answer_says_so(
     expect(status).to_have_count(0)
     expect(page.locator(".turn").last).to_contain_text("A long answer that stops in the mid")
     expect(page.locator(".notice.cut")).to_have_text("The reply was cut off at its length limit.")
+
+
+@pytest.mark.navi(planning_enabled=False)
+def test_a_turn_without_thinking_says_worked_for_not_thought_for(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    # A model that does not think may still stream blank "thinking" (a newline or two).
+    script = use_script(fake_server)
+    script.turn(
+        Reply(thinking="\n\n", tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["Buy milk"]})]),
+        Reply(thinking=" \n", text="Milk is on the list."),
+    )
+    open_app(page)
+    send(page, "Remember milk")
+    expect(page.locator("article.turn .markdown.text")).to_have_text(["Milk is on the list."])
+    wait_idle(page)
+    steps = page.locator("details.steps > summary")
+    expect(steps).to_have_text(re.compile(r"^Used todo, worked for \d+ s$"))
+    expect(page.locator("article.turn details.thinking")).to_have_count(0)
+    reload(page)  # read back from the history, the same
+    expect(steps).to_have_text(re.compile(r"^Used todo, worked for \d+ s$"))
+    expect(page.locator("article.turn details.thinking")).to_have_count(0)

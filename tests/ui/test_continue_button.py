@@ -130,3 +130,73 @@ def test_continue_clicked_before_the_socket_is_open_waits_for_it(
     expect(answers(page)).to_have_text(["Left, right, left."])
     expect(page.locator("article.turn button.continue")).to_have_count(0)
     expect(page.locator("#toast")).to_be_hidden()
+
+
+def stop_midway(page: Page, question: str, seen: str) -> None:
+    open_app(page)
+    send(page, question)
+    expect(answers(page).last).to_contain_text(seen)
+    page.locator("#stop").click()
+    wait_idle(page)
+
+
+def test_a_stopped_answer_offers_continue_and_regenerate_at_once(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn(
+        Reply(text="Roses are **red and " + "very " * 400, chunk_chars=4, delay=0.02),
+        Reply(text=" red.** Violets are blue."),
+    )
+    stop_midway(page, "A poem?", "very very")
+    turn = page.locator("article.turn")
+    expect(turn.locator(".notice.stopped")).to_have_text("Stopped.")
+    # Drawn as it stands: the open bold is bold, no raw markers.
+    expect(answers(page).locator("strong")).to_contain_text("red and very")
+    expect(answers(page)).not_to_contain_text("**")
+    expect(turn.get_by_role("button", name="Regenerate")).to_be_visible()  # no reload needed
+    button = turn.locator("button.continue")
+    expect(button).to_be_visible()
+
+    button.click()
+    wait_idle(page)
+    expect(answers(page)).to_have_count(1)  # the same bubble
+    expect(answers(page)).to_contain_text("Violets are blue.")
+    expect(answers(page).locator("strong")).to_have_text(re.compile(r"^red and very .* red\.$"))
+    expect(turn).to_have_count(1)
+    expect(button).to_have_count(0)
+    expect(turn.locator(".notice.stopped")).to_have_count(0)
+    expect(turn.get_by_role("button", name="Regenerate")).to_have_count(1)
+    reload(page)
+    expect(answers(page)).to_have_count(1)
+    expect(answers(page)).to_contain_text("Violets are blue.")
+    expect(page.locator(".notice.stopped")).to_have_count(0)
+
+
+def test_a_stopped_answer_is_regenerated_live_and_continued_after_a_reload(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn(
+        Reply(text="First try: " + "word " * 400, chunk_chars=4, delay=0.02),
+        Reply(text="Second try: *short " + "word " * 400, chunk_chars=4, delay=0.02),
+        Reply(text=" and done.*"),
+    )
+    stop_midway(page, "Say something", "First try: word")
+    page.locator("article.turn").get_by_role("button", name="Regenerate").click()
+    expect(answers(page).last).to_contain_text("Second try: short word")
+    page.locator("#stop").click()
+    wait_idle(page)
+    expect(answers(page)).to_have_count(1)
+    expect(answers(page)).not_to_contain_text("*")
+    sid = session_id(page)
+    reload(page)  # read back: the same, Continue offered from the history
+    assert session_id(page) == sid
+    expect(page.locator(".notice.stopped")).to_have_text("Stopped.")
+    expect(answers(page)).not_to_contain_text("*")
+    expect(answers(page).locator("em")).to_contain_text("short word")
+    page.locator("article.turn button.continue").click()
+    wait_idle(page)
+    expect(answers(page).locator("em")).to_contain_text(re.compile(r"short word.* and done\.$"))
+    expect(page.locator(".notice.stopped")).to_have_count(0)
+    expect(page.locator("article.turn .branch-count")).to_have_text("2/2")

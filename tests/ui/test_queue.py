@@ -80,3 +80,37 @@ def test_alt_enter_steers_the_next_step_of_the_running_turn(page: Page, fake_ser
     assert len(turns) == 2  # one turn: the steering message joined it
     assert turns[1].messages[-1].role == "user" and turns[1].last_user_text == "Friday, not Thursday"
     assert turns[1].messages[-2].role == "tool"  # said after the tool's result, before the answer
+
+
+@pytest.mark.navi(navi_approval_mode="auto", planning_enabled=False)
+def test_escape_in_the_editor_of_a_queued_message_cancels_the_edit_only(
+    page: Page, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    script.turn(
+        Reply(tool_calls=[ScriptedCall("terminal", {"command": "sleep 4"})]),
+        "Slept well.",
+        "And the list is noted.",
+    )
+    open_app(page)
+    send(page, "take a nap")
+    expect(page.locator('details.tool[data-tool="terminal"]')).to_have_count(1)
+    box = page.locator("#input")
+    box.fill("then the shopping list")
+    box.press("Enter")
+    queued = page.locator("#queue .queued-msg")
+    expect(queued.locator(".bubble")).to_have_text(["then the shopping list"])
+    queued.get_by_role("button", name="Edit").click()
+    editor = page.locator("#queue .queue-text")
+    editor.fill("something half typed")
+    editor.press("Escape")
+    expect(editor).to_have_count(0)  # the edit is given up…
+    expect(queued.locator(".bubble")).to_have_text(["then the shopping list"])  # …its text as it was
+    expect(queued.get_by_role("button", name="Edit")).to_be_visible()
+    expect(page.locator("#stop")).to_be_visible()  # and the answer goes on
+    expect(page.locator("article.turn").first).to_contain_text("Slept well.", timeout=20_000)
+    expect(page.locator("article.turn").nth(1)).to_contain_text("And the list is noted.", timeout=20_000)
+    wait_idle(page)
+    expect(page.locator(".notice.stopped")).to_have_count(0)
+    expect(page.locator("article.msg.user .bubble")).to_have_text(["take a nap", "then the shopping list"])
+    assert [r.last_user_text for r in script.of_kind("turn")][-1] == "then the shopping list"

@@ -48,6 +48,8 @@ const OUTCOMES = {
   stopped: { status: "not run: stopped", cls: "declined" },
 };
 
+const NOT_RUN = new Set(["declined", "timeout", "stopped"]);
+
 // One tool call. Pending until its result; subagent calls of a spawn_agent nest in `.subcalls`.
 export class ToolCard {
   constructor(tool, args, callId, onChange = () => {}) {
@@ -99,7 +101,11 @@ export class ToolCard {
     this.node.querySelector(".tool-body").prepend(this.approval);
     this.node.classList.add("asking");
     this.status.textContent = "waiting for approval";
-    for (let node = this.node; node; node = node.parentElement?.closest("details")) node.open = true;
+    this.unfolded = []; // what the question opened, folded again once it is answered
+    for (let node = this.node; node; node = node.parentElement?.closest("details")) {
+      if (!node.open) this.unfolded.push(node);
+      node.open = true;
+    }
     this.onChange();
   }
 
@@ -114,6 +120,11 @@ export class ToolCard {
     const outcome = el("p", { class: `approval-outcome ${decision}`, role: "status", text: outcomes[decision] || decision });
     this.approval.querySelector(".approval-actions")?.replaceWith(outcome);
     this.node.classList.remove("asking");
+    // Answered, the turn folds again like any other (unless another question in it still waits).
+    for (const node of this.unfolded || []) {
+      if (!node.classList.contains("asking") && !node.querySelector(".tool.asking")) node.open = false;
+    }
+    this.unfolded = [];
     if (decision === "deny") this.declinedBy = by || "user";
     this.status.textContent = decision === "deny" ? "not run" : "running";
     this.onChange();
@@ -140,11 +151,15 @@ export class ToolCard {
   // `outcome`: true/false (a live tool_call's success) or one of OUTCOMES' keys (the stored history).
   complete(args, result, outcome) {
     if (args !== undefined) this.args.textContent = formatJson(args);
-    this.result.textContent = result ?? "";
-    this.result.hidden = false;
-    this.resultLabel.hidden = false;
     let key = outcome === true ? "ok" : outcome === false ? "failed" : outcome || "failed";
     if (key === "failed" && this.declinedBy) key = { user: "declined", stop: "stopped" }[this.declinedBy] || "timeout";
+    // A call that was not run has no result: what Navi told the model instead is shown as that,
+    // not as an error.
+    const notRun = NOT_RUN.has(key);
+    this.result.textContent = notRun ? String(result ?? "").replace(/^Error:\s*/, "") : result ?? "";
+    this.resultLabel.textContent = notRun ? "What Navi was told" : "Result";
+    this.result.hidden = false;
+    this.resultLabel.hidden = false;
     const { status, cls } = OUTCOMES[key] || OUTCOMES.failed;
     this.outcome = key;
     this.node.classList.remove("pending", "ok", "failed", "declined");
@@ -172,11 +187,13 @@ export class TextSegment {
     this.frame ||= requestAnimationFrame(() => this.flush());
   }
 
-  flush({ final = false } = {}) {
+  // `partial` (with `final`): the text ends where the answer was left unfinished, drawn as while
+  // it streamed.
+  flush({ final = false, partial = false } = {}) {
     cancelAnimationFrame(this.frame);
     this.frame = 0;
     if (final) this.streaming = false;
-    const shown = this.streaming ? closeOpenMarkdown(this.text) : this.text;
+    const shown = this.streaming || partial ? closeOpenMarkdown(this.text) : this.text;
     if (this.rendered === shown) return;
     this.rendered = shown;
     fillMarkdown(this.node, shown);

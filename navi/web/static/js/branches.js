@@ -35,6 +35,11 @@ function editInPlace(node, text, onSave) {
         if (changed && await onSave(changed)) restore();
       } }, "Save"),
       el("button", { type: "button", class: "edit-cancel", onclick: restore }, "Cancel")));
+  box.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    event.preventDefault(); // cancels the edit only: a running answer goes on
+    restore();
+  });
   bubble.hidden = true;
   actions.hidden = true;
   bubble.after(form);

@@ -93,6 +93,12 @@ export class Turn {
   thinkingDelta(delta) {
     this.clearStatus();
     if (!this.thinking) {
+      // A model that does not think may still send blank "thinking": no block (nor "thought for")
+      // until something is said.
+      this.blankThought = (this.blankThought || "") + delta;
+      if (!this.blankThought.trim()) return;
+      delta = this.blankThought.trimStart();
+      this.blankThought = "";
       this.thinking = thinkingBlock("", { open: true, label: "Thinking…" });
       this.addStep(this.thinking.details);
       this.steps.thought();
@@ -102,6 +108,7 @@ export class Turn {
   }
 
   thinkingEnd() {
+    this.blankThought = "";
     if (!this.thinking) return;
     this.thinking.details.open = false;
     this.thinking.details.querySelector("summary").textContent = "Thought";
@@ -110,7 +117,7 @@ export class Turn {
   }
 
   turnThinking(text, isSubagent) {
-    if (!text) return;
+    if (!text?.trim()) return;
     const { details } = thinkingBlock(text, { label: isSubagent ? "Subagent thought" : "Thought" });
     this.place(details, isSubagent);
     if (!isSubagent || !this.spawns.length) this.steps.thought();
@@ -126,6 +133,8 @@ export class Turn {
     const card = new ToolCard(tool, args, callId, () => this.steps?.update());
     if (callId) this.cards.set(callId, card);
     const nested = isSubagent && this.spawns.length > 0;
+    // One level of boxes: the steps line folds the turn; the calls in it show opened.
+    if (!nested) card.node.open = true;
     this.place(card.node, isSubagent);
     if (!nested) this.steps.card(card);
     if (tool === SPAWN && !isSubagent) this.spawns.push(card);
@@ -170,20 +179,23 @@ export class Turn {
     this.segment.append(delta);
   }
 
-  setText(text) {
+  // `partial`: an answer left unfinished (stopped, cut off), its Markdown drawn as it stands.
+  setText(text, { partial = false } = {}) {
     const segment = new TextSegment(text);
-    segment.flush({ final: true });
+    segment.flush({ final: true, partial });
     this.texts.push(segment);
     this.add(segment.node);
   }
 
   // The turn is over: every text drawn whole, and the steps line says how long it took (`endedAt`,
   // ms since the epoch, when the history knows; else now, for a turn this page saw start).
-  finish(content, finishReason, endedAt = null) {
+  // An unfinished answer (`partial`: stopped, or cut off at its length limit) has its last
+  // paragraph's open Markdown closed, as while it streamed: no raw `**` is left.
+  finish(content, finishReason, endedAt = null, { partial = finishReason === "length" } = {}) {
     this.clearStatus();
     this.thinkingEnd();
-    for (const segment of this.texts) segment.flush({ final: true });
-    if (content && !this.text) this.setText(content);
+    for (const segment of this.texts) segment.flush({ final: true, partial: partial && segment === this.texts.at(-1) });
+    if (content && !this.text) this.setText(content, { partial });
     if (finishReason === "length") this.markCut();
     this.node.removeAttribute("aria-busy");
     const end = endedAt ?? Date.now();
@@ -195,7 +207,7 @@ export class Turn {
     this.add(this.cutNotice);
   }
 
-  // Cut off at the length limit: a Continue button under the notice runs `onContinue`.
+  // Cut off at the length limit or stopped: a Continue button under the notice runs `onContinue`.
   offerContinue(onContinue) {
     if (!this.cutNotice) return;
     this.continueButton = el("button", { class: "continue", type: "button", onclick: () => onContinue() }, "Continue");
@@ -219,12 +231,14 @@ export class Turn {
   }
 
   stopped() {
-    this.finish();
+    this.finish(null, null, null, { partial: true });
     this.markStopped();
   }
 
+  // The notice a continuation takes away, as the cut-off one.
   markStopped() {
-    this.add(notice("Stopped.", "stopped"));
+    this.cutNotice = notice("Stopped.", "stopped");
+    this.add(this.cutNotice);
   }
 
   // The turn failed. `onRetry` (when given) adds a Retry button that runs the turn again; the
@@ -379,8 +393,8 @@ export class Conversation {
     this.failed = null;
   }
 
-  // The latest answer was cut off at its length limit: Continue under it goes on with it (`id`,
-  // any stored part of the answer).
+  // The latest answer was cut off at its length limit or stopped mid-text: Continue under it goes
+  // on with it (`id`, any stored part of the answer).
   offerContinue(turn, id) {
     this.cut?.dropContinue();
     this.cut = null;
@@ -500,8 +514,9 @@ export class Conversation {
       } else if (m.role === "assistant") {
         const t = ensureTurn();
         if (m.thinking) t.turnThinking(m.thinking, false);
-        if (m.content) t.setText(m.content);
-        if (m.metadata?.finish_reason === "length" && !m.tool_calls?.length) {
+        const cut = m.metadata?.finish_reason === "length" && !m.tool_calls?.length;
+        if (m.content) t.setText(m.content, { partial: cut || m.stopped });
+        if (cut) {
           t.markCut(); // a continuation is joined to it already (GET /sessions/{id})
           if (m === messages.at(-1)) this.offerContinue(t, m.id);
         }
@@ -509,7 +524,11 @@ export class Conversation {
         if (m.id && !shown.dataset.messageId) shown.dataset.messageId = m.id;
         if (m.metadata?.parts) shown.dataset.parts = m.metadata.parts.join(" "); // a joined answer's stored ids
         for (const call of m.tool_calls || []) t.toolStarted(call.name, call.arguments, call.id, false);
-        if (m.stopped) t.markStopped();
+        if (m.stopped) {
+          t.markStopped();
+          // Stopped mid-text, the latest answer goes on from there (Continue), as a cut-off one.
+          if (m === messages.at(-1) && m.content && !m.tool_calls?.length) this.offerContinue(t, m.id);
+        }
       } else if (m.role === "tool") {
         const page = m.metadata?.page; // a browser call's page, stored without its screenshot
         ensureTurn().toolCall(m.name || "tool", undefined, m.content || "", storedOutcome(m.metadata), m.tool_call_id, false, page);

@@ -5,7 +5,7 @@
 
 import { api } from "/static/js/api.js";
 import { droppedFiles, stateView } from "/static/js/docstate.js";
-import { el, toast } from "/static/js/dom.js";
+import { el, refusal, toast } from "/static/js/dom.js";
 import { icon } from "/static/js/icons.js";
 
 const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
@@ -147,7 +147,7 @@ export class Composer {
     } catch (error) {
       const at = this.files.indexOf(pending); // it may have been removed meanwhile
       if (at >= 0) this.files.splice(at, 1);
-      toast(`${file.name} was not uploaded: ${error.message}`);
+      toast([`${file.name} was not uploaded: `, refusal(error.message)].flat()); // the accepted kinds behind a link
     } finally {
       this.uploads -= 1;
       this.renderChips();

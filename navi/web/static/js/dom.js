@@ -48,13 +48,29 @@ export function relativeTime(iso) {
 
 let toastTimer = 0;
 
-// A short message for the user (errors, confirmations) in the page's alert region.
+// A short message for the user (errors, confirmations) in the page's alert region: text, or nodes
+// (a <details> in it, once opened, keeps the message up until it is closed again).
 export function toast(message, kind = "error") {
   const box = document.getElementById("toast");
   if (!box) return;
-  box.textContent = message;
+  box.replaceChildren(...[message].flat());
   box.className = `toast ${kind}`;
   box.hidden = false;
-  clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => { box.hidden = true; }, kind === "error" ? 8000 : 3000);
+  const later = () => {
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => { box.hidden = true; }, kind === "error" ? 8000 : 3000);
+  };
+  for (const details of box.querySelectorAll("details")) {
+    details.addEventListener("toggle", () => (details.open ? clearTimeout(toastTimer) : later()));
+  }
+  later();
+}
+
+// A refusal that ends with the list of what is accepted ("… Navi accepts only …"): one line, the
+// list behind "which files?".
+export function refusal(text) {
+  const at = text.search(/(?<=[.:]\s)Navi (accepts only|reads) /);
+  if (at < 0) return text;
+  return [text.slice(0, at).trimEnd(), " ", el("details", { class: "toast-more" },
+    el("summary", {}, "which files?"), el("div", { class: "toast-more-text" }, text.slice(at)))];
 }

@@ -735,6 +735,9 @@ function handleFrame(frame) {
     case "stream_stopped":
       voice.turnEnded();
       liveTurn().stopped();
+      // A stopped answer is no dead end: Regenerate at once, and Continue when part of it was written.
+      if (!state.continuing) conversation.answerActions(liveTurn());
+      if (frame.message_id) conversation.offerContinue(liveTurn(), frame.message_id);
       endTurn();
       sidebar.refresh();
       break;
@@ -786,7 +789,7 @@ function handleFrame(frame) {
 const REFUSALS = {
   busy: "Navi is still answering in this conversation (perhaps in another window). Your message is kept: send it once the answer is done.",
   nothing_to_retry: "There is nothing to retry: the failed turn was answered or removed.",
-  nothing_to_continue: "There is nothing to continue: only the latest answer, cut off at its length limit, can be.",
+  nothing_to_continue: "There is nothing to continue: only the latest answer, cut off at its length limit or stopped, can be.",
 };
 
 function handleError(frame) {

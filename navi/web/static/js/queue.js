@@ -56,10 +56,20 @@ export class QueueView {
       save.addEventListener("click", () => {
         if (box.value.trim()) this.onEdit(m.message_id, box.value.trim());
       });
+      // Escape cancels the edit, and only that: the running answer goes on (the composer's stop
+      // skips an Escape already handled), the message keeps the text it had.
+      const restore = () => {
+        box.replaceWith(text);
+        save.replaceWith(edit);
+      };
       box.addEventListener("keydown", (event) => {
         if (event.key === "Enter" && !event.shiftKey) {
           event.preventDefault();
           save.click();
+        } else if (event.key === "Escape") {
+          event.preventDefault();
+          restore();
+          edit.focus();
         }
       });
       text.replaceWith(box);

@@ -40,8 +40,9 @@ export function stepsSummary({ planned, thought, cards, ms = null, activity = ""
   if (activity) { // still going: what is done, then what is going on
     text = parts.length ? `${parts.join(", ")} · ${activity}` : activity;
   } else {
+    // The time is the turn's: "thought for" only when the model did think, else "worked for".
     if (thought) parts.push(ms !== null ? `thought for ${duration(ms)}` : "thought");
-    else if (ms !== null) parts.push(`took ${duration(ms)}`);
+    else if (ms !== null) parts.push(`worked for ${duration(ms)}`);
     text = parts.join(", ") || "Working…";
   }
   return text.charAt(0).toUpperCase() + text.slice(1);

@@ -53,6 +53,11 @@ def test_nothing_scrolls_sideways_on_a_phone(
     context, _ = phone
     page = open_app(context.new_page())
     no_sideways_scroll(page, "the empty page")
+    # The message box keeps the width of the screen: its buttons go on a line of their own.
+    box = page.locator("#input").bounding_box()
+    assert box is not None and box["width"] >= 0.8 * PHONE["width"], box
+    send_box = page.locator("#send").bounding_box()
+    assert send_box is not None and send_box["y"] >= box["y"] + box["height"] - 1, (box, send_box)
 
     send(page, "Make me a packing list")
     wait_idle(page)

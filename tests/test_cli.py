@@ -248,7 +248,7 @@ def test_json_output_is_not_mixed_with_logs(tmp_path: Path) -> None:
     done = run_navi(tmp_path, "sessions", "list", "--json", env={"LOG_LEVEL": "DEBUG"})
     assert done.returncode == 0, done.stderr
     assert [s["name"] for s in json.loads(done.stdout)] == ["Groceries"]
-    assert "alembic" in done.stderr  # the start-up lines were logged, on stderr
+    assert "tools_dir" in done.stderr  # the start-up lines were logged, on stderr
 
 
 def test_version() -> None:

@@ -127,7 +127,7 @@ async def test_a_keyword_in_a_later_message_appends_the_tool_to_that_message(tmp
     assert [m.content for m in asked.messages[:-1]] == [m.content for m in first.messages] + ["Morning."]
     note = asked.messages[-1].content or ""
     assert note.startswith("Please salute the team\n\n[Navi: for this message, ")
-    assert "`greet` (Say hello to someone by name." in note and '"who"' in note
+    assert note.endswith("the listed tools `greet` may be called directly, without load_tools]")
     assert answered.messages[len(asked.messages) - 1].content == note  # the same on the next call
     assert later.messages[len(asked.messages) - 1].content == note
     assert "greet" in later.tools  # called: sent whole from then on, appended after the others
@@ -183,3 +183,18 @@ async def test_a_compression_keeps_the_tools_the_summarised_messages_disclosed(t
     assert turns[2].tools == turns[1].tools == turns[0].tools
     assert stored.context[0].metadata.disclosed == ["greet"]
     await rt.aclose()
+
+
+def test_a_keyword_counts_at_the_start_of_a_word_only() -> None:
+    """Every alternative of a tool's words is held to the start of a word: "bread" and "thread" do
+    not ask for `filesystem` (its word "read" used to match inside them)."""
+    view = ToolView([GreetTool()], {})
+    split = disclose(view, [])
+    assert split.listed == ["greet"]
+    for text, wanted in (("I bake sourdough bread", False), ("Salute them", True), ("a resalute", False)):
+        assert bool(split._pattern("greet").search(text)) is wanted, text
+    from navi.agent.disclosure import _pattern
+    from navi.tools.builtin.filesystem import FilesystemTool
+
+    words = _pattern(FilesystemTool.__new__(FilesystemTool))
+    assert words.search("please read the file") and not words.search("A thread of sourdough bread")

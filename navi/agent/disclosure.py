@@ -24,11 +24,11 @@ what I said I like" disclosed `schedule` and cost 2,539 tokens re-read (docs/ben
 a call or a load, which shows the tool is needed, grows the list after the first message.
 
 A later message's keywords are not ignored, though: the listed tools they show a need for are
-*appended to that message* as the model reads it (`hinted`: a short note with each tool's schema,
-saying it may be called at once). The note belongs to the new message, after everything cached,
-and is the same on every later call (it is worked out from the context, in order), so nothing
-before it moves; "run the command" in the tenth message reaches `terminal` without a `load_tools`
-round trip or a re-read.
+*appended to that message* as the model reads it (`hinted`: a short note naming them, saying they
+may be called at once; a call that misses a schema gets it back). The note belongs to the new
+message, after everything cached, and is the same on every later call (it is worked out from the
+context, in order), so nothing before it moves; "run the command" in the tenth message reaches
+`terminal` without a `load_tools` round trip or a re-read.
 
 A listed tool the model calls without loading it runs when its arguments fit its schema; else the
 result is its schema (`schema_answer`) and the model calls again. Any registered tool is handled
@@ -126,7 +126,9 @@ def _pattern(tool: Tool) -> re.Pattern[str]:
         *getattr(tool, "keywords", ()),
     }
     alternatives = "|".join(re.escape(w.lower()) for w in sorted(words, key=len, reverse=True) if w)
-    return re.compile(rf"(?<![\w]){alternatives}" if alternatives else r"(?!)", re.IGNORECASE)
+    # Each word at the start of a word ("bread" is not "read"); the group keeps the look-behind on
+    # every alternative, not the first alone.
+    return re.compile(rf"(?<![\w])(?:{alternatives})" if alternatives else r"(?!)", re.IGNORECASE)
 
 
 @dataclass
@@ -249,13 +251,11 @@ def disclose(view: ToolView, core_tools: Sequence[str] | None) -> Disclosure:
 
 
 def hint_note(specs: Sequence[ToolSpec]) -> str:
-    """The note a later message ends with: tools it seems to need, each callable without loading."""
-    tools = "; ".join(
-        f"`{spec.name}` ({purpose(spec.description)} Parameters: "
-        f"{json.dumps(spec.parameters, ensure_ascii=False, separators=(',', ':'))})"
-        for spec in specs
-    )
-    return f"{HINT_MARK}these listed tools may be called directly: {tools}]"
+    """The note a later message ends with: the listed tools it seems to need, by name (about a dozen
+    tokens: a word can match without the tool being wanted); a call whose arguments miss the schema
+    gets the schema back (`schema_answer`) and is made again."""
+    names = ", ".join(f"`{spec.name}`" for spec in specs)
+    return f"{HINT_MARK}the listed tools {names} may be called directly, without {LOAD_TOOLS}]"
 
 
 def schema_answer(spec: ToolSpec) -> str:

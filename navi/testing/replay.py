@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from navi.testing.agent_script import HINT_MARK
 from navi.testing.threaded import ThreadedServer
 
 CHAT_PATH = "/v1/chat/completions"
@@ -393,10 +394,16 @@ def _canonical(body: Any) -> str:
 
 
 def _last_user_text(body: Any) -> str | None:
+    """The last user message as the person wrote it: without the note of listed tools Navi may
+    append to it (navi/agent/disclosure.py), which recordings older than the note lack."""
     if not isinstance(body, dict):
         return None
     for message in reversed(body.get("messages") or []):
         if message.get("role") == "user":
             content = message.get("content")
-            return content if isinstance(content, str) else json.dumps(content, sort_keys=True)
+            return (
+                content.split(HINT_MARK)[0]
+                if isinstance(content, str)
+                else json.dumps(content, sort_keys=True)
+            )
     return None

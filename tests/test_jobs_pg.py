@@ -18,6 +18,7 @@ from navi.testing.fake_server import FakeModelServer
 from navi.testing.ports import free_port
 from navi.testing.script import Reply, Script, ScriptRequest
 from tests.helpers.forked import Forks, forks
+from tests.test_jobs import posted_back
 
 pytestmark = pytest.mark.postgres
 
@@ -73,10 +74,6 @@ def wait_job(http: httpx.Client, job_id: str, *states: str, within: float = 60.0
     raise AssertionError(f"job {job_id} never reached {states}: {http.get(f'/jobs/{job_id}').json()}")
 
 
-def last_text(http: httpx.Client, session_id: str) -> str:
-    return str(http.get(f"/sessions/{session_id}").json()["messages"][-1]["content"])
-
-
 def test_jobs_run_once_across_workers_and_a_killed_workers_job_is_finished(navi: Forks) -> None:
     port_a, port_b = free_port(), free_port()
     pid_a = navi.serve(port_a)
@@ -112,4 +109,4 @@ def test_jobs_run_once_across_workers_and_a_killed_workers_job_is_finished(navi:
         finished = wait_job(b, slow["id"], "done", "failed", within=90)
         assert finished["state"] == "done", (finished, navi.log(pid_b)[-3000:])
         assert finished["attempts"] == 2 and finished["result"] == "Finished after the restart."
-        assert last_text(b, origin) == "Background job “Slow” is done:\n\nFinished after the restart."
+        assert posted_back(b, origin) == "Background job “Slow” is done:\n\nFinished after the restart."

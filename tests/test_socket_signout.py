@@ -299,7 +299,7 @@ async def test_once_a_socket_is_ending_nothing_that_waits_is_sent() -> None:
         outbox.put_nowait({"type": "stream_delta", "delta": "secret", "run_id": "r", "seq": seq})
     ending.code, ending.reason = CLOSE_SIGNED_OUT, SIGNED_OUT
     outbox.put_nowait(ending)
-    await asyncio.wait_for(_sender(socket, outbox, {}, ending), 5)  # type: ignore[arg-type]
+    await asyncio.wait_for(_sender(socket, outbox, ending), 5)  # type: ignore[arg-type]
     assert socket.sent == [] and socket.closed == (CLOSE_SIGNED_OUT, SIGNED_OUT)
 
 

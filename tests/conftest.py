@@ -94,7 +94,6 @@ def pytest_configure(config: pytest.Config) -> None:
 # scheduler (it renames the tests' ids, which pytest 9 no longer lets it do).
 _GROUPS = {
     "tests/real_model/test_compression.py": "llama-server-gemma3",  # the longest: a worker of its own
-    "tests/real_model/test_research_smollm2.py": "llama-server-research",  # a SmolLM2 of its own, beside
     "tests/real_model/": "llama-server",
     "tests/test_channel_matrix": "synapse",  # test_channel_matrix.py and test_channel_matrix_trust.py
     "tests/test_channel_email.py": "mail",

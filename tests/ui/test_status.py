@@ -106,3 +106,25 @@ def test_stop_takes_back_a_message_waiting_for_navi(
     expect(page.locator(".status-line")).to_have_count(0)
     expect(page.locator("#input")).to_have_value("Never mind")
     expect(page.locator("#input")).to_be_enabled()
+
+
+def test_a_page_opened_while_navi_was_down_shows_the_profiles_once_it_is_back(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    """The page (the installed app's shell) opened while Navi is stopped: once Navi starts, the
+    profile picker names the profiles and the header the model, without a reload (it showed the
+    raw id, "secretary", and no model until one)."""
+    port = int(navi.url.rsplit(":", 1)[1])
+    open_app(page, f"/login?token={navi.token}")  # signed in; the shell is cached by the worker
+    wait_idle(page)
+    navi.server.stop()
+    page.evaluate("() => navigator.serviceWorker.ready")
+    page.reload()  # opened again while Navi is away: the service worker's shell, no profiles
+    expect(page.locator("#model-status")).to_have_attribute("data-state", "offline")
+    again = restart(navi, port)
+    try:
+        picker = page.get_by_label("Profile")
+        expect(picker.locator("option:checked")).to_have_text("Personal Secretary", timeout=20_000)
+        expect(page.locator("#model-name")).not_to_be_empty()
+    finally:
+        again.server.stop()

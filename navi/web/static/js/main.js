@@ -896,12 +896,24 @@ $("new-session").addEventListener("submit", (event) => {
 window.addEventListener("hashchange", route);
 document.addEventListener("visibilitychange", readIfShown);
 
+async function loadProfiles() {
+  const profiles = await api.profiles();
+  sidebar.setProfiles(profiles);
+  picker.setProfiles(profiles);
+  picker.show(picker.shown); // the header names the profile and its model again
+}
+
+// Navi back after being away (restarted, or not running when the page opened from the installed
+// app's shell): its profiles and the list are read again, without a reload.
+light.onBack = () => {
+  loadProfiles().catch(() => { /* away again: the next return tries again */ });
+  sidebar.refresh().catch(() => {});
+};
+
 async function start() {
   fillIcons();
   try {
-    const profiles = await api.profiles();
-    sidebar.setProfiles(profiles);
-    picker.setProfiles(profiles);
+    await loadProfiles();
   } catch (error) {
     toast(`Navi is not answering: ${error.message}`);
   }

@@ -38,6 +38,7 @@ export class StatusLight {
     this.probe = 0;
     this.asking = null;
     this.waiters = [];
+    this.onBack = null; // called when Navi answers again after being away
     button.addEventListener("click", () => {
       const { detail } = this.shown();
       if (detail) toast(detail, this.button.dataset.state === "ready" ? "info" : "error");
@@ -83,6 +84,7 @@ export class StatusLight {
     if (now && !was) {
       for (const resolve of this.waiters.splice(0)) resolve();
       this.refresh(); // the model may have changed while Navi was away
+      this.onBack?.();
     }
     this.render();
   }

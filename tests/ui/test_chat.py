@@ -257,3 +257,23 @@ def test_a_turn_without_thinking_says_worked_for_not_thought_for(
     reload(page)  # read back from the history, the same
     expect(steps).to_have_text(re.compile(r"^Used todo, worked for \d+ s$"))
     expect(page.locator("article.turn details.thinking")).to_have_count(0)
+
+
+def test_copy_under_an_answer_gives_its_markdown_or_its_text(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    use_script(fake_server).turn(Reply(text="Use **bold** and `code`:\n\n- one\n- two"))
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=navi.url)
+    open_app(page)
+    send(page, "Show me formatting")
+    wait_idle(page)
+    actions = page.locator("article.turn").last.locator(".msg-actions")
+    actions.get_by_role("button", name="Copy", exact=True).click()
+    expect(actions.get_by_role("button", name="Copied")).to_be_visible()
+    assert page.evaluate("() => navigator.clipboard.readText()") == "Use **bold** and `code`:\n\n- one\n- two"
+    reload(page)  # drawn from the history: the same
+    actions = page.locator("article.turn").last.locator(".msg-actions")
+    actions.get_by_role("button", name="Copy text").click()
+    expect(actions.get_by_role("button", name="Copied")).to_be_visible()
+    plain = page.evaluate("() => navigator.clipboard.readText()")
+    assert "**" not in plain and "`" not in plain and "Use bold and code:" in plain and "two" in plain

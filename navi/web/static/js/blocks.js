@@ -176,6 +176,7 @@ export class TextSegment {
   constructor(text = "") {
     this.text = text;
     this.node = el("div", { class: "markdown text" });
+    Object.defineProperty(this.node, "markdown", { get: () => this.text }); // what Copy copies
     this.rendered = null; // the text the node shows
     this.frame = 0;
     this.streaming = false;

@@ -60,7 +60,25 @@ export function userActions(node, m, text, handlers) {
 // question's, for a turn drawn live: the fork then ends after its answer).
 export function answerActions(turnNode, first, last, handlers) {
   turnNode.append(bar(first, [
+    copyButton(turnNode, "Copy", "Copy the answer as Markdown", (texts) => texts.map((n) => n.markdown ?? n.innerText).join("\n\n")),
+    copyButton(turnNode, "Copy text", "Copy the answer as plain text", (texts) => texts.map((n) => n.innerText).join("\n\n")),
     el("button", { type: "button", class: "msg-regenerate", title: "Another answer to the same question", onclick: () => handlers.onRegenerate(first.id) }, "Regenerate"),
     el("button", { type: "button", class: "msg-fork", title: "A new conversation with everything up to here", onclick: () => handlers.onFork(last.id, last.question ? last.id : null) }, "Fork"),
   ], handlers));
+}
+
+// Copies the answer's text (its Markdown, or what the page shows) and says so on the button.
+function copyButton(turnNode, label, title, text) {
+  const button = el("button", { type: "button", class: "msg-copy", title }, label);
+  button.addEventListener("click", async () => {
+    const texts = [...turnNode.querySelectorAll(":scope > .markdown.text")];
+    try {
+      await navigator.clipboard.writeText(text(texts).trim());
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Could not copy";
+    }
+    setTimeout(() => { button.textContent = label; }, 1500);
+  });
+  return button;
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -277,3 +278,14 @@ def test_copy_under_an_answer_gives_its_markdown_or_its_text(
     expect(actions.get_by_role("button", name="Copied")).to_be_visible()
     plain = page.evaluate("() => navigator.clipboard.readText()")
     assert "**" not in plain and "`" not in plain and "Use bold and code:" in plain and "two" in plain
+
+    # Each message says when it was written; the exact moment on hover.
+    with navi.client() as http:
+        stored = http.get(f"/sessions/{session_id(page)}").json()["messages"]
+    shown = page.locator("article.msg .msg-actions time.msg-time")
+    expect(shown).to_have_count(2)
+    for node, message in zip(shown.all(), stored, strict=True):
+        at = datetime.fromisoformat(str(node.get_attribute("datetime")).replace("Z", "+00:00"))
+        assert abs((at - datetime.fromisoformat(message["created_at"])).total_seconds()) < 0.01
+        assert re.fullmatch(r"\d\d:\d\d( [AP]M)?", node.inner_text()), node.inner_text()
+        assert node.get_attribute("title")

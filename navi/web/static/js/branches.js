@@ -14,11 +14,23 @@ function switcher(siblings, index, onSwitch) {
     el("button", { type: "button", class: "branch-next", "aria-label": "Next version", disabled: index === siblings.length - 1, onclick: go(index + 1) }, "›"));
 }
 
-function bar(message, actions, handlers) {
+function bar(message, actions, handlers, at = message.created_at) {
   const node = el("div", { class: "msg-actions" });
   if ((message.siblings || []).length > 1) node.append(switcher(message.siblings, message.sibling_index || 0, handlers.onSwitch));
-  node.append(...actions);
+  node.append(...actions, stamp(at));
   return node;
+}
+
+// When it was written: the time of day (or the date, for an older day), the exact moment on hover.
+// A message drawn live has no stored time yet: now.
+function stamp(at) {
+  const when = at ? new Date(at) : new Date();
+  if (Number.isNaN(when.getTime())) return "";
+  const today = new Date().toDateString() === when.toDateString();
+  const short = today
+    ? when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+    : when.toLocaleDateString([], { day: "numeric", month: "short" });
+  return el("time", { class: "msg-time", datetime: when.toISOString(), title: when.toLocaleString() }, short);
 }
 
 // The bubble of a user message turns into a box with its text; Save sends the new text.
@@ -64,7 +76,7 @@ export function answerActions(turnNode, first, last, handlers) {
     copyButton(turnNode, "Copy text", "Copy the answer as plain text", (texts) => texts.map((n) => n.innerText).join("\n\n")),
     el("button", { type: "button", class: "msg-regenerate", title: "Another answer to the same question", onclick: () => handlers.onRegenerate(first.id) }, "Regenerate"),
     el("button", { type: "button", class: "msg-fork", title: "A new conversation with everything up to here", onclick: () => handlers.onFork(last.id, last.question ? last.id : null) }, "Fork"),
-  ], handlers));
+  ], handlers, last.created_at));
 }
 
 // Copies the answer's text (its Markdown, or what the page shows) and says so on the button.

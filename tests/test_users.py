@@ -169,6 +169,7 @@ def test_another_users_session_answers_404_on_every_route(two: Two) -> None:
             bob.post(f"/sessions/{mine}/messages/m1/regenerate"),
             bob.post(f"/sessions/{mine}/branch", json={"message_id": "m1"}),
             bob.post(f"/sessions/{mine}/fork", json={"message_id": "m1"}),
+            bob.put(f"/sessions/{mine}/messages/m1/feedback", json={"rating": "down"}),
         ]
         for resp in attempts:
             assert resp.status_code == 404, (resp.request.method, resp.request.url, resp.text)

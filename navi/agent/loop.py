@@ -15,7 +15,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 import structlog
-from pydantic import MISSING
 
 from navi.agent.budget import Budget
 from navi.agent.compression.continued import ConversationPrompt
@@ -294,7 +293,7 @@ class Loop:
             max_context_tokens=run.window,
             compress_at_tokens=compress_at,
             finish_reason="length" if cut else "stop",
-            message_id=completion.message.id if cut else MISSING,
+            message_id=completion.message.id,
             usage=TurnUsage(
                 prompt_tokens=run.spent_prompt,
                 completion_tokens=run.spent_completion,

@@ -208,6 +208,8 @@ class MessageMeta(Record):
     # Keys of an imported archive's message that Navi has no use for, or the metadata a client sent
     # with it (never sent to the model), exported again.
     custom: dict[str, Any] | None = None
+    # An answer as the person rated it: "up" or "down" (shown, archived; never sent to the model).
+    feedback: str | None = None
 
     @property
     def is_failure_record(self) -> bool:

@@ -210,7 +210,9 @@ class StreamEnd(_RunFrame):
     compress_at_tokens: int | None = None
     message_id: str | MISSING = Field(
         default=MISSING,
-        description='Present when finish_reason is "length": the stored answer\'s id, for `continue`.',
+        description="The stored answer's id: for `continue` when finish_reason is \"length\", and "
+        "for rating it (`PUT /sessions/{id}/messages/{message_id}/feedback`). Absent only from "
+        "servers older than the rating.",
     )
 
 

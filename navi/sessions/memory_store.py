@@ -150,6 +150,16 @@ class InMemorySessionStore(SessionStore):
             session.profile_id = profile_id
         return session is not None
 
+    async def _set_feedback(
+        self, session_id: str, message_id: str, rating: str | None, owner: str | None
+    ) -> bool:
+        session = self._find(session_id, owner)
+        for message in [*session.messages, *session.others] if session is not None else []:
+            if message.id == message_id and message.role == "assistant":
+                message.metadata["feedback"] = rating
+                return True
+        return False
+
     async def append(
         self,
         session_id: str,

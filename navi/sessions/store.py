@@ -198,6 +198,18 @@ class SessionStore(ABC):
     async def set_profile(self, session_id: str, profile_id: str) -> bool:
         return self._after(session_id, await self._set_profile(session_id, profile_id))
 
+    async def set_feedback(
+        self, session_id: str, message_id: str, rating: str | None, *, owner: str | None = None
+    ) -> bool:
+        """Rate an answer ("up", "down"; None takes the rating back); False when the session has no
+        such answer (of `owner`)."""
+        return await self._set_feedback(session_id, message_id, rating, owner)
+
+    @abstractmethod
+    async def _set_feedback(
+        self, session_id: str, message_id: str, rating: str | None, owner: str | None
+    ) -> bool: ...
+
     def _after(self, session_id: str, changed: bool) -> bool:
         if changed:
             self._changed(session_id)

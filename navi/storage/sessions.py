@@ -30,6 +30,7 @@ from navi.sessions.store import SessionExists, SessionNotFound, SessionStore
 from navi.storage import migrate, search
 from navi.storage import tree_rows as rows
 from navi.storage.database import Database
+from navi.storage.feedback import set_feedback
 from navi.storage.schema import (
     session_archive_parts,
     session_context,
@@ -450,6 +451,9 @@ class SqlSessionStore(SessionStore):
 
     async def _set_profile(self, session_id: str, profile_id: str) -> bool:
         return await self._update(session_id, None, profile_id=profile_id)
+
+    async def _set_feedback(self, sid: str, mid: str, rating: str | None, owner: str | None) -> bool:
+        return is_session_id(sid) and await self.db.write(lambda c: set_feedback(c, sid, mid, rating, owner))
 
     # --- incremental writes ----------------------------------------------------------------------
     async def append(

@@ -289,3 +289,27 @@ def test_copy_under_an_answer_gives_its_markdown_or_its_text(
         assert abs((at - datetime.fromisoformat(message["created_at"])).total_seconds()) < 0.01
         assert re.fullmatch(r"\d\d:\d\d( [AP]M)?", node.inner_text()), node.inner_text()
         assert node.get_attribute("title")
+
+
+def test_an_answer_is_rated_kept_and_shown_in_the_debug_panel(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    use_script(fake_server).turn("A fine answer.")
+    open_app(page)
+    send(page, "Rate me")
+    wait_idle(page)
+    actions = page.locator("article.turn").last.locator(".msg-actions")
+    actions.get_by_role("button", name="A good answer").click()
+    expect(actions.get_by_role("button", name="A good answer")).to_have_attribute("aria-pressed", "true")
+    sid = session_id(page)
+    with navi.client() as http:
+        answer = http.get(f"/sessions/{sid}").json()["messages"][-1]
+    assert answer["role"] == "assistant" and answer["metadata"]["feedback"] == "up"
+    reload(page)  # drawn from the history with its rating; changed to 👎
+    actions = page.locator("article.turn").last.locator(".msg-actions")
+    expect(actions.get_by_role("button", name="A good answer")).to_have_attribute("aria-pressed", "true")
+    actions.get_by_role("button", name="A poor answer").click()
+    expect(actions.get_by_role("button", name="A poor answer")).to_have_attribute("aria-pressed", "true")
+    expect(actions.get_by_role("button", name="A good answer")).to_have_attribute("aria-pressed", "false")
+    page.goto(f"/debug?session={sid}")
+    expect(page.locator("#debug-messages .entry[data-role='assistant'] .flags")).to_contain_text("rated 👎")

@@ -5,15 +5,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Response
 from pydantic import BaseModel, Field
 
 from navi.agent.said import signed
 from navi.agent.turns import TurnOptions
-from navi.api.deps import OwnedSessionId, RunsDep, SessionDep, SharedFilesDep, UploadsDep
-from navi.api.errors import BadRequest, settled_answer
+from navi.api.deps import (
+    CurrentUser,
+    OwnedSessionId,
+    RunsDep,
+    RuntimeDep,
+    SessionDep,
+    SharedFilesDep,
+    UploadsDep,
+)
+from navi.api.errors import BadRequest, NotFound, settled_answer
 from navi.api.routing import api_router
 from navi.api.websocket import FrameError, bring_files, checked_message
 from navi.llm.messages import Message, ToolCall, with_files
@@ -187,3 +195,26 @@ async def stop(session_id: OwnedSessionId, runs: RunsDep) -> StopResult:
     if await runs.controls.stop(session_id):
         return StopResult(ok=True)
     return StopResult(ok=False, reason="no active run")
+
+
+class Feedback(BaseModel):
+    rating: Literal["up", "down"] | None = Field(description="👍 (up), 👎 (down), or null to take it back.")
+
+
+class Rated(BaseModel):
+    message_id: str
+    rating: Literal["up", "down"] | None
+
+
+@router.put(
+    "/{session_id}/messages/{message_id}/feedback",
+    response_model=Rated,
+    summary="Rate an answer: 👍 or 👎 (kept with the message, shown in the debug panel, archived)",
+)
+async def rate(
+    session_id: OwnedSessionId, message_id: str, body: Feedback, runtime: RuntimeDep, user: CurrentUser
+) -> Rated:
+    """404 when the session has no such answer (a user message, a tool result, another's session)."""
+    if not await runtime.sessions.set_feedback(session_id, message_id, body.rating, owner=user):
+        raise NotFound(f"no answer {message_id} in session {session_id}")
+    return Rated(message_id=message_id, rating=body.rating)

@@ -65,6 +65,7 @@ export const api = {
   setProfile: (id, profileId) => request("PATCH", `/sessions/${id}`, { profile_id: profileId }),
   pin: (id, pinned) => request("PATCH", `/sessions/${id}/pin`, { pinned }),
   remove: (id) => request("DELETE", `/sessions/${id}`),
+  rate: (id, messageId, rating) => request("PUT", `/sessions/${id}/messages/${encodeURIComponent(messageId)}/feedback`, { rating }),
   exportRaw: (id) => request("GET", `/sessions/${id}/export`, undefined, { raw: true }),
   stop: (id) => request("POST", `/sessions/${id}/stop`),
   queue: (id) => request("GET", `/sessions/${id}/queue`),

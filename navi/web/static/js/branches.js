@@ -70,13 +70,31 @@ export function userActions(node, m, text, handlers) {
 // The actions under an answer: `first` is its first stored message (whose siblings are the other
 // answers to the same question), `last` its last (where a fork ends; with `question`, the id is the
 // question's, for a turn drawn live: the fork then ends after its answer).
-export function answerActions(turnNode, first, last, handlers) {
+export function answerActions(turnNode, first, last, handlers, rated = null) {
   turnNode.append(bar(first, [
+    ...(rated && handlers.onRate ? rating(rated, handlers.onRate) : []),
     copyButton(turnNode, "Copy", "Copy the answer as Markdown", (texts) => texts.map((n) => n.markdown ?? n.innerText).join("\n\n")),
     copyButton(turnNode, "Copy text", "Copy the answer as plain text", (texts) => texts.map((n) => n.innerText).join("\n\n")),
     el("button", { type: "button", class: "msg-regenerate", title: "Another answer to the same question", onclick: () => handlers.onRegenerate(first.id) }, "Regenerate"),
     el("button", { type: "button", class: "msg-fork", title: "A new conversation with everything up to here", onclick: () => handlers.onFork(last.id, last.question ? last.id : null) }, "Fork"),
   ], handlers, last.created_at));
+}
+
+// 👍 and 👎: the person's rating of the answer, kept with it; pressed again, taken back.
+function rating(rated, onRate) {
+  let current = rated.feedback || null;
+  const buttons = [["up", "👍", "A good answer"], ["down", "👎", "A poor answer"]].map(([value, face, label]) =>
+    el("button", { type: "button", class: `msg-rate rate-${value}`, "aria-label": label, title: label, "aria-pressed": String(current === value) }, face));
+  const show = () => buttons.forEach((b, i) => b.setAttribute("aria-pressed", String(current === ["up", "down"][i])));
+  buttons.forEach((button, i) => button.addEventListener("click", async () => {
+    const wanted = current === ["up", "down"][i] ? null : ["up", "down"][i];
+    try {
+      await onRate(rated.id, wanted);
+      current = wanted;
+    } catch { /* unchanged: the buttons show what is stored */ }
+    show();
+  }));
+  return buttons;
 }
 
 // Copies the answer's text (its Markdown, or what the page shows) and says so on the button.

@@ -368,9 +368,10 @@ export class Conversation {
   }
 
   // A live turn answered: Regenerate and Fork under it (both name it by its question's id).
-  answerActions(turn) {
+  answerActions(turn, answerId = null) {
     if (!this.branches || !turn.userId) return;
-    answerActions(turn.node, { id: turn.userId }, { id: turn.userId, question: true }, this.branches);
+    const rated = answerId ? { id: answerId } : null; // the stored answer, to rate it
+    answerActions(turn.node, { id: turn.userId }, { id: turn.userId, question: true }, this.branches, rated);
   }
 
   addUser(content, images, files) {
@@ -477,7 +478,10 @@ export class Conversation {
     let latest = null;
     const close = () => {
       if (turn) turn.steps?.finish(asked !== null && last !== null ? last - asked : null);
-      if (turn && first?.id && this.branches) answerActions(turn.node, first, latest, this.branches);
+      if (turn && first?.id && this.branches) {
+        const rated = latest?.role === "assistant" ? { id: latest.id, feedback: latest.metadata?.feedback } : null;
+        answerActions(turn.node, first, latest, this.branches, rated);
+      }
       turn = null;
       first = null;
     };

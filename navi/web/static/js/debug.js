@@ -10,6 +10,8 @@ const $ = (id) => document.getElementById(id);
 function flags(m) {
   const names = ["is_summary", "is_plan", "is_compression", "stopped"].filter((f) => m[f]);
   if (m.images?.length) names.push(`${m.images.length} image(s)`);
+  const rated = { up: "rated 👍", down: "rated 👎" }[m.metadata?.feedback];
+  if (rated) names.push(rated);
   return names.length ? el("span", { class: "flags", text: names.join(" · ") }) : null;
 }
 

@@ -56,7 +56,10 @@ const state = {
 const conversation = new Conversation($("messages"), {
   onRetry: retry,
   onContinue: (id) => sendBranchFrame({ type: "continue", message_id: id }),
-  branches: { onEdit: editMessage, onRegenerate: regenerate, onSwitch: switchBranch, onFork: forkAt },
+  branches: {
+    onEdit: editMessage, onRegenerate: regenerate, onSwitch: switchBranch, onFork: forkAt,
+    onRate: (messageId, rating) => api.rate(state.session.id, messageId, rating),
+  },
 });
 const light = new StatusLight($("model-status"));
 
@@ -724,7 +727,7 @@ function handleFrame(frame) {
     case "stream_end":
       voice.turnEnded();
       liveTurn().finish(frame.content, frame.finish_reason);
-      if (!state.continuing) conversation.answerActions(liveTurn()); // a continued answer has them
+      if (!state.continuing) conversation.answerActions(liveTurn(), frame.message_id); // a continued answer has them
       if (frame.finish_reason === "length") conversation.offerContinue(liveTurn(), frame.message_id);
       light.turnAnswered();
       addTurn(frame.usage);

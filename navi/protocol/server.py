@@ -210,7 +210,7 @@ class StreamEnd(_RunFrame):
     compress_at_tokens: int | None = None
     message_id: str | MISSING = Field(
         default=MISSING,
-        description="The stored answer's id: for `continue` when finish_reason is \"length\", and "
+        description='The stored answer\'s id: for `continue` when finish_reason is "length", and '
         "for rating it (`PUT /sessions/{id}/messages/{message_id}/feedback`). Absent only from "
         "servers older than the rating.",
     )

@@ -68,6 +68,7 @@ from navi.llm.errors import LLMError
 from navi.llm.messages import Message, ToolSpec
 from navi.llm.messages import with_files as with_files
 from navi.llm.messages import without_files as without_files
+from navi.llm.prices import Prices
 from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens
 from navi.profiles.base import AgentProfile
 from navi.sessions.continuations import NOTHING_TO_CONTINUE, continuable
@@ -104,6 +105,7 @@ class AgentConfig:
     # A question stopped before any answer: "mark" tells the model so, "omit" leaves it out.
     stopped_questions: StoppedQuestions = "mark"
     research: ResearchConfig = field(default_factory=ResearchConfig)  # a `Research` turn's budgets
+    prices: Prices = field(default_factory=Prices)  # what models cost (LLM_PRICE_PER_MTOK; none: no cost)
 
 
 class Agent:
@@ -148,6 +150,7 @@ class Agent:
             rebind=self.binder.rebind,
             next_memory=self.binder.next_memory,
         )
+        self.loop.clock = parts.clock
         self.research = Researcher(config.research, config.num_ctx, tools, self.tool_runner, self.binder)
         self.background = BackgroundWork()
         self.active: set[str] = set()  # sessions with a turn in progress (memory extraction skips them)

@@ -11,6 +11,7 @@ The run's token counts come from each call's usage (`RunState.called`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
@@ -32,7 +33,7 @@ from navi.agent.events import (
     said_by_user,
 )
 from navi.agent.persistence import RunWriter
-from navi.agent.pump import check_stop, pump
+from navi.agent.pump import CallTimes, check_stop, pump
 from navi.agent.run import RunState
 from navi.agent.tool_batch import ToolRunner
 from navi.llm.base import CallKind, CallOptions
@@ -41,6 +42,7 @@ from navi.llm.chunks import Completion, CompletionBuilder
 from navi.llm.errors import ContextOverflow, LLMError
 from navi.llm.messages import Message, ToolSpec
 from navi.llm.meta import TokenUsage
+from navi.llm.prices import Prices
 from navi.llm.tokens import estimate_messages_tokens
 from navi.sessions.continuations import CONTINUE_NOTE
 from navi.tools.base import Intent, SwitchProfile
@@ -72,6 +74,7 @@ class LoopConfig(Protocol):
     max_tokens_answer: int
     max_consecutive_tool_failures: int
     stopped_questions: StoppedQuestions
+    prices: Prices
 
 
 class Loop:
@@ -95,6 +98,8 @@ class Loop:
         self.long_messages = long_messages  # which old messages a call sends shortened
         self.rebind = rebind  # switch the run to another profile (a tool asked for it)
         self.next_memory = next_memory  # the memory summary of the session's next turn (changed?)
+        # What model calls are timed with (an answer's ttft_ms and duration_ms): `AgentParts.clock`.
+        self.clock: Callable[[], float] = time.monotonic
 
     async def steps(self, run: RunState) -> AsyncGenerator[AgentEvent, None]:
         """Model calls and tool batches until an answer or an error. Raises `CallStopped` on stop."""
@@ -119,8 +124,9 @@ class Loop:
             if notice := self._left_out(run, offered, specs):
                 yield notice
             builder = CompletionBuilder()
+            times = CallTimes(self.clock)
             try:
-                async for event in self._model_turn(run, builder, specs, note, need):
+                async for event in self._model_turn(run, (builder, times), specs, note, need):
                     yield event
             except LLMError as exc:
                 if isinstance(exc, ContextOverflow):  # the server knows better: compress next time
@@ -129,6 +135,7 @@ class Loop:
                 yield ErrorEvent.of(exc)
                 return
             completion = self._completed(run, builder, specs)
+            self._measured(run, completion.message, times)
             reply = completion.message
             await self.writer.save(run, display=[reply], context=[reply], tokens=run.size)
             if not reply.tool_calls:
@@ -189,8 +196,14 @@ class Loop:
         )
 
     async def _model_turn(
-        self, run: RunState, builder: CompletionBuilder, specs: list[ToolSpec], note: str | None, need: int
+        self,
+        run: RunState,
+        call: tuple[CompletionBuilder, CallTimes],
+        specs: list[ToolSpec],
+        note: str | None,
+        need: int,
     ) -> AsyncIterator[AgentEvent]:
+        builder, times = call
         messages = self.messages(run, note)
         run.sent = messages
         # Never ask for more than the window has left: a reply cannot push the context past it.
@@ -199,7 +212,7 @@ class Loop:
         options = self._options(run, min(cap, room) or cap)
         yield Status(phase="waiting", detail=f"the model is reading about {need} tokens")
         try:
-            async for event in pump(run, builder, messages, options, specs):
+            async for event in pump(run, builder, messages, options, specs, times):
                 yield event
         except CallStopped:
             await self.writer.save_partial(run, builder, stopped=True)
@@ -269,6 +282,7 @@ class Loop:
         reply.metadata.usage = TokenUsage(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
+            total_tokens=usage.total_tokens,
             estimated=usage.estimated,
         )
         if completion.finish_reason == "length":
@@ -282,6 +296,21 @@ class Loop:
         if run.continues is not None:
             reply.metadata.continues = run.continues
         return completion
+
+    def _measured(self, run: RunState, reply: Message, times: CallTimes) -> None:
+        """The reply's model call as its metadata keeps it: the model, how long the first token and
+        the whole call took, and the cost where the model has a price (issue 48)."""
+        meta = reply.metadata
+        meta.model = run.model
+        if times.ttft_ms is not None:
+            meta.ttft_ms = times.ttft_ms
+        if times.duration_ms is not None:
+            meta.duration_ms = times.duration_ms
+        usage = meta.usage
+        if usage is not None:
+            cost = self.config.prices.cost(run.model, usage.prompt_tokens or 0, usage.completion_tokens or 0)
+            if cost is not None:
+                meta.cost = cost
 
     @staticmethod
     def _answer(run: RunState, completion: Completion, compress_at: int | None) -> StreamEnd:

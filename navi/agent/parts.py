@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -25,7 +26,7 @@ class AgentParts:
     an owner's memory summary, the user tools enabled, the tools a profile is offered besides its
     own (MCP servers', skills'), what to do when a session ends, the context windows (None: its
     own, on `backends`), where calls that need the user's consent wait (None: none wait), and the
-    passages of a session's documents (None: no documents).
+    passages of a session's documents (None: no documents), and the clock model calls are timed by.
     """
 
     backends: BackendRegistry
@@ -41,3 +42,5 @@ class AgentParts:
     windows: ContextWindows | None = None
     approvals: ApprovalGate | None = None
     documents: Find | None = None
+    # What model calls are timed with (ttft and duration on each answer): tests pass their own.
+    clock: Callable[[], float] = time.monotonic

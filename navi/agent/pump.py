@@ -13,16 +13,51 @@ Stop is handled in one place, `until_stopped`: a phase that sees the run stopped
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 
 from navi.agent.events import AgentEvent, StreamStopped, TextDelta, ThinkingDelta, ThinkingEnd, TurnThinking
 from navi.agent.run import RunState
 from navi.llm.base import CallOptions
 from navi.llm.calls import CallStopped
-from navi.llm.chunks import CompletionBuilder
+from navi.llm.chunks import CompletionBuilder, StreamFinal
 from navi.llm.chunks import TextDelta as TextChunk
 from navi.llm.chunks import ThinkingDelta as ThinkingChunk
 from navi.llm.messages import Message, ToolSpec
+
+
+@dataclass
+class CallTimes:
+    """When one model call started, gave its first token (thinking, text or tool calls) and ended,
+    on `clock` (seconds; `time.monotonic` unless a test gives its own)."""
+
+    clock: Callable[[], float] = time.monotonic
+    started: float | None = None
+    first: float | None = None
+    ended: float | None = None
+
+    def start(self) -> None:
+        self.started, self.first, self.ended = self.clock(), None, None
+
+    def token(self) -> None:
+        if self.first is None:
+            self.first = self.clock()
+
+    def end(self) -> None:
+        self.ended = self.clock()
+
+    @property
+    def ttft_ms(self) -> float | None:
+        return _ms(self.started, self.first)
+
+    @property
+    def duration_ms(self) -> float | None:
+        return _ms(self.started, self.ended)
+
+
+def _ms(start: float | None, end: float | None) -> float | None:
+    return None if start is None or end is None else round(max(0.0, end - start) * 1000, 1)
 
 
 async def pump(
@@ -31,11 +66,16 @@ async def pump(
     messages: Sequence[Message],
     options: CallOptions,
     specs: Sequence[ToolSpec],
+    times: CallTimes | None = None,
 ) -> AsyncIterator[AgentEvent]:
+    times = times or CallTimes()
+    times.start()
     stream = run.llm.stream_complete(list(messages), options, list(specs) or None)
     thinking_open = False
     async with contextlib.aclosing(stream):  # type: ignore[type-var]
         async for chunk in stream:
+            if not isinstance(chunk, StreamFinal):
+                times.token()
             builder.add(chunk)
             if isinstance(chunk, ThinkingChunk):
                 if run.stream:
@@ -47,6 +87,7 @@ async def pump(
                 yield ThinkingEnd()
             if isinstance(chunk, TextChunk) and run.stream:
                 yield TextDelta(delta=chunk.text)
+    times.end()
     if not run.stream and builder.thinking:
         yield TurnThinking(thinking="".join(builder.thinking), is_subagent=run.is_subagent)
 

@@ -46,6 +46,7 @@ from navi.api.routes import (
     search,
     sessions,
     skills,
+    usage,
 )
 from navi.api.security import AccessControl, AccessPolicy
 from navi.api.sockets import OpenSockets
@@ -199,6 +200,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         skills,
         push,
         jobs,
+        usage,
     ):
         app.include_router(module.router)
     if config.loop_monitor:

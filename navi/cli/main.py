@@ -54,6 +54,7 @@ def _register() -> None:
         sessions,
         skills,
         tools,
+        usage,
         users,
     )
 
@@ -66,6 +67,7 @@ def _register() -> None:
     tools.register(app)
     skills.register(app)
     users.register(app)
+    usage.register(app)
     schedules.register(app)
     channels.register(app)
     config.register(app)

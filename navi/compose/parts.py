@@ -29,6 +29,7 @@ from navi.config import Settings
 from navi.documents.extract.common import Limits
 from navi.llm import backends as catalogue
 from navi.llm.calls import CallLimits
+from navi.llm.prices import Prices
 from navi.llm.registry import BackendRegistry
 from navi.mcp.config import McpConfigError, ServerConfig, load_servers
 from navi.memory.embedders import (
@@ -150,6 +151,7 @@ def agent_config(settings: Settings) -> AgentConfig:
         max_tokens_planning=settings.llm_max_tokens_planning,
         max_tokens_naming=settings.llm_max_tokens_naming,
         stopped_questions=settings.navi_stopped_questions,
+        prices=Prices.parse(settings.llm_price_per_mtok),
         research=ResearchConfig(
             max_questions=settings.navi_research_max_questions,
             max_sources=settings.navi_research_max_sources,

@@ -153,6 +153,7 @@ class TokenUsage(Record):
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    total_tokens: int | None = None  # prompt and completion (set with them since issue 48)
     estimated: bool | None = None
 
 
@@ -172,8 +173,12 @@ class MessageMeta(Record):
     # Where its writer was, as a client said (`Message.name`: who; `custom`: the client's metadata).
     # Kept, shown and archived; never sent to the model.
     location: str | None = None
-    # An answer.
+    # An answer (and an assistant message that calls tools): what its model call was and cost.
     usage: TokenUsage | None = None
+    model: str | None = None  # the model asked (a profile's or the configured default)
+    ttft_ms: float | None = None  # from the call's start to its first token (thinking counts)
+    # `duration_ms` (below): the whole call. `cost`: USD, from LLM_PRICE_PER_MTOK; unset without a price.
+    cost: float | None = None
     finish_reason: str | None = None  # "length" when the token cap cut it
     retry_of: str | None = None  # the user message whose failed turn it answers
     continues: str | None = None  # the cut-off answer (its parent) whose text this one goes on with
@@ -184,7 +189,7 @@ class MessageMeta(Record):
     failed_turn: str | None = None  # the user message of that turn
     # A tool result.
     status: ToolStatus | None = None
-    duration_ms: int | float | None = None
+    duration_ms: int | float | None = None  # (also a model call's, on an assistant message)
     stderr: str | None = None  # the process's error stream, bounded and masked
     declined: str | None = None  # not run: "user" said no, or nobody answered ("timeout", "unattended")
     # The `browser` tool's page after the call, {url, title}: the tool card and `navi chat` show it

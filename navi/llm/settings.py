@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field, field_validator
 
 from navi.llm import backends
+from navi.llm.prices import Prices
 
 
 class BackendSettings(BaseModel):
@@ -27,6 +28,10 @@ class BackendSettings(BaseModel):
     anthropic_default_model: str = "claude-sonnet-4-5"
     anthropic_max_tokens: int = Field(8192, ge=1)
     default_llm_backend: str = "ollama"
+    # What models cost, USD per million tokens in and out: "2.5,10" for every model, or per model
+    # "gpt-4o=2.5,10; *=0.15,0.6" (navi/llm/prices.py). An answer's metadata then carries its `cost`;
+    # empty (local models): no cost.
+    llm_price_per_mtok: str = ""
 
     @field_validator("ollama_host", "openai_base_url", "anthropic_base_url")
     @classmethod
@@ -34,6 +39,12 @@ class BackendSettings(BaseModel):
         value = value.strip().rstrip("/")
         if value and not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("llm_price_per_mtok")
+    @classmethod
+    def _prices(cls, value: str) -> str:
+        Prices.parse(value)  # raises ValueError saying what is wrong
         return value
 
     @field_validator("default_llm_backend")

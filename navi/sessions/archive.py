@@ -111,7 +111,10 @@ def _message_out(msg: Message, calls: dict[str, ToolCall]) -> dict[str, Any]:
         meta["status"] = stored.get("status", "ok")
         meta["duration_ms"] = stored.get("duration_ms")
         meta["stderr"] = msg.metadata.stderr
-    extra = {k: v for k, v in stored.items() if k not in _OWN_KEYS and k not in (CUSTOM_KEY, "location")}
+    # A tool result's own keys are the schema's fields above; on another message they are extra (an
+    # answer's `duration_ms` is its model call's).
+    own = _OWN_KEYS if msg.role == "tool" else set()
+    extra = {k: v for k, v in stored.items() if k not in own and k not in (CUSTOM_KEY, "location")}
     if extra:
         meta["extra"] = extra
     if msg.metadata.custom:  # where the archive it came from had them, beside Navi's own keys

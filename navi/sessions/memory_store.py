@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from navi.llm.messages import Message, utcnow
@@ -12,6 +13,7 @@ from navi.sessions import tree
 from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, new_session_id
 from navi.sessions.search import SearchHit, SearchQuery, score, searchable_text, snippet
 from navi.sessions.store import SessionExists, SessionNotFound, SessionStore
+from navi.sessions.usage import Tally, UsageReport
 
 
 class InMemorySessionStore(SessionStore):
@@ -45,6 +47,18 @@ class InMemorySessionStore(SessionStore):
         session = Session(id=session_id or new_session_id(), profile_id=profile_id, owner=owner, name=name)
         self._sessions[session.id] = session
         return session.model_copy(deep=True)
+
+    async def usage(
+        self, *, owner: str, since: datetime | None = None, until: datetime | None = None
+    ) -> UsageReport:
+        """(Every branch's answers: the stored session's `messages` are all of them.)"""
+        tally = Tally(owner, since, until)
+        for session in list(self._sessions.values()):
+            if session.owner == owner:
+                for message in session.messages:
+                    if message.role == "assistant" and tally.within(message.created_at):
+                        tally.add(session.id, session.name, message.metadata.as_json())
+        return tally.done()
 
     async def get(
         self, session_id: str, *, owner: str | None = None, display: bool = True, branch: str | None = None

@@ -11,6 +11,7 @@ import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from navi.llm.messages import Message
 from navi.sessions import tree
 from navi.sessions.models import ANALYSIS_PARTS, DEFAULT_OWNER, Session, SessionInfo, is_session_id
 from navi.sessions.search import SearchHit, SearchQuery
+from navi.sessions.usage import Tally, UsageReport
 
 
 class SessionNotFound(LookupError):
@@ -150,6 +152,20 @@ class SessionStore(ABC):
 
     @abstractmethod
     async def _search(self, query: SearchQuery, owner: str) -> list[SearchHit]: ...
+
+    async def usage(
+        self, *, owner: str, since: datetime | None = None, until: datetime | None = None
+    ) -> UsageReport:
+        """What `owner`'s stored answers cost, per conversation and overall (navi/sessions/usage.py),
+        counting the messages written since ≤ created_at < until. Stores that keep every branch
+        count them all; this fallback reads each session's active path."""
+        tally = Tally(owner, since, until)
+        for info in await self.list(owner=owner):
+            session = await self.get(info.id, owner=owner)
+            for message in session.messages if session is not None else ():
+                if message.role == "assistant" and tally.within(message.created_at):
+                    tally.add(info.id, info.name, message.metadata.as_json())
+        return tally.done()
 
     @abstractmethod
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:

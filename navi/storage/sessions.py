@@ -17,6 +17,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, case, delete, insert, or_, select, true, update
@@ -27,8 +28,10 @@ from navi.sessions import tree
 from navi.sessions.models import DEFAULT_OWNER, Session, SessionInfo, as_utc, is_session_id, new_session_id
 from navi.sessions.search import SearchHit, SearchQuery
 from navi.sessions.store import SessionExists, SessionNotFound, SessionStore
+from navi.sessions.usage import UsageReport
 from navi.storage import migrate, search
 from navi.storage import tree_rows as rows
+from navi.storage import usage as usage_rows
 from navi.storage.database import Database
 from navi.storage.feedback import set_feedback
 from navi.storage.schema import (
@@ -396,14 +399,8 @@ class SqlSessionStore(SessionStore):
         session_id: str | None = None,
     ) -> Session:
         now = utcnow()
-        session = Session(
-            id=session_id or new_session_id(),
-            owner=owner,
-            profile_id=profile_id,
-            name=name,
-            created_at=now,
-            last_active=now,
-        )
+        session = Session(id=session_id or new_session_id(), owner=owner, profile_id=profile_id, name=name)
+        session.created_at = session.last_active = now
         try:
             await self.db.write(lambda conn: _insert(conn, session))
         except IntegrityError:  # only a named id can be taken (the primary key)
@@ -430,6 +427,11 @@ class SqlSessionStore(SessionStore):
 
     async def summaries(self, *, owner: str, limit: int) -> Sequence[tuple[SessionInfo, Message]]:
         return await self.db.read(lambda conn: _summaries(conn, owner, limit))
+
+    async def usage(
+        self, *, owner: str, since: datetime | None = None, until: datetime | None = None
+    ) -> UsageReport:
+        return await self.db.read(lambda conn: usage_rows.usage(conn, owner, since, until))
 
     async def list(self, *, owner: str | None = None) -> list[SessionInfo]:
         query = rows.owned(select(sessions), owner).order_by(

@@ -15,8 +15,28 @@ function flags(m) {
   return names.length ? el("span", { class: "flags", text: names.join(" · ") }) : null;
 }
 
+// A model call's facts on the assistant message it wrote (issue 48): model, tokens, time to first
+// token, duration, cost.
+function callFacts(m) {
+  const meta = m.metadata || {};
+  const usage = meta.usage;
+  if (m.role !== "assistant" || (!usage && !meta.model)) return null;
+  const facts = [];
+  if (meta.model) facts.push(meta.model);
+  if (usage) {
+    const total = usage.total_tokens ?? (usage.prompt_tokens || 0) + (usage.completion_tokens || 0);
+    facts.push(`${usage.estimated ? "~" : ""}${usage.prompt_tokens ?? 0} in + ${usage.completion_tokens ?? 0} out = ${total} tokens`);
+  }
+  if (meta.ttft_ms != null) facts.push(`first token ${Math.round(meta.ttft_ms)} ms`);
+  if (meta.duration_ms != null) facts.push(`${Math.round(meta.duration_ms)} ms`);
+  if (meta.cost != null) facts.push(`$${meta.cost.toFixed(6)}`);
+  return el("p", { class: "muted call-facts", text: facts.join(" · ") });
+}
+
 function messageEntry(m) {
   const parts = [];
+  const call = callFacts(m);
+  if (call) parts.push(call);
   if (m.thinking) parts.push(el("details", {}, el("summary", { text: "thinking" }), el("pre", { text: m.thinking })));
   if (m.content) parts.push(el("pre", { text: m.content }));
   if (m.tool_calls?.length) {
@@ -42,6 +62,17 @@ function list(container, items, render, empty) {
   container.replaceChildren(...(items.length ? items.map(render) : [el("p", { class: "muted", text: empty })]));
 }
 
+// What the shown path's model calls spent, summed (GET /usage counts every branch).
+function spent(messages) {
+  let tokens = 0, cost = null;
+  for (const m of messages) {
+    const meta = m.role === "assistant" ? m.metadata || {} : {};
+    if (meta.usage) tokens += meta.usage.total_tokens ?? (meta.usage.prompt_tokens || 0) + (meta.usage.completion_tokens || 0);
+    if (meta.cost != null) cost = (cost || 0) + meta.cost;
+  }
+  return tokens ? ` · ${tokens.toLocaleString()} tokens spent${cost != null ? ` · $${cost.toFixed(4)}` : ""}` : "";
+}
+
 async function showSession(id) {
   if (!id) return;
   try {
@@ -49,7 +80,7 @@ async function showSession(id) {
     $("session-facts").textContent =
       `${detail.messages.length} messages · ${context.messages.length} in context · ` +
       `${context.context_token_count.toLocaleString()} of ${detail.max_context_tokens.toLocaleString()} tokens · ` +
-      `profile ${detail.profile_id}${detail.active ? " · running" : ""}`;
+      `profile ${detail.profile_id}${detail.active ? " · running" : ""}` + spent(detail.messages);
     list($("debug-messages"), detail.messages, messageEntry, "No messages yet.");
     list($("debug-context"), context.messages, messageEntry, "The context is empty.");
     $("debug-system").textContent = context.system_prompt;

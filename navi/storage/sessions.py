@@ -14,8 +14,6 @@ write by another process is still seen. Cached messages are shared: never mutate
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -32,6 +30,7 @@ from navi.sessions.usage import UsageReport
 from navi.storage import migrate, search
 from navi.storage import tree_rows as rows
 from navi.storage import usage as usage_rows
+from navi.storage.context_cache import ContextCache
 from navi.storage.database import Database
 from navi.storage.feedback import set_feedback
 from navi.storage.schema import (
@@ -70,44 +69,8 @@ def _lock(conn: Connection, session_id: str) -> Any:
     return row
 
 
-class _ContextCache:
-    """LRU of (context_rev, messages) per session; used from worker threads, hence the lock."""
-
-    def __init__(self, size: int = 64) -> None:
-        self.size = size
-        self._items: OrderedDict[str, tuple[int, list[Message]]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, session_id: str, rev: int) -> list[Message] | None:
-        with self._lock:
-            hit = self._items.get(session_id)
-            if hit is None or hit[0] != rev:
-                return None
-            self._items.move_to_end(session_id)
-            return list(hit[1])
-
-    def put(self, session_id: str, rev: int, messages: list[Message]) -> None:
-        with self._lock:
-            self._items[session_id] = (rev, list(messages))
-            self._items.move_to_end(session_id)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def extend(self, session_id: str, old_rev: int, new_rev: int, added: Sequence[Message]) -> None:
-        with self._lock:
-            hit = self._items.get(session_id)
-            if hit is not None and hit[0] == old_rev:
-                self._items[session_id] = (new_rev, [*hit[1], *added])
-            else:
-                self._items.pop(session_id, None)
-
-    def drop(self, session_id: str) -> None:
-        with self._lock:
-            self._items.pop(session_id, None)
-
-
 def _load(
-    conn: Connection, session_id: str, owner: str | None, display: bool, cache: _ContextCache, at: str | None
+    conn: Connection, session_id: str, owner: str | None, display: bool, cache: ContextCache, at: str | None
 ) -> Session | None:
     row = conn.execute(rows.owned(select(sessions).where(sessions.c.id == session_id), owner)).first()
     if row is None:
@@ -366,7 +329,7 @@ class SqlSessionStore(SessionStore):
         super().__init__(files_dir)
         self.db = db
         self._owns_db = False
-        self._cache, self._counts = _ContextCache(), search.new_counts()  # (what search weighs words by)
+        self._cache, self._counts = ContextCache(), search.new_counts()  # (what search weighs words by)
 
     @classmethod
     def at(cls, url: str, files_dir: str | None = None) -> SqlSessionStore:

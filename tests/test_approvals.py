@@ -431,3 +431,25 @@ def test_always_for_the_browser_is_remembered_per_site() -> None:
     assert subject("browser", {"action": "click"}, {"site": "shop.example"}) == "site:shop.example"
     assert subject("browser", {"action": "click"}, {}) is None  # no site: asks every time
     assert subject("browser", {"action": "click"}) is None
+
+
+def test_smart_browser_asks_before_a_button_a_page_script_may_act_on() -> None:
+    """A click on a button that submits no form may still send something (its page script decides,
+    e.g. a fetch POST): it asks in smart mode; a plain link on a visited site, and a field, do not."""
+    smart = ApprovalPolicy(mode="smart")
+    click = {"action": "click", "element": 3}
+    site = {"site": "shop.test", "new_site": False}
+    for element in (
+        {"tag": "button", "type": "button", "label": "Buy now"},
+        {"tag": "input", "type": "button", "label": "Delete"},
+        {"tag": "div", "role": "button", "label": "Send"},
+    ):
+        why = smart.reason("browser", click, {**site, "element": element})
+        said = "the click presses a button on shop.test, whose page script may send something"
+        assert why == f"{said}: {element['label']!r}"
+    link = {"tag": "a", "href": "https://shop.test/cart", "role": "button", "label": "Cart"}
+    assert smart.reason("browser", click, {**site, "element": link}) is None
+    assert smart.reason("browser", click, {**site, "element": {"tag": "input", "type": "text"}}) is None
+    assert (
+        ApprovalPolicy(mode="auto").reason("browser", click, {**site, "element": {"tag": "button"}}) is None
+    )

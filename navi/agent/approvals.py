@@ -7,7 +7,7 @@
   `terminal`, `ssh_exec`, `code_exec`, `write_tool`, `run_skill_script`, `write_skill`,
   `filesystem` except its read-only actions, `http_request` except GET, HEAD and OPTIONS, and
   `browser` when it goes to a site this conversation's browser has not been on, submits a form,
-  or types into a password field.
+  presses a button (a page script may send anything), or types into a password field.
   Everything else runs.
 - `always`: every call asks, except the purely internal tools in `INTERNAL` (unless an override
   names one of them).
@@ -127,6 +127,16 @@ def _http(args: dict[str, Any]) -> str | None:
 BROWSER_QUIET = frozenset({"read", "scroll", "screenshot", "back", "tabs", "close", "select"})
 
 
+def _is_button(element: Mapping[str, Any]) -> bool:
+    """A button that is not a link: a `<button>`, an `<input>` of type button, or anything with the
+    role (a link with an address is judged as a link)."""
+    tag, kind = str(element.get("tag", "")), str(element.get("type", ""))
+    if tag == "a" and element.get("href"):
+        return False
+    pressed = tag == "button" or (tag == "input" and kind in ("button", "reset"))
+    return pressed or element.get("role") == "button"
+
+
 def _browser(args: dict[str, Any], facts: Mapping[str, Any]) -> str | None:
     action = str(args.get("action", ""))
     element = facts.get("element") or {}
@@ -137,11 +147,14 @@ def _browser(args: dict[str, Any], facts: Mapping[str, Any]) -> str | None:
             return f"the browser goes to a site it has not been on in this conversation: {_clip(target, 80)}"
         return None
     if action == "click":
+        label = _clip(element.get("label", ""), 60)
         if element.get("submits"):
             method = str(element["submits"]).upper()
-            return f"the click submits a form ({method}) on {where}: {_clip(element.get('label', ''), 60)!r}"
+            return f"the click submits a form ({method}) on {where}: {label!r}"
         if facts.get("new_site"):
             return f"the click follows a link to a site not visited yet: {_clip(facts.get('link_site'), 80)}"
+        if _is_button(element):  # what it does is the page script's to say: it may send anything
+            return f"the click presses a button on {where}, whose page script may send something: {label!r}"
         return None
     if action == "type":
         if element.get("password"):

@@ -12,6 +12,7 @@ from navi.agent.context import INTERRUPTED, MEMORY_INTRO, SystemParts, build_con
 from navi.agent.engine import FAILURE_NOTE, LIMIT_NOTE, STOPPED_CALLING_TOOLS, AgentRunError, with_files
 from navi.agent.events import ErrorEvent, ToolEvent, ToolStarted
 from navi.agent.turns import NewMessage
+from navi.llm.attached import AttachedFile
 from navi.llm.errors import ModelNotFound, StreamInterrupted
 from navi.llm.messages import Message, ToolCall
 from navi.profiles.base import AgentProfile
@@ -270,9 +271,8 @@ async def test_memory_summary_and_files_reach_the_model(tmp_path: Path) -> None:
 
     rt.agent.memory_summary = memory
     script.turn("Noted.")
-    await collect(
-        rt.agent.run_stream(sid, NewMessage("Summarise this", files=[{"name": "a.pdf", "path": "/f/a.pdf"}]))
-    )
+    pdf = AttachedFile(name="a.pdf", path="/f/a.pdf")
+    await collect(rt.agent.run_stream(sid, NewMessage("Summarise this", files=[pdf])))
     request = script.of_kind("turn")[0]
     assert [m.role for m in request.messages].count("system") == 1  # memory is merged into it
     assert (request.messages[0].content or "").endswith(
@@ -306,6 +306,6 @@ def test_context_building_and_repair() -> None:
 
 def test_uploaded_files_format() -> None:
     assert with_files("hi", None) == "hi"
-    assert with_files("hi", [{"name": "x.txt", "path": "session_files/s/x.txt"}]) == (
+    assert with_files("hi", [AttachedFile(name="x.txt", path="session_files/s/x.txt")]) == (
         "hi\n\n[Uploaded files on disk:\n- x.txt → session_files/s/x.txt]"
     )

@@ -10,6 +10,7 @@ import pytest
 
 from navi.agent import engine
 from navi.llm.answers import echo_problem, long_numbers, overlap_share, repeats_itself, trim_cut_off, words
+from navi.llm.attached import AttachedFile
 from navi.llm.messages import Message, with_files, without_files
 
 INSTRUCTIONS = """Write short notes about the conversation below.
@@ -51,11 +52,11 @@ def test_an_answer_cut_by_the_cap_keeps_its_whole_lines_or_sentences() -> None:
 
 
 def test_the_files_note_comes_off_what_the_person_typed() -> None:
-    files = [{"name": "x.txt", "path": "session_files/s/x.txt"}]
+    files = [AttachedFile(name="x.txt", path="session_files/s/x.txt")]
     typed = with_files("hi", files)
     assert typed == "hi\n\n[Uploaded files on disk:\n- x.txt → session_files/s/x.txt]"
     assert typed == engine.with_files("hi", files)  # the engine's copy writes the same note
-    assert without_files(Message.user(typed, metadata={"files": files})) == "hi"
+    assert without_files(Message.user(typed, metadata={"files": [f.as_json() for f in files]})) == "hi"
     # Without files in its metadata, the text is the person's own, note-like lines and all.
     assert without_files(Message.user(typed)) == typed
     assert with_files("hi", None) == "hi"

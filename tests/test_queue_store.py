@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Connection, text
 
+from navi.llm.attached import AttachedFile
 from navi.protocol import Sender
 from navi.runs.queue import MAX_WAITING, MemoryQueue, MessageQueue, Queued, QueueFull, SqlQueue
 from navi.storage import migrate
@@ -42,7 +43,7 @@ SESSION = "0a1b2c3d-0000-4000-8000-000000000020"
 
 
 def item(session_id: str, message_id: str, content: str, mode: str = "queue") -> Queued:
-    return Queued(message_id, session_id, mode, content, [], [{"name": "a.txt", "path": "/x/a.txt"}])  # type: ignore[arg-type]
+    return Queued(message_id, session_id, mode, content, [], [AttachedFile(name="a.txt", path="/x/a.txt")])  # type: ignore[arg-type]
 
 
 async def test_messages_wait_in_order_and_leave_once(queue: tuple[MessageQueue, list[str]]) -> None:
@@ -52,7 +53,7 @@ async def test_messages_wait_in_order_and_leave_once(queue: tuple[MessageQueue, 
     assert await q.add(item(s2, "m9", "elsewhere")) == 1  # each session has its own queue
     assert await q.add(item(s1, "m3", "three")) == 3
     assert [w.message_id for w in await q.waiting(s1)] == ["m1", "m2", "m3"]
-    assert (await q.waiting(s1))[0].files == [{"name": "a.txt", "path": "/x/a.txt"}]
+    assert (await q.waiting(s1))[0].files == [AttachedFile(name="a.txt", path="/x/a.txt")]
 
     edited = await q.edit(s1, "m3", "three, edited")
     assert edited is not None and edited.content == "three, edited"

@@ -63,6 +63,7 @@ from navi.agent.turns import (
 )
 from navi.agent.windows import ContextWindows
 from navi.agent.workers import EndedTurn, after_turn
+from navi.llm.attached import AttachedFile
 from navi.llm.calls import CallLimits, CallStopped
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, ToolSpec
@@ -310,7 +311,7 @@ class Agent:
         session_id: str,
         message: str,
         images: Sequence[str] | None = None,
-        files: Sequence[dict[str, str]] | None = None,
+        files: Sequence[AttachedFile] | None = None,
         *,
         stop_event: asyncio.Event | None = None,
     ) -> str:

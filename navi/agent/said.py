@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from navi.llm.attached import AttachedFile, stored
 from navi.llm.messages import Message, strip_data_uri, with_files
-from navi.llm.meta import FileRef
 from navi.protocol import Sender
 
 
@@ -26,13 +26,13 @@ def signed(message: Message, sender: Sender | None) -> Message:
 def user_message(
     content: str,
     images: Sequence[str] | None,
-    files: Sequence[dict[str, str]] | None,
+    files: Sequence[AttachedFile] | None,
     message_id: str | None,
     sender: Sender | None = None,
 ) -> Message:
     user = Message.user(with_files(content, files), images=[strip_data_uri(i) for i in images or ()])
     if message_id:
         user.id = message_id
-    if files:  # so a client can show them as attachments rather than as text
-        user.metadata.files = [FileRef(name=f.get("name", ""), path=f.get("path", "")) for f in files]
+    if files:  # so a client can show them as attachments rather than as text (stored as records)
+        user.metadata.files = stored(files)
     return signed(user, sender)

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from pydantic import MISSING
 
 from navi.agent.said import user_message
+from navi.llm.attached import AttachedFile
 from navi.llm.messages import new_id
 from navi.protocol import Sender
 from navi.runctx import Unattended
@@ -33,7 +34,7 @@ class NewMessage:
 
     content: str
     images: Sequence[str] = ()
-    files: Sequence[dict[str, str]] = ()
+    files: Sequence[AttachedFile] = ()  # uploads of the session (navi/llm/attached.py)
     sender: Sender | None = None  # who sent it, from where (stored with it, never sent to the model)
     message_id: str = field(default_factory=new_id)
 
@@ -94,7 +95,7 @@ class Steering(Protocol):
     @property
     def images(self) -> list[str]: ...
     @property
-    def files(self) -> list[dict[str, str]]: ...
+    def files(self) -> Sequence[AttachedFile]: ...
     @property
     def sender(self) -> Sender | None: ...
 

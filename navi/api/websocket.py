@@ -49,6 +49,7 @@ from navi.api.identity import Recheck, recheck_of, user_of
 from navi.api.sockets import CLOSE_SIGNED_OUT, SIGNED_OUT, OpenSockets
 from navi.compose import Runtime
 from navi.compose.server import ServerConfig
+from navi.llm.attached import AttachedFile
 from navi.llm.messages import strip_data_uri
 from navi.protocol import (
     MAX_IMAGES,
@@ -107,7 +108,7 @@ class CheckedFrame:
     kind: str  # "message", "retry", "approval", "queue_edit" or "queue_cancel"
     content: str = ""
     images: list[str] = field(default_factory=list)
-    files: list[dict[str, str]] = field(default_factory=list)
+    files: list[AttachedFile] = field(default_factory=list)
     call_id: str = ""  # an approval's call
     decision: Decision = "deny"  # an approval's answer
     mode: QueueMode = "queue"  # a message's, while a turn runs
@@ -214,8 +215,9 @@ def check_images(raw: Any) -> list[str]:
     return images
 
 
-def _files(refs: list[FileRef], folder: Path) -> list[dict[str, str]]:
-    """The message's files, each of which must be a file uploaded to this session."""
+def _files(refs: list[FileRef], folder: Path) -> list[AttachedFile]:
+    """The message's files, each of which must be a file uploaded to this session (a file the
+    frame does not name is named as on disk)."""
     root = folder.resolve()
     files = []
     for i, ref in enumerate(refs):
@@ -227,7 +229,7 @@ def _files(refs: list[FileRef], folder: Path) -> list[dict[str, str]]:
             uploaded = False
         if not uploaded:
             raise FrameError(f"files[{i}] is not a file uploaded to this session")
-        files.append({"name": ref.name or path.name, "path": ref.path})
+        files.append(AttachedFile(name=ref.name or path.name, path=ref.path))
     return files
 
 

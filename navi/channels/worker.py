@@ -41,6 +41,7 @@ from navi.agent.turns import NewMessage, TurnOptions
 from navi.channels.base import Attachment, Channel, Incoming, NotPrivate, Outgoing
 from navi.channels.store import ChannelStore
 from navi.channels.voice_notes import hear, spoken_answer
+from navi.llm.attached import AttachedFile
 from navi.runs.manager import RunManager
 from navi.runs.run import AgentRun, RunActive, Subscriber
 from navi.sessions.files import claim
@@ -402,9 +403,9 @@ class ChannelWorker:
     # --- attachments -------------------------------------------------------------------------------
     def _save(
         self, session_id: str, attachments: Sequence[Attachment]
-    ) -> tuple[list[dict[str, str]], list[str]]:
-        """The attachments written to the session's folder, as uploads: ({name, path}, refusals)."""
-        files: list[dict[str, str]] = []
+    ) -> tuple[list[AttachedFile], list[str]]:
+        """The attachments written to the session's folder, as uploads: (the files, refusals)."""
+        files: list[AttachedFile] = []
         refused: list[str] = []
         folder = self.files_root / session_id
         for attachment in attachments[:MAX_ATTACHMENTS]:
@@ -426,7 +427,7 @@ class ChannelWorker:
                 path.unlink(missing_ok=True)
                 refused.append(f"- {name}: {why}")
                 continue
-            files.append({"name": path.name, "path": str(path)})
+            files.append(AttachedFile(name=path.name, path=str(path)))
         if len(attachments) > MAX_ATTACHMENTS:
             refused.append(
                 f"- {len(attachments) - MAX_ATTACHMENTS} more: at most {MAX_ATTACHMENTS} files a message"

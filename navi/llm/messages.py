@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from navi.llm.attached import AttachedFile
 from navi.llm.meta import MessageMeta
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -262,11 +263,11 @@ def image_media_type(b64: str) -> str:
 FILES_NOTE = "\n\n[Uploaded files on disk:\n"
 
 
-def with_files(message: str, files: Sequence[dict[str, str]] | None) -> str:
+def with_files(message: str, files: Sequence[AttachedFile] | None) -> str:
     """Append uploaded files' paths to the user's text, as the reference shows."""
     if not files:
         return message
-    lines = "\n".join(f"- {f.get('name', '')} → {f.get('path', '')}" for f in files)
+    lines = "\n".join(f"- {f.name} → {f.path}" for f in files)
     return f"{message}{FILES_NOTE}{lines}]"
 
 

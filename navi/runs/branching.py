@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from navi.agent import branches
 from navi.agent.turns import Continue, NewMessage, Retry, TurnOptions
+from navi.llm.attached import attached
 from navi.llm.messages import Message
 from navi.runs.manager import RunManager
 from navi.runs.run import AgentRun
@@ -66,8 +67,7 @@ async def edit(
     parent = session.parents.get(message_id)
     sessions = runs.agent.sessions
     await runs.holding(session_id, lambda: branches.branch_at(sessions, session_id, parent, owner=owner))
-    files = msg.metadata.get("files") or []
-    message = NewMessage(content, list(msg.images), list(files))
+    message = NewMessage(content, list(msg.images), attached(msg.metadata.files))
     return await runs.start(session_id, message, TurnOptions(planning=planning, branch=parent))
 
 

@@ -23,8 +23,10 @@ from navi.agent.engine import Agent
 from navi.agent.events import ErrorEvent, StreamEnd, StreamStopped
 from navi.agent.said import signed
 from navi.agent.turns import Continue, NewMessage, Research, Retry, RunControl, Turn, TurnOptions
+from navi.llm.attached import stored
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message
+from navi.llm.meta import MessageMeta
 from navi.protocol import RunEvent, StreamStart
 from navi.runs import rows
 from navi.runs.bus import Bus
@@ -145,7 +147,7 @@ def _asked(turn: NewMessage | Research) -> Message:
     if isinstance(turn, Research):
         user = Message.user(turn.content)
     else:
-        attached = {"files": list(turn.files)}
-        user = signed(Message.user(turn.content, images=list(turn.images), metadata=attached), turn.sender)
+        meta = MessageMeta(files=stored(turn.files))  # as the stored message holds them
+        user = signed(Message.user(turn.content, images=list(turn.images), metadata=meta), turn.sender)
     user.id = turn.message_id
     return user

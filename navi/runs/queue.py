@@ -22,6 +22,7 @@ from typing import Any, Literal, Protocol
 
 from sqlalchemy import Connection, and_, delete, func, insert, select, update
 
+from navi.llm.attached import AttachedFile
 from navi.protocol import Sender
 from navi.storage.database import Database
 from navi.storage.schema import queued_messages
@@ -52,7 +53,7 @@ class Queued:
     mode: Mode
     content: str
     images: list[str] = field(default_factory=list)
-    files: list[dict[str, str]] = field(default_factory=list)
+    files: list[AttachedFile] = field(default_factory=list)
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     sender: Sender | None = None  # its name, location and metadata, stored with it when it runs
 
@@ -63,7 +64,7 @@ class Queued:
             "mode": self.mode,
             "content": self.content,
             "position": position,
-            "files": [f.get("name", "") for f in self.files],
+            "files": [f.name for f in self.files],
             "images": len(self.images),
             "created_at": self.created_at.isoformat(),
         }
@@ -138,7 +139,7 @@ def _item(row: Any) -> Queued:
         mode=row.mode,
         content=row.content,
         images=json.loads(row.images),
-        files=json.loads(row.files),
+        files=[AttachedFile.from_json(f) for f in json.loads(row.files)],
         created_at=row.created_at,
         sender=Sender.model_validate_json(row.sender) if row.sender else None,
     )
@@ -159,7 +160,7 @@ class SqlQueue:
             "mode": item.mode,
             "content": item.content,
             "images": json.dumps(item.images),
-            "files": json.dumps(item.files),
+            "files": json.dumps([f.as_json() for f in item.files]),  # {name, path} objects
             "created_at": self.now(),
             "sender": item.sender.model_dump_json(exclude_none=True) if item.sender else None,
         }

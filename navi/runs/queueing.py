@@ -147,7 +147,7 @@ class Queueing:
             position=position,
             mode=item.mode,
             content=item.content,
-            files=[f.get("name", "") for f in item.files],
+            files=[f.name for f in item.files],
             images=len(item.images),
         )
         self.feed.publish(frame.frame(), owner)

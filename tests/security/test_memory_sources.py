@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from navi.agent.turns import NewMessage
+from navi.llm.attached import AttachedFile
 from navi.llm.messages import Message
 from navi.testing.script import Reply, ScriptedCall
 from tests.agent_helpers import collect, scripted_runtime
@@ -90,7 +91,7 @@ async def test_the_uploaded_files_note_is_not_what_the_person_said(tmp_path: Pat
     upload.write_bytes(b"%PDF-1.4 a CV")
     session = await rt.sessions.create("secretary")
     script.turn("I see the file.")
-    files = [{"name": upload.name, "path": str(upload)}]
+    files = [AttachedFile(name=upload.name, path=str(upload))]
     await collect(
         rt.agent.run_stream(session.id, NewMessage("Here is my CV. I work as a nurse.", files=files))
     )

@@ -24,7 +24,9 @@ from navi.api.deps import (
 from navi.api.errors import BadRequest, NotFound, settled_answer
 from navi.api.routing import api_router
 from navi.api.websocket import FrameError, bring_files, checked_message
+from navi.llm.attached import stored
 from navi.llm.messages import Message, ToolCall, with_files
+from navi.llm.meta import MessageMeta
 from navi.protocol import QueueMode, Sender, parse_message, sender_problem
 
 router = api_router(prefix="/sessions", tags=["messages"])
@@ -176,8 +178,8 @@ def _message(body: SendMessage, session_id: str, files_root: Path) -> Message:
         raise BadRequest("tool_calls belong to assistant messages")
     if body.role == "user":
         said = checked_message(parse_message(_said(body)), session_id, files_root)
-        files, metadata = list(said.files), {"files": list(said.files)} if said.files else {}
-        return Message.user(with_files(said.content, files), images=list(said.images), metadata=metadata)
+        metadata = MessageMeta(files=stored(said.files)) if said.files else MessageMeta()
+        return Message.user(with_files(said.content, said.files), images=list(said.images), metadata=metadata)
     if body.role == "assistant":
         if not body.content.strip() and not body.tool_calls:
             raise BadRequest("an assistant message needs content or tool_calls")

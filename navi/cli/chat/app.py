@@ -26,6 +26,7 @@ from navi.cli.chat.sources import Source, sources_of
 from navi.cli.chat.sources import render as render_sources
 from navi.cli.chat.turn import NO_CONTEXT, Context, LiveTurn, context_of, gauge
 from navi.cli.remote import Remote, RemoteError
+from navi.protocol import FileRef
 
 HISTORY_TURNS = 3  # exchanges shown when a session is opened
 REFRESH = 0.08  # seconds between redraws of the live region
@@ -53,7 +54,7 @@ class Chat:
         self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.context: Context = NO_CONTEXT
         self.images: list[tuple[str, str]] = []  # (name, data: URI), sent with the next message
-        self.files: list[dict[str, str]] = []  # uploaded: {name, path}
+        self.files: list[FileRef] = []  # uploaded, as a message frame names them
         self.interrupts = 0  # Ctrl-C at an empty prompt in a row; the second one quits
         self.refill = ""  # a message that was not sent, put back into the prompt
         self.ahead = TypeAhead()  # typed during a reply: sent (lines) or put in the prompt after it
@@ -230,7 +231,7 @@ class Chat:
             if self.images:
                 frame["images"] = [data for _, data in self.images]
             if self.files:
-                frame["files"] = self.files
+                frame["files"] = [f.model_dump(exclude_none=True) for f in self.files]
             assert self.conn is not None
             await self.conn.send(frame)
         except (RemoteError, NotConnected) as exc:

@@ -18,6 +18,7 @@ from navi.cli.chat import archives, branching, finding
 from navi.cli.chat.app import Chat
 from navi.cli.chat.sources import passage
 from navi.cli.remote import RemoteError, image_data_url
+from navi.protocol import FileRef
 
 HELP = """\
 Enter sends · Esc Enter (or Alt+Enter) starts a new line · Up/Down: earlier messages · Tab completes commands
@@ -161,7 +162,7 @@ async def cmd_export(chat: Chat, arg: str) -> bool:
 
 async def cmd_attach(chat: Chat, arg: str) -> bool:
     if not arg:
-        shown = [name for name, _ in chat.images] + [f["name"] for f in chat.files]
+        shown = [name for name, _ in chat.images] + [f.name or "" for f in chat.files]
         chat.say(
             f"Attached: {', '.join(shown)}" if shown else "Nothing attached. /attach PATH attaches a file."
         )
@@ -191,7 +192,7 @@ async def attach(chat: Chat, path: Path) -> None:
         return
     session_id = await chat.ensure_session()
     uploaded = await chat.remote.upload(session_id, path)
-    chat.files.append({"name": uploaded["name"], "path": uploaded["path"]})
+    chat.files.append(FileRef(name=uploaded["name"], path=uploaded["path"]))
     chat.say(
         f"📎 {uploaded['name']} uploaded ({uploaded.get('size', 0):,} bytes); it goes with your next message"
     )

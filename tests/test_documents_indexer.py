@@ -236,3 +236,22 @@ async def test_a_poke_wakes_the_loop_at_once(store: SqlDocumentStore) -> None:
     assert isolate.reader_pid() is None
     with pytest.raises(ProcessLookupError):
         os.kill(reader, 0)
+
+
+async def test_a_beat_that_meets_the_finished_write_is_no_lost_claim(store: SqlDocumentStore) -> None:
+    """The results are written (the document is `ready` in the database) and, before the work
+    resumes, a progress beat finds it no longer `indexing`: that is the work's own write, not a lost
+    claim. (It was taken for one: the beat cancelled the finished work and the outcome said `lost`.)"""
+    shelf = await store.create_collection("alice", "Shelf")
+    await store.add_document("alice", shelf.id, "a.pdf", data=report(2))
+    written = store.finish
+
+    async def slow_to_resume(*args: Any, **kwargs: Any) -> bool:
+        done = await written(*args, **kwargs)
+        await asyncio.sleep(0.3)  # committed; the beats go on meanwhile
+        return done
+
+    store.finish = slow_to_resume  # type: ignore[method-assign]
+    indexer = Indexer(store, None, Limits(), "w", tuning=Tuning(progress_every=0.02, lease_seconds=0.1))
+    outcome = await indexer.index_next()
+    assert outcome is not None and outcome.state == "ready", outcome

@@ -202,6 +202,7 @@ class Indexer:
         progress.report(share)
         vectors = await self._embed(document, chunks, progress, share) if embedding else None
         name = self._embedder_name() if vectors is not None else None
+        progress.finishing = True  # from here `finish` itself says whether the claim held
         done = await self.store.finish(
             document.id,
             self.worker_id,
@@ -283,6 +284,9 @@ class _Progress:
         self.fraction = 0.0
         self.written = -1.0
         self.lost = False
+        # The results are being written: a beat that finds the document no longer "indexing" has
+        # met that write (it committed, the work has not resumed yet), not a lost claim.
+        self.finishing = False
         self.work: asyncio.Task[Outcome] | None = None
 
     def report(self, fraction: float) -> None:
@@ -304,7 +308,7 @@ class _Progress:
                 log.warning("documents.progress_failed", document=self.document.id, error=str(exc))
                 continue
             self.written, last = fraction, now
-            if not kept:
+            if not kept and not self.finishing:
                 self.lost = True
                 if self.work is not None:
                     self.work.cancel()

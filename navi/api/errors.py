@@ -9,6 +9,8 @@ except under `/v1/`, the OpenAI-compatible API, where it is OpenAI's error objec
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
@@ -73,15 +75,23 @@ class RunFailed(RuntimeError):
         self.code = code
 
 
-async def settled_answer(run: AgentRun) -> StreamEnd | None:
-    """The answer a non-streaming caller waits for (not the post-turn work after it): the turn's
-    `stream_end`, None when it was stopped; `RunFailed` when it ended with an error."""
+async def settled_answer(run: AgentRun) -> dict[str, Any]:
+    """The answer a non-streaming caller waits for (not the post-turn work after it), as the
+    fields REST's answers share: the turn's `stream_end`, or `stopped` with nothing when it was
+    stopped; `RunFailed` when it ended with an error."""
     await run.settled.wait()
     match run.result:
         case ErrorEvent(message=message, code=code):
             raise RunFailed(message or "the run failed", code)
-        case result:
-            return result
+        case StreamEnd() as end:
+            return {
+                "content": end.content,
+                "context_tokens": end.context_tokens,
+                "max_context_tokens": end.max_context_tokens,
+                "finish_reason": end.finish_reason,
+            }
+        case _:
+            return {"content": "", "context_tokens": 0, "max_context_tokens": 0, "stopped": True}
 
 
 # exception type → (status, code); the first match in order wins

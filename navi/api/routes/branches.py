@@ -50,24 +50,7 @@ class Forked(BaseModel):
 
 
 async def _answer(run: AgentRun, session_id: str, parent: str | None) -> BranchAnswer:
-    result = await settled_answer(run)
-    if result is None:
-        return BranchAnswer(
-            session_id=session_id,
-            parent_id=parent,
-            content="",
-            context_tokens=0,
-            max_context_tokens=0,
-            stopped=True,
-        )
-    return BranchAnswer(
-        session_id=session_id,
-        parent_id=parent,
-        content=result.content,
-        context_tokens=result.context_tokens,
-        max_context_tokens=result.max_context_tokens,
-        finish_reason=result.finish_reason,
-    )
+    return BranchAnswer(session_id=session_id, parent_id=parent, **await settled_answer(run))
 
 
 @router.post(

@@ -143,16 +143,7 @@ async def send_message(
         return Waiting(
             session_id=session.id, message_id=sent.queued.message_id, mode=body.mode, position=sent.position
         )
-    result = await settled_answer(run)
-    if result is None:
-        return Answer(session_id=session.id, content="", context_tokens=0, max_context_tokens=0, stopped=True)
-    return Answer(
-        session_id=session.id,
-        content=result.content,
-        context_tokens=result.context_tokens,
-        max_context_tokens=result.max_context_tokens,
-        finish_reason=result.finish_reason,
-    )
+    return Answer(session_id=session.id, **await settled_answer(run))
 
 
 def _sender(body: SendMessage) -> Sender | None:

@@ -7,6 +7,7 @@ any host other than Navi's and errors thrown by the page's scripts; the fixtures
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,9 +78,31 @@ def open_app(page: Page, path: str = "/") -> Page:
     return wait_ready(page)
 
 
-def reload(page: Page) -> Page:
+def reload(page: Page, *, mid_run: bool = False) -> Page:
+    """Reload, once the open conversation's run is over on the server (unless `mid_run`).
+
+    The page's turn ends (composer unlocked) before the run's post-turn work (title, memory); a
+    reload meanwhile replays the run and then draws the stored history again, replacing the nodes a
+    test may be clicking. A test that means to reload during a run says so.
+    """
+    if not mid_run:
+        wait_run_over(page)
     page.reload()
     return wait_ready(page)
+
+
+def wait_run_over(page: Page, timeout: float = 15.0) -> None:
+    """The conversation the page shows has no run on the server (GET /sessions/{id}: not active)."""
+    match = re.search(r"#/s/([\w-]+)", page.url)
+    if not match:
+        return
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = page.request.get(f"/sessions/{match[1]}")
+        if not answer.ok or not answer.json().get("active"):
+            return
+        assert time.monotonic() < deadline, f"the run of {match[1]} did not end in {timeout} s"
+        page.wait_for_timeout(50)
 
 
 def send(page: Page, text: str) -> None:

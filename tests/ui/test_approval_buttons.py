@@ -96,14 +96,14 @@ def test_a_reload_while_waiting_asks_again(
     terminal = page.locator("details.tool[data-tool='terminal']")
     expect(terminal.get_by_role("button", name="Allow")).to_be_visible()
 
-    reload(page)  # the running turn is replayed: the question is asked again
+    reload(page, mid_run=True)  # the running turn is replayed: the question is asked again
     terminal = page.locator("details.tool[data-tool='terminal']")
     terminal.get_by_role("button", name="Allow").click()
     expect(terminal.locator(".approval-outcome")).to_have_text("Allowed.")
     code = page.locator("details.tool[data-tool='code_exec']")
     expect(code.get_by_role("button", name="Deny")).to_be_visible()
 
-    reload(page)  # the replay holds the first answer: only the open question has buttons
+    reload(page, mid_run=True)  # the replay holds the first answer: only the open question has buttons
     terminal = page.locator("details.tool[data-tool='terminal']")
     code = page.locator("details.tool[data-tool='code_exec']")
     expect(code.get_by_role("button", name="Deny")).to_be_visible()

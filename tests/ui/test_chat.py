@@ -140,7 +140,7 @@ def test_reload_mid_stream_shows_the_turn_so_far_and_carries_on(
     session_id(page)
     answer = page.locator("article.turn .markdown.text")
     expect(answer).to_contain_text("word10")
-    reload(page)
+    reload(page, mid_run=True)
     # Everything so far is back — the user's message once, the tool card, the text — and it goes on.
     expect(page.locator("#stop")).to_be_visible()
     expect(page.locator("#input")).to_have_attribute("placeholder", re.compile("^Queue a message"))

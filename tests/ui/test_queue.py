@@ -44,7 +44,7 @@ def test_a_message_typed_while_a_tool_runs_is_queued_and_runs_after(
     page.locator("#queue .queue-text").fill("then this, edited")
     page.get_by_role("button", name="Save").click()
     expect(queued.locator(".bubble")).to_have_text(["then this, edited"])
-    reload(page)  # the queue is the server's: a reloaded page shows it
+    reload(page, mid_run=True)  # the queue is the server's: a reloaded page shows it
     expect(page.locator("#queue .queued-msg .bubble")).to_have_text(["then this, edited"])
     expect(page.locator("article.turn").nth(1)).to_contain_text("Here is what came next.", timeout=20_000)
     wait_idle(page)
@@ -69,7 +69,7 @@ def test_alt_enter_steers_the_next_step_of_the_running_turn(page: Page, fake_ser
     box.press("Alt+Enter")
     steered = page.locator("article.turn .msg.user.steered")
     expect(steered).to_have_text(re.compile("Friday, not Thursday"), timeout=15_000)
-    reload(page)  # mid-turn: the replay draws the steering message once, in its turn
+    reload(page, mid_run=True)  # mid-turn: the replay draws the steering message once, in its turn
     expect(page.locator("#stop")).to_be_visible()
     expect(steered).to_have_count(1)
     expect(page.locator("article.msg.user .bubble")).to_have_text(["book a table for Thursday"])

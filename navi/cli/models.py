@@ -68,18 +68,16 @@ def list_models(as_json: JsonOption = False) -> None:
 
 @models_app.command("test")
 def test_models(as_json: JsonOption = False) -> None:
-    """Ask each endpoint's server: reachable, model present (pulled), window. Exits 1 when one is
-    unreachable or lacks its model."""
+    """Ask each endpoint's server: reachable, model present (pulled), window. Exits 1 when one that
+    a chain or side calls use is unreachable or lacks its model."""
     body = _report(check=True)
     if as_json:
         typer.echo(json.dumps(body.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
         _print(body, check=True)
-    bad = [
-        e.id
-        for e in body.models
-        if e.state is not None and (not e.state.reachable or e.state.model_present is False)
-    ]
+    used = {i for ids in body.chains.values() for i in ids} | ({body.side} if body.side else set())
+    states = [(e.id, e.state) for e in body.models if e.state is not None and e.id in used]
+    bad = [i for i, state in states if not state.reachable or state.model_present is False]
     if bad:
         fail(f"not ready: {', '.join(bad)}", 1)
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -301,9 +300,8 @@ async def _close(stream: Any) -> None:
 
 def _exhausted(last: LLMError, failed: list[str]) -> LLMError:
     """The last endpoint's error, saying what the others said before it."""
-    error = copy.copy(last)
     earlier = failed[:-1]
-    if earlier:
-        error.message = f"{last.message} (tried before it: {'; '.join(earlier)})"
-        error.args = (error.message,)
-    return error
+    if earlier:  # the error is this call's own: said again with the others' words
+        last.message = f"{last.message} (tried before it: {'; '.join(earlier)})"
+        last.args = (last.message,)
+    return last

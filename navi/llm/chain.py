@@ -80,6 +80,8 @@ class ChainShared:
     cooldown: float = 60.0
     default_window: int = 65536  # OLLAMA_NUM_CTX: an endpoint's window when nothing says otherwise
     windows: dict[str, int] = field(default_factory=dict)  # learnt from the servers, by endpoint
+    # What each chain says of itself, by name, and when it was asked.
+    infos: dict[str, tuple[ModelInfo, float]] = field(default_factory=dict)
 
     def window(self, endpoint: ModelEndpoint) -> int:
         if endpoint.window:
@@ -258,8 +260,16 @@ class ModelChain(LLMBackend):
     async def model_info(self, model: str) -> ModelInfo:
         """The first endpoint's information, its window the largest of the chain's (a context
         that outgrows the first endpoint's goes to one that holds it). Each endpoint's window is
-        learnt here for routing."""
+        learnt here for routing. Kept, so the questions after every turn (does the server cache
+        prompts?) cost nothing; while an endpoint has not told its window, asked again after a
+        cool-down (until then its window is OLLAMA_NUM_CTX, or what the list says)."""
+        known = self.shared.infos.get(self.name)
         endpoints = self.endpoints
+        if known is not None:
+            info, at = known
+            whole = all(e.id in self.shared.windows or e.window for e in endpoints)
+            if whole or self.shared.clock() - at < max(self.shared.cooldown, 1.0):
+                return info  # the ones that did not answer are asked again after a cool-down
         answers = await asyncio.gather(
             *(self.backend_of(e.id).model_info(e.model) for e in endpoints), return_exceptions=True
         )
@@ -278,7 +288,9 @@ class ModelChain(LLMBackend):
             assert error is not None
             raise error
         window = max(self.shared.window(e) for e in endpoints)
-        return replace(first, context_length=window)
+        info = replace(first, context_length=window)
+        self.shared.infos[self.name] = (info, self.shared.clock())
+        return info
 
     async def status(self) -> ServerStatus:
         return await self.backend_of(self.ids[0]).status()

@@ -14,9 +14,11 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+from navi.cli.doctor import _endpoints
 from navi.cli.main import _register, app
 from navi.compose import SetupError, build_runtime
 from navi.compose.models import model_list
+from navi.compose.parts import build_backends, build_profiles
 from navi.config import load_settings
 from navi.llm.base import CallOptions
 from navi.llm.chain import ChainShared, ModelChain
@@ -132,6 +134,26 @@ def test_a_file_navi_cannot_use_stops_it_naming_what_is_wrong(tmp_path: Path, bo
     with pytest.raises(SetupError) as caught:
         model_list(settings_for(tmp_path, models_file=str(path)))
     assert said in str(caught.value) and "MODELS_FILE" in str(caught.value)
+
+
+def test_side_model_without_a_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SetupError, match="SIDE_MODEL names 'small' but MODELS_FILE is unset"):
+        model_list(settings_for(tmp_path, side_model="small"))
+
+
+def test_profiles_use_their_chain_and_doctor_checks_each_endpoint(
+    tmp_path: Path, fake_server: FakeModelServer, other: FakeModelServer
+) -> None:
+    path = models_file(tmp_path, fake_server, other, 'server_admin = ["small", "default"]')
+    settings = settings_for(tmp_path, models_file=str(path))
+    backends = build_backends(settings)
+    profiles = build_profiles(settings, backends)
+    admin, secretary = profiles.get("server_admin"), profiles.get("secretary")
+    assert (profiles.backend_of(admin), profiles.model_of(admin)) == ("models:server_admin", SMALL)
+    assert (profiles.backend_of(secretary), profiles.model_of(secretary)) == ("models", BIG)
+    assert _endpoints(backends, "models:server_admin", SMALL) == [("small", SMALL), ("default", SMALL)]
+    assert _endpoints(backends, "models", BIG) == [("big", BIG), ("small", SMALL)]
+    assert _endpoints(backends, "ollama", "llama3") == [("ollama", "llama3")]
 
 
 async def test_a_chain_for_no_profile_is_refused(tmp_path: Path, fake_server: FakeModelServer) -> None:

@@ -4,6 +4,7 @@ side calls, a prompt larger than a window, an image — against real HTTP on fak
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.breaker import MemoryBreaker, next_trip
+from navi.llm.calls import CallLimits, CallStopped
 from navi.llm.chain import ChainShared, ModelChain
 from navi.llm.chunks import Chunk, StreamFinal, TextDelta
 from navi.llm.endpoints import ModelEndpoint, ModelList
@@ -282,3 +284,36 @@ async def test_the_chain_reports_the_largest_window_and_learns_each(
     info = await chain.chain.model_info("ignored")
     assert info.context_length == 20000
     assert chain.shared.windows["a"] == 8192
+
+
+# --- bounds: each endpoint its own first-token time; a stop reaches the one streaming ---------------
+async def test_a_first_token_timeout_moves_on_with_the_next_endpoint_given_its_own_time(
+    fake_server: FakeModelServer, other: FakeModelServer, make_chain: Callable[..., Chain]
+) -> None:
+    chain = make_chain(ollama("slow", fake_server), ollama("quick", other))
+    fake_server.enqueue(Reply(text="too late", first_delay=10))
+    other.enqueue("in time")
+    bounded = chain.chain.bounded(CallLimits(first_token=4.0, idle=30.0), asyncio.Event())
+    options = CallOptions(model="x", max_tokens=16)
+    chunks = [c async for c in bounded.stream_complete([Message.user("hi")], options)]
+    end = final(chunks)
+    assert end.endpoint == "quick" and text(chunks) == "in time"
+    assert "slow: " in end.switched[0] and "within 4 s" in end.switched[0]
+    assert len(fake_server.requests) == 1 and list(await chain.breaker.trips()) == ["slow"]
+
+
+async def test_a_stop_closes_the_streaming_endpoint_and_asks_no_other(
+    fake_server: FakeModelServer, other: FakeModelServer, make_chain: Callable[..., Chain]
+) -> None:
+    chain = make_chain(ollama("first", fake_server), ollama("second", other))
+    fake_server.enqueue(Reply(text="x" * 400, chunk_chars=1, delay=0.05))
+    stop = asyncio.Event()
+    bounded = chain.chain.bounded(CallLimits(first_token=30.0, idle=30.0), stop)
+    seen: list[Chunk] = []
+    with pytest.raises(CallStopped):
+        async for chunk in bounded.stream_complete([Message.user("hi")], CallOptions(model="x")):
+            seen.append(chunk)
+            stop.set()
+    assert len(seen) == 1 and other.requests == []
+    assert fake_server.wait_for(lambda: fake_server.aborted_streams == 1)
+    assert await chain.breaker.trips() == {}  # a stop is nobody's failure

@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -204,15 +204,17 @@ class ModelChain(LLMBackend):
             switched += failed
             if switched:
                 log.info("llm.fell_back", chain=self.name, endpoint=endpoint.id, switched=switched)
-            async for chunk in self._rest(stream, first, endpoint, switched):
-                yield chunk
+            rest = self._rest(stream, first, endpoint, switched)
+            async with contextlib.aclosing(rest):  # a stop closes the endpoint's stream at once
+                async for chunk in rest:
+                    yield chunk
             return
         assert last is not None  # every endpoint was tried
         raise _exhausted(last, failed)
 
     async def _rest(
         self, stream: AsyncIterator[Chunk], first: Chunk | None, endpoint: ModelEndpoint, switched: list[str]
-    ) -> AsyncIterator[Chunk]:
+    ) -> AsyncGenerator[Chunk, None]:
         """The stream from its first chunk; its final chunk says which endpoint wrote it and why
         the ones before were passed over. A failure now is not switched: it goes up as it is."""
         async with contextlib.aclosing(stream):  # type: ignore[type-var]

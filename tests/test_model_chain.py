@@ -291,14 +291,14 @@ async def test_a_first_token_timeout_moves_on_with_the_next_endpoint_given_its_o
     fake_server: FakeModelServer, other: FakeModelServer, make_chain: Callable[..., Chain]
 ) -> None:
     chain = make_chain(ollama("slow", fake_server), ollama("quick", other))
-    fake_server.enqueue(Reply(text="too late", first_delay=10))
+    fake_server.enqueue(Reply(text="too late", first_delay=15))
     other.enqueue("in time")
-    bounded = chain.chain.bounded(CallLimits(first_token=4.0, idle=30.0), asyncio.Event())
+    bounded = chain.chain.bounded(CallLimits(first_token=6.0, idle=30.0), asyncio.Event())
     options = CallOptions(model="x", max_tokens=16)
     chunks = [c async for c in bounded.stream_complete([Message.user("hi")], options)]
     end = final(chunks)
     assert end.endpoint == "quick" and text(chunks) == "in time"
-    assert "slow: " in end.switched[0] and "within 4 s" in end.switched[0]
+    assert "slow: " in end.switched[0] and "within 6 s" in end.switched[0]
     assert len(fake_server.requests) == 1 and list(await chain.breaker.trips()) == ["slow"]
 
 

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+from navi.api.routes import models as routes_models
 from navi.cli.doctor import _endpoints
 from navi.cli.main import _register, app
 from navi.compose import SetupError, build_runtime
@@ -278,8 +279,9 @@ async def test_two_workers_share_the_breaker_through_postgresql(
 
 # --- GET /models and navi models ---------------------------------------------------------------------
 def test_get_models_lists_every_endpoint_with_its_state_for_signed_in_users(
-    tmp_path: Path, fake_server: FakeModelServer, other: FakeModelServer
+    tmp_path: Path, fake_server: FakeModelServer, other: FakeModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(routes_models, "CHECK_TIMEOUT", 30.0)  # a loaded machine is not a hanging server
     dead = f"http://127.0.0.1:{free_port()}"
     extra = f'\n[[models]]\nid = "gone"\nbackend = "ollama"\nurl = "{dead}"\nmodel = "{SMALL}"\n'
     path = models_file(tmp_path, fake_server, other)
@@ -324,8 +326,9 @@ def test_get_models_lists_every_endpoint_with_its_state_for_signed_in_users(
 
 
 def test_navi_models_list_and_test(
-    tmp_path: Path, fake_server: FakeModelServer, other: FakeModelServer
+    tmp_path: Path, fake_server: FakeModelServer, other: FakeModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(routes_models, "CHECK_TIMEOUT", 30.0)
     path = models_file(tmp_path, fake_server, other)
     env = {
         "DB_PATH": str(tmp_path / "n.db"),

@@ -23,7 +23,7 @@ from navi.compose.parts import build_backends, build_profiles
 from navi.config import load_settings
 from navi.llm.base import CallOptions
 from navi.llm.chain import ChainShared, ModelChain
-from navi.llm.endpoints import ModelList
+from navi.llm.endpoints import ModelEndpoint, ModelList, parse_models
 from navi.llm.messages import Message
 from navi.llm.ollama_backend import OllamaBackend
 from navi.storage import migrate
@@ -137,6 +137,19 @@ def test_a_file_navi_cannot_use_stops_it_naming_what_is_wrong(tmp_path: Path, bo
     assert said in str(caught.value) and "MODELS_FILE" in str(caught.value)
 
 
+def test_without_chains_the_default_chain_is_the_files_models_in_order() -> None:
+    env = ModelEndpoint(id="default", backend="ollama", model="env-model", implicit=True)
+    two = (
+        "[[models]]\nid = 'b'\nbackend = 'ollama'\nmodel = 'm'\n"
+        "[[models]]\nid = 'a'\nbackend = 'openai'\nmodel = 'n'"
+    )
+    models = parse_models(two, env)
+    assert models.chain() == ("b", "a") and list(models.endpoints) == ["b", "a", "default"]
+    own = parse_models("[[models]]\nid = 'default'\nbackend = 'openai'\nmodel = 'x'", env)
+    assert own.chain() == ("default",) and own.get("default").model == "x"
+    assert parse_models("", env).chain() == ("default",)
+
+
 def test_side_model_without_a_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SetupError, match="SIDE_MODEL names 'small' but MODELS_FILE is unset"):
         model_list(settings_for(tmp_path, side_model="small"))
@@ -244,8 +257,6 @@ async def test_two_workers_share_the_breaker_through_postgresql(
     await migrate.upgrade(first_db)
     backends = {"a": OllamaBackend(fake_server.url), "b": OllamaBackend(other.url)}
     try:
-        from navi.llm.endpoints import ModelEndpoint
-
         endpoints = {
             "a": ModelEndpoint(id="a", backend="ollama", model=BIG),
             "b": ModelEndpoint(id="b", backend="ollama", model=SMALL),

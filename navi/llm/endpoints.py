@@ -113,7 +113,7 @@ def parse_models(
     for name, ids in raw_chains.items():
         chains[name] = _ids(ids, endpoints, f"{source}, chain {name!r}")
     if DEFAULT_ID not in chains:
-        listed = tuple(e for e in endpoints if e != DEFAULT_ID or len(endpoints) == 1)
+        listed = tuple(i for i, e in endpoints.items() if not e.implicit or len(endpoints) == 1)
         chains[DEFAULT_ID] = listed
     side = side or data.get("side", "")
     if not isinstance(side, str) or (side and side not in endpoints):

@@ -121,7 +121,7 @@ class ModelChain(LLMBackend):
     async def order(
         self, messages: Sequence[Message], options: CallOptions, tools: Sequence[ToolSpec] | None
     ) -> tuple[list[ModelEndpoint], dict[str, Trip]]:
-        """The endpoints in the order this call tries them, and the breaker's open trips."""
+        """The endpoints in the order this call tries them, and the breaker's trips of them."""
         models = self.shared.models
         ids = list(self.ids)
         side = models.side
@@ -196,10 +196,11 @@ class ModelChain(LLMBackend):
                 raise
             if endpoint.id in trips:
                 await self._clear(endpoint)
+            ahead = self.ids[: self.ids.index(endpoint.id)] if endpoint.id in self.ids else ()
             switched = [
                 f"{i}: skipped, it failed recently ({trip.reason})"
                 for i, trip in cooling.items()
-                if i != endpoint.id and not any(f.startswith(f"{i}: ") for f in failed)
+                if i in ahead and not any(f.startswith(f"{i}: ") for f in failed)
             ]
             switched += failed
             if switched:

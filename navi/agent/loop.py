@@ -38,7 +38,7 @@ from navi.agent.run import RunState
 from navi.agent.tool_batch import ToolRunner
 from navi.llm.base import CallKind, CallOptions
 from navi.llm.calls import CallStopped
-from navi.llm.chunks import Completion, CompletionBuilder
+from navi.llm.chunks import Completion, CompletionBuilder, StreamFinal
 from navi.llm.errors import ContextOverflow, LLMError
 from navi.llm.messages import Message, ToolSpec
 from navi.llm.meta import TokenUsage
@@ -135,7 +135,7 @@ class Loop:
                 yield ErrorEvent.of(exc)
                 return
             completion = self._completed(run, builder, specs)
-            self._measured(run, completion.message, times)
+            self._measured(run, completion.message, times, builder.final)
             reply = completion.message
             await self.writer.save(run, display=[reply], context=[reply], tokens=run.size)
             if not reply.tool_calls:
@@ -297,18 +297,27 @@ class Loop:
             reply.metadata.continues = run.continues
         return completion
 
-    def _measured(self, run: RunState, reply: Message, times: CallTimes) -> None:
-        """The reply's model call as its metadata keeps it: the model, how long the first token and
-        the whole call took, and the cost where the model has a price (issue 48)."""
+    def _measured(self, run: RunState, reply: Message, times: CallTimes, final: StreamFinal | None) -> None:
+        """The reply's model call as its metadata keeps it: the model (through a chain, the
+        endpoint that wrote it and why others were passed over), how long the first token and the
+        whole call took, and the cost where the model has a price (issue 48)."""
         meta = reply.metadata
-        meta.model = run.model
+        endpoint = final.endpoint if final is not None else ""
+        model = final.model if final is not None and endpoint else run.model
+        meta.model = model
+        if endpoint:
+            meta.endpoint = endpoint
+            if final is not None and final.switched:
+                meta.fallback = list(final.switched)
         if times.ttft_ms is not None:
             meta.ttft_ms = times.ttft_ms
         if times.duration_ms is not None:
             meta.duration_ms = times.duration_ms
         usage = meta.usage
         if usage is not None:
-            cost = self.config.prices.cost(run.model, usage.prompt_tokens or 0, usage.completion_tokens or 0)
+            cost = self.config.prices.cost(
+                model, usage.prompt_tokens or 0, usage.completion_tokens or 0, endpoint
+            )
             if cost is not None:
                 meta.cost = cost
 

@@ -49,6 +49,7 @@ def _register() -> None:
         fake,
         mcp,
         memory,
+        models,
         schedules,
         serve,
         sessions,
@@ -68,6 +69,7 @@ def _register() -> None:
     skills.register(app)
     users.register(app)
     usage.register(app)
+    models.register(app)
     schedules.register(app)
     channels.register(app)
     config.register(app)

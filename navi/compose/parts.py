@@ -24,6 +24,7 @@ from navi.agent.approvals import ApprovalPolicy, Mode, Versioned
 from navi.agent.compression.compressor import CompressionSettings
 from navi.agent.engine import AgentConfig
 from navi.agent.research import ResearchConfig
+from navi.compose.models import add_models, with_chains
 from navi.compose.problems import SetupError, file_problem, folder_problem, reason, which_of
 from navi.config import Settings
 from navi.documents.extract.common import Limits
@@ -86,6 +87,7 @@ def build_backends(settings: Settings, *, timeout: float | None = None) -> Backe
             partial(kind.build, **options, **timeouts),
             default_model=getattr(settings, kind.default_model),
         )
+    add_models(registry, settings, timeouts)  # MODELS_FILE's endpoints and chains (docs/models.md)
     return registry
 
 
@@ -98,6 +100,7 @@ def build_profiles(settings: Settings, backends: BackendRegistry) -> ProfileRegi
     registry = ProfileRegistry(settings.default_llm_backend, default_models(backends))
     for profile in builtin_profiles():
         registry.register(profile)
+    with_chains(registry, backends)
     return registry
 
 

@@ -27,6 +27,7 @@ from navi.agent.workers import CompressionWorker, NamingWorker
 from navi.channels.store import ChannelStore, InMemoryChannelStore
 from navi.compose import parts
 from navi.compose.channels import channel_store, delivery_problem
+from navi.compose.models import prices as model_prices
 from navi.compose.notifications import push_sender
 from navi.compose.telemetry import build_telemetry
 from navi.compose.voice import build_voice
@@ -54,6 +55,7 @@ from navi.sessions.models import Session
 from navi.sessions.state import SessionState
 from navi.sessions.store import SessionNotFound, SessionStore
 from navi.skills import SkillLibrary
+from navi.storage.breaker import SqlBreaker
 from navi.storage.database import Database
 from navi.storage.memory import SqlMemoryStore
 from navi.storage.stores import build_stores
@@ -233,6 +235,8 @@ async def build_runtime(
             db = await parts.open_database(settings, create=create_database)
             if db is not None:
                 cleanup.push_async_callback(db.dispose)
+        if db is not None and backends.models is not None:  # every worker skips the same failed models
+            backends.models.breaker = SqlBreaker(db)
         embed = parts.embedder(settings, backends)
         stores = build_stores(
             db,
@@ -318,7 +322,7 @@ async def build_runtime(
     )
     approvals = ApprovalGate(policy, grants)
     agent = Agent(
-        parts.agent_config(settings),
+        replace(parts.agent_config(settings), prices=model_prices(settings, backends)),
         AgentParts(
             backends=backends,
             profiles=profiles,

@@ -14,6 +14,7 @@ from pydantic import Field, ValidationError, computed_field, field_validator, mo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from navi import redact
+from navi.config.models import ModelSettings
 from navi.config.voice import VoiceSettings
 from navi.llm.settings import BackendSettings
 from navi.net.guard import parse_allowlist
@@ -68,9 +69,8 @@ def _headers(raw: str) -> dict[str, str]:
     return headers
 
 
-class Settings(BackendSettings, VoiceSettings, BaseSettings):
-    """Every setting. The model backends' own (OLLAMA_*, OPENAI_*, ANTHROPIC_*, DEFAULT_LLM_BACKEND)
-    come first, from `navi.llm.settings.BackendSettings`, beside the backends that use them."""
+class Settings(BackendSettings, ModelSettings, VoiceSettings, BaseSettings):
+    """Every setting; the model backends' (navi/llm/settings.py) and model list's (config/models.py) first."""
 
     model_config = SettingsConfigDict(
         env_file=".env",

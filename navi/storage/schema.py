@@ -378,3 +378,14 @@ extraction_claims = Table(
     Column("worker", String(64), nullable=True),
     Column("until", Float, nullable=True),
 )
+
+# Model endpoints that failed, skipped by every worker until `until` (migration 0031,
+# navi/storage/breaker.py): the circuit breaker of the model chains (docs/models.md).
+model_breakers = Table(
+    "model_breakers",
+    metadata,
+    Column("endpoint", String(64), primary_key=True),
+    Column("failures", Integer, nullable=False),
+    Column("until", Float, nullable=False),
+    Column("reason", String(500), nullable=False),
+)

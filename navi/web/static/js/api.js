@@ -95,6 +95,7 @@ export const api = {
   modelStatus: () => request("GET", "/models/status"),
   health: () => request("GET", "/health"),
   remembered: () => request("GET", "/approvals/remembered"),
+  models: () => request("GET", "/models"),
   forget: (tool, program) =>
     request("DELETE", `/approvals/remembered/${encodeURIComponent(tool)}${program ? `?program=${encodeURIComponent(program)}` : ""}`),
   logout: () => request("POST", "/logout", undefined, { raw: true }),

@@ -19,15 +19,17 @@ branch_labels = None
 depends_on = None
 
 
+COLUMNS = ("folder", "archived", "temporary")
+
+
 def upgrade() -> None:
-    with op.batch_alter_table("sessions") as batch:
-        batch.add_column(sa.Column("folder", sa.String(100), nullable=True))
-        batch.add_column(sa.Column("archived", sa.Boolean, nullable=False, server_default=sa.false()))
-        batch.add_column(sa.Column("temporary", sa.Boolean, nullable=False, server_default=sa.false()))
+    # Plain ALTER TABLE ADD COLUMN on both databases: a batch would rebuild `sessions` on SQLite,
+    # which the message search's triggers name.
+    op.add_column("sessions", sa.Column("folder", sa.String(100), nullable=True))
+    op.add_column("sessions", sa.Column("archived", sa.Boolean, nullable=False, server_default=sa.false()))
+    op.add_column("sessions", sa.Column("temporary", sa.Boolean, nullable=False, server_default=sa.false()))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("sessions") as batch:
-        batch.drop_column("temporary")
-        batch.drop_column("archived")
-        batch.drop_column("folder")
+    for name in reversed(COLUMNS):  # ALTER TABLE DROP COLUMN (SQLite 3.35 and later)
+        op.drop_column("sessions", name)

@@ -215,3 +215,27 @@ def test_import_export_and_places_over_rest(tmp_path: Path, fake_server: FakeMod
         assert http.get(f"/sessions/{sid}").json()["folder"] == "Trips"
         anonymous = httpx.get(f"{navi.url}/sessions/{sid}/export", params={"format": "pdf"})
         assert anonymous.status_code == 401
+
+
+def test_navi_sessions_move_archive_and_list(tmp_path: Path) -> None:
+    env = {"DB_PATH": str(tmp_path / "navi.db"), "LOG_LEVEL": "WARNING"}
+    (tmp_path / "export.zip").write_bytes(export_zip(CHATGPT))
+    runner.invoke(app, ["sessions", "import", "--from", "chatgpt", str(tmp_path / "export.zip")], env=env)
+    listed = json.loads(runner.invoke(app, ["sessions", "list", "--json"], env=env).stdout)
+    sid = next(s["id"] for s in listed if s["name"] == "Packing list")
+    moved = runner.invoke(app, ["sessions", "move", sid, " Trips "], env=env)
+    assert moved.exit_code == 0 and moved.stdout.strip() == f"moved {sid} to Trips"
+    assert "Packing list  [Trips]" in runner.invoke(app, ["sessions", "list"], env=env).stdout
+    assert runner.invoke(app, ["sessions", "archive", sid], env=env).exit_code == 0
+    names = [
+        s["name"] for s in json.loads(runner.invoke(app, ["sessions", "list", "--json"], env=env).stdout)
+    ]
+    assert names == ["Sourdough starter"]
+    archived = json.loads(runner.invoke(app, ["sessions", "list", "--archived", "--json"], env=env).stdout)
+    assert [(s["name"], s["folder"], s["archived"]) for s in archived] == [("Packing list", "Trips", True)]
+    assert runner.invoke(app, ["sessions", "unarchive", sid], env=env).exit_code == 0
+    assert len(json.loads(runner.invoke(app, ["sessions", "list", "--json"], env=env).stdout)) == 2
+    other = runner.invoke(app, ["sessions", "archive", sid, "--user", "bob"], env=env)
+    assert other.exit_code != 0  # bob is no user here, and never reaches this session
+    missing = runner.invoke(app, ["sessions", "move", "00000000-0000-4000-8000-000000000000", "X"], env=env)
+    assert missing.exit_code == 1 and "no session" in missing.output

@@ -280,7 +280,7 @@ export class Sidebar {
   async newFolder(sessionId = null) {
     const name = await askText({ title: "New folder", label: "Its name", confirm: "Create" });
     if (!name) return;
-    if (sessionId) await this.move(sessionId, name);
+    if (sessionId) await this.fileIn(sessionId, name);
     else {
       this.newFolders.add(name);
       if (this.archivedView) this.showArchived(false);
@@ -292,10 +292,10 @@ export class Sidebar {
     const names = [...new Set([...this.newFolders, ...this.sessions.map((s) => s.folder).filter(Boolean)])].sort();
     const name = await askText({ title: "Move to folder", label: `Folder for “${sessionTitle(session)}”`,
       value: session.folder || "", confirm: "Move", options: names });
-    if (name && name !== session.folder) await this.move(session.id, name);
+    if (name && name !== session.folder) await this.fileIn(session.id, name);
   }
 
-  move(id, folder) {
+  fileIn(id, folder) {
     return this.change("move it", () => api.place(id, { folder }));
   }
 
@@ -323,7 +323,7 @@ export class Sidebar {
     target.classList.remove("drop-here");
     const folder = target.dataset.drop || null;
     const session = this.sessions.find((s) => s.id === id);
-    if (session && (session.folder || null) !== folder) this.move(id, folder);
+    if (session && (session.folder || null) !== folder) this.fileIn(id, folder);
   }
 
   item(session) {
@@ -353,7 +353,7 @@ export class Sidebar {
       { label: session.pinned ? "Unpin" : "Pin", icon: session.pinned ? "unpin" : "pin", run: () => this.pin(session) },
       { label: "Rename", icon: "edit", run: () => this.rename(session) },
       { label: "Move to folder…", icon: "folder", run: () => this.moveTo(session) },
-      ...(session.folder ? [{ label: "Remove from folder", icon: "folder", run: () => this.move(session.id, null) }] : []),
+      ...(session.folder ? [{ label: "Remove from folder", icon: "folder", run: () => this.fileIn(session.id, null) }] : []),
       session.archived
         ? { label: "Unarchive", icon: "archive", run: () => this.archive(session, false) }
         : { label: "Archive", icon: "archive", run: () => this.archive(session, true) },

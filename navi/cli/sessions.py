@@ -309,8 +309,8 @@ def import_(
         ExportKind | None,
         typer.Option(
             "--from",
-            help="FILE is the conversations.json of a ChatGPT or Claude data export: each conversation "
-            "becomes a session (again: nothing is added).",
+            help="FILE is a ChatGPT or Claude data export (the .zip the service sends, or its "
+            "conversations.json): each conversation becomes a session (again: nothing is added).",
         ),
     ] = None,
     user: UserOption = "local",
@@ -352,8 +352,9 @@ def import_(
 
 
 def bring_in_export(source: str, origin: str, user: str) -> None:
-    """`navi sessions import --from chatgpt|claude FILE`: the whole file checked first, then each
-    conversation stored as a session unless an earlier import stored it."""
+    """`navi sessions import --from chatgpt|claude FILE` (the export's zip, or its
+    conversations.json): the whole file checked first, then each conversation stored as a session
+    unless an earlier import stored it."""
     from navi.sessions.archive import ArchiveError
     from navi.sessions.foreign import NAMES, bring_in, parse_export
 
@@ -370,6 +371,7 @@ def bring_in_export(source: str, origin: str, user: str) -> None:
             data,
             max_messages=settings.navi_import_max_messages,
             max_file_messages=settings.navi_import_max_file_messages,
+            max_bytes=cap,
         )
     except OSError as exc:
         fail(f"cannot read {source}: {exc.strerror or exc}", 1)

@@ -159,6 +159,22 @@ def test_a_temporary_chat_and_the_menus_on_a_phone(
         archived = http.get("/sessions", params={"archived": True}).json()
         assert [(s["name"], s["folder"]) for s in archived] == [("Packing list", "Trips")]
 
+    # Another temporary chat, and the tab closed: the page deletes it on its way out.
+    page.locator("#new-session-button").tap()  # the list is still open
+    page.locator("#temporary-toggle").tap()
+    send(page, "My dog is called Rex.")
+    wait_idle(page)
+    expect(page.locator("#temporary-badge")).to_be_visible()
+    assert [temp for _, temp in navi_sessions(navi)].count(True) == 1
+    watcher = context.new_page()
+    page.close(run_before_unload=True)
+    watcher.wait_for_timeout(100)
+    for _ in range(100):
+        if not any(temp for _, temp in navi_sessions(navi)):
+            break
+        watcher.wait_for_timeout(100)
+    assert [temp for _, temp in navi_sessions(navi)] == [False, False]  # the two imported ones
+
 
 def navi_sessions(navi: LiveNavi) -> list[tuple[str, bool]]:
     """Every session row of the database as (id, temporary), temporary ones included."""

@@ -49,6 +49,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("logging", "profiles", "sandbox", "protocol"),
     ("llm",),
     ("config", "sessions", "telemetry", "testing"),
+    ("archive",),
     ("users", "schedules", "memory", "documents", "skills", "push", "jobs", "voice"),
     ("tools",),
     ("agent",),

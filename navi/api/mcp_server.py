@@ -195,9 +195,9 @@ async def list_sessions(
     ctx: Context,
     limit: Annotated[int, Field(description="At most this many", ge=1, le=1000)] = 50,
 ) -> SessionList:
-    """The user's sessions, pinned first, then the most recently active."""
+    """The user's sessions, pinned first, then the most recently active (temporary chats never)."""
     host = _host(ctx)
-    infos = await host.runtime.sessions.list(owner=_user(ctx, host))
+    infos = [i for i in await host.runtime.sessions.list(owner=_user(ctx, host)) if not i.temporary]
     return SessionList(
         sessions=[
             SessionItem(

@@ -308,7 +308,8 @@ class ErrorEvent(_RunFrame):
 
 
 class SessionUpdated(_ServerFrame):
-    """A session was created, renamed, pinned, switched to another profile, imported or deleted.
+    """A session was created, renamed, pinned, switched to another profile, moved to a folder,
+    archived or brought back, imported or deleted.
     It goes to every connection of the session's owner and belongs to no turn (no `run_id`, no
     `seq`). A deleted session's frame has `deleted: true` and none of the other fields."""
 
@@ -317,6 +318,11 @@ class SessionUpdated(_ServerFrame):
     name: str | MISSING | None = MISSING
     profile_id: str | MISSING = MISSING
     pinned: bool | MISSING = MISSING
+    # Where it sits (issue 49): its folder (null: none), archived, temporary (a chat deleted when
+    # its page closes it, left out of the list).
+    folder: str | MISSING | None = MISSING
+    archived: bool | MISSING = MISSING
+    temporary: bool | MISSING = MISSING
     deleted: bool = False
 
 

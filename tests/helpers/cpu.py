@@ -6,7 +6,8 @@ each worker adds up, per test (setup, call and teardown), the CPU seconds of its
 in-process Navi's threads included), of its child processes already ended, and of the ones still
 running (a module's Chromium, a llama-server, a `navi serve`) with what their own ended children
 used (a Chromium's renderers), read from /proc. The controller keeps them in pytest's cache under
-`navi/cpu` and prints the heaviest files. A process started by a session fixture counts for the tests that kept it busy.
+`navi/cpu` and prints the heaviest files. A process started by a session fixture counts for the
+tests that kept it busy.
 """
 
 from __future__ import annotations

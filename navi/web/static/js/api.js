@@ -56,17 +56,25 @@ export const api = {
   unsubscribePush: (endpoint) => request("DELETE", "/push/subscriptions", { endpoint }),
   profiles: () => request("GET", "/agents/profiles"),
   tools: () => request("GET", "/agents/tools"),
-  sessions: () => request("GET", "/sessions"),
+  sessions: (archived = false) => request("GET", archived ? "/sessions?archived=true" : "/sessions"),
   session: (id) => request("GET", `/sessions/${id}`),
   context: (id) => request("GET", `/sessions/${id}/context`),
   planning: (id) => request("GET", `/sessions/${id}/planning`),
-  create: (profileId) => request("POST", "/sessions", { profile_id: profileId }),
+  create: (profileId, { temporary = false } = {}) => request("POST", "/sessions", { profile_id: profileId, temporary }),
+  // Where a conversation sits: {folder: "name" | null} and/or {archived: true | false}.
+  place: (id, changes) => request("PATCH", `/sessions/${id}`, changes),
   rename: (id, name) => request("PATCH", `/sessions/${id}`, { name }),
   setProfile: (id, profileId) => request("PATCH", `/sessions/${id}`, { profile_id: profileId }),
   pin: (id, pinned) => request("PATCH", `/sessions/${id}/pin`, { pinned }),
   remove: (id) => request("DELETE", `/sessions/${id}`),
   rate: (id, messageId, rating) => request("PUT", `/sessions/${id}/messages/${encodeURIComponent(messageId)}/feedback`, { rating }),
-  exportRaw: (id) => request("GET", `/sessions/${id}/export`, undefined, { raw: true }),
+  exportRaw: (id, format = "json") => request("GET", `/sessions/${id}/export?format=${format}`, undefined, { raw: true }),
+  // A ChatGPT or Claude export (its .zip or conversations.json) or a Navi archive, whichever it is.
+  importFile: (file) => {
+    const form = new FormData();
+    form.append("file", file);
+    return request("POST", "/sessions/import?from=auto", form);
+  },
   stop: (id) => request("POST", `/sessions/${id}/stop`),
   queue: (id) => request("GET", `/sessions/${id}/queue`),
   branch: (id, messageId) => request("POST", `/sessions/${id}/branch`, { message_id: messageId }),

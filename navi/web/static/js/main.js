@@ -28,6 +28,7 @@ import { installShortcuts } from "/static/js/shortcuts.js";
 import { QueueView, steeredMessage } from "/static/js/queue.js";
 import { StatusLight } from "/static/js/status.js";
 import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
+import { importFile } from "/static/js/transfer.js";
 import { SessionSocket } from "/static/js/socket.js";
 import { ScheduleWatch } from "/static/js/watch.js";
 import { VoiceControls } from "/static/js/voice.js";
@@ -77,6 +78,33 @@ const sidebar = new Sidebar({
   onDeleted: (id) => { if (state.session?.id === id) navigate(null); },
   onRenamed: (updated) => { if (state.session?.id === updated.id) setHeader({ ...state.session, ...updated }); },
 });
+sidebar.onArchivedView = (on) => $("show-archived").setAttribute("aria-pressed", String(on));
+
+// Import (a ChatGPT or Claude export, or a Navi archive): the list shows what came in at once.
+$("import-button").addEventListener("click", () => $("import-file").click());
+$("import-file").addEventListener("change", async (event) => {
+  const file = event.target.files?.[0];
+  event.target.value = "";
+  if (!file) return;
+  const done = await importFile(file);
+  if (!done) return;
+  if (sidebar.archivedView) sidebar.showArchived(false);
+  else await sidebar.refresh();
+});
+$("new-folder").addEventListener("click", () => sidebar.newFolder());
+// A conversation dropped on "New folder" goes into the folder it names.
+$("new-folder").addEventListener("dragover", (event) => {
+  if (!event.dataTransfer?.types.includes("application/x-navi-session")) return;
+  event.preventDefault();
+  event.dataTransfer.dropEffect = "move";
+});
+$("new-folder").addEventListener("drop", (event) => {
+  const id = event.dataTransfer?.getData("application/x-navi-session");
+  if (!id) return;
+  event.preventDefault();
+  sidebar.newFolder(id);
+});
+$("show-archived").addEventListener("click", () => sidebar.showArchived(!sidebar.archivedView));
 
 const picker = new ProfilePicker({
   select: $("profile-picker"),
@@ -222,6 +250,7 @@ function setHeader(session) {
   state.session = session;
   const title = session ? sessionTitle(session) : "Navi";
   $("session-title").textContent = title;
+  $("temporary-badge").hidden = !session?.temporary;
   document.title = session ? `${title} · Navi` : "Navi";
   picker.show(session?.profile_id); // a draft shows the profile it will be created with
   document.querySelector(".debug-link").href = session ? `/debug?session=${session.id}` : "/debug";
@@ -278,10 +307,24 @@ function currentRouteId() {
 }
 
 async function createSession() {
-  const created = await api.create(picker.draft || undefined);
-  await sidebar.refresh();
+  const toggle = $("temporary-toggle");
+  const created = await api.create(picker.draft || undefined, { temporary: toggle.checked });
+  toggle.checked = false; // the next draft is kept unless asked again
+  if (!created.temporary) await sidebar.refresh();
   return created.session_id;
 }
+
+// A temporary chat is deleted when the page leaves it: another conversation opened, a new one begun,
+// the tab closed or reloaded (its id is never in the address, so a reload starts a new draft).
+function dropTemporary(session, { closing = false } = {}) {
+  if (!session?.temporary) return;
+  if (closing) {
+    fetch(`/sessions/${session.id}`, { method: "DELETE", credentials: "same-origin", keepalive: true }).catch(() => {});
+  } else {
+    api.remove(session.id).catch(() => { /* swept by the server once idle */ });
+  }
+}
+window.addEventListener("pagehide", () => dropTemporary(state.session, { closing: true }));
 
 // The open session's id, creating one (once, however many callers ask at the same time) if none is open.
 function ensureSession() {
@@ -289,7 +332,7 @@ function ensureSession() {
   state.creating ??= (async () => {
     const id = await createSession();
     await openSession(id, { fresh: true });
-    history.replaceState(null, "", `#/s/${id}`);
+    if (!state.session?.temporary) history.replaceState(null, "", `#/s/${id}`);
     return id;
   })().finally(() => { state.creating = null; });
   return state.creating;
@@ -297,6 +340,7 @@ function ensureSession() {
 
 function closeSession() {
   state.socket?.close();
+  dropTemporary(state.session);
   Object.assign(state, {
     socket: null, pending: null, retrying: false, session: null, waiting: null, unanswered: 0,
   });

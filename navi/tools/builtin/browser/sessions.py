@@ -58,6 +58,7 @@ class BrowserSession:
     sites: set[str] = field(default_factory=set)  # sites this session's pages have been on
     downloads: list[str] = field(default_factory=list)  # lines for the next result
     notes: list[str] = field(default_factory=list)
+    secrets: set[str] = field(default_factory=set)  # typed into password fields: never shown again
     awaited: int = 0  # downloads the routing handed over whose files are not saved yet
     last_used: float = 0.0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)

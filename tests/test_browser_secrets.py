@@ -1,0 +1,126 @@
+"""What the `browser` types into a password field is never stored nor shown again.
+
+In Debian's Chromium against the test's pages (tests/helpers/browser_pages.py), one Chromium for
+the module: a sign-in through the agent loop, then every place the password could have landed is
+read — the stored session (display, context and the other branches), its archive, every frame the
+run sent (`tool_started`, `approval_required`, `tool_call`), the model's later requests and the
+log lines — and the site still got the real password. A one-time code field whose page echoes
+what was typed (live, in the next page's URL, text and title) shows the marker instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from structlog.testing import capture_logs
+
+from navi import runctx
+from navi.agent.approvals import ApprovalPolicy
+from navi.sessions.archive import export_session
+from navi.testing.script import Reply, ScriptedCall
+from navi.tools.base import SECRET_MARKER
+from navi.tools.builtin.browser import BrowserSettings, BrowserTool
+from tests.agent_helpers import scripted_runtime
+from tests.helpers.browser_pages import PageServer, page_guard
+from tests.test_approvals import asked, results, run_answering
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+SMART = ApprovalPolicy(mode="smart")
+
+
+@pytest.fixture(scope="module")
+def pages() -> Iterator[PageServer]:
+    server = PageServer().start()
+    yield server
+    server.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def tool(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserTool]:
+    from navi.sandbox import probe
+
+    files = tmp_path_factory.mktemp("session-files")
+    settings = BrowserSettings(bwrap=probe().bwrap, files_dir=str(files), hidden=())
+    browser = BrowserTool(settings, guard=page_guard())
+    yield browser
+    await browser.aclose()
+
+
+def dumped(value: Any) -> str:
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(mode="json")
+    return json.dumps(value, default=str)
+
+
+async def test_a_password_typed_through_the_agent_is_stored_nowhere(
+    tool: BrowserTool, pages: PageServer, tmp_path: Path
+) -> None:
+    rt, _backend, script = await scripted_runtime(
+        tmp_path, planning_enabled=False, navi_approval_mode="smart"
+    )
+    rt.tools.register(tool, builtin=True)
+    for args in (
+        {"action": "open", "url": pages.url("/login")},
+        {"action": "type", "element": 1, "text": "alice"},
+        {"action": "type", "element": 2, "text": "s3cret"},
+        {"action": "click", "element": 3},
+    ):
+        script.turn(Reply(tool_calls=[ScriptedCall("browser", args)]))
+    script.turn("Signed in.")
+    session = await rt.sessions.create("secretary")
+    with capture_logs() as logs:
+        events = await run_answering(rt, session.id, "sign in to my shop", ["allow", "allow", "allow"])
+    # The tool typed the real password: the site signed alice in.
+    assert {"path": "/login", "user": "alice", "password": "s3cret"} in pages.posts
+    done = results(events)
+    assert [r.success for r in done] == [True] * 4 and "Welcome back, alice" in done[-1].result
+    # The question, the frames and the stored call carry the marker instead.
+    question = asked(events)[1]
+    assert question.reason == "it types into a password field on pages.test"
+    assert question.args == {"action": "type", "element": 2, "text": SECRET_MARKER}
+    assert done[2].args == question.args and done[1].args["text"] == "alice"  # a user name is kept
+    stored = await rt.sessions.get(session.id)
+    assert stored is not None
+    calls = [c for m in stored.messages for c in m.tool_calls]
+    assert [c.arguments.get("text") for c in calls] == [None, "alice", SECRET_MARKER, None]
+    for place, value in {
+        "the stored session": [stored.messages, stored.context, stored.others],
+        "its archive": export_session(stored),
+        "the frames": [e.model_dump(mode="json") for e in events],
+        "the model's requests": [r.messages for r in script.requests],
+        "the log": logs,
+    }.items():
+        assert "s3cret" not in dumped(value), place
+    # The model's next call saw the marker, not the password.
+    last = script.of_kind("turn")[-1].messages
+    sent = [c.arguments for m in last for c in m.tool_calls]
+    assert {"action": "type", "element": 2, "text": SECRET_MARKER} in sent
+    await rt.aclose()
+
+
+async def test_a_code_the_page_echoes_is_shown_as_the_marker(tool: BrowserTool, pages: PageServer) -> None:
+    ctx = runctx.RunContext(session_id="s-pin")
+    with runctx.using(ctx):
+        form = await tool.execute({"action": "open", "url": pages.url("/pin")})
+        assert '[1] input "Code" (password field)' in form.output  # by its autocomplete
+        call = {"action": "type", "element": 1, "text": "735912"}
+        assert await tool.secret_arguments(call) == {"text"}
+        assert await tool.secret_arguments({**call, "element": 9}) == {"text"}  # unknown: hidden
+        assert await tool.secret_arguments({"action": "click", "element": 1}) == set()
+        facts = await tool.call_facts(call)
+        assert SMART.reason("browser", call, facts) == "it types into a password field on pages.test"
+        typed = await tool.execute(call)
+        assert f"You typed {SECRET_MARKER}" in typed.output and "735912" not in typed.output
+        sent = await tool.execute({"action": "click", "element": 2})
+    assert sent.success and "Code accepted: [not stored" in sent.output
+    view = sent.metadata["browser"]
+    assert view["url"] == pages.url(f"/pin-done?code={SECRET_MARKER}")
+    assert view["title"] == f"Code {SECRET_MARKER}"
+    assert "735912" not in dumped({k: v for k, v in view.items() if k != "screenshot"})
+    assert "735912" not in sent.output
+    assert ("GET", "/pin-done") in pages.requests  # the site got the code

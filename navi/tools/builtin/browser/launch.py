@@ -67,6 +67,7 @@ class BrowserSettings:
     max_response_bytes: int = 20_000_000  # one response the routing fetches for the page
     max_download_bytes: int = 200 * 1024 * 1024
     files_dir: str = "session_files"  # where downloads land: the session's folder in it
+    profiles_dir: str = "browser_profiles"  # named sign-ins: <user>/<name>.json (profiles.py)
     hidden: tuple[str, ...] = field(default=())  # paths Chromium must not see (Navi's secrets, data)
 
 

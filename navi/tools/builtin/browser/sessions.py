@@ -2,7 +2,8 @@
 
 `BrowserPool` starts Chromium on the first call that needs it (`launch.py`), never at import or at
 server start. Each session gets its own context: its own cookies and storage, kept while the session
-uses it, and closed after `idle_seconds` without a call (then its cookies are gone). When the last
+uses it, and closed after `idle_seconds` without a call (then its cookies are gone, unless it
+started from a named profile: `profiles.py`, written back as it closes). When the last
 context closes, Chromium and Playwright stop too. A session has at most `max_pages` tabs: a page
 that opens more (a popup, a `target=_blank` link) is closed at once and the tool says so.
 
@@ -32,6 +33,7 @@ from navi.net.guard import NetGuard
 from navi.sessions.files import claim
 from navi.sessions.filetypes import SNIFF_BYTES, executable_reason, extension_reason, kind_reason, zip_reason
 from navi.tools.builtin.browser.launch import BrowserSettings, SandboxKind, launch
+from navi.tools.builtin.browser.profiles import Profiles
 from navi.tools.builtin.browser.routing import Router
 from navi.tools.builtin.browser.snapshot import Snapshot, site
 from navi.tools.paths import upload_folder_name
@@ -53,6 +55,8 @@ class BrowserSession:
     files_session: str | None
     context: Any
     router: Router
+    owner: str = "local"
+    profile: str | None = None  # the named profile it started from, written back when it closes
     tabs: list[Tab] = field(default_factory=list)
     current: int = 0
     sites: set[str] = field(default_factory=set)  # sites this session's pages have been on
@@ -89,6 +93,7 @@ class BrowserPool:
         self.guard = guard
         self.clock = clock
         self.sessions: dict[str, BrowserSession] = {}
+        self.profiles = Profiles(Path(settings.profiles_dir))
         self.kind: SandboxKind | None = None
         self._pw: Any = None
         self._browser: Any = None
@@ -101,7 +106,18 @@ class BrowserPool:
         """The session's browser if it has one now (never starts anything)."""
         return self.sessions.get(key)
 
-    async def session(self, key: str, files_session: str | None) -> BrowserSession:
+    async def session(
+        self,
+        key: str,
+        files_session: str | None,
+        *,
+        owner: str = "local",
+        profile: str | None = None,
+        create: bool = False,
+    ) -> BrowserSession:
+        """The session's browser, made on its first call: from the user's named `profile` (its
+        cookies and storage) when one is given, else empty. `ProfileError` for a missing one,
+        unless `create` (`navi browser login`: it is made when the browser closes)."""
         await self.reap()
         if self._browser is not None and not self._browser.is_connected():  # Chromium died
             log.warning("browser.lost", sessions=len(self.sessions))
@@ -113,6 +129,9 @@ class BrowserPool:
         if existing is not None:
             existing.last_used = self.clock()
             return existing
+        state = None
+        if profile and not (create and not await asyncio.to_thread(self.profiles.exists, owner, profile)):
+            state = await asyncio.to_thread(self.profiles.load, owner, profile)
         browser = await self._browser_started()
         router = Router(
             self.guard,
@@ -121,12 +140,17 @@ class BrowserPool:
             max_download_bytes=self.settings.max_download_bytes,
         )
         context = await browser.new_context(
-            service_workers="block", accept_downloads=True, viewport={"width": 1280, "height": 800}
+            service_workers="block",
+            accept_downloads=True,
+            viewport={"width": 1280, "height": 800},
+            storage_state=state,
         )
         context.set_default_timeout(self.settings.timeout_seconds * 1000)
         await context.route("**/*", router.handle)
         await context.route_web_socket("**/*", _refuse_websocket)
-        made = BrowserSession(key, files_session, context, router, last_used=self.clock())
+        made = BrowserSession(
+            key, files_session, context, router, owner=owner, profile=profile, last_used=self.clock()
+        )
         router.on_request = lambda url, nav: made.sites.add(site(url)) if nav else None
         router.on_attachment = lambda: setattr(made, "awaited", made.awaited + 1)
         context.on("page", lambda page: self._opened(made, page))
@@ -140,6 +164,8 @@ class BrowserPool:
                 # Made now, so the confinement can hide it (a folder that does not exist cannot be).
                 files = Path(self.settings.files_dir)
                 await asyncio.to_thread(files.mkdir, mode=0o700, parents=True, exist_ok=True)
+                profiles = Path(self.settings.profiles_dir)
+                await asyncio.to_thread(profiles.mkdir, mode=0o700, parents=True, exist_ok=True)
                 self._pw, self._browser, self.kind = await launch(self.settings, self._folder)
                 log.info("browser.started", sandbox=self.kind, executable=self.settings.executable)
                 if self._reaper is None or self._reaper.done():
@@ -193,10 +219,18 @@ class BrowserPool:
             await tab.page.close()
         session.current = min(session.current, len(session.tabs) - 1) if session.tabs else 0
 
-    async def close_session(self, key: str) -> bool:
+    async def close_session(self, key: str, *, keep_profile: bool = True) -> bool:
+        """Close the session's browser; one started from a profile writes what the sites changed
+        back to it first (unless `keep_profile` is False)."""
         session = self.sessions.pop(key, None)
         if session is None:
             return False
+        if session.profile and keep_profile:
+            try:
+                state = await session.context.storage_state()
+                await asyncio.to_thread(self.profiles.save, session.owner, session.profile, state)
+            except Exception as exc:  # the browser died, the folder is not writable: said, not fatal
+                log.warning("browser.profile_not_saved", profile=session.profile, error=str(exc)[:200])
         with contextlib.suppress(Exception):
             await session.context.close()
         await session.router.aclose()

@@ -5,8 +5,8 @@
 reports for each what the approval rules need: whether clicking it submits a form and how (GET or
 POST), whether it is a password field (`type=password`, or `autocomplete` saying current-password,
 new-password or one-time-code; its value is never read), where a link goes. `render` turns that
-into the tool's text, inside a `<page>` block that says it is quoted material: nothing a page says is an instruction
-(a page cannot close the block: the markers inside its text are taken out).
+into the tool's text, inside a `<page>` block that says it is quoted material: nothing a page says
+is an instruction (a page cannot close the block: the markers inside its text are taken out).
 """
 
 from __future__ import annotations

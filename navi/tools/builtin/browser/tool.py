@@ -22,6 +22,7 @@ from navi import runctx
 from navi.net.guard import NetGuard
 from navi.tools.base import SECRET_MARKER, Tool, ToolResult
 from navi.tools.builtin.browser.launch import BrowserSettings, BrowserUnavailable
+from navi.tools.builtin.browser.profiles import NAME, ProfileError
 from navi.tools.builtin.browser.sessions import BrowserPool, BrowserSession, Tab
 from navi.tools.builtin.browser.snapshot import (
     KEY_CHECK_JS,
@@ -50,7 +51,8 @@ class BrowserTool(Tool):
         "A real web browser (Chromium): pages that need JavaScript, a login, clicks or forms. "
         "Actions: open (url), read (text + numbered elements), click (element), type (element, text, "
         "submit), select (element, value), scroll (direction), screenshot, back, tabs (tab to "
-        "switch), close (tab, or all). Cookies last for this conversation. For plain pages prefer web_view."
+        "switch), close (tab, or all). Cookies last for this conversation; open with profile (a name "
+        "the user signed into) starts signed in. For plain pages prefer web_view."
     )
     parameters = {
         "type": "object",
@@ -65,6 +67,11 @@ class BrowserTool(Tool):
             "tab": {"type": "integer", "minimum": 1},
             "new_tab": {"type": "boolean"},
             "start": {"type": "integer", "minimum": 0},
+            "profile": {
+                "type": "string",
+                "pattern": NAME.pattern,
+                "description": "open only: a browser profile the user signed into",
+            },
         },
         "required": ["action"],
         "additionalProperties": False,
@@ -92,6 +99,8 @@ class BrowserTool(Tool):
         if args.get("action") == "open" and args.get("url"):
             target = site(str(args["url"]))
             facts.update(site=target, new_site=target not in visited)
+            if args.get("profile") and (session is None or session.profile != args["profile"]):
+                facts["profile"] = str(args["profile"])  # its first use in this conversation
         if args.get("element") is not None:
             element = snap.element(int(args["element"])) if snap is not None else None
             facts["element"] = element
@@ -121,11 +130,21 @@ class BrowserTool(Tool):
             closed = await self.pool.close_session(ctx.session_id)
             said = "Closed this conversation's browser (its tabs and cookies)."
             return ToolResult.ok(said if closed else "No browser was open.")
-        if action != "open" and self.pool.peek(ctx.session_id) is None:
+        existing = self.pool.peek(ctx.session_id)
+        if action != "open" and existing is None:
             return ToolResult.fail("no page is open: call browser with action open and a url first")
+        profile = params.get("profile") if action == "open" else None
+        if profile and existing is not None and existing.profile != profile:
+            now = f"profile {existing.profile!r}" if existing.profile else "no profile"
+            return ToolResult.fail(
+                f"this conversation's browser is open with {now}: close it (action close) before "
+                f"opening with profile {profile!r}"
+            )
         try:
-            session = await self.pool.session(ctx.session_id, ctx.root_session)
-        except BrowserUnavailable as exc:
+            session = await self.pool.session(
+                ctx.session_id, ctx.root_session, owner=ctx.owner, profile=profile
+            )
+        except (BrowserUnavailable, ProfileError) as exc:
             return ToolResult.fail(str(exc))
         async with session.lock:
             try:

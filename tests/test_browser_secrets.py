@@ -222,3 +222,33 @@ async def test_the_profiles_are_listed_and_forgotten_from_the_command_line(tmp_p
     bad = runner.invoke(app, ["browser", "forget", "../x"], env=env)
     assert bad.exit_code != 0 and "bad browser profile name" in bad.output
     assert runner.invoke(app, ["browser", "profiles"], env=env).stdout == "mail\n"
+
+
+async def test_at_most_max_sessions_contexts_and_the_least_recent_idle_one_makes_room(
+    tool: BrowserTool, pages: PageServer
+) -> None:
+    from dataclasses import replace
+
+    for key in list(tool.pool.sessions):
+        await tool.pool.close_session(key)
+    real = tool.pool.settings
+    tool.pool.settings = replace(real, max_sessions=2)
+    try:
+
+        async def open_in(session: str) -> Any:
+            with runctx.using(runctx.RunContext(session_id=session)):
+                return await tool.execute({"action": "open", "url": pages.url("/list")})
+
+        await open_in("s-a")
+        await open_in("s-b")
+        assert (await open_in("s-a")).success  # s-a used again: s-b is now the least recent
+        assert (await open_in("s-c")).success
+        assert set(tool.pool.sessions) == {"s-a", "s-c"}
+        async with tool.pool.sessions["s-a"].lock, tool.pool.sessions["s-c"].lock:  # both acting
+            busy = await open_in("s-d")
+        assert busy.error == (
+            "the browser is busy: 2 conversations are using it now (at most 2); try again in a moment"
+        )
+        assert set(tool.pool.sessions) == {"s-a", "s-c"}
+    finally:
+        tool.pool.settings = real

@@ -71,8 +71,11 @@ class ToolRunner:
         real = list(reply.tool_calls)
         hidden: dict[str, frozenset[str]] = {}
         shown: list[ToolCall] = []
+        seen: set[str] = set()
         for call in real:
-            names = await _secret(run.tools.get(call.name), call.arguments)
+            tool = run.tools.get(call.name)
+            names = await _secret(tool, call.arguments, after=call.name in seen)
+            seen.add(call.name)
             if names:
                 hidden[call.id] = names
                 call = call.model_copy(update={"arguments": masked_arguments(call.arguments, names)})
@@ -166,8 +169,8 @@ class ToolRunner:
         tool = offered.get(call.name)
         result = self._check(run, call, offered, listed)
         if result is None and (newly := await _secret(tool, call.arguments) - secret):
-            # The call would put a secret where the stored reply already shows its value (an
-            # earlier call of the batch changed the page): not run, and said so.
+            # The call would put a secret where the stored reply already shows its value (a tool
+            # that did not foresee what an earlier call of the batch changed): not run, and said so.
             result = ToolResult.fail(
                 f"not run: {', '.join(sorted(newly))} would go into a secret field (a password "
                 "field) that was not one when you made this call; read the page and call again"
@@ -286,13 +289,13 @@ async def _facts(tool: Any, args: dict[str, Any]) -> dict[str, Any] | None:
     return facts if isinstance(facts, dict) else None
 
 
-async def _secret(tool: Any, args: dict[str, Any]) -> frozenset[str]:
+async def _secret(tool: Any, args: dict[str, Any], *, after: bool = False) -> frozenset[str]:
     """The arguments of the call the tool says are secret (none for no tool; a tool that fails to
     say hides every string argument but its action, to be safe)."""
     if tool is None:
         return frozenset()
     try:
-        names = await tool.secret_arguments(args)
+        names = await tool.secret_arguments(args, after=after)
     except Exception:
         return frozenset(k for k, v in args.items() if isinstance(v, str) and k != "action")
     return frozenset(names)

@@ -121,10 +121,12 @@ class Tool(ABC):
         the arguments say it all."""
         return None
 
-    async def secret_arguments(self, params: dict[str, Any]) -> frozenset[str]:
+    async def secret_arguments(self, params: dict[str, Any], *, after: bool = False) -> frozenset[str]:
         """The arguments of this call whose values must never be stored or shown (the browser:
         `text` typed into a password field). The agent keeps `SECRET_MARKER` in their place in the
-        stored call, the frames and the approval question; only the tool sees the value."""
+        stored call, the frames and the approval question; only the tool sees the value. `after`:
+        an earlier call of this tool in the same reply runs first and may change what this one
+        touches (a click that opens a sign-in form), so answer for the worst case."""
         return frozenset()
 
     def spec(self) -> ToolSpec:

@@ -4,7 +4,8 @@
 server start. Each session gets its own context: its own cookies and storage, kept while the session
 uses it, and closed after `idle_seconds` without a call (then its cookies are gone, unless it
 started from a named profile: `profiles.py`, written back as it closes). When the last
-context closes, Chromium and Playwright stop too. A session has at most `max_pages` tabs: a page
+context closes, Chromium and Playwright stop too. At most `max_sessions` contexts are open in the
+process (the least recently used idle one makes room). A session has at most `max_pages` tabs: a page
 that opens more (a popup, a `target=_blank` link) is closed at once and the tool says so.
 
 Every context routes its requests through a `Router` (the network guard), blocks service workers
@@ -32,7 +33,7 @@ from navi.logging import get_logger
 from navi.net.guard import NetGuard
 from navi.sessions.files import claim
 from navi.sessions.filetypes import SNIFF_BYTES, executable_reason, extension_reason, kind_reason, zip_reason
-from navi.tools.builtin.browser.launch import BrowserSettings, SandboxKind, launch
+from navi.tools.builtin.browser.launch import BrowserSettings, BrowserUnavailable, SandboxKind, launch
 from navi.tools.builtin.browser.profiles import Profiles
 from navi.tools.builtin.browser.routing import Router
 from navi.tools.builtin.browser.snapshot import Snapshot, site
@@ -129,6 +130,7 @@ class BrowserPool:
         if existing is not None:
             existing.last_used = self.clock()
             return existing
+        await self._make_room()
         state = None
         if profile and not (create and not await asyncio.to_thread(self.profiles.exists, owner, profile)):
             state = await asyncio.to_thread(self.profiles.load, owner, profile)
@@ -156,6 +158,20 @@ class BrowserPool:
         context.on("page", lambda page: self._opened(made, page))
         self.sessions[key] = made
         return made
+
+    async def _make_room(self) -> None:
+        """At most `max_sessions` contexts in this process: the least recently used one that is not
+        acting now is closed for a new one (its next call opens its page again)."""
+        while len(self.sessions) >= self.settings.max_sessions:
+            idle = [s for s in self.sessions.values() if not s.lock.locked()]
+            if not idle:
+                raise BrowserUnavailable(
+                    f"the browser is busy: {len(self.sessions)} conversations are using it now "
+                    f"(at most {self.settings.max_sessions}); try again in a moment"
+                )
+            oldest = min(idle, key=lambda s: s.last_used)
+            log.info("browser.evicted", session=oldest.key, open=len(self.sessions))
+            await self.close_session(oldest.key)
 
     async def _browser_started(self) -> Any:
         async with self._start:

@@ -111,11 +111,15 @@ class BrowserTool(Tool):
                 facts["link_site"] = target
         return facts
 
-    async def secret_arguments(self, params: dict[str, Any]) -> frozenset[str]:
-        """`text` typed into a password field (or into an element the page the model read does not
-        have, to be safe) is never stored or shown: the agent keeps a marker in its place."""
-        if params.get("action") != "type" or params.get("element") is None:
+    async def secret_arguments(self, params: dict[str, Any], *, after: bool = False) -> frozenset[str]:
+        """`text` typed into a password field is never stored or shown: the agent keeps a marker in
+        its place. To be safe also when the page cannot say yet: an element the page the model
+        read does not have, and any `type` after another browser call of the same reply (which may
+        change the page first)."""
+        if params.get("action") != "type":
             return frozenset()
+        if after or params.get("element") is None:
+            return frozenset({"text"})
         ctx = runctx.current()
         session = self.pool.peek(ctx.session_id) if ctx is not None else None
         snap = session.tab.snapshot if session is not None and session.tab is not None else None

@@ -58,6 +58,7 @@ class BrowserSession:
     router: Router
     owner: str = "local"
     profile: str | None = None  # the named profile it started from, written back when it closes
+    creating: bool = False  # `navi browser login` of a new profile (else one deleted meanwhile stays so)
     tabs: list[Tab] = field(default_factory=list)
     current: int = 0
     sites: set[str] = field(default_factory=set)  # sites this session's pages have been on
@@ -132,7 +133,10 @@ class BrowserPool:
             return existing
         await self._make_room()
         state = None
-        if profile and not (create and not await asyncio.to_thread(self.profiles.exists, owner, profile)):
+        creating = bool(
+            profile and create and not await asyncio.to_thread(self.profiles.exists, owner, profile)
+        )
+        if profile and not creating:
             state = await asyncio.to_thread(self.profiles.load, owner, profile)
         browser = await self._browser_started()
         router = Router(
@@ -153,6 +157,7 @@ class BrowserPool:
         made = BrowserSession(
             key, files_session, context, router, owner=owner, profile=profile, last_used=self.clock()
         )
+        made.creating = creating
         router.on_request = lambda url, nav: made.sites.add(site(url)) if nav else None
         router.on_attachment = lambda: setattr(made, "awaited", made.awaited + 1)
         context.on("page", lambda page: self._opened(made, page))
@@ -243,6 +248,8 @@ class BrowserPool:
             return False
         if session.profile and keep_profile:
             try:
+                if not (session.creating or self.profiles.exists(session.owner, session.profile)):
+                    raise FileNotFoundError("deleted while the browser was open")  # not made again
                 state = await session.context.storage_state()
                 await asyncio.to_thread(self.profiles.save, session.owner, session.profile, state)
             except Exception as exc:  # the browser died, the folder is not writable: said, not fatal

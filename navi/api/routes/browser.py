@@ -24,7 +24,7 @@ router = api_router(prefix="/browser", tags=["browser"])
 Name = Annotated[str, PathParam(min_length=1, max_length=40, pattern=NAME.pattern)]
 
 
-class ProfileOut(BaseModel):
+class BrowserProfileOut(BaseModel):
     name: str
     sites: list[str] = Field(description="The sites it keeps cookies for (their domains, no values)")
     updated_at: datetime = Field(
@@ -32,15 +32,15 @@ class ProfileOut(BaseModel):
     )
 
 
-class ProfileList(BaseModel):
-    profiles: list[ProfileOut]
+class BrowserProfileList(BaseModel):
+    profiles: list[BrowserProfileOut]
 
 
 def _profiles(runtime: RuntimeDep) -> Profiles | None:
     return runtime.browser.pool.profiles if runtime.browser is not None else None
 
 
-def _described(profiles: Profiles, user: str) -> list[ProfileOut]:
+def _described(profiles: Profiles, user: str) -> list[BrowserProfileOut]:
     out = []
     for name in profiles.names(user):
         try:
@@ -50,16 +50,16 @@ def _described(profiles: Profiles, user: str) -> list[ProfileOut]:
             continue
         domains = {str(c.get("domain", "")).lstrip(".") for c in state["cookies"] if isinstance(c, dict)}
         sites = sorted(d for d in domains if d)
-        out.append(ProfileOut(name=name, sites=sites, updated_at=datetime.fromtimestamp(when, UTC)))
+        out.append(BrowserProfileOut(name=name, sites=sites, updated_at=datetime.fromtimestamp(when, UTC)))
     return out
 
 
-@router.get("/profiles", response_model=ProfileList, summary="Your browser profiles (named sign-ins)")
-async def list_profiles(runtime: RuntimeDep, user: CurrentUser) -> ProfileList:
+@router.get("/profiles", response_model=BrowserProfileList, summary="Your browser profiles (named sign-ins)")
+async def list_profiles(runtime: RuntimeDep, user: CurrentUser) -> BrowserProfileList:
     profiles = _profiles(runtime)
     if profiles is None:
-        return ProfileList(profiles=[])
-    return ProfileList(profiles=await asyncio.to_thread(_described, profiles, user))
+        return BrowserProfileList(profiles=[])
+    return BrowserProfileList(profiles=await asyncio.to_thread(_described, profiles, user))
 
 
 @router.delete("/profiles/{name}", status_code=204, summary="Delete one of your browser profiles")

@@ -190,9 +190,15 @@ async def test_a_profile_signed_into_once_opens_signed_in_and_only_for_its_user(
     assert other.error == (
         "there is no browser profile 'shop': the user signs into one with `navi browser login shop URL`"
     )
-    kept.unlink()
+    kept.write_text('{"cookies": [], "origins": []}')
     await tool.pool.close_session(session.id)  # as the session ends: the profile is written back
     assert json.loads(kept.read_text())["cookies"] == state["cookies"]
+    # A profile forgotten while a conversation's browser uses it is not made again as it closes.
+    with runctx.using(runctx.RunContext(session_id="s-forgot")):
+        assert (await tool.execute(opened)).success
+    tool.pool.profiles.remove("local", "shop")
+    await tool.pool.close_session("s-forgot")
+    assert not kept.exists()
     await rt.aclose()
 
 

@@ -30,7 +30,6 @@ from navi.sessions.archive import export_session
 from navi.testing.script import Reply, ScriptedCall
 from navi.tools.base import SECRET_MARKER
 from navi.tools.builtin.browser import BrowserSettings, BrowserTool
-from navi.tools.builtin.browser.snapshot import QUOTED_NOTE
 from tests.agent_helpers import scripted_runtime
 from tests.helpers.browser_pages import PageServer, page_guard
 from tests.test_approvals import asked, results, run_answering
@@ -152,7 +151,7 @@ async def test_a_profile_signed_into_once_opens_signed_in_and_only_for_its_user(
         tool, "local", "shop", pages.url("/login"), lambda _p: next(typed), ask_secret, said.append
     )
     assert saved and secrets == ["password for element [2] (not shown): "]
-    assert said[0].startswith(QUOTED_NOTE) and '[2] input[password] "Password"' in said[0]
+    assert said[0].startswith("<page>\nTitle: Sign in") and '[2] input[password] "Password"' in said[0]
     assert said[3] == "error: there is no element [9] on this page: read it to see the elements"
     assert "Welcome back, alice" in said[4]
     kept = Path(tool.settings.profiles_dir) / "local" / "shop.json"

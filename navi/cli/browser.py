@@ -102,7 +102,10 @@ async def run_login(
 
 
 def _shown(result: Any) -> str:
-    return result.output if result.success else f"error: {result.error}"
+    """A result as the person at the terminal reads it (the note for the model left out)."""
+    from navi.tools.builtin.browser.snapshot import QUOTED_NOTE
+
+    return result.output.removeprefix(QUOTED_NOTE + "\n") if result.success else f"error: {result.error}"
 
 
 def _command(line: str, ask_secret: Callable[[str], str]) -> tuple[dict[str, Any], str | None]:

@@ -158,6 +158,7 @@ class BrowserPool:
             key, files_session, context, router, owner=owner, profile=profile, last_used=self.clock()
         )
         made.creating = creating
+        router.secrets = made.secrets  # the same set: what is typed later is kept out of its log too
         router.on_request = lambda url, nav: made.sites.add(site(url)) if nav else None
         router.on_attachment = lambda: setattr(made, "awaited", made.awaited + 1)
         context.on("page", lambda page: self._opened(made, page))

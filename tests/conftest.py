@@ -100,6 +100,7 @@ _GROUPS = {
     "tests/ui/": None,  # one group per module
     "tests/security/test_page_policy.py": None,  # its browser tests
     "tests/test_browser_tool.py": None,  # one Chromium for the module
+    "tests/test_browser_secrets.py": None,  # one Chromium for the module
     "tests/security/test_input_limits.py": None,  # three `navi serve` for the module, started once
     "tests/test_voice.py": None,  # the voice models, loaded once for the module
     "tests/test_voice_api.py": None,  # one Navi (and its voice models) for the module

@@ -40,7 +40,7 @@ from navi.llm.base import CallKind, CallOptions
 from navi.llm.calls import CallStopped
 from navi.llm.chunks import Completion, CompletionBuilder, StreamFinal
 from navi.llm.errors import ContextOverflow, LLMError
-from navi.llm.messages import Message, ToolSpec
+from navi.llm.messages import Message, ToolCall, ToolSpec
 from navi.llm.meta import TokenUsage
 from navi.llm.prices import Prices
 from navi.llm.tokens import estimate_messages_tokens
@@ -137,11 +137,12 @@ class Loop:
             completion = self._completed(run, builder, specs)
             self._measured(run, completion.message, times, builder.final)
             reply = completion.message
+            calls, hidden = await self.tool_runner.hide_secrets(run, reply)  # never stored
             await self.writer.save(run, display=[reply], context=[reply], tokens=run.size)
             if not reply.tool_calls:
                 yield self._answer(run, completion, self.compression.compressor.starts_at(run.window))
                 return
-            async for event in self._tools(run, reply, specs):
+            async for event in self._tools(run, calls, hidden, specs):
                 yield event
         yield ErrorEvent(message="the run ended without an answer", code="no_answer")  # unreachable
 
@@ -339,7 +340,9 @@ class Loop:
             ),
         )
 
-    async def _tools(self, run: RunState, reply: Message, specs: list[ToolSpec]) -> AsyncIterator[AgentEvent]:
+    async def _tools(
+        self, run: RunState, calls: list[ToolCall], hidden: dict[str, frozenset[str]], specs: list[ToolSpec]
+    ) -> AsyncIterator[AgentEvent]:
         """Run the reply's tool calls; a profile switch a tool asked for applies from the next call."""
         intents: list[Intent] = []
         names = [s.name for s in specs]
@@ -347,7 +350,7 @@ class Loop:
         offered = ToolView(
             [tool for n in [*names, *listed] if (tool := run.tools.get(n)) is not None], run.tools.aliases
         )
-        async for event in self.tool_runner.batch(run, reply.tool_calls, offered, intents, listed):
+        async for event in self.tool_runner.batch(run, calls, offered, intents, listed, hidden=hidden):
             yield event
         switch = next((i for i in reversed(intents) if isinstance(i, SwitchProfile)), None)
         if switch is not None and switch.profile_id != run.profile.id:  # announced as the tool returned

@@ -48,6 +48,7 @@ from navi.api.routes import (
     skills,
     usage,
 )
+from navi.api.routes import browser as browser_routes
 from navi.api.security import AccessControl, AccessPolicy
 from navi.api.sockets import OpenSockets
 from navi.api.websocket import router as websocket_router
@@ -198,6 +199,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         search,
         documents,
         skills,
+        browser_routes,
         push,
         jobs,
         usage,

@@ -41,6 +41,7 @@ def _root(
 
 def _register() -> None:
     from navi.cli import (
+        browser,
         channels,
         chat,
         config,
@@ -67,6 +68,7 @@ def _register() -> None:
     docs.register(app)
     tools.register(app)
     skills.register(app)
+    browser.register(app)
     users.register(app)
     usage.register(app)
     models.register(app)

@@ -230,6 +230,7 @@ def browser_settings(settings: Settings, sandbox: Sandbox) -> BrowserSettings:
         idle_seconds=float(settings.navi_browser_idle_seconds),
         max_download_bytes=settings.session_files_max_bytes,
         files_dir=settings.session_files_dir,
+        profiles_dir=str(_abs(settings.navi_browser_profiles_dir)),
         hidden=tuple(hidden),
     )
 
@@ -244,8 +245,10 @@ def fetch_guard(settings: Settings) -> NetGuard:
 
 def secret_paths(settings: Settings) -> list[str]:
     """Navi's own secrets, absolute: no tool may read or write them, whatever FS_ALLOWED_PATHS says
-    (the database and its journals, the token file, the VAPID key file, `.env`, the SSH hosts file)."""
+    (the database and its journals, the token file, the VAPID key file, `.env`, the SSH hosts file,
+    the browser's named sign-ins)."""
     paths = [settings.token_file, settings.vapid_file, ".env", settings.ssh_hosts_file]
+    paths.append(settings.navi_browser_profiles_dir)
     if not settings.uses_postgres:
         paths += [settings.db_path + suffix for suffix in ("", "-wal", "-shm", "-journal")]
     return [str(_abs(p)) for p in paths]
@@ -455,10 +458,12 @@ def skills_dirs(settings: Settings) -> list[Path]:
 
 
 def ensure_skills_dir(settings: Settings) -> None:
-    """Make SKILLS_DIR (0700) when it can be made; a folder that cannot be is said by the first
-    install that needs it."""
+    """Make SKILLS_DIR and NAVI_BROWSER_PROFILES_DIR (0700) when they can be made; a folder that
+    cannot be is said by the first use that needs it."""
     with contextlib.suppress(OSError):
         Path(settings.skills_dir).expanduser().mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(OSError):  # the browser's sign-ins: made before the sandbox hides them
+        Path(settings.navi_browser_profiles_dir).expanduser().mkdir(parents=True, exist_ok=True, mode=0o700)
 
 
 def skill_library(settings: Settings) -> SkillLibrary:

@@ -136,6 +136,9 @@ export const api = {
     request("POST", `/skills${replace ? "?replace=true" : ""}`, new Blob([file], { type: "application/zip" })),
   setSkill: (name, enabled) => request("PATCH", `/skills/${encodeURIComponent(name)}`, { enabled }),
   removeSkill: (name) => request("DELETE", `/skills/${encodeURIComponent(name)}`, undefined, { raw: true }),
+  browserProfiles: () => request("GET", "/browser/profiles"),
+  forgetBrowserProfile: (name) =>
+    request("DELETE", `/browser/profiles/${encodeURIComponent(name)}`, undefined, { raw: true }),
   detachCollection: (sid, cid) => request("DELETE", `/sessions/${sid}/collections/${cid}`, undefined, { raw: true }),
   attachToProfile: (cid, pid) => request("PUT", `/collections/${cid}/profiles/${encodeURIComponent(pid)}`, undefined, { raw: true }),
   detachFromProfile: (cid, pid) => request("DELETE", `/collections/${cid}/profiles/${encodeURIComponent(pid)}`, undefined, { raw: true }),

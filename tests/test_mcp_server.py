@@ -371,3 +371,34 @@ async def test_cancelling_an_ask_stops_its_turn(tmp_path: Path, fake_server: Fak
         assert turn.outcome == "aborted"  # Navi closed it: the turn stopped
         listed = structured(await session.call_tool("list_sessions", {}))["sessions"]
         assert len(listed) == 1
+
+
+async def test_both_protocol_eras_over_http_and_stdio(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    """The SDK's `Client`: `mode="auto"` finds 2026-07-28 (`server/discover`, no handshake, each
+    request standing alone), `mode="legacy"` gets the 2025-11-25 handshake; both reach the same
+    tools, over HTTP with the token and over stdio (`navi mcp`)."""
+    from mcp import Client
+
+    script = use_script(fake_server)
+    with live_navi(tmp_path, fake_server) as navi:
+        for mode, era in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
+            async with httpx2.AsyncClient(headers=navi.auth, timeout=60) as http:
+                transport = streamable_http_client(f"{navi.url}/mcp", http_client=http)
+                async with Client(transport, mode=mode, cache=None) as client:
+                    assert client.protocol_version == era
+                    assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+                    script.turn(f"Answered in {era}.")
+                    said = structured(await client.call_tool("ask", {"message": f"which era? {mode}"}))
+                    assert said["answer"] == f"Answered in {era}." and not said["stopped"]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "navi", "mcp"],
+        env=navi_mcp_env(tmp_path, fake_server),
+        cwd=tmp_path,
+    )
+    with (tmp_path / "stderr.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode="auto", cache=None) as client:
+            assert client.protocol_version == "2026-07-28"
+            script.turn("Answered over stdio.")
+            said = structured(await client.call_tool("ask", {"message": "and over stdio?"}))
+            assert said["answer"] == "Answered over stdio."

@@ -41,10 +41,12 @@ from navi.agent.turns import TurnOptions
 from navi.api.identity import USER_KEY
 from navi.api.turns import Answer, new_session, wait_for
 from navi.compose import Runtime
+from navi.mcp.tasks import TasksServer
 from navi.runctx import Unattended
 from navi.runs import RunActive, RunManager
 from navi.sessions.models import Session, is_session_id
 
+LONG_TOOLS = ("ask",)  # run as tasks (io.modelcontextprotocol/tasks) for clients that can poll
 APPROVALS_SETTING = "NAVI_MCP_APPROVALS"  # named in the note about denied calls
 MCP_PATH = "/mcp"
 INSTRUCTIONS = (
@@ -272,12 +274,25 @@ async def search_documents(
     )
 
 
+def _task_owner(ctx: Any) -> str:
+    """Whose task a request may see: the user access control put on it (stdio: the one user)."""
+    scope = getattr(getattr(ctx, "request", None), "scope", None) or {}
+    user = scope.get(USER_KEY)
+    return user if isinstance(user, str) and user else "local"
+
+
 def build_server(lifespan: Lifespan) -> MCPServer[Any]:
     """The one definition of Navi's MCP tools; `lifespan` yields the `NaviHost` they act through."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     server: MCPServer[Any] = MCPServer(
-        "navi", title="Navi", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan
+        "navi",
+        title="Navi",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        # `ask` runs a whole turn: a 2026-07-28 client that declared Tasks gets a task to poll.
+        extensions=[TasksServer(LONG_TOOLS, _task_owner)],
     )
     # The SDK's constructor sets up the root logger when nothing has yet; Navi's commands own that.
     root.handlers[:], root.level = handlers, level

@@ -241,6 +241,8 @@ class ServerConnection:
         from mcp.client.stdio import stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
+        from navi.mcp.tasks import TasksClient
+
         config = self.config
         transport: Any
         if config.command is not None:
@@ -261,6 +263,7 @@ class ServerConnection:
             mode="auto",
             message_handler=self._on_message,
             elicitation_callback=self._elicit,
+            extensions=[TasksClient(self._task_input)],
             cache=None,
             client_info=mcp_types.Implementation(name="navi", version=_version()),
         )
@@ -374,6 +377,15 @@ class ServerConnection:
             running.answered += time.monotonic() - started
         content: dict[str, Any] | None = answer.content
         return mcp_types.ElicitResult(action=answer.action, content=content)
+
+    async def _task_input(self, _ctx: Any, _key: str, request: Any) -> Any:
+        """A task's `inputRequests` entry: an elicitation is asked as any other; others refused."""
+        asked = request if isinstance(request, dict) else {}
+        if asked.get("method") != "elicitation/create":
+            return {"action": "cancel"}
+        question = mcp_types.ElicitRequest.model_validate(asked)
+        answer = await self._elicit(None, question.params)
+        return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
 
     def _asking_call(self) -> _Call | None:
         """The running call a question belongs to: the one whose task asks (the 2026-07-28 flow

@@ -241,8 +241,15 @@ def fetch_guard(settings: Settings) -> NetGuard:
 
 def secret_paths(settings: Settings) -> list[str]:
     """Navi's own secrets, absolute: no tool may read or write them, whatever FS_ALLOWED_PATHS says
-    (the database and its journals, the token file, the VAPID key file, `.env`, the SSH hosts file)."""
-    paths = [settings.token_file, settings.vapid_file, ".env", settings.ssh_hosts_file]
+    (the database and its journals, the token file, the VAPID key file, MCP servers' OAuth tokens,
+    `.env`, the SSH hosts file)."""
+    paths = [
+        settings.token_file,
+        settings.vapid_file,
+        settings.mcp_oauth_file,
+        ".env",
+        settings.ssh_hosts_file,
+    ]
     if not settings.uses_postgres:
         paths += [settings.db_path + suffix for suffix in ("", "-wal", "-shm", "-journal")]
     return [str(_abs(p)) for p in paths]

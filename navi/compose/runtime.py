@@ -305,7 +305,7 @@ async def build_runtime(
         await parts.load_user_tools(settings, tools, seed=seed_tools)
         # A server's question to the user waits as long as an approval does.
         asked = Elicitations(settings.navi_approval_timeout_seconds) if mcp_servers else None
-        mcp = McpManager(mcp_servers, tools, asked)
+        mcp = McpManager(mcp_servers, tools, asked, tokens_file=settings.mcp_oauth_file)
         mcp.start()
         cleanup.push_async_callback(mcp.aclose)
         cleanup.pop_all()  # built: from here on the runtime's aclose() owns all of it

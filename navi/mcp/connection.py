@@ -71,8 +71,10 @@ class ServerConnection:
         first_retry: float = FIRST_RETRY,
         start_timeout: float = START_TIMEOUT,
         elicitations: Elicitations | None = None,
+        tokens_file: str = "",
     ) -> None:
         self.config = config
+        self.tokens_file = tokens_file  # where OAuth tokens of servers live (`oauth.py`)
         self.elicitations = elicitations or Elicitations()
         self.on_tools = on_tools  # called whenever `tools` is listed again
         self.first_retry = first_retry
@@ -254,8 +256,15 @@ class ServerConnection:
             transport = stdio_client(params, errlog=self._stderr)
         else:
             assert config.url is not None
+            auth: Any = None
+            if config.oauth:  # the SDK's OAuth client, on the tokens `navi mcp-login` stored
+                from navi.mcp.oauth import provider
+
+                auth = provider(config, self.tokens_file or "navi_mcp_oauth.json")
             http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=config.headers, timeout=httpx2.Timeout(30.0, read=300.0))
+                httpx2.AsyncClient(
+                    headers=config.headers, auth=auth, timeout=httpx2.Timeout(30.0, read=300.0)
+                )
             )
             transport = streamable_http_client(config.url, http_client=http)
         client = Client(

@@ -31,6 +31,7 @@ class McpManager:
         servers: Sequence[ServerConfig],
         registry: ToolRegistry,
         elicitations: Elicitations | None = None,
+        tokens_file: str = "",
         **connection_options: float,
     ) -> None:
         self.registry = registry
@@ -43,7 +44,11 @@ class McpManager:
             from navi.mcp.connection import ServerConnection
         self.connections: dict[str, ServerConnection] = {
             s.name: ServerConnection(
-                s, self._tools_changed, elicitations=self.elicitations, **connection_options
+                s,
+                self._tools_changed,
+                elicitations=self.elicitations,
+                tokens_file=tokens_file,
+                **connection_options,
             )
             for s in servers
             if not s.disabled

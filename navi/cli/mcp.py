@@ -76,7 +76,9 @@ def mcp() -> None:
 
 def mcp_login(name: str = typer.Argument(..., help="The server's name in MCP_SERVERS_FILE")) -> None:
     """Sign Navi in to a remote MCP server that uses OAuth (`"oauth": true` in its entry)."""
-    from navi.compose.parts import SetupError, mcp_servers
+    from navi.compose import SetupError
+    from navi.compose.parts import mcp_servers
+    from navi.mcp.config import tokens_file
     from navi.mcp.oauth import sign_in
 
     settings = settings_or_exit()
@@ -94,14 +96,14 @@ def mcp_login(name: str = typer.Argument(..., help="The server's name in MCP_SER
         typer.echo(f"Open this address to sign Navi in to '{name}':\n\n  {url}\n\nWaiting for the sign-in…")
 
     try:
-        tools = asyncio.run(sign_in(config, settings.mcp_oauth_file, show))
+        tools = asyncio.run(sign_in(config, tokens_file(settings.db_path), show))
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
         while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
             exc = exc.exceptions[0]
         fail(f"signing in to '{name}' failed: {exc}")
-    typer.echo(f"Signed in to '{name}': {len(tools)} tools. The token is in {settings.mcp_oauth_file}.")
+    typer.echo(f"Signed in to '{name}': {len(tools)} tools. The token is in {tokens_file(settings.db_path)}.")
 
 
 def register(app: typer.Typer) -> None:

@@ -31,7 +31,7 @@ from navi.llm import backends as catalogue
 from navi.llm.calls import CallLimits
 from navi.llm.prices import Prices
 from navi.llm.registry import BackendRegistry
-from navi.mcp.config import McpConfigError, ServerConfig, load_servers
+from navi.mcp.config import McpConfigError, ServerConfig, load_servers, tokens_file
 from navi.memory.embedders import (
     BUILTIN,
     BUILTIN_MINILM,
@@ -246,7 +246,7 @@ def secret_paths(settings: Settings) -> list[str]:
     paths = [
         settings.token_file,
         settings.vapid_file,
-        settings.mcp_oauth_file,
+        tokens_file(settings.db_path),
         ".env",
         settings.ssh_hosts_file,
     ]

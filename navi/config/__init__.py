@@ -462,11 +462,6 @@ class Settings(BackendSettings, VoiceSettings, BaseSettings):
         return str(Path(self.db_path).expanduser().parent / "navi_token")
 
     @property
-    def mcp_oauth_file(self) -> str:
-        """The OAuth tokens of MCP servers (`navi mcp-login`): beside DB_PATH, like the token file."""
-        return str(Path(self.db_path).expanduser().parent / "navi_mcp_oauth.json")
-
-    @property
     def vapid_file(self) -> str:
         """The file holding Navi's VAPID key pair: NAVI_VAPID_FILE, else beside DB_PATH."""
         if self.navi_vapid_file:

@@ -77,6 +77,12 @@ class ServerConfig:
         return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
 
 
+def tokens_file(db_path: str) -> str:
+    """Where the OAuth tokens of MCP servers live (`oauth.py`): beside the database, like Navi's
+    access token file."""
+    return str(Path(db_path).expanduser().parent / "navi_mcp_oauth.json")
+
+
 def sanitize(text: str) -> str:
     """`text` with every character a model backend refuses in a tool name replaced by `_`."""
     return _UNSAFE.sub("_", text)

@@ -30,7 +30,7 @@ from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.server_helpers import LiveNavi, live_navi, use_script
 
-TOOLS = {"ask", "list_sessions", "search_memory", "search_documents"}
+TOOLS = {"ask", "background_job", "list_sessions", "search_memory", "search_documents"}
 MISSING = "00000000-0000-4000-8000-000000000000"
 
 

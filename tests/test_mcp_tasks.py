@@ -111,3 +111,23 @@ async def test_navis_client_waits_for_a_task(tmp_path: Path, fake_server: FakeMo
             await connection.aclose()
     assert result.success, result.to_message_content()
     assert json.loads(result.to_message_content())["answer"] == "Polled to the end."
+
+
+async def test_a_background_job_as_a_task(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    """`background_job` starts a Navi job (docs/jobs.md) and, as a task, is polled until the job's
+    runner has finished it: the task's result is the job's answer, in the job's own session."""
+    script = use_script(fake_server)
+    with live_navi(tmp_path, fake_server) as navi:
+        async with client_of(navi, navi.token) as client:
+            script.turn("The job compared the two pages.")
+            handle = await client.session.call_tool(
+                "background_job", {"prompt": "compare the two pages", "title": "Compare"}, allow_claimed=True
+            )
+            assert isinstance(handle, TaskCreated)
+            state = await until_over(client, handle.task_id)
+            assert state.status == "completed", state
+            outcome = state.result["structuredContent"]  # type: ignore[index]
+            assert outcome["state"] == "done" and outcome["result"] == "The job compared the two pages."
+        with navi.client() as http:  # the page sees the job and its session
+            [job] = http.get("/jobs").json()
+            assert (job["id"], job["state"], job["title"]) == (outcome["job_id"], "done", "Compare")

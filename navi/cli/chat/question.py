@@ -26,6 +26,7 @@ class Field:
     name: str
     spec: dict[str, Any]
     required: bool
+    of_type: str = ""  # the schema's type: string, number, integer, boolean
 
     @property
     def label(self) -> str:
@@ -37,13 +38,13 @@ class Field:
         return [str(o.get("const")) for o in self.spec.get("oneOf", []) if isinstance(o, dict)]
 
     def hint(self) -> str:
-        kind = self.spec.get("type")
+        of_type = self.of_type
         if self.choices():
             return " / ".join(self.choices())
-        if kind == "boolean":
+        if of_type == "boolean":
             return "y / n"
-        if kind in ("number", "integer"):
-            return "a whole number" if kind == "integer" else "a number"
+        if of_type in ("number", "integer"):
+            return "a whole number" if of_type == "integer" else "a number"
         return "text"
 
     def read(self, typed: str) -> tuple[Value | None, str]:
@@ -53,21 +54,21 @@ class Field:
             if "default" in self.spec:
                 return self.spec["default"], ""
             return None, "required" if self.required else ""
-        kind = self.spec.get("type")
+        of_type = self.of_type
         choices = self.choices()
         if choices:
             if text.isdigit() and 1 <= int(text) <= len(choices):
                 return choices[int(text) - 1], ""
             return (text, "") if text in choices else (None, f"choose among {', '.join(choices)}")
-        if kind == "boolean":
+        if of_type == "boolean":
             low = text.lower()
             return (True, "") if low in YES else (False, "") if low in NO else (None, "type y or n")
-        if kind in ("number", "integer"):
+        if of_type in ("number", "integer"):
             try:
                 number = float(text)
             except ValueError:
                 return None, f"type {self.hint()}"
-            if kind == "integer":
+            if of_type == "integer":
                 return (int(number), "") if number.is_integer() else (None, "type a whole number")
             return number, ""
         return typed, ""
@@ -101,7 +102,7 @@ class Question:
             server=str(frame.get("server", "")),
             message=str(frame.get("message", "")),
             url=str(frame["url"]) if frame.get("mode") == "url" and frame.get("url") else None,
-            fields=[Field(n, s if isinstance(s, dict) else {}, n in required) for n, s in props.items()],
+            fields=[_field(n, s if isinstance(s, dict) else {}, n in required) for n, s in props.items()],
         )
 
     @property
@@ -184,3 +185,7 @@ class Question:
             )
             lines.append(choice)
         return lines
+
+
+def _field(name: str, spec: dict[str, Any], required: bool) -> Field:
+    return Field(name, spec, required, of_type=str(spec.get("type") or ""))

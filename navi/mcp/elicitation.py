@@ -9,7 +9,7 @@ lands in `Elicitations.ask`, which finds the run the call belongs to, emits
 the user's answer, the run's stop or the timeout, and emits `elicitation_resolved`.
 
 Nothing is answered for the user: the model never sees the question, a run nobody can be asked in
-(the OpenAI-compatible API, Navi's own MCP server, a schedule) settles it as `cancel` at once, and
+(the OpenAI-compatible API, Navi's own MCP server) settles it as `cancel` at once, and
 so do the timeout and a stop. A form's answer is checked against its schema before it is passed
 on; a wrong one is refused (`ElicitationInvalid`) and the question keeps waiting.
 """
@@ -130,7 +130,7 @@ class Elicitations:
         """Ask the user of `ctx`'s run and wait; never answered for them."""
         mode: Literal["form", "url"] = "url" if url is not None else "form"
         if ctx is None or ctx.unattended is not None:
-            # Nobody to ask (Navi's own MCP server, the OpenAI-compatible API, a schedule…).
+            # Nobody to ask (Navi's own MCP server, the OpenAI-compatible API).
             log.info("mcp_elicitation_unattended", server=server, tool=tool)
             if ctx is not None:
                 eid = "e-" + secrets.token_hex(8)

@@ -402,3 +402,23 @@ async def test_both_protocol_eras_over_http_and_stdio(tmp_path: Path, fake_serve
             script.turn("Answered over stdio.")
             said = structured(await client.call_tool("ask", {"message": "and over stdio?"}))
             assert said["answer"] == "Answered over stdio."
+
+
+async def test_a_2025_sdk_client(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    """A client on the 2025 SDK (`mcp` 1.27.2, fetched pinned), which knows nothing of 2026-07-28,
+    gets the handshake of 2025-11-25 and the same tools over HTTP."""
+    from navi.testing.old_mcp import old_sdk_path
+
+    old = str(old_sdk_path())
+    script = use_script(fake_server)
+    with live_navi(tmp_path, fake_server) as navi:
+        script.turn("Hello, old client.")
+        env = {**os.environ, "PYTHONPATH": old}
+        client = str(Path(__file__).with_name("mcp_old_client.py"))
+        done = await anyio.run_process(
+            [sys.executable, client, f"{navi.url}/mcp", navi.token, "hi from 2025"], env=env, check=False
+        )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    said = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    assert said["protocol"] == "2025-11-25" and set(said["tools"]) == TOOLS
+    assert said["result"]["answer"] == "Hello, old client." and not said["result"]["stopped"]

@@ -9,8 +9,6 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
-
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.helpers.terminal import NAVI, Terminal, chat_env
@@ -24,7 +22,6 @@ def call(name: str, args: dict) -> Reply:
     return Reply(tool_calls=[ScriptedCall(name, args)])
 
 
-@pytest.mark.slow
 def test_questions_answered_in_the_terminal(tmp_path: Path, fake_server: FakeModelServer) -> None:
     servers = tmp_path / "mcp.json"
     entry = {"command": sys.executable, "args": [str(ASK_SERVER)], "approval": "auto"}

@@ -20,7 +20,7 @@ from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.server_helpers import LiveNavi, live_navi, use_script
 from tests.test_mcp_client import wait_for_tools
-from tests.ui.browser import open_app, send, wait_idle
+from tests.ui.browser import open_app, reload, send, wait_idle
 
 pytestmark = [pytest.mark.browser]
 ASK_SERVER = Path(__file__).parents[1] / "mcp_ask_server.py"
@@ -74,6 +74,11 @@ def test_a_form_answered_and_a_page_declined(
 
     script.turn(call("shop__pay", {"amount": 20}), Reply(text="No deposit then."))
     send(page, "Pay the deposit")
+    card = page.locator("article.turn").last.locator("details.tool[data-tool='shop__pay']")
+    question = card.locator(".elicitation")
+    expect(question.locator(".elicit-message")).to_have_text("A deposit of 20 EUR confirms the booking.")
+    # A reload while the question waits: the run's frames are replayed, the question is there again.
+    reload(page, mid_run=True)
     card = page.locator("article.turn").last.locator("details.tool[data-tool='shop__pay']")
     question = card.locator(".elicitation")
     expect(question.locator(".elicit-message")).to_have_text("A deposit of 20 EUR confirms the booking.")

@@ -160,3 +160,25 @@ async def test_nobody_to_ask_and_a_stop_settle_it_as_cancel() -> None:
             ("cancel", "stop")
         ]
         assert connection.elicitations.waiting("s1") == []
+
+
+async def test_a_question_that_cannot_be_shown_safely_is_never_shown() -> None:
+    """A page that is not http(s) (never offered to open), a form that is not flat fields, or one
+    too large: the server is told `cancel`, and no card is drawn."""
+    sink: asyncio.Queue[Any] = asyncio.Queue()
+    ctx = RunContext(session_id="s1", event_sink=sink)
+    desk = Elicitations(timeout_seconds=5)
+    nested = {"type": "object", "properties": {"address": {"type": "object", "properties": {}}}}
+    many = {"type": "object", "properties": {f"f{i}": {"type": "string"} for i in range(31)}}
+    for url, schema in (
+        ("javascript:alert(1)", None),
+        ("file:///etc/passwd", None),
+        (None, nested),
+        (None, many),
+        (None, {"type": "object", "properties": "nope"}),
+    ):
+        answer = await desk.ask(
+            ctx, server="shop", tool="shop__x", message="?", requested_schema=schema, url=url
+        )
+        assert answer.action == "cancel" and answer.content is None
+    assert sink.empty() and desk.waiting("s1") == []

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from navi.logging import get_logger
 from navi.protocol import ElicitationAction, ElicitationRequired, ElicitationResolved
@@ -32,6 +34,9 @@ ANSWER_TIMEOUT = 300.0
 MAX_MESSAGE = 2_000
 MAX_FIELDS = 30
 MAX_TEXT = 10_000
+MAX_URL = 4_000
+MAX_SCHEMA = 20_000
+FIELD_TYPES = ("string", "number", "integer", "boolean", "array")
 AnsweredBy = Literal["user", "timeout", "stop", "unattended"]
 Content = dict[str, str | int | float | bool | list[str]]
 
@@ -129,6 +134,9 @@ class Elicitations:
     ) -> Answer:
         """Ask the user of `ctx`'s run and wait; never answered for them."""
         mode: Literal["form", "url"] = "url" if url is not None else "form"
+        if problem := unusable(requested_schema, url):  # never shown: the server is told `cancel`
+            log.warning("mcp_elicitation_refused", server=server, tool=tool, problem=problem)
+            return Answer("cancel", by="unattended")
         if ctx is None or ctx.unattended is not None:
             # Nobody to ask (Navi's own MCP server, the OpenAI-compatible API).
             log.info("mcp_elicitation_unattended", server=server, tool=tool)
@@ -180,6 +188,25 @@ class Elicitations:
             return Answer(action, content)
         question.answer.cancel()  # a late answer finds nothing waiting
         return Answer("cancel", by="stop" if stop.is_set() else "timeout")
+
+
+def unusable(schema: dict[str, Any] | None, url: str | None) -> str | None:
+    """Why a question cannot be shown to the user, or None: a page that is not http(s) (a
+    `javascript:` or `file:` address is never offered to open), a form that is not a flat object of
+    at most MAX_FIELDS fields, or one too large to be a form."""
+    if url is not None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname or len(url) > MAX_URL:
+            return "the page to open is not an http(s) address"
+        return None
+    props = (schema or {}).get("properties")
+    if not isinstance(props, dict) or not all(isinstance(v, dict) for v in props.values()):
+        return "the form is not an object of fields"
+    if len(props) > MAX_FIELDS or len(json.dumps(schema)) > MAX_SCHEMA:
+        return f"the form is too large (at most {MAX_FIELDS} fields)"
+    if any(v.get("type") not in FIELD_TYPES for v in props.values()):
+        return "a field of the form is not text, a number, yes/no or a choice"
+    return None
 
 
 def checked(schema: dict[str, Any], content: dict[str, Any]) -> Content:

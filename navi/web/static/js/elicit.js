@@ -66,7 +66,7 @@ export class QuestionCard {
       this.body = el("div", {}, el("p", { text: "It asks you to open this page:" }), link);
       this.actions.append(
         button("Open page", "accept", "approve-allow", () => {
-          window.open(frame.url, "_blank", "noopener,noreferrer");
+          if (/^https?:\/\//i.test(frame.url)) window.open(frame.url, "_blank", "noopener,noreferrer");
           this.send("accept");
         }),
         button("Decline", "decline", "approve-deny", () => this.send("decline")));

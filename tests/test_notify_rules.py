@@ -297,3 +297,25 @@ async def test_a_job_needing_approval_waits_and_notifies(
     assert (done["kind"], done["title"], done["body"]) == ("job", "File", "File made.")
     assert done["session_id"] == origin  # the click opens the conversation the result was posted to
     assert target.exists()
+
+
+def test_an_mcp_servers_question_notifies_like_an_approval_without_buttons() -> None:
+    """An MCP server's question (elicitation) while the user is away: an "approval"-kind message
+    that says who asks what, opens the conversation, and has no buttons (it is answered there)."""
+    from navi.protocol import ElicitationRequired
+    from navi.push.notifier import Ended, run_message
+
+    asked = ElicitationRequired(
+        elicitation_id="e-1",
+        server="shop",
+        tool="shop__book",
+        message="A table on friday: for how many people?",
+        mode="form",
+        requested_schema={"type": "object", "properties": {"guests": {"type": "integer"}}},
+    )
+    assert isinstance(asked, Ended)  # among the events a run's notifier acts on
+    message = run_message("s-1", "Dinner", "answer", asked)
+    assert (message.kind, message.title) == ("approval", "Navi waits for your answer · Dinner")
+    assert message.body == "The MCP server “shop” asks: A table on friday: for how many people?"
+    assert message.actions == () and message.approval_id is None and message.url == "/#/s/s-1"
+    assert message.tag == "navi-question-e-1" and message.urgency == "high"

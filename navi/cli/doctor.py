@@ -169,6 +169,7 @@ async def mcp_checks(settings: Settings, start_timeout: float = MCP_START_TIMEOU
     failed, with the end of its stderr; then stop them."""
     from navi.compose.parts import mcp_servers
     from navi.compose.problems import SetupError
+    from navi.mcp.config import tokens_file
     from navi.mcp.manager import McpManager
     from navi.tools.registry import ToolRegistry
 
@@ -179,7 +180,8 @@ async def mcp_checks(settings: Settings, start_timeout: float = MCP_START_TIMEOU
         return
     if not servers:
         return
-    manager = McpManager(servers, ToolRegistry(), start_timeout=start_timeout)
+    tokens = tokens_file(settings.db_path)  # OAuth servers: the tokens `navi mcp-login` stored
+    manager = McpManager(servers, ToolRegistry(), tokens_file=tokens, start_timeout=start_timeout)
     try:
         manager.start()
         await manager.wait_started(start_timeout + 1)

@@ -32,7 +32,7 @@ from navi.llm import backends as catalogue
 from navi.llm.calls import CallLimits
 from navi.llm.prices import Prices
 from navi.llm.registry import BackendRegistry
-from navi.mcp.config import McpConfigError, ServerConfig, load_servers
+from navi.mcp.config import McpConfigError, ServerConfig, load_servers, tokens_file
 from navi.memory.embedders import (
     BUILTIN,
     BUILTIN_MINILM,
@@ -245,10 +245,10 @@ def fetch_guard(settings: Settings) -> NetGuard:
 
 def secret_paths(settings: Settings) -> list[str]:
     """Navi's own secrets, absolute: no tool may read or write them, whatever FS_ALLOWED_PATHS says
-    (the database and its journals, the token file, the VAPID key file, `.env`, the SSH hosts file,
-    the browser's named sign-ins)."""
-    paths = [settings.token_file, settings.vapid_file, ".env", settings.ssh_hosts_file]
-    paths.append(settings.navi_browser_profiles_dir)
+    (the database and its journals, the token file, the VAPID key file, MCP servers' OAuth tokens,
+    `.env`, the SSH hosts file, the browser's named sign-ins)."""
+    paths = [settings.token_file, settings.vapid_file, tokens_file(settings.db_path), ".env"]
+    paths += [settings.ssh_hosts_file, settings.navi_browser_profiles_dir]
     if not settings.uses_postgres:
         paths += [settings.db_path + suffix for suffix in ("", "-wal", "-shm", "-journal")]
     return [str(_abs(p)) for p in paths]

@@ -40,6 +40,8 @@ from navi.jobs.service import JobService, JobSettings
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
+from navi.mcp.config import tokens_file
+from navi.mcp.elicitation import Elicitations
 from navi.mcp.manager import McpManager
 from navi.memory.base import MemoryStore
 from navi.memory.embedders import Embedder
@@ -306,7 +308,9 @@ async def build_runtime(
             timeout=settings.skill_script_timeout_seconds,
         )
         await parts.load_user_tools(settings, tools, seed=seed_tools)
-        mcp = McpManager(mcp_servers, tools)
+        # A server's question to the user waits as long as an approval does.
+        asked = Elicitations(settings.navi_approval_timeout_seconds) if mcp_servers else None
+        mcp = McpManager(mcp_servers, tools, asked, tokens_file=tokens_file(settings.db_path))
         mcp.start()
         cleanup.push_async_callback(mcp.aclose)
         cleanup.pop_all()  # built: from here on the runtime's aclose() owns all of it

@@ -172,6 +172,39 @@ class ApprovalResolved(_RunFrame):
     is_subagent: bool = False
 
 
+ElicitationAction = Literal["accept", "decline", "cancel"]
+ELICITATION_ACTIONS: tuple[ElicitationAction, ...] = ("accept", "decline", "cancel")
+
+
+class ElicitationRequired(_RunFrame):
+    """Additive: an MCP server asks the user something in the middle of a tool call (MCP
+    elicitation). `mode` "form": answer with `content` matching `requested_schema` (a flat JSON
+    Schema object of strings, numbers, integers, booleans and enums); "url": the server asks the
+    user to open `url` (nothing comes back through Navi but the consent). Only the user answers:
+    the model never sees the question, and nothing is filled in for them."""
+
+    type: Literal["elicitation_required"] = "elicitation_required"
+    elicitation_id: str = Field(description="What the answer names (an `elicitation` frame, or REST).")
+    server: str = Field(description="The MCP server asking (its name in `MCP_SERVERS_FILE`).")
+    tool: str = Field(description="The tool call it asks during (`<server>__<tool>`).")
+    message: str
+    mode: Literal["form", "url"]
+    requested_schema: dict[str, Any] | MISSING = Field(default=MISSING, description="The form's fields.")
+    url: str | MISSING = Field(default=MISSING, description="The page the server asks the user to open.")
+    is_subagent: bool = False
+
+
+class ElicitationResolved(_RunFrame):
+    """Additive: the question `elicitation_id` is settled. `by`: the user; the timeout, a stop or
+    `unattended` (a run nobody can be asked in) settle it as `cancel`."""
+
+    type: Literal["elicitation_resolved"] = "elicitation_resolved"
+    elicitation_id: str
+    action: ElicitationAction
+    by: Literal["user", "timeout", "stop", "unattended"] = "user"
+    is_subagent: bool = False
+
+
 class TextDelta(_RunFrame):
     """A piece of the answer's text."""
 
@@ -273,6 +306,8 @@ ErrorCode = Literal[
     "nothing_to_continue",  # continue of an answer that is not the latest one, or was not cut off
     "too_slow",  # this connection fell too far behind the run and was closed
     "approval_not_found",  # an answer to an approval no run is waiting for (answered already, or unknown)
+    "elicitation_not_found",  # an answer to an elicitation nothing waits for (answered already, or unknown)
+    "bad_answer",  # an elicitation's content that does not match its form (it still waits)
     "message_not_found",  # edit, regenerate or switch named no message of the session
     "worker_lost",  # the Navi process running the turn died; the message is kept, Retry runs it again
     "queue_full",  # too many messages already wait in this session
@@ -291,6 +326,10 @@ class ErrorEvent(_RunFrame):
     code: ErrorCode = "internal"
     call_id: str | MISSING = Field(
         default=MISSING, description="On `approval_not_found`: the call the refused answer named."
+    )
+    elicitation_id: str | MISSING = Field(
+        default=MISSING,
+        description="On `elicitation_not_found` and `bad_answer`: the question the refused answer named.",
     )
 
     @field_validator("message")
@@ -414,6 +453,8 @@ AGENT_EVENTS = (
     | ToolEvent
     | ApprovalRequired
     | ApprovalResolved
+    | ElicitationRequired
+    | ElicitationResolved
     | TextDelta
     | StreamEnd
     | StreamStopped

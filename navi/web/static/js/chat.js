@@ -6,6 +6,7 @@ import { ToolCard, TextSegment, notice, planCard, statusText, thinkingBlock } fr
 import { answerActions, userActions } from "/static/js/branches.js";
 import { el, imageSrc } from "/static/js/dom.js";
 import { icon } from "/static/js/icons.js";
+import { QuestionCard } from "/static/js/elicit.js";
 import { Steps } from "/static/js/steps.js";
 
 const SPAWN = "spawn_agent";
@@ -165,6 +166,30 @@ export class Turn {
 
   isAsking(callId) {
     return Boolean(this.cards.get(callId)?.asking);
+  }
+
+  // elicitation_required: an MCP server asks the user during a call; the question goes on the
+  // card of that call (the latest running one of the tool), which opens, as an approval does.
+  elicitationRequired(frame, onAnswer) {
+    this.clearStatus();
+    const running = [...this.cards.values()].filter((c) => c.tool === frame.tool && !c.outcome);
+    const card = running[running.length - 1] || this.toolStarted(frame.tool, {}, "", frame.is_subagent);
+    const question = new QuestionCard(frame, onAnswer);
+    (this.questions ||= new Map()).set(question.id, { question, card });
+    card.askFor(question.node);
+  }
+
+  elicitationResolved(id, action, by) {
+    const asked = this.questions?.get(id);
+    if (!asked) return;
+    asked.question.answered(action, by);
+    asked.card.settled();
+  }
+
+  elicitationRefused(id, message) {
+    const asked = this.questions?.get(id);
+    if (asked) asked.question.refused(message);
+    return Boolean(asked);
   }
 
   textDelta(delta) {

@@ -582,6 +582,18 @@ function answerApproval(callId, decision) {
   }
 }
 
+// An MCP server's question: the answer goes on the socket; elicitation_resolved settles the card
+// in every window (bad_answer: Navi says what is wrong, and the question still waits).
+function answerElicitation(id, action, content) {
+  try {
+    state.socket.send({ type: "elicitation", elicitation_id: id, action, ...(content ? { content } : {}) });
+    return true;
+  } catch (error) {
+    toast(error.message);
+    return false;
+  }
+}
+
 async function stop() {
   if (state.queued) { // not sent yet: take it back (its text is still in the box)
     Object.assign(state, { queued: null, pending: null });
@@ -764,6 +776,12 @@ function handleFrame(frame) {
     case "approval_resolved":
       liveTurn().approvalResolved(frame.call_id, frame.decision, frame.by);
       break;
+    case "elicitation_required":
+      liveTurn().elicitationRequired(frame, answerElicitation);
+      break;
+    case "elicitation_resolved":
+      liveTurn().elicitationResolved(frame.elicitation_id, frame.action, frame.by);
+      break;
     case "stream_delta":
       liveTurn().textDelta(frame.delta);
       voice.delta(frame.delta);
@@ -842,6 +860,10 @@ const REFUSALS = {
 function handleError(frame) {
   if (frame.code === "not_queued" || frame.code === "queue_full") { // the running turn goes on
     toast(frame.message);
+    return;
+  }
+  if (frame.code === "bad_answer" || frame.code === "elicitation_not_found") { // the turn goes on
+    if (!state.turn?.elicitationRefused(frame.elicitation_id, frame.message)) toast(frame.message);
     return;
   }
   if (frame.code === "approval_not_found") { // answered meanwhile (another window, the timeout): no turn ends

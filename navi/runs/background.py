@@ -57,8 +57,9 @@ RESUME = (
     "(Navi was restarted while you worked on this background job. What you did so far is above. "
     "Carry on from there and finish it.)\n\nThe job: {prompt}"
 )
-# (the ended job, a line about it) → the owner notified (navi/push/notifier.py, from the services)
-Notify = Callable[[Job, str], Awaitable[Any]]
+# (the ended job, a line about it, the id of the message posted back or None) → the owner notified
+# (navi/push/notifier.py, from the services): the notification opens that message
+Notify = Callable[[Job, str, str | None], Awaitable[Any]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -232,16 +233,17 @@ class JobRunner:
             return  # not this worker's any more
         ended = job.model_copy(update={"state": state, "result": result, "error": error})
         log.info("jobs.ended", job_id=job.id, state=state, error=error)
-        await self._post_back(ended)
+        posted = await self._post_back(ended)
         self._announce(ended)
         if self.notify is not None:
             with contextlib.suppress(Exception):
-                await self.notify(ended, summary(ended))
+                await self.notify(ended, summary(ended), posted)
 
-    async def _post_back(self, job: Job) -> None:
-        """The result into the conversation that asked (waiting for a turn there to end)."""
+    async def _post_back(self, job: Job) -> str | None:
+        """The result into the conversation that asked (waiting for a turn there to end); the
+        posted message's id."""
         if job.origin_session_id is None:
-            return
+            return None
         message = Message.assistant(summary(job, full=True))
         message.metadata["job_id"] = job.id
         if job.state == "done" and (files := await self._files(job)):
@@ -250,13 +252,14 @@ class JobRunner:
         for _ in range(60):
             try:
                 await self.runs.append(job.origin_session_id, [message])
-                return
+                return message.id
             except RunActive:
                 await self.runs.controls.wait(job.origin_session_id, 5.0)
             except Exception as exc:  # the conversation was deleted since
                 log.warning("jobs.not_posted", job_id=job.id, error=f"{type(exc).__name__}: {exc}")
-                return
+                return None
         log.warning("jobs.not_posted", job_id=job.id, error="the conversation stayed busy")
+        return None
 
     async def _files(self, job: Job) -> list[FileRef]:
         """The files the job's answer named (a research report's Markdown file)."""

@@ -598,8 +598,10 @@ async def test_a_job_ends_and_is_mailed_where_no_push_subscription_exists(
         job = await world.rt.jobs.start("ana", "Compare bike A and bike B", origin_session_id=origin.id)
         [sent] = await world.outbox.wait(1)
         assert sent["To"] == ANA and sent["Subject"] == "Compare bike A and bike B"
-        lines = [line.rstrip() for line in body(sent).splitlines()]
-        assert lines == ["Bike B wins on range.", "", f"(Navi: /#/s/{origin.id})"]
+        posted = await world.rt.sessions.get(origin.id, owner="ana")
+        assert posted is not None and posted.messages[-1].content.endswith("Bike B wins on range.")
+        lines = [line.rstrip() for line in body(sent).splitlines()]  # the link opens that message
+        assert lines == ["Bike B wins on range.", "", f"(Navi: /#/s/{origin.id}?m={posted.messages[-1].id})"]
         notifier = services.notifier
         assert notifier is not None
         for _ in range(100):  # the outcome is kept once the mail has gone

@@ -45,7 +45,7 @@ PICTURE_END = "<!-- layers:end -->"
 
 # The layer order, lowest first. Stated here once; docs/architecture.md shows the same picture.
 LAYERS: list[tuple[str, ...]] = [
-    ("navi", "net", "redact", "runctx", "safejson", "prompts", "web"),
+    ("navi", "net", "redact", "runctx", "safejson", "prompts", "web", "files"),
     ("logging", "profiles", "sandbox", "protocol"),
     ("llm",),
     ("config", "sessions", "telemetry", "testing"),

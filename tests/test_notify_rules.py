@@ -80,12 +80,14 @@ async def test_visible_hidden_closed_and_an_approval(
         await turn(ws, "one")
         assert await wait_outcomes(navi, 1) == [("answer", "visible")]
         await ws.send(json.dumps({"type": "visibility", "visible": False}))
-        await turn(ws, "two")
+        end = (await turn(ws, "two"))[-1]
         assert (await wait_outcomes(navi, 2))[1] == ("answer", "pushed")
         [pushed] = await asyncio.to_thread(service.wait, 1)
         payload = browser.open(pushed, endpoint, key)
         assert payload["kind"] == "answer" and payload["body"] == "The tide turns at four."
-        assert payload["url"] == f"/#/s/{sid}" and payload["session_id"] == sid
+        # It opens the conversation at the answer (the page reveals `?m=`).
+        assert payload["url"] == f"/#/s/{sid}?m={end['message_id']}" and payload["session_id"] == sid
+        assert payload["message_id"] == end["message_id"]
         # A bad visibility frame is refused, saying what to send; the socket stays.
         await ws.send(json.dumps({"type": "visibility", "visible": "maybe"}))
         [refused] = await frames_until(ws, "error")

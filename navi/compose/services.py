@@ -219,10 +219,11 @@ def job_runner(
     """The runner of background jobs, poked when one is started, notifying through `notifier`;
     its lease on a job is renewed every third of `lease` seconds."""
 
-    async def notify(job: Job, line: str) -> None:
+    async def notify(job: Job, line: str, posted: str | None) -> None:
         where = job.origin_session_id or job.session_id
         await notifier.notify(
-            job.owner, PushMessage(kind="job", title=job.title, body=line, session_id=where)
+            job.owner,
+            PushMessage(kind="job", title=job.title, body=line, session_id=where, message_id=posted),
         )
 
     beat = max(0.2, lease / 3)

@@ -279,6 +279,8 @@ class Status(_RunFrame):
     type: Literal["status"] = "status"
     phase: Phase
     detail: str = ""
+    # Additive, `researching` only: how many sources the research has read so far.
+    sources: int | None = None
 
 
 class Notice(_RunFrame):
@@ -405,6 +407,10 @@ class JobChanged(_ServerFrame):
     max_steps: int = 0
     last_step: str | None = None
     error: str | None = None
+    # Additive: `task` or `research`; a research job's sub-questions once planned, sources read.
+    mode: str = "task"
+    plan: list[str] = Field(default_factory=list)
+    sources: int = 0
 
 
 class Steered(_RunFrame):

@@ -137,6 +137,7 @@ class Notifier:
 
 def run_message(session_id: str, title: str, purpose: str, event: Ended) -> PushMessage:
     ended: Kind = {"reminder": "reminder", "job": "job"}.get(purpose, "answer")  # type: ignore[assignment]
+    message_id: str | None = None
     match event:
         case ApprovalRequired(call_id=call, tool=tool, reason=reason):
             return PushMessage(
@@ -160,9 +161,11 @@ def run_message(session_id: str, title: str, purpose: str, event: Ended) -> Push
             )
         case ErrorEvent(message=message):
             body = _short(f"Failed: {message or 'the run failed'}")
-        case StreamEnd(content=content):
+        case StreamEnd(content=content, message_id=answer):
             body = _short(content) or "Done."
-    return PushMessage(kind=ended, title=title, body=body, session_id=session_id, message_id=None)
+            # The notification opens the conversation at the answer (`?m=`, the page reveals it).
+            message_id = answer if isinstance(answer, str) else None
+    return PushMessage(kind=ended, title=title, body=body, session_id=session_id, message_id=message_id)
 
 
 def _short(text: str) -> str:

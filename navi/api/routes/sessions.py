@@ -16,7 +16,7 @@ from navi.api.errors import BadRequest
 from navi.api.routing import api_router
 from navi.api.turns import new_session
 from navi.archive.markdown import conversation_markdown, export_filename, title_of
-from navi.archive.pdf import markdown_pdf
+from navi.files.pdf import markdown_pdf
 from navi.llm.messages import Message
 from navi.profiles.registry import UnknownProfile
 from navi.sessions import shown

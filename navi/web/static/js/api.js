@@ -50,7 +50,7 @@ export const api = {
   jobs: () => request("GET", "/jobs"),
   notifySettings: () => request("GET", "/push/settings"),
   saveNotifySettings: (settings) => request("PUT", "/push/settings", settings),
-  startJob: (prompt, sessionId) => request("POST", "/jobs", { prompt, session_id: sessionId }),
+  startJob: (prompt, sessionId, mode = "task") => request("POST", "/jobs", { prompt, session_id: sessionId, mode }),
   stopJob: (id) => request("POST", `/jobs/${encodeURIComponent(id)}/stop`),
   subscribePush: (subscription) => request("POST", "/push/subscriptions", subscription),
   unsubscribePush: (endpoint) => request("DELETE", "/push/subscriptions", { endpoint }),

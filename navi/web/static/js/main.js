@@ -55,6 +55,7 @@ const state = {
 };
 
 const conversation = new Conversation($("messages"), {
+  sessionId: () => state.session?.id,
   onRetry: retry,
   onContinue: (id) => sendBranchFrame({ type: "continue", message_id: id }),
   branches: {
@@ -153,22 +154,27 @@ const jobsPanel = new JobsPanel({
 });
 
 // "Background" beside Send: what is typed becomes a job of this conversation (created first when
-// it is a draft); the conversation stays free, and the job's result is posted here.
-$("background").addEventListener("click", async () => {
+// it is a draft); the conversation stays free, and the job's result is posted here. "Research"
+// beside it starts a research job (docs/jobs.md#research): its report, with its Markdown and PDF
+// files, is posted here too.
+async function startJob(mode) {
   const text = $("input").value.trim();
   if (!text) {
-    toast("Write the task first, then press Background.", "info");
+    toast(mode === "research" ? "Write the question first, then press Research." : "Write the task first, then press Background.", "info");
     return;
   }
   try {
     const sessionId = await ensureSession();
-    const job = await api.startJob(text, sessionId);
+    const job = await api.startJob(text, sessionId, mode);
     composer.clear();
-    toast(`Background job “${job.title}” started: its result will be posted here.`, "info");
+    const what = mode === "research" ? `Research “${job.title}” started: its report` : `Background job “${job.title}” started: its result`;
+    toast(`${what} will be posted here.`, "info");
   } catch (error) {
     toast(`Could not start it: ${error.message}`);
   }
-});
+}
+$("background").addEventListener("click", () => startJob("task"));
+$("research").addEventListener("click", () => startJob("research"));
 
 function jobChanged(frame) {
   jobsPanel.changed();

@@ -34,8 +34,6 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
-from starlette.applications import Starlette
-from starlette.routing import Route
 
 from navi import __version__
 from navi.agent.turns import TurnOptions
@@ -54,7 +52,6 @@ from navi.sessions.models import Session, is_session_id
 LONG_TOOLS = ("ask", "background_job")
 JOB_POLL = 1.0  # seconds between looks at a running job
 APPROVALS_SETTING = "NAVI_MCP_APPROVALS"  # named in the note about denied calls
-MCP_PATH = "/mcp"
 INSTRUCTIONS = (
     "Navi is the user's own AI agent: it has tools (web, files, shell, SSH, code, HTTP APIs), "
     "remembers the user across sessions and keeps long conversations. Use `ask` to delegate a task "
@@ -387,11 +384,11 @@ def hosting(host: Callable[[], NaviHost]) -> Lifespan:
     return lifespan
 
 
-def mount_http(
-    app: Starlette, host: Callable[[], NaviHost], max_body_bytes: int
-) -> StreamableHTTPSessionManager:
-    """Serve the tools as streamable HTTP at `/mcp` in `app`; the caller runs the returned session
-    manager (`async with manager.run()`) for as long as the app runs.
+def http_endpoint(
+    host: Callable[[], NaviHost], path: str, max_body_bytes: int
+) -> tuple[StreamableHTTPSessionManager, StreamableHTTPASGIApp]:
+    """The tools as streamable HTTP (for `/mcp`, `navi/api/mcp_http.py`): the session manager, which
+    the caller runs (`async with manager.run()`) for as long as it serves, and the ASGI endpoint.
 
     Stateless: every request stands alone (the conversation is Navi's session, named by the
     client), so nothing is kept between requests and each is checked and scoped like any other.
@@ -400,12 +397,10 @@ def mount_http(
     """
     server = build_server(hosting(host))
     server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
+        streamable_http_path=path,
         stateless_http=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=max_body_bytes,
     )
     manager = server.session_manager
-    endpoint = StreamableHTTPASGIApp(manager)  # a plain ASGI app: the SDK reads the request itself
-    app.router.routes.append(Route(MCP_PATH, endpoint, methods=["GET", "POST", "DELETE"]))
-    return manager
+    return manager, StreamableHTTPASGIApp(manager)  # a plain ASGI app: the SDK reads the request itself

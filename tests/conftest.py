@@ -166,7 +166,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
 
 # Tiers by what a test uses, so `make check` (the unit tier) can leave the others out: a test of the
 # PostgreSQL cluster is marked `postgres`, one of Chromium `browser`, wherever it is.
-_TIER_FIXTURES = {"pg_url": "postgres", "pg_empty_url": "postgres", "pg_cluster": "postgres", "browser": "browser"}
+_TIER_FIXTURES = {
+    "pg_url": "postgres",
+    "pg_empty_url": "postgres",
+    "pg_cluster": "postgres",
+    "browser": "browser",
+}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

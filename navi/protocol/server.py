@@ -277,6 +277,15 @@ ErrorCode = Literal[
     "worker_lost",  # the Navi process running the turn died; the message is kept, Retry runs it again
     "queue_full",  # too many messages already wait in this session
     "not_queued",  # an edit or cancel of a message that no longer waits (it ran, steered, or was cancelled)
+    # Additive, a `voice` or `speak` frame's (the same words as the /v1/audio routes' errors):
+    "unsupported_format",  # the clip's bytes are not audio Navi reads
+    "corrupt_audio",  # the clip is damaged and nothing decodes
+    "too_large",  # the clip is over VOICE_MAX_MB
+    "too_long",  # the clip is longer than VOICE_MAX_SECONDS
+    "no_speech",  # silent, or nothing a person said was heard
+    "voice_busy",  # VOICE_QUEUE voice jobs wait or run already: try again in a moment
+    "voice_unavailable",  # voice is off here, or its engine cannot run (the message says why)
+    "voice_server_failed",  # VOICE_STT=remote / VOICE_TTS=remote and that server failed
     "internal",  # a bug in Navi: the message says what, the log has the rest
 ]
 _CODES = frozenset(ErrorCode.__args__)  # type: ignore[attr-defined]
@@ -398,6 +407,45 @@ class QueueCancelled(_ServerFrame):
     message_id: str
 
 
+class Transcript(_ServerFrame):
+    """Additive: the words of a `voice` frame's clip, to the connection that sent it only. With
+    `sent`, the words go on as a message: its `stream_start` (or `queued`) follows, as for a
+    `message` frame; without, they are the client's to show (the message box)."""
+
+    type: Literal["transcript"] = "transcript"
+    text: str
+    language: str = Field(description="The language heard (or the one the frame named).")
+    duration: float = Field(description="The clip's length in seconds.")
+    sent: bool = Field(description="Whether the words were sent on as the next message.")
+
+
+SpeechFormat = Literal["mp3", "opus", "aac", "flac", "wav"]
+
+
+class SpeechChunk(_ServerFrame):
+    """Additive: one sentence of an answer, spoken, to a connection that asked (`speak`). Sent as
+    soon as the sentence is complete and synthesised, while the answer still streams. It names the
+    turn (`run_id`) but is not one of the run's frames: no `seq`, and `since` does not count it."""
+
+    type: Literal["speech"] = "speech"
+    run_id: str
+    index: int = Field(description="The sentence's place in the answer, from 0.")
+    text: str = Field(description="The words spoken (code, addresses and markup left out).")
+    format: SpeechFormat
+    audio: str = Field(description="The audio, base64 (mp3: MPEG; opus: Ogg Opus; …).")
+
+
+class SpeechEnd(_ServerFrame):
+    """Additive: nothing more of this answer will be spoken on this connection. `done`: every
+    sentence was sent; `stopped`: a `speak` frame stopped it (barge-in) or switched speech off;
+    `failed`: speech failed (an `error` frame with its code came before)."""
+
+    type: Literal["speech_end"] = "speech_end"
+    run_id: str
+    sentences: int = Field(description="How many `speech` frames of this answer were sent.")
+    reason: Literal["done", "stopped", "failed"] = "done"
+
+
 # What the agent emits during a turn: every server frame but the run's start and the feed's news.
 AGENT_EVENTS = (
     ThinkingDelta
@@ -423,7 +471,16 @@ AgentEvent = Annotated[AGENT_EVENTS, Field(discriminator="type")]
 RunEvent = StreamStart | AGENT_EVENTS
 EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
 ServerFrame = Annotated[
-    StreamStart | AGENT_EVENTS | SessionUpdated | ScheduleRunChanged | Queued | QueueCancelled | JobChanged,
+    StreamStart
+    | AGENT_EVENTS
+    | SessionUpdated
+    | ScheduleRunChanged
+    | Queued
+    | QueueCancelled
+    | JobChanged
+    | Transcript
+    | SpeechChunk
+    | SpeechEnd,
     Field(discriminator="type"),
 ]
 SERVER_ADAPTER: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)

@@ -226,3 +226,37 @@ async def test_the_token_and_the_users(navi: LiveNavi, question: bytes) -> None:
         assert "paris" in words((await frames_until(ws, "transcript", within=120))[-1]["text"])
     with navi.client() as http:  # and nothing of it in the owner's session
         assert http.get(f"/sessions/{sid}").json()["messages"] == []
+
+
+async def test_a_flood_of_clips_is_refused_not_kept() -> None:
+    """Each waiting clip holds its bytes: past `MAX_WAITING` on one connection a clip is refused at
+    once (`voice_busy`), and the ones taken are heard in order. (A voice service that holds every
+    transcription until the test lets it go, to make the wait exact.)"""
+    from navi.api.voice_frames import MAX_WAITING, VoiceSocket
+    from navi.protocol import VoiceFrame
+    from navi.voice import Transcript as Heard
+
+    release = asyncio.Event()
+    heard: list[str] = []
+
+    class HeldVoice:
+        async def transcribe(self, data: bytes, **_: Any) -> Heard:
+            await release.wait()
+            heard.append(data.decode())
+            return Heard(data.decode(), "en", 1.0)
+
+    sent: list[dict[str, Any]] = []
+    words_sent: list[str] = []
+
+    async def send(text: str, mode: str) -> None:
+        words_sent.append(text)
+
+    socket = VoiceSocket(HeldVoice(), sent.append)  # type: ignore[arg-type]
+    for n in range(MAX_WAITING + 3):
+        socket.hear(VoiceFrame(audio=b64(f"clip {n}".encode())), send)
+    assert [f["code"] for f in sent] == ["voice_busy"] * 3
+    release.set()
+    await asyncio.gather(*socket._tasks)  # the clips taken, heard
+    assert heard == words_sent == [f"clip {n}" for n in range(MAX_WAITING)]
+    assert [f["text"] for f in sent if f["type"] == "transcript"] == heard
+    await socket.close()

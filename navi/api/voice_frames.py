@@ -44,6 +44,7 @@ from navi.voice.speakable import Sentences
 log = structlog.stdlib.get_logger(__name__)
 
 KINDS = frozenset({"voice", "speak"})
+MAX_WAITING = 4  # clips of one connection waiting to be heard; one more is refused (`voice_busy`)
 ENDS = frozenset({"stream_end", "stream_stopped", "error"})
 Send = Callable[[str, QueueMode], Awaitable[dict[str, Any] | None]]
 
@@ -108,6 +109,9 @@ class VoiceSocket:
     def hear(self, frame: VoiceFrame, send: Send) -> None:
         """Transcribe `frame`'s clip on a task of its own; `send` sends its words on."""
         if self._unavailable():
+            return
+        if len(self._tasks) >= MAX_WAITING:  # each holds its clip: a flood costs an error, not memory
+            self.put(_error(f"{MAX_WAITING} clips of this connection wait already", "voice_busy"))
             return
         task = asyncio.create_task(self._hear(frame, send))
         self._tasks.add(task)

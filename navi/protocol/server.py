@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, cast
 from pydantic import MISSING, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from navi import redact
+from navi.protocol.voice import VOICE_FRAMES
 
 
 class _ServerFrame(BaseModel):
@@ -172,6 +173,39 @@ class ApprovalResolved(_RunFrame):
     is_subagent: bool = False
 
 
+ElicitationAction = Literal["accept", "decline", "cancel"]
+ELICITATION_ACTIONS: tuple[ElicitationAction, ...] = ("accept", "decline", "cancel")
+
+
+class ElicitationRequired(_RunFrame):
+    """Additive: an MCP server asks the user something in the middle of a tool call (MCP
+    elicitation). `mode` "form": answer with `content` matching `requested_schema` (a flat JSON
+    Schema object of strings, numbers, integers, booleans and enums); "url": the server asks the
+    user to open `url` (nothing comes back through Navi but the consent). Only the user answers:
+    the model never sees the question, and nothing is filled in for them."""
+
+    type: Literal["elicitation_required"] = "elicitation_required"
+    elicitation_id: str = Field(description="What the answer names (an `elicitation` frame, or REST).")
+    server: str = Field(description="The MCP server asking (its name in `MCP_SERVERS_FILE`).")
+    tool: str = Field(description="The tool call it asks during (`<server>__<tool>`).")
+    message: str
+    mode: Literal["form", "url"]
+    requested_schema: dict[str, Any] | MISSING = Field(default=MISSING, description="The form's fields.")
+    url: str | MISSING = Field(default=MISSING, description="The page the server asks the user to open.")
+    is_subagent: bool = False
+
+
+class ElicitationResolved(_RunFrame):
+    """Additive: the question `elicitation_id` is settled. `by`: the user; the timeout, a stop or
+    `unattended` (a run nobody can be asked in) settle it as `cancel`."""
+
+    type: Literal["elicitation_resolved"] = "elicitation_resolved"
+    elicitation_id: str
+    action: ElicitationAction
+    by: Literal["user", "timeout", "stop", "unattended"] = "user"
+    is_subagent: bool = False
+
+
 class TextDelta(_RunFrame):
     """A piece of the answer's text."""
 
@@ -246,6 +280,8 @@ class Status(_RunFrame):
     type: Literal["status"] = "status"
     phase: Phase
     detail: str = ""
+    # Additive, `researching` only: how many sources the research has read so far.
+    sources: int | None = None
 
 
 class Notice(_RunFrame):
@@ -273,6 +309,8 @@ ErrorCode = Literal[
     "nothing_to_continue",  # continue of an answer that is not the latest one, or was not cut off
     "too_slow",  # this connection fell too far behind the run and was closed
     "approval_not_found",  # an answer to an approval no run is waiting for (answered already, or unknown)
+    "elicitation_not_found",  # an answer to an elicitation nothing waits for (answered already, or unknown)
+    "bad_answer",  # an elicitation's content that does not match its form (it still waits)
     "message_not_found",  # edit, regenerate or switch named no message of the session
     "worker_lost",  # the Navi process running the turn died; the message is kept, Retry runs it again
     "queue_full",  # too many messages already wait in this session
@@ -301,6 +339,10 @@ class ErrorEvent(_RunFrame):
     call_id: str | MISSING = Field(
         default=MISSING, description="On `approval_not_found`: the call the refused answer named."
     )
+    elicitation_id: str | MISSING = Field(
+        default=MISSING,
+        description="On `elicitation_not_found` and `bad_answer`: the question the refused answer named.",
+    )
 
     @field_validator("message")
     @classmethod
@@ -317,7 +359,8 @@ class ErrorEvent(_RunFrame):
 
 
 class SessionUpdated(_ServerFrame):
-    """A session was created, renamed, pinned, switched to another profile, imported or deleted.
+    """A session was created, renamed, pinned, switched to another profile, moved to a folder,
+    archived or brought back, imported or deleted.
     It goes to every connection of the session's owner and belongs to no turn (no `run_id`, no
     `seq`). A deleted session's frame has `deleted: true` and none of the other fields."""
 
@@ -326,6 +369,11 @@ class SessionUpdated(_ServerFrame):
     name: str | MISSING | None = MISSING
     profile_id: str | MISSING = MISSING
     pinned: bool | MISSING = MISSING
+    # Where it sits (issue 49): its folder (null: none), archived, temporary (a chat deleted when
+    # its page closes it, left out of the list).
+    folder: str | MISSING | None = MISSING
+    archived: bool | MISSING = MISSING
+    temporary: bool | MISSING = MISSING
     deleted: bool = False
 
 
@@ -369,6 +417,10 @@ class JobChanged(_ServerFrame):
     max_steps: int = 0
     last_step: str | None = None
     error: str | None = None
+    # Additive: `task` or `research`; a research job's sub-questions once planned, sources read.
+    mode: str = "task"
+    plan: list[str] = Field(default_factory=list)
+    sources: int = 0
 
 
 class Steered(_RunFrame):
@@ -407,45 +459,6 @@ class QueueCancelled(_ServerFrame):
     message_id: str
 
 
-class Transcript(_ServerFrame):
-    """Additive: the words of a `voice` frame's clip, to the connection that sent it only. With
-    `sent`, the words go on as a message: its `stream_start` (or `queued`) follows, as for a
-    `message` frame; without, they are the client's to show (the message box)."""
-
-    type: Literal["transcript"] = "transcript"
-    text: str
-    language: str = Field(description="The language heard (or the one the frame named).")
-    duration: float = Field(description="The clip's length in seconds.")
-    sent: bool = Field(description="Whether the words were sent on as the next message.")
-
-
-SpeechFormat = Literal["mp3", "opus", "aac", "flac", "wav"]
-
-
-class SpeechChunk(_ServerFrame):
-    """Additive: one sentence of an answer, spoken, to a connection that asked (`speak`). Sent as
-    soon as the sentence is complete and synthesised, while the answer still streams. It names the
-    turn (`run_id`) but is not one of the run's frames: no `seq`, and `since` does not count it."""
-
-    type: Literal["speech"] = "speech"
-    run_id: str
-    index: int = Field(description="The sentence's place in the answer, from 0.")
-    text: str = Field(description="The words spoken (code, addresses and markup left out).")
-    format: SpeechFormat
-    audio: str = Field(description="The audio, base64 (mp3: MPEG; opus: Ogg Opus; …).")
-
-
-class SpeechEnd(_ServerFrame):
-    """Additive: nothing more of this answer will be spoken on this connection. `done`: every
-    sentence was sent; `stopped`: a `speak` frame stopped it (barge-in) or switched speech off;
-    `failed`: speech failed (an `error` frame with its code came before)."""
-
-    type: Literal["speech_end"] = "speech_end"
-    run_id: str
-    sentences: int = Field(description="How many `speech` frames of this answer were sent.")
-    reason: Literal["done", "stopped", "failed"] = "done"
-
-
 # What the agent emits during a turn: every server frame but the run's start and the feed's news.
 AGENT_EVENTS = (
     ThinkingDelta
@@ -456,6 +469,8 @@ AGENT_EVENTS = (
     | ToolEvent
     | ApprovalRequired
     | ApprovalResolved
+    | ElicitationRequired
+    | ElicitationResolved
     | TextDelta
     | StreamEnd
     | StreamStopped
@@ -470,19 +485,9 @@ AgentEvent = Annotated[AGENT_EVENTS, Field(discriminator="type")]
 # A frame of one turn as the run publishes it and its followers in this process read it.
 RunEvent = StreamStart | AGENT_EVENTS
 EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
-ServerFrame = Annotated[
-    StreamStart
-    | AGENT_EVENTS
-    | SessionUpdated
-    | ScheduleRunChanged
-    | Queued
-    | QueueCancelled
-    | JobChanged
-    | Transcript
-    | SpeechChunk
-    | SpeechEnd,
-    Field(discriminator="type"),
-]
+# Frames of no turn: the feed's news, the queue's, and a voice turn's (navi/protocol/voice.py).
+_OTHERS = SessionUpdated | ScheduleRunChanged | Queued | QueueCancelled | JobChanged | VOICE_FRAMES
+ServerFrame = Annotated[StreamStart | AGENT_EVENTS | _OTHERS, Field(discriminator="type")]
 SERVER_ADAPTER: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
 
 

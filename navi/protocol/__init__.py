@@ -1,10 +1,11 @@
 """The WebSocket protocol (`ws://host/ws/sessions/{id}`): every frame, typed, in one place.
 
-`server.py` holds the frames Navi sends, `client.py` the frames a client sends; each side is one
-pydantic discriminated union on `type` (`ServerFrame`, `ClientFrame`). The agent emits a subset of
-the server frames (`navi.agent.events.AgentEvent`); the run, the session feed, the schedule runner
-and the WebSocket endpoint build the others here, and the endpoint reads every client frame with
-`parse_client_frame`. Changes are additive only: frames keep their names and fields.
+`server.py` holds the frames Navi sends (a voice turn's in `voice.py`), `client.py` the frames a
+client sends; each side is one pydantic discriminated union on `type` (`ServerFrame`,
+`ClientFrame`). The agent emits a subset of the server frames (`navi.agent.events.AgentEvent`);
+the run, the session feed, the schedule runner and the WebSocket endpoint build the others here,
+and the endpoint reads every client frame with `parse_client_frame`. Changes are additive only:
+frames keep their names and fields.
 
 `python -m navi.protocol` prints the JSON Schema of both sides (`schema.py`);
 `docs/protocol.schema.json` is its output, and a test keeps the two equal. This part imports

@@ -380,14 +380,16 @@ async def test_a_voice_message_is_transcribed_and_answered_with_a_voice_message(
     try:
         world.script.turn("The lights in the kitchen are off now.")
         room = await world.room_with_navi()
-        clip = in_container(espeak_wav("Turn off the lights in the kitchen."), "ogg")
+        # (eSpeak NG's "Turn off the lights in the kitchen." is heard as "the light simplication" or
+        # "the light, simply kitchen" depending on Whisper's window: a sentence its voice says clearly)
+        clip = in_container(espeak_wav("Switch off the lights in the kitchen please."), "ogg")
         mxc = await world.ana.upload("voice-message.ogg", clip, "audio/ogg")
         info = {"mimetype": "audio/ogg", "size": len(clip), "duration": 2500}
         asked = await world.ana.send(room, "voice-message.ogg", msgtype="m.audio", url=mxc, info=info)
         answer, spoken = await world.ana.messages(room, 2, sender=world.navi.user_id)
         assert answer["content"]["body"] == "The lights in the kitchen are off now."
         heard = world.turns()[0].last_user_text
-        assert {"turn", "off", "kitchen"} <= set(words(heard)), heard
+        assert {"switch", "off", "lights", "kitchen"} <= set(words(heard)), heard
         assert spoken["content"]["msgtype"] == "m.audio"
         assert spoken["content"]["info"]["mimetype"] == "audio/ogg"
         assert spoken["content"]["m.relates_to"] == {"m.in_reply_to": {"event_id": asked}}

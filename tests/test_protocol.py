@@ -85,12 +85,15 @@ def test_each_side_has_its_frames() -> None:
         "queue_edit",
         "queue_cancel",
         "visibility",
+        "voice",
+        "speak",
     }
     server = frame_types(COMMITTED, "server")
     assert {"stream_start", "stream_end", "error", "session_updated", "schedule_run"} <= server
     assert {"queued", "queue_cancelled", "steered"} <= server
     assert {"elicitation_required", "elicitation_resolved"} <= server
-    assert len(server) == 25 and not server & frame_types(COMMITTED, "client")
+    assert {"transcript", "speech", "speech_end"} <= server  # a voice turn's (navi/api/voice_frames.py)
+    assert len(server) == 28 and not server & frame_types(COMMITTED, "client")
 
 
 def test_the_protocols_words_are_the_servers() -> None:

@@ -24,8 +24,15 @@ SCHEMA = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
 SERVER, CLIENT = frame_types(SCHEMA, "server"), frame_types(SCHEMA, "client")
 
 # Server frames a client leaves alone on purpose, and why.
-PAGE_IGNORES: dict[str, str] = {}
+# Voice frames come only to a connection that sent `voice` or `speak`; the page records and
+# plays through /v1/audio/transcriptions and /v1/audio/speech (navi/web/static/js/voice.js).
+VOICE_FRAMES = {
+    kind: "sent only to a connection that sent voice or speak; this client uses /v1/audio instead"
+    for kind in ("transcript", "speech", "speech_end")
+}
+PAGE_IGNORES: dict[str, str] = {**VOICE_FRAMES}
 CHAT_IGNORES: dict[str, str] = {
+    **VOICE_FRAMES,
     # navi chat sends no message while a turn runs (its input waits for the answer), so nothing of
     # its own waits; what other clients queue shows up as their turns.
     "queued": "navi chat queues nothing: it sends once the answer is in",

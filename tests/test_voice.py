@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from navi.voice import AudioError, Voice, VoiceBusy
+from navi.voice import AudioError, Voice, VoiceBusy, stt
 from navi.voice.audio import Clip, Limits, decode, encode, sniff
-from navi.voice.stt import Transcript, WhisperEngine
+from navi.voice.stt import Transcript, WhisperEngine, short_window
 from navi.voice.tts import EspeakEngine, PiperEngine
 from navi.voice.weights import STAMP, whisper_base
 from tests.helpers.speech import espeak_wav, in_container, silence_wav, wer, words
@@ -119,6 +119,33 @@ def test_silence_around_the_words_is_trimmed_and_pure_noise_is_no_speech(whisper
     with pytest.raises(AudioError) as nothing:
         whisper.transcribe(Clip(hiss, "wav"), language="en")
     assert nothing.value.code == "no_speech"
+
+
+def test_the_short_window_reads_the_clip_not_thirty_seconds(
+    whisper: WhisperEngine, sentence_wav: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whisper's 30 s window cut to the clip and a margin (VOICE_STT_WINDOW=short, the default):
+    only faster-whisper's zero padding goes, in whole seconds, never under 5 s."""
+    rng = np.random.default_rng(3)
+
+    def padded(frames: int) -> np.ndarray:
+        features = np.zeros((80, 3000), np.float32)
+        features[:, :frames] = rng.uniform(-1.0, 1.0, (80, frames))
+        return features
+
+    assert short_window(padded(120)).shape == (80, 500)  # a 1.2 s clip: the 5 s floor
+    assert short_window(padded(700)).shape == (80, 900)  # 7 s and the 2 s margin
+    assert short_window(padded(2950)).shape == (80, 3000)  # never more than the full window
+    assert short_window(padded(1234)[None]).shape == (1, 80, 1500)  # a batch of one, rounded up
+    assert short_window(np.zeros((80, 3000), np.float32)).shape == (80, 500)
+    seen: list[int] = []
+    real = stt.short_window
+    monkeypatch.setattr(
+        stt, "short_window", lambda f: (lambda cut: seen.append(cut.shape[-1]) or cut)(real(f))
+    )
+    got = whisper.transcribe(decode(sentence_wav))  # language detected: that encode is cut too
+    assert set(words(got.text)) >= KEY_WORDS and got.language == "en", got.text
+    assert seen and max(seen) <= 600, seen  # a ~3.5 s clip: a 5-6 s window, not 30 s
 
 
 # --- text to speech -----------------------------------------------------------------------------------

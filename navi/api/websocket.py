@@ -19,7 +19,8 @@ running turn ("steer"); `queue_edit` and `queue_cancel` change a waiting message
 `{"type": "elicitation", "elicitation_id", "action", "content"}` answers an MCP server's question
 (`elicitation_required`); `elicitation_not_found` or `bad_answer` when it cannot be used.
 `edit`, `regenerate` and `switch` move the session to another branch, `continue` goes on with an
-answer the token cap cut off (navi/api/branch_frames.py).
+answer the token cap cut off (navi/api/branch_frames.py). `voice` (a spoken message) and `speak`
+(answers read aloud on this connection) are navi/api/voice_frames.py's.
 
 A socket outlives its handshake's check, so it checks its credentials again before it acts on
 any frame, and is closed with 4401 once they no longer let it in — a sign-out, the user removed,
@@ -49,6 +50,7 @@ from navi.agent.turns import NewMessage, Retry
 from navi.api import branch_frames
 from navi.api.identity import Recheck, recheck_of, user_of
 from navi.api.sockets import CLOSE_SIGNED_OUT, SIGNED_OUT, OpenSockets
+from navi.api.voice_frames import VoiceSocket
 from navi.compose import Runtime
 from navi.compose.server import ServerConfig
 from navi.llm.attached import AttachedFile
@@ -72,8 +74,10 @@ from navi.protocol import (
     RegenerateFrame,
     RetryFrame,
     Sender,
+    SpeakFrame,
     SwitchFrame,
     VisibilityFrame,
+    VoiceFrame,
     parse_client_frame,
 )
 from navi.runs import RunActive, RunManager, Subscriber
@@ -120,6 +124,7 @@ class CheckedFrame:
     message_id: str = ""  # the message an edit, regenerate, switch, queue_edit or queue_cancel names
     sender: Sender | None = None  # a message's name, location and metadata
     visible: bool = False  # a visibility frame's
+    said: VoiceFrame | SpeakFrame | None = None  # a voice or speak frame, as parsed
 
 
 def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
@@ -137,6 +142,8 @@ def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
         return CheckedFrame("retry")
     if isinstance(frame, VisibilityFrame):
         return CheckedFrame("visibility", visible=frame.visible)
+    if isinstance(frame, VoiceFrame | SpeakFrame):
+        return CheckedFrame(frame.type, said=frame)
     if isinstance(frame, ApprovalFrame):
         return CheckedFrame("approval", call_id=frame.call_id, decision=frame.decision)
     if isinstance(frame, ElicitationFrame):
@@ -277,13 +284,14 @@ async def _sender(
     websocket: WebSocket,
     outbox: asyncio.Queue[Any],
     ending: Ending | None = None,
+    tap: Callable[[dict[str, Any]], None] | None = None,
 ) -> None:
     """The only task that writes to the socket: run frames and error frames, in order, until the
     socket is `ending` (signed out): then it closes it, and whatever still waits is never sent.
 
     A socket that keeps up gets one frame per delta. One that is behind (`JOIN_BACKLOG` frames
     waiting) gets the waiting deltas of one run joined into one frame, carrying the last one's
-    `seq`: fewer, larger writes, the same text."""
+    `seq`: fewer, larger writes, the same text. `tap` sees every frame as it is sent (speech)."""
     ending = ending or Ending()
     held: Any = None
     while True:
@@ -302,6 +310,8 @@ async def _sender(
                 await websocket.close(code=1013)
                 return
             continue
+        if tap is not None:
+            tap(frame)
         await websocket.send_text(json.dumps(frame))
 
 
@@ -388,7 +398,8 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
         return
     outbox: asyncio.Queue[Any] = asyncio.Queue()
     ending = Ending()
-    sender = asyncio.create_task(_sender(websocket, outbox, ending))
+    voice = VoiceSocket(runtime.voice, outbox.put_nowait)
+    sender = asyncio.create_task(_sender(websocket, outbox, ending, voice.tap))
 
     def end(code: int = CLOSE_SIGNED_OUT, reason: str = SIGNED_OUT) -> None:
         if not ending.code:
@@ -396,6 +407,12 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
             outbox.put_nowait(ending)  # wakes the writer, which sends nothing more
 
     watched = sockets.add(user, recheck, credential, end)
+
+    async def say(text: str, mode: QueueMode) -> dict[str, Any] | None:  # a voice frame's words
+        if not await _still_let_in(recheck, end):
+            return None  # signed out while the clip was heard: nothing is sent
+        return await _send_or_queue(runs, session_id, found.owner, CheckedFrame("message", text, mode=mode))
+
     watch: Watch | None = None  # the session's runs, followed into the outbox
     files_root = config.uploads.root
     page = uuid.uuid4().hex  # this connection, as a page whose visibility counts (navi/push/presence.py)
@@ -436,6 +453,12 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
             if frame.kind == "visibility":
                 await _seen(runtime, page, user, frame.visible)
                 continue
+            if isinstance(frame.said, VoiceFrame):
+                voice.hear(frame.said, say)
+                continue
+            if isinstance(frame.said, SpeakFrame):
+                voice.speak(frame.said)
+                continue
             if frame.kind == "approval":
                 try:  # the run's approval_resolved frame reaches every client, this one too
                     await runs.controls.approve(session_id, frame.call_id, frame.decision)
@@ -464,6 +487,7 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
         pass
     finally:
         sockets.discard(watched)
+        await voice.close()
         await _seen(runtime, page, user, None)
         if watch is not None:
             await runs.followers.unwatch(watch)

@@ -37,7 +37,7 @@ def _listener(s: Settings) -> tuple[WhisperEngine | RemoteTranscriber | None, st
     if importlib.util.find_spec("faster_whisper") is None or importlib.util.find_spec("av") is None:
         return None, f"speech to text needs faster-whisper: {INSTALL_HINT}"
     own = Path(s.voice_stt_model_dir).expanduser() if s.voice_stt_model_dir else None
-    engine = WhisperEngine(own, threads=s.voice_threads, vad=s.voice_stt_vad)
+    engine = WhisperEngine(own, threads=s.voice_threads, vad=s.voice_stt_vad, window=s.voice_stt_window)
     if own is None:
         cache = voice_cache(s)
         engine.resolve = lambda: whisper_base(cache)

@@ -13,6 +13,8 @@ class VoiceSettings(BaseModel):
     voice_stt: Literal["builtin", "remote", "off"] = "builtin"
     voice_stt_model_dir: str = ""
     voice_stt_vad: bool = True  # silence trimmed first (faster-whisper's bundled Silero model)
+    # short: Whisper's encoder reads the clip and 2 s more (at least 5 s); full: its 30 s window.
+    voice_stt_window: Literal["short", "full"] = "short"
     voice_stt_language: str = ""  # empty: detected per clip
     # auto: Piper where its voice is installed, else eSpeak NG; remote: VOICE_TTS_URL.
     voice_tts: Literal["auto", "piper", "espeak", "remote", "off"] = "auto"

@@ -1,10 +1,11 @@
 """The WebSocket protocol (`ws://host/ws/sessions/{id}`): every frame, typed, in one place.
 
-`server.py` holds the frames Navi sends, `client.py` the frames a client sends; each side is one
-pydantic discriminated union on `type` (`ServerFrame`, `ClientFrame`). The agent emits a subset of
-the server frames (`navi.agent.events.AgentEvent`); the run, the session feed, the schedule runner
-and the WebSocket endpoint build the others here, and the endpoint reads every client frame with
-`parse_client_frame`. Changes are additive only: frames keep their names and fields.
+`server.py` holds the frames Navi sends (a voice turn's in `voice.py`), `client.py` the frames a
+client sends; each side is one pydantic discriminated union on `type` (`ServerFrame`,
+`ClientFrame`). The agent emits a subset of the server frames (`navi.agent.events.AgentEvent`);
+the run, the session feed, the schedule runner and the WebSocket endpoint build the others here,
+and the endpoint reads every client frame with `parse_client_frame`. Changes are additive only:
+frames keep their names and fields.
 
 `python -m navi.protocol` prints the JSON Schema of both sides (`schema.py`);
 `docs/protocol.schema.json` is its output, and a test keeps the two equal. This part imports
@@ -27,8 +28,10 @@ from navi.protocol.client import (
     QueueEditFrame,
     RegenerateFrame,
     RetryFrame,
+    SpeakFrame,
     SwitchFrame,
     VisibilityFrame,
+    VoiceFrame,
     parse_client_frame,
     parse_message,
 )
@@ -74,6 +77,7 @@ from navi.protocol.server import (
     UserMessage,
     parse_server_frame,
 )
+from navi.protocol.voice import SpeechChunk, SpeechEnd, SpeechFormat, Transcript
 
 __all__ = [
     "CLIENT_ADAPTER",
@@ -117,6 +121,10 @@ __all__ = [
     "Sender",
     "ServerFrame",
     "SessionUpdated",
+    "SpeakFrame",
+    "SpeechChunk",
+    "SpeechEnd",
+    "SpeechFormat",
     "Status",
     "Steered",
     "StreamEnd",
@@ -128,10 +136,12 @@ __all__ = [
     "ThinkingEnd",
     "ToolEvent",
     "ToolStarted",
+    "Transcript",
     "TurnThinking",
     "TurnUsage",
     "UserMessage",
     "VisibilityFrame",
+    "VoiceFrame",
     "parse_client_frame",
     "parse_message",
     "parse_server_frame",

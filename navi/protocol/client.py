@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from navi.protocol.sender import MAX_LOCATION, MAX_NAME, Sender, sender_problem
 from navi.protocol.server import DECISIONS, Decision, QueueMode
+from navi.protocol.voice import SpeechFormat
 
 MAX_IMAGES = 10
 MAX_CALL_ID = 200
@@ -249,6 +250,62 @@ class VisibilityFrame(_ClientFrame):
     visible: bool
 
 
+MAX_PROMPT = 2000
+
+
+class VoiceFrame(_ClientFrame):
+    """Additive: a spoken message. `audio` is the clip, base64 or a data: URI (within the frame's
+    16 MB): WAV, MP3, OGG/Opus, WebM/Opus, M4A/AAC or FLAC, recognised by its bytes, within
+    `VOICE_MAX_MB` and `VOICE_MAX_SECONDS`. Navi transcribes it off the event loop and answers this
+    connection with `transcript`; with `send` (the default) the words then go on as a `message`
+    frame's would (`mode` as there). A clip that cannot be used gets an `error` frame with its
+    code (`no_speech`, `corrupt_audio`, …) and nothing is sent. A connection's clips are heard in
+    the order they came."""
+
+    type: Literal["voice"] = "voice"
+    audio: str = Field(min_length=1, description="The clip, base64 (or a data: URI).")
+    language: str | None = Field(
+        default=None, description="ISO-639-1 code (`en`); none: VOICE_STT_LANGUAGE, else detected."
+    )
+    prompt: str | None = Field(default=None, max_length=MAX_PROMPT, description="Words to expect.")
+    send: bool = Field(default=True, description="Send the words on as the next message.")
+    mode: QueueMode | None = Field(default=None, description='While a turn runs: "queue" or "steer".')
+
+    @model_validator(mode="before")
+    @classmethod
+    def _said_plainly(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        audio = data.get("audio")
+        if not isinstance(audio, str) or not audio.strip():
+            raise ValueError("audio is required: the clip as a base64 string")
+        language = data.get("language")
+        if language is not None and not (
+            isinstance(language, str)
+            and language.isascii()
+            and language.isalpha()
+            and 2 <= len(language) <= 3
+        ):
+            raise ValueError("language must be an ISO-639-1 code such as en or de")
+        if data.get("mode") not in (None, "queue", "steer"):
+            raise ValueError('mode must be "queue" or "steer"')
+        return data
+
+
+class SpeakFrame(_ClientFrame):
+    """Additive: read this session's answers aloud on this connection. While `on`, each answer
+    that starts streaming gets `speech` frames, a sentence each, the first while the answer still
+    streams (code, addresses and markup are not read), then `speech_end`. Sent again — on or off —
+    it stops what is left of the answer being spoken (`speech_end`, `stopped`): what a client sends
+    when the person talks over the answer (barge-in). Only this connection hears it."""
+
+    type: Literal["speak"] = "speak"
+    on: bool
+    format: SpeechFormat = Field(
+        default="mp3", description="The audio's format: mp3, opus, aac, flac or wav."
+    )
+
+
 ClientFrame = Annotated[
     MessageFrame
     | RetryFrame
@@ -260,7 +317,9 @@ ClientFrame = Annotated[
     | ContinueFrame
     | QueueEditFrame
     | QueueCancelFrame
-    | VisibilityFrame,
+    | VisibilityFrame
+    | VoiceFrame
+    | SpeakFrame,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[ClientFrame] = TypeAdapter(ClientFrame)
@@ -276,6 +335,8 @@ _CLIENT_TYPES: dict[str, type[_ClientFrame]] = {
     "queue_edit": QueueEditFrame,
     "queue_cancel": QueueCancelFrame,
     "visibility": VisibilityFrame,
+    "voice": VoiceFrame,
+    "speak": SpeakFrame,
 }
 
 
@@ -301,7 +362,8 @@ def parse_client_frame(data: Any) -> ClientFrame:
             '{"type": "edit", "message_id": …, "content": …}, {"type": "regenerate", "message_id": …}, '
             '{"type": "switch", "message_id": …}, {"type": "continue", "message_id": …}, '
             '{"type": "queue_edit", "message_id": …, "content": …}, '
-            '{"type": "queue_cancel", "message_id": …} or {"type": "visibility", "visible": …}'
+            '{"type": "queue_cancel", "message_id": …}, {"type": "visibility", "visible": …}, '
+            '{"type": "voice", "audio": …} or {"type": "speak", "on": …}'
         )
     try:
         return cast(ClientFrame, model.model_validate(data))

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, cast
 from pydantic import MISSING, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from navi import redact
+from navi.protocol.voice import VOICE_FRAMES
 
 
 class _ServerFrame(BaseModel):
@@ -314,6 +315,15 @@ ErrorCode = Literal[
     "worker_lost",  # the Navi process running the turn died; the message is kept, Retry runs it again
     "queue_full",  # too many messages already wait in this session
     "not_queued",  # an edit or cancel of a message that no longer waits (it ran, steered, or was cancelled)
+    # Additive, a `voice` or `speak` frame's (the same words as the /v1/audio routes' errors):
+    "unsupported_format",  # the clip's bytes are not audio Navi reads
+    "corrupt_audio",  # the clip is damaged and nothing decodes
+    "too_large",  # the clip is over VOICE_MAX_MB
+    "too_long",  # the clip is longer than VOICE_MAX_SECONDS
+    "no_speech",  # silent, or nothing a person said was heard
+    "voice_busy",  # VOICE_QUEUE voice jobs wait or run already: try again in a moment
+    "voice_unavailable",  # voice is off here, or its engine cannot run (the message says why)
+    "voice_server_failed",  # VOICE_STT=remote / VOICE_TTS=remote and that server failed
     "internal",  # a bug in Navi: the message says what, the log has the rest
 ]
 _CODES = frozenset(ErrorCode.__args__)  # type: ignore[attr-defined]
@@ -475,10 +485,9 @@ AgentEvent = Annotated[AGENT_EVENTS, Field(discriminator="type")]
 # A frame of one turn as the run publishes it and its followers in this process read it.
 RunEvent = StreamStart | AGENT_EVENTS
 EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
-ServerFrame = Annotated[
-    StreamStart | AGENT_EVENTS | SessionUpdated | ScheduleRunChanged | Queued | QueueCancelled | JobChanged,
-    Field(discriminator="type"),
-]
+# Frames of no turn: the feed's news, the queue's, and a voice turn's (navi/protocol/voice.py).
+_OTHERS = SessionUpdated | ScheduleRunChanged | Queued | QueueCancelled | JobChanged | VOICE_FRAMES
+ServerFrame = Annotated[StreamStart | AGENT_EVENTS | _OTHERS, Field(discriminator="type")]
 SERVER_ADAPTER: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
 
 

@@ -222,6 +222,8 @@ class FakeModelServer:
                 return
             if reply.drop_after is not None and i == reply.drop_after:
                 raise _DroppedStream()
+            if reply.hold is not None and i == reply.wait_after and i:
+                await asyncio.to_thread(reply.hold.wait, 60)
             item = next(items, None)
             if item is None:
                 return

@@ -50,6 +50,9 @@ class Reply:
     # In-process only: wait on this event once `wait_after` pieces were yielded.
     wait_for: asyncio.Event | None = None
     wait_after: int = 0
+    # The HTTP fake: wait on this (set from any thread) once `wait_after` pieces were sent, so a
+    # test holds an answer mid-stream until it saw what it waits for (at most a minute).
+    hold: threading.Event | None = None
 
     def pieces(self) -> list[tuple[str, str]]:
         """The streamed pieces in order: ("thinking", text) then ("text", text)."""

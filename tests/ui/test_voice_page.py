@@ -4,8 +4,9 @@ aloud sentence by sentence while they stream (the first sentence's audio asked f
 ends, code and addresses never sent to be spoken), hands-free talk with barge-in, and a clear message
 where the microphone is not allowed.
 
-The file is a spoken question followed by silence; Chromium plays it in a loop as the microphone.
-One Navi for the module: Whisper and Piper load once.
+The file is a spoken question followed by silence; Chromium plays it in a loop as the microphone
+(from its start each time the page opens the microphone). One Navi for the module: Whisper and
+Piper load once.
 """
 
 from __future__ import annotations
@@ -182,20 +183,59 @@ def test_the_speaker_button_reads_one_answer(page: Page, fake_server: FakeModelS
     assert timeline.spoken() == ["Your train leaves at noon.", "Platform four."]
 
 
+# The person says nothing for a while: the file-fed microphone's sound passes through a gain the
+# test turns down and up again (the page gets the same kind of audio track, from the same file).
+# The looping file alone would speak again whenever its loop comes round, on a loaded machine
+# before the answer's first sentence had even been synthesised: a barge-in before anything played.
+MUTE_SWITCH = """
+(() => {
+  const devices = navigator.mediaDevices;
+  const open = devices.getUserMedia.bind(devices);
+  const gains = [];
+  window.fakeMic = { on: true };
+  window.fakeMic.set = (on) => {
+    window.fakeMic.on = on;
+    for (const gain of gains) gain.gain.value = on ? 1 : 0;
+  };
+  devices.getUserMedia = async (constraints) => {
+    const stream = await open(constraints);
+    const context = new AudioContext();
+    const gain = context.createGain();
+    gain.gain.value = window.fakeMic.on ? 1 : 0;
+    const out = context.createMediaStreamDestination();
+    context.createMediaStreamSource(stream).connect(gain);
+    gain.connect(out);
+    gains.push(gain);
+    return out.stream;
+  };
+})();
+"""
+
+
 def test_hands_free_talk_and_barge_in(page: Page, fake_server: FakeModelServer) -> None:
+    # twelve sentences, ~40 s of speech: still playing when the question comes again
     long_answer = " ".join(
-        f"Point number {n} about the weather in Paris is worth hearing." for n in range(1, 9)
+        f"Point number {n} about the weather in Paris is worth hearing." for n in range(1, 13)
     )
-    use_script(fake_server).turn(Reply(text=long_answer, chunk_chars=20, delay=0.02))
+    script = use_script(fake_server)
+    script.turn(Reply(text=long_answer, chunk_chars=20, delay=0.02))
+    script.turn(Reply(text="Yes."))  # the question heard again after the barge-in is sent too
     timeline = Timeline(page)
+    page.add_init_script(MUTE_SWITCH)
     open_app(page)
+    mic = page.locator("#mic")
     page.locator("#hands-free").click()
     # the question is heard, the pause ends it, it is transcribed and sent by itself
+    expect(mic).to_have_attribute("aria-pressed", "true", timeout=30_000)
+    expect(mic).to_have_attribute("aria-pressed", "false", timeout=30_000)
+    page.evaluate("window.fakeMic.set(false)")  # while it is transcribed (a Whisper run): quiet
     expect(page.locator("article.msg.user, .msg.user").first).to_contain_text("Paris", timeout=60_000)
-    wait_attr(page, "#voice-player", "data-played", lambda v: int(v) >= 1)
-    # the looping microphone speaks again while the answer plays: playback stops, listening starts
+    wait_attr(page, "#voice-player", "data-played", lambda v: int(v) >= 1, 120)
+    assert page.locator("#voice-player").get_attribute("data-stopped") is None  # nothing stopped it
+    # the person speaks while the answer plays: playback stops, listening starts
+    page.evaluate("window.fakeMic.set(true)")
     wait_attr(page, "#voice-player", "data-stopped", lambda v: v == "barge-in", 30)
-    expect(page.locator("#mic")).to_have_attribute("aria-pressed", "true")
+    expect(mic).to_have_attribute("aria-pressed", "true")
     assert len(timeline.spoken()) >= 1
     played = int(page.locator("#voice-player").get_attribute("data-played") or "0")
     assert played < len(long_answer.split(". ")), "the whole answer played: nothing barged in"

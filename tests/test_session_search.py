@@ -380,16 +380,34 @@ async def test_the_newest_matches_are_ranked(
         await store.aclose()
 
 
-async def test_migration_0019_gives_sqlite_a_prefix_index_and_keeps_every_message(tmp_path: Path) -> None:
+async def test_migration_0019_gives_sqlite_a_prefix_index_and_keeps_every_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The FTS5 table is made again with prefix indexes of 2 and 3 characters (a search box's first
-    letters are one list, not a merge of every word they start), filled from the stored rows."""
+    letters are one list, not a merge of every word they start), filled from the stored rows; on a
+    large database (here: more than 2 rows) each step prints how far it is, as does 0031's count of
+    the words, whose counts are then the messages'."""
+    monkeypatch.setattr(migrate, "PROGRESS_ROWS", 2)
     db = Database(sqlite_url(tmp_path / "navi.db"))
     try:
         await migrate.upgrade(db, "0018")
         before = SqlSessionStore(db)
         sid = await old_session(db, [], owner="alice")  # the store's own create writes later columns
-        await before.append(sid, display=[Message.user("configure the router", created_at=at(1))])
+        older = [Message.user(f"old note {n}", created_at=at(1)) for n in range(4)]
+        await before.append(sid, display=[*older, Message.user("configure the router", created_at=at(1))])
+        capsys.readouterr()
         await migrate.upgrade(db)
+        lines = capsys.readouterr().err.splitlines()
+        assert [line.split(" (")[0] for line in lines] == [
+            *(f"navi: upgrading the database: indexing searched messages again: {n} of 5" for n in (2, 4, 5)),
+            "navi: upgrading the database: indexing searched messages again",
+            *(
+                f"navi: upgrading the database: counting the words of searched messages: {n} of 5"
+                for n in (2, 4, 5)
+            ),
+        ]
+        words = text("SELECT word, n FROM message_search_words WHERE word IN ('', 'note', 'router')")
+        assert dict(await db.read(lambda c: c.execute(words).all())) == {"": 5, "note": 4, "router": 1}
         schema = text("SELECT sql FROM sqlite_master WHERE name = 'message_search_fts'")
         created = await db.read(lambda c: c.execute(schema).scalar())
         assert "prefix='2 3'" in created

@@ -26,7 +26,6 @@ Create Date: 2026-12-07
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import Counter
 
@@ -80,38 +79,31 @@ POSTGRES = [
     "CREATE TRIGGER message_search_words_ad AFTER DELETE ON message_search "
     "FOR EACH ROW EXECUTE FUNCTION navi_message_words_drop()",
 ]
-BATCH = 20_000  # messages read per step of SQLite's count; a progress line after each past the first
-
-
-def _progress(done: int, total: int, began: float) -> None:
-    took = time.monotonic() - began
-    print(
-        f"navi: counting the words of searched messages: {done:,} of {total:,} ({took:.0f} s)",
-        file=sys.stderr,
-        flush=True,
-    )
 
 
 def _count_sqlite() -> None:
     """Existing messages' words, counted in Python with the function the triggers call."""
-    bind = op.get_bind()
-    raw = bind.connection.driver_connection
+    from navi.storage.counts import driver
+    from navi.storage.database import indexed_words  # what navi_words returns, as a list
+    from navi.storage.migrate import PROGRESS_ROWS, progress
+
+    raw = driver(op.get_bind())
     total = raw.execute("SELECT count(*) FROM message_search").fetchone()[0]
     counts: Counter[tuple[str, str]] = Counter()
-    from navi.storage.database import indexed_words  # what navi_words returns, as a list
 
     done, last, began = 0, -1, time.monotonic()
     while True:
         rows = raw.execute(
-            "SELECT id, owner, body FROM message_search WHERE id > ? ORDER BY id LIMIT ?", (last, BATCH)
+            "SELECT id, owner, body FROM message_search WHERE id > ? ORDER BY id LIMIT ?",
+            (last, PROGRESS_ROWS),
         ).fetchall()
         if not rows:
             break
         for _, owner, body in rows:
             counts.update((owner, w) for w in indexed_words(body))
         done, last = done + len(rows), rows[-1][0]
-        if total > BATCH:
-            _progress(done, total, began)
+        if total > PROGRESS_ROWS:
+            progress("counting the words of searched messages", done, total, began)
     raw.executemany(
         "INSERT INTO message_search_words (owner, word, n) VALUES (?, ?, ?)",
         ((owner, word, n) for (owner, word), n in counts.items()),

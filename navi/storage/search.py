@@ -30,6 +30,7 @@ from sqlalchemy import Connection, DateTime, Float, TextualSelect, bindparam, te
 
 from navi.sessions.models import as_utc
 from navi.sessions.search import SearchHit, SearchQuery, bm25_idf, bm25_order, snippet
+from navi.storage.counts import driver
 
 # Matches ranked per search: the newest WINDOW of the user's matches (in the date range and
 # profile asked for), so a word in 100,000 of someone's messages costs what one in 100 does.
@@ -47,6 +48,9 @@ _PREFIX = text(
     """SELECT coalesce(sum(n), 0) FROM (SELECT n FROM message_search_words
         WHERE owner = :owner AND word >= :low AND word < :high LIMIT :most) AS w"""
 )
+_SQLITE_WORDS = "SELECT word, n FROM message_search_words WHERE owner = ? AND word IN ({marks})"
+_SQLITE_PREFIX = """SELECT coalesce(sum(n), 0) FROM (SELECT n FROM message_search_words
+    WHERE owner = :owner AND word >= :low AND word < :high LIMIT :most)"""
 _DETAILS = (
     text(
         """SELECT d.id, d.session_id, s.name AS session_name, s.profile_id, d.message_id, d.role, d.created_at
@@ -107,10 +111,17 @@ def weights(conn: Connection, query: SearchQuery, owner: str, matched: int) -> d
     *whole, last = query.terms
     short = len(last) <= 3
     words = ["", *whole] if short else ["", *whole, last]
-    found = {r.word: int(r.n) for r in conn.execute(_WORDS, {"owner": owner, "words": words})}
-    if short:
-        params = {"owner": owner, "low": last, "high": last + "\U0010ffff", "most": PREFIX_WORDS}
-        found[last] = int(conn.execute(_PREFIX, params).scalar() or 0)
+    prefix = {"owner": owner, "low": last, "high": last + "\U0010ffff", "most": PREFIX_WORDS}
+    if conn.dialect.name == "sqlite":  # to the driver: through SQLAlchemy each costs what running it does
+        raw = driver(conn)
+        marks = ", ".join("?" * len(words))
+        found = dict(raw.execute(_SQLITE_WORDS.format(marks=marks), [owner, *words]).fetchall())
+        if short:
+            found[last] = raw.execute(_SQLITE_PREFIX, prefix).fetchone()[0]
+    else:
+        found = {r.word: int(r.n) for r in conn.execute(_WORDS, {"owner": owner, "words": words})}
+        if short:
+            found[last] = int(conn.execute(_PREFIX, prefix).scalar() or 0)
     total = max(found.get("", 0), matched)
     return {t: bm25_idf(total, min(total, max(matched, found.get(t, 0)))) for t in query.terms}
 

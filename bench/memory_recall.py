@@ -458,6 +458,7 @@ async def latency(sizes: list[int], queries: int, embedded: int | None = None) -
                     row += [statistics.median(times) * 1000, times[int(len(times) * 0.99) - 1] * 1000]
                     row.append(statistics.median(cpu) * 1000)
                 out.append((size, *row))
+                print(f"  {size:,} facts: " + ", ".join(f"{v:.2f}" for v in row), flush=True)
         finally:
             await db.dispose()
     return out

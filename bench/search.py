@@ -9,12 +9,16 @@ three words are timed through `SessionStore.search` — the call `GET /search`, 
 search` and the `search_conversations` tool make — for the first user, 20 results each.
 
     .venv/bin/python bench/search.py [--sizes 10000,100000] [--queries 300] [--no-postgres]
-        [--windows 100,500] [--typing] [--sqlite-file PATH]
+        [--windows 100,500] [--typing] [--sqlite-file PATH] [--counted]
 
 `--sqlite-file` keeps the SQLite database in PATH: a later run with the same sizes finds it filled
 and only searches (filling 1,000,000 messages takes minutes). `--windows` compares how many matches
 a search ranks (navi/storage/search.py's WINDOW) in one run, each query once per window in turn;
 `--typing` cuts each query's last word to 2 or 3 letters, as the page searches while one types.
+`--counted` also times each query (in turn with the other, in the same run) with the words' weights
+counted per search as before migration 0034 (SQLite: each word's matches among the user's messages
+walked up to 2,000, the counts kept by the store between searches while the user's number moves
+less than 1%) — the rows named "counted" — against the counts the triggers keep.
 Each search's CPU time (the process's, every thread) is given beside the wall clock: on a loaded
 machine the wall clock counts the others' work too.
 """
@@ -28,15 +32,18 @@ import statistics
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import Connection, func, insert, select, text
 
 from navi.llm.messages import Message
 from navi.sessions.search import SearchQuery, terms
 from navi.storage import search
+from navi.storage.counts import Counts
 from navi.storage.database import postgres_url, sqlite_url
 from navi.storage.schema import session_messages, sessions
 from navi.storage.sessions import SqlSessionStore
@@ -103,9 +110,45 @@ async def fill(store: SqlSessionStore, first: int, count: int, rng: random.Rando
         await store.db.write(write)
 
 
+# What a search weighed its words by before migration 0034 (SQLite): each word's matches among the
+# user's messages counted up to COUNT_CAP, the counts kept between searches by `Counts`.
+COUNT_CAP = 2000
+_COUNT = text(
+    """SELECT count(*) FROM (SELECT 1 FROM message_search_fts
+        CROSS JOIN message_search d INDEXED BY ix_message_search_owner_id
+        ON d.owner = :owner AND d.id = message_search_fts.rowid
+        WHERE message_search_fts MATCH :match LIMIT :cap)"""
+)
+
+
+def _count(conn: Connection, params: dict[str, object]) -> int:
+    return int(conn.execute(_COUNT, params).scalar() or 0)
+
+
+Weights = Callable[[Connection, SearchQuery, str, int], dict[str, float]]
+
+
+def counted_weights(kept: Counts) -> Weights:
+    """`search.weights` as it was: counted per search (and kept by `kept` while the user's number
+    of messages moves less than 1%)."""
+
+    def weights(conn: Connection, query: SearchQuery, owner: str, matched: int) -> dict[str, float]:
+        total = max(kept.total(conn, owner), matched)
+        found = {}
+        for n, term in enumerate(query.terms):
+            prefix = n == len(query.terms) - 1 and len(term) <= 3
+            match = f'"{term}"*' if prefix else f'"{term}"'
+            params = {"match": match, "owner": owner, "cap": COUNT_CAP}
+            count = kept.holding(owner, match, total, partial(_count, conn, params))
+            found[term] = search.bm25_idf(total, max(matched, count))
+        return found
+
+    return weights
+
+
 class Row(NamedTuple):
     size: int
-    window: int
+    window: int | str
     p50: float  # ms, wall clock
     p99: float
     cpu50: float  # ms of the process's CPU time (every thread's: the search runs on a worker)
@@ -115,9 +158,19 @@ class Row(NamedTuple):
 
 
 async def measure(
-    url: str, sizes: list[int], queries: int, windows: list[int], typing: bool = False
+    url: str,
+    sizes: list[int],
+    queries: int,
+    windows: list[int],
+    typing: bool = False,
+    per_search: bool = False,
 ) -> list[Row]:
     rng = random.Random(7)
+    kept_weights = search.weights
+    # Each variant: (its name in the table, its window, what weighs the words).
+    variants: list[tuple[int | str, int, Weights]] = [(w, w, kept_weights) for w in windows]
+    if per_search and url.startswith("sqlite"):
+        variants += [(f"{w} counted", w, counted_weights(Counts("message_search"))) for w in windows]
     vocab = vocabulary(rng)
     store = SqlSessionStore.at(url)
     await store.open()
@@ -142,20 +195,23 @@ async def measure(
                 cut = [a.terms[-1][: ask_rng.choice((2, 3))] for a in asks]
                 asks = [SearchQuery((*a.terms[:-1], c), limit=20) for a, c in zip(asks, cut, strict=True)]
             for ask in asks[:20]:  # warm caches
-                await store.search(ask, owner="local")
-            # Each query once per window, in turn, so the machine's load falls on every window alike.
-            times: dict[int, list[float]] = {w: [] for w in windows}
-            cpu: dict[int, list[float]] = {w: [] for w in windows}
+                for _, window, weights in variants:
+                    search.WINDOW, search.weights = window, weights
+                    await store.search(ask, owner="local")
+            # Each query once per variant, in turn, so the machine's load falls on every one alike.
+            times: dict[int | str, list[float]] = {v[0]: [] for v in variants}
+            cpu: dict[int | str, list[float]] = {v[0]: [] for v in variants}
             hits = 0
             for n, ask in enumerate(asks):
-                for window in windows[n % len(windows) :] + windows[: n % len(windows)]:
-                    search.WINDOW = window
+                for name, window, weights in variants[n % len(variants) :] + variants[: n % len(variants)]:
+                    search.WINDOW, search.weights = window, weights
                     start, began_cpu = time.perf_counter(), time.process_time()
                     found = await store.search(ask, owner="local")
-                    times[window].append(time.perf_counter() - start)
-                    cpu[window].append(time.process_time() - began_cpu)
+                    times[name].append(time.perf_counter() - start)
+                    cpu[name].append(time.process_time() - began_cpu)
                 hits += bool(found)
-            for window in windows:
+            search.weights = kept_weights
+            for window, *_ in variants:
                 wall, used = sorted(times[window]), sorted(cpu[window])
                 p99 = min(len(wall) - 1, int(len(wall) * 0.99))
                 results.append(
@@ -205,10 +261,11 @@ async def main() -> None:
     )
     parser.add_argument("--typing", action="store_true", help="the last word cut to 2 or 3 letters")
     parser.add_argument("--sqlite-file", type=Path, help="keep (or reuse) the SQLite database here")
+    parser.add_argument("--counted", action="store_true", help="also weigh words counted per search (SQLite)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     windows = [int(w) for w in args.windows.split(",")]
-    how = (args.queries, windows, args.typing)
+    how = (args.queries, windows, args.typing, args.counted)
     if args.sqlite_file is not None:
         sqlite_rows = await measure(sqlite_url(args.sqlite_file), sizes, *how)
     else:

@@ -82,12 +82,32 @@ async def test_the_closer_match_ranks_first(store: SessionStore) -> None:
     assert [hits[1].snippet[a:b] for a, b in hits[1].highlights] == ["backup"]
 
 
-async def test_the_rarer_word_weighs_more(tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    """SQLite's BM25 (navi/storage/search.py): of two messages with both words, each with one of them
-    twice, the one repeating the word few messages have ranks first, though it is the older (the
-    newer wins a tie). PostgreSQL's ts_rank has no such weight."""
-    async with opened_store("sqlite", tmp_path, request) as store:
+@pytest.mark.parametrize("kind", SQL)
+async def test_the_rarer_word_weighs_more(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """BM25 (navi/storage/search.py) on both databases: of two messages with both words, each with
+    one of them twice, the one repeating the word few messages have ranks first, though it is the
+    older (the newer wins a tie). The words' counts come from the triggers' table (migration 0031)."""
+    async with opened_store(kind, tmp_path, request) as store:
         await _rarer_word(store)
+
+
+@pytest.mark.parametrize("kind", SQL)
+async def test_a_rare_word_lifts_an_older_message_above_newer_ones(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A search of two words: the newer, shorter messages each hold the common word three times
+    and the rare one once; an old, longer message holding the rare word three times comes first.
+    With every word weighing alike (no counts, or ts_rank), the newer ones would."""
+    async with opened_store(kind, tmp_path, request) as store:
+        s = await store.create("secretary", owner="alice")
+        filler = [Message.user(f"weather report {n} for today", created_at=at(1)) for n in range(30)]
+        await store.append(s.id, display=filler)
+        old = "saffron saffron saffron weather and a few more words"
+        await store.append(s.id, display=[Message.user(old, created_at=at(2))])
+        newer = [Message.user(f"weather weather weather saffron {n}", created_at=at(3 + n)) for n in range(3)]
+        await store.append(s.id, display=newer)
+        hits = await store.search(q("weather saffron"), owner="alice")
+        assert [h.snippet for h in hits] == [old, *(m.content for m in reversed(newer))]
 
 
 async def _rarer_word(store: SessionStore) -> None:
@@ -140,33 +160,43 @@ async def test_another_users_messages_never_move_the_ranking(store: SessionStore
     assert await found() == alone
 
 
-async def test_the_counts_a_store_keeps_follow_new_and_deleted_messages(
-    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("kind", SQL)
+async def test_the_word_counts_follow_new_and_deleted_messages(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    """SQLite's store keeps each user's counts between searches (navi/storage/counts.py `Counts`):
-    messages written since are added, and a whole count now and then sees deletions — what it
-    weighs by is what a store counting afresh weighs by."""
-    from navi.storage import counts as kept
-    from navi.storage import search
-
-    monkeypatch.setattr(kept, "RECOUNT", 3)
-    async with opened_store("sqlite", tmp_path, request) as store:
+    """The triggers' counts (migration 0031) are, per owner, how many searched messages hold each
+    word and (the empty word) how many there are — after appends and a deleted conversation, the
+    same as counted afresh; a tool result is not counted, nor another user's messages."""
+    async with opened_store(kind, tmp_path, request) as store:
         assert isinstance(store, SqlSessionStore)
-        counts = store._counts
         s = await store.create("secretary", owner="alice")
-        await store.append(s.id, display=[Message.user(f"note {n}") for n in range(5)])
-        await store.search(q("note"), owner="alice")
-        assert await store.db.read(lambda c: counts.total(c, "alice")) == 5
+        await store.append(s.id, display=[Message.user(f"Note {n} about Café note") for n in range(5)])
         other = await store.create("secretary", owner="alice")
-        await store.append(other.id, display=[Message.user(f"memo {n}") for n in range(4)])
-        await store.append(s.id, display=[Message.assistant("a note")])
-        await store.create("secretary", owner="bob")
-        assert await store.db.read(lambda c: counts.total(c, "alice")) == 10  # added
-        assert await store.db.read(lambda c: counts.total(c, "bob")) == 0
+        await store.append(
+            other.id,
+            display=[
+                Message.user("memo one"),
+                Message.tool("note from a tool", tool_call_id="c1", name="web_search"),
+            ],
+        )
+        bob = await store.create("secretary", owner="bob")
+        await store.append(bob.id, display=[Message.user("note for bob")])
+
+        async def counts() -> dict[tuple[str, str], int]:
+            read = text("SELECT owner, word, n FROM message_search_words")
+            rows = await store.db.read(lambda c: c.execute(read).all())
+            return {(o, w): n for o, w, n in rows}
+
+        found = await counts()
+        assert found[("alice", "")] == 6 and found[("alice", "note")] == 5 and found[("alice", "memo")] == 1
+        assert found[("alice", "about")] == 5 and ("alice", "tool") not in found
+        assert found[("bob", "")] == 1 and found[("bob", "note")] == 1
+        assert found[("alice", "cafe" if kind == "sqlite" else "café")] == 5  # each store's own words
         assert await store.delete(other.id, owner="alice")
-        totals = [await store.db.read(lambda c: counts.total(c, "alice")) for _ in range(3)]
-        assert totals[-1] == 6 and totals[0] in (6, 10)  # by the RECOUNT-th search at the latest
-        assert await store.db.read(lambda c: search.new_counts().total(c, "alice")) == 6
+        found = await counts()
+        assert found[("alice", "")] == 5 and ("alice", "memo") not in found and ("alice", "one") not in found
+        assert await store.delete(s.id, owner="alice")
+        assert {k: v for k, v in (await counts()).items() if k[0] == "alice"} == {}
 
 
 async def test_a_user_never_finds_another_users_messages(store: SessionStore) -> None:
@@ -350,16 +380,34 @@ async def test_the_newest_matches_are_ranked(
         await store.aclose()
 
 
-async def test_migration_0019_gives_sqlite_a_prefix_index_and_keeps_every_message(tmp_path: Path) -> None:
+async def test_migration_0019_gives_sqlite_a_prefix_index_and_keeps_every_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The FTS5 table is made again with prefix indexes of 2 and 3 characters (a search box's first
-    letters are one list, not a merge of every word they start), filled from the stored rows."""
+    letters are one list, not a merge of every word they start), filled from the stored rows; on a
+    large database (here: more than 2 rows) each step prints how far it is, as does 0031's count of
+    the words, whose counts are then the messages'."""
+    monkeypatch.setattr(migrate, "PROGRESS_ROWS", 2)
     db = Database(sqlite_url(tmp_path / "navi.db"))
     try:
         await migrate.upgrade(db, "0018")
         before = SqlSessionStore(db)
         sid = await old_session(db, [], owner="alice")  # the store's own create writes later columns
-        await before.append(sid, display=[Message.user("configure the router", created_at=at(1))])
+        older = [Message.user(f"old note {n}", created_at=at(1)) for n in range(4)]
+        await before.append(sid, display=[*older, Message.user("configure the router", created_at=at(1))])
+        capsys.readouterr()
         await migrate.upgrade(db)
+        lines = capsys.readouterr().err.splitlines()
+        assert [line.split(" (")[0] for line in lines] == [
+            *(f"navi: upgrading the database: indexing searched messages again: {n} of 5" for n in (2, 4, 5)),
+            "navi: upgrading the database: indexing searched messages again",
+            *(
+                f"navi: upgrading the database: counting the words of searched messages: {n} of 5"
+                for n in (2, 4, 5)
+            ),
+        ]
+        words = text("SELECT word, n FROM message_search_words WHERE word IN ('', 'note', 'router')")
+        assert dict(await db.read(lambda c: c.execute(words).all())) == {"": 5, "note": 4, "router": 1}
         schema = text("SELECT sql FROM sqlite_master WHERE name = 'message_search_fts'")
         created = await db.read(lambda c: c.execute(schema).scalar())
         assert "prefix='2 3'" in created

@@ -1,10 +1,11 @@
 """What BM25 weighs a user's words by on SQLite, from that user's own rows only, kept between searches.
 
-Both keyword searches SQLite ranks in Python — across conversations (`search.py`, `message_search`)
-and in memory facts (`memory_sql.py`, `memory_facts`) — weigh each word by how many of the
-searching user's rows there are (N) and how many of them hold the word. Never everyone's rows, as
+The keyword searches SQLite ranks in Python — memory facts (`memory_sql.py`, `memory_facts`) and
+documents (`document_search.py`) — weigh each word by how many of the searching user's rows there
+are (N) and how many of them hold the word. (Search across conversations reads both from counts
+its triggers keep: migration 0034.) Never everyone's rows, as
 FTS5's own `bm25()` counts: then the order of one user's results would tell which words other
-users wrote. Each table has an index on (owner, id) for this (migrations 0020 and 0022): a user's
+users wrote. Each table has an index on (owner, id) for this (e.g. migration 0022): a user's
 rows are counted in it alone, and a word's matches are told whose they are without reading a row.
 
 `Counts` keeps the numbers for its store, so a search does not count them again: the user's number

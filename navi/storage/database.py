@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sqlite3
 import threading
@@ -116,9 +117,24 @@ def _release(dbapi_conn: Any, _record: object) -> None:
         dbapi_conn.rollback()
 
 
+def indexed_words(body: str | None) -> list[str]:
+    """The distinct words of a searched message as FTS5's tokenizer splits them (folded,
+    diacritics removed), led by the empty word, which counts the message itself: what the triggers
+    of migration 0034 count per user for search's word weights."""
+    from navi.sessions.search import words_of
+
+    return ["", *sorted(set(words_of(body or "")))]
+
+
+def _navi_words(body: str | None) -> str:
+    return json.dumps(indexed_words(body), ensure_ascii=False)
+
+
 def _sqlite_connect(dbapi_conn: Any, _record: object) -> None:
     # Let SQLAlchemy's "begin" event, not the driver, decide when and how transactions start.
     dbapi_conn.isolation_level = None
+    # The words the search triggers count (migration 0034); SQL alone cannot split a text into them.
+    dbapi_conn.create_function("navi_words", 1, _navi_words, deterministic=True)
     cursor = dbapi_conn.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=FULL")

@@ -1,4 +1,4 @@
-"""Background jobs in SQL (`jobs`, migrations 0028, 0030: its `mode`, and 0031: a research job's
+"""Background jobs in SQL (`jobs`, migrations 0028, 0030: its `mode`, and 0033: a research job's
 `plan`, its sub-questions as a JSON list, and `sources`, how many it read). A claim picks the
 oldest queued job, or a running one whose lease ran out, and takes it with an UPDATE that repeats
 the condition, so two workers never both take one (PostgreSQL skips a row another worker is

@@ -7,6 +7,8 @@ checks `HEAD` against the migrations themselves.
 
 from __future__ import annotations
 
+import sys
+import time
 from importlib import resources
 from typing import TYPE_CHECKING
 
@@ -19,7 +21,18 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 MIGRATION_LOCK = 0x4E415649  # "NAVI": the advisory lock PostgreSQL migrations take
-HEAD = "0033"  # the newest revision in migrations/versions: update it with each new migration
+HEAD = "0034"  # the newest revision in migrations/versions: update it with each new migration
+
+
+PROGRESS_ROWS = 20_000  # a migration that works through more rows than this prints how far it is
+
+
+def progress(what: str, done: int, total: int, began: float) -> None:
+    """A line on standard error telling how far a long migration step is (`began`: its
+    `time.monotonic()`), so an upgrade of a large database does not look hung."""
+    took = time.monotonic() - began
+    line = f"navi: upgrading the database: {what}: {done:,} of {total:,} ({took:.0f} s)"
+    print(line, file=sys.stderr, flush=True)
 
 
 def _config() -> Config:

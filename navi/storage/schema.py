@@ -91,6 +91,15 @@ message_search = Table(
     Column("body", Text, nullable=False),
     UniqueConstraint("session_id", "position", name="uq_message_search_session_position"),
 )
+# Per owner, how many of their searched messages hold each word, and under the empty word how many
+# they have: kept by triggers on `message_search` (migration 0034), read for search's word weights.
+message_search_words = Table(
+    "message_search_words",
+    metadata,
+    Column("owner", String(128), primary_key=True),
+    Column("word", Text, primary_key=True),
+    Column("n", Integer, nullable=False),
+)
 
 session_planning_logs = Table(
     "session_planning_logs",

@@ -2,22 +2,20 @@
 
 Both databases take the newest `WINDOW` matches of the one user a query is for (the row's `owner`
 column, filled by the triggers from the session; the session row gives the name and profile) and
-rank only those. FTS5 walks the matches newest first and stops at the window: a user with few of a
-shared database's messages searching a very common word walks everyone's matches of it (correct,
-slower). A prefix of 2 or 3 characters is one list of FTS5's prefix index (migration 0019) rather
-than a merge of every word it starts.
+rank only those, here in Python (`bm25_order`). FTS5 walks the matches newest first and stops at
+the window: a user with few of a shared database's messages searching a very common word walks
+everyone's matches of it (correct, slower). A prefix of 2 or 3 characters is one list of FTS5's
+prefix index (migration 0019) rather than a merge of every word it starts.
 
-SQLite's window is ranked here, in Python (`bm25_order`), not by FTS5's `bm25()`: that function
-counts every row holding each word, once per search, to weigh the words (their IDF) — at 1,000,000
-messages three quarters of a typical search's time, and what no window bounds — and it counts
-every user's rows, so the order of one user's hits would tell which words other users wrote. Here
-each word's weight comes from the searching user's own messages only: how many of them there are
-(counted once and then topped up: `Counts`, navi/storage/counts.py) and how many hold the word,
-counted up to `COUNT_CAP` (a word in more of them than that weighs as little as one in exactly
-that many); the last word is counted whole (a prefix of 4 letters or more would merge every word
-it starts once more); docs/benchmarks.md has the figures. PostgreSQL ranks its window with
-`ts_rank`, which weighs a match by the message alone (no counts over other rows, so nothing of
-other users).
+Each word weighs by how few of the searching user's messages hold it (its IDF), read from
+`message_search_words` (migration 0031), which triggers keep per user as messages are indexed and
+deleted — one row per word, where counting them (FTS5's `bm25()` did, for every user's rows) walked
+each word's whole list on every search: at 1,000,000 messages most of a search, and what no window
+bounds. Only the searching user's counts are read, so the order of one user's hits never tells which
+words other users wrote. The last word, a prefix, weighs as the words it starts together when it
+is of 2 or 3 characters (the key's range, up to `PREFIX_WORDS` words), else as the whole word (a
+prefix of 4 letters or more starts few other words). PostgreSQL's window was ranked by `ts_rank`
+before, which weighs a match by its message alone; it is now ranked the same way as SQLite's.
 
 The words reach the database as bound parameters built from letters and digits only
 (`SearchQuery.fts5`, `.tsquery`), so nothing typed is ever read as query syntax. Snippets are cut in
@@ -26,32 +24,33 @@ Python (navi/sessions/search.py), the same for every store.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from sqlalchemy import Connection, DateTime, Float, TextualSelect, bindparam, text
 
 from navi.sessions.models import as_utc
 from navi.sessions.search import SearchHit, SearchQuery, bm25_idf, bm25_order, snippet
-from navi.storage.counts import Counts
+from navi.storage.counts import driver
 
 # Matches ranked per search: the newest WINDOW of the user's matches (in the date range and
 # profile asked for), so a word in 100,000 of someone's messages costs what one in 100 does.
 # (500 cost a quarter more at 1,000,000 messages: docs/benchmarks.md.)
 WINDOW = 100
-# A word's messages are counted up to this many, for its weight (see the module's docstring).
-COUNT_CAP = 2000
-_COLUMNS = """d.session_id, s.name AS session_name, s.profile_id, d.message_id, d.role,
-    d.created_at, d.body"""
-# The user's messages holding a word, up to :cap: FTS5 walks the word's list and the (owner, id)
-# index of migration 0020 says whose each row is, without reading the row and its text (a third of
-# the time the table takes; the planner would read the table).
-_COUNT = text(
-    """SELECT count(*) FROM (SELECT 1 FROM message_search_fts
-        CROSS JOIN message_search d INDEXED BY ix_message_search_owner_id
-        ON d.owner = :owner AND d.id = message_search_fts.rowid
-        WHERE message_search_fts MATCH :match LIMIT :cap)"""
+# Words of the user's a short last word (2 or 3 characters) is summed over, at most, for its weight.
+PREFIX_WORDS = 5000
+# The owner's count of messages ('') and of each whole word of the query.
+_WORDS = text("SELECT word, n FROM message_search_words WHERE owner = :owner AND word IN :words").bindparams(
+    bindparam("words", expanding=True)
 )
+# Messages holding a word the prefix starts, summed over those words (a message with two of them
+# counts twice: an upper bound, kept below the owner's count).
+_PREFIX = text(
+    """SELECT coalesce(sum(n), 0) FROM (SELECT n FROM message_search_words
+        WHERE owner = :owner AND word >= :low AND word < :high LIMIT :most) AS w"""
+)
+_SQLITE_WORDS = "SELECT word, n FROM message_search_words WHERE owner = ? AND word IN ({marks})"
+_SQLITE_PREFIX = """SELECT coalesce(sum(n), 0) FROM (SELECT n FROM message_search_words
+    WHERE owner = :owner AND word >= :low AND word < :high LIMIT :most)"""
 _DETAILS = (
     text(
         """SELECT d.id, d.session_id, s.name AS session_name, s.profile_id, d.message_id, d.role, d.created_at
@@ -93,50 +92,38 @@ def _sqlite_window(query: SearchQuery) -> TextualSelect:
     )
 
 
-def _postgres_statement(query: SearchQuery) -> TextualSelect:
-    # The window is materialised, so the planner never joins it to the whole table; the owner is
-    # compared as an expression, so the choice is the GIN index (rare words) or walking ids
-    # backwards (common ones), never every row of the owner (see `search`).
+def _postgres_window(query: SearchQuery) -> TextualSelect:
+    # The owner is compared as an expression, so the choice is the GIN index (rare words) or
+    # walking ids backwards (common ones), never every row of the owner (see `search`).
     joins, conditions = _filters(query)
     conditions = conditions.replace("di.owner = :owner", "(di.owner || '') = :owner")
     return _with_dates(
-        f"""WITH m AS MATERIALIZED (
-                SELECT di.id FROM message_search di{joins}
-                WHERE di.search @@ to_tsquery('simple'::regconfig, :match){conditions}
-                ORDER BY di.id DESC LIMIT :window)
-            SELECT {_COLUMNS}, ts_rank(d.search, q) AS rank
-            FROM m JOIN message_search d ON d.id = m.id
-            JOIN sessions s ON s.id = d.session_id,
-            to_tsquery('simple'::regconfig, :match) q
-            ORDER BY rank DESC, d.created_at DESC LIMIT :limit""",
+        f"""SELECT di.id, di.body FROM message_search di{joins}
+            WHERE di.search @@ to_tsquery('simple'::regconfig, :match){conditions}
+            ORDER BY di.id DESC LIMIT :window""",
         query,
     )
 
 
-def _count(conn: Connection, params: dict[str, Any]) -> int:
-    return int(conn.execute(_COUNT, params).scalar() or 0)
-
-
-def new_counts() -> Counts:
-    """What a store keeps of its users' counts between searches."""
-    return Counts("message_search")
-
-
-def _weights(
-    conn: Connection, query: SearchQuery, owner: str, counts: Counts, matched: int
-) -> dict[str, float]:
-    """Each query word's IDF among the owner's messages, from counts of the owner's messages that
-    stop at COUNT_CAP. The last word is counted whole unless it is 2 or 3 characters (one list of
-    the prefix index); a word starts at least the `matched` messages."""
-    total = max(counts.total(conn, owner), matched)
-    weights = {}
-    for n, term in enumerate(query.terms):
-        prefix = n == len(query.terms) - 1 and len(term) <= 3
-        match = f'"{term}"*' if prefix else f'"{term}"'
-        params = {"match": match, "owner": owner, "cap": COUNT_CAP}
-        count = counts.holding(owner, match, total, partial(_count, conn, params))
-        weights[term] = bm25_idf(total, max(matched, count))
-    return weights
+def weights(conn: Connection, query: SearchQuery, owner: str, matched: int) -> dict[str, float]:
+    """Each query word's IDF among the owner's messages, from the counts the triggers keep; a word
+    is held by at least the `matched` messages of the window."""
+    *whole, last = query.terms
+    short = len(last) <= 3
+    words = ["", *whole] if short else ["", *whole, last]
+    prefix = {"owner": owner, "low": last, "high": last + "\U0010ffff", "most": PREFIX_WORDS}
+    if conn.dialect.name == "sqlite":  # to the driver: through SQLAlchemy each costs what running it does
+        raw = driver(conn)
+        marks = ", ".join("?" * len(words))
+        found = dict(raw.execute(_SQLITE_WORDS.format(marks=marks), [owner, *words]).fetchall())
+        if short:
+            found[last] = raw.execute(_SQLITE_PREFIX, prefix).fetchone()[0]
+    else:
+        found = {r.word: int(r.n) for r in conn.execute(_WORDS, {"owner": owner, "words": words})}
+        if short:
+            found[last] = int(conn.execute(_PREFIX, prefix).scalar() or 0)
+    total = max(found.get("", 0), matched)
+    return {t: bm25_idf(total, min(total, max(matched, found.get(t, 0)))) for t in query.terms}
 
 
 def _hit(row: Any, body: str, query: SearchQuery) -> SearchHit:
@@ -153,29 +140,26 @@ def _hit(row: Any, body: str, query: SearchQuery) -> SearchHit:
     )
 
 
-def search(conn: Connection, query: SearchQuery, owner: str, counts: Counts | None = None) -> list[SearchHit]:
-    """The owner's best hits for `query`; `counts`, kept by the caller between searches (a fresh
-    one counts everything again)."""
+def search(conn: Connection, query: SearchQuery, owner: str) -> list[SearchHit]:
+    """The owner's best hits for `query`."""
     sqlite = conn.dialect.name == "sqlite"
     params: dict[str, Any] = {
         "match": query.fts5() if sqlite else query.tsquery(),
         "owner": owner,
-        "limit": query.limit,
         "window": WINDOW,
     }
     for name in ("since", "until", "profile"):  # the filters the statement has
         if getattr(query, name) is not None:
             params[name] = getattr(query, name)
-    if sqlite:
-        window = [(r.id, r.body) for r in conn.execute(_sqlite_window(query), params)]
-        if not window:
-            return []
-        weights = _weights(conn, query, owner, counts or new_counts(), len(window))
-        chosen = bm25_order(window, query, weights)[: query.limit]
-        bodies = dict(window)
-        details = {r.id: r for r in conn.execute(_DETAILS, {"ids": chosen})}
-        return [_hit(details[i], bodies[i], query) for i in chosen if i in details]
-    # PostgreSQL prices a prefix match on a GIN index so high that it would rather test every
-    # row's tsvector (30 ms at 10,000 messages); for this transaction it may not.
-    conn.execute(text("SET LOCAL enable_seqscan = off"))
-    return [_hit(row, row.body, query) for row in conn.execute(_postgres_statement(query), params)]
+    if not sqlite:
+        # PostgreSQL prices a prefix match on a GIN index so high that it would rather test every
+        # row's tsvector (30 ms at 10,000 messages); for this transaction it may not.
+        conn.execute(text("SET LOCAL enable_seqscan = off"))
+    statement = _sqlite_window(query) if sqlite else _postgres_window(query)
+    window = [(r.id, r.body) for r in conn.execute(statement, params)]
+    if not window:
+        return []
+    chosen = bm25_order(window, query, weights(conn, query, owner, len(window)))[: query.limit]
+    bodies = dict(window)
+    details = {r.id: r for r in conn.execute(_DETAILS, {"ids": chosen})}
+    return [_hit(details[i], bodies[i], query) for i in chosen if i in details]

@@ -335,7 +335,7 @@ class SqlSessionStore(SessionStore):
         super().__init__(files_dir)
         self.db = db
         self._owns_db = False
-        self._cache, self._counts = ContextCache(), search.new_counts()  # (what search weighs words by)
+        self._cache = ContextCache()
 
     @classmethod
     def at(cls, url: str, files_dir: str | None = None) -> SqlSessionStore:
@@ -399,7 +399,7 @@ class SqlSessionStore(SessionStore):
         return await self.db.read(lambda conn: _find_message(conn, message_id, owner, prefer))
 
     async def _search(self, query: SearchQuery, owner: str) -> list[SearchHit]:
-        return await self.db.read(lambda conn: search.search(conn, query, owner, self._counts))
+        return await self.db.read(lambda conn: search.search(conn, query, owner))
 
     async def summaries(self, *, owner: str, limit: int) -> Sequence[tuple[SessionInfo, Message]]:
         return await self.db.read(lambda conn: _summaries(conn, owner, limit))

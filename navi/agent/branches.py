@@ -147,7 +147,8 @@ async def fork(
         messages=path,
         context=context,
         context_token_count=estimate_messages_tokens(context),
-        system_prompt=source.system_prompt,  # an imported conversation's own instructions go along
+        system_prompt=source.system_prompt,  # the conversation's own instructions go along
+        model=source.model,
     )
     await store.insert(copy)
     return copy

@@ -135,7 +135,7 @@ class Loop:
                 yield ErrorEvent.of(exc)
                 return
             completion = self._completed(run, builder, specs)
-            self._measured(run, completion.message, times)
+            self._measured(run, completion, times)
             reply = completion.message
             await self.writer.save(run, display=[reply], context=[reply], tokens=run.size)
             if not reply.tool_calls:
@@ -297,18 +297,19 @@ class Loop:
             reply.metadata.continues = run.continues
         return completion
 
-    def _measured(self, run: RunState, reply: Message, times: CallTimes) -> None:
-        """The reply's model call as its metadata keeps it: the model, how long the first token and
-        the whole call took, and the cost where the model has a price (issue 48)."""
-        meta = reply.metadata
-        meta.model = run.model
+    def _measured(self, run: RunState, completion: Completion, times: CallTimes) -> None:
+        """The reply's model call as its metadata keeps it: the model that answered (the one the
+        server says served the call, else the one asked), how long the first token and the whole
+        call took, and the cost where the model has a price (issue 48)."""
+        meta = completion.message.metadata
+        meta.model = completion.model or run.model
         if times.ttft_ms is not None:
             meta.ttft_ms = times.ttft_ms
         if times.duration_ms is not None:
             meta.duration_ms = times.duration_ms
         usage = meta.usage
         if usage is not None:
-            cost = self.config.prices.cost(run.model, usage.prompt_tokens or 0, usage.completion_tokens or 0)
+            cost = self.config.prices.cost(meta.model, usage.prompt_tokens or 0, usage.completion_tokens or 0)
             if cost is not None:
                 meta.cost = cost
 
@@ -323,6 +324,7 @@ class Loop:
             compress_at_tokens=compress_at,
             finish_reason="length" if cut else "stop",
             message_id=completion.message.id,
+            model=completion.message.metadata.model or run.model,
             usage=TurnUsage(
                 prompt_tokens=run.spent_prompt,
                 completion_tokens=run.spent_completion,

@@ -214,6 +214,11 @@ class StreamEnd(_RunFrame):
         "for rating it (`PUT /sessions/{id}/messages/{message_id}/feedback`). Absent only from "
         "servers older than the rating.",
     )
+    model: str | MISSING = Field(
+        default=MISSING,
+        description="Additive: the model that wrote the answer, as its server named it (else the "
+        "one asked). Absent from older servers.",
+    )
 
 
 class StreamStopped(_RunFrame):

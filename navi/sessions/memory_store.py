@@ -164,6 +164,13 @@ class InMemorySessionStore(SessionStore):
             session.profile_id = profile_id
         return session is not None
 
+    async def _set_options(self, session_id: str, owner: str | None, values: dict[str, str | None]) -> bool:
+        session = self._find(session_id, owner)
+        if session is not None:
+            for key, value in values.items():
+                setattr(session, key, value)
+        return session is not None
+
     async def _set_feedback(
         self, session_id: str, message_id: str, rating: str | None, owner: str | None
     ) -> bool:

@@ -76,6 +76,8 @@ class Session(SessionInfo):
     # An imported archive's own system prompt: the session's layer of the system prompt, after
     # the persona and the profile's (navi/profiles/persona.py). None for sessions begun here.
     system_prompt: str | None = None
+    # The model picked for this conversation, "backend:model" (None: its profile's).
+    model: str | None = None
 
     def info(self) -> SessionInfo:
         return SessionInfo(**self.model_dump(include=set(SessionInfo.model_fields)))

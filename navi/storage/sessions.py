@@ -113,6 +113,7 @@ def _load(
         custom=parts.pop(CUSTOM_PART, {}),
         analysis=parts,
         system_prompt=row.system_prompt,
+        model=row.model,
     )
 
 
@@ -296,6 +297,7 @@ def _insert(conn: Connection, session: Session) -> None:
             created_at=session.created_at,
             last_active=session.last_active,
             system_prompt=session.system_prompt,
+            model=session.model,
         )
     )
     if session.messages or session.others:
@@ -416,6 +418,9 @@ class SqlSessionStore(SessionStore):
 
     async def _set_profile(self, session_id: str, profile_id: str) -> bool:
         return await self._update(session_id, None, profile_id=profile_id)
+
+    async def _set_options(self, session_id: str, owner: str | None, values: dict[str, str | None]) -> bool:
+        return await self._update(session_id, owner, **values)
 
     async def _set_feedback(self, sid: str, mid: str, rating: str | None, owner: str | None) -> bool:
         return is_session_id(sid) and await self.db.write(lambda c: set_feedback(c, sid, mid, rating, owner))

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from navi import redact
 from navi.api.deps import RuntimeDep
+from navi.api.model_choice import ModelChoice, available_models
 from navi.api.routing import api_router
 from navi.llm.backends import kind_of
 from navi.llm.base import LLMBackend, model_listed
@@ -129,6 +130,13 @@ def _cache(request: Request) -> StatusCache:
     if cache is None:
         cache = state.model_status = StatusCache()
     return cache
+
+
+@router.get("", response_model=list[ModelChoice], summary="The models a conversation or profile may use")
+async def models(runtime: RuntimeDep) -> list[ModelChoice]:
+    """What the model servers in use list (each asked within a few seconds; one that does not
+    answer lists nothing), and every profile's configured model."""
+    return await available_models(runtime.backends, runtime.profiles)
 
 
 @router.get("/status", response_model=ModelStatus, summary="Whether the default profile's model is ready")

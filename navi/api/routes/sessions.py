@@ -13,10 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from navi.agent.analysis import AnalysisAsk
 from navi.api.deps import ConfigDep, CurrentUser, OwnedSessionId, RunsDep, RuntimeDep, SessionDep
 from navi.api.errors import BadRequest
+from navi.api.model_choice import check_model
 from navi.api.routing import api_router
 from navi.api.turns import new_session
 from navi.llm.messages import Message
-from navi.profiles.registry import UnknownProfile
+from navi.profiles.custom import MAX_PROFILE_PROMPT
 from navi.sessions import shown
 from navi.sessions.archive import parse_archive, settle_profile
 from navi.sessions.foreign import bring_in, parse_export
@@ -55,6 +56,10 @@ class SessionDetail(SessionListItem):
     compress_at_tokens: int | None = None
     # The leaf the next turn appends below (None: no message yet, or a new first message is next).
     active_leaf: str | None = None
+    # The model picked for this conversation, "backend:model" (None: its profile's).
+    model: str | None = None
+    # This conversation's own instructions, a layer of its system prompt (None: none).
+    system_prompt: str | None = None
 
 
 ContextKind = Literal["stored", "model"]
@@ -75,6 +80,14 @@ class Pin(BaseModel):
 class Update(BaseModel):
     name: str | None = Field(None, max_length=200, description="New name; empty or null clears it")
     profile_id: str | None = None
+    model: str | None = Field(
+        None,
+        max_length=300,
+        description="This conversation's model, \"backend:model\" (GET /models); empty: its profile's",
+    )
+    system_prompt: str | None = Field(
+        None, max_length=MAX_PROFILE_PROMPT, description="This conversation's own instructions; empty: none"
+    )
 
 
 class Ok(BaseModel):
@@ -138,8 +151,7 @@ async def create_session(
 ) -> Created:
     body = body or CreateSession()
     profile_id = body.profile_id or runtime.profiles.default_id
-    if profile_id not in runtime.profiles:
-        raise UnknownProfile(profile_id, runtime.profiles.ids())
+    runtime.profiles.usable(profile_id, user)
     session = await new_session(runtime, profile_id, user, name=body.name or None)
     return Created(
         session_id=session.id, profile_id=profile_id, created_at=session.created_at, name=session.name
@@ -174,7 +186,8 @@ async def get_session(
         raise SessionNotFound(session_id)
     # The window the session's next turn gets: the same service the engine asks (stream_end).
     window = await runtime.agent.windows.for_profile(
-        runtime.profiles.of_session(session.profile_id), wait=WINDOW_LOOKUP_SECONDS
+        runtime.profiles.of_session(session.profile_id).for_session(None, session.model),
+        wait=WINDOW_LOOKUP_SECONDS,
     )
     return SessionDetail(
         **session.info().model_dump(exclude={"message_count"}),
@@ -185,6 +198,8 @@ async def get_session(
         active_leaf=session.active_leaf or None,
         max_context_tokens=window,
         compress_at_tokens=runtime.agent.compressor.starts_at(window),
+        model=session.model,
+        system_prompt=session.system_prompt,
     )
 
 
@@ -201,7 +216,7 @@ async def get_context(
         ),
     ] = "stored",
 ) -> ContextView:
-    profile = runtime.profiles.of_session(session.profile_id).for_session(session.system_prompt)
+    profile = await runtime.agent.session_profile(session)
     memory = await runtime.memory.get_summary(owner=session.owner)
     built = runtime.agent.model_view(profile, session.context, memory, owner=session.owner)
     return ContextView(
@@ -226,15 +241,26 @@ async def pin_session(session_id: str, body: Pin, runtime: RuntimeDep, user: Cur
 
 
 @router.patch(
-    "/{session_id}", response_model=SessionListItem, summary="Rename a session or change its profile"
+    "/{session_id}",
+    response_model=SessionListItem,
+    summary="Rename a session, change its profile or model, or give it its own instructions",
 )
 async def update_session(
     session_id: OwnedSessionId, body: Update, runtime: RuntimeDep, runs: RunsDep, user: CurrentUser
 ) -> SessionListItem:
-    if "name" not in body.model_fields_set and body.profile_id is None:
-        raise BadRequest("send `name` and/or `profile_id`")
-    if body.profile_id is not None and body.profile_id not in runtime.profiles:
-        raise UnknownProfile(body.profile_id, runtime.profiles.ids())
+    options = {
+        k: (getattr(body, k) or "").strip() or None
+        for k in ("model", "system_prompt")
+        if getattr(body, k) is not None
+    }
+    if "name" not in body.model_fields_set and body.profile_id is None and not options:
+        raise BadRequest("send `name`, `profile_id`, `model` and/or `system_prompt`")
+    if body.profile_id is not None:
+        runtime.profiles.usable(body.profile_id, user)
+    if options.get("model"):
+        check_model(runtime.backends, options["model"] or "")
+    if options and not await runtime.sessions.set_options(session_id, owner=user, **options):
+        raise SessionNotFound(session_id)
     if "name" in body.model_fields_set:
         name = (body.name or "").strip() or None
         if not await runtime.sessions.set_name(session_id, name, owner=user):

@@ -1,10 +1,12 @@
 // The settings panel (a modal dialog): the theme (this browser's), which notifications Navi sends
 // and quiet hours (GET/PUT /push/settings, the user's on every device; saved on each change), the
 // remembered "Always" answers (GET /approvals/remembered, each forgotten with DELETE: those calls
-// ask again) and signing out (POST /logout revokes this browser's sign-in).
+// ask again), custom instructions and the user's own profiles (preferences.js) and signing out
+// (POST /logout revokes this browser's sign-in).
 
 import { api } from "/static/js/api.js";
 import { el, relativeTime } from "/static/js/dom.js";
+import { InstructionsForm, ProfileEditor } from "/static/js/preferences.js";
 
 const THEME = "navi.theme";
 const KINDS = ["answers", "approvals", "reminders", "jobs", "notes"];
@@ -15,7 +17,7 @@ export function applyTheme(theme) {
 }
 
 export class SettingsPanel {
-  constructor({ dialog, openButton, closeButton }) {
+  constructor({ dialog, openButton, closeButton, onProfilesChanged }) {
     this.dialog = dialog;
     this.opener = openButton;
     this.list = dialog.querySelector("#remembered-list");
@@ -30,6 +32,9 @@ export class SettingsPanel {
     dialog.querySelector("#sign-out").addEventListener("click", () => this.signOut());
     this.notify = dialog.querySelector("#notify-settings");
     this.notify.addEventListener("change", () => this.saveNotify());
+    const say = (message, kind) => this.say(message, kind);
+    this.instructions = new InstructionsForm({ form: dialog.querySelector("#instructions-form"), say });
+    this.profiles = new ProfileEditor({ root: dialog, say, onChanged: onProfilesChanged });
   }
 
   async loadNotify() {
@@ -88,6 +93,8 @@ export class SettingsPanel {
 
   async load() {
     this.loadNotify();
+    this.instructions.load();
+    this.profiles.load();
     let remembered;
     try {
       remembered = await api.remembered();

@@ -134,6 +134,7 @@ class InMemorySessionStore(SessionStore):
         for s in found:
             info = s.info()
             info.message_count = len(s.messages)
+            info.text_message_count = sum(1 for m in s.messages if searchable_text(m) is not None)
             infos.append(info)
         return infos
 

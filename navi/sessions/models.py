@@ -51,6 +51,9 @@ class SessionInfo(BaseModel):
     pinned: bool = False
     context_token_count: int = 0
     message_count: int = 0
+    # The messages a person wrote or read as text (their own and the answers'): no tool results,
+    # summaries or markers. Filled by `list()` (0 elsewhere).
+    text_message_count: int = 0
     created_at: datetime = Field(default_factory=utcnow)
     last_active: datetime = Field(default_factory=utcnow)
 

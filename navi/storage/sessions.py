@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, delete, insert, or_, select, true, update
+from sqlalchemy import Connection, bindparam, case, delete, func, insert, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from navi.llm.messages import Message, utcnow
@@ -34,6 +34,7 @@ from navi.storage.context_cache import ContextCache
 from navi.storage.database import Database
 from navi.storage.feedback import set_feedback
 from navi.storage.schema import (
+    message_search,
     session_archive_parts,
     session_context,
     session_messages,
@@ -402,7 +403,19 @@ class SqlSessionStore(SessionStore):
         query = rows.owned(select(sessions), owner).order_by(
             sessions.c.pinned.desc(), sessions.c.last_active.desc()
         )
-        return await self.db.read(lambda conn: [_info(row) for row in conn.execute(query)])
+        # What search indexes is what a person reads: the messages with text, per session.
+        texts = select(message_search.c.session_id, func.count()).group_by(message_search.c.session_id)
+        if owner is not None:
+            texts = texts.where(message_search.c.owner == owner)
+
+        def read(conn: Connection) -> list[SessionInfo]:
+            counted: dict[str, int] = {row[0]: row[1] for row in conn.execute(texts)}
+            infos = [_info(row) for row in conn.execute(query)]
+            for info in infos:
+                info.text_message_count = counted.get(info.id, 0)
+            return infos
+
+        return await self.db.read(read)
 
     async def _delete(self, session_id: str, owner: str | None) -> bool:
         query = rows.owned(delete(sessions).where(sessions.c.id == session_id), owner)

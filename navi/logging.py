@@ -102,8 +102,8 @@ def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
     for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "asyncssh", "aiosqlite", "mcp"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if level.upper() == "DEBUG" else logging.WARNING)
     uvicorn = logging.getLogger("uvicorn.error")
-    for old in [f for f in uvicorn.filters if isinstance(f, SocketAccessLines)]:
-        uvicorn.removeFilter(old)
+    for kept in [f for f in uvicorn.filters if isinstance(f, SocketAccessLines)]:
+        uvicorn.removeFilter(kept)
     if level.upper() != "DEBUG":
         uvicorn.addFilter(SocketAccessLines())
 

@@ -5,6 +5,7 @@ another user's view (404, nothing listed), bad input refused; both stores keep t
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from navi.profiles.custom import (
     ProfileSpec,
 )
 from navi.profiles.persona import SESSION_HEADING
-from navi.storage.database import Database, sqlite_url
+from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.storage.migrate import upgrade
 from navi.storage.preferences import SqlPreferenceStore
 from navi.testing.fake_server import FakeModelServer
@@ -33,13 +34,21 @@ def turn_request(fake: FakeModelServer) -> ScriptRequest:
     return [r for r in fake.requests if "a short title" not in (r.messages[0].content or "")][-1]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> PreferenceStore:
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[PreferenceStore]:
     if request.param == "memory":
-        return InMemoryPreferenceStore()
-    db = Database(sqlite_url(tmp_path / "navi.db"))
+        yield InMemoryPreferenceStore()
+        return
+    if request.param == "postgres":
+        url = postgres_url(request.getfixturevalue("pg_url"))
+    else:
+        url = sqlite_url(tmp_path / "navi.db")
+    db = Database(url)
     await upgrade(db)
-    return SqlPreferenceStore(db)
+    try:
+        yield SqlPreferenceStore(db)
+    finally:
+        await db.dispose()
 
 
 async def test_the_stores_keep_instructions_and_profiles_per_user(store: PreferenceStore) -> None:

@@ -917,7 +917,7 @@ async function loadProfiles() {
   const profiles = await api.profiles();
   sidebar.setProfiles(profiles);
   picker.setProfiles(profiles);
-  picker.show(picker.shown); // the header names the profile and its model again
+  picker.show(state.session?.profile_id || picker.shown, state.session); // the header names the profile and its model again
 }
 
 // Navi back after being away (restarted, or not running when the page opened from the installed

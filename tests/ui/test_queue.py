@@ -37,7 +37,9 @@ def test_a_message_typed_while_a_tool_runs_is_queued_and_runs_after(
     queued = page.locator("#queue .queued-msg")
     expect(queued).to_have_count(2)
     expect(queued.locator(".bubble")).to_have_text(["then this", "never mind"])
-    expect(queued.first).to_have_css("opacity", "0.6")  # greyed: it has not run
+    # Greyed (the muted colour, which keeps AA contrast, unlike a faded opacity): it has not run.
+    muted = page.locator("#queue .queue-label").first.evaluate("(n) => getComputedStyle(n).color")
+    expect(queued.first.locator(".bubble")).to_have_css("color", muted)
     expect(box).to_have_value("")
     queued.nth(1).get_by_role("button", name="Cancel").click()
     expect(queued).to_have_count(1)

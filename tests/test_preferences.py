@@ -24,7 +24,7 @@ from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.storage.migrate import upgrade
 from navi.storage.preferences import SqlPreferenceStore
 from navi.testing.fake_server import FakeModelServer
-from navi.testing.script import ScriptRequest
+from navi.testing.script import Reply, ScriptRequest
 from tests.server_helpers import live_navi, use_script
 from tests.test_user_signins import add_user, bearer
 
@@ -73,11 +73,19 @@ def test_instructions_models_and_profiles_reach_the_model(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
     script = use_script(fake_server)
+    script.turn(Reply(text="Zero.", served_model="gemma4:26b-a4b-it-q4_K_M"))
     script.turn("One.")
     script.turn("Two.")
     script.turn("Three.")
     script.turn("Four.")
     with live_navi(tmp_path, fake_server, planning_enabled=False) as navi, navi.client() as http:
+        # The model that answered, as its server named it: on the answer (the page's header names it).
+        served = navi.new_session()
+        assert http.post(f"/sessions/{served}/messages", json={"content": "Who answers?"}).status_code == 200
+        assert turn_request(fake_server).model == "gemma4:e2b-it-q8_0"  # asked: the default
+        answer = http.get(f"/sessions/{served}").json()["messages"][-1]
+        assert answer["metadata"]["model"] == "gemma4:26b-a4b-it-q4_K_M"
+
         # The models to pick from: what the server lists, as "backend:model".
         choices = {c["id"]: c for c in http.get("/models").json()}
         assert {"ollama:plain:1b", "ollama:gemma4:e2b-it-q8_0"} <= set(choices)

@@ -45,10 +45,11 @@ PICTURE_END = "<!-- layers:end -->"
 
 # The layer order, lowest first. Stated here once; docs/architecture.md shows the same picture.
 LAYERS: list[tuple[str, ...]] = [
-    ("navi", "net", "redact", "runctx", "safejson", "prompts", "web"),
+    ("navi", "net", "redact", "runctx", "safejson", "prompts", "web", "files"),
     ("logging", "profiles", "sandbox", "protocol"),
     ("llm",),
     ("config", "sessions", "telemetry", "testing"),
+    ("archive",),
     ("users", "schedules", "memory", "documents", "skills", "push", "jobs", "voice"),
     ("tools",),
     ("agent",),

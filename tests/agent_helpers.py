@@ -46,6 +46,7 @@ async def scripted_runtime(
         "session_files_dir": str(tmp_path / "files"),
         "tools_dir": str(tmp_path / "tools"),
         "skills_dir": str(tmp_path / "skills"),
+        "navi_browser_profiles_dir": str(tmp_path / "browser_profiles"),
         # No person answers approvals in these tests; approval tests ask for their mode.
         "navi_approval_mode": "auto",
     }

@@ -23,6 +23,7 @@ import anyio
 import mcp_types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from PIL import Image
 
 from navi.testing.threaded import ThreadedServer
@@ -103,7 +104,10 @@ class HttpMcpServer:
                 return f"extra says {word}"
 
             server.add_tool(extra, name="extra")
-            await ctx.session.send_tool_list_changed()
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                await ctx.notify_tools_changed()  # to `subscriptions/listen` streams
+            else:
+                await ctx.session.send_tool_list_changed()
             return "added extra"
 
     def start(self) -> None:

@@ -81,6 +81,7 @@ def live_navi(tmp_path: Path, fake: FakeModelServer, **overrides: Any) -> Iterat
         "session_files_dir": str(tmp_path / "session_files"),
         "tools_dir": str(tmp_path / "tools"),
         "skills_dir": str(tmp_path / "skills"),
+        "navi_browser_profiles_dir": str(tmp_path / "browser_profiles"),
         "ollama_host": fake.url,
         "log_level": "WARNING",
         # No person answers approvals in these tests; approval tests ask for their mode.

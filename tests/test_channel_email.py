@@ -135,7 +135,7 @@ def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Servers
         yield Servers(imap, port, outbox, mx_port, mx)
 
 
-async def start_mail(tmp_path: Path, servers: Servers, **settings: Any) -> Mail:
+async def start_mail(tmp_path: Path, servers: Servers, *, background: bool = False, **settings: Any) -> Mail:
     imap, smtp_port, outbox = servers.imap, servers.smtp_port, servers.outbox
     settings.setdefault("navi_email_authserv_id", AUTHSERV_ID)
     rt, backend, script = await scripted_runtime(
@@ -155,7 +155,7 @@ async def start_mail(tmp_path: Path, servers: Servers, **settings: Any) -> Mail:
         navi_email_smtp_password=SMTP_PASSWORD,
         **settings,
     )
-    services = build_services(rt, schedules=True, background=False, channels=True, owns_runtime=True)
+    services = build_services(rt, schedules=True, background=background, channels=True, owns_runtime=True)
     await rt.channels.allow("email", ANA, "ana")
     await services.start()
     return Mail(imap, outbox, rt, services, backend, script, servers.mx_port, servers.mx)
@@ -581,3 +581,45 @@ async def test_a_voice_attachment_is_transcribed_and_answered_in_text_and_audio(
         assert len(mail.turns()) == 1
     finally:
         await mail.services.stop()
+
+
+async def test_a_job_ends_and_is_mailed_where_no_push_subscription_exists(
+    tmp_path: Path, servers: Servers
+) -> None:
+    """Issue 47: channels are the notifications' fallback. Ana has no push subscription and no page
+    open; her background job's end reaches her by mail (her address on the allowlist), with the
+    link to the conversation, and her reply to it goes on in that conversation."""
+    world = await start_mail(tmp_path, servers, background=True)  # with the jobs' runner
+    services = world.services
+    try:
+        origin = await world.rt.sessions.create("secretary", owner="ana", name="Bikes")
+        world.script.turn("Bike B wins on range.")
+        assert world.rt.jobs is not None
+        job = await world.rt.jobs.start("ana", "Compare bike A and bike B", origin_session_id=origin.id)
+        [sent] = await world.outbox.wait(1)
+        assert sent["To"] == ANA and sent["Subject"] == "Compare bike A and bike B"
+        posted = await world.rt.sessions.get(origin.id, owner="ana")
+        assert posted is not None and posted.messages[-1].content.endswith("Bike B wins on range.")
+        lines = [line.rstrip() for line in body(sent).splitlines()]  # the link opens that message
+        assert lines == ["Bike B wins on range.", "", f"(Navi: /#/s/{origin.id}?m={posted.messages[-1].id})"]
+        notifier = services.notifier
+        assert notifier is not None
+        for _ in range(100):  # the outcome is kept once the mail has gone
+            if notifier.sent:
+                break
+            await asyncio.sleep(0.05)
+        assert [(s.owner, s.message.kind, s.outcome) for s in notifier.sent] == [("ana", "job", "channel")]
+        ended = await world.rt.jobs.store.get(job.id)
+        assert ended is not None and ended.state == "done"
+
+        world.script.turn("Then B it is.")
+        world.send("Thanks, I'll take B.", reply_to=sent)
+        reply = (await world.outbox.wait(2))[1]
+        assert body(reply) == "Then B it is."
+        kept = await world.rt.sessions.get(origin.id, owner="ana")
+        assert kept is not None and [m.content for m in kept.messages][-2:] == [
+            "Thanks, I'll take B.",
+            "Then B it is.",
+        ]
+    finally:
+        await services.stop()

@@ -1,6 +1,7 @@
 """`navi chat` in a real terminal (tmux): `/background TEXT` starts a background job from this
 conversation and the prompt is free at once; `/jobs` lists it with its steps and state; its result
-is posted into the conversation (read back over REST); `/jobs stop ID` stops a running one."""
+is posted into the conversation (read back over REST); `/jobs stop ID` stops a running one;
+`/research TEXT` starts a research job (its plan kept on the job, its report posted back)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from navi.testing.script import Reply
 from tests.helpers.terminal import NAVI, Terminal
 from tests.server_helpers import live_navi, talk, use_script
 from tests.test_chat_keys import env_for
+from tests.test_research import research_responder
 
 
 def test_background_and_jobs(tmp_path: Path, fake_server: FakeModelServer) -> None:
     script = use_script(fake_server)
     script.turn("Hello.", Reply(text="The comparison: B wins.", first_delay=1.0))
-    with live_navi(tmp_path, fake_server, planning_enabled=False) as navi:
+    with live_navi(tmp_path, fake_server, planning_enabled=False, navi_research_web_search=False) as navi:
         home, _ = talk(navi, "Bikes", ["Hi"])
         term = Terminal([*NAVI, "chat", home], env_for(navi, tmp_path))
         try:
@@ -68,5 +70,26 @@ def test_background_and_jobs(tmp_path: Path, fake_server: FakeModelServer) -> No
                 while http.get(f"/jobs/{slow['id']}").json()["state"] != "stopped":
                     assert time.monotonic() < deadline
                     time.sleep(0.1)
+
+            # /research: a research job of this conversation (no address to read, no web search
+            # here: the plan is made, no source is read, and the report says so).
+            script.responder = research_responder(script)
+            term.type("/research")
+            term.send("Enter")
+            term.wait_for("✗ /research needs the question")
+            term.type("/research the Kestrel 7 battery and weight")
+            term.send("Enter")
+            term.wait_for("“the Kestrel 7 battery and weight” started; its report will be posted here.")
+            with navi.client() as http:
+                research = next(j for j in http.get("/jobs").json() if j["mode"] == "research")
+                deadline = time.monotonic() + 60
+                while (research := http.get(f"/jobs/{research['id']}").json())["state"] != "done":
+                    assert time.monotonic() < deadline and research["state"] in ("queued", "running")
+                    time.sleep(0.1)
+                last = http.get(f"/sessions/{home}").json()["messages"][-1]
+            assert research["origin_session_id"] == home and research["sources"] == 0
+            assert research["plan"] == ["Kestrel 7 battery range", "Kestrel 7 weight"]
+            assert last["content"].startswith("Background job “the Kestrel 7 battery and weight” is done:")
+            assert "None of the sources read says anything about the question." in last["content"]
         finally:
             term.close()

@@ -364,7 +364,7 @@ def test_the_rest_route_takes_an_upload_per_user(tmp_path: Path, fake_server: Fa
             content=CLAUDE.read_bytes(),
             headers={"Content-Type": "application/json"},
         )
-        assert again.status_code == 201 and again.json() == {"imported": [], "skipped": 2}
+        assert again.status_code == 201 and again.json() == {"imported": [], "skipped": 2, "source": "claude"}
         refused = http.post(
             "/sessions/import", params={"from": "chatgpt"}, files={"file": ("c.json", b"[1]")}
         )

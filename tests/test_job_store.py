@@ -76,6 +76,12 @@ async def test_claims_leases_and_stops(stores: tuple[JobStore, JobStore, list[st
     assert await b.heartbeat(first.id, other, 30, {"steps": 9}) is None  # not its worker's
     beat = await b.heartbeat(first.id, holder, 30, {"steps": 2, "last_step": "web_view"})
     assert beat is not None and (beat.steps, beat.last_step, beat.state) == (2, "web_view", "running")
+    # A research job's progress: its sub-questions (any text) and the sources read, kept as given.
+    plan = ["Kestrel 7 “range”, in km?", 'weight "with" battery', "ποιο βάρος;"]
+    beat = await b.heartbeat(first.id, holder, 30, {"plan": plan, "sources": 3})
+    assert beat is not None and (beat.plan, beat.sources) == (plan, 3)
+    listed = next(j for j in await a.list("owner") if j.id == first.id)
+    assert (listed.plan, listed.sources, listed.steps) == (plan, 3, 2)
 
     # Stop: a running job is marked (its worker stops it), a queued one stops at once.
     marked = await b.request_stop(first.id, "owner")

@@ -100,6 +100,7 @@ async def test_a_job_runs_apart_and_posts_its_result_back(
         assert posted_back(http, origin) == "Background job “Answer” is done:\n\nReport: the answer is 42."
         assert "Report: the answer is 42." in texts(http, done["session_id"])
         assert [j["id"] for j in http.get("/jobs").json()] == [job["id"]]
+        report_id = http.get(f"/sessions/{origin}").json()["messages"][-1]["id"]
     # The model was asked the job's prompt in the job's session, not in the conversation.
     asked = [
         r for r in fake_server.script.requests if any(m.content == "Work out the answer" for m in r.messages)
@@ -109,6 +110,8 @@ async def test_a_job_runs_apart_and_posts_its_result_back(
     assert [(s.message.kind, s.message.title, s.message.session_id) for s in notifier.sent] == [
         ("job", "Answer", origin)
     ]
+    # Its notification opens the conversation at the report posted there.
+    assert notifier.sent[0].message.url == f"/#/s/{origin}?m={report_id}"
 
 
 @pytest.mark.navi(navi_jobs_per_user=1, navi_job_max_steps=2)

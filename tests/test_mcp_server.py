@@ -30,7 +30,7 @@ from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.server_helpers import LiveNavi, live_navi, use_script
 
-TOOLS = {"ask", "list_sessions", "search_memory", "search_documents"}
+TOOLS = {"ask", "background_job", "list_sessions", "search_memory", "search_documents"}
 MISSING = "00000000-0000-4000-8000-000000000000"
 
 
@@ -371,3 +371,54 @@ async def test_cancelling_an_ask_stops_its_turn(tmp_path: Path, fake_server: Fak
         assert turn.outcome == "aborted"  # Navi closed it: the turn stopped
         listed = structured(await session.call_tool("list_sessions", {}))["sessions"]
         assert len(listed) == 1
+
+
+async def test_both_protocol_eras_over_http_and_stdio(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    """The SDK's `Client`: `mode="auto"` finds 2026-07-28 (`server/discover`, no handshake, each
+    request standing alone), `mode="legacy"` gets the 2025-11-25 handshake; both reach the same
+    tools, over HTTP with the token and over stdio (`navi mcp`)."""
+    from mcp import Client
+
+    script = use_script(fake_server)
+    with live_navi(tmp_path, fake_server) as navi:
+        for mode, era in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
+            async with httpx2.AsyncClient(headers=navi.auth, timeout=60) as http:
+                transport = streamable_http_client(f"{navi.url}/mcp", http_client=http)
+                async with Client(transport, mode=mode, cache=None) as client:
+                    assert client.protocol_version == era
+                    assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+                    script.turn(f"Answered in {era}.")
+                    said = structured(await client.call_tool("ask", {"message": f"which era? {mode}"}))
+                    assert said["answer"] == f"Answered in {era}." and not said["stopped"]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "navi", "mcp"],
+        env=navi_mcp_env(tmp_path, fake_server),
+        cwd=tmp_path,
+    )
+    with (tmp_path / "stderr.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode="auto", cache=None) as client:
+            assert client.protocol_version == "2026-07-28"
+            script.turn("Answered over stdio.")
+            said = structured(await client.call_tool("ask", {"message": "and over stdio?"}))
+            assert said["answer"] == "Answered over stdio."
+
+
+async def test_a_2025_sdk_client(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    """A client on the 2025 SDK (`mcp` 1.27.2, fetched pinned), which knows nothing of 2026-07-28,
+    gets the handshake of 2025-11-25 and the same tools over HTTP."""
+    from navi.testing.old_mcp import old_sdk_path
+
+    old = str(old_sdk_path())
+    script = use_script(fake_server)
+    with live_navi(tmp_path, fake_server) as navi:
+        script.turn("Hello, old client.")
+        env = {**os.environ, "PYTHONPATH": old}
+        client = str(Path(__file__).with_name("mcp_old_client.py"))
+        done = await anyio.run_process(
+            [sys.executable, client, f"{navi.url}/mcp", navi.token, "hi from 2025"], env=env, check=False
+        )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    said = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    assert said["protocol"] == "2025-11-25" and set(said["tools"]) == TOOLS
+    assert said["result"]["answer"] == "Hello, old client." and not said["result"]["stopped"]

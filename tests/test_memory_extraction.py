@@ -345,3 +345,25 @@ async def test_a_good_profile_is_kept(tmp_path: Path) -> None:
     await rt.extractor.run_pending()
     assert await rt.memory.get_summary() == "They have a cat called Miso."
     await rt.aclose()
+
+
+async def test_a_temporary_chat_is_never_read_for_memory(tmp_path: Path) -> None:
+    """Issue 49: a temporary chat, idle and due like any other, is left out; the same words in a
+    kept conversation are read."""
+    rt, _backend, script = await scripted_runtime(tmp_path, sql=True)
+    rt.backends.get("ollama").script.turn("Noted.")
+    temp = await rt.sessions.create("secretary", temporary=True)
+    await collect(rt.agent.run_stream(temp.id, "My cat is called Miso."))
+    await rt.agent.settle()
+    await backdate(rt, temp.id)
+    assert (await rt.extractor.run_pending()).sessions == 0
+    assert script.of_kind("extract") == [] and await rt.memory.get_extracted_at(temp.id) is None
+    session = await rt.sessions.get(temp.id)
+    assert session is not None and await rt.extractor.extract(session) == 0
+    assert await rt.extractor.flush(temp.id, session.messages) == 0
+    assert script.of_kind("extract") == [] and await rt.memory.get_all_facts(limit=10) == []
+    kept = await say(rt, "My cat is called Miso.")
+    script.extract("pets: cat = Miso")
+    assert (await rt.extractor.run_pending()).sessions == 1
+    assert await rt.memory.get_extracted_at(kept) is not None
+    await rt.aclose()

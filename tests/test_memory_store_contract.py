@@ -302,7 +302,7 @@ async def test_facts_written_before_0014_survive_it(
     url = (
         sqlite_url(tmp_path / "old.db")
         if kind == "sqlite"
-        else postgres_url(request.getfixturevalue("pg_url"))
+        else postgres_url(request.getfixturevalue("pg_empty_url"))
     )
     db = Database(url)
     await migrate.upgrade(db, "0013")

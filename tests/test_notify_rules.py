@@ -80,12 +80,14 @@ async def test_visible_hidden_closed_and_an_approval(
         await turn(ws, "one")
         assert await wait_outcomes(navi, 1) == [("answer", "visible")]
         await ws.send(json.dumps({"type": "visibility", "visible": False}))
-        await turn(ws, "two")
+        end = (await turn(ws, "two"))[-1]
         assert (await wait_outcomes(navi, 2))[1] == ("answer", "pushed")
         [pushed] = await asyncio.to_thread(service.wait, 1)
         payload = browser.open(pushed, endpoint, key)
         assert payload["kind"] == "answer" and payload["body"] == "The tide turns at four."
-        assert payload["url"] == f"/#/s/{sid}" and payload["session_id"] == sid
+        # It opens the conversation at the answer (the page reveals `?m=`).
+        assert payload["url"] == f"/#/s/{sid}?m={end['message_id']}" and payload["session_id"] == sid
+        assert payload["message_id"] == end["message_id"]
         # A bad visibility frame is refused, saying what to send; the socket stays.
         await ws.send(json.dumps({"type": "visibility", "visible": "maybe"}))
         [refused] = await frames_until(ws, "error")
@@ -297,3 +299,25 @@ async def test_a_job_needing_approval_waits_and_notifies(
     assert (done["kind"], done["title"], done["body"]) == ("job", "File", "File made.")
     assert done["session_id"] == origin  # the click opens the conversation the result was posted to
     assert target.exists()
+
+
+def test_an_mcp_servers_question_notifies_like_an_approval_without_buttons() -> None:
+    """An MCP server's question (elicitation) while the user is away: an "approval"-kind message
+    that says who asks what, opens the conversation, and has no buttons (it is answered there)."""
+    from navi.protocol import ElicitationRequired
+    from navi.push.notifier import Ended, run_message
+
+    asked = ElicitationRequired(
+        elicitation_id="e-1",
+        server="shop",
+        tool="shop__book",
+        message="A table on friday: for how many people?",
+        mode="form",
+        requested_schema={"type": "object", "properties": {"guests": {"type": "integer"}}},
+    )
+    assert isinstance(asked, Ended)  # among the events a run's notifier acts on
+    message = run_message("s-1", "Dinner", "answer", asked)
+    assert (message.kind, message.title) == ("approval", "Navi waits for your answer · Dinner")
+    assert message.body == "The MCP server “shop” asks: A table on friday: for how many people?"
+    assert message.actions == () and message.approval_id is None and message.url == "/#/s/s-1"
+    assert message.tag == "navi-question-e-1" and message.urgency == "high"

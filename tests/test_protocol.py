@@ -77,6 +77,7 @@ def test_each_side_has_its_frames() -> None:
         "message",
         "retry",
         "approval",
+        "elicitation",
         "edit",
         "regenerate",
         "switch",
@@ -88,7 +89,8 @@ def test_each_side_has_its_frames() -> None:
     server = frame_types(COMMITTED, "server")
     assert {"stream_start", "stream_end", "error", "session_updated", "schedule_run"} <= server
     assert {"queued", "queue_cancelled", "steered"} <= server
-    assert len(server) == 23 and not server & frame_types(COMMITTED, "client")
+    assert {"elicitation_required", "elicitation_resolved"} <= server
+    assert len(server) == 25 and not server & frame_types(COMMITTED, "client")
 
 
 def test_the_protocols_words_are_the_servers() -> None:

@@ -78,7 +78,7 @@ def test_the_page_handles_every_server_frame_and_no_other() -> None:
 
 def test_the_page_sends_only_client_frames_of_the_schema() -> None:
     sent = page_sent()
-    assert sent == {"message", "retry", "approval", "queue_edit", "queue_cancel"}, sent
+    assert sent == {"message", "retry", "approval", "elicitation", "queue_edit", "queue_cancel"}, sent
     assert sent <= CLIENT
 
 
@@ -177,7 +177,7 @@ def test_navi_chat_handles_every_server_frame_and_no_other() -> None:
 
 def test_navi_chat_sends_only_client_frames_of_the_schema() -> None:
     _, sent, _ = chat_frames()
-    assert sent == {"message", "retry", "approval"}, sent
+    assert sent == {"message", "retry", "approval", "elicitation"}, sent
     assert sent <= CLIENT
 
 

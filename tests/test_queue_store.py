@@ -104,7 +104,7 @@ async def test_migration_0021_keeps_rows_written_before_it(
     url = (
         sqlite_url(tmp_path / "navi.db")
         if kind == "sqlite"
-        else postgres_url(request.getfixturevalue("pg_url"))
+        else postgres_url(request.getfixturevalue("pg_empty_url"))
     )
     db = Database(url)
     try:

@@ -4,8 +4,10 @@ irrelevant, one hostile (it tells the model to ignore its instructions and tries
 block it is quoted in). Shown: the plan, made before any page is read and not changed by the
 hostile one; the sources read (the irrelevant page never); notes condensed when they outgrow
 their budget; every citation of the report naming a page that says it, an invented one taken
-out; the report kept as a Markdown file named in the conversation that asked; every prompt
-within the window. And the parts alone: ranking, notes, budgets."""
+out; the report kept as a Markdown file and its PDF (its text read back with the documents'
+extractor), named in the conversation that asked and downloaded by their owner only; the job's
+progress (its sub-questions, the sources read); every prompt within the window. And the parts
+alone: ranking, notes, budgets, the PDF of every Markdown block."""
 
 from __future__ import annotations
 
@@ -21,12 +23,16 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from typer.testing import CliRunner
 
 from navi.agent.research import ResearchConfig
 from navi.agent.research.loop import Budgets
 from navi.agent.research.notes import condensed, of_source, size, trimmed
 from navi.agent.research.report import checked
 from navi.agent.research.sources import Candidate, Source, links, quoted, ranked, words
+from navi.cli.main import _register, app
+from navi.documents.extract import extract
+from navi.files.pdf import markdown_pdf
 from navi.llm.tokens import estimate_tokens
 from navi.testing.agent_script import AgentScript
 from navi.testing.fake_server import FakeModelServer
@@ -34,6 +40,7 @@ from navi.testing.script import Reply, ScriptRequest
 from navi.testing.threaded import ThreadedServer
 from tests.server_helpers import LiveNavi, live_navi, use_script
 
+_register()
 WINDOW = 4096
 BATTERY = [
     "The Kestrel 7 battery gives a range of 85 km on one charge in the eco mode, measured on flat roads.",
@@ -229,12 +236,57 @@ def test_research_plans_reads_cites_and_keeps_its_report(
             assert sentence in " ".join(PAGES[path][1]), (sentence, path)
     assert "[9]" not in report and "1 citation(s) naming no source read were taken out" in report
 
-    # The report is a Markdown file of the job's session, named in the message posted back.
+    # The job's progress: its sub-questions and the sources it read.
+    assert job["plan"] == ["Kestrel 7 battery range", "Kestrel 7 weight"]
+    assert job["sources"] == 4
+
+    # The report is a Markdown file and a PDF of the job's session, named in the message posted
+    # back with the session whose folder holds them.
     posted = said[-1]
     assert posted["content"] == f"Background job “{job['title']}” is done:\n\n{report}"
-    [ref] = posted["metadata"]["files"]
-    assert ref["name"].endswith(".md") and Path(ref["path"]).read_text(encoding="utf-8") == report
-    assert Path(ref["path"]).parent.name == job["session_id"]
+    md, pdf = posted["metadata"]["files"]
+    assert posted["metadata"]["files_session_id"] == job["session_id"]
+    assert md["name"].endswith(".md") and Path(md["path"]).read_text(encoding="utf-8") == report
+    assert Path(md["path"]).parent.name == job["session_id"]
+    assert pdf["name"] == md["name"].removesuffix(".md") + ".pdf"
+    pdf_text = " ".join(extract(Path(pdf["path"]).read_bytes(), pdf["name"]).text.split())
+    for sentence, _ in cited:
+        assert sentence in pdf_text, sentence
+    for n, url in listed.items():
+        assert f"[{n}]" in pdf_text and url in pdf_text
+    assert "Sub-questions" in pdf_text and "Kestrel 7 battery range" in pdf_text
+
+    # Both download, by their owner only; a name that is not one file of the folder is refused.
+    bob_token = (
+        CliRunner()
+        .invoke(app, ["users", "add", "bob"], env={"DB_PATH": navi.settings.db_path})
+        .stdout.strip()
+    )
+    folder = f"/sessions/{job['session_id']}/files"
+    with (
+        navi.client() as http,
+        navi.client(anonymous=True, headers={"Authorization": f"Bearer {bob_token}"}) as bob,
+        navi.client(anonymous=True) as nobody,
+    ):
+        got = http.get(f"{folder}/{md['name']}")
+        assert got.status_code == 200 and got.text == report
+        assert got.headers["content-type"].startswith("text/markdown")
+        assert got.headers["content-disposition"].startswith("attachment; filename*=UTF-8''research-")
+        assert got.headers["x-content-type-options"] == "nosniff"
+        assert "sandbox" in got.headers["content-security-policy"]
+        got = http.get(f"{folder}/{pdf['name']}")
+        assert got.status_code == 200 and got.content == Path(pdf["path"]).read_bytes()
+        assert got.headers["content-type"] == "application/pdf"
+        assert bob.get(f"{folder}/{md['name']}").status_code == 404
+        assert nobody.get(f"{folder}/{md['name']}").status_code == 401
+        assert http.get(f"{folder}/missing.md").status_code == 404
+        secret = Path(navi.settings.db_path).name
+        for bad in (f"..%2F..%2F{secret}", "..%5C..%5Cx", ".hidden", "%2E%2E", "a%00b"):
+            refused = http.get(f"{folder}/{bad}")
+            assert refused.status_code in (404, 422) and b"SQLite" not in refused.content, bad
+        outside = Path(md["path"]).parent / "link.md"
+        outside.symlink_to(Path(navi.settings.db_path).resolve())
+        assert http.get(f"{folder}/link.md").status_code == 404  # a link is not followed
 
     # Every prompt, with its token cap, fits the window.
     for r in requests:
@@ -304,6 +356,35 @@ def test_notes_are_tagged_condensed_and_cut_within_budget() -> None:
     sources = [Source(1, "a", "http://a", notes=["- x [1]"]), Source(2, "b", "http://b")]
     result = checked("A [1]. B [2]. C [5].", sources)
     assert result.text == "A [1]. B . C ." and result.cited == [1] and result.dropped == 2
+
+
+def test_the_pdf_of_every_markdown_block() -> None:
+    text = (
+        "# Research: e-bikes — “under 2,000 €”\n\nBike **B** wins on *range* [1], see "
+        "[its page](https://example.org/b) and `code`; <script>alert(1)</script> stays text.\n\n"
+        "1. first question\n2. second question\n   - nested point\n\n> a quoted line\n\n"
+        "| Bike | Range |\n|---|---|\n| A | 60 km |\n| B | 85 km |\n\n```\nraw <b>code</b>\n```\n\n---\n\n"
+        "## Sources\n\n[1] Bike B — http://127.0.0.1/b [a file](ftp://example.org/f) Ελληνικά\n"
+    )
+    data = markdown_pdf(text, title="Research: e-bikes")
+    assert data.startswith(b"%PDF-")
+    got = extract(data, "report.pdf")
+    words_read = " ".join(got.text.split())
+    for part in (
+        "Research: e-bikes — “under 2,000 €”",
+        "Bike B wins on range [1], see its page and code; <script>alert(1)</script> stays text.",
+        "1. first question",
+        "2. second question",
+        "nested point",
+        "a quoted line",
+        "Bike Range A 60 km B 85 km",
+        "raw <b>code</b>",
+        "[1] Bike B — http://127.0.0.1/b a file",
+    ):
+        assert part in words_read, (part, words_read)
+    assert b"https://example.org/b" in data  # a web link kept, as a link; no other kind
+    assert b"ftp://" not in data
+    assert markdown_pdf("").startswith(b"%PDF-")  # nothing to say is still a PDF
 
 
 @pytest.mark.parametrize("window", [2048, 4096, 8192, 65536])

@@ -43,6 +43,9 @@ async def test_a_second_window_draws_the_message_and_hears_the_new_name(
                 "name": "Trip to Oslo",
                 "profile_id": "secretary",
                 "pinned": False,
+                "folder": None,
+                "archived": False,
+                "temporary": False,
                 "deleted": False,
             }
         )

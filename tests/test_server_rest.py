@@ -63,7 +63,7 @@ def test_session_lifecycle(navi: LiveNavi) -> None:
         created = http.post("/sessions", json={"profile_id": "smart_home"})
         assert created.status_code == 201
         body = created.json()
-        assert set(body) == {"session_id", "profile_id", "created_at", "name"}
+        assert set(body) == {"session_id", "profile_id", "created_at", "name", "temporary"}
         sid = body["session_id"]
         other = http.post("/sessions").json()["session_id"]  # no body: the default profile
         assert http.get(f"/sessions/{other}").json()["profile_id"] == "secretary"
@@ -143,7 +143,12 @@ def test_unknown_sessions_are_404(navi: LiveNavi) -> None:
         ("post", "/sessions", [1, 2], "body"),
         ("patch", "/sessions/{sid}/pin", {"pinned": "very"}, "pinned"),
         ("patch", "/sessions/{sid}/pin", {}, "pinned"),
-        ("patch", "/sessions/{sid}", {}, "send `name`, `profile_id`, `model` and/or `system_prompt`"),
+        (
+            "patch",
+            "/sessions/{sid}",
+            {},
+            "send `name`, `profile_id`, `model`, `system_prompt`, `folder` and/or `archived`",
+        ),
         ("patch", "/sessions/{sid}", {"profile_id": "pirate"}, "no profile 'pirate'"),
         ("patch", "/sessions/{sid}", {"name": "x" * 500}, "name"),
         ("post", "/sessions/{sid}/messages", {"content": ""}, "content"),

@@ -105,6 +105,9 @@ async def test_planning_tools_subagent_and_profile_switch_sequences(
         "name": None,
         "profile_id": "smart_home",
         "pinned": False,
+        "folder": None,
+        "archived": False,
+        "temporary": False,
         "deleted": False,
     }
 

@@ -305,7 +305,7 @@ def test_snippets_cut_around_the_first_match_at_word_boundaries() -> None:
 async def test_the_migration_indexes_existing_messages(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    db = Database(url_of(kind, tmp_path, request))
+    db = Database(url_of(kind, tmp_path, request, empty=True))
     try:
         await migrate.upgrade(db, "0013")
         old = [

@@ -140,7 +140,7 @@ async def test_insert_keeps_the_tree(store: SessionStore) -> None:
 async def test_the_migration_makes_flat_sessions_chains(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    db = Database(url_of(kind, tmp_path, request))
+    db = Database(url_of(kind, tmp_path, request, empty=True))
     try:
         await migrate.upgrade(db, "0015")
         old = [Message.user("q1"), Message.assistant("a1"), Message.user("q2"), Message.assistant("a2")]

@@ -32,7 +32,7 @@ from navi.agent.compression.transcript import format_messages, take_chunk
 from navi.llm import tokens
 from navi.llm.answers import ECHO_SHARE, overlap_share, repeats_itself, words
 from navi.llm.base import CallOptions, LLMBackend
-from navi.llm.calls import CallLimits, GuardedBackend
+from navi.llm.calls import CallLimits, bound
 from navi.llm.errors import LLMError
 from navi.llm.messages import Message, utcnow
 from navi.llm.registry import BackendRegistry
@@ -225,7 +225,7 @@ class Analyst:
         if not lines:
             raise NothingToAnalyse("the session has no conversation to analyse yet")
         profile = self.profiles.of_session(session.profile_id)
-        llm = GuardedBackend(self.backends.observed(self.profiles.backend_of(profile)), self.limits)
+        llm = bound(self.backends.observed(self.profiles.backend_of(profile)), self.limits)
         model = self.profiles.model_of(profile)
         parts: dict[str, dict[str, Any]] = {}
         for name in ask.parts:

@@ -142,6 +142,9 @@ def _browser(args: dict[str, Any], facts: Mapping[str, Any]) -> str | None:
     element = facts.get("element") or {}
     where = _clip(facts.get("site") or "the page", 80)
     if action == "open":
+        if facts.get("profile"):  # the model acts as the user, signed in
+            target = _clip(facts.get("site") or args.get("url", ""), 80)
+            return f"the browser opens {target} signed in with your profile {_clip(facts['profile'], 40)!r}"
         if facts.get("new_site", True):
             target = facts.get("site") or args.get("url", "")
             return f"the browser goes to a site it has not been on in this conversation: {_clip(target, 80)}"

@@ -23,7 +23,7 @@ from navi.agent.disclosure import Disclosure, disclose
 from navi.agent.run import RunState
 from navi.agent.windows import ContextWindows
 from navi.llm.base import LLMBackend
-from navi.llm.calls import CallLimits, GuardedBackend, stoppable
+from navi.llm.calls import CallLimits, bound, stoppable
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
@@ -90,9 +90,7 @@ class RunBinder:
 
     def backend(self, profile: AgentProfile, stop: asyncio.Event | None) -> LLMBackend:
         """The profile's backend with the call limits, abandoning its calls on `stop` (never: None)."""
-        return GuardedBackend(
-            self.backends.observed(self.profiles.backend_of(profile)), self.config.limits, stop
-        )
+        return bound(self.backends.observed(self.profiles.backend_of(profile)), self.config.limits, stop)
 
     async def bind(self, run: RunState, profile: AgentProfile) -> None:
         run.profile = profile

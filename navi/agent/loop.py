@@ -38,9 +38,9 @@ from navi.agent.run import RunState
 from navi.agent.tool_batch import ToolRunner
 from navi.llm.base import CallKind, CallOptions
 from navi.llm.calls import CallStopped
-from navi.llm.chunks import Completion, CompletionBuilder
+from navi.llm.chunks import Completion, CompletionBuilder, StreamFinal
 from navi.llm.errors import ContextOverflow, LLMError
-from navi.llm.messages import Message, ToolSpec
+from navi.llm.messages import Message, ToolCall, ToolSpec
 from navi.llm.meta import TokenUsage
 from navi.llm.prices import Prices
 from navi.llm.tokens import estimate_messages_tokens
@@ -135,13 +135,14 @@ class Loop:
                 yield ErrorEvent.of(exc)
                 return
             completion = self._completed(run, builder, specs)
-            self._measured(run, completion, times)
+            self._measured(run, completion, times, builder.final)
             reply = completion.message
+            calls, hidden = await self.tool_runner.hide_secrets(run, reply)  # never stored
             await self.writer.save(run, display=[reply], context=[reply], tokens=run.size)
             if not reply.tool_calls:
                 yield self._answer(run, completion, self.compression.compressor.starts_at(run.window))
                 return
-            async for event in self._tools(run, reply, specs):
+            async for event in self._tools(run, calls, hidden, specs):
                 yield event
         yield ErrorEvent(message="the run ended without an answer", code="no_answer")  # unreachable
 
@@ -297,19 +298,30 @@ class Loop:
             reply.metadata.continues = run.continues
         return completion
 
-    def _measured(self, run: RunState, completion: Completion, times: CallTimes) -> None:
+    def _measured(
+        self, run: RunState, completion: Completion, times: CallTimes, final: StreamFinal | None
+    ) -> None:
         """The reply's model call as its metadata keeps it: the model that answered (the one the
-        server says served the call, else the one asked), how long the first token and the whole
-        call took, and the cost where the model has a price (issue 48)."""
+        server says served the call, else the one asked; through a chain, the endpoint that wrote
+        it and why others were passed over), how long the first token and the whole call took,
+        and the cost where the model has a price (issue 48)."""
         meta = completion.message.metadata
-        meta.model = completion.model or run.model
+        endpoint = final.endpoint if final is not None else ""
+        model = completion.model or run.model
+        meta.model = model
+        if endpoint:
+            meta.endpoint = endpoint
+            if final is not None and final.switched:
+                meta.fallback = list(final.switched)
         if times.ttft_ms is not None:
             meta.ttft_ms = times.ttft_ms
         if times.duration_ms is not None:
             meta.duration_ms = times.duration_ms
         usage = meta.usage
         if usage is not None:
-            cost = self.config.prices.cost(meta.model, usage.prompt_tokens or 0, usage.completion_tokens or 0)
+            cost = self.config.prices.cost(
+                model, usage.prompt_tokens or 0, usage.completion_tokens or 0, endpoint
+            )
             if cost is not None:
                 meta.cost = cost
 
@@ -332,7 +344,9 @@ class Loop:
             ),
         )
 
-    async def _tools(self, run: RunState, reply: Message, specs: list[ToolSpec]) -> AsyncIterator[AgentEvent]:
+    async def _tools(
+        self, run: RunState, calls: list[ToolCall], hidden: dict[str, frozenset[str]], specs: list[ToolSpec]
+    ) -> AsyncIterator[AgentEvent]:
         """Run the reply's tool calls; a profile switch a tool asked for applies from the next call."""
         intents: list[Intent] = []
         names = [s.name for s in specs]
@@ -340,7 +354,7 @@ class Loop:
         offered = ToolView(
             [tool for n in [*names, *listed] if (tool := run.tools.get(n)) is not None], run.tools.aliases
         )
-        async for event in self.tool_runner.batch(run, reply.tool_calls, offered, intents, listed):
+        async for event in self.tool_runner.batch(run, calls, offered, intents, listed, hidden=hidden):
             yield event
         switch = next((i for i in reversed(intents) if isinstance(i, SwitchProfile)), None)
         if switch is not None and switch.profile_id != run.profile.id:  # announced as the tool returned

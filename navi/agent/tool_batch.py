@@ -1,5 +1,9 @@
 """Running one batch of tool calls: checks, approval, the tool in its own task, events, results saved.
 
+Secrets (`Tool.secret_arguments`: text typed into a password field) are taken out of the model's
+reply before it is stored (`hide_secrets`): the stored call, every frame and the approval question
+carry `SECRET_MARKER`; only the tool gets the value.
+
 Each call: `tool_started` → checks (offered in this model call, arguments parsed, schema) → the
 approval gate (`gate.py`: a call the policy says must ask waits for the user, who may decline) → the
 tool runs in its own task while events a subagent inside it emits are forwarded and stop is watched →
@@ -27,7 +31,7 @@ from navi.llm.meta import MessageMeta, ToolStatus
 from navi.llm.tokens import estimate_message_tokens, estimate_messages_tokens
 from navi.protocol import BrowserView
 from navi.sessions.keys import recall_key
-from navi.tools.base import Intent, SwitchProfile, ToolResult
+from navi.tools.base import Intent, SwitchProfile, ToolResult, masked_arguments
 from navi.tools.registry import ToolRegistry, ToolView
 
 EVENT_RESULT_MAX = 20_000
@@ -58,6 +62,28 @@ class ToolRunner:
         self.config = config
         self.gate = gate  # None: no call asks (a runtime built without approvals)
 
+    async def hide_secrets(
+        self, run: RunState, reply: Message
+    ) -> tuple[list[ToolCall], dict[str, frozenset[str]]]:
+        """Before `reply` is stored: each call's secret arguments replaced by the marker in
+        `reply` itself. Returns the calls as the model made them (for the tools) and, per call id,
+        the names hidden."""
+        real = list(reply.tool_calls)
+        hidden: dict[str, frozenset[str]] = {}
+        shown: list[ToolCall] = []
+        seen: set[str] = set()
+        for call in real:
+            tool = run.tools.get(call.name)
+            names = await _secret(tool, call.arguments, after=call.name in seen)
+            seen.add(call.name)
+            if names:
+                hidden[call.id] = names
+                call = call.model_copy(update={"arguments": masked_arguments(call.arguments, names)})
+            shown.append(call)
+        if hidden:
+            reply.tool_calls = shown
+        return real, hidden
+
     async def batch(
         self,
         run: RunState,
@@ -66,16 +92,21 @@ class ToolRunner:
         intents: list[Intent],
         listed: Collection[str] = (),
         results: list[ToolResult] | None = None,
+        hidden: dict[str, frozenset[str]] | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Run the calls in order. Only the tools `offered` in this model call may run; what the
         tools ask of the loop (their intents) is collected in `intents`. `listed` of them were
         offered by name only: a call that does not fit such a tool's schema gets the schema back.
-        `results` collects each call's result, for a caller that reads them (research)."""
+        `results` collects each call's result, for a caller that reads them (research). `hidden`:
+        per call id, the arguments `hide_secrets` took out of the stored calls."""
         images: list[Message] = []
         for call in calls:
             outcome: dict[str, Any] = {}
             profile = next((i.profile_id for i in reversed(intents) if isinstance(i, SwitchProfile)), None)
-            async for event in self._call(run, call, offered, outcome, profile or run.profile.id, listed):
+            secret = (hidden or {}).get(call.id, frozenset())
+            async for event in self._call(
+                run, call, offered, outcome, profile or run.profile.id, listed, secret
+            ):
                 yield event
             result: ToolResult = outcome["result"]
             if results is not None:
@@ -130,15 +161,25 @@ class ToolRunner:
         outcome: dict[str, Any],
         profile_id: str,
         listed: Collection[str] = (),
+        secret: frozenset[str] = frozenset(),
     ) -> AsyncIterator[AgentEvent]:
         args = call.arguments if call.raw_arguments is None else {"_raw": call.raw_arguments}
+        args = masked_arguments(args, secret)
         yield ToolStarted(tool=call.name, args=args, is_subagent=run.is_subagent, call_id=call.id)
         tool = offered.get(call.name)
         result = self._check(run, call, offered, listed)
+        if result is None and (newly := await _secret(tool, call.arguments) - secret):
+            # The call would put a secret where the stored reply already shows its value (a tool
+            # that did not foresee what an earlier call of the batch changed): not run, and said so.
+            result = ToolResult.fail(
+                f"not run: {', '.join(sorted(newly))} would go into a secret field (a password "
+                "field) that was not one when you made this call; read the page and call again"
+            )
         if result is None and self.gate is not None:
             verdict = Verdict()
             facts = await _facts(tool, call.arguments)
-            async for event in self.gate.screen(run.ctx, call, verdict, facts):
+            asked = call.model_copy(update={"arguments": args}) if secret else call
+            async for event in self.gate.screen(run.ctx, asked, verdict, facts):
                 yield event
             result = verdict.refusal
         started = time.perf_counter()  # the call's own time, not the wait for the user
@@ -246,6 +287,18 @@ async def _facts(tool: Any, args: dict[str, Any]) -> dict[str, Any] | None:
     except Exception:
         return None
     return facts if isinstance(facts, dict) else None
+
+
+async def _secret(tool: Any, args: dict[str, Any], *, after: bool = False) -> frozenset[str]:
+    """The arguments of the call the tool says are secret (none for no tool; a tool that fails to
+    say hides every string argument but its action, to be safe)."""
+    if tool is None:
+        return frozenset()
+    try:
+        names = await tool.secret_arguments(args, after=after)
+    except Exception:
+        return frozenset(k for k, v in args.items() if isinstance(v, str) and k != "action")
+    return frozenset(names)
 
 
 async def _invoke(tool: Any, args: dict[str, Any]) -> ToolResult:

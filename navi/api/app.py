@@ -13,9 +13,11 @@ import gc
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
+from starlette.routing import Route
 
 from navi import __version__, web
 from navi.api import errors
@@ -23,10 +25,11 @@ from navi.api.deps import require_owner
 from navi.api.identity import user_of
 from navi.api.limits import AUDIO_FORM_SLACK, InputLimits, RequestLimits
 from navi.api.loopmon import LoopMonitor
-from navi.api.mcp_server import NaviHost, mount_http
+from navi.api.mcp_http import MCP_PATH, McpRoute
 from navi.api.middleware import RequestContext
 from navi.api.routes import (
     agents,
+    analysis,
     approvals,
     audio,
     auth,
@@ -48,6 +51,7 @@ from navi.api.routes import (
     skills,
     usage,
 )
+from navi.api.routes import browser as browser_routes
 from navi.api.security import AccessControl, AccessPolicy
 from navi.api.sockets import OpenSockets
 from navi.api.websocket import router as websocket_router
@@ -128,17 +132,11 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
             gc.collect()
             gc.freeze()
             gc.set_threshold(10_000, 20, 20)
-        app.state.mcp_host = NaviHost(
-            runtime=rt,
-            runs=running.runs,
-            approvals=config.mcp_approvals,
-            max_message_bytes=config.max_request_bytes,
-        )
         log.info("navi.started", host=config.host, port=config.port, backend=config.backend)
         try:
-            async with mcp_sessions.run():  # /mcp: the SDK's session manager lives with the app
-                yield
+            yield
         finally:
+            await mcp_route.aclose()  # /mcp's server, if a request built it
             if watcher is not None:
                 watcher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -184,6 +182,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         auth,
         agents,
         sessions,
+        analysis,
         messages,
         queue,
         branches,
@@ -198,6 +197,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         search,
         documents,
         skills,
+        browser_routes,
         push,
         jobs,
         usage,
@@ -217,7 +217,18 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
 
     # Navi's MCP server as streamable HTTP, behind the same access control as every route; each
     # call acts as its request's user.
-    mcp_sessions = mount_http(app, lambda: app.state.mcp_host, config.max_request_bytes)
+    def mcp_host() -> Any:
+        from navi.api.mcp_server import NaviHost
+
+        return NaviHost(
+            runtime=app.state.runtime,
+            runs=app.state.runs,
+            approvals=config.mcp_approvals,
+            max_message_bytes=config.max_request_bytes,
+        )
+
+    mcp_route = McpRoute(mcp_host, config.max_request_bytes)  # built on its first request
+    app.router.routes.append(Route(MCP_PATH, mcp_route, methods=["GET", "POST", "DELETE"]))
     app.include_router(websocket_router)
     app.include_router(web.router)
     app.mount("/static", web.static_files(), name="static")

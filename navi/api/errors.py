@@ -28,6 +28,7 @@ from navi.jobs import JobLimit
 from navi.jobs.service import JobError
 from navi.llm.errors import LLMError
 from navi.logging import get_logger
+from navi.mcp.elicitation import ElicitationInvalid, ElicitationNotFound
 from navi.profiles.registry import UnknownProfile
 from navi.protocol import ErrorEvent, StreamEnd
 from navi.push import SubscriptionError
@@ -100,6 +101,8 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (BranchNotFound, 404, "message_not_found"),
     (NotFound, 404, "not_found"),
     (ApprovalNotFound, 404, "approval_not_found"),
+    (ElicitationNotFound, 404, "elicitation_not_found"),
+    (ElicitationInvalid, 422, "bad_answer"),
     (UnknownProfile, 422, "unknown_profile"),
     (ArchiveError, 422, "bad_archive"),
     (FrameError, 422, "bad_message"),

@@ -20,12 +20,13 @@ answer ends with a note saying so. A caller that cancels its request stops the t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -33,20 +34,24 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
-from starlette.applications import Starlette
-from starlette.routing import Route
 
 from navi import __version__
 from navi.agent.turns import TurnOptions
 from navi.api.identity import USER_KEY
 from navi.api.turns import Answer, new_session, wait_for
 from navi.compose import Runtime
+from navi.jobs.models import ACTIVE, JobLimit
+from navi.jobs.service import JobError
+from navi.mcp.tasks import TasksServer
+from navi.profiles.registry import UnknownProfile
 from navi.runctx import Unattended
 from navi.runs import RunActive, RunManager
 from navi.sessions.models import Session, is_session_id
 
+# Run as tasks (io.modelcontextprotocol/tasks) for clients that can poll.
+LONG_TOOLS = ("ask", "background_job")
+JOB_POLL = 1.0  # seconds between looks at a running job
 APPROVALS_SETTING = "NAVI_MCP_APPROVALS"  # named in the note about denied calls
-MCP_PATH = "/mcp"
 INSTRUCTIONS = (
     "Navi is the user's own AI agent: it has tools (web, files, shell, SSH, code, HTTP APIs), "
     "remembers the user across sessions and keeps long conversations. Use `ask` to delegate a task "
@@ -191,13 +196,56 @@ async def ask(
     return AskResult(answer=answer.text, session_id=session.id, stopped=answer.stopped)
 
 
+class JobOutcome(BaseModel):
+    job_id: str
+    session_id: str = Field(description="The job's own session: its steps and its answer")
+    state: str = Field(description="done, failed or stopped")
+    result: str | None = Field(None, description="The job's answer (a research: its report)")
+    error: str | None = None
+
+
+async def background_job(
+    ctx: Context,
+    prompt: Annotated[str, Field(description="The whole task, as you would say it to Navi", min_length=1)],
+    mode: Annotated[
+        Literal["task", "research"],
+        Field(
+            description="task: the agent works on it with its tools; research: a report citing what it read"
+        ),
+    ] = "task",
+    title: Annotated[str | None, Field(description="A short title for the job", max_length=200)] = None,
+) -> JobOutcome:
+    """Run a Navi background job (docs/jobs.md) to its end and return its result. It can take
+    minutes: a client that declares MCP Tasks gets a task to poll instead of waiting in the call."""
+    host = _host(ctx)
+    user = _user(ctx, host)
+    jobs = host.runtime.jobs
+    if jobs is None:
+        raise ToolError("background jobs are not available in this Navi")
+    try:
+        job = await jobs.start(user, prompt, title=title, mode=mode)
+    except (JobError, JobLimit, UnknownProfile) as exc:
+        raise ToolError(str(exc)) from None
+    try:
+        while job.state in ACTIVE:  # any worker's job runner on this database takes it
+            await asyncio.sleep(JOB_POLL)
+            job = await jobs.store.get(job.id, owner=user) or job
+    except asyncio.CancelledError:  # the call or the task was cancelled: so is the job
+        with contextlib.suppress(Exception):
+            await asyncio.shield(jobs.store.request_stop(job.id, user))
+        raise
+    return JobOutcome(
+        job_id=job.id, session_id=job.session_id, state=job.state, result=job.result, error=job.error
+    )
+
+
 async def list_sessions(
     ctx: Context,
     limit: Annotated[int, Field(description="At most this many", ge=1, le=1000)] = 50,
 ) -> SessionList:
-    """The user's sessions, pinned first, then the most recently active."""
+    """The user's sessions, pinned first, then the most recently active (temporary chats never)."""
     host = _host(ctx)
-    infos = await host.runtime.sessions.list(owner=_user(ctx, host))
+    infos = [i for i in await host.runtime.sessions.list(owner=_user(ctx, host)) if not i.temporary]
     return SessionList(
         sessions=[
             SessionItem(
@@ -272,12 +320,25 @@ async def search_documents(
     )
 
 
+def _task_owner(ctx: Any) -> str:
+    """Whose task a request may see: the user access control put on it (stdio: the one user)."""
+    scope = getattr(getattr(ctx, "request", None), "scope", None) or {}
+    user = scope.get(USER_KEY)
+    return user if isinstance(user, str) and user else "local"
+
+
 def build_server(lifespan: Lifespan) -> MCPServer[Any]:
     """The one definition of Navi's MCP tools; `lifespan` yields the `NaviHost` they act through."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     server: MCPServer[Any] = MCPServer(
-        "navi", title="Navi", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan
+        "navi",
+        title="Navi",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        # `ask` runs a whole turn: a 2026-07-28 client that declared Tasks gets a task to poll.
+        extensions=[TasksServer(LONG_TOOLS, _task_owner)],
     )
     # The SDK's constructor sets up the root logger when nothing has yet; Navi's commands own that.
     root.handlers[:], root.level = handlers, level
@@ -288,6 +349,11 @@ def build_server(lifespan: Lifespan) -> MCPServer[Any]:
         "(tools, memory, planning) and return its answer with the session id. Without session_id a "
         "new session starts; with one, that conversation goes on. Tool calls that need the user's "
         "approval are not run unless Navi's settings allow them.",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True),
+    )
+    server.add_tool(
+        background_job,
+        title="Run a Navi background job",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True),
     )
     server.add_tool(
@@ -318,11 +384,11 @@ def hosting(host: Callable[[], NaviHost]) -> Lifespan:
     return lifespan
 
 
-def mount_http(
-    app: Starlette, host: Callable[[], NaviHost], max_body_bytes: int
-) -> StreamableHTTPSessionManager:
-    """Serve the tools as streamable HTTP at `/mcp` in `app`; the caller runs the returned session
-    manager (`async with manager.run()`) for as long as the app runs.
+def http_endpoint(
+    host: Callable[[], NaviHost], path: str, max_body_bytes: int
+) -> tuple[StreamableHTTPSessionManager, StreamableHTTPASGIApp]:
+    """The tools as streamable HTTP (for `/mcp`, `navi/api/mcp_http.py`): the session manager, which
+    the caller runs (`async with manager.run()`) for as long as it serves, and the ASGI endpoint.
 
     Stateless: every request stands alone (the conversation is Navi's session, named by the
     client), so nothing is kept between requests and each is checked and scoped like any other.
@@ -331,12 +397,10 @@ def mount_http(
     """
     server = build_server(hosting(host))
     server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
+        streamable_http_path=path,
         stateless_http=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=max_body_bytes,
     )
     manager = server.session_manager
-    endpoint = StreamableHTTPASGIApp(manager)  # a plain ASGI app: the SDK reads the request itself
-    app.router.routes.append(Route(MCP_PATH, endpoint, methods=["GET", "POST", "DELETE"]))
-    return manager
+    return manager, StreamableHTTPASGIApp(manager)  # a plain ASGI app: the SDK reads the request itself

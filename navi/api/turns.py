@@ -153,11 +153,14 @@ async def new_session(
     name: str | None = None,
     messages: Sequence[Message] = (),
     session_id: str | None = None,
+    temporary: bool = False,
 ) -> Session:
     """A new session of `owner` (holding `messages`, when a client brings its history; with the id
     the client chose, when it names one: `SessionExists` if it is taken); the hooks that follow a
     new session (memory extraction) are started in the background."""
-    session = await runtime.sessions.create(profile_id, owner=owner, name=name, session_id=session_id)
+    session = await runtime.sessions.create(
+        profile_id, owner=owner, name=name, session_id=session_id, temporary=temporary
+    )
     for hook in runtime.session_created_hooks:
         runtime.background(hook(session.id))
     if messages:

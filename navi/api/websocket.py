@@ -16,6 +16,8 @@ running turn ("steer"); `queue_edit` and `queue_cancel` change a waiting message
 `{"type": "retry"}` runs the session's latest failed turn again without storing its message twice;
 `{"type": "approval", "call_id", "decision"}` answers a tool call waiting for approval ("allow",
 "deny" or "always"). An answer nothing waits for gets an `error` frame, code `approval_not_found`.
+`{"type": "elicitation", "elicitation_id", "action", "content"}` answers an MCP server's question
+(`elicitation_required`); `elicitation_not_found` or `bad_answer` when it cannot be used.
 `edit`, `regenerate` and `switch` move the session to another branch, `continue` goes on with an
 answer the token cap cut off (navi/api/branch_frames.py).
 
@@ -51,6 +53,7 @@ from navi.compose import Runtime
 from navi.compose.server import ServerConfig
 from navi.llm.attached import AttachedFile
 from navi.llm.messages import strip_data_uri
+from navi.mcp.elicitation import ElicitationInvalid, ElicitationNotFound
 from navi.protocol import (
     MAX_IMAGES,
     ApprovalFrame,
@@ -58,6 +61,7 @@ from navi.protocol import (
     ContinueFrame,
     Decision,
     EditFrame,
+    ElicitationFrame,
     ErrorCode,
     ErrorEvent,
     FileRef,
@@ -111,6 +115,7 @@ class CheckedFrame:
     files: list[AttachedFile] = field(default_factory=list)
     call_id: str = ""  # an approval's call
     decision: Decision = "deny"  # an approval's answer
+    elicitation: ElicitationFrame | None = None  # an answer to an MCP server's question
     mode: QueueMode = "queue"  # a message's, while a turn runs
     message_id: str = ""  # the message an edit, regenerate, switch, queue_edit or queue_cancel names
     sender: Sender | None = None  # a message's name, location and metadata
@@ -134,6 +139,8 @@ def read_frame(text: str, session_id: str, files_root: Path) -> CheckedFrame:
         return CheckedFrame("visibility", visible=frame.visible)
     if isinstance(frame, ApprovalFrame):
         return CheckedFrame("approval", call_id=frame.call_id, decision=frame.decision)
+    if isinstance(frame, ElicitationFrame):
+        return CheckedFrame("elicitation", elicitation=frame)
     if isinstance(frame, EditFrame | RegenerateFrame | SwitchFrame | ContinueFrame):
         content = frame.content if isinstance(frame, EditFrame) else ""
         return CheckedFrame(frame.type, content, message_id=frame.message_id)
@@ -331,6 +338,19 @@ async def _still_let_in(recheck: Recheck, end: Callable[[int, str], None]) -> bo
     return False
 
 
+def _elicitation_answer(runtime: Runtime, session_id: str, frame: ElicitationFrame) -> dict[str, Any] | None:
+    """Deliver an answer to an MCP server's question; the `error` frame refusing it, or None."""
+    try:
+        runtime.mcp.elicitations.answer(session_id, frame.elicitation_id, frame.action, frame.content)
+    except ElicitationNotFound as exc:
+        return ErrorEvent(
+            message=str(exc), code="elicitation_not_found", elicitation_id=frame.elicitation_id
+        ).frame()
+    except ElicitationInvalid as exc:
+        return ErrorEvent(message=str(exc), code="bad_answer", elicitation_id=frame.elicitation_id).frame()
+    return None
+
+
 async def _seen(runtime: Runtime, page: str, user: str, visible: bool | None) -> None:
     """The page's visibility kept for every worker (None: the page is gone); a database that does
     not answer costs a notification's accuracy, never the socket."""
@@ -422,6 +442,10 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                 except ApprovalNotFound as exc:
                     refusal = ErrorEvent(message=str(exc), code="approval_not_found", call_id=frame.call_id)
                     outbox.put_nowait(refusal.frame())
+                continue
+            if frame.elicitation is not None:  # the run's elicitation_resolved reaches every client
+                if refused := _elicitation_answer(runtime, session_id, frame.elicitation):
+                    outbox.put_nowait(refused)
                 continue
             if frame.kind in branch_frames.KINDS:
                 await branch_frames.act(

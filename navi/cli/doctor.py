@@ -25,6 +25,7 @@ from navi.cli.common import settings_or_exit
 from navi.config import Settings
 from navi.llm.backends import kind_of, spelled_out
 from navi.llm.base import LLMBackend, ModelInfo, model_listed
+from navi.llm.chain import ModelChain
 from navi.llm.errors import LLMError
 from navi.llm.registry import BackendRegistry
 
@@ -128,8 +129,8 @@ async def run_checks(settings: Settings) -> AsyncIterator[Check]:
         used: dict[str, dict[str, list[str]]] = {}
         for profile in profiles.all():
             backend_name = profiles.backend_of(profile)
-            model = profiles.model_of(profile)
-            used.setdefault(backend_name, {}).setdefault(model, []).append(profile.id)
+            for name, model in _endpoints(backends, backend_name, profiles.model_of(profile)):
+                used.setdefault(name, {}).setdefault(model, []).append(profile.id)
         for backend_name, models in used.items():
             async for check in _backend_checks(settings, backends, backend_name, models):
                 yield check
@@ -168,6 +169,7 @@ async def mcp_checks(settings: Settings, start_timeout: float = MCP_START_TIMEOU
     failed, with the end of its stderr; then stop them."""
     from navi.compose.parts import mcp_servers
     from navi.compose.problems import SetupError
+    from navi.mcp.config import tokens_file
     from navi.mcp.manager import McpManager
     from navi.tools.registry import ToolRegistry
 
@@ -178,7 +180,8 @@ async def mcp_checks(settings: Settings, start_timeout: float = MCP_START_TIMEOU
         return
     if not servers:
         return
-    manager = McpManager(servers, ToolRegistry(), start_timeout=start_timeout)
+    tokens = tokens_file(settings.db_path)  # OAuth servers: the tokens `navi mcp-login` stored
+    manager = McpManager(servers, ToolRegistry(), tokens_file=tokens, start_timeout=start_timeout)
     try:
         manager.start()
         await manager.wait_started(start_timeout + 1)
@@ -425,10 +428,20 @@ async def _serves_any_name(llm: LLMBackend, model: str) -> bool:
         return False
 
 
+def _endpoints(backends: BackendRegistry, backend: str, model: str) -> list[tuple[str, str]]:
+    """The (backend, model) pairs a profile's calls use: a model chain's endpoints (docs/models.md),
+    else its one backend and model."""
+    chain = backends.get(backend) if backend in backends else None
+    if backends.models is None or not isinstance(chain, ModelChain):
+        return [(backend, model)]
+    return [(e.id, e.model) for e in chain.endpoints]
+
+
 def _server_fix(backend: str, llm: LLMBackend) -> str:
-    """What to do when the backend's server does not answer (its entry in `navi.llm.backends`)."""
-    kind = kind_of(backend)
-    return kind.server_fix.format(where=llm.where) if kind else ""
+    """What to do when the backend's server does not answer (its entry in `navi.llm.backends`;
+    a model list's endpoint: its backend's entry)."""
+    kind = kind_of(backend) or kind_of(llm.name)
+    return kind.server_fix.format(where=llm.where) if kind else "fix its entry in MODELS_FILE"
 
 
 def doctor() -> None:

@@ -41,6 +41,7 @@ def _root(
 
 def _register() -> None:
     from navi.cli import (
+        browser,
         channels,
         chat,
         config,
@@ -49,6 +50,7 @@ def _register() -> None:
         fake,
         mcp,
         memory,
+        models,
         schedules,
         serve,
         sessions,
@@ -66,8 +68,10 @@ def _register() -> None:
     docs.register(app)
     tools.register(app)
     skills.register(app)
+    browser.register(app)
     users.register(app)
     usage.register(app)
+    models.register(app)
     schedules.register(app)
     channels.register(app)
     config.register(app)

@@ -74,5 +74,38 @@ def mcp() -> None:
         fail(str(problem))
 
 
+def mcp_login(name: str = typer.Argument(..., help="The server's name in MCP_SERVERS_FILE")) -> None:
+    """Sign Navi in to a remote MCP server that uses OAuth (`"oauth": true` in its entry)."""
+    from navi.compose import SetupError
+    from navi.compose.parts import mcp_servers
+    from navi.mcp.config import tokens_file
+    from navi.mcp.oauth import sign_in
+
+    settings = settings_or_exit()
+    try:
+        servers = {s.name: s for s in mcp_servers(settings)}
+    except SetupError as exc:
+        fail(str(exc))
+    config = servers.get(name)
+    if config is None:
+        fail(f"no MCP server '{name}' in MCP_SERVERS_FILE ({', '.join(servers) or 'none configured'})")
+    if not config.oauth:
+        fail(f"the MCP server '{name}' does not use OAuth: add \"oauth\": true to its entry (docs/mcp.md)")
+
+    async def show(url: str) -> None:
+        typer.echo(f"Open this address to sign Navi in to '{name}':\n\n  {url}\n\nWaiting for the sign-in…")
+
+    try:
+        tools = asyncio.run(sign_in(config, tokens_file(settings.db_path), show))
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]
+        fail(f"signing in to '{name}' failed: {exc}")
+    typer.echo(f"Signed in to '{name}': {len(tools)} tools. The token is in {tokens_file(settings.db_path)}.")
+
+
 def register(app: typer.Typer) -> None:
     app.command("mcp")(mcp)
+    app.command("mcp-login")(mcp_login)

@@ -1,4 +1,5 @@
-"""`navi sessions list|search|export|import|rename|delete`, straight against the configured database.
+"""`navi sessions list|search|export|import|rename|move|archive|unarchive|delete`, straight against
+the configured database.
 
 They need no running Navi. A running one notices a rename or a deletion the next time it reads
 the session (an open page keeps showing it until it reloads); to delete a conversation that is
@@ -29,7 +30,7 @@ from navi.cli.common import PLAIN_HELP, echo_list, fail, settings_or_exit
 
 T = TypeVar("T")
 app = typer.Typer(
-    help="List, search, export, import, rename and delete sessions.",
+    help="List, search, export, import, rename, file, archive and delete sessions.",
     no_args_is_help=True,
     rich_markup_mode=PLAIN_HELP,
 )
@@ -107,18 +108,22 @@ async def known_user(rt: Any, name: str) -> str:
 @app.command("list")
 def list_sessions(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    archived: Annotated[bool, typer.Option("--archived", help="Only the archived sessions.")] = False,
     user: UserOption = "local",
 ) -> None:
-    """Sessions, pinned first, then most recently active."""
+    """Sessions, pinned first, then most recently active (archived ones with --archived only;
+    temporary chats never)."""
 
     async def work(rt: Any) -> list[Any]:
-        return list(await rt.sessions.list(owner=await known_user(rt, user)))
+        found = await rt.sessions.list(owner=await known_user(rt, user))
+        return [s for s in found if s.archived == archived and not s.temporary]
 
     def line(info: Any) -> str:
         pin = "*" if info.pinned else " "
         when = info.last_active.strftime("%Y-%m-%d %H:%M")
         return (
             f"{pin} {info.id}  {when}  {info.message_count:>5} msgs  {info.profile_id:<13} {info.name or ''}"
+            + (f"  [{info.folder}]" if info.folder else "")
         )
 
     echo_list(with_runtime(work), as_json=as_json, empty="No sessions yet.", line=line)
@@ -304,8 +309,8 @@ def import_(
         ExportKind | None,
         typer.Option(
             "--from",
-            help="FILE is the conversations.json of a ChatGPT or Claude data export: each conversation "
-            "becomes a session (again: nothing is added).",
+            help="FILE is a ChatGPT or Claude data export (the .zip the service sends, or its "
+            "conversations.json): each conversation becomes a session (again: nothing is added).",
         ),
     ] = None,
     user: UserOption = "local",
@@ -347,8 +352,9 @@ def import_(
 
 
 def bring_in_export(source: str, origin: str, user: str) -> None:
-    """`navi sessions import --from chatgpt|claude FILE`: the whole file checked first, then each
-    conversation stored as a session unless an earlier import stored it."""
+    """`navi sessions import --from chatgpt|claude FILE` (the export's zip, or its
+    conversations.json): the whole file checked first, then each conversation stored as a session
+    unless an earlier import stored it."""
     from navi.sessions.archive import ArchiveError
     from navi.sessions.foreign import NAMES, bring_in, parse_export
 
@@ -365,6 +371,7 @@ def bring_in_export(source: str, origin: str, user: str) -> None:
             data,
             max_messages=settings.navi_import_max_messages,
             max_file_messages=settings.navi_import_max_file_messages,
+            max_bytes=cap,
         )
     except OSError as exc:
         fail(f"cannot read {source}: {exc.strerror or exc}", 1)
@@ -403,6 +410,45 @@ def rename(
     if not with_runtime(work):
         fail(f"no session '{session_id}' — `navi sessions list` shows them", 1)
     typer.echo(f"renamed {session_id}: {clean}" if clean else f"cleared the name of {session_id}")
+
+
+def _place(session_id: str, user: str, done: str, **where: Any) -> None:
+    async def work(rt: Any) -> bool:
+        return bool(await rt.sessions.set_place(session_id, owner=await known_user(rt, user), **where))
+
+    if not with_runtime(work):
+        fail(f"no session '{session_id}' — `navi sessions list` shows them", 1)
+    typer.echo(done)
+
+
+@app.command()
+def move(
+    session_id: IdArgument,
+    folder: Annotated[
+        str, typer.Argument(metavar="FOLDER", help="The folder's name; an empty one: out of any.")
+    ],
+    user: UserOption = "local",
+) -> None:
+    """Put a session in a folder (the web page shows it there)."""
+    name = " ".join(folder.split())[:100] or None
+    _place(
+        session_id,
+        user,
+        f"moved {session_id} to {name}" if name else f"{session_id} is in no folder",
+        folder=name,
+    )
+
+
+@app.command()
+def archive(session_id: IdArgument, user: UserOption = "local") -> None:
+    """Archive a session: out of the list (`list --archived` shows it) until `unarchive`."""
+    _place(session_id, user, f"archived {session_id}", archived=True)
+
+
+@app.command()
+def unarchive(session_id: IdArgument, user: UserOption = "local") -> None:
+    """Bring an archived session back to the list."""
+    _place(session_id, user, f"brought {session_id} back", archived=False)
 
 
 @app.command()

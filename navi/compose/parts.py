@@ -24,6 +24,7 @@ from navi.agent.approvals import ApprovalPolicy, Mode, Versioned
 from navi.agent.compression.compressor import CompressionSettings
 from navi.agent.engine import AgentConfig
 from navi.agent.research import ResearchConfig
+from navi.compose.models import add_models, with_chains
 from navi.compose.problems import SetupError, file_problem, folder_problem, reason, which_of
 from navi.config import Settings
 from navi.documents.extract.common import Limits
@@ -31,7 +32,7 @@ from navi.llm import backends as catalogue
 from navi.llm.calls import CallLimits
 from navi.llm.prices import Prices
 from navi.llm.registry import BackendRegistry
-from navi.mcp.config import McpConfigError, ServerConfig, load_servers
+from navi.mcp.config import McpConfigError, ServerConfig, load_servers, tokens_file
 from navi.memory.embedders import (
     BUILTIN,
     BUILTIN_MINILM,
@@ -86,6 +87,7 @@ def build_backends(settings: Settings, *, timeout: float | None = None) -> Backe
             partial(kind.build, **options, **timeouts),
             default_model=getattr(settings, kind.default_model),
         )
+    add_models(registry, settings, timeouts)  # MODELS_FILE's endpoints and chains (docs/models.md)
     return registry
 
 
@@ -98,6 +100,7 @@ def build_profiles(settings: Settings, backends: BackendRegistry) -> ProfileRegi
     registry = ProfileRegistry(settings.default_llm_backend, default_models(backends))
     for profile in builtin_profiles():
         registry.register(profile)
+    with_chains(registry, backends)
     return registry
 
 
@@ -227,6 +230,7 @@ def browser_settings(settings: Settings, sandbox: Sandbox) -> BrowserSettings:
         idle_seconds=float(settings.navi_browser_idle_seconds),
         max_download_bytes=settings.session_files_max_bytes,
         files_dir=settings.session_files_dir,
+        profiles_dir=str(_abs(settings.navi_browser_profiles_dir)),
         hidden=tuple(hidden),
     )
 
@@ -241,8 +245,10 @@ def fetch_guard(settings: Settings) -> NetGuard:
 
 def secret_paths(settings: Settings) -> list[str]:
     """Navi's own secrets, absolute: no tool may read or write them, whatever FS_ALLOWED_PATHS says
-    (the database and its journals, the token file, the VAPID key file, `.env`, the SSH hosts file)."""
-    paths = [settings.token_file, settings.vapid_file, ".env", settings.ssh_hosts_file]
+    (the database and its journals, the token file, the VAPID key file, MCP servers' OAuth tokens,
+    `.env`, the SSH hosts file, the browser's named sign-ins)."""
+    paths = [settings.token_file, settings.vapid_file, tokens_file(settings.db_path), ".env"]
+    paths += [settings.ssh_hosts_file, settings.navi_browser_profiles_dir]
     if not settings.uses_postgres:
         paths += [settings.db_path + suffix for suffix in ("", "-wal", "-shm", "-journal")]
     return [str(_abs(p)) for p in paths]
@@ -452,10 +458,12 @@ def skills_dirs(settings: Settings) -> list[Path]:
 
 
 def ensure_skills_dir(settings: Settings) -> None:
-    """Make SKILLS_DIR (0700) when it can be made; a folder that cannot be is said by the first
-    install that needs it."""
+    """Make SKILLS_DIR and NAVI_BROWSER_PROFILES_DIR (0700) when they can be made; a folder that
+    cannot be is said by the first use that needs it."""
     with contextlib.suppress(OSError):
         Path(settings.skills_dir).expanduser().mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(OSError):  # the browser's sign-ins: made before the sandbox hides them
+        Path(settings.navi_browser_profiles_dir).expanduser().mkdir(parents=True, exist_ok=True, mode=0o700)
 
 
 def skill_library(settings: Settings) -> SkillLibrary:

@@ -27,6 +27,7 @@ from navi.agent.workers import CompressionWorker, NamingWorker
 from navi.channels.store import ChannelStore, InMemoryChannelStore
 from navi.compose import parts
 from navi.compose.channels import channel_store, delivery_problem
+from navi.compose.models import prices as model_prices
 from navi.compose.notifications import push_sender
 from navi.compose.telemetry import build_telemetry
 from navi.compose.voice import build_voice
@@ -39,6 +40,8 @@ from navi.jobs.service import JobService, JobSettings
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry
 from navi.logging import get_logger
+from navi.mcp.config import tokens_file
+from navi.mcp.elicitation import Elicitations
 from navi.mcp.manager import McpManager
 from navi.memory.base import MemoryStore
 from navi.memory.embedders import Embedder
@@ -55,6 +58,7 @@ from navi.sessions.models import Session
 from navi.sessions.state import SessionState
 from navi.sessions.store import SessionNotFound, SessionStore
 from navi.skills import SkillLibrary
+from navi.storage.breaker import SqlBreaker
 from navi.storage.database import Database
 from navi.storage.memory import SqlMemoryStore
 from navi.storage.stores import build_stores
@@ -236,6 +240,8 @@ async def build_runtime(
             db = await parts.open_database(settings, create=create_database)
             if db is not None:
                 cleanup.push_async_callback(db.dispose)
+        if db is not None and backends.models is not None:  # every worker skips the same failed models
+            backends.models.breaker = SqlBreaker(db)
         embed = parts.embedder(settings, backends)
         stores = build_stores(
             db,
@@ -308,7 +314,9 @@ async def build_runtime(
             timeout=settings.skill_script_timeout_seconds,
         )
         await parts.load_user_tools(settings, tools, seed=seed_tools)
-        mcp = McpManager(mcp_servers, tools)
+        # A server's question to the user waits as long as an approval does.
+        asked = Elicitations(settings.navi_approval_timeout_seconds) if mcp_servers else None
+        mcp = McpManager(mcp_servers, tools, asked, tokens_file=tokens_file(settings.db_path))
         mcp.start()
         cleanup.push_async_callback(mcp.aclose)
         cleanup.pop_all()  # built: from here on the runtime's aclose() owns all of it
@@ -324,7 +332,7 @@ async def build_runtime(
     )
     approvals = ApprovalGate(policy, grants)
     agent = Agent(
-        parts.agent_config(settings),
+        replace(parts.agent_config(settings), prices=model_prices(settings, backends)),
         AgentParts(
             backends=backends,
             profiles=profiles,

@@ -33,6 +33,7 @@ from navi.runs.pg import PgBus
 from navi.runs.queue import SqlQueue
 from navi.runs.scheduled import ScheduledRuns
 from navi.schedules.runner import ScheduleRunner
+from navi.sessions import temporary
 from navi.sessions.files import cleanup_loop
 from navi.sessions.models import DEFAULT_OWNER
 from navi.storage.files import SharedFiles
@@ -186,6 +187,7 @@ def build_services(
         services.loops += [
             lambda: cleanup_loop(files, ttl),
             lambda: runtime.extractor.periodic(interval),
+            lambda: temporary.sweep_loop(runtime.sessions),  # temporary chats no page deleted
         ]
         memory = runtime.memory
         if isinstance(memory, SqlMemoryStore) and memory.embed is not None:
@@ -217,10 +219,11 @@ def job_runner(
     """The runner of background jobs, poked when one is started, notifying through `notifier`;
     its lease on a job is renewed every third of `lease` seconds."""
 
-    async def notify(job: Job, line: str) -> None:
+    async def notify(job: Job, line: str, posted: str | None) -> None:
         where = job.origin_session_id or job.session_id
         await notifier.notify(
-            job.owner, PushMessage(kind="job", title=job.title, body=line, session_id=where)
+            job.owner,
+            PushMessage(kind="job", title=job.title, body=line, session_id=where, message_id=posted),
         )
 
     beat = max(0.2, lease / 3)

@@ -1,7 +1,6 @@
 """Settings: every knob Navi reads from the environment or `.env`, in one typed object.
 
-The object is built by `load_settings()` inside the app factory or the CLI, never at import time,
-so tests and tools can build as many differently-configured instances as they need.
+Built by `load_settings()` in the app factory or the CLI, never at import (tests build many).
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from pydantic import Field, ValidationError, computed_field, field_validator, mo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from navi import redact
+from navi.config.models import ModelSettings
 from navi.config.voice import VoiceSettings
 from navi.llm.settings import BackendSettings
 from navi.net.guard import parse_allowlist
@@ -68,9 +68,8 @@ def _headers(raw: str) -> dict[str, str]:
     return headers
 
 
-class Settings(BackendSettings, VoiceSettings, BaseSettings):
-    """Every setting. The model backends' own (OLLAMA_*, OPENAI_*, ANTHROPIC_*, DEFAULT_LLM_BACKEND)
-    come first, from `navi.llm.settings.BackendSettings`, beside the backends that use them."""
+class Settings(BackendSettings, ModelSettings, VoiceSettings, BaseSettings):
+    """Every setting; the model backends' (navi/llm/settings.py) and model list's (config/models.py) first."""
 
     model_config = SettingsConfigDict(
         env_file=".env",
@@ -101,14 +100,15 @@ class Settings(BackendSettings, VoiceSettings, BaseSettings):
     # Hosts the fetching tools may reach although they are local or private (names, IPs, CIDRs).
     navi_fetch_allowed_hosts: str = ""
     code_exec_memory_mb: int = Field(512, ge=64)
-    # The browser tool (Debian's Chromium under Playwright): where Chromium is, how it is confined
-    # (auto: bubblewrap when it works, else Chromium's own sandbox when not root), each renderer's
-    # JavaScript heap, tabs per conversation, and how long an unused conversation's browser stays.
+    # The browser tool (Debian's Chromium under Playwright): where Chromium is, its confinement (auto:
+    # bubblewrap if it works, else Chromium's own sandbox when not root), each renderer's JS heap, tabs
+    # per conversation, an unused conversation's browser's life, named sign-ins (<dir>/<user>/<name>.json).
     navi_browser_executable: str = "/usr/bin/chromium"
     navi_browser_sandbox: Literal["auto", "bwrap", "chromium", "off"] = "auto"
     navi_browser_memory_mb: int = Field(1024, ge=128)
     navi_browser_max_pages: int = Field(4, ge=1, le=20)
     navi_browser_idle_seconds: int = Field(600, ge=10)
+    navi_browser_profiles_dir: str = "browser_profiles"
     code_exec_timeout_seconds: int = Field(30, ge=1, le=300)
     terminal_timeout_seconds: int = Field(60, ge=1, le=600)
     # Which tool calls wait for the user: auto (none), smart (programs, code, changes), always (all).

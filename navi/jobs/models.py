@@ -48,6 +48,8 @@ class Job(BaseModel):
     max_steps: int = 40
     max_seconds: int = 1800
     last_step: str | None = Field(default=None, description="What the latest step did (a tool's name)")
+    plan: list[str] = Field(default_factory=list, description="A research job's sub-questions, once planned")
+    sources: int = Field(default=0, description="The sources a research job has read so far")
     result: str | None = None
     error: str | None = None
     attempts: int = 0

@@ -31,6 +31,11 @@ class BackendKind:
     server_setting: str  # what to check when its server does not answer ("check OLLAMA_HOST")
     server_fix: str  # what `navi doctor` says then; {where}: the server's address, password masked
     pull: str = ""  # how to get a model the server lacks ({model}); "" when there is no such command
+    # The keyword arguments a model list's entry sets (navi/llm/endpoints.py): its server's address,
+    # its API key ("": none), its window ("": not the backend's to set).
+    url_arg: str = "base_url"
+    key_arg: str = "api_key"
+    window_arg: str = ""
 
     def load(self) -> type[LLMBackend]:
         module, _, name = self.backend.partition(":")
@@ -51,6 +56,9 @@ BACKENDS: tuple[BackendKind, ...] = (
         server_setting="OLLAMA_HOST",
         server_fix="start Ollama with `ollama serve` (or set OLLAMA_HOST; now {where})",
         pull="run `ollama pull {model}`",
+        url_arg="host",
+        key_arg="",
+        window_arg="num_ctx",
     ),
     BackendKind(
         "openai",

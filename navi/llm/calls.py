@@ -209,3 +209,11 @@ class GuardedBackend(LLMBackend):
 
     async def aclose(self) -> None:
         """Nothing to release: the wrapped backend belongs to the registry."""
+
+
+def bound(backend: LLMBackend, limits: CallLimits, stop: asyncio.Event | None = None) -> LLMBackend:
+    """`backend` with its calls within `limits` and abandoned on `stop`. A backend that routes
+    between others (a model chain, navi/llm/chain.py) bounds each of them itself, so a first-token
+    timeout of one leaves the next its own time."""
+    bounded = getattr(backend, "bounded", None)
+    return bounded(limits, stop) if bounded is not None else GuardedBackend(backend, limits, stop)

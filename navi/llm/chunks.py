@@ -50,6 +50,10 @@ class StreamFinal:
     usage: Usage
     model: str = ""
     thinking_signature: str | None = None
+    # Through a model chain (navi/llm/chain.py): the endpoint that wrote it, and why the ones
+    # before it in the chain were passed over ("id: reason").
+    endpoint: str = ""
+    switched: tuple[str, ...] = ()
     type: Literal["final"] = "final"
 
 

@@ -176,6 +176,10 @@ class MessageMeta(Record):
     # An answer (and an assistant message that calls tools): what its model call was and cost.
     usage: TokenUsage | None = None
     model: str | None = None  # the model asked (a profile's or the configured default)
+    # Through a model chain (docs/models.md): the endpoint that wrote it (`model` is its model), and
+    # why the endpoints before it were passed over ("id: reason"), for the debug panel.
+    endpoint: str | None = None
+    fallback: list[str] | None = None
     ttft_ms: float | None = None  # from the call's start to its first token (thinking counts)
     # `duration_ms` (below): the whole call. `cost`: USD, from LLM_PRICE_PER_MTOK; unset without a price.
     cost: float | None = None

@@ -35,13 +35,21 @@ class Prices:
     """The prices Navi knows, by model name (`*`: any other model)."""
 
     by_model: Mapping[str, Price] = field(default_factory=dict)
+    # The model list's prices (MODELS_FILE, docs/models.md), by endpoint id: before the model's.
+    by_endpoint: Mapping[str, Price] = field(default_factory=dict)
 
-    def of(self, model: str) -> Price | None:
-        return self.by_model.get(model) or self.by_model.get(ANY_MODEL)
+    def of(self, model: str, endpoint: str = "") -> Price | None:
+        return (
+            (self.by_endpoint.get(endpoint) if endpoint else None)
+            or self.by_model.get(model)
+            or self.by_model.get(ANY_MODEL)
+        )
 
-    def cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-        """The call's cost in USD, or None when `model` has no price."""
-        price = self.of(model)
+    def cost(
+        self, model: str, prompt_tokens: int, completion_tokens: int, endpoint: str = ""
+    ) -> float | None:
+        """The call's cost in USD, or None when `model` (at `endpoint`) has no price."""
+        price = self.of(model, endpoint)
         return None if price is None else price.cost(prompt_tokens, completion_tokens)
 
     @classmethod

@@ -8,10 +8,14 @@ root set one).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from navi.llm.base import LLMBackend
 from navi.llm.errors import UnknownBackend
 from navi.llm.observe import CallObserver, ObservedBackend
+
+if TYPE_CHECKING:
+    from navi.llm.chain import ChainShared
 
 BackendFactory = Callable[[], LLMBackend]
 
@@ -22,6 +26,9 @@ class BackendRegistry:
         self._instances: dict[str, LLMBackend] = {}
         self._default_models: dict[str, str] = {}
         self.observer = CallObserver()  # sees nothing until the composition root sets one
+        # The model list (MODELS_FILE, navi/llm/endpoints.py) when the composition root built one:
+        # its endpoints are backends by id, its chains backends too (navi/llm/chain.py).
+        self.models: ChainShared | None = None
 
     def register(self, name: str, factory: BackendFactory, *, default_model: str = "") -> None:
         self._factories[name] = factory
@@ -50,6 +57,8 @@ class BackendRegistry:
     def observed(self, name: str) -> LLMBackend:
         """The backend to make model calls through: `get(name)`, its calls seen by `observer`."""
         backend = self.get(name)
+        if getattr(backend, "bounded", None) is not None:  # a model chain: its endpoints are observed
+            return backend
         return ObservedBackend(backend, self.observer) if self.observer.active else backend
 
     def default_model(self, name: str) -> str:
@@ -62,6 +71,6 @@ class BackendRegistry:
         return name in self._factories
 
     async def aclose(self) -> None:
-        for backend in list(self._instances.values()):
+        for backend in {id(b): b for b in self._instances.values()}.values():  # `default` is another's
             await backend.aclose()
         self._instances.clear()

@@ -32,7 +32,7 @@ MAX_TIMEOUT = 3600.0
 MAX_FILE_BYTES = 1_000_000
 
 STDIO_KEYS = {"command", "args", "env", "cwd"}
-HTTP_KEYS = {"url", "headers"}
+HTTP_KEYS = {"url", "headers", "oauth"}
 NAVI_KEYS = {"profiles", "approval", "timeout", "disabled"}
 # Keys other clients write that mean nothing to Navi's transports but are harmless to accept.
 TOLERATED_KEYS = {"type", "transport", "description"}
@@ -53,6 +53,8 @@ class ServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    oauth: bool = False  # the server issues its own tokens (OAuth): `navi mcp-login NAME` signs in
+    oauth_scope: str | None = None
     profiles: tuple[str, ...] | None = None  # None: every profile
     approval: Approval = "ask"
     timeout: float = DEFAULT_TIMEOUT
@@ -73,6 +75,12 @@ class ServerConfig:
             return " ".join([self.command, *self.args])
         parts = urlsplit(self.url or "")
         return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
+
+
+def tokens_file(db_path: str) -> str:
+    """Where the OAuth tokens of MCP servers live (`oauth.py`): beside the database, like Navi's
+    access token file."""
+    return str(Path(db_path).expanduser().parent / "navi_mcp_oauth.json")
 
 
 def sanitize(text: str) -> str:
@@ -164,7 +172,20 @@ def _entry(name: str, entry: Any, here: str) -> ServerConfig:
     parts = urlsplit(url) if isinstance(url, str) else None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise McpConfigError(f'{here}: "url" must be an http:// or https:// address')
-    return ServerConfig(url=url, headers=_mapping(entry.get("headers", {}), "headers", here), **common)
+    oauth, scope = _oauth(entry.get("oauth", False), here)
+    headers = _mapping(entry.get("headers", {}), "headers", here)
+    return ServerConfig(url=url, headers=headers, oauth=oauth, oauth_scope=scope, **common)
+
+
+def _oauth(value: Any, here: str) -> tuple[bool, str | None]:
+    """`"oauth": true`, or `{"scope": "read write"}` to ask for those scopes."""
+    if isinstance(value, bool):
+        return value, None
+    if isinstance(value, dict) and set(value) <= {"scope"}:
+        scope = value.get("scope")
+        if scope is None or (isinstance(scope, str) and scope.strip()):
+            return True, scope
+    raise McpConfigError(f'{here}: "oauth" must be true, false or {{"scope": "…"}}')
 
 
 def _strings(value: Any, key: str, here: str) -> list[str]:

@@ -2,9 +2,13 @@
 
 The official SDK's `Client` is entered and left by one long-lived task per server (its task groups
 must be), which waits until the connection breaks, the tool list changes or Navi closes. Calls come
-from the tools' own tasks and go through the open client. Navi speaks the handshake era of the
-protocol (`initialize`, 2025-11-25), which every server serves, 2026 ones included; there,
-`notifications/tools/list_changed` and `notifications/cancelled` are what the issue asks for.
+from the tools' own tasks and go through the open client. The SDK negotiates the protocol
+(`mode="auto"`): a server that answers `server/discover` is spoken to in 2026-07-28 (no session
+handshake; tool-list changes come on a `subscriptions/listen` stream Navi opens), any other gets
+the `initialize` handshake of 2025-11-25 (`notifications/tools/list_changed` come unasked).
+A server's question to the user during a call (elicitation, either era) goes to
+`elicitation.py`, which asks in the run the call belongs to; the user's time does not count
+against the call's `timeout`.
 
 - **Start-up** runs in the background: a slow server holds up nothing but its own tools.
   A stdio server gets a safe environment (the SDK's: `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`,
@@ -26,10 +30,12 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 import httpx2
 import mcp_types
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:  # the SDK's client is imported when a server is first opened (about 0.6 s)
     from mcp import Client
@@ -38,6 +44,7 @@ if TYPE_CHECKING:  # the SDK's client is imported when a server is first opened 
 from navi import runctx
 from navi.logging import get_logger
 from navi.mcp.config import ServerConfig
+from navi.mcp.elicitation import Elicitations
 from navi.mcp.results import to_result
 from navi.tools.base import ToolResult
 
@@ -63,14 +70,19 @@ class ServerConnection:
         *,
         first_retry: float = FIRST_RETRY,
         start_timeout: float = START_TIMEOUT,
+        elicitations: Elicitations | None = None,
+        tokens_file: str = "",
     ) -> None:
         self.config = config
+        self.tokens_file = tokens_file  # where OAuth tokens of servers live (`oauth.py`)
+        self.elicitations = elicitations or Elicitations()
         self.on_tools = on_tools  # called whenever `tools` is listed again
         self.first_retry = first_retry
         self.start_timeout = start_timeout
         self.tools: list[mcp_types.Tool] = []
         self.state = "stopped"  # starting, ready, down, closed
         self.error = ""  # why the last start or connection failed
+        self.protocol_version = ""  # what the last connection negotiated: 2026-07-28 or a handshake era one
         self.starts = 0  # connections opened so far (restarts show up here)
         self.failures = 0  # failures in a row since the last successful call
         self.retry_at = 0.0  # monotonic time of the next start after a failure
@@ -84,6 +96,7 @@ class ServerConnection:
         self._attempt: asyncio.Future[None] | None = None  # done when the running start has ended
         self._stderr: IO[str] | None = None
         self._failed_stderr = ""  # what it wrote before it last failed (a restart opens a new file)
+        self._calls: dict[int, _Call] = {}  # the calls running now, by the id of their task
 
     # --- life cycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -143,8 +156,14 @@ class ServerConnection:
                     client = await self._open(stack)
                     await self._list(client)
                 self._client = client
+                self.protocol_version = client.protocol_version
                 self.state, self.error = "ready", ""
-                log.info("mcp_server_ready", server=self.config.name, tools=len(self.tools))
+                log.info(
+                    "mcp_server_ready",
+                    server=self.config.name,
+                    tools=len(self.tools),
+                    protocol=self.protocol_version,
+                )
                 _settle(attempt)
                 await self._serve(client)
         except Exception as exc:
@@ -157,7 +176,29 @@ class ServerConnection:
         self._failed()
 
     async def _serve(self, client: Client) -> None:
-        """Hold the connection open; re-list tools when the server says they changed."""
+        """Hold the connection open; re-list tools when the server says they changed (a 2025-era
+        server sends `notifications/tools/list_changed` unasked; a 2026-07-28 one to a
+        `subscriptions/listen` stream, opened here when its capabilities say it sends them)."""
+        listener: asyncio.Task[None] | None = None
+        caps = client.server_capabilities.tools
+        if self.protocol_version in MODERN_PROTOCOL_VERSIONS and caps is not None and caps.list_changed:
+            listener = asyncio.create_task(self._listen(client), name=f"mcp-listen:{self.config.name}")
+        try:
+            await self._hold(client)
+        finally:
+            if listener is not None:
+                await _cancel(listener)
+
+    async def _listen(self, client: Client) -> None:
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                async for _event in events:
+                    self._relist = True
+                    self._wake.set()
+        except Exception as exc:  # the server refused or the stream broke: calls notice a dead server
+            log.warning("mcp_listen_ended", server=self.config.name, error=_describe(exc, LIST_TIMEOUT))
+
+    async def _hold(self, client: Client) -> None:
         while True:
             await self._wake.wait()
             self._wake.clear()
@@ -202,6 +243,8 @@ class ServerConnection:
         from mcp.client.stdio import stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
+        from navi.mcp.tasks import TasksClient
+
         config = self.config
         transport: Any
         if config.command is not None:
@@ -213,14 +256,23 @@ class ServerConnection:
             transport = stdio_client(params, errlog=self._stderr)
         else:
             assert config.url is not None
+            auth: Any = None
+            if config.oauth:  # the SDK's OAuth client, on the tokens `navi mcp-login` stored
+                from navi.mcp.oauth import provider
+
+                auth = provider(config, self.tokens_file or "navi_mcp_oauth.json")
             http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=config.headers, timeout=httpx2.Timeout(30.0, read=300.0))
+                httpx2.AsyncClient(
+                    headers=config.headers, auth=auth, timeout=httpx2.Timeout(30.0, read=300.0)
+                )
             )
             transport = streamable_http_client(config.url, http_client=http)
         client = Client(
             transport,
-            mode="legacy",
+            mode="auto",
             message_handler=self._on_message,
+            elicitation_callback=self._elicit,
+            extensions=[TasksClient(self._task_input)],
             cache=None,
             client_info=mcp_types.Implementation(name="navi", version=_version()),
         )
@@ -261,14 +313,23 @@ class ServerConnection:
         if isinstance(client, ToolResult):
             return client
         call = asyncio.ensure_future(client.call_tool(tool, args))
+        running = _Call(ctx, shown_as)
+        self._calls[id(call)] = running
         waits: set[asyncio.Future[Any]] = {call}
         stopper = asyncio.ensure_future(stop.wait()) if stop is not None else None
         if stopper is not None:
             waits.add(stopper)
         try:
-            done, _ = await asyncio.wait(
-                waits, timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED
-            )
+            while True:  # the time the user takes to answer the server's questions is not the call's
+                done, _ = await asyncio.wait(
+                    waits, timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED
+                )
+                if done or not (running.asking or running.answered):
+                    break
+                deadline += running.answered
+                running.answered = 0.0
+                if running.asking:
+                    deadline = max(deadline, time.monotonic() + 1.0)
             if call not in done:
                 await _cancel(call)  # the SDK sends notifications/cancelled for the request
                 if stopper is not None and stopper in done:
@@ -294,8 +355,57 @@ class ServerConnection:
             await _cancel(call)
             raise
         finally:
+            self._calls.pop(id(call), None)
             if stopper is not None:
                 stopper.cancel()
+
+    async def _elicit(
+        self, context: Any, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
+        """A server's question during a call (`elicitation/create`, or `input_required` on
+        2026-07-28): asked in the run of the call it came with; never answered for the user."""
+        running = self._asking_call()
+        if running is None:  # no call, or several and no way to tell which one asks
+            log.warning("mcp_elicitation_unplaced", server=self.config.name, calls=len(self._calls))
+            return mcp_types.ElicitResult(action="cancel")
+        url = params.url if isinstance(params, mcp_types.ElicitRequestURLParams) else None
+        schema = params.requested_schema if isinstance(params, mcp_types.ElicitRequestFormParams) else None
+        running.asking += 1
+        started = time.monotonic()
+        try:
+            answer = await self.elicitations.ask(
+                running.ctx,
+                server=self.config.name,
+                tool=running.shown_as,
+                message=params.message,
+                requested_schema=schema,
+                url=url,
+            )
+        finally:
+            running.asking -= 1
+            running.answered += time.monotonic() - started
+        content: dict[str, Any] | None = answer.content
+        return mcp_types.ElicitResult(action=answer.action, content=content)
+
+    async def _task_input(self, _ctx: Any, _key: str, request: Any) -> Any:
+        """A task's `inputRequests` entry: an elicitation is asked as any other; others refused."""
+        asked = request if isinstance(request, dict) else {}
+        if asked.get("method") != "elicitation/create":
+            return {"action": "cancel"}
+        question = mcp_types.ElicitRequest.model_validate(asked)
+        answer = await self._elicit(None, question.params)
+        return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    def _asking_call(self) -> _Call | None:
+        """The running call a question belongs to: the one whose task asks (the 2026-07-28 flow
+        runs in the call's own task), else the only call running (a 2025-era server's request
+        arrives on the connection's reader)."""
+        here = runctx.current()
+        for running in self._calls.values():
+            if here is not None and running.ctx is here:
+                return running
+        calls = list(self._calls.values())
+        return calls[0] if len(calls) == 1 else None
 
     async def _ready_client(self, deadline: float) -> Client | ToolResult:
         """The open client, after waiting for a start that is running or due soon."""
@@ -336,6 +446,16 @@ class ServerConnection:
         if self.state == "ready":
             return f"ready, {len(self.tools)} tool{'s' if len(self.tools) != 1 else ''}"
         return f"{self.state}{f': {self.error}' if self.error else ''}"
+
+
+@dataclass(eq=False)
+class _Call:
+    """A call running now: whose run it is, and the time the user spent on the server's questions."""
+
+    ctx: runctx.RunContext | None
+    shown_as: str
+    asking: int = 0  # questions waiting for the user now
+    answered: float = 0.0  # seconds spent on answered questions, not yet added to the deadline
 
 
 def _settle(future: asyncio.Future[None]) -> None:

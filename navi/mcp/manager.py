@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from navi.agent.approvals import ExternalRule
 from navi.logging import get_logger
 from navi.mcp.config import ServerConfig
+from navi.mcp.elicitation import Elicitations
 from navi.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -26,16 +27,29 @@ log = get_logger(__name__)
 
 class McpManager:
     def __init__(
-        self, servers: Sequence[ServerConfig], registry: ToolRegistry, **connection_options: float
+        self,
+        servers: Sequence[ServerConfig],
+        registry: ToolRegistry,
+        elicitations: Elicitations | None = None,
+        tokens_file: str = "",
+        **connection_options: float,
     ) -> None:
         self.registry = registry
+        # The questions servers ask the user during calls (the API answers them here).
+        self.elicitations = elicitations or Elicitations()
         self.configs = list(servers)
         # The MCP types (a few hundred models, about 0.3 s) are imported only when a server is
         # configured: a `navi` command or a Navi without MCP servers never loads them.
         if any(not s.disabled for s in servers):
             from navi.mcp.connection import ServerConnection
         self.connections: dict[str, ServerConnection] = {
-            s.name: ServerConnection(s, self._tools_changed, **connection_options)
+            s.name: ServerConnection(
+                s,
+                self._tools_changed,
+                elicitations=self.elicitations,
+                tokens_file=tokens_file,
+                **connection_options,
+            )
             for s in servers
             if not s.disabled
         }

@@ -227,6 +227,8 @@ class MemoryExtractor:
         return self.backends.observed(self.profiles.backend_of(profile)), self.profiles.model_of(profile)
 
     async def is_due(self, info: SessionInfo) -> bool:
+        if info.temporary:  # a temporary chat is never read for memory (issue 49)
+            return False
         if as_utc(info.last_active) > utcnow() - self.stale or info.message_count == 0:
             return False
         extracted = await self.memory.get_extracted_at(info.id)
@@ -266,7 +268,9 @@ class MemoryExtractor:
 
     async def extract(self, session: Session) -> int:
         """Read one session, all of it; returns how many facts were stored. Raises `LLMError`
-        (nothing written)."""
+        (nothing written). A temporary chat is not read: 0."""
+        if session.temporary:
+            return 0
         stored = await self._read(session, said_by_person(session))
         await self.memory.mark_session_extracted(session.id)
         return stored
@@ -289,7 +293,7 @@ class MemoryExtractor:
         before: a message another worker reads, or read already, is not read again here. Best
         effort: a failure is logged, and returns 0."""
         session = await self.sessions.get(session_id) if said_in(dropped) else None
-        if session is None:
+        if session is None or session.temporary:
             return 0
         where = {mid: i for i, mid in enumerate(written_order(session))}
         ends = [where[m.id] + 1 for m in dropped if is_persons(m) and m.id in where]

@@ -124,6 +124,19 @@ class ApprovalFrame(_ClientFrame):
         return data
 
 
+MAX_ELICITATION_ID = 200
+
+
+class ElicitationFrame(_ClientFrame):
+    """Additive: answers an MCP server's question (`elicitation_required`): `accept` with
+    `content` (form mode: the fields, checked against the form), `decline`, or `cancel`."""
+
+    type: Literal["elicitation"] = "elicitation"
+    elicitation_id: str = Field(min_length=1, max_length=MAX_ELICITATION_ID)
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, str | int | float | bool | list[str]] | None = None
+
+
 MAX_MESSAGE_ID = 64
 
 
@@ -240,6 +253,7 @@ ClientFrame = Annotated[
     MessageFrame
     | RetryFrame
     | ApprovalFrame
+    | ElicitationFrame
     | EditFrame
     | RegenerateFrame
     | SwitchFrame
@@ -254,6 +268,7 @@ _CLIENT_TYPES: dict[str, type[_ClientFrame]] = {
     "message": MessageFrame,
     "retry": RetryFrame,
     "approval": ApprovalFrame,
+    "elicitation": ElicitationFrame,
     "edit": EditFrame,
     "regenerate": RegenerateFrame,
     "switch": SwitchFrame,
@@ -282,6 +297,7 @@ def parse_client_frame(data: Any) -> ClientFrame:
         raise BadFrame(
             f'unknown frame type {kind!r}; send {{"type": "message", "content": …}}, '
             '{"type": "retry"}, {"type": "approval", "call_id": …, "decision": …}, '
+            '{"type": "elicitation", "elicitation_id": …, "action": …}, '
             '{"type": "edit", "message_id": …, "content": …}, {"type": "regenerate", "message_id": …}, '
             '{"type": "switch", "message_id": …}, {"type": "continue", "message_id": …}, '
             '{"type": "queue_edit", "message_id": …, "content": …}, '

@@ -172,6 +172,39 @@ class ApprovalResolved(_RunFrame):
     is_subagent: bool = False
 
 
+ElicitationAction = Literal["accept", "decline", "cancel"]
+ELICITATION_ACTIONS: tuple[ElicitationAction, ...] = ("accept", "decline", "cancel")
+
+
+class ElicitationRequired(_RunFrame):
+    """Additive: an MCP server asks the user something in the middle of a tool call (MCP
+    elicitation). `mode` "form": answer with `content` matching `requested_schema` (a flat JSON
+    Schema object of strings, numbers, integers, booleans and enums); "url": the server asks the
+    user to open `url` (nothing comes back through Navi but the consent). Only the user answers:
+    the model never sees the question, and nothing is filled in for them."""
+
+    type: Literal["elicitation_required"] = "elicitation_required"
+    elicitation_id: str = Field(description="What the answer names (an `elicitation` frame, or REST).")
+    server: str = Field(description="The MCP server asking (its name in `MCP_SERVERS_FILE`).")
+    tool: str = Field(description="The tool call it asks during (`<server>__<tool>`).")
+    message: str
+    mode: Literal["form", "url"]
+    requested_schema: dict[str, Any] | MISSING = Field(default=MISSING, description="The form's fields.")
+    url: str | MISSING = Field(default=MISSING, description="The page the server asks the user to open.")
+    is_subagent: bool = False
+
+
+class ElicitationResolved(_RunFrame):
+    """Additive: the question `elicitation_id` is settled. `by`: the user; the timeout, a stop or
+    `unattended` (a run nobody can be asked in) settle it as `cancel`."""
+
+    type: Literal["elicitation_resolved"] = "elicitation_resolved"
+    elicitation_id: str
+    action: ElicitationAction
+    by: Literal["user", "timeout", "stop", "unattended"] = "user"
+    is_subagent: bool = False
+
+
 class TextDelta(_RunFrame):
     """A piece of the answer's text."""
 
@@ -251,6 +284,8 @@ class Status(_RunFrame):
     type: Literal["status"] = "status"
     phase: Phase
     detail: str = ""
+    # Additive, `researching` only: how many sources the research has read so far.
+    sources: int | None = None
 
 
 class Notice(_RunFrame):
@@ -278,6 +313,8 @@ ErrorCode = Literal[
     "nothing_to_continue",  # continue of an answer that is not the latest one, or was not cut off
     "too_slow",  # this connection fell too far behind the run and was closed
     "approval_not_found",  # an answer to an approval no run is waiting for (answered already, or unknown)
+    "elicitation_not_found",  # an answer to an elicitation nothing waits for (answered already, or unknown)
+    "bad_answer",  # an elicitation's content that does not match its form (it still waits)
     "message_not_found",  # edit, regenerate or switch named no message of the session
     "worker_lost",  # the Navi process running the turn died; the message is kept, Retry runs it again
     "queue_full",  # too many messages already wait in this session
@@ -297,6 +334,10 @@ class ErrorEvent(_RunFrame):
     call_id: str | MISSING = Field(
         default=MISSING, description="On `approval_not_found`: the call the refused answer named."
     )
+    elicitation_id: str | MISSING = Field(
+        default=MISSING,
+        description="On `elicitation_not_found` and `bad_answer`: the question the refused answer named.",
+    )
 
     @field_validator("message")
     @classmethod
@@ -313,7 +354,8 @@ class ErrorEvent(_RunFrame):
 
 
 class SessionUpdated(_ServerFrame):
-    """A session was created, renamed, pinned, switched to another profile, imported or deleted.
+    """A session was created, renamed, pinned, switched to another profile, moved to a folder,
+    archived or brought back, imported or deleted.
     It goes to every connection of the session's owner and belongs to no turn (no `run_id`, no
     `seq`). A deleted session's frame has `deleted: true` and none of the other fields."""
 
@@ -322,6 +364,11 @@ class SessionUpdated(_ServerFrame):
     name: str | MISSING | None = MISSING
     profile_id: str | MISSING = MISSING
     pinned: bool | MISSING = MISSING
+    # Where it sits (issue 49): its folder (null: none), archived, temporary (a chat deleted when
+    # its page closes it, left out of the list).
+    folder: str | MISSING | None = MISSING
+    archived: bool | MISSING = MISSING
+    temporary: bool | MISSING = MISSING
     deleted: bool = False
 
 
@@ -365,6 +412,10 @@ class JobChanged(_ServerFrame):
     max_steps: int = 0
     last_step: str | None = None
     error: str | None = None
+    # Additive: `task` or `research`; a research job's sub-questions once planned, sources read.
+    mode: str = "task"
+    plan: list[str] = Field(default_factory=list)
+    sources: int = 0
 
 
 class Steered(_RunFrame):
@@ -413,6 +464,8 @@ AGENT_EVENTS = (
     | ToolEvent
     | ApprovalRequired
     | ApprovalResolved
+    | ElicitationRequired
+    | ElicitationResolved
     | TextDelta
     | StreamEnd
     | StreamStopped

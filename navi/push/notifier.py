@@ -4,7 +4,9 @@
 observer) with what the run is for (`purpose`: "answer" for a message from a page, "reminder" for
 a schedule, "job" for a background job, "channel" for a run a channel answers itself, "api" for one
 the OpenAI-compatible API or the MCP server waits on — neither notifies). It acts on
-two: `approval_required` (a call waits for the user: notified at once, with Allow and Deny) and
+two: `approval_required` (a call waits for the user: notified at once, with Allow and Deny; and
+`elicitation_required`, an MCP server's question, notified without buttons: it is answered on the
+page) and
 `stream_end` / `error` (the run ended: notified with the start of the answer; a job's end is
 notified by the job runner, once its result is posted back). A stopped run
 notifies nobody (the user stopped it).
@@ -29,7 +31,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
 
 from navi.logging import get_logger
-from navi.protocol import ApprovalRequired, ErrorEvent, RunEvent, StreamEnd
+from navi.protocol import ApprovalRequired, ElicitationRequired, ErrorEvent, RunEvent, StreamEnd
 from navi.push.models import Action, Kind, PushMessage
 from navi.push.prefs import InMemoryNotifySettings, NotifySettingsStore
 from navi.push.presence import InMemoryPresence, Presence
@@ -38,7 +40,8 @@ from navi.sessions.store import SessionStore
 
 log = get_logger(__name__)
 
-Ended = ApprovalRequired | StreamEnd | ErrorEvent  # the events of a run that may notify
+# The events of a run that may notify: a question for the user (an approval, an MCP server's), or the end.
+Ended = ApprovalRequired | ElicitationRequired | StreamEnd | ErrorEvent
 Outcome = Literal["off", "visible", "quiet", "pushed", "channel", "nowhere"]
 Purpose = Literal["answer", "reminder", "job", "channel"]
 # (owner, title, text, session id) → whether a channel took it.
@@ -109,9 +112,9 @@ class Notifier:
 
     def turn_frame(self, session_id: str, purpose: str, event: RunEvent) -> None:
         """Told by the run manager; returns at once (the work is a task of its own)."""
-        if purpose in ("channel", "api") or not isinstance(event, ApprovalRequired | StreamEnd | ErrorEvent):
+        if purpose in ("channel", "api") or not isinstance(event, Ended):
             return
-        if purpose == "job" and not isinstance(event, ApprovalRequired):
+        if purpose == "job" and not isinstance(event, ApprovalRequired | ElicitationRequired):
             return  # the job runner notifies once the result is posted (navi/runs/background.py)
         task = asyncio.get_running_loop().create_task(self._from_run(session_id, purpose, event))
         self._tasks.add(task)
@@ -134,6 +137,7 @@ class Notifier:
 
 def run_message(session_id: str, title: str, purpose: str, event: Ended) -> PushMessage:
     ended: Kind = {"reminder": "reminder", "job": "job"}.get(purpose, "answer")  # type: ignore[assignment]
+    message_id: str | None = None
     match event:
         case ApprovalRequired(call_id=call, tool=tool, reason=reason):
             return PushMessage(
@@ -146,11 +150,22 @@ def run_message(session_id: str, title: str, purpose: str, event: Ended) -> Push
                 tag=f"navi-approval-{call}",
                 urgency="high",
             )
+        case ElicitationRequired(elicitation_id=question, server=server, message=asked):
+            return PushMessage(  # answered on the page: a form or a page to open, no buttons here
+                kind="approval",
+                title=f"Navi waits for your answer · {title}",
+                body=_short(f"The MCP server “{server}” asks: {asked}"),
+                session_id=session_id,
+                tag=f"navi-question-{question}",
+                urgency="high",
+            )
         case ErrorEvent(message=message):
             body = _short(f"Failed: {message or 'the run failed'}")
-        case StreamEnd(content=content):
+        case StreamEnd(content=content, message_id=answer):
             body = _short(content) or "Done."
-    return PushMessage(kind=ended, title=title, body=body, session_id=session_id, message_id=None)
+            # The notification opens the conversation at the answer (`?m=`, the page reveals it).
+            message_id = answer if isinstance(answer, str) else None
+    return PushMessage(kind=ended, title=title, body=body, session_id=session_id, message_id=message_id)
 
 
 def _short(text: str) -> str:

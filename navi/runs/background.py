@@ -8,7 +8,8 @@ approvals at once and its end as a job) — a `Research` turn for a job in `rese
 follows its frames:
 
 - every `tool_call` is a step (`steps`, `last_step`); a research job's `status` frames say what
-  it does between steps (`last_step`: "notes on [2] …"); past `max_steps`, or `max_seconds` after it
+  it does between steps (`last_step`: "notes on [2] …") and how many sources it read (`sources`),
+  its `plan_ready` its sub-questions (`plan`); past `max_steps`, or `max_seconds` after it
   started, the run is stopped and the job fails saying which budget it used up;
 - every `heartbeat` seconds the lease is renewed with the steps so far; a job whose lease another
   worker took (this one was thought dead) is let go; a stop the user asked for (any worker,
@@ -38,7 +39,15 @@ from navi.agent.turns import Research, Turn, TurnOptions
 from navi.jobs.models import Job, JobState, JobStore
 from navi.llm.messages import Message
 from navi.llm.meta import FileRef
-from navi.protocol import ErrorEvent, JobChanged, Status, StreamEnd, StreamStopped, ToolEvent
+from navi.protocol import (
+    ErrorEvent,
+    JobChanged,
+    PlanReady,
+    Status,
+    StreamEnd,
+    StreamStopped,
+    ToolEvent,
+)
 from navi.runs.manager import RunManager
 from navi.runs.run import AgentRun, RunActive, Subscriber
 
@@ -48,8 +57,9 @@ RESUME = (
     "(Navi was restarted while you worked on this background job. What you did so far is above. "
     "Carry on from there and finish it.)\n\nThe job: {prompt}"
 )
-# (the ended job, a line about it) → the owner notified (navi/push/notifier.py, from the services)
-Notify = Callable[[Job, str], Awaitable[Any]]
+# (the ended job, a line about it, the id of the message posted back or None) → the owner notified
+# (navi/push/notifier.py, from the services): the notification opens that message
+Notify = Callable[[Job, str, str | None], Awaitable[Any]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,7 +173,10 @@ class JobRunner:
         if sub is None:  # ended and let go of already
             return "failed", None, "the run could not be followed"
         started = self.clock()
-        steps, last_step, reported = job.steps, job.last_step, (job.steps, job.last_step)
+        progress: dict[str, Any] = {"steps": job.steps, "last_step": job.last_step}
+        if job.mode == "research":
+            progress |= {"plan": job.plan, "sources": job.sources}
+        reported = dict(progress)
         why_stopped: str | None = None
         beat = self.clock()
         try:
@@ -176,10 +189,14 @@ class JobRunner:
                     case Subscriber():  # the end of the run's events
                         return ("failed", None, why_stopped) if why_stopped else ("stopped", None, "stopped")
                     case ToolEvent(tool=tool):
-                        steps += 1
-                        last_step = tool[:200]
-                    case Status(phase="researching", detail=detail):  # not a step: what the research does
-                        last_step = detail[:200] or last_step
+                        progress["steps"] += 1
+                        progress["last_step"] = tool[:200]
+                    case Status(phase="researching", detail=detail, sources=sources):  # not a step
+                        progress["last_step"] = detail[:200] or progress["last_step"]
+                        if sources is not None and job.mode == "research":
+                            progress["sources"] = sources
+                    case PlanReady(plan=plan) if job.mode == "research":
+                        progress["plan"] = plan_lines(plan)
                     case StreamEnd(content=content):
                         return "done", content, None
                     case ErrorEvent(message=message) if run.result is event:
@@ -188,23 +205,21 @@ class JobRunner:
                         if why_stopped:
                             return "failed", None, why_stopped
                         return "stopped", None, "stopped by you"
-                if why_stopped is None and steps > job.max_steps:
+                if why_stopped is None and progress["steps"] > job.max_steps:
                     why_stopped = f"its step budget ({job.max_steps} steps) is used up"
                     run.stop_event.set()
                 elif why_stopped is None and self.clock() - started > job.max_seconds:
                     why_stopped = f"its time budget ({job.max_seconds} s) is used up"
                     run.stop_event.set()
-                if self.clock() - beat >= self.heartbeat or (steps, last_step) != reported:
+                if self.clock() - beat >= self.heartbeat or progress != reported:
                     beat = self.clock()
-                    now = await self.store.heartbeat(
-                        job.id, self.worker, self.lease_seconds, {"steps": steps, "last_step": last_step}
-                    )
+                    now = await self.store.heartbeat(job.id, self.worker, self.lease_seconds, dict(progress))
                     if now is None:  # taken over: this worker was thought gone
                         log.warning("jobs.lease_lost", job_id=job.id)
                         run.stop_event.set()
                         return None, None, None
-                    if (steps, last_step) != reported:
-                        reported = (steps, last_step)
+                    if progress != reported:
+                        reported = dict(progress)
                         self._announce(now)
                     if now.stop_requested and not run.stop_event.is_set():
                         run.stop_event.set()
@@ -218,30 +233,33 @@ class JobRunner:
             return  # not this worker's any more
         ended = job.model_copy(update={"state": state, "result": result, "error": error})
         log.info("jobs.ended", job_id=job.id, state=state, error=error)
-        await self._post_back(ended)
+        posted = await self._post_back(ended)
         self._announce(ended)
         if self.notify is not None:
             with contextlib.suppress(Exception):
-                await self.notify(ended, summary(ended))
+                await self.notify(ended, summary(ended), posted)
 
-    async def _post_back(self, job: Job) -> None:
-        """The result into the conversation that asked (waiting for a turn there to end)."""
+    async def _post_back(self, job: Job) -> str | None:
+        """The result into the conversation that asked (waiting for a turn there to end); the
+        posted message's id."""
         if job.origin_session_id is None:
-            return
+            return None
         message = Message.assistant(summary(job, full=True))
         message.metadata["job_id"] = job.id
         if job.state == "done" and (files := await self._files(job)):
-            message.metadata.files = files  # the report's file, named here too
+            message.metadata.files = files  # the report's files, named here too
+            message.metadata["files_session_id"] = job.session_id  # whose folder holds them
         for _ in range(60):
             try:
                 await self.runs.append(job.origin_session_id, [message])
-                return
+                return message.id
             except RunActive:
                 await self.runs.controls.wait(job.origin_session_id, 5.0)
             except Exception as exc:  # the conversation was deleted since
                 log.warning("jobs.not_posted", job_id=job.id, error=f"{type(exc).__name__}: {exc}")
-                return
+                return None
         log.warning("jobs.not_posted", job_id=job.id, error="the conversation stayed busy")
+        return None
 
     async def _files(self, job: Job) -> list[FileRef]:
         """The files the job's answer named (a research report's Markdown file)."""
@@ -263,8 +281,20 @@ class JobRunner:
             max_steps=job.max_steps,
             last_step=job.last_step,
             error=job.error,
+            mode=job.mode,
+            plan=job.plan,
+            sources=job.sources,
         )
         self.runs.feed.publish(frame.frame(), job.owner)
+
+
+def plan_lines(plan: str) -> list[str]:
+    """A plan's text ("1. …" a line) as its sub-questions."""
+    found = (
+        line.strip().split(". ", 1)[-1] if line.strip()[:1].isdigit() else line.strip()
+        for line in plan.splitlines()
+    )
+    return [q[:200] for q in found if q][:20]
 
 
 def summary(job: Job, *, full: bool = False) -> str:

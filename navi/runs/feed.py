@@ -141,6 +141,9 @@ class SessionFeed:
                 name=session.name,
                 profile_id=session.profile_id,
                 pinned=session.pinned,
+                folder=session.folder,
+                archived=session.archived,
+                temporary=session.temporary,
                 deleted=False,
             )
         return owner, update.frame()

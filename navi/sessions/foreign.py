@@ -31,19 +31,16 @@ from navi import safejson
 from navi.llm.messages import Message, new_id, utcnow
 from navi.llm.tokens import estimate_messages_tokens
 from navi.sessions import tree
-from navi.sessions.archive import ArchiveError
+from navi.sessions.archive import import_archive
 from navi.sessions.models import Session
 from navi.sessions.store import SessionStore
+from navi.sessions.unpack import DEFAULT_MAX_BYTES, ExportError, kind_of, load_json
 
 Source = Literal["chatgpt", "claude"]
 SOURCES: tuple[Source, ...] = ("chatgpt", "claude")
 NAMES: dict[str, str] = {"chatgpt": "ChatGPT", "claude": "Claude"}
 _NAMESPACE = uuid.UUID("5b0e1b52-3c1f-4b5e-9d0a-6e2f4a1c7d90")
 MAX_NAME = 200
-
-
-class ExportError(ArchiveError):
-    """The file is not the export it was said to be; the message says what is wrong, and where."""
 
 
 @dataclass
@@ -337,21 +334,48 @@ def _entries(data: list[Any], source: str) -> int:
 
 
 def parse_export(
-    source: str, text: str | bytes, *, max_messages: int, max_file_messages: int | None = None
+    source: str,
+    text: str | bytes,
+    *,
+    max_messages: int,
+    max_file_messages: int | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> list[Conversation]:
     """Every conversation of an export file (`source`: "chatgpt" or "claude"), checked whole;
-    `ExportError` on anything wrong. At most `max_messages` messages (ChatGPT: nodes) in a
-    conversation and `max_file_messages` in the whole file. Blocking (CPU work proportional to the
-    file): a server runs it on a worker thread."""
+    `ExportError` on anything wrong. The file is the export's `conversations.json`, or the `.zip`
+    the service sends, which holds it (navi/sessions/unpack.py). At most `max_messages` messages
+    (ChatGPT: nodes) in a conversation and `max_file_messages` in the whole file. Blocking (CPU
+    work proportional to the file): a server runs it on a worker thread."""
     if source not in NAMES:
         raise ExportError(f"Navi imports exports of {' and '.join(NAMES.values())}, not {source[:40]!r}")
+    data = load_json(text, f"not a {NAMES[source]} export", max_bytes=max_bytes)
+    return conversations_of(source, data, max_messages=max_messages, max_file_messages=max_file_messages)
+
+
+def parse_any(
+    data: bytes, *, max_messages: int, max_file_messages: int, max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[str, list[Conversation] | Session]:
+    """What a person gave the page's Import: a ChatGPT or Claude export (the zip, or its
+    conversations.json) → ("chatgpt" | "claude", its conversations), or a Navi archive → ("navi",
+    its session, under a new id). `ExportError` (an `ArchiveError`) on anything else."""
+    what = "not an export of ChatGPT or Claude, nor a Navi archive"
+    parsed = load_json(data, what, max_bytes=max_bytes)
+    kind = kind_of(parsed)
+    if kind is None:
+        raise ExportError(
+            f"{what}: a ChatGPT or Claude export's conversations.json is a list of conversations"
+        )
+    if kind == "navi":
+        return kind, import_archive(parsed, max_messages=max_messages)
+    found = conversations_of(kind, parsed, max_messages=max_messages, max_file_messages=max_file_messages)
+    return kind, found
+
+
+def conversations_of(
+    source: str, data: Any, *, max_messages: int, max_file_messages: int | None = None
+) -> list[Conversation]:
+    """`parse_export` of the file's JSON, already parsed."""
     name = NAMES[source]
-    try:
-        data = safejson.loads(text)
-    except safejson.UnsafeJSON as exc:
-        raise ExportError(f"not a {name} export: {exc}") from None
-    except ValueError as exc:
-        raise ExportError(f"not a {name} export: the file is not JSON ({exc})") from None
     if isinstance(data, dict) and isinstance(data.get("conversations"), list):
         data = data["conversations"]  # some tools wrap the list
     if not isinstance(data, list):

@@ -41,10 +41,17 @@ class InMemorySessionStore(SessionStore):
         owner: str = DEFAULT_OWNER,
         name: str | None = None,
         session_id: str | None = None,
+        temporary: bool = False,
     ) -> Session:
         if session_id is not None and session_id in self._sessions:
             raise SessionExists(session_id)
-        session = Session(id=session_id or new_session_id(), profile_id=profile_id, owner=owner, name=name)
+        session = Session(
+            id=session_id or new_session_id(),
+            profile_id=profile_id,
+            owner=owner,
+            name=name,
+            temporary=temporary,
+        )
         self._sessions[session.id] = session
         return session.model_copy(deep=True)
 
@@ -148,6 +155,12 @@ class InMemorySessionStore(SessionStore):
         session = self._find(session_id, owner)
         if session is not None:
             session.pinned = pinned
+        return session is not None
+
+    async def _set_place(self, session_id: str, fields: dict[str, Any], owner: str | None) -> bool:
+        session = self._find(session_id, owner)
+        for key, value in fields.items() if session is not None else ():
+            setattr(session, key, value)
         return session is not None
 
     async def _set_name(

@@ -56,6 +56,11 @@ class SessionInfo(BaseModel):
     text_message_count: int = 0
     created_at: datetime = Field(default_factory=utcnow)
     last_active: datetime = Field(default_factory=utcnow)
+    # Where it sits: the folder it was put in (None: none), archived (left out of the list until
+    # brought back), temporary (deleted when closed, never read for memory).
+    folder: str | None = None
+    archived: bool = False
+    temporary: bool = False
 
 
 class Session(SessionInfo):

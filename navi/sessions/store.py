@@ -79,18 +79,22 @@ class SessionStore(ABC):
         owner: str = DEFAULT_OWNER,
         name: str | None = None,
         session_id: str | None = None,
+        temporary: bool = False,
     ) -> Session:
         """A new empty session; a fresh id unless the caller names one (`session_id`, a session id
-        no session has yet: `SessionExists` otherwise, whoever owns it)."""
+        no session has yet: `SessionExists` otherwise, whoever owns it). A `temporary` one is left
+        out of the list and memory extraction, and deleted when its page closes it."""
         if session_id is not None and not is_session_id(session_id):
             raise ValueError(f"not a session id: {session_id[:64]!r}")
-        session = await self._create(profile_id, owner=owner, name=name, session_id=session_id)
+        session = await self._create(
+            profile_id, owner=owner, name=name, session_id=session_id, temporary=temporary
+        )
         self._changed(session.id)
         return session
 
     @abstractmethod
     async def _create(
-        self, profile_id: str, *, owner: str, name: str | None, session_id: str | None
+        self, profile_id: str, *, owner: str, name: str | None, session_id: str | None, temporary: bool
     ) -> Session: ...
 
     @abstractmethod
@@ -238,6 +242,28 @@ class SessionStore(ABC):
     async def _set_feedback(
         self, session_id: str, message_id: str, rating: str | None, owner: str | None
     ) -> bool: ...
+
+    async def set_place(
+        self,
+        session_id: str,
+        *,
+        owner: str | None = None,
+        folder: str | object | None = ...,
+        archived: bool | None = None,
+    ) -> bool:
+        """Put a session in a folder (a name; None: out of any) and/or archive it (True) or bring it
+        back (False); what is not given stays. False when there is no such session (of `owner`)."""
+        fields: dict[str, Any] = {} if folder is ... else {"folder": folder}
+        if archived is not None:
+            fields["archived"] = archived
+        if not fields:
+            return await self.get(session_id, owner=owner, display=False) is not None
+        if not is_session_id(session_id):
+            return False
+        return self._after(session_id, await self._set_place(session_id, fields, owner))
+
+    @abstractmethod
+    async def _set_place(self, session_id: str, fields: dict[str, Any], owner: str | None) -> bool: ...
 
     def _after(self, session_id: str, changed: bool) -> bool:
         if changed:

@@ -1,10 +1,12 @@
-"""Background jobs in SQL (`jobs`, migrations 0028 and 0030: its `mode`). A claim picks the
+"""Background jobs in SQL (`jobs`, migrations 0028, 0030: its `mode`, and 0033: a research job's
+`plan`, its sub-questions as a JSON list, and `sources`, how many it read). A claim picks the
 oldest queued job, or a running one whose lease ran out, and takes it with an UPDATE that repeats
 the condition, so two workers never both take one (PostgreSQL skips a row another worker is
 claiming). Leases are on the database's clock. The model and the interface are in `navi.jobs`."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sqlalchemy import (
@@ -45,6 +47,8 @@ jobs = Table(
     Column("max_steps", Integer, nullable=False),
     Column("max_seconds", Integer, nullable=False),
     Column("last_step", String(200), nullable=True),
+    Column("plan", Text, nullable=True),
+    Column("sources", Integer, nullable=False, server_default="0"),
     Column("result", Text, nullable=True),
     Column("error", Text, nullable=True),
     Column("attempts", Integer, nullable=False, default=0),
@@ -64,7 +68,23 @@ def _job(row: Any) -> Job:
     for name in ("created_at", "started_at", "finished_at"):
         if data[name] is not None:
             data[name] = as_utc(data[name])
+    data["plan"] = _plan(data["plan"])
     return Job.model_validate(data)
+
+
+def _plan(stored: str | None) -> list[str]:
+    try:
+        found = json.loads(stored) if stored else []
+    except ValueError:
+        return []
+    return [str(q) for q in found] if isinstance(found, list) else []
+
+
+def _values(changes: dict[str, Any]) -> dict[str, Any]:
+    """A job's fields as the row keeps them (the plan as JSON)."""
+    if "plan" in changes:
+        changes = {**changes, "plan": json.dumps(changes["plan"], ensure_ascii=False)}
+    return changes
 
 
 class SqlJobStore(JobStore):
@@ -73,7 +93,7 @@ class SqlJobStore(JobStore):
         self._now = db_now(db.dialect)
 
     async def create(self, job: Job, *, limit: int) -> Job:
-        values = job.model_dump(exclude={"progress"})
+        values = _values(job.model_dump(exclude={"progress"}))
 
         def write(conn: Connection) -> None:
             active = (
@@ -148,7 +168,7 @@ class SqlJobStore(JobStore):
         statement = (
             update(jobs)
             .where(self._mine(job_id, worker))
-            .values(lease_until=self._now + lease_seconds, **changes)
+            .values(lease_until=self._now + lease_seconds, **_values(changes))
         )
 
         def write(conn: Connection) -> Job | None:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 MIGRATION_LOCK = 0x4E415649  # "NAVI": the advisory lock PostgreSQL migrations take
-HEAD = "0031"  # the newest revision in migrations/versions: update it with each new migration
+HEAD = "0034"  # the newest revision in migrations/versions: update it with each new migration
 
 
 def _config() -> Config:

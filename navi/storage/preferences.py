@@ -1,5 +1,5 @@
 """Each user's custom instructions (`user_instructions`) and the profiles people made on the page
-(`custom_profiles`), migration 0031: both as JSON documents of navi/profiles/custom.py's models."""
+(`custom_profiles`), migration 0034: both as JSON documents of navi/profiles/custom.py's models."""
 
 from __future__ import annotations
 

@@ -47,8 +47,12 @@ sessions = Table(
     Column("last_active", DateTime(timezone=True), nullable=False),
     # An imported archive's own system prompt, a layer of the session's (migration 0020).
     Column("system_prompt", Text, nullable=True),
-    # The model picked for this conversation, "backend:model" (migration 0031; None: its profile's).
+    # The model picked for this conversation, "backend:model" (migration 0034; None: its profile's).
     Column("model", String(300), nullable=True),
+    # Where it sits (migration 0032): a folder's name, archived (hidden from the list), temporary.
+    Column("folder", String(100), nullable=True),
+    Column("archived", Boolean, nullable=False, default=False),
+    Column("temporary", Boolean, nullable=False, default=False),
 )
 
 
@@ -379,4 +383,15 @@ extraction_claims = Table(
     Column("through", Integer, nullable=False, default=0),
     Column("worker", String(64), nullable=True),
     Column("until", Float, nullable=True),
+)
+
+# Model endpoints that failed, skipped by every worker until `until` (migration 0031,
+# navi/storage/breaker.py): the circuit breaker of the model chains (docs/models.md).
+model_breakers = Table(
+    "model_breakers",
+    metadata,
+    Column("endpoint", String(64), primary_key=True),
+    Column("failures", Integer, nullable=False),
+    Column("until", Float, nullable=False),
+    Column("reason", String(500), nullable=False),
 )

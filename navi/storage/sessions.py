@@ -56,6 +56,9 @@ def _info(row: Any) -> SessionInfo:
         message_count=row.display_count,
         created_at=as_utc(row.created_at),
         last_active=as_utc(row.last_active),
+        folder=row.folder,
+        archived=bool(row.archived),
+        temporary=bool(row.temporary),
     )
 
 
@@ -299,6 +302,9 @@ def _insert(conn: Connection, session: Session) -> None:
             last_active=session.last_active,
             system_prompt=session.system_prompt,
             model=session.model,
+            folder=session.folder,
+            archived=session.archived,
+            temporary=session.temporary,
         )
     )
     if session.messages or session.others:
@@ -363,9 +369,16 @@ class SqlSessionStore(SessionStore):
         owner: str = DEFAULT_OWNER,
         name: str | None = None,
         session_id: str | None = None,
+        temporary: bool = False,
     ) -> Session:
         now = utcnow()
-        session = Session(id=session_id or new_session_id(), owner=owner, profile_id=profile_id, name=name)
+        session = Session(
+            id=session_id or new_session_id(),
+            owner=owner,
+            profile_id=profile_id,
+            name=name,
+            temporary=temporary,
+        )
         session.created_at = session.last_active = now
         try:
             await self.db.write(lambda conn: _insert(conn, session))
@@ -424,6 +437,9 @@ class SqlSessionStore(SessionStore):
 
     async def _set_pinned(self, session_id: str, pinned: bool, owner: str | None) -> bool:
         return await self._update(session_id, owner, pinned=pinned)
+
+    async def _set_place(self, session_id: str, fields: dict[str, Any], owner: str | None) -> bool:
+        return await self._update(session_id, owner, **fields)
 
     async def _set_name(self, session_id: str, name: str | None, owner: str | None, **how: bool) -> bool:
         unnamed = sessions.c.name.is_(None) if how.get("only_unnamed") else None

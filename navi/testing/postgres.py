@@ -97,10 +97,11 @@ class PostgresCluster:
         if proc.returncode != 0:
             raise RuntimeError(f"{binary} failed: {proc.stderr.strip()}")
 
-    def create_database(self, name: str | None = None) -> str:
-        """Create a fresh database and return its URL."""
+    def create_database(self, name: str | None = None, *, template: str | None = None) -> str:
+        """Create a fresh database (empty, or a copy of the database `template`) and return its URL."""
         name = name or f"t_{uuid.uuid4().hex[:12]}"
-        self._client("createdb", name)
+        copy = ["--template", template, "--strategy", "file_copy"] if template else []
+        self._client("createdb", *copy, name)
         return self.url(name)
 
     def drop_database(self, url: str) -> None:

@@ -24,6 +24,17 @@ class SwitchProfile:
     profile_name: str
 
 
+# What stands in a stored tool call for an argument the tool says is secret (`Tool.secret_arguments`).
+SECRET_MARKER = "[not stored: a secret]"
+
+
+def masked_arguments(args: dict[str, Any], secret: frozenset[str] | set[str]) -> dict[str, Any]:
+    """`args` with each `secret` argument replaced by `SECRET_MARKER` (a new dict when any is)."""
+    if not secret or not any(name in args for name in secret):
+        return args
+    return {k: (SECRET_MARKER if k in secret else v) for k, v in args.items()}
+
+
 # What a tool may ask the agent loop to do beyond returning text. A tool never emits protocol
 # events itself: the loop turns intents into actions and events.
 Intent = SwitchProfile
@@ -109,6 +120,14 @@ class Tool(ABC):
         3 is on the page the model saw), for the approval rules (navi/agent/approvals.py). None:
         the arguments say it all."""
         return None
+
+    async def secret_arguments(self, params: dict[str, Any], *, after: bool = False) -> frozenset[str]:
+        """The arguments of this call whose values must never be stored or shown (the browser:
+        `text` typed into a password field). The agent keeps `SECRET_MARKER` in their place in the
+        stored call, the frames and the approval question; only the tool sees the value. `after`:
+        an earlier call of this tool in the same reply runs first and may change what this one
+        touches (a click that opens a sign-in form), so answer for the worst case."""
+        return frozenset()
 
     def spec(self) -> ToolSpec:
         """What the model is shown: the schema without validation-only limits (see `model_schema`)."""

@@ -4,9 +4,10 @@ On two cores the suite is bound by processor time, not by waiting, so the wall-c
 pytest reports (inflated by every other worker) say little about what to cut. With `--cpu-report`
 each worker adds up, per test (setup, call and teardown), the CPU seconds of its own process (the
 in-process Navi's threads included), of its child processes already ended, and of the ones still
-running (a module's Chromium, a llama-server, a `navi serve`), read from /proc. The controller keeps
-them in pytest's cache under `navi/cpu` and prints the heaviest files; `bench/suite_cpu.py` reads
-them. A process started by a session fixture counts for the tests that kept it busy.
+running (a module's Chromium, a llama-server, a `navi serve`) with what their own ended children
+used (a Chromium's renderers), read from /proc. The controller keeps them in pytest's cache under
+`navi/cpu` and prints the heaviest files. A process started by a session fixture counts for the
+tests that kept it busy.
 """
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ def _ticks(pid: int) -> int:
     except OSError:
         return 0
     fields = stat[stat.rfind(")") + 2 :].split()
-    return int(fields[11]) + int(fields[12])  # utime, stime
+    # utime, stime, and those of its own children it has reaped (cutime, cstime): a Chromium's
+    # renderers and a `navi serve`'s tool host end inside a test, and their time is only there.
+    return sum(int(field) for field in fields[11:15])
 
 
 def cpu_seconds() -> float:

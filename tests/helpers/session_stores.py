@@ -16,12 +16,12 @@ from navi.storage.sessions import SqlSessionStore
 STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
-def url_of(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+def url_of(kind: str, tmp_path: Path, request: pytest.FixtureRequest, *, empty: bool = False) -> str:
     """The database URL of an SQL kind ("sqlite": a file in `tmp_path`; "postgres": the suite's
-    throwaway cluster)."""
+    throwaway cluster, at the newest schema unless `empty`, for a test that migrates it itself)."""
     if kind == "sqlite":
         return sqlite_url(tmp_path / "navi.db")
-    return postgres_url(request.getfixturevalue("pg_url"))
+    return postgres_url(request.getfixturevalue("pg_empty_url" if empty else "pg_url"))
 
 
 @asynccontextmanager

@@ -1,7 +1,8 @@
 """Web Push in Chromium: the service worker receives a push delivered through the DevTools protocol
 (`ServiceWorker.deliverPushMessage`, as a push service would hand it over) and shows the
-notification; its click opens the conversation in the open Navi window; an approval's Allow action
-answers the waiting call with the browser's own sign-in, and the turn goes on.
+notification; its click opens the conversation in the open Navi window, at the answer it names
+(`?m=`); an approval's Allow action answers the waiting call with the browser's own sign-in, and
+the turn goes on.
 
 Headless Chromium has no notification centre to click, so the click is the `notificationclick`
 event dispatched in the service worker on the notification it showed (what Chromium does when a
@@ -10,6 +11,8 @@ person clicks it)."""
 from __future__ import annotations
 
 import json
+import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -87,6 +90,19 @@ def click(context: BrowserContext, tag: str, action: str = "") -> None:
     assert workers[0].evaluate(CLICK, [tag, action]), f"no notification tagged {tag} to click"
 
 
+def stored_answer(navi: LiveNavi, session: str, within: float = 30.0) -> str:
+    """The id of the session's latest answer, once stored (the page may be idle a moment before)."""
+    deadline = time.monotonic() + within
+    with navi.client() as http:
+        while True:
+            said = http.get(f"/sessions/{session}").json()["messages"]
+            found = [m["id"] for m in said if m["role"] == "assistant"]
+            if found:
+                return str(found[-1])
+            assert time.monotonic() < deadline, said
+            time.sleep(0.1)
+
+
 def test_a_push_shows_a_notification_whose_click_opens_the_conversation(
     granted: tuple[BrowserContext, Watched], navi: LiveNavi, fake_server: FakeModelServer
 ) -> None:
@@ -97,6 +113,7 @@ def test_a_push_shows_a_notification_whose_click_opens_the_conversation(
     send(page, "When does the tide turn?")
     wait_idle(page)
     answered = session_id(page)
+    answer_id = stored_answer(navi, answered)
     page.locator("#new-session-button").click()
     expect(page).not_to_have_url(f"{navi.url}/#/s/{answered}")
 
@@ -110,19 +127,21 @@ def test_a_push_shows_a_notification_whose_click_opens_the_conversation(
             "kind": "answer",
             "title": "Tide question",
             "body": "The tide turns at four.",
-            "url": f"/#/s/{answered}",
+            "url": f"/#/s/{answered}?m={answer_id}",  # as Navi sends an answer's: at the answer
             "session_id": answered,
+            "message_id": answer_id,
             "tag": f"navi-{answered}",
         },
     )
     note = shown(page, f"navi-{answered}")
     assert note["title"] == "Tide question" and note["body"] == "The tide turns at four."
-    assert note["data"]["url"] == f"/#/s/{answered}" and note["actions"] == []
+    assert note["data"]["url"] == f"/#/s/{answered}?m={answer_id}" and note["actions"] == []
     click(context, f"navi-{answered}")
     expect(page).to_have_url(f"{navi.url}/#/s/{answered}")
-    expect(page.locator("article.turn").last.locator(".markdown.text")).to_have_text(
-        "The tide turns at four."
-    )
+    # Opened at the answer: it is shown marked, as a search hit is.
+    revealed = page.locator(f'[data-message-id="{answer_id}"]')
+    expect(revealed).to_have_text("The tide turns at four.")
+    expect(revealed).to_have_class(re.compile(r"\bsearch-target\b"))
     # The click closed the notification.
     assert all(n["tag"] != f"navi-{answered}" for n in page.evaluate(SHOWN))
 

@@ -178,3 +178,16 @@ def test_every_colour_meets_wcag_aa_in_both_themes(
     assert len(found) == 12
     lines = [f"{where}: {v['target']}: {v['summary']}" for where, seen in found.items() for v in seen]
     assert lines == [], "\n".join(lines)
+
+
+def test_the_model_list_is_shown_with_each_models_state(page: Page, navi: LiveNavi) -> None:
+    """Without MODELS_FILE the list is `.env`'s one model, ready on the (fake) server."""
+    open_app(page)
+    page.get_by_role("button", name="Settings").click()
+    dialog = page.get_by_role("dialog", name="Settings")
+    item = dialog.locator(".model-item")
+    expect(item).to_have_count(1)
+    expect(item).to_have_attribute("data-model", "default")
+    expect(item).to_contain_text("ollama · gemma4:e2b-it-q8_0")
+    expect(item.locator(".model-state")).to_have_text(" — ready")
+    expect(dialog.locator("#models-chains")).to_contain_text("no MODELS_FILE")

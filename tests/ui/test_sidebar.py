@@ -97,7 +97,7 @@ def test_sessions_are_listed_pinned_first_and_can_be_managed(
 
     # Export downloads the session-archive/v1 document.
     with page.expect_download() as info:
-        row_action(page, "Alpha", "Export").click()
+        row_action(page, "Alpha", "Export archive (JSON)").click()
     download = info.value
     assert download.suggested_filename.startswith("navi-Alpha-") and download.suggested_filename.endswith(
         ".json"

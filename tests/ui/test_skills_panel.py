@@ -1,6 +1,8 @@
 """The Skills panel (issue 46): the user's skills listed with their descriptions and a skill that
 failed to load with its file and line; a skill's SKILL.md shown as text (never as HTML); a skill
-turned off and on; a zip installed from the file picker; one's own skill removed after a confirm."""
+turned off and on; a zip installed from the file picker; one's own skill removed after a confirm.
+Below them, the browser sign-ins (`navi browser login`): listed with their sites, never a cookie's
+value, one forgotten after a confirm."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
+from navi.tools.builtin.browser.profiles import Profiles
 from tests.helpers.skills import BROKEN, CSV_REPORT, HOUSE_STYLE, STYLE_GUIDE, SUMMARISE_PY, write_skill
 from tests.server_helpers import LiveNavi
 from tests.ui.browser import open_app
@@ -79,3 +82,21 @@ def test_the_skills_panel(page: Page, navi: LiveNavi, tmp_path: Path) -> None:
     page.get_by_role("dialog", name="Remove csv-report?").get_by_role("button", name="Remove").click()
     expect(rows).to_have_count(1)
     assert enabled(navi) == {"house-style": True}
+
+    # The browser sign-ins: the sites each keeps cookies for, one forgotten after a confirm.
+    expect(dialog.locator("#signin-empty")).to_be_visible()
+    profiles = Profiles(Path(navi.settings.navi_browser_profiles_dir))
+    cookie = {"name": "sid", "value": "the-cookie-value", "domain": ".shop.example", "path": "/"}
+    profiles.save("local", "shop", {"cookies": [cookie], "origins": []})
+    page.locator("#close-skills").click()
+    page.locator("#open-skills").click()
+    signins = dialog.locator("#signin-list li")
+    expect(signins).to_have_count(1)
+    expect(signins.first).to_contain_text("shop")
+    expect(signins.first).to_contain_text("shop.example")
+    expect(dialog).not_to_contain_text("the-cookie-value")
+    dialog.get_by_role("button", name="Forget sign-in shop").click()
+    page.get_by_role("dialog", name="Forget shop?").get_by_role("button", name="Forget").click()
+    expect(signins).to_have_count(0)
+    expect(dialog.locator("#skills-status")).to_have_text("Forgot shop.")
+    assert not profiles.exists("local", "shop")

@@ -20,7 +20,7 @@ notes → condense → report, instead of the tool loop.
 
 Every prompt fits the run's window: `Budgets.of` splits it between the prompt's fixed part, the
 source or notes, and the call's token cap. `Status(phase="researching")` says which step runs (the
-jobs list shows it as the job's latest step).
+jobs list shows it as the job's latest step) and, from the first source on, how many were read.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from navi.agent.binding import RunBinder
 from navi.agent.events import AgentEvent, ErrorEvent, PlanReady, Status, StreamEnd, TurnUsage
 from navi.agent.persistence import RunWriter
 from navi.agent.research import notes as notebook
-from navi.agent.research.report import checked, document, file_name, save
+from navi.agent.research.report import checked, document, file_name, save, save_pdf
 from navi.agent.research.sources import (
     SOURCE_CLOSE,
     SOURCE_OPEN,
@@ -202,7 +202,11 @@ class _Study:
                     break
                 async for event in self._read(pick[0]):
                     yield event
-        yield Status(phase="researching", detail=f"writing the report from {len(self.sources)} sources")
+        yield Status(
+            phase="researching",
+            detail=f"writing the report from {len(self.sources)} sources",
+            sources=len(self.sources),
+        )
         async for event in self._report():
             yield event
 
@@ -279,8 +283,10 @@ class _Study:
             try:
                 path = await save(folder, file_name(self.asked), text)
                 meta.files = [FileRef(name=path.name, path=str(path))]
-            except OSError as exc:  # the report is the answer still
-                log.warning("research.file_not_saved", error=str(exc))
+                pdf = await save_pdf(folder, path, text, f"Research: {self.asked[:200]}")
+                meta.files.append(FileRef(name=pdf.name, path=str(pdf)))
+            except Exception as exc:  # the report is the answer still (a PDF that failed: the .md)
+                log.warning("research.file_not_saved", error=f"{type(exc).__name__}: {exc}")
         answer = Message.assistant(text, metadata=meta)
         await self.r.writer.save(self.run, display=[answer], context=[answer])
         self.run.grew(estimate_message_tokens(answer))
@@ -362,7 +368,11 @@ class _Study:
 
     async def _noted(self, source: Source) -> AsyncIterator[AgentEvent]:
         self.sources.append(source)
-        yield Status(phase="researching", detail=f"notes on [{source.n}] {source.title}"[:200])
+        yield Status(
+            phase="researching",
+            detail=f"notes on [{source.n}] {source.title}"[:200],
+            sources=len(self.sources),
+        )
         await self._note(source)
         if notebook.size(self.notes) > self.budgets.notes:
             yield Status(phase="researching", detail="condensing the notes")

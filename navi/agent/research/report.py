@@ -1,5 +1,6 @@
 """The research report: the model's text with its citations checked, the numbered list of the
-sources read, and the Markdown file kept in the session's folder.
+sources read, and the files kept in the session's folder: the Markdown, and its PDF
+(navi/files/pdf.py) beside it.
 
 Every `[n]` of the model's text must name a source that was read and gave notes; any other is
 taken out, and the report says how many were. Sources are listed in the order they were read,
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from navi.agent.research.sources import Source
+from navi.files.pdf import markdown_pdf
 from navi.sessions.files import claim
 
 _CITE = re.compile(r"\[(\d{1,3})\]")
@@ -65,15 +67,24 @@ def file_name(question: str) -> str:
     return ("research " + " ".join(words)).strip()[:80].replace(" ", "-") + ".md"
 
 
+def _write(folder: Path, name: str, data: bytes) -> Path:
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = claim(folder, name)
+    if path is None:
+        raise OSError(f"no free name for {name} in {folder}")
+    path.write_bytes(data)
+    return path
+
+
 async def save(folder: Path, name: str, text: str) -> Path:
     """The report written into the session's folder under a free name (0600)."""
+    return await asyncio.to_thread(_write, folder, name, text.encode("utf-8"))
 
-    def write() -> Path:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path = claim(folder, name)
-        if path is None:
-            raise OSError(f"no free name for {name} in {folder}")
-        path.write_text(text, encoding="utf-8")
-        return path
 
-    return await asyncio.to_thread(write)
+async def save_pdf(folder: Path, markdown: Path, text: str, title: str) -> Path:
+    """The report's PDF beside its Markdown file `markdown` (same name, `.pdf`; a free one)."""
+
+    def make() -> Path:
+        return _write(folder, markdown.with_suffix(".pdf").name, markdown_pdf(text, title=title))
+
+    return await asyncio.to_thread(make)

@@ -1,4 +1,5 @@
-"""Approvals over REST: what a session's run waits on, answering it, and the remembered answers.
+"""Approvals over REST: what a session's run waits on, answering it, and the remembered answers;
+likewise the questions MCP servers ask the user during a call (elicitations).
 
 The same answers as the WebSocket's `approval` frame, for clients without a socket — e.g. one
 waiting in `POST /sessions/{id}/messages` while another request approves the call. "Always" answers
@@ -8,7 +9,7 @@ are listed at `GET /approvals/remembered` and forgotten with `DELETE`, so none i
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import Path, Query
 from pydantic import BaseModel, Field
@@ -57,6 +58,46 @@ async def waiting(session: SessionDep, runs: RunsDep) -> list[WaitingApproval]:
 async def answer(call_id: str, body: ApprovalAnswer, session: SessionDep, runs: RunsDep) -> ApprovalAnswered:
     await runs.controls.approve(session.id, call_id, body.decision)  # ApprovalNotFound → 404
     return ApprovalAnswered(call_id=call_id, decision=body.decision)
+
+
+class ElicitationAnswer(BaseModel):
+    action: Literal["accept", "decline", "cancel"] = Field(
+        ..., description="accept (with the form's content, or consent to open the URL), decline, cancel"
+    )
+    content: dict[str, str | int | float | bool | list[str]] | None = Field(
+        None, description="form mode, with accept: the fields, checked against the question's schema"
+    )
+
+
+class ElicitationAnswered(BaseModel):
+    ok: bool = True
+    elicitation_id: str
+    action: Literal["accept", "decline", "cancel"]
+
+
+@router.get(
+    "/sessions/{session_id}/elicitations",
+    response_model=list[dict[str, Any]],
+    summary="The questions MCP servers ask the user in this session's run",
+)
+async def questions(session: SessionDep, runtime: RuntimeDep) -> list[dict[str, Any]]:
+    return [q.view() for q in runtime.mcp.elicitations.waiting(session.id)]
+
+
+@router.post(
+    "/sessions/{session_id}/elicitations/{elicitation_id}",
+    response_model=ElicitationAnswered,
+    summary="Answer an MCP server's question (elicitation)",
+)
+async def answer_question(
+    elicitation_id: Annotated[str, Path(max_length=200)],
+    body: ElicitationAnswer,
+    session: SessionDep,
+    runtime: RuntimeDep,
+) -> ElicitationAnswered:
+    # ElicitationNotFound → 404, ElicitationInvalid → 422 (the question keeps waiting)
+    runtime.mcp.elicitations.answer(session.id, elicitation_id, body.action, body.content)
+    return ElicitationAnswered(elicitation_id=elicitation_id, action=body.action)
 
 
 class Remembered(BaseModel):

@@ -1,4 +1,11 @@
-"""Uploads: `POST /sessions/{id}/files` (multipart), streamed to `SESSION_FILES_DIR/{id}/`.
+"""A conversation's files: `POST /sessions/{id}/files` (multipart), streamed to
+`SESSION_FILES_DIR/{id}/`, and `GET /sessions/{id}/files/{name}`, one of them back — an upload, or
+a file Navi wrote there (a research report's `.md` and `.pdf`).
+
+A file is served only to the session's owner (another user's session is 404, as one that does not
+exist), as a download (`Content-Disposition: attachment`), `nosniff`, under
+`Content-Security-Policy: sandbox`: nothing in it runs on Navi's origin. The name is one file of
+the session's own folder: a path, a hidden or partial file, or a link that leads out is refused.
 
 A file of a document kind Navi reads (PDF, Office, OpenDocument, Markdown, text, CSV: decided by
 its bytes, navi/documents/extract/sniff.py) is also added to the conversation's own collection and
@@ -7,13 +14,17 @@ queued for indexing; its `document_id` says which document it became."""
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 from pathlib import Path
+from urllib.parse import quote
 
-from fastapi import Request
+from fastapi import Request, Response
 from pydantic import BaseModel
 
 from navi.api.deps import CurrentUser, IndexerDep, OwnedSessionId, RuntimeDep, SharedFilesDep, UploadsDep
 from navi.api.document_files import document_kind, may_be_document
+from navi.api.errors import BadRequest, NotFound
 from navi.api.routing import api_router
 from navi.api.uploads import StoredFile, receive_upload
 from navi.compose import Runtime
@@ -86,6 +97,65 @@ async def upload(
         for f in stored
     ]
     return UploadResult(**files[0].model_dump(), files=files)
+
+
+DOWNLOAD_TYPES = {
+    "md": "text/markdown; charset=utf-8",
+    "pdf": "application/pdf",
+    "txt": "text/plain; charset=utf-8",
+    "csv": "text/csv; charset=utf-8",
+    "json": "application/json",
+}
+
+
+def _file_name(name: str) -> str:
+    """`name` when it can only be a file of the session's folder; `BadRequest` otherwise."""
+    if (
+        not name
+        or len(name) > 255
+        or name in (".", "..")
+        or name.startswith(".")  # the folder's partial uploads, and nothing anyone named
+        or any(c in name for c in "/\\\0")
+        or Path(name).name != name
+    ):
+        raise BadRequest("a file of the conversation is named by its name alone")
+    return name
+
+
+def _read_file(folder: Path, name: str) -> bytes | None:
+    """The bytes of `folder/name` when it is a regular file there (a link is not followed)."""
+    try:
+        fd = os.open(folder / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        return f.read()
+
+
+@router.get(
+    "/{session_id}/files/{name}",
+    response_class=Response,
+    summary="One file of the conversation's folder (an upload, a report Navi wrote), as a download",
+)
+async def download(
+    session_id: OwnedSessionId, name: str, uploads: UploadsDep, shared: SharedFilesDep
+) -> Response:
+    name = _file_name(name)
+    folder = uploads.folder(session_id)
+    data = await asyncio.to_thread(_read_file, folder, name)
+    if data is None and shared is not None and await shared.bring(session_id, folder, [name]):
+        data = await asyncio.to_thread(_read_file, folder, name)  # kept by another machine
+    if data is None:
+        raise NotFound(f"no file '{name[:100]}' in this conversation")
+    ext = name.rpartition(".")[2].lower() if "." in name else ""
+    headers = {
+        "Content-Disposition": f"attachment; filename*=UTF-8''{quote(name, safe='')}",
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "sandbox; default-src 'none'",
+    }
+    return Response(data, media_type=DOWNLOAD_TYPES.get(ext, "application/octet-stream"), headers=headers)
 
 
 async def _as_documents(

@@ -49,6 +49,8 @@ class JobView(BaseModel):
     max_seconds: int
     progress: float
     last_step: str | None
+    plan: list[str] = Field(description="A research job's sub-questions, once planned")
+    sources: int = Field(description="The sources a research job has read so far")
     result: str | None
     error: str | None
     attempts: int

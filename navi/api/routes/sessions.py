@@ -1,5 +1,5 @@
-"""Session resources: create, list, read, rename, pin, delete, context, planning, archives (with
-their analytics), windows."""
+"""Session resources: create, list, read, rename, pin, delete, context, planning, archives, windows
+(their analytics: analysis.py)."""
 
 from __future__ import annotations
 
@@ -7,25 +7,27 @@ import asyncio
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import Body, Query, Request
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from fastapi import Body, Query, Request, Response
+from pydantic import BaseModel, Field
 
-from navi.agent.analysis import AnalysisAsk
 from navi.api.deps import ConfigDep, CurrentUser, OwnedSessionId, RunsDep, RuntimeDep, SessionDep
 from navi.api.errors import BadRequest
 from navi.api.model_choice import check_model
 from navi.api.routing import api_router
 from navi.api.turns import new_session
+from navi.archive.markdown import conversation_markdown, export_filename, title_of
+from navi.files.pdf import markdown_pdf
 from navi.llm.messages import Message
 from navi.profiles.custom import MAX_PROFILE_PROMPT
 from navi.sessions import shown
 from navi.sessions.archive import parse_archive, settle_profile
-from navi.sessions.foreign import bring_in, parse_export
-from navi.sessions.models import SessionInfo
+from navi.sessions.foreign import bring_in, parse_any, parse_export
+from navi.sessions.models import Session, SessionInfo
 from navi.sessions.store import SessionNotFound
 from navi.sessions.windows import window
 
 router = api_router(prefix="/sessions", tags=["sessions"])
+ZIP_TYPES = ("application/zip", "application/x-zip-compressed", "application/octet-stream")
 WINDOW_LOOKUP_SECONDS = 3.0  # a first lookup of a model's window; the configured size meanwhile
 
 
@@ -34,6 +36,10 @@ class CreateSession(BaseModel):
         default=None, description="Profile to start in (default: the first profile)"
     )
     name: str | None = Field(default=None, max_length=200)
+    temporary: bool = Field(
+        default=False,
+        description="A temporary chat: left out of the list and of memory, deleted when the page closes it",
+    )
 
 
 class Created(BaseModel):
@@ -41,6 +47,7 @@ class Created(BaseModel):
     profile_id: str
     created_at: datetime
     name: str | None = None
+    temporary: bool = False
 
 
 class SessionListItem(SessionInfo):
@@ -88,6 +95,10 @@ class Update(BaseModel):
     system_prompt: str | None = Field(
         None, max_length=MAX_PROFILE_PROMPT, description="This conversation's own instructions; empty: none"
     )
+    folder: str | None = Field(
+        None, max_length=100, description="Put it in this folder (a name); empty or null: in none"
+    )
+    archived: bool | None = Field(None, description="true: archive it (left out of the list); false: back")
 
 
 class Ok(BaseModel):
@@ -110,30 +121,8 @@ class ImportedExport(BaseModel):
 
     imported: list[ImportedConversation]
     skipped: int
-
-
-Criterion = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
-
-
-class AnalysisRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")  # {"fact": true} is a mistake to report, not to ignore
-
-    summary: bool = Field(False, description="Summarise the whole conversation")
-    focus: str | None = Field(None, max_length=500, description="What the summary should give most room to")
-    assessment: bool = Field(False, description="Judge the conversation's quality")
-    criteria: list[Criterion] | None = Field(
-        None, max_length=12, description="What the assessment judges (default: clarity, coherence, …)"
-    )
-    facts: bool = Field(False, description="Extract facts as subject–predicate–object triples")
-
-
-class Analysis(BaseModel):
-    """A session's archive analytics, shaped as in session-archive/v1; null: not generated (yet)."""
-
-    session_id: str
-    summary: dict[str, Any] | None = None
-    assessment: dict[str, Any] | None = None
-    facts: dict[str, Any] | None = None
+    # What the file was: "chatgpt", "claude" or (with `from=auto`) "navi", a Navi archive.
+    source: str | None = None
 
 
 class Window(BaseModel):
@@ -152,19 +141,32 @@ async def create_session(
     body = body or CreateSession()
     profile_id = body.profile_id or runtime.profiles.default_id
     runtime.profiles.usable(profile_id, user)
-    session = await new_session(runtime, profile_id, user, name=body.name or None)
+    session = await new_session(runtime, profile_id, user, name=body.name or None, temporary=body.temporary)
     return Created(
-        session_id=session.id, profile_id=profile_id, created_at=session.created_at, name=session.name
+        session_id=session.id,
+        profile_id=profile_id,
+        created_at=session.created_at,
+        name=session.name,
+        temporary=session.temporary,
     )
 
 
 @router.get("", response_model=list[SessionListItem], summary="List sessions, pinned first")
-async def list_sessions(runtime: RuntimeDep, runs: RunsDep, user: CurrentUser) -> list[SessionListItem]:
+async def list_sessions(
+    runtime: RuntimeDep,
+    runs: RunsDep,
+    user: CurrentUser,
+    archived: Annotated[
+        bool, Query(description="true: only the archived sessions (they are left out otherwise)")
+    ] = False,
+) -> list[SessionListItem]:
+    """Temporary chats are never listed."""
     active = await runs.slots.busy()
     unread = await runtime.schedules.store.unread(owner=user)
     return [
         SessionListItem(**info.model_dump(), active=info.id in active, unread=info.id in unread)
         for info in await runtime.sessions.list(owner=user)
+        if info.archived == archived and not info.temporary
     ]
 
 
@@ -253,8 +255,9 @@ async def update_session(
         for k in ("model", "system_prompt")
         if getattr(body, k) is not None
     }
-    if "name" not in body.model_fields_set and body.profile_id is None and not options:
-        raise BadRequest("send `name`, `profile_id`, `model` and/or `system_prompt`")
+    placing = "folder" in body.model_fields_set or body.archived is not None
+    if "name" not in body.model_fields_set and body.profile_id is None and not options and not placing:
+        raise BadRequest("send `name`, `profile_id`, `model`, `system_prompt`, `folder` and/or `archived`")
     if body.profile_id is not None:
         runtime.profiles.usable(body.profile_id, user)
     if options.get("model"):
@@ -267,6 +270,11 @@ async def update_session(
             raise SessionNotFound(session_id)
     if body.profile_id is not None and not await runtime.sessions.set_profile(session_id, body.profile_id):
         raise SessionNotFound(session_id)
+    if placing:
+        folder = " ".join((body.folder or "").split()) or None
+        where: dict[str, Any] = {"folder": folder} if "folder" in body.model_fields_set else {}
+        if not await runtime.sessions.set_place(session_id, owner=user, archived=body.archived, **where):
+            raise SessionNotFound(session_id)
     session = await runtime.sessions.get(session_id, owner=user, display=False)
     if session is None:
         raise SessionNotFound(session_id)
@@ -296,9 +304,38 @@ async def delete_session(
     return Ok()
 
 
-@router.get("/{session_id}/export", summary="Export a session as session-archive/v1 JSON")
-async def export_session(session: SessionDep, runtime: RuntimeDep) -> dict[str, Any]:
-    return runtime.export_archive(session)
+@router.get(
+    "/{session_id}/export",
+    summary="Export a session: session-archive/v1 JSON, Markdown or PDF",
+    responses={
+        200: {
+            "content": {
+                "application/json": {},
+                "text/markdown": {"schema": {"type": "string"}},
+                "application/pdf": {"schema": {"type": "string", "format": "binary"}},
+            }
+        }
+    },
+)
+async def export_session(
+    session: SessionDep,
+    runtime: RuntimeDep,
+    format: Annotated[
+        Literal["json", "markdown", "pdf"],
+        Query(description="`json`: the archive Navi imports again; `markdown`, `pdf`: to read and keep"),
+    ] = "json",
+) -> Any:
+    """Markdown and PDF hold the active branch's messages as a person saw them
+    (navi/archive/markdown.py), each with who said it and when; the JSON archive holds everything."""
+    if format == "json":
+        return runtime.export_archive(session)
+    text = conversation_markdown(session)
+    name = export_filename(session, "md" if format == "markdown" else "pdf")
+    headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+    if format == "markdown":
+        return Response(text, media_type="text/markdown; charset=utf-8", headers=headers)
+    body = await asyncio.to_thread(markdown_pdf, text, title=title_of(session))
+    return Response(body, media_type="application/pdf", headers=headers)
 
 
 @router.post(
@@ -319,11 +356,12 @@ async def import_session(
     config: ConfigDep,
     user: CurrentUser,
     origin: Annotated[
-        Literal["chatgpt", "claude"] | None,
+        Literal["chatgpt", "claude", "auto"] | None,
         Query(
             alias="from",
-            description="The body is the conversations.json of a ChatGPT or Claude export, as JSON or "
-            "as the `file` field of a multipart upload: each conversation becomes a session",
+            description="The body is a ChatGPT or Claude export (the `.zip` the service sends, or its "
+            "conversations.json), as JSON or as the `file` field of a multipart upload: each "
+            "conversation becomes a session. `auto`: whichever of the two it is, or a Navi archive",
         ),
     ] = None,
 ) -> Imported | ImportedExport:
@@ -354,58 +392,42 @@ async def _import_export(
             body = await upload.read()
         finally:
             await form.close()
-    elif kind == "application/json" or kind.endswith("+json"):
+    elif (
+        kind == "application/json"
+        or kind.endswith("+json")
+        or kind in ("application/zip", "application/x-zip-compressed", "application/octet-stream")
+    ):
         body = await request.body()
     else:
-        raise BadRequest("send the export as application/json or as a multipart upload (`file`)")
-    conversations = await asyncio.to_thread(
-        parse_export,
-        origin,
-        body,
-        max_messages=config.import_max_messages,
-        max_file_messages=config.import_max_file_messages,
-    )
+        raise BadRequest("send the export as application/json, a zip, or a multipart upload (`file`)")
+    limits = {
+        "max_messages": config.import_max_messages,
+        "max_file_messages": config.import_max_file_messages,
+        "max_bytes": config.import_max_bytes,
+    }
+    if origin == "auto":
+        found, parsed = await asyncio.to_thread(lambda: parse_any(body, **limits))
+        if isinstance(parsed, Session):  # a Navi archive: one session, under a new id
+            parsed.owner = user
+            settle_profile(parsed, runtime.profiles.ids(), runtime.profiles.default_id)
+            await runtime.sessions.insert(parsed)
+            done = ImportedConversation(session_id=parsed.id, name=parsed.name, messages=len(parsed.messages))
+            return ImportedExport(source=found, imported=[done], skipped=0)
+        conversations = parsed
+    else:
+        found = origin
+        conversations = await asyncio.to_thread(lambda: parse_export(origin, body, **limits))
     report = await bring_in(
         runtime.sessions, conversations, owner=user, profile_id=runtime.profiles.default_id
     )
     return ImportedExport(
+        source=found,
         imported=[
             ImportedConversation(session_id=s.id, name=s.name, messages=len(s.messages))
             for s in report.imported
         ],
         skipped=len(report.skipped),
     )
-
-
-@router.post(
-    "/{session_id}/analysis",
-    response_model=Analysis,
-    summary="Generate archive analytics through the session's model, and keep them",
-)
-async def analyse_session(body: AnalysisRequest, session: SessionDep, runtime: RuntimeDep) -> Analysis:
-    """Waits for the model (each call bounded by LLM_MAX_TOKENS_ANALYSIS and the call timeouts).
-    A failure stores nothing: 502 with the model's error code, or `analysis_failed` when its answer
-    could not be used twice in a row."""
-    focus = " ".join((body.focus or "").split()) or None
-    if focus and not body.summary:
-        raise BadRequest("`focus` steers the summary: ask for `summary` too")
-    if body.criteria and not body.assessment:
-        raise BadRequest("`criteria` steer the assessment: ask for `assessment` too")
-    if not (body.summary or body.assessment or body.facts):
-        raise BadRequest("ask for at least one of `summary`, `assessment`, `facts`")
-    ask = AnalysisAsk(
-        summary=body.summary,
-        focus=focus,
-        assessment=body.assessment,
-        criteria=tuple(dict.fromkeys(body.criteria or ())),
-        facts=body.facts,
-    )
-    return Analysis(session_id=session.id, **await runtime.analyse(session, ask))
-
-
-@router.get("/{session_id}/analysis", response_model=Analysis, summary="A session's archive analytics")
-async def get_analysis(session: SessionDep) -> Analysis:
-    return Analysis(session_id=session.id, **session.analysis)
 
 
 @router.get("/{session_id}/messages", response_model=Window, summary="A window of the display history")

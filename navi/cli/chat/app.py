@@ -22,6 +22,7 @@ from navi.cli.chat.blocks import TextBlock, ToolBlock, UserBlock
 from navi.cli.chat.connection import NotConnected, SessionConnection
 from navi.cli.chat.history import final_answer, history_blocks, spans
 from navi.cli.chat.keys import TypeAhead, turn_keys
+from navi.cli.chat.question import Question
 from navi.cli.chat.sources import Source, sources_of
 from navi.cli.chat.sources import render as render_sources
 from navi.cli.chat.turn import NO_CONTEXT, Context, LiveTurn, context_of, gauge, gauge_short
@@ -295,6 +296,21 @@ class Chat:
             checks.add(task)
             task.add_done_callback(checks.discard)
 
+        def reply(question: Question, action: str, content: dict[str, Any] | None) -> None:
+            question.sending = True
+            said: dict[str, Any] = {"type": "elicitation", "elicitation_id": question.elicitation_id}
+            said.update(action=action, **({"content": content} if content is not None else {}))
+
+            async def deliver() -> None:
+                try:
+                    await conn.send(said)
+                except NotConnected as exc:
+                    question.refused(f"the answer was not sent: {exc}")
+
+            task = asyncio.create_task(deliver())
+            checks.add(task)
+            task.add_done_callback(checks.discard)
+
         if replay:
             check_later(AWAY_GRACE)  # the run may have ended between reading the session and connecting
         ticker = asyncio.create_task(self._tick(turn))
@@ -309,6 +325,11 @@ class Chat:
                 while True:
                     frame = await self.inbox.get()
                     kind = frame.get("type")
+                    if kind == "_key" and (question := turn.question()) is not None:
+                        said = question.key(str(frame["key"]))
+                        if said is not None:
+                            reply(question, *said)
+                        continue
                     if kind == "_key":
                         asking = turn.asking()
                         decision = KEYS.get(str(frame["key"]).lower())
@@ -407,6 +428,12 @@ class Chat:
             for block in turn.tools.values():
                 if block.call_id == frame.get("call_id"):
                     block.answering = False
+            return False
+        if code in ("bad_answer", "elicitation_not_found"):
+            for block in turn.tools.values():
+                for question in block.questions:
+                    if question.elicitation_id == frame.get("elicitation_id"):
+                        question.refused(str(frame.get("message", "")))
             return False
         if code == "busy":
             turn.notice(

@@ -20,6 +20,8 @@ from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
+from navi.cli.chat.question import Question
+
 CUT_OFF = "✂ the reply was cut off at its length limit (/continue goes on with it)"
 
 SPAWN = "spawn_agent"
@@ -135,6 +137,8 @@ class ToolBlock(Block):
     answering: bool = False
     # the browser tool's page after the call: (title, url), from the frame's `browser`
     page: tuple[str, str] | None = None
+    # an MCP server's questions during the call (elicitation), in the order asked
+    questions: list[Question] = field(default_factory=list)
 
     @property
     def done(self) -> bool:  # type: ignore[override]
@@ -204,6 +208,8 @@ class ToolBlock(Block):
             top.no_wrap = True
             top.overflow = "ellipsis"
         parts: list[RenderableType] = [top, *self._approval()]
+        for question in self.questions:
+            parts.extend(question.render())
         if self.page is not None:
             title, url = self.page
             line = Text("   ▭ ", style="dim")

@@ -96,6 +96,11 @@ async def pipe(remote: Remote, session_id: str, text: str) -> int:
                         f"{frame.get('tool')} waits for approval ({frame.get('reason')}) — answer it in "
                         f"`navi chat {session_id}` or the web page"
                     )
+                elif kind == "elicitation_required":
+                    _err(
+                        f"the MCP server '{frame.get('server')}' asks: {frame.get('message')} — answer it in "
+                        f"`navi chat {session_id}` or the web page"
+                    )
                 elif kind == "stream_end":
                     if not written and frame.get("content"):
                         write(str(frame["content"]))

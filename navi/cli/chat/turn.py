@@ -28,6 +28,7 @@ from navi.cli.chat.blocks import (
     ToolBlock,
 )
 from navi.cli.chat.keys import TypeAhead
+from navi.cli.chat.question import Question
 
 TEXT_LIVE_LINES = 6  # the last lines of streaming text kept live (they may still change)
 STATUS_LABELS = {
@@ -271,6 +272,20 @@ class LiveTurn:
                 asked.answered_by = str(frame.get("by", "user"))
                 asked.answering = False
             self.phase, self.detail = "tool", ""
+        elif kind == "elicitation_required":
+            self._question(frame)
+            self.phase, self.detail = "approval", ""
+        elif kind == "elicitation_resolved":
+            for block in self.tools.values():
+                for question in block.questions:
+                    if question.elicitation_id == frame.get("elicitation_id"):
+                        question.outcome = str(frame.get("action") or "cancel")
+                        question.by, question.sending, question.filling = (
+                            str(frame.get("by") or "user"),
+                            False,
+                            False,
+                        )
+            self.phase, self.detail = "tool", ""
         elif kind == "stream_delta":
             self._end_thinking()
             last = self.blocks[-1] if self.blocks else None
@@ -328,6 +343,22 @@ class LiveTurn:
         if block.tool == SPAWN and not sub:
             self.spawns.append(block)
         return block
+
+    def _question(self, frame: dict[str, Any]) -> None:
+        """An MCP server's question goes under its call (the latest running one of the tool)."""
+        running = [b for b in self.tools.values() if b.tool == frame.get("tool") and b.result is None]
+        block = running[-1] if running else self._tool({**frame, "args": {}})
+        if block not in self.tools.values():
+            self.tools[f"question:{frame.get('elicitation_id')}"] = block
+        block.questions.append(Question.of(frame))
+
+    def question(self) -> Question | None:
+        """The first question of an MCP server still waiting for the user's keys."""
+        for block in self.tools.values():
+            for question in block.questions:
+                if question.open:
+                    return question
+        return None
 
     def asking(self) -> list[ToolBlock]:
         return [b for b in self.tools.values() if b.asking and not b.answering]

@@ -62,11 +62,13 @@ class BrowserSettings:
     bwrap: str | None = None  # the working bubblewrap (navi/sandbox's probe), or None
     memory_mb: int = 1024  # each renderer's JavaScript heap, and the backstop above RESERVED_MB
     max_pages: int = 4  # open tabs per session
+    max_sessions: int = 8  # contexts open at once in this process; the least recently used idle one goes
     idle_seconds: float = 600.0  # a session's browser context unused this long is closed
     timeout_seconds: float = 30.0  # one navigation or action
     max_response_bytes: int = 20_000_000  # one response the routing fetches for the page
     max_download_bytes: int = 200 * 1024 * 1024
     files_dir: str = "session_files"  # where downloads land: the session's folder in it
+    profiles_dir: str = "browser_profiles"  # named sign-ins: <user>/<name>.json (profiles.py)
     hidden: tuple[str, ...] = field(default=())  # paths Chromium must not see (Navi's secrets, data)
 
 

@@ -65,6 +65,7 @@ class Router:
     refusals: list[Refusal] = field(default_factory=list)
     on_attachment: Callable[[], None] | None = None  # a response Chromium will save as a download
     on_request: Callable[[str, bool], None] | None = None  # (url, main-frame navigation), once fetched
+    secrets: set[str] = field(default_factory=set)  # typed into password fields: kept out of the log
     _client: httpx.AsyncClient | None = None
 
     def client(self) -> httpx.AsyncClient:
@@ -95,7 +96,10 @@ class Router:
         except Exception as exc:  # a closed page, a driver hiccup: the request fails, nothing else
             with contextlib.suppress(Exception):
                 await route.abort("failed")
-            log.warning("browser.route_failed", url=str(request.url)[:200], error=str(exc)[:200])
+            url, error = str(request.url), str(exc)
+            for secret in (s for s in self.secrets if len(s) >= 3):
+                url, error = url.replace(secret, "***"), error.replace(secret, "***")
+            log.warning("browser.route_failed", url=url[:200], error=error[:200])
 
     async def _handle(self, route: Any, request: Any) -> None:
         url = request.url

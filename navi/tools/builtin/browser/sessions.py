@@ -2,8 +2,10 @@
 
 `BrowserPool` starts Chromium on the first call that needs it (`launch.py`), never at import or at
 server start. Each session gets its own context: its own cookies and storage, kept while the session
-uses it, and closed after `idle_seconds` without a call (then its cookies are gone). When the last
-context closes, Chromium and Playwright stop too. A session has at most `max_pages` tabs: a page
+uses it, and closed after `idle_seconds` without a call (then its cookies are gone, unless it
+started from a named profile: `profiles.py`, written back as it closes). When the last
+context closes, Chromium and Playwright stop too. At most `max_sessions` contexts are open in the
+process (the least recently used idle one makes room). A session has at most `max_pages` tabs: a page
 that opens more (a popup, a `target=_blank` link) is closed at once and the tool says so.
 
 Every context routes its requests through a `Router` (the network guard), blocks service workers
@@ -31,7 +33,8 @@ from navi.logging import get_logger
 from navi.net.guard import NetGuard
 from navi.sessions.files import claim
 from navi.sessions.filetypes import SNIFF_BYTES, executable_reason, extension_reason, kind_reason, zip_reason
-from navi.tools.builtin.browser.launch import BrowserSettings, SandboxKind, launch
+from navi.tools.builtin.browser.launch import BrowserSettings, BrowserUnavailable, SandboxKind, launch
+from navi.tools.builtin.browser.profiles import Profiles
 from navi.tools.builtin.browser.routing import Router
 from navi.tools.builtin.browser.snapshot import Snapshot, site
 from navi.tools.paths import upload_folder_name
@@ -53,11 +56,15 @@ class BrowserSession:
     files_session: str | None
     context: Any
     router: Router
+    owner: str = "local"
+    profile: str | None = None  # the named profile it started from, written back when it closes
+    creating: bool = False  # `navi browser login` of a new profile (else one deleted meanwhile stays so)
     tabs: list[Tab] = field(default_factory=list)
     current: int = 0
     sites: set[str] = field(default_factory=set)  # sites this session's pages have been on
     downloads: list[str] = field(default_factory=list)  # lines for the next result
     notes: list[str] = field(default_factory=list)
+    secrets: set[str] = field(default_factory=set)  # typed into password fields: never shown again
     awaited: int = 0  # downloads the routing handed over whose files are not saved yet
     last_used: float = 0.0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -88,6 +95,7 @@ class BrowserPool:
         self.guard = guard
         self.clock = clock
         self.sessions: dict[str, BrowserSession] = {}
+        self.profiles = Profiles(Path(settings.profiles_dir))
         self.kind: SandboxKind | None = None
         self._pw: Any = None
         self._browser: Any = None
@@ -100,7 +108,18 @@ class BrowserPool:
         """The session's browser if it has one now (never starts anything)."""
         return self.sessions.get(key)
 
-    async def session(self, key: str, files_session: str | None) -> BrowserSession:
+    async def session(
+        self,
+        key: str,
+        files_session: str | None,
+        *,
+        owner: str = "local",
+        profile: str | None = None,
+        create: bool = False,
+    ) -> BrowserSession:
+        """The session's browser, made on its first call: from the user's named `profile` (its
+        cookies and storage) when one is given, else empty. `ProfileError` for a missing one,
+        unless `create` (`navi browser login`: it is made when the browser closes)."""
         await self.reap()
         if self._browser is not None and not self._browser.is_connected():  # Chromium died
             log.warning("browser.lost", sessions=len(self.sessions))
@@ -112,6 +131,13 @@ class BrowserPool:
         if existing is not None:
             existing.last_used = self.clock()
             return existing
+        await self._make_room()
+        state = None
+        creating = bool(
+            profile and create and not await asyncio.to_thread(self.profiles.exists, owner, profile)
+        )
+        if profile and not creating:
+            state = await asyncio.to_thread(self.profiles.load, owner, profile)
         browser = await self._browser_started()
         router = Router(
             self.guard,
@@ -120,17 +146,38 @@ class BrowserPool:
             max_download_bytes=self.settings.max_download_bytes,
         )
         context = await browser.new_context(
-            service_workers="block", accept_downloads=True, viewport={"width": 1280, "height": 800}
+            service_workers="block",
+            accept_downloads=True,
+            viewport={"width": 1280, "height": 800},
+            storage_state=state,
         )
         context.set_default_timeout(self.settings.timeout_seconds * 1000)
         await context.route("**/*", router.handle)
         await context.route_web_socket("**/*", _refuse_websocket)
-        made = BrowserSession(key, files_session, context, router, last_used=self.clock())
+        made = BrowserSession(
+            key, files_session, context, router, owner=owner, profile=profile, last_used=self.clock()
+        )
+        made.creating = creating
+        router.secrets = made.secrets  # the same set: what is typed later is kept out of its log too
         router.on_request = lambda url, nav: made.sites.add(site(url)) if nav else None
         router.on_attachment = lambda: setattr(made, "awaited", made.awaited + 1)
         context.on("page", lambda page: self._opened(made, page))
         self.sessions[key] = made
         return made
+
+    async def _make_room(self) -> None:
+        """At most `max_sessions` contexts in this process: the least recently used one that is not
+        acting now is closed for a new one (its next call opens its page again)."""
+        while len(self.sessions) >= self.settings.max_sessions:
+            idle = [s for s in self.sessions.values() if not s.lock.locked()]
+            if not idle:
+                raise BrowserUnavailable(
+                    f"the browser is busy: {len(self.sessions)} conversations are using it now "
+                    f"(at most {self.settings.max_sessions}); try again in a moment"
+                )
+            oldest = min(idle, key=lambda s: s.last_used)
+            log.info("browser.evicted", session=oldest.key, open=len(self.sessions))
+            await self.close_session(oldest.key)
 
     async def _browser_started(self) -> Any:
         async with self._start:
@@ -139,6 +186,8 @@ class BrowserPool:
                 # Made now, so the confinement can hide it (a folder that does not exist cannot be).
                 files = Path(self.settings.files_dir)
                 await asyncio.to_thread(files.mkdir, mode=0o700, parents=True, exist_ok=True)
+                profiles = Path(self.settings.profiles_dir)
+                await asyncio.to_thread(profiles.mkdir, mode=0o700, parents=True, exist_ok=True)
                 self._pw, self._browser, self.kind = await launch(self.settings, self._folder)
                 log.info("browser.started", sandbox=self.kind, executable=self.settings.executable)
                 if self._reaper is None or self._reaper.done():
@@ -192,10 +241,20 @@ class BrowserPool:
             await tab.page.close()
         session.current = min(session.current, len(session.tabs) - 1) if session.tabs else 0
 
-    async def close_session(self, key: str) -> bool:
+    async def close_session(self, key: str, *, keep_profile: bool = True) -> bool:
+        """Close the session's browser; one started from a profile writes what the sites changed
+        back to it first (unless `keep_profile` is False)."""
         session = self.sessions.pop(key, None)
         if session is None:
             return False
+        if session.profile and keep_profile:
+            try:
+                if not (session.creating or self.profiles.exists(session.owner, session.profile)):
+                    raise FileNotFoundError("deleted while the browser was open")  # not made again
+                state = await session.context.storage_state()
+                await asyncio.to_thread(self.profiles.save, session.owner, session.profile, state)
+            except Exception as exc:  # the browser died, the folder is not writable: said, not fatal
+                log.warning("browser.profile_not_saved", profile=session.profile, error=str(exc)[:200])
         with contextlib.suppress(Exception):
             await session.context.close()
         await session.router.aclose()

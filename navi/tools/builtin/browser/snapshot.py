@@ -3,9 +3,10 @@
 `SNAPSHOT_JS` runs in the page: it numbers the visible links, buttons, fields and other controls
 (the number is kept on the element as `data-navi-id`, which is how `click 3` finds it again) and
 reports for each what the approval rules need: whether clicking it submits a form and how (GET or
-POST), whether it is a password field, where a link goes. `render` turns that into the tool's text,
-inside a `<page>` block that says it is quoted material: nothing a page says is an instruction
-(a page cannot close the block: the markers inside its text are taken out).
+POST), whether it is a password field (`type=password`, or `autocomplete` saying current-password,
+new-password or one-time-code; its value is never read), where a link goes. `render` turns that
+into the tool's text, inside a `<page>` block that says it is quoted material: nothing a page says
+is an instruction (a page cannot close the block: the markers inside its text are taken out).
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ KEY_JS = r"""
                (tag === 'input' && (type === 'submit' || type === 'image')))) {
     submits = (el.getAttribute('formmethod') || formMethod || 'get').toLowerCase();
   }
-  return {tag, type, submits, password: tag === 'input' && type === 'password',
-          href: tag === 'a' ? el.href : ''};
+  const auto = (el.getAttribute('autocomplete') || '').toLowerCase();
+  const password = tag === 'input' &&
+    (type === 'password' || /(^|\s)(current-password|new-password|one-time-code)(\s|$)/.test(auto));
+  return {tag, type, submits, password, href: tag === 'a' ? el.href : ''};
 }
 """
 KEY_FIELDS = ("tag", "type", "submits", "password", "href")
@@ -93,7 +96,7 @@ SNAPSHOT_JS = (
       item.options = Array.from(el.options).slice(0, 30).map(o => clip(o.label || o.value, 40));
     }
     if (tag === 'select') item.value = clip(el.selectedOptions[0] ? el.selectedOptions[0].label : '', 40);
-    else if (tag === 'textarea' || (tag === 'input' && !NO_VALUE.includes(type))) {
+    else if (tag === 'textarea' || (tag === 'input' && !password && !NO_VALUE.includes(type))) {
       item.value = clip(el.value, 60);
     }
     if (type === 'checkbox' || type === 'radio') item.checked = !!el.checked;

@@ -20,8 +20,9 @@ from typing import Any
 
 from navi import runctx
 from navi.net.guard import NetGuard
-from navi.tools.base import Tool, ToolResult
+from navi.tools.base import SECRET_MARKER, Tool, ToolResult
 from navi.tools.builtin.browser.launch import BrowserSettings, BrowserUnavailable
+from navi.tools.builtin.browser.profiles import NAME, ProfileError
 from navi.tools.builtin.browser.sessions import BrowserPool, BrowserSession, Tab
 from navi.tools.builtin.browser.snapshot import (
     KEY_CHECK_JS,
@@ -40,6 +41,7 @@ from navi.tools.builtin.image import NotAnImage, prepare_image
 ACTIONS = ("open", "read", "click", "type", "select", "scroll", "screenshot", "back", "tabs", "close")
 SETTLE_MS = 2_000  # after an action, how long to wait for the page's own requests to calm down
 ACTION_MS = 10_000  # a click, fill or select waits this long for its element to be ready
+MIN_SECRET = 3  # shorter typed secrets are not searched for in results (they would match everywhere)
 THUMB_SIDE = 640  # the tool card's screenshot: a JPEG of some 20 KB, in every browser frame
 
 
@@ -49,7 +51,8 @@ class BrowserTool(Tool):
         "A real web browser (Chromium): pages that need JavaScript, a login, clicks or forms. "
         "Actions: open (url), read (text + numbered elements), click (element), type (element, text, "
         "submit), select (element, value), scroll (direction), screenshot, back, tabs (tab to "
-        "switch), close (tab, or all). Cookies last for this conversation. For plain pages prefer web_view."
+        "switch), close (tab, or all). Cookies last for this conversation; open with profile (a name "
+        "the user signed into) starts signed in. For plain pages prefer web_view."
     )
     parameters = {
         "type": "object",
@@ -64,6 +67,11 @@ class BrowserTool(Tool):
             "tab": {"type": "integer", "minimum": 1},
             "new_tab": {"type": "boolean"},
             "start": {"type": "integer", "minimum": 0},
+            "profile": {
+                "type": "string",
+                "pattern": NAME.pattern,
+                "description": "open only: a browser profile the user signed into",
+            },
         },
         "required": ["action"],
         "additionalProperties": False,
@@ -91,6 +99,8 @@ class BrowserTool(Tool):
         if args.get("action") == "open" and args.get("url"):
             target = site(str(args["url"]))
             facts.update(site=target, new_site=target not in visited)
+            if args.get("profile") and (session is None or session.profile != args["profile"]):
+                facts["profile"] = str(args["profile"])  # its first use in this conversation
         if args.get("element") is not None:
             element = snap.element(int(args["element"])) if snap is not None else None
             facts["element"] = element
@@ -101,6 +111,21 @@ class BrowserTool(Tool):
                 facts["link_site"] = target
         return facts
 
+    async def secret_arguments(self, params: dict[str, Any], *, after: bool = False) -> frozenset[str]:
+        """`text` typed into a password field is never stored or shown: the agent keeps a marker in
+        its place. To be safe also when the page cannot say yet: an element the page the model
+        read does not have, and any `type` after another browser call of the same reply (which may
+        change the page first)."""
+        if params.get("action") != "type":
+            return frozenset()
+        if after or params.get("element") is None:
+            return frozenset({"text"})
+        ctx = runctx.current()
+        session = self.pool.peek(ctx.session_id) if ctx is not None else None
+        snap = session.tab.snapshot if session is not None and session.tab is not None else None
+        element = snap.element(int(params["element"])) if snap is not None else None
+        return frozenset({"text"}) if element is None or element.get("password") else frozenset()
+
     # --- the actions -------------------------------------------------------------------------------
     async def execute(self, params: dict[str, Any]) -> ToolResult:
         ctx = runctx.require()
@@ -109,15 +134,25 @@ class BrowserTool(Tool):
             closed = await self.pool.close_session(ctx.session_id)
             said = "Closed this conversation's browser (its tabs and cookies)."
             return ToolResult.ok(said if closed else "No browser was open.")
-        if action != "open" and self.pool.peek(ctx.session_id) is None:
+        existing = self.pool.peek(ctx.session_id)
+        if action != "open" and existing is None:
             return ToolResult.fail("no page is open: call browser with action open and a url first")
+        profile = params.get("profile") if action == "open" else None
+        if profile and existing is not None and existing.profile != profile:
+            now = f"profile {existing.profile!r}" if existing.profile else "no profile"
+            return ToolResult.fail(
+                f"this conversation's browser is open with {now}: close it (action close) before "
+                f"opening with profile {profile!r}"
+            )
         try:
-            session = await self.pool.session(ctx.session_id, ctx.root_session)
-        except BrowserUnavailable as exc:
+            session = await self.pool.session(
+                ctx.session_id, ctx.root_session, owner=ctx.owner, profile=profile
+            )
+        except (BrowserUnavailable, ProfileError) as exc:
             return ToolResult.fail(str(exc))
         async with session.lock:
             try:
-                return await self._act(session, action, params)
+                return scrubbed(await self._act(session, action, params), session.secrets)
             finally:
                 session.last_used = self.pool.clock()
 
@@ -208,6 +243,8 @@ class BrowserTool(Tool):
             if action == "click":
                 await locator.click(timeout=ACTION_MS)
             elif action == "type":
+                if element.get("password"):  # never echoed back: taken out of every later result
+                    session.secrets.add(str(params["text"]))
                 await locator.fill(str(params["text"]), timeout=ACTION_MS)
                 if params.get("submit"):
                     await locator.press("Enter", timeout=ACTION_MS)
@@ -308,6 +345,33 @@ class BrowserTool(Tool):
             mark = " (current)" if i - 1 == session.current else ""
             lines.append(f"{i}. {quoted(title) or '(untitled)'} — {tab.page.url}{mark}")
         return ToolResult.ok("\n".join(lines) or "No tabs are open.", tabs=len(session.tabs))
+
+
+def scrubbed(result: ToolResult, secrets: set[str]) -> ToolResult:
+    """`result` with every secret typed in this session (a page may echo a password into its text,
+    a GET form into its URL) replaced by the marker, in its text and what the surfaces show
+    (a screenshot's pixels are not read)."""
+    hiding = sorted((s for s in secrets if len(s) >= MIN_SECRET), key=len, reverse=True)
+    if not hiding:
+        return result
+
+    def clean(value: Any, key: str = "") -> Any:
+        if isinstance(value, str):
+            if key in ("base64", "screenshot"):
+                return value
+            for secret in hiding:
+                value = value.replace(secret, SECRET_MARKER)
+            return value
+        if isinstance(value, dict):
+            return {k: clean(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    result.output = clean(result.output)
+    result.error = clean(result.error) if result.error else result.error
+    result.metadata = clean(result.metadata)
+    return result
 
 
 async def _changed(locator: Any, element: dict[str, Any]) -> str | None:

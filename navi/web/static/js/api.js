@@ -50,21 +50,22 @@ export const api = {
   jobs: () => request("GET", "/jobs"),
   notifySettings: () => request("GET", "/push/settings"),
   saveNotifySettings: (settings) => request("PUT", "/push/settings", settings),
-  startJob: (prompt, sessionId) => request("POST", "/jobs", { prompt, session_id: sessionId }),
+  startJob: (prompt, sessionId, mode = "task") => request("POST", "/jobs", { prompt, session_id: sessionId, mode }),
   stopJob: (id) => request("POST", `/jobs/${encodeURIComponent(id)}/stop`),
   subscribePush: (subscription) => request("POST", "/push/subscriptions", subscription),
   unsubscribePush: (endpoint) => request("DELETE", "/push/subscriptions", { endpoint }),
   profiles: () => request("GET", "/agents/profiles"),
   tools: () => request("GET", "/agents/tools"),
-  sessions: () => request("GET", "/sessions"),
+  sessions: (archived = false) => request("GET", archived ? "/sessions?archived=true" : "/sessions"),
   session: (id) => request("GET", `/sessions/${id}`),
   context: (id) => request("GET", `/sessions/${id}/context`),
   planning: (id) => request("GET", `/sessions/${id}/planning`),
-  create: (profileId) => request("POST", "/sessions", { profile_id: profileId }),
+  create: (profileId, { temporary = false } = {}) => request("POST", "/sessions", { profile_id: profileId, temporary }),
+  // Where a conversation sits: {folder: "name" | null} and/or {archived: true | false}.
+  place: (id, changes) => request("PATCH", `/sessions/${id}`, changes),
   rename: (id, name) => request("PATCH", `/sessions/${id}`, { name }),
   setProfile: (id, profileId) => request("PATCH", `/sessions/${id}`, { profile_id: profileId }),
   setOptions: (id, options) => request("PATCH", `/sessions/${id}`, options), // model, system_prompt
-  models: () => request("GET", "/models"),
   instructions: () => request("GET", "/agents/instructions"),
   setInstructions: (body) => request("PUT", "/agents/instructions", body),
   createProfile: (spec) => request("POST", "/agents/profiles", spec),
@@ -73,7 +74,13 @@ export const api = {
   pin: (id, pinned) => request("PATCH", `/sessions/${id}/pin`, { pinned }),
   remove: (id) => request("DELETE", `/sessions/${id}`),
   rate: (id, messageId, rating) => request("PUT", `/sessions/${id}/messages/${encodeURIComponent(messageId)}/feedback`, { rating }),
-  exportRaw: (id) => request("GET", `/sessions/${id}/export`, undefined, { raw: true }),
+  exportRaw: (id, format = "json") => request("GET", `/sessions/${id}/export?format=${format}`, undefined, { raw: true }),
+  // A ChatGPT or Claude export (its .zip or conversations.json) or a Navi archive, whichever it is.
+  importFile: (file) => {
+    const form = new FormData();
+    form.append("file", file);
+    return request("POST", "/sessions/import?from=auto", form);
+  },
   stop: (id) => request("POST", `/sessions/${id}/stop`),
   queue: (id) => request("GET", `/sessions/${id}/queue`),
   branch: (id, messageId) => request("POST", `/sessions/${id}/branch`, { message_id: messageId }),
@@ -102,6 +109,8 @@ export const api = {
   modelStatus: () => request("GET", "/models/status"),
   health: () => request("GET", "/health"),
   remembered: () => request("GET", "/approvals/remembered"),
+  // The model list (each endpoint's state unless `check` is false) and `choices`, the models to pick.
+  models: ({ check = true } = {}) => request("GET", check ? "/models" : "/models?check=false"),
   forget: (tool, program) =>
     request("DELETE", `/approvals/remembered/${encodeURIComponent(tool)}${program ? `?program=${encodeURIComponent(program)}` : ""}`),
   logout: () => request("POST", "/logout", undefined, { raw: true }),
@@ -134,6 +143,9 @@ export const api = {
     request("POST", `/skills${replace ? "?replace=true" : ""}`, new Blob([file], { type: "application/zip" })),
   setSkill: (name, enabled) => request("PATCH", `/skills/${encodeURIComponent(name)}`, { enabled }),
   removeSkill: (name) => request("DELETE", `/skills/${encodeURIComponent(name)}`, undefined, { raw: true }),
+  browserProfiles: () => request("GET", "/browser/profiles"),
+  forgetBrowserProfile: (name) =>
+    request("DELETE", `/browser/profiles/${encodeURIComponent(name)}`, undefined, { raw: true }),
   detachCollection: (sid, cid) => request("DELETE", `/sessions/${sid}/collections/${cid}`, undefined, { raw: true }),
   attachToProfile: (cid, pid) => request("PUT", `/collections/${cid}/profiles/${encodeURIComponent(pid)}`, undefined, { raw: true }),
   detachFromProfile: (cid, pid) => request("DELETE", `/collections/${cid}/profiles/${encodeURIComponent(pid)}`, undefined, { raw: true }),

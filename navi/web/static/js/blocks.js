@@ -109,6 +109,30 @@ export class ToolCard {
     this.onChange();
   }
 
+  // An MCP server's question (elicit.js) during this call: shown on the card, opened like an approval.
+  askFor(node) {
+    this.node.querySelector(".tool-body").prepend(node);
+    this.node.classList.add("asking");
+    this.status.textContent = "waiting for your answer";
+    this.unfolded = this.unfolded || [];
+    for (let n = this.node; n; n = n.parentElement?.closest("details")) {
+      if (!n.open) this.unfolded.push(n);
+      n.open = true;
+    }
+    this.onChange();
+  }
+
+  // The server's question is settled: the call runs on.
+  settled() {
+    this.node.classList.remove("asking");
+    for (const node of this.unfolded || []) {
+      if (!node.classList.contains("asking") && !node.querySelector(".tool.asking")) node.open = false;
+    }
+    this.unfolded = [];
+    if (!this.outcome) this.status.textContent = "running";
+    this.onChange();
+  }
+
   // The question was answered (here, in another window, by the timeout or a stop): the buttons go.
   answered(decision, by) {
     if (!this.approval) return;

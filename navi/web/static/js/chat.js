@@ -6,6 +6,7 @@ import { ToolCard, TextSegment, notice, planCard, statusText, thinkingBlock } fr
 import { answerActions, userActions } from "/static/js/branches.js";
 import { el, imageSrc } from "/static/js/dom.js";
 import { icon } from "/static/js/icons.js";
+import { QuestionCard } from "/static/js/elicit.js";
 import { Steps } from "/static/js/steps.js";
 
 const SPAWN = "spawn_agent";
@@ -167,6 +168,30 @@ export class Turn {
     return Boolean(this.cards.get(callId)?.asking);
   }
 
+  // elicitation_required: an MCP server asks the user during a call; the question goes on the
+  // card of that call (the latest running one of the tool), which opens, as an approval does.
+  elicitationRequired(frame, onAnswer) {
+    this.clearStatus();
+    const running = [...this.cards.values()].filter((c) => c.tool === frame.tool && !c.outcome);
+    const card = running[running.length - 1] || this.toolStarted(frame.tool, {}, "", frame.is_subagent);
+    const question = new QuestionCard(frame, onAnswer);
+    (this.questions ||= new Map()).set(question.id, { question, card });
+    card.askFor(question.node);
+  }
+
+  elicitationResolved(id, action, by) {
+    const asked = this.questions?.get(id);
+    if (!asked) return;
+    asked.question.answered(action, by);
+    asked.card.settled();
+  }
+
+  elicitationRefused(id, message) {
+    const asked = this.questions?.get(id);
+    if (asked) asked.question.refused(message);
+    return Boolean(asked);
+  }
+
   textDelta(delta) {
     this.clearStatus();
     this.thinkingEnd();
@@ -281,6 +306,20 @@ function announcedUserMessage({ content = "", files = [], images = 0 }) {
   return node;
 }
 
+// The files an answer names (a research report's .md and .pdf), as download links. They are in the
+// folder of `files_session_id` (the job's session, for a job's result posted back) or of this one.
+function answerFiles(m, sessionId) {
+  const files = (m.metadata?.files || []).filter((f) => f?.name);
+  const where = m.metadata?.files_session_id || sessionId;
+  if (!files.length || !where) return null;
+  return el("div", { class: "files answer-files" }, files.map((f) => el(
+    "a",
+    { class: "chip", href: `/sessions/${encodeURIComponent(where)}/files/${encodeURIComponent(f.name)}`, download: f.name },
+    icon("file"),
+    f.name,
+  )));
+}
+
 function storedUserMessage(m, branches = null) {
   const files = m.metadata?.files || [];
   const text = files.length ? (m.content || "").replace(FILES_SUFFIX, "") : m.content || "";
@@ -304,8 +343,9 @@ export class Conversation {
   // Follows the end of the conversation while the reader is there (new blocks, streamed text, images
   // that finish loading); scrolling up to read stops that until they scroll back down. Following
   // happens at most once per animation frame, however many changes arrive.
-  constructor(container, { onRetry = null, onContinue = null, branches = null } = {}) {
+  constructor(container, { onRetry = null, onContinue = null, branches = null, sessionId = () => null } = {}) {
     this.container = container;
+    this.sessionId = sessionId; // the conversation shown: where the files its answers name are
     this.onRetry = onRetry; // runs the latest failed turn again
     this.onContinue = onContinue; // goes on with the latest answer, cut off at its length limit (its id)
     this.cut = null; // the Turn showing that answer, while it can be continued
@@ -528,6 +568,8 @@ export class Conversation {
         if (m.id && !shown.dataset.messageId) shown.dataset.messageId = m.id;
         if (m.metadata?.parts) shown.dataset.parts = m.metadata.parts.join(" "); // a joined answer's stored ids
         for (const call of m.tool_calls || []) t.toolStarted(call.name, call.arguments, call.id, false);
+        const files = answerFiles(m, this.sessionId());
+        if (files) t.add(files);
         if (m.stopped) {
           t.markStopped();
           // Stopped mid-text, the latest answer goes on from there (Continue), as a cut-off one.

@@ -15,14 +15,15 @@ function flags(m) {
   return names.length ? el("span", { class: "flags", text: names.join(" · ") }) : null;
 }
 
-// A model call's facts on the assistant message it wrote (issue 48): model, tokens, time to first
-// token, duration, cost.
+// A model call's facts on the assistant message it wrote (issue 48): model (and the endpoint of the
+// model list that wrote it), tokens, time to first token, duration, cost; then why a chain passed
+// over the endpoints before it (`fallback`).
 function callFacts(m) {
   const meta = m.metadata || {};
   const usage = meta.usage;
   if (m.role !== "assistant" || (!usage && !meta.model)) return null;
   const facts = [];
-  if (meta.model) facts.push(meta.model);
+  if (meta.model) facts.push(meta.endpoint ? `${meta.model} (${meta.endpoint})` : meta.model);
   if (usage) {
     const total = usage.total_tokens ?? (usage.prompt_tokens || 0) + (usage.completion_tokens || 0);
     facts.push(`${usage.estimated ? "~" : ""}${usage.prompt_tokens ?? 0} in + ${usage.completion_tokens ?? 0} out = ${total} tokens`);
@@ -30,7 +31,9 @@ function callFacts(m) {
   if (meta.ttft_ms != null) facts.push(`first token ${Math.round(meta.ttft_ms)} ms`);
   if (meta.duration_ms != null) facts.push(`${Math.round(meta.duration_ms)} ms`);
   if (meta.cost != null) facts.push(`$${meta.cost.toFixed(6)}`);
-  return el("p", { class: "muted call-facts", text: facts.join(" · ") });
+  const line = el("p", { class: "muted call-facts", text: facts.join(" · ") });
+  if (!meta.fallback?.length) return line;
+  return el("div", {}, line, el("p", { class: "muted call-fallback", text: `fell back: ${meta.fallback.join("; ")}` }));
 }
 
 function messageEntry(m) {

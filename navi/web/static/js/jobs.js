@@ -1,8 +1,9 @@
 // Background jobs (docs/jobs.md): the Jobs panel lists the user's jobs (GET /jobs) with their state,
 // steps out of their budget, and latest step; a running or waiting one can be stopped (POST
-// /jobs/{id}/stop), and each opens its own session (what it did, step by step). `job` frames on the
-// socket keep an open panel current. Titles and errors are the user's or the model's text: only
-// ever set as text nodes.
+// /jobs/{id}/stop), and each opens its own session (what it did, step by step). A research job also
+// shows what it does between steps (phase `researching`: "notes on [2] …"), its sub-questions once
+// planned, and how many sources it has read. `job` frames on the socket keep an open panel current.
+// Titles, errors and sub-questions are the user's or the model's text: only ever set as text nodes.
 
 import { api } from "/static/js/api.js";
 import { el } from "/static/js/dom.js";
@@ -50,13 +51,28 @@ export class JobsPanel {
       ? el("button", { type: "button", class: "danger", onclick: () => this.stop(job.id) }, "Stop")
       : null;
     const open = el("button", { type: "button", class: "link", onclick: () => { this.dialog.close(); this.onOpenSession(job.session_id); } }, "Open");
-    const detail = job.error || (job.last_step ? `latest step: ${job.last_step}` : "");
+    const research = job.mode === "research";
+    const step = job.last_step ? (research && job.state === "running" ? `researching: ${job.last_step}` : `latest step: ${job.last_step}`) : "";
+    const detail = job.error || step;
+    const plan = research && job.plan?.length
+      ? el("ol", { class: "job-plan", "aria-label": "Sub-questions" }, job.plan.map((q) => el("li", { text: q })))
+      : null;
+    const sources = research && (job.sources || job.state === "done")
+      ? el("span", { class: "job-sources", text: job.sources === 1 ? "1 source read" : `${job.sources} sources read` })
+      : null;
     return el(
       "li",
-      { class: `job ${job.state}`, dataset: { job: job.id, state: job.state } },
-      el("div", { class: "job-head" }, el("strong", { text: job.title }), el("span", { class: "job-state", text: job.stop_requested && active ? "stopping" : STATES[job.state] })),
-      el("div", { class: "job-progress" }, progress, el("span", { class: "job-steps", text: `${job.steps}/${job.max_steps} steps` })),
+      { class: `job ${job.state}${research ? " research" : ""}`, dataset: { job: job.id, state: job.state, mode: job.mode || "task" } },
+      el(
+        "div",
+        { class: "job-head" },
+        el("strong", { text: job.title }),
+        research ? el("span", { class: "job-kind", text: "Research" }) : null,
+        el("span", { class: "job-state", text: job.stop_requested && active ? "stopping" : STATES[job.state] }),
+      ),
+      el("div", { class: "job-progress" }, progress, el("span", { class: "job-steps", text: `${job.steps}/${job.max_steps} steps` }), sources),
       detail ? el("p", { class: "job-detail", text: detail }) : null,
+      plan,
       el("div", { class: "job-actions" }, open, stop),
     );
   }

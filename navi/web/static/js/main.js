@@ -29,6 +29,7 @@ import { installShortcuts } from "/static/js/shortcuts.js";
 import { QueueView, steeredMessage } from "/static/js/queue.js";
 import { StatusLight } from "/static/js/status.js";
 import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
+import { importFile } from "/static/js/transfer.js";
 import { SessionSocket } from "/static/js/socket.js";
 import { ScheduleWatch } from "/static/js/watch.js";
 import { VoiceControls } from "/static/js/voice.js";
@@ -55,6 +56,7 @@ const state = {
 };
 
 const conversation = new Conversation($("messages"), {
+  sessionId: () => state.session?.id,
   onRetry: retry,
   onContinue: (id) => sendBranchFrame({ type: "continue", message_id: id }),
   branches: {
@@ -78,6 +80,33 @@ const sidebar = new Sidebar({
   onDeleted: (id) => { if (state.session?.id === id) navigate(null); },
   onRenamed: (updated) => { if (state.session?.id === updated.id) setHeader({ ...state.session, ...updated }); },
 });
+sidebar.onArchivedView = (on) => $("show-archived").setAttribute("aria-pressed", String(on));
+
+// Import (a ChatGPT or Claude export, or a Navi archive): the list shows what came in at once.
+$("import-button").addEventListener("click", () => $("import-file").click());
+$("import-file").addEventListener("change", async (event) => {
+  const file = event.target.files?.[0];
+  event.target.value = "";
+  if (!file) return;
+  const done = await importFile(file);
+  if (!done) return;
+  if (sidebar.archivedView) sidebar.showArchived(false);
+  else await sidebar.refresh();
+});
+$("new-folder").addEventListener("click", () => sidebar.newFolder());
+// A conversation dropped on "New folder" goes into the folder it names.
+$("new-folder").addEventListener("dragover", (event) => {
+  if (!event.dataTransfer?.types.includes("application/x-navi-session")) return;
+  event.preventDefault();
+  event.dataTransfer.dropEffect = "move";
+});
+$("new-folder").addEventListener("drop", (event) => {
+  const id = event.dataTransfer?.getData("application/x-navi-session");
+  if (!id) return;
+  event.preventDefault();
+  sidebar.newFolder(id);
+});
+$("show-archived").addEventListener("click", () => sidebar.showArchived(!sidebar.archivedView));
 
 const picker = new ProfilePicker({
   select: $("profile-picker"),
@@ -126,22 +155,27 @@ const jobsPanel = new JobsPanel({
 });
 
 // "Background" beside Send: what is typed becomes a job of this conversation (created first when
-// it is a draft); the conversation stays free, and the job's result is posted here.
-$("background").addEventListener("click", async () => {
+// it is a draft); the conversation stays free, and the job's result is posted here. "Research"
+// beside it starts a research job (docs/jobs.md#research): its report, with its Markdown and PDF
+// files, is posted here too.
+async function startJob(mode) {
   const text = $("input").value.trim();
   if (!text) {
-    toast("Write the task first, then press Background.", "info");
+    toast(mode === "research" ? "Write the question first, then press Research." : "Write the task first, then press Background.", "info");
     return;
   }
   try {
     const sessionId = await ensureSession();
-    const job = await api.startJob(text, sessionId);
+    const job = await api.startJob(text, sessionId, mode);
     composer.clear();
-    toast(`Background job “${job.title}” started: its result will be posted here.`, "info");
+    const what = mode === "research" ? `Research “${job.title}” started: its report` : `Background job “${job.title}” started: its result`;
+    toast(`${what} will be posted here.`, "info");
   } catch (error) {
     toast(`Could not start it: ${error.message}`);
   }
-});
+}
+$("background").addEventListener("click", () => startJob("task"));
+$("research").addEventListener("click", () => startJob("research"));
 
 function jobChanged(frame) {
   jobsPanel.changed();
@@ -233,6 +267,7 @@ function setHeader(session) {
   state.session = session;
   const title = session ? sessionTitle(session) : "Navi";
   $("session-title").textContent = title;
+  $("temporary-badge").hidden = !session?.temporary;
   document.title = session ? `${title} · Navi` : "Navi";
   picker.show(session?.profile_id, session); // a draft shows the profile it will be created with
   conversationOptions.setSession(session);
@@ -290,10 +325,24 @@ function currentRouteId() {
 }
 
 async function createSession() {
-  const created = await api.create(picker.draft || undefined);
-  await sidebar.refresh();
+  const toggle = $("temporary-toggle");
+  const created = await api.create(picker.draft || undefined, { temporary: toggle.checked });
+  toggle.checked = false; // the next draft is kept unless asked again
+  if (!created.temporary) await sidebar.refresh();
   return created.session_id;
 }
+
+// A temporary chat is deleted when the page leaves it: another conversation opened, a new one begun,
+// the tab closed or reloaded (its id is never in the address, so a reload starts a new draft).
+function dropTemporary(session, { closing = false } = {}) {
+  if (!session?.temporary) return;
+  if (closing) {
+    fetch(`/sessions/${session.id}`, { method: "DELETE", credentials: "same-origin", keepalive: true }).catch(() => {});
+  } else {
+    api.remove(session.id).catch(() => { /* swept by the server once idle */ });
+  }
+}
+window.addEventListener("pagehide", () => dropTemporary(state.session, { closing: true }));
 
 // The open session's id, creating one (once, however many callers ask at the same time) if none is open.
 function ensureSession() {
@@ -301,7 +350,7 @@ function ensureSession() {
   state.creating ??= (async () => {
     const id = await createSession();
     await openSession(id, { fresh: true });
-    history.replaceState(null, "", `#/s/${id}`);
+    if (!state.session?.temporary) history.replaceState(null, "", `#/s/${id}`);
     return id;
   })().finally(() => { state.creating = null; });
   return state.creating;
@@ -309,6 +358,7 @@ function ensureSession() {
 
 function closeSession() {
   state.socket?.close();
+  dropTemporary(state.session);
   Object.assign(state, {
     socket: null, pending: null, retrying: false, session: null, waiting: null, unanswered: 0,
   });
@@ -551,6 +601,18 @@ function answerApproval(callId, decision) {
   }
 }
 
+// An MCP server's question: the answer goes on the socket; elicitation_resolved settles the card
+// in every window (bad_answer: Navi says what is wrong, and the question still waits).
+function answerElicitation(id, action, content) {
+  try {
+    state.socket.send({ type: "elicitation", elicitation_id: id, action, ...(content ? { content } : {}) });
+    return true;
+  } catch (error) {
+    toast(error.message);
+    return false;
+  }
+}
+
 async function stop() {
   if (state.queued) { // not sent yet: take it back (its text is still in the box)
     Object.assign(state, { queued: null, pending: null });
@@ -733,6 +795,12 @@ function handleFrame(frame) {
     case "approval_resolved":
       liveTurn().approvalResolved(frame.call_id, frame.decision, frame.by);
       break;
+    case "elicitation_required":
+      liveTurn().elicitationRequired(frame, answerElicitation);
+      break;
+    case "elicitation_resolved":
+      liveTurn().elicitationResolved(frame.elicitation_id, frame.action, frame.by);
+      break;
     case "stream_delta":
       liveTurn().textDelta(frame.delta);
       voice.delta(frame.delta);
@@ -812,6 +880,10 @@ const REFUSALS = {
 function handleError(frame) {
   if (frame.code === "not_queued" || frame.code === "queue_full") { // the running turn goes on
     toast(frame.message);
+    return;
+  }
+  if (frame.code === "bad_answer" || frame.code === "elicitation_not_found") { // the turn goes on
+    if (!state.turn?.elicitationRefused(frame.elicitation_id, frame.message)) toast(frame.message);
     return;
   }
   if (frame.code === "approval_not_found") { // answered meanwhile (another window, the timeout): no turn ends

@@ -2,7 +2,7 @@
 // of their own in Settings (GET/PUT /agents/instructions, POST/PUT/DELETE /agents/profiles), and a
 // conversation's own model and instructions (PATCH /sessions/{id}: `model`, `system_prompt`) in the
 // dialog opened beside the conversation's title. The models to pick from come from `modelChoices`
-// (GET /models: what the model servers list), read once per opening.
+// (GET /models?check=false: its `choices`, what the model servers list), read once per opening.
 
 import { api } from "/static/js/api.js";
 import { el } from "/static/js/dom.js";
@@ -12,7 +12,7 @@ const STARTER_TOOLS = ["todo", "web_search", "web_view", "memory_search", "recal
 
 export async function modelChoices() {
   try {
-    return await api.models();
+    return (await api.models({ check: false })).choices; // the pickers need no endpoint states
   } catch (error) {
     return []; // no list: only "the default" to pick
   }

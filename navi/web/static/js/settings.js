@@ -1,7 +1,8 @@
 // The settings panel (a modal dialog): the theme (this browser's), which notifications Navi sends
 // and quiet hours (GET/PUT /push/settings, the user's on every device; saved on each change), the
 // remembered "Always" answers (GET /approvals/remembered, each forgotten with DELETE: those calls
-// ask again), custom instructions and the user's own profiles (preferences.js) and signing out
+// ask again), custom instructions and the user's own profiles (preferences.js), the model list
+// with each model's state (GET /models, read-only) and signing out
 // (POST /logout revokes this browser's sign-in).
 
 import { api } from "/static/js/api.js";
@@ -35,6 +36,22 @@ export class SettingsPanel {
     const say = (message, kind) => this.say(message, kind);
     this.instructions = new InstructionsForm({ form: dialog.querySelector("#instructions-form"), say });
     this.profiles = new ProfileEditor({ root: dialog, say, onChanged: onProfilesChanged });
+    this.models = dialog.querySelector("#models-list");
+    this.chains = dialog.querySelector("#models-chains");
+  }
+
+  async loadModels() {
+    let body;
+    try {
+      body = await api.models();
+    } catch (error) {
+      this.models.replaceChildren(el("li", { class: "note", text: `Could not load the models: ${error.message}` }));
+      return;
+    }
+    this.models.replaceChildren(...body.models.map((m) => modelItem(m)));
+    const chains = Object.entries(body.chains).map(([name, ids]) => `${name}: ${ids.join(" → ")}`);
+    if (body.side) chains.push(`side calls: ${body.side} first`);
+    this.chains.textContent = body.from_file ? chains.join(" · ") : "One model, from the settings (no MODELS_FILE): no fallback.";
   }
 
   async loadNotify() {
@@ -95,6 +112,7 @@ export class SettingsPanel {
     this.loadNotify();
     this.instructions.load();
     this.profiles.load();
+    this.loadModels();
     let remembered;
     try {
       remembered = await api.remembered();
@@ -135,4 +153,25 @@ export class SettingsPanel {
     }
     window.location.assign("/login");
   }
+}
+
+// One model of the list: what it is, then whether its server answers and has it, and its window.
+function modelItem(m) {
+  const state = m.state;
+  let said = "not checked";
+  let kind = "unknown";
+  if (state) {
+    if (!state.reachable) [said, kind] = ["unreachable", "down"];
+    else if (state.model_present === false) [said, kind] = ["model missing", "down"];
+    else [said, kind] = ["ready", "up"];
+  }
+  if (m.cooling) [said, kind] = [`skipped after ${m.cooling.failures} failure(s)`, "down"];
+  const facts = [m.backend, m.model];
+  const window = m.window || state?.window;
+  if (window) facts.push(`${window.toLocaleString()} tokens`);
+  if (m.capabilities?.length) facts.push(m.capabilities.join(", "));
+  if (m.price) facts.push(`$${m.price[0]}/$${m.price[1]} per Mtok`);
+  return el("li", { class: "model-item", dataset: { model: m.id, state: kind } },
+    el("strong", { text: m.id }), el("span", { class: "note", text: ` ${facts.join(" · ")}` }),
+    el("span", { class: `model-state ${kind}`, text: ` — ${said}`, title: state?.detail || m.cooling?.reason || "" }));
 }

@@ -1,27 +1,24 @@
-// The session list: pinned first, then grouped by when each was last active (Today, Yesterday,
-// Previous 7 days, Previous 30 days, then by month), filtered by the search box, which also finds
-// messages (search.js: a "Messages" group under the title matches). Each row opens its session; its
-// "⋯" button opens a small menu: pin, rename (in place), export, delete (asked first in a dialog of
-// the page, never the browser's prompt or confirm). Up and Down move between the rows and the hits.
+// The session list: folders first (each conversation put in one), then pinned, then grouped by when
+// each was last active (Today, Yesterday, Previous 7 days, Previous 30 days, then by month), filtered
+// by the search box, which also finds messages (search.js: a "Messages" group under the title
+// matches). Each row opens its session; its "⋯" button opens a small menu: pin, rename (in place),
+// move to a folder, archive, export (Markdown, PDF, the JSON archive), delete (asked first in a
+// dialog of the page, never the browser's prompt or confirm). A row can be dragged onto a folder,
+// onto "New folder", or back onto the dated list (out of its folder). "Archived" shows the archived
+// conversations instead, to bring them back. Up and Down move between the rows and the hits.
 
 import { api } from "/static/js/api.js";
-import { confirmDialog } from "/static/js/confirm.js";
+import { askText, confirmDialog } from "/static/js/confirm.js";
 import { el, relativeTime, toast } from "/static/js/dom.js";
 import { icon } from "/static/js/icons.js";
 import { RowMenu } from "/static/js/rowmenu.js";
 import { MessageSearch } from "/static/js/search.js";
+import { exportSession, FORMATS } from "/static/js/transfer.js";
+
+const DRAG_TYPE = "application/x-navi-session";
 
 export function sessionTitle(session) {
   return session?.name || "New conversation";
-}
-
-function download(filename, blob) {
-  const url = URL.createObjectURL(blob);
-  const link = el("a", { href: url, download: filename });
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
 const DAY = 86_400_000;
@@ -63,6 +60,12 @@ export class Sidebar {
     this.currentId = null;
     this.renaming = null; // the id of the session whose name is being edited
     this.menu = new RowMenu();
+    this.archivedView = false; // listing the archived conversations instead
+    this.newFolders = new Set(); // folders made here that hold no conversation yet
+    this.dragging = null; // the id of the row being dragged
+    list.addEventListener("dragover", (event) => this.dragOver(event));
+    list.addEventListener("dragleave", (event) => event.target.closest?.("[data-drop]")?.classList.remove("drop-here"));
+    list.addEventListener("drop", (event) => this.drop(event));
     search.addEventListener("input", () => {
       this.messages.update(search.value);
       this.render();
@@ -134,7 +137,7 @@ export class Sidebar {
     for (let attempt = 0; ; attempt++) {
       const frames = this.frames;
       try {
-        sessions = await api.sessions();
+        sessions = await api.sessions(this.archivedView);
       } catch (error) {
         toast(`Could not load the conversations: ${error.message}`);
         return;
@@ -152,6 +155,7 @@ export class Sidebar {
 
   // GET /sessions answered elsewhere (the schedule watch's poll): redraw only when something changed.
   setSessions(sessions) {
+    if (this.archivedView) return; // a poll of the main list: not what is shown
     sessions = this.current(sessions);
     if (JSON.stringify(sessions) === JSON.stringify(this.sessions)) return;
     this.sessions = sessions;
@@ -191,9 +195,10 @@ export class Sidebar {
       return;
     }
     const session = this.sessions[at];
-    const repin = session.pinned !== frame.pinned;
+    const moved = session.pinned !== frame.pinned || (frame.archived !== undefined && session.archived !== frame.archived);
     Object.assign(session, { name: frame.name, profile_id: frame.profile_id, pinned: frame.pinned });
-    if (repin) this.refresh(); // its place in the server's order (pinned first) changes
+    if ("folder" in frame) session.folder = frame.folder;
+    if (moved) this.refresh(); // its place in the server's order (pinned first), or its list, changes
     else this.render();
   }
 
@@ -212,25 +217,113 @@ export class Sidebar {
     if (this.renaming && this.list.querySelector(".rename-input")) return; // not under the user's typing
     const focused = document.activeElement?.closest?.("li.session")?.dataset.id;
     const focusedHit = document.activeElement?.closest?.("li.search-hit")?.dataset.message;
+    const shown = this.sessions.filter((s) => this.matches(s));
+    const folders = this.archivedView ? [] : this.folderSections(shown);
     const groups = [];
-    for (const session of this.sessions.filter((s) => this.matches(s))) {
+    for (const session of shown.filter((s) => this.archivedView || !s.folder)) {
       const label = session.pinned ? "Pinned" : dateGroup(session.last_active);
       if (groups.at(-1)?.label !== label) groups.push({ label, sessions: [] });
       groups.at(-1).sessions.push(session);
     }
-    const sections = groups.map(({ label, sessions }) => {
+    const dated = groups.map(({ label, sessions }) => {
       const id = `group-${label.replace(/\W+/g, "-").toLowerCase()}`;
       return el("section", { class: "session-group", "aria-labelledby": id },
         el("h2", { class: "group-label", id, text: label }),
         el("ul", { class: "session-rows" }, sessions.map((s) => this.item(s))));
     });
+    // Dropped here, a conversation leaves its folder.
+    const unfiled = el("div", { class: "unfiled", dataset: { drop: "" } }, dated);
+    const sections = this.archivedView ? [this.archivedHead(), ...dated] : [...folders, unfiled];
     const hits = this.messages.section();
-    const empty = this.sessions.length && !groups.length && !hits
+    const empty = this.sessions.length && !shown.length && !hits
       ? el("p", { class: "no-match", text: "No conversation matches." }) : null;
     this.list.replaceChildren(...sections, ...(empty ? [empty] : []), ...(hits ? [hits] : []));
     this.select(this.currentId);
     if (focused) this.list.querySelector(`li.session[data-id="${CSS.escape(focused)}"] .session-open`)?.focus();
     if (focusedHit) this.list.querySelector(`li.search-hit[data-message="${CSS.escape(focusedHit)}"] .hit-open`)?.focus();
+  }
+
+  // A folder: its name (a drop target) and its conversations, most recently active first. Folders
+  // made here that hold nothing yet are shown too, to drop into.
+  folderSections(shown) {
+    const names = new Set([...this.newFolders, ...this.sessions.map((s) => s.folder).filter(Boolean)]);
+    for (const name of names) if (this.sessions.some((s) => s.folder === name)) this.newFolders.delete(name);
+    const searching = Boolean(this.search.value.trim());
+    return [...names].sort((a, b) => a.localeCompare(b)).flatMap((name) => {
+      const inside = shown.filter((s) => s.folder === name);
+      if (searching && !inside.length) return [];
+      const id = `folder-${[...name].map((c) => c.codePointAt(0).toString(36)).join("-")}`;
+      return [el("section", { class: "session-group folder", "aria-labelledby": id, dataset: { drop: name } },
+        el("h2", { class: "group-label folder-label", id }, icon("folder"), name),
+        inside.length
+          ? el("ul", { class: "session-rows" }, inside.map((s) => this.item(s)))
+          : el("p", { class: "folder-empty", text: "Drag a conversation here." }))];
+    });
+  }
+
+  archivedHead() {
+    return el("div", { class: "archived-head" },
+      el("h2", { class: "group-label", text: "Archived" }),
+      el("button", { type: "button", class: "link-button", onclick: () => this.showArchived(false) }, "Back to conversations"),
+      this.sessions.length ? null : el("p", { class: "no-match", text: "No archived conversation." }));
+  }
+
+  showArchived(on) {
+    this.archivedView = on;
+    this.onArchivedView?.(on);
+    this.clearSearch();
+    this.sessions = [];
+    this.refresh();
+  }
+
+  // "New folder": a name, shown at once as a place to drop conversations into.
+  async newFolder(sessionId = null) {
+    const name = await askText({ title: "New folder", label: "Its name", confirm: "Create" });
+    if (!name) return;
+    if (sessionId) await this.fileIn(sessionId, name);
+    else {
+      this.newFolders.add(name);
+      if (this.archivedView) this.showArchived(false);
+      else this.render();
+    }
+  }
+
+  async moveTo(session) {
+    const names = [...new Set([...this.newFolders, ...this.sessions.map((s) => s.folder).filter(Boolean)])].sort();
+    const name = await askText({ title: "Move to folder", label: `Folder for “${sessionTitle(session)}”`,
+      value: session.folder || "", confirm: "Move", options: names });
+    if (name && name !== session.folder) await this.fileIn(session.id, name);
+  }
+
+  fileIn(id, folder) {
+    return this.change("move it", () => api.place(id, { folder }));
+  }
+
+  archive(session, archived) {
+    return this.change(archived ? "archive it" : "bring it back", async () => {
+      await api.place(session.id, { archived });
+      toast(archived ? `“${sessionTitle(session)}” is archived: “Archived” shows it.` : `“${sessionTitle(session)}” is back in the list.`, "info");
+    });
+  }
+
+  dragOver(event) {
+    const target = event.target.closest?.("[data-drop]");
+    if (!target || !event.dataTransfer?.types.includes(DRAG_TYPE)) return;
+    event.preventDefault();
+    event.dataTransfer.dropEffect = "move";
+    for (const other of this.list.querySelectorAll(".drop-here")) if (other !== target) other.classList.remove("drop-here");
+    target.classList.add("drop-here");
+  }
+
+  drop(event) {
+    const target = event.target.closest?.("[data-drop]");
+    const id = event.dataTransfer?.getData(DRAG_TYPE);
+    if (!target || !id) return;
+    event.preventDefault();
+    target.classList.remove("drop-here");
+    const folder = target.dataset.drop || null;
+    const session = this.sessions.find((s) => s.id === id);
+    if (session && (session.folder || null) !== folder) this.fileIn(id, folder);
   }
 
   item(session) {
@@ -240,7 +333,13 @@ export class Sidebar {
     const more = el("button", { class: "icon-button row-more", type: "button", title: "More",
       "aria-label": `More: ${title}`, "aria-haspopup": "menu", "aria-expanded": "false",
       onclick: (event) => { event.stopPropagation(); this.openMenu(session, more); } }, icon("more"));
-    return el("li", { class: "session", dataset: { id: session.id } },
+    return el("li", { class: "session", dataset: { id: session.id }, draggable: "true",
+      ondragstart: (event) => {
+        event.dataTransfer.setData(DRAG_TYPE, session.id);
+        event.dataTransfer.effectAllowed = "move";
+        this.dragging = session.id;
+      },
+      ondragend: () => { this.dragging = null; } },
       el("button", { class: "session-open", type: "button", onclick: () => this.onOpen(session.id) },
         el("span", { class: "session-name" }, session.pinned ? el("span", { class: "pinned-mark", title: "Pinned" }, icon("pin", "pinned")) : null,
           this.badged(session) ? el("span", { class: "unread-badge", title: "A scheduled run answered here" }, "New", el("span", { class: "visually-hidden", text: ":" })) : null,
@@ -253,7 +352,12 @@ export class Sidebar {
     this.menu.open(button, [
       { label: session.pinned ? "Unpin" : "Pin", icon: session.pinned ? "unpin" : "pin", run: () => this.pin(session) },
       { label: "Rename", icon: "edit", run: () => this.rename(session) },
-      { label: "Export", icon: "download", run: () => this.export(session) },
+      { label: "Move to folder…", icon: "folder", run: () => this.moveTo(session) },
+      ...(session.folder ? [{ label: "Remove from folder", icon: "folder", run: () => this.fileIn(session.id, null) }] : []),
+      session.archived
+        ? { label: "Unarchive", icon: "archive", run: () => this.archive(session, false) }
+        : { label: "Archive", icon: "archive", run: () => this.archive(session, true) },
+      ...FORMATS.map(({ format, label }) => ({ label, icon: "download", run: () => exportSession(session, sessionTitle(session), format) })),
       { label: "Delete", icon: "trash", danger: true, run: () => this.remove(session) },
     ]);
   }
@@ -326,16 +430,5 @@ export class Sidebar {
       await api.remove(session.id);
       this.onDeleted?.(session.id);
     });
-  }
-
-  async export(session) {
-    try {
-      const response = await api.exportRaw(session.id);
-      const safe = sessionTitle(session).replace(/[^\w.-]+/g, "-").slice(0, 60) || "session";
-      download(`navi-${safe}-${session.id.slice(0, 8)}.json`, await response.blob());
-      toast("Exported.", "info");
-    } catch (error) {
-      toast(`Could not export: ${error.message}`);
-    }
   }
 }

@@ -2,8 +2,10 @@
 // description, where it comes from, a switch to turn it on or off (PATCH /skills/{name}), a button
 // showing its SKILL.md (GET /skills/{name}) and, for the user's own, one removing it after a confirm
 // (DELETE /skills/{name}); a zip installs (POST /skills, the zip as the body), and the skills that
-// failed to load are listed with their file and line. Names, descriptions and SKILL.md are the
-// server's text: set as text only.
+// failed to load are listed with their file and line. Below them, the user's browser sign-ins
+// (GET /browser/profiles, made with `navi browser login`), each with the sites it keeps cookies
+// for, forgotten after a confirm (DELETE /browser/profiles/{name}). Names, descriptions, SKILL.md
+// and sites are the server's text: set as text only.
 
 import { api } from "/static/js/api.js";
 import { confirmDialog } from "/static/js/confirm.js";
@@ -25,6 +27,8 @@ export class SkillsPanel {
     this.viewHeading = $("skill-view-heading");
     this.text = $("skill-md");
     this.input = $("skills-input");
+    this.signins = $("signin-list");
+    this.signinEmpty = $("signin-empty");
     this.skills = [];
     this.shown = null; // the name of the skill whose SKILL.md is shown
     openButton.addEventListener("click", () => this.open());
@@ -61,6 +65,40 @@ export class SkillsPanel {
     this.skills = data.skills;
     this.render(data.problems);
     if (this.shown && !this.skills.some((s) => s.name === this.shown)) this.hideView();
+    await this.loadSignins();
+  }
+
+  async loadSignins() {
+    let data;
+    try {
+      data = await api.browserProfiles();
+    } catch (error) {
+      this.say(`Could not read your browser sign-ins: ${error.message}`, "error");
+      return;
+    }
+    this.signinEmpty.hidden = data.profiles.length > 0;
+    this.signins.replaceChildren(...data.profiles.map((p) => el("li", { class: "collection", dataset: { name: p.name } },
+      el("span", { class: "collection-open" },
+        el("span", { class: "collection-name", text: p.name }),
+        el("span", { class: "collection-meta", text: p.sites.join(", ") || "no cookies" })),
+      el("button", { type: "button", class: "icon-button", "aria-label": `Forget sign-in ${p.name}`, title: "Forget",
+        onclick: () => this.forget(p.name) }, icon("trash")))));
+  }
+
+  async forget(name) {
+    const ok = await confirmDialog({
+      title: `Forget ${name}?`,
+      message: "Its cookies are deleted: the browser tool can no longer open those sites signed in as you.",
+      confirm: "Forget",
+    });
+    if (!ok) return;
+    try {
+      await api.forgetBrowserProfile(name);
+      this.say(`Forgot ${name}.`);
+    } catch (error) {
+      this.say(`Could not forget ${name}: ${error.message}`, "error");
+    }
+    await this.loadSignins();
   }
 
   render(problems) {

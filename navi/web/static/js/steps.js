@@ -100,7 +100,7 @@ export class Steps {
     const running = this.cards.find((c) => !c.outcome && !c.asking);
     let activity = this.activity;
     if (this.node.dataset.live === "true") {
-      if (asking) activity = "waiting for your approval";
+      if (asking) activity = this.node.parentElement?.querySelector(".tool.asking .elicitation") ? "waiting for your answer" : "waiting for your approval";
       else if (!activity && running) activity = `running ${running.tool === SPAWN ? "a helper" : running.tool}…`;
     }
     this.label.textContent = stepsSummary({ planned: this.planned, thought: this.thoughts > 0, cards: this.cards, ms: this.ms, activity });

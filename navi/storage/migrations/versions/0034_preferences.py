@@ -5,8 +5,8 @@
   with their owner.
 - `sessions.model`: the model picked for one conversation ("backend:model"; NULL: its profile's).
 
-Revision ID: 0031
-Revises: 0030
+Revision ID: 0034
+Revises: 0033
 Create Date: 2026-12-07
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0031"
-down_revision = "0030"
+revision = "0034"
+down_revision = "0033"
 branch_labels = None
 depends_on = None
 

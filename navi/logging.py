@@ -45,11 +45,30 @@ def redact_secrets(
     return event_dict
 
 
+def uvicorn_named(
+    _logger: object, _method: str, event_dict: structlog.types.EventDict
+) -> structlog.types.EventDict:
+    """uvicorn writes all its lines, the normal ones too, through a logger named "uvicorn.error":
+    named "uvicorn" here, so a socket that opened or closed as it should is not labelled an error."""
+    if event_dict.get("logger") == "uvicorn.error":
+        event_dict["logger"] = "uvicorn"
+    return event_dict
+
+
+class SocketAccessLines(logging.Filter):
+    """uvicorn's line for every WebSocket opened or refused ('"WebSocket /ws/…" [accepted]'): an
+    access-log line, which Navi writes at DEBUG only (like `http.request`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (isinstance(record.msg, str) and record.msg.startswith('%s - "WebSocket '))
+
+
 def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
     shared: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
+        uvicorn_named,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         # Tracebacks become text here, so the redaction below sees them too.
         structlog.processors.format_exc_info,
@@ -82,6 +101,11 @@ def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
     # Third-party chatter stays at WARNING unless we are debugging.
     for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "asyncssh", "aiosqlite", "mcp"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if level.upper() == "DEBUG" else logging.WARNING)
+    uvicorn = logging.getLogger("uvicorn.error")
+    for kept in [f for f in uvicorn.filters if isinstance(f, SocketAccessLines)]:
+        uvicorn.removeFilter(kept)
+    if level.upper() != "DEBUG":
+        uvicorn.addFilter(SocketAccessLines())
 
 
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:

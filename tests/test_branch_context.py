@@ -93,3 +93,22 @@ def test_long_tool_results_are_clipped_as_a_turn_clips_them() -> None:
     (q_ctx, tool_ctx) = branch_context([], [], [q, tool], tool_chars=100)
     assert q_ctx is q and len(tool_ctx.content or "") < 300 and tool_ctx.id == tool.id
     assert tool_ctx.metadata.truncated_from == 500 and tool_ctx.metadata.recall_key
+
+
+async def test_the_context_size_after_a_switch_counts_what_a_turn_counts(tmp_path: Path) -> None:
+    """A turn counts its whole prompt (system message and tools too); switching branches keeps that
+    part of the count, so the gauge does not drop to the messages' size alone."""
+    rt, _, script, sid, old = await seeded(tmp_path, turns=2, tokens=100)
+    script.turn(Reply(text="First answer."))
+    await collect(rt.agent.run_stream(sid, "A question"))
+    first = await rt.sessions.get(sid)
+    assert first is not None
+    measured, leaf = first.context_token_count, first.messages[-1].id
+    await branches.branch_at(rt.sessions, sid, old[-1].id)
+    script.turn(Reply(text="Second answer."))
+    await collect(rt.agent.run_stream(sid, "Another question"))
+    await branches.switch(rt.sessions, sid, leaf)
+    back = await rt.sessions.get(sid)
+    assert back is not None and back.messages[-1].id == leaf
+    assert abs(back.context_token_count - measured) <= measured * 0.02, (back.context_token_count, measured)
+    await rt.aclose()

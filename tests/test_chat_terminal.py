@@ -98,13 +98,21 @@ def test_a_conversation_in_the_terminal(tmp_path: Path, fake_server: FakeModelSe
         assert "+Make me a checklist\n+of two items" in history and "+Run the command" in history
         assert stat.S_IMODE(history_file.stat().st_mode) == 0o600
 
-        # The next run offers the latest conversation, shows how it ended, and Up recalls input.
-        term = Terminal([*NAVI, "chat"], env)
+        # The next run, in an 80-column terminal, offers the latest conversation (counting what was
+        # said: 3 questions, the plan and 3 answers — not the 2 tool calls and their 2 results — 11
+        # display messages in all), shows how it ended, and
+        # Up recalls input.
+        term = Terminal([*NAVI, "chat"], env, width=80, height=24)
         try:
-            term.wait_for("Continue “Scripted title” (")
+            term.wait_for("Continue “Scripted title” (7 messages,")
             term.send("Enter")
             screen = term.wait_for_prompt()
             assert "The command printed approved-run." in screen
+            # The bar under the prompt reads whole in 80 columns: the gauge's short form.
+            bar = term.wait_for(lambda s: "context " in s, history=False).rstrip().splitlines()[-1]
+            assert re.search(
+                r"Scripted title · Personal Secretary · context \d+% \(summary at 80%\)$", bar.rstrip()
+            )
             term.send("Up")
             term.wait_for("› Run the command")
             term.send("C-c")  # clears the line…

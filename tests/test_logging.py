@@ -62,3 +62,26 @@ async def test_tool_seeding_and_load_errors_are_logged_once(tmp_path: Path) -> N
     assert events.count("tools_dir_seeded") == 1
     assert events.count("user_tool_load_failed") == 1
     assert "tools.load_error" not in events and "tools.seeded" not in events
+
+
+def test_uvicorn_lines_of_normal_sockets_are_not_labelled_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """uvicorn logs everything through "uvicorn.error": its normal lines are named "uvicorn", and
+    its line for each WebSocket opened is an access-log line, written at DEBUG only."""
+    uvicorn = logging.getLogger("uvicorn.error")
+    try:
+        configure_logging("INFO", "json")
+        uvicorn.info('%s - "WebSocket %s" [accepted]', "127.0.0.1:5000", "/ws/sessions/x")
+        uvicorn.info("Started server process [%d]", 42)
+        lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+        assert [(line["event"], line["logger"], line["level"]) for line in lines] == [
+            ("Started server process [42]", "uvicorn", "info")
+        ]
+        configure_logging("DEBUG", "json")
+        uvicorn.info('%s - "WebSocket %s" [accepted]', "127.0.0.1:5000", "/ws/sessions/x")
+        lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+        assert [line["logger"] for line in lines] == ["uvicorn"] and "WebSocket" in lines[0]["event"]
+    finally:
+        logging.getLogger().handlers = [
+            h for h in logging.getLogger().handlers if not getattr(h, "_navi", False)
+        ]
+        uvicorn.filters = []

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+from navi.api import model_choice
 from navi.api.routes import models as routes_models
 from navi.cli.doctor import _endpoints
 from navi.cli.main import _register, app
@@ -293,6 +294,7 @@ def test_get_models_lists_every_endpoint_with_its_state_for_signed_in_users(
     tmp_path: Path, fake_server: FakeModelServer, other: FakeModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(routes_models, "CHECK_TIMEOUT", 30.0)  # a loaded machine is not a hanging server
+    monkeypatch.setattr(model_choice, "LIST_TIMEOUT", 30.0)  # the same for the servers' model lists
     dead = f"http://127.0.0.1:{free_port()}"
     extra = f'\n[[models]]\nid = "gone"\nbackend = "ollama"\nurl = "{dead}"\nmodel = "{SMALL}"\n'
     path = models_file(tmp_path, fake_server, other)
@@ -314,6 +316,11 @@ def test_get_models_lists_every_endpoint_with_its_state_for_signed_in_users(
             assert anonymous.get("/models").status_code == 401
         with navi.client() as owner:
             body = owner.get("/models").json()
+            # A conversation may run on one endpoint of the list: its id is the choice's backend.
+            sid = navi.new_session()
+            picked = owner.patch(f"/sessions/{sid}", json={"model": f"small:{SMALL}"})
+            assert picked.status_code == 200, picked.text
+            assert owner.get(f"/sessions/{sid}").json()["model"] == f"small:{SMALL}"
         with httpx.Client(base_url=navi.url, headers={"Authorization": f"Bearer {alice_token}"}) as alice:
             hers = alice.get("/models", params={"check": "false"}).json()
     by_id = {m["id"]: m for m in body["models"]}
@@ -329,6 +336,14 @@ def test_get_models_lists_every_endpoint_with_its_state_for_signed_in_users(
     assert by_id["small"]["key_env"] == "SMALL_KEY" and "sk-" not in json.dumps(body)
     assert by_id["gone"]["state"]["reachable"] is False and by_id["gone"]["state"]["model_present"] is None
     assert by_id["default"]["implicit"] is True
+    # The models to pick: what each endpoint's server lists, and each endpoint's own model (a dead
+    # server's too, unlisted); no chain is offered (its backend name is no "backend:model" prefix).
+    choices = {c["id"]: c for c in body["choices"]}
+    assert choices[f"big:{BIG}"] == {"id": f"big:{BIG}", "backend": "big", "model": BIG, "listed": True}
+    assert choices[f"small:{SMALL}"]["backend"] == "small"
+    assert choices[f"gone:{SMALL}"]["listed"] is False
+    assert not [c for c in choices.values() if c["backend"].startswith("models")]
+    assert [c["id"] for c in hers["choices"]] == [c["id"] for c in body["choices"]]
     # Another user sees the list, never the servers' addresses, and no state when not asked.
     assert [m["id"] for m in hers["models"]] == ["big", "small", "gone", "default"]
     assert {m["url"] for m in hers["models"]} == {""} and {str(m["state"]) for m in hers["models"]} == {

@@ -143,7 +143,12 @@ def test_unknown_sessions_are_404(navi: LiveNavi) -> None:
         ("post", "/sessions", [1, 2], "body"),
         ("patch", "/sessions/{sid}/pin", {"pinned": "very"}, "pinned"),
         ("patch", "/sessions/{sid}/pin", {}, "pinned"),
-        ("patch", "/sessions/{sid}", {}, "send `name`, `profile_id`, `folder` and/or `archived`"),
+        (
+            "patch",
+            "/sessions/{sid}",
+            {},
+            "send `name`, `profile_id`, `model`, `system_prompt`, `folder` and/or `archived`",
+        ),
         ("patch", "/sessions/{sid}", {"profile_id": "pirate"}, "no profile 'pirate'"),
         ("patch", "/sessions/{sid}", {"name": "x" * 500}, "name"),
         ("post", "/sessions/{sid}/messages", {"content": ""}, "content"),

@@ -111,7 +111,7 @@ class RunBinder:
         return "\n\n".join(p for p in (split.index_text, skills) if p) or None
 
     async def rebind(self, run: RunState, profile_id: str) -> None:
-        await self.bind(run, self.profiles.get(profile_id).for_session(run.profile.session_prompt))
+        await self.bind(run, self.profiles.get(profile_id).with_layers_of(run.profile))
 
     async def session_memory(
         self, ctx: runctx.RunContext, persistent: bool, context: list[Message]

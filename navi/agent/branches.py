@@ -84,7 +84,15 @@ async def _moved(
         tool_chars=tool_chars,
     )
     if [m.id for m in context] != [m.id for m in before.context]:
-        await store.replace_context(before.id, context, context_token_count=estimate_messages_tokens(context))
+        await store.replace_context(before.id, context, context_token_count=switched_size(before, context))
+
+
+def switched_size(before: Session, context: list[Message]) -> int:
+    """The context size after a branch change, as a turn counts it: the last turn's count held the
+    system message and the tools besides the messages; that part stays, the messages' part is the
+    new path's (else the gauge would drop to the messages alone, and jump back at the next turn)."""
+    overhead = max(0, before.context_token_count - estimate_messages_tokens(before.context))
+    return overhead + estimate_messages_tokens(context)
 
 
 async def switch(
@@ -147,7 +155,8 @@ async def fork(
         messages=path,
         context=context,
         context_token_count=estimate_messages_tokens(context),
-        system_prompt=source.system_prompt,  # an imported conversation's own instructions go along
+        system_prompt=source.system_prompt,  # the conversation's own instructions go along
+        model=source.model,
     )
     await store.insert(copy)
     return copy

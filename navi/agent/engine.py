@@ -119,6 +119,7 @@ class Agent:
         self.compressor = compressor = parts.compressor
         self.workers = list(parts.workers)
         self.memory_summary = parts.memory_summary
+        self.instructions = parts.instructions
         self.user_tools = parts.user_tools or (lambda: [])
         # Tools every profile gets besides its list and the user tools (MCP servers' tools), by profile id.
         self.offered_tools = parts.offered_tools or (lambda _profile_id: [])
@@ -158,6 +159,14 @@ class Agent:
 
     async def _memory(self, owner: str) -> str | None:
         return await self.memory_summary(owner) if self.memory_summary else None
+
+    async def session_profile(self, session: Session) -> AgentProfile:
+        """The profile a session's calls run in: its own, with its model and instructions if it has
+        them, and its owner's custom instructions."""
+        profile = self.profiles.of_session(session.profile_id).for_session(
+            session.system_prompt, session.model
+        )
+        return profile.for_user(await self.instructions(session.owner)) if self.instructions else profile
 
     def spawn_background(self, coro: Any) -> asyncio.Task[None]:
         return self.background.spawn(coro)
@@ -236,7 +245,7 @@ class Agent:
             session = await self.sessions.get(session_id, display=False)
             if session is None:
                 raise SessionNotFound(session_id)
-            profile = self.profiles.of_session(session.profile_id).for_session(session.system_prompt)
+            profile = await self.session_profile(session)
             ctx = runctx.RunContext(
                 session_id=session_id,
                 profile_id=profile.id,

@@ -135,7 +135,7 @@ class Loop:
                 yield ErrorEvent.of(exc)
                 return
             completion = self._completed(run, builder, specs)
-            self._measured(run, completion.message, times, builder.final)
+            self._measured(run, completion, times, builder.final)
             reply = completion.message
             calls, hidden = await self.tool_runner.hide_secrets(run, reply)  # never stored
             await self.writer.save(run, display=[reply], context=[reply], tokens=run.size)
@@ -298,13 +298,16 @@ class Loop:
             reply.metadata.continues = run.continues
         return completion
 
-    def _measured(self, run: RunState, reply: Message, times: CallTimes, final: StreamFinal | None) -> None:
-        """The reply's model call as its metadata keeps it: the model (through a chain, the
-        endpoint that wrote it and why others were passed over), how long the first token and the
-        whole call took, and the cost where the model has a price (issue 48)."""
-        meta = reply.metadata
+    def _measured(
+        self, run: RunState, completion: Completion, times: CallTimes, final: StreamFinal | None
+    ) -> None:
+        """The reply's model call as its metadata keeps it: the model that answered (the one the
+        server says served the call, else the one asked; through a chain, the endpoint that wrote
+        it and why others were passed over), how long the first token and the whole call took,
+        and the cost where the model has a price (issue 48)."""
+        meta = completion.message.metadata
         endpoint = final.endpoint if final is not None else ""
-        model = final.model if final is not None and endpoint else run.model
+        model = completion.model or run.model
         meta.model = model
         if endpoint:
             meta.endpoint = endpoint
@@ -333,6 +336,7 @@ class Loop:
             compress_at_tokens=compress_at,
             finish_reason="length" if cut else "stop",
             message_id=completion.message.id,
+            model=completion.message.metadata.model or run.model,
             usage=TurnUsage(
                 prompt_tokens=run.spent_prompt,
                 completion_tokens=run.spent_completion,

@@ -36,6 +36,8 @@ class AgentParts:
     compressor: ContextCompressor
     workers: Sequence[Worker] = ()
     memory_summary: Callable[[str], Awaitable[str | None]] | None = None
+    # An owner's custom instructions, the system prompt's layer after the profile's (None: none).
+    instructions: Callable[[str], Awaitable[str]] | None = None
     user_tools: Callable[[], list[str]] | None = None
     offered_tools: Callable[[str], list[str]] | None = None
     on_session_end: Sequence[Callable[[str], Awaitable[None] | None]] = ()

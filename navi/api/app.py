@@ -29,6 +29,7 @@ from navi.api.mcp_http import MCP_PATH, McpRoute
 from navi.api.middleware import RequestContext
 from navi.api.routes import (
     agents,
+    analysis,
     approvals,
     audio,
     auth,
@@ -181,6 +182,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
         auth,
         agents,
         sessions,
+        analysis,
         messages,
         queue,
         branches,

@@ -46,6 +46,7 @@ from navi.mcp.manager import McpManager
 from navi.memory.base import MemoryStore
 from navi.memory.embedders import Embedder
 from navi.memory.extractor import MemoryExtractor
+from navi.profiles.custom import InMemoryPreferenceStore, PreferenceStore, as_profile
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
 from navi.push.prefs import InMemoryNotifySettings, NotifySettingsStore
 from navi.push.presence import InMemoryPresence, Presence
@@ -137,6 +138,8 @@ class Runtime:
     skills: SkillLibrary = field(default_factory=lambda: SkillLibrary("skills", owner="local"))
     # Speech to text and text to speech (issue 45; models load on first use), None when not built.
     voice: Voice | None = None
+    # Each user's custom instructions and the profiles people made on the page.
+    preferences: PreferenceStore = field(default_factory=InMemoryPreferenceStore)
 
     def background(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` without holding up the caller; failures are logged."""
@@ -174,7 +177,7 @@ class Runtime:
         """A `session-archive/v1` document with the session's profile, model and prompt filled in."""
         s = self.settings
         try:
-            profile = self.profiles.get(session.profile_id).for_session(session.system_prompt)
+            profile = self.profiles.get(session.profile_id).for_session(session.system_prompt, session.model)
         except UnknownProfile:
             return export_session(session)
         return export_session(
@@ -248,6 +251,9 @@ async def build_runtime(
             memory=memory,
         )
         sessions, memory = stores.sessions, stores.memory
+        preferences = stores.preferences or InMemoryPreferenceStore()
+        for custom in await preferences.profiles():  # the profiles people made on the page
+            profiles.register(as_profile(custom))
         await sessions.open()
         cleanup.push_async_callback(sessions.aclose)
         await memory.open()
@@ -335,6 +341,7 @@ async def build_runtime(
             compressor=compressor,
             workers=[CompressionWorker(compressor), NamingWorker(sessions, settings.llm_max_tokens_naming)],
             memory_summary=lambda owner: memory.get_summary(owner=owner),
+            instructions=instructions_of(preferences),
             user_tools=EnabledTools(settings.tools_dir),
             offered_tools=lambda profile_id: [*mcp.offered(profile_id), *SKILL_TOOLS],
             on_session_end=[state.forget, handles.ssh.pool.close_session, *_browser_end(handles.browser)],
@@ -408,7 +415,17 @@ async def build_runtime(
         jobs=jobs,
         skills=skills,
         voice=voice,
+        preferences=preferences,
     )
+
+
+def instructions_of(store: PreferenceStore) -> Callable[[str], Awaitable[str]]:
+    """An owner's custom instructions as the system prompt's layer (empty: none)."""
+
+    async def text(owner: str) -> str:
+        return (await store.instructions(owner)).text()
+
+    return text
 
 
 def report_sandbox(sandbox: Sandbox) -> None:

@@ -54,7 +54,26 @@ class AgentProfile:
     # A session's own layer of the system prompt, after the profile's: an imported archive's
     # system prompt (`Session.system_prompt`). Set per session with `for_session`, never in a registry.
     session_prompt: str = ""
+    # The user's custom instructions ("about me", "how to answer"), a layer of the system prompt
+    # between the profile's and the session's. Set per run with `for_user`, never in a registry.
+    user_prompt: str = ""
+    # Who made this profile on the page (None: a built-in or configured one, everyone's).
+    owner: str | None = None
 
-    def for_session(self, session_prompt: str | None) -> AgentProfile:
-        """This profile in a session with its own layer of the system prompt (None: none)."""
-        return replace(self, session_prompt=(session_prompt or "").strip())
+    def for_session(self, session_prompt: str | None, model: str | None = None) -> AgentProfile:
+        """This profile in a session with its own layer of the system prompt (None: none) and the
+        model picked for it ("backend:model"; None or empty: the profile's)."""
+        backend, _, name = (model or "").partition(":")
+        picked = replace(self, llm_backend=backend, model=name) if name else self
+        return replace(picked, session_prompt=(session_prompt or "").strip())
+
+    def for_user(self, user_prompt: str) -> AgentProfile:
+        """This profile with its user's custom instructions (empty: none)."""
+        return replace(self, user_prompt=user_prompt.strip())
+
+    def with_layers_of(self, other: AgentProfile) -> AgentProfile:
+        """This profile carrying `other`'s session and user layers (a profile switch mid-run)."""
+        return replace(self, session_prompt=other.session_prompt, user_prompt=other.user_prompt)
+
+    def visible_to(self, owner: str) -> bool:
+        return self.owner is None or self.owner == owner

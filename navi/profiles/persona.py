@@ -16,9 +16,13 @@ SESSION_HEADING = "## This conversation's own instructions"
 
 def system_prompt(persona: str, profile: AgentProfile) -> str:
     """`persona`, a `---` rule, then the profile's own prompt — built fresh for every model call —
-    and, for a session that has one (an imported archive's), its own layer after another rule."""
+    then the user's custom instructions, and, for a session that has one (its own instructions, or
+    an imported archive's), its own layer, each after another rule. Every layer changes only when
+    someone edits it, so the system message stays the prompt cache's prefix."""
     persona = persona.strip() or default_persona()
     text = f"{persona}\n\n---\n\n{profile.system_prompt.strip()}"
+    if profile.user_prompt:  # the user's custom instructions: the same on every call of theirs
+        text += f"\n\n---\n\n{profile.user_prompt}"
     if profile.session_prompt:
         text += f"\n\n---\n\n{SESSION_HEADING}\n\n{profile.session_prompt}"
     return text

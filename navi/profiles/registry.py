@@ -38,16 +38,29 @@ class ProfileRegistry:
 
     def of_session(self, profile_id: str) -> AgentProfile:
         """A session's profile; the default one if the session's profile no longer exists."""
-        return self._profiles.get(profile_id) or self.get(self.default_id)
+        return self._profiles.get(profile_id) or self._profiles[self.default_id]
 
     def __contains__(self, profile_id: object) -> bool:
         return profile_id in self._profiles
 
     def ids(self) -> list[str]:
-        return list(self._profiles)
+        """Everyone's profiles (a profile a user made on the page is listed to that user only)."""
+        return [p.id for p in self._profiles.values() if p.owner is None]
+
+    def visible(self, owner: str) -> list[AgentProfile]:
+        """The profiles `owner` may pick: everyone's and their own."""
+        return [p for p in self._profiles.values() if p.visible_to(owner)]
+
+    def usable(self, profile_id: str, owner: str) -> AgentProfile:
+        """`profile_id` if `owner` may use it; else `UnknownProfile` (another's is no profile)."""
+        profile = self._profiles.get(profile_id)
+        if profile is None or not profile.visible_to(owner):
+            raise UnknownProfile(profile_id, [p.id for p in self.visible(owner)])
+        return profile
 
     def all(self) -> list[AgentProfile]:
-        return list(self._profiles.values())
+        """Everyone's profiles (`visible` adds a user's own)."""
+        return [p for p in self._profiles.values() if p.owner is None]
 
     @property
     def default_id(self) -> str:

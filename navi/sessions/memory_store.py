@@ -141,6 +141,7 @@ class InMemorySessionStore(SessionStore):
         for s in found:
             info = s.info()
             info.message_count = len(s.messages)
+            info.text_message_count = sum(1 for m in s.messages if searchable_text(m) is not None)
             infos.append(info)
         return infos
 
@@ -175,6 +176,13 @@ class InMemorySessionStore(SessionStore):
         session = self._find(session_id, None)
         if session is not None:
             session.profile_id = profile_id
+        return session is not None
+
+    async def _set_options(self, session_id: str, owner: str | None, values: dict[str, str | None]) -> bool:
+        session = self._find(session_id, owner)
+        if session is not None:
+            for key, value in values.items():
+                setattr(session, key, value)
         return session is not None
 
     async def _set_feedback(

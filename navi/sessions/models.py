@@ -51,6 +51,9 @@ class SessionInfo(BaseModel):
     pinned: bool = False
     context_token_count: int = 0
     message_count: int = 0
+    # The messages a person wrote or read as text (their own and the answers'): no tool results,
+    # summaries or markers. Filled by `list()` (0 elsewhere).
+    text_message_count: int = 0
     created_at: datetime = Field(default_factory=utcnow)
     last_active: datetime = Field(default_factory=utcnow)
     # Where it sits: the folder it was put in (None: none), archived (left out of the list until
@@ -81,6 +84,8 @@ class Session(SessionInfo):
     # An imported archive's own system prompt: the session's layer of the system prompt, after
     # the persona and the profile's (navi/profiles/persona.py). None for sessions begun here.
     system_prompt: str | None = None
+    # The model picked for this conversation, "backend:model" (None: its profile's).
+    model: str | None = None
 
     def info(self) -> SessionInfo:
         return SessionInfo(**self.model_dump(include=set(SessionInfo.model_fields)))

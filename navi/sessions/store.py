@@ -218,6 +218,19 @@ class SessionStore(ABC):
     async def set_profile(self, session_id: str, profile_id: str) -> bool:
         return self._after(session_id, await self._set_profile(session_id, profile_id))
 
+    async def set_options(self, session_id: str, *, owner: str | None = None, **values: str | None) -> bool:
+        """Set a conversation's own `model` ("backend:model") and/or `system_prompt` (None: none);
+        False when `owner` has no such session."""
+        unknown = set(values) - {"model", "system_prompt"}
+        if unknown:
+            raise ValueError(f"not a session option: {sorted(unknown)}")
+        return self._after(session_id, await self._set_options(session_id, owner, values))
+
+    @abstractmethod
+    async def _set_options(
+        self, session_id: str, owner: str | None, values: dict[str, str | None]
+    ) -> bool: ...
+
     async def set_feedback(
         self, session_id: str, message_id: str, rating: str | None, *, owner: str | None = None
     ) -> bool:

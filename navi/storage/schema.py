@@ -47,6 +47,8 @@ sessions = Table(
     Column("last_active", DateTime(timezone=True), nullable=False),
     # An imported archive's own system prompt, a layer of the session's (migration 0020).
     Column("system_prompt", Text, nullable=True),
+    # The model picked for this conversation, "backend:model" (migration 0035; None: its profile's).
+    Column("model", String(300), nullable=True),
     # Where it sits (migration 0032): a folder's name, archived (hidden from the list), temporary.
     Column("folder", String(100), nullable=True),
     Column("archived", Boolean, nullable=False, default=False),

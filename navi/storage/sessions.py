@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, delete, insert, or_, select, true, update
+from sqlalchemy import Connection, bindparam, case, delete, func, insert, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from navi.llm.messages import Message, utcnow
@@ -34,6 +34,7 @@ from navi.storage.context_cache import ContextCache
 from navi.storage.database import Database
 from navi.storage.feedback import set_feedback
 from navi.storage.schema import (
+    message_search,
     session_archive_parts,
     session_context,
     session_messages,
@@ -116,6 +117,7 @@ def _load(
         custom=parts.pop(CUSTOM_PART, {}),
         analysis=parts,
         system_prompt=row.system_prompt,
+        model=row.model,
     )
 
 
@@ -299,6 +301,7 @@ def _insert(conn: Connection, session: Session) -> None:
             created_at=session.created_at,
             last_active=session.last_active,
             system_prompt=session.system_prompt,
+            model=session.model,
             folder=session.folder,
             archived=session.archived,
             temporary=session.temporary,
@@ -413,7 +416,19 @@ class SqlSessionStore(SessionStore):
         query = rows.owned(select(sessions), owner).order_by(
             sessions.c.pinned.desc(), sessions.c.last_active.desc()
         )
-        return await self.db.read(lambda conn: [_info(row) for row in conn.execute(query)])
+        # What search indexes is what a person reads: the messages with text, per session.
+        texts = select(message_search.c.session_id, func.count()).group_by(message_search.c.session_id)
+        if owner is not None:
+            texts = texts.where(message_search.c.owner == owner)
+
+        def read(conn: Connection) -> list[SessionInfo]:
+            counted: dict[str, int] = {row[0]: row[1] for row in conn.execute(texts)}
+            infos = [_info(row) for row in conn.execute(query)]
+            for info in infos:
+                info.text_message_count = counted.get(info.id, 0)
+            return infos
+
+        return await self.db.read(read)
 
     async def _delete(self, session_id: str, owner: str | None) -> bool:
         query = rows.owned(delete(sessions).where(sessions.c.id == session_id), owner)
@@ -432,6 +447,9 @@ class SqlSessionStore(SessionStore):
 
     async def _set_profile(self, session_id: str, profile_id: str) -> bool:
         return await self._update(session_id, None, profile_id=profile_id)
+
+    async def _set_options(self, session_id: str, owner: str | None, values: dict[str, str | None]) -> bool:
+        return await self._update(session_id, owner, **values)
 
     async def _set_feedback(self, sid: str, mid: str, rating: str | None, owner: str | None) -> bool:
         return is_session_id(sid) and await self.db.write(lambda c: set_feedback(c, sid, mid, rating, owner))

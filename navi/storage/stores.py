@@ -16,6 +16,7 @@ from navi.jobs import InMemoryJobStore, JobStore
 from navi.memory.base import MemoryStore
 from navi.memory.claims import ExtractionClaims, InMemoryExtractionClaims
 from navi.memory.in_memory import InMemoryMemoryStore
+from navi.profiles.custom import InMemoryPreferenceStore, PreferenceStore
 from navi.push import InMemoryPushStore, PushStore
 from navi.push.prefs import InMemoryNotifySettings, NotifySettingsStore
 from navi.push.presence import InMemoryPresence, Presence
@@ -28,6 +29,7 @@ from navi.storage.documents import SqlDocumentStore
 from navi.storage.grants import SqlGrantStore
 from navi.storage.jobs import SqlJobStore
 from navi.storage.memory import Embed, SqlMemoryStore
+from navi.storage.preferences import SqlPreferenceStore
 from navi.storage.presence import SqlNotifySettings, SqlPresence
 from navi.storage.push import SqlPushStore
 from navi.storage.schedules import SqlScheduleStore
@@ -58,6 +60,8 @@ class Stores:
     notify_settings: NotifySettingsStore | None = None
     # Background jobs (docs/jobs.md): claimed by one worker at a time.
     jobs: JobStore | None = None
+    # Custom instructions and the profiles people made on the page (issue 49).
+    preferences: PreferenceStore | None = None
 
 
 def build_stores(
@@ -83,6 +87,7 @@ def build_stores(
             presence=InMemoryPresence(),
             notify_settings=InMemoryNotifySettings(),
             jobs=InMemoryJobStore(),
+            preferences=InMemoryPreferenceStore(),
         )
     sessions = SqlSessionStore(db, files_dir) if sessions is None else sessions
     shared = isinstance(sessions, SqlSessionStore) and sessions.db is db
@@ -99,4 +104,5 @@ def build_stores(
         presence=SqlPresence(db),
         notify_settings=SqlNotifySettings(db),
         jobs=SqlJobStore(db),
+        preferences=SqlPreferenceStore(db),
     )

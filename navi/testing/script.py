@@ -44,6 +44,9 @@ class Reply:
     error_after: int | None = None
     drop_after: int | None = None
     exception: LLMError | None = None
+    # The model the server says answered (Ollama's final object), when not the one asked: a server
+    # or router that served the call with another model.
+    served_model: str | None = None
     # Replace each streamed text piece by the server's clock when it is sent (`<unix time>|`), so a
     # client can measure the delay each chunk picked up (the streaming benchmark).
     stamp: bool = False

@@ -174,7 +174,7 @@ def ollama_lines(
             "done": False,
         }
     yield {
-        "model": model,
+        "model": reply.served_model or model,
         "created_at": _now_iso(),
         "message": {"role": "assistant", "content": ""},
         "done": True,

@@ -51,9 +51,16 @@ def test_edit_runs_a_new_branch_switching_back_shows_the_old_answer_and_a_reload
     expect(answers(page)).to_have_text(["Paris.", "Rome."])
     edited = page.locator("article.msg.user").nth(1)
     expect(edited.locator(".branch-count")).to_have_text("2/2")
+    meter = page.locator("#context-meter")
+    measured = int(meter.get_attribute("aria-valuenow") or 0)  # the turn's whole prompt, as it counted it
+    assert measured > 0
 
     edited.locator("button.branch-prev").click()  # back to the old branch
     expect(bubbles(page)).to_have_text(["Capital of France?", "Capital of Germany?"])
+    # The gauge keeps counting the system message and tools: about the same size, no jump.
+    expect(answers(page)).to_have_text(["Paris.", "Berlin."])  # drawn with the gauge, at once
+    switched = int(meter.get_attribute("aria-valuenow") or 0)
+    assert abs(switched - measured) <= measured * 0.05, (switched, measured)
     expect(answers(page)).to_have_text(["Paris.", "Berlin."])
     expect(page.locator("article.msg.user").nth(1).locator(".branch-count")).to_have_text("1/2")
     sid = session_id(page)

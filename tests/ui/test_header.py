@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from navi.testing.fake_server import FakeModelServer
+from navi.testing.script import ScriptRequest
 from tests.server_helpers import LiveNavi, use_script
-from tests.ui.browser import open_app, reload, send, session_id, wait_idle
+from tests.ui.browser import PHONE, open_app, open_context, reload, send, session_id, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -86,3 +88,90 @@ def test_the_context_gauge_marks_where_compression_starts_and_lists_the_turns(
     reload(page)  # the turns come back from the stored history
     expect(mark).to_be_visible()
     expect(meter).to_have_attribute("title", title)
+
+
+def turn_request(fake: FakeModelServer) -> ScriptRequest:
+    """The latest call of a turn (not naming's)."""
+    return [r for r in fake.requests if "a short title" not in (r.messages[0].content or "")][-1]
+
+
+BIG = "gemma4:26b-a4b-it-q4_K_M"
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_instructions_a_profile_and_a_conversations_model_set_on_the_page(
+    browser: Browser, navi: LiveNavi, fake_server: FakeModelServer, size: str, tmp_path: Path
+) -> None:
+    """Custom instructions and a profile of one's own made in Settings, a conversation's own model
+    and instructions set beside its title: each reaches the model's request, and the header names
+    the model that wrote the answer — on a desktop's screen and a phone's."""
+    use_script(fake_server).turn("Soup it is.", "Encore une soupe.")
+    phone = size == "phone"
+    options = {"viewport": PHONE, "is_mobile": True, "has_touch": True} if phone else {}
+    context, watched = open_context(browser, navi, **options)
+    page = open_app(context.new_page())
+
+    # Settings: "about me", "how to answer", and a profile with its instructions and model.
+    if phone:
+        page.locator("#open-sidebar").click()
+    page.get_by_role("button", name="Settings").click()
+    dialog = page.get_by_role("dialog", name="Settings")
+    dialog.get_by_label("About me").fill("I live in Porto and cook for four.")
+    dialog.get_by_label("How to answer").fill("Metric units, short answers.")
+    dialog.get_by_role("button", name="Save instructions").click()
+    expect(dialog.locator("#settings-status")).to_contain_text("Instructions saved")
+    dialog.get_by_role("button", name="New profile").click()
+    dialog.get_by_label("Name").fill("Cook")
+    dialog.get_by_label("Instructions", exact=True).fill("You are a careful cook.")
+    dialog.get_by_label("Model", exact=True).select_option(f"ollama:{BIG}")
+    expect(dialog.get_by_role("checkbox", name="todo")).to_be_checked()
+    dialog.get_by_role("button", name="Save profile").click()
+    expect(dialog.locator("#custom-profile-list li")).to_have_count(1)
+    expect(dialog.locator("#custom-profile-list")).to_contain_text("Cook")
+    page.screenshot(path=str(tmp_path / f"settings-{size}.png"))
+    dialog.get_by_role("button", name="Close settings").click()
+
+    # The new profile is picked for a new conversation: its prompt and model reach the model.
+    picker = page.locator("#profile-picker")
+    picker.select_option(label="Cook")
+    send(page, "Soup?")
+    expect(page.locator("#messages")).to_contain_text("Soup it is.")
+    wait_idle(page)
+    asked = turn_request(fake_server)
+    system = asked.messages[0].content or ""
+    assert asked.model == BIG and "You are a careful cook." in system
+    assert "I live in Porto and cook for four." in system and "Metric units, short answers." in system
+    model = page.locator("#model-name")
+    expect(model).to_have_text(BIG)
+    expect(model).to_be_visible()
+    expect(picker).to_be_visible()
+    box = picker.bounding_box()  # the picker's name is not cut ("Cook" here; the widest built-in below)
+    assert box is not None and picker.evaluate("(s) => s.scrollWidth <= s.clientWidth + 1"), box
+
+    # This conversation's own model and instructions, beside its title.
+    page.get_by_role("button", name="Model and instructions for this conversation").click()
+    own = page.get_by_role("dialog", name="This conversation")
+    own.get_by_label("Model", exact=True).select_option("ollama:plain:1b")
+    own.get_by_label("Instructions for this conversation").fill("Answer in French.")
+    own.get_by_role("button", name="Save").click()
+    expect(own).to_be_hidden()
+    expect(model).to_have_text("plain:1b")  # picked: the next answer's model
+    send(page, "Again")
+    expect(page.locator("#messages")).to_contain_text("Encore une soupe.")
+    wait_idle(page)
+    asked = turn_request(fake_server)
+    assert asked.model == "plain:1b" and "Answer in French." in (asked.messages[0].content or "")
+    reload(page)
+    expect(model).to_have_text("plain:1b")
+    page.get_by_role("button", name="Model and instructions for this conversation").click()
+    expect(own.get_by_label("Model", exact=True)).to_have_value("ollama:plain:1b")
+    expect(own.get_by_label("Instructions for this conversation")).to_have_value("Answer in French.")
+    page.screenshot(path=str(tmp_path / f"options-{size}.png"))
+    own.get_by_role("button", name="Close").click()
+
+    # The widest built-in profile's name reads whole in the picker.
+    picker.select_option("secretary")
+    expect(picker).to_have_value("secretary")
+    assert picker.evaluate("(s) => s.scrollWidth <= s.clientWidth + 1")
+    context.close()
+    assert watched.errors == [] and watched.foreign == []

@@ -67,9 +67,14 @@ def test_nothing_scrolls_sideways_on_a_phone(
     page.locator("details.tool > summary").tap()
     no_sideways_scroll(page, "the steps opened")
 
+    # The closed list casts no shadow over the chat's left edge; the open one does.
+    shadow = "() => getComputedStyle(document.getElementById('sidebar')).boxShadow"
+    assert page.evaluate(shadow) == "none"
+
     # The list: one action button per row, so the title keeps the row.
     page.get_by_role("button", name="Show conversations").tap()
     page.wait_for_timeout(300)
+    assert page.evaluate(shadow) != "none"
     row = page.locator("#sessions .session").filter(has_text=LONG)
     name = row.locator(".session-name")
     assert name.evaluate("(n) => n.clientWidth") >= 200, "the title should keep most of the row"

@@ -1,17 +1,18 @@
 """Typing while Navi works, in Chromium: Enter queues the message (greyed, editable, cancellable,
-kept over a reload) and it runs after the answer; Alt+Enter steers the running turn's next step."""
+kept over a reload) and it runs after the answer; Alt+Enter (or Steer, on a phone) steers the running
+turn's next step."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
-from tests.server_helpers import use_script
-from tests.ui.browser import open_app, reload, send, wait_idle
+from tests.server_helpers import LiveNavi, use_script
+from tests.ui.browser import PHONE, open_app, open_context, reload, send, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -36,7 +37,9 @@ def test_a_message_typed_while_a_tool_runs_is_queued_and_runs_after(
     queued = page.locator("#queue .queued-msg")
     expect(queued).to_have_count(2)
     expect(queued.locator(".bubble")).to_have_text(["then this", "never mind"])
-    expect(queued.first).to_have_css("opacity", "0.6")  # greyed: it has not run
+    # Greyed (the muted colour, which keeps AA contrast, unlike a faded opacity): it has not run.
+    muted = page.locator("#queue .queue-label").first.evaluate("(n) => getComputedStyle(n).color")
+    expect(queued.first.locator(".bubble")).to_have_css("color", muted)
     expect(box).to_have_value("")
     queued.nth(1).get_by_role("button", name="Cancel").click()
     expect(queued).to_have_count(1)
@@ -55,7 +58,16 @@ def test_a_message_typed_while_a_tool_runs_is_queued_and_runs_after(
 
 
 @pytest.mark.navi(navi_approval_mode="auto", planning_enabled=False)
-def test_alt_enter_steers_the_next_step_of_the_running_turn(page: Page, fake_server: FakeModelServer) -> None:
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_alt_enter_or_steer_steers_the_next_step_of_the_running_turn(
+    browser: Browser, navi: LiveNavi, fake_server: FakeModelServer, size: str
+) -> None:
+    """Alt+Enter on a keyboard, the Steer button on a phone (which has no Alt+Enter)."""
+    phone = size == "phone"
+    context, watched = open_context(
+        browser, navi, **({"viewport": PHONE, "is_mobile": True, "has_touch": True} if phone else {})
+    )
+    page = context.new_page()
     script = use_script(fake_server)
     script.turn(
         Reply(tool_calls=[ScriptedCall("terminal", {"command": "sleep 3"})]),
@@ -65,8 +77,17 @@ def test_alt_enter_steers_the_next_step_of_the_running_turn(page: Page, fake_ser
     send(page, "book a table for Thursday")
     expect(page.locator('details.tool[data-tool="terminal"]')).to_have_count(1)
     box = page.locator("#input")
-    box.fill("Friday, not Thursday")
-    box.press("Alt+Enter")
+    steer = page.get_by_role("button", name="Steer")
+    expect(steer).to_be_visible()  # while the turn runs
+    expect(steer).to_be_disabled()  # nothing typed yet
+    if phone:
+        expect(box).to_have_attribute("placeholder", "Queue a message, or Steer this answer…")
+        box.fill("Friday, not Thursday")
+        steer.tap()
+    else:
+        box.fill("Friday, not Thursday")
+        box.press("Alt+Enter")
+    expect(box).to_have_value("")
     steered = page.locator("article.turn .msg.user.steered")
     expect(steered).to_have_text(re.compile("Friday, not Thursday"), timeout=15_000)
     reload(page, mid_run=True)  # mid-turn: the replay draws the steering message once, in its turn
@@ -80,6 +101,9 @@ def test_alt_enter_steers_the_next_step_of_the_running_turn(page: Page, fake_ser
     assert len(turns) == 2  # one turn: the steering message joined it
     assert turns[1].messages[-1].role == "user" and turns[1].last_user_text == "Friday, not Thursday"
     assert turns[1].messages[-2].role == "tool"  # said after the tool's result, before the answer
+    expect(steer).to_be_hidden()  # the turn is over
+    context.close()
+    assert watched.errors == [] and watched.foreign == []
 
 
 @pytest.mark.navi(navi_approval_mode="auto", planning_enabled=False)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -11,8 +12,9 @@ from playwright.sync_api import Browser, Page, expect
 from navi.api.security import COOKIE
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
-from tests.server_helpers import LiveNavi, use_script
-from tests.ui.browser import open_app, open_context, reload, send, wait_idle, wait_ready
+from tests.server_helpers import LiveNavi, talk, use_script
+from tests.ui.axe import contrast_violations
+from tests.ui.browser import PHONE, open_app, open_context, reload, send, wait_idle, wait_ready
 from tests.ui.test_debug_and_access import contrast
 
 pytestmark = pytest.mark.browser
@@ -123,6 +125,59 @@ def test_the_theme_follows_the_system_until_one_is_picked(browser: Browser, navi
     assert background(page) == WHITE
     context.close()
     assert watched.errors == [] and watched.foreign == []
+
+
+ANSWER = (
+    "Here is the **plan**, with [a link](https://example.org) and `code`:\n\n"
+    "> A quote.\n\n1. Pack\n2. Go\n\n| a | b |\n|---|---|\n| x | y |\n\n```python\nprint('hi')\n```"
+)
+
+
+def test_every_colour_meets_wcag_aa_in_both_themes(
+    browser: Browser, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    """axe-core's colour-contrast rule finds nothing on the page with a conversation (thinking, a tool
+    call, Markdown), with the search's marked hits, and with Settings open — light and dark, on a
+    desktop's screen and a phone's."""
+    use_script(fake_server).turn(
+        Reply(
+            thinking="A list first.", tool_calls=[ScriptedCall("todo", {"action": "set", "tasks": ["Go"]})]
+        ),
+        Reply(text=ANSWER),
+    )
+    sid, _ = talk(navi, "Zeppelin trip", ["Where did we park the zeppelin?"])
+    found: dict[str, list[dict[str, Any]]] = {}
+    phone = {"viewport": PHONE, "is_mobile": True, "has_touch": True}
+    for size, options in (("desktop", {}), ("phone", phone)):
+        # axe is injected as an inline script, which the page's Content-Security-Policy forbids.
+        context, watched = open_context(browser, navi, bypass_csp=True, **options)
+        page = open_app(context.new_page(), f"/#/s/{sid}")
+        expect(page.locator("#messages .markdown table")).to_be_visible()
+        page.evaluate(
+            "() => { for (const d of document.querySelectorAll('#messages details')) d.open = true; }"
+        )
+        expect(page.locator("details.tool").first).to_be_visible()
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            found[f"{size} {scheme} conversation"] = contrast_violations(page)
+        if size == "phone":
+            page.locator("#open-sidebar").click()
+        page.locator("#session-search").fill("zeppelin")
+        expect(page.locator("#sessions .hit-snippet mark").first).to_be_visible()
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            found[f"{size} {scheme} search"] = contrast_violations(page)
+        page.locator("#session-search").fill("")
+        page.get_by_role("button", name="Settings").click()
+        expect(page.get_by_role("dialog", name="Settings")).to_be_visible()
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            found[f"{size} {scheme} settings"] = contrast_violations(page)
+        context.close()
+        assert watched.errors == [] and watched.foreign == []
+    assert len(found) == 12
+    lines = [f"{where}: {v['target']}: {v['summary']}" for where, seen in found.items() for v in seen]
+    assert lines == [], "\n".join(lines)
 
 
 def test_the_model_list_is_shown_with_each_models_state(page: Page, navi: LiveNavi) -> None:

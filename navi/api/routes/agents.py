@@ -6,8 +6,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from navi.api.deps import ConfigDep, OwnerDep, RuntimeDep
+from navi.api.deps import ConfigDep, CurrentUser, OwnerDep, RuntimeDep
+from navi.api.errors import BadRequest, NotFound
+from navi.api.model_choice import check_model
 from navi.api.routing import api_router
+from navi.compose.runtime import Runtime
+from navi.profiles.base import AgentProfile
+from navi.profiles.custom import CustomProfile, Instructions, ProfileSpec, as_profile, new_profile_id
 
 router = api_router(prefix="/agents", tags=["agents"])
 
@@ -23,6 +28,11 @@ class ProfileOut(BaseModel):
     planning_enabled: bool
     tools: list[str]
     scratchpad_sections: list[str]
+    # A profile this user made on the page (editable; PUT and DELETE /agents/profiles/{id}).
+    custom: bool = False
+    # A custom profile's instructions and model choice ("backend:model"; empty: the default), to edit.
+    instructions: str | None = None
+    model_choice: str | None = None
 
 
 class ToolProblem(BaseModel):
@@ -44,25 +54,87 @@ class ToolOut(BaseModel):
     server: str | None = None
 
 
-@router.get("/profiles", response_model=list[ProfileOut], summary="All profiles")
-async def profiles(runtime: RuntimeDep) -> list[ProfileOut]:
-    out = []
-    for p in runtime.profiles.all():
-        out.append(
-            ProfileOut(
-                id=p.id,
-                name=p.name,
-                description=p.description,
-                model=runtime.profiles.model_of(p),
-                llm_backend=runtime.profiles.backend_of(p),
-                temperature=p.temperature,
-                max_iterations=p.max_iterations,
-                planning_enabled=p.planning_enabled,
-                tools=[s.name for s in runtime.agent.tool_specs(p)],
-                scratchpad_sections=list(p.scratchpad_sections),
-            )
+def profile_out(runtime: Runtime, p: AgentProfile) -> ProfileOut:
+    custom = p.owner is not None
+    return ProfileOut(
+        id=p.id,
+        name=p.name,
+        description=p.description,
+        model=runtime.profiles.model_of(p),
+        llm_backend=runtime.profiles.backend_of(p),
+        temperature=p.temperature,
+        max_iterations=p.max_iterations,
+        planning_enabled=p.planning_enabled,
+        tools=[s.name for s in runtime.agent.tool_specs(p)] if not custom else list(p.enabled_tools),
+        scratchpad_sections=list(p.scratchpad_sections),
+        custom=custom,
+        instructions=p.system_prompt if custom else None,
+        model_choice=(f"{p.llm_backend}:{p.model}" if p.model else "") if custom else None,
+    )
+
+
+@router.get("/profiles", response_model=list[ProfileOut], summary="The profiles this user may pick")
+async def profiles(runtime: RuntimeDep, user: CurrentUser) -> list[ProfileOut]:
+    """Everyone's profiles, then the ones this user made on the page (`custom`)."""
+    return [profile_out(runtime, p) for p in runtime.profiles.visible(user)]
+
+
+def _checked(runtime: Runtime, spec: ProfileSpec) -> ProfileSpec:
+    unknown = [t for t in spec.tools if t not in runtime.tools.names()]
+    if unknown:
+        raise BadRequest(f"no such tool: {', '.join(unknown[:5])} (GET /agents/tools lists them)")
+    if spec.model:
+        check_model(runtime.backends, spec.model)
+    return spec.model_copy(update={"name": spec.name.strip(), "tools": list(dict.fromkeys(spec.tools))})
+
+
+def _own(runtime: Runtime, profile_id: str, user: str) -> AgentProfile:
+    profile = runtime.profiles.of_session(profile_id) if profile_id in runtime.profiles else None
+    if profile is None or profile.id != profile_id or profile.owner != user:
+        raise NotFound(
+            f"no profile of yours {profile_id[:64]!r} (only profiles made on the page can be changed)"
         )
-    return out
+    return profile
+
+
+@router.post("/profiles", status_code=201, response_model=ProfileOut, summary="Make a profile of your own")
+async def create_profile(spec: ProfileSpec, runtime: RuntimeDep, user: CurrentUser) -> ProfileOut:
+    custom = CustomProfile(id=new_profile_id(), owner=user, spec=_checked(runtime, spec))
+    await runtime.preferences.put_profile(custom)
+    runtime.profiles.register(as_profile(custom))
+    return profile_out(runtime, runtime.profiles.get(custom.id))
+
+
+@router.put("/profiles/{profile_id}", response_model=ProfileOut, summary="Change a profile you made")
+async def update_profile(
+    profile_id: str, spec: ProfileSpec, runtime: RuntimeDep, user: CurrentUser
+) -> ProfileOut:
+    _own(runtime, profile_id, user)
+    custom = CustomProfile(id=profile_id, owner=user, spec=_checked(runtime, spec))
+    await runtime.preferences.put_profile(custom)
+    runtime.profiles.register(as_profile(custom))
+    return profile_out(runtime, runtime.profiles.get(custom.id))
+
+
+@router.delete("/profiles/{profile_id}", status_code=204, summary="Delete a profile you made")
+async def delete_profile(profile_id: str, runtime: RuntimeDep, user: CurrentUser) -> None:
+    """Its conversations go on in the default profile."""
+    _own(runtime, profile_id, user)
+    await runtime.preferences.delete_profile(profile_id, user)
+    runtime.profiles.unregister(profile_id)
+
+
+@router.get("/instructions", response_model=Instructions, summary="Your custom instructions")
+async def get_instructions(runtime: RuntimeDep, user: CurrentUser) -> Instructions:
+    return await runtime.preferences.instructions(user)
+
+
+@router.put("/instructions", response_model=Instructions, summary="Set your custom instructions")
+async def set_instructions(body: Instructions, runtime: RuntimeDep, user: CurrentUser) -> Instructions:
+    """ "About me" and "how to answer": part of the system prompt of every conversation of yours, after
+    the profile's instructions (the same text on every call, so the prompt cache keeps it)."""
+    await runtime.preferences.set_instructions(user, body)
+    return body
 
 
 @router.get("/tools", response_model=list[ToolOut], summary="All registered tools, built-in and user")

@@ -1,5 +1,6 @@
 """Whether the default profile's model server answers and has its model: the page's status light;
-and the model list (`GET /models`, docs/models.md), each endpoint with its state.
+and the model list (`GET /models`, docs/models.md), each endpoint with its state, and the models a
+conversation or profile may pick.
 
 Every open page polls this, so each question to the model server is bounded by a short timeout (a
 server that hangs must not hold the request) and the answer is kept for a few seconds; concurrent
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 
 from navi import redact
 from navi.api.deps import CurrentUser, RuntimeDep
+from navi.api.model_choice import ModelChoice, available_models
 from navi.api.routing import api_router
 from navi.llm.backends import kind_of
 from navi.llm.base import LLMBackend, model_listed
@@ -173,6 +175,9 @@ class ModelList(BaseModel):
     chains: dict[str, list[str]]  # "default" and profile ids
     side: str  # the endpoint side calls try first ("": none)
     from_file: bool  # False: no MODELS_FILE, `.env`'s one model
+    # The models a conversation or profile may pick ("backend:model"): what the servers in use list,
+    # the profiles' models and the model list's endpoints (navi/api/model_choice.py).
+    choices: list[ModelChoice] = []
 
 
 def model_list(profiles: ProfileRegistry, backends: BackendRegistry) -> tuple[list[ModelEndpoint], Any]:
@@ -189,11 +194,23 @@ def model_list(profiles: ProfileRegistry, backends: BackendRegistry) -> tuple[li
     return [default], None
 
 
-@router.get("", response_model=ModelList, summary="The model list, each endpoint with its state")
+@router.get(
+    "",
+    response_model=ModelList,
+    summary="The model list, each endpoint with its state, and the models to pick",
+)
 async def list_models(runtime: RuntimeDep, user: CurrentUser, check: bool = True) -> ModelList:
     """Every endpoint (`check`: asked about its state, each question bounded), the chains, the
-    side model, and which endpoints the circuit breaker skips. Server addresses: the owner's only."""
-    return await report(runtime.profiles, runtime.backends, owner=user == DEFAULT_OWNER, check=check)
+    side model, and which endpoints the circuit breaker skips. Server addresses: the owner's only.
+    `choices`: the models a conversation or profile may use — what the servers in use list (each
+    asked within a few seconds; one that does not answer lists nothing), every profile's model and
+    every endpoint's."""
+    listed, choices = await asyncio.gather(
+        report(runtime.profiles, runtime.backends, owner=user == DEFAULT_OWNER, check=check),
+        available_models(runtime.backends, runtime.profiles),
+    )
+    listed.choices = choices
+    return listed
 
 
 async def report(

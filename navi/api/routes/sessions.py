@@ -1,5 +1,5 @@
-"""Session resources: create, list, read, rename, pin, delete, context, planning, archives (with
-their analytics), windows."""
+"""Session resources: create, list, read, rename, pin, delete, context, planning, archives, windows
+(their analytics: analysis.py)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Body, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, Field
 
-from navi.agent.analysis import AnalysisAsk
 from navi.api.deps import ConfigDep, CurrentUser, OwnedSessionId, RunsDep, RuntimeDep, SessionDep
 from navi.api.errors import BadRequest
+from navi.api.model_choice import check_model
 from navi.api.routing import api_router
 from navi.api.turns import new_session
 from navi.archive.markdown import conversation_markdown, export_filename, title_of
 from navi.files.pdf import markdown_pdf
 from navi.llm.messages import Message
-from navi.profiles.registry import UnknownProfile
+from navi.profiles.custom import MAX_PROFILE_PROMPT
 from navi.sessions import shown
 from navi.sessions.archive import parse_archive, settle_profile
 from navi.sessions.foreign import bring_in, parse_any, parse_export
@@ -63,6 +63,10 @@ class SessionDetail(SessionListItem):
     compress_at_tokens: int | None = None
     # The leaf the next turn appends below (None: no message yet, or a new first message is next).
     active_leaf: str | None = None
+    # The model picked for this conversation, "backend:model" (None: its profile's).
+    model: str | None = None
+    # This conversation's own instructions, a layer of its system prompt (None: none).
+    system_prompt: str | None = None
 
 
 ContextKind = Literal["stored", "model"]
@@ -83,6 +87,14 @@ class Pin(BaseModel):
 class Update(BaseModel):
     name: str | None = Field(None, max_length=200, description="New name; empty or null clears it")
     profile_id: str | None = None
+    model: str | None = Field(
+        None,
+        max_length=300,
+        description="This conversation's model, \"backend:model\" (GET /models); empty: its profile's",
+    )
+    system_prompt: str | None = Field(
+        None, max_length=MAX_PROFILE_PROMPT, description="This conversation's own instructions; empty: none"
+    )
     folder: str | None = Field(
         None, max_length=100, description="Put it in this folder (a name); empty or null: in none"
     )
@@ -113,30 +125,6 @@ class ImportedExport(BaseModel):
     source: str | None = None
 
 
-Criterion = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
-
-
-class AnalysisRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")  # {"fact": true} is a mistake to report, not to ignore
-
-    summary: bool = Field(False, description="Summarise the whole conversation")
-    focus: str | None = Field(None, max_length=500, description="What the summary should give most room to")
-    assessment: bool = Field(False, description="Judge the conversation's quality")
-    criteria: list[Criterion] | None = Field(
-        None, max_length=12, description="What the assessment judges (default: clarity, coherence, …)"
-    )
-    facts: bool = Field(False, description="Extract facts as subject–predicate–object triples")
-
-
-class Analysis(BaseModel):
-    """A session's archive analytics, shaped as in session-archive/v1; null: not generated (yet)."""
-
-    session_id: str
-    summary: dict[str, Any] | None = None
-    assessment: dict[str, Any] | None = None
-    facts: dict[str, Any] | None = None
-
-
 class Window(BaseModel):
     messages: list[Message]
     total: int
@@ -152,8 +140,7 @@ async def create_session(
 ) -> Created:
     body = body or CreateSession()
     profile_id = body.profile_id or runtime.profiles.default_id
-    if profile_id not in runtime.profiles:
-        raise UnknownProfile(profile_id, runtime.profiles.ids())
+    runtime.profiles.usable(profile_id, user)
     session = await new_session(runtime, profile_id, user, name=body.name or None, temporary=body.temporary)
     return Created(
         session_id=session.id,
@@ -201,7 +188,8 @@ async def get_session(
         raise SessionNotFound(session_id)
     # The window the session's next turn gets: the same service the engine asks (stream_end).
     window = await runtime.agent.windows.for_profile(
-        runtime.profiles.of_session(session.profile_id), wait=WINDOW_LOOKUP_SECONDS
+        runtime.profiles.of_session(session.profile_id).for_session(None, session.model),
+        wait=WINDOW_LOOKUP_SECONDS,
     )
     return SessionDetail(
         **session.info().model_dump(exclude={"message_count"}),
@@ -212,6 +200,8 @@ async def get_session(
         active_leaf=session.active_leaf or None,
         max_context_tokens=window,
         compress_at_tokens=runtime.agent.compressor.starts_at(window),
+        model=session.model,
+        system_prompt=session.system_prompt,
     )
 
 
@@ -228,7 +218,7 @@ async def get_context(
         ),
     ] = "stored",
 ) -> ContextView:
-    profile = runtime.profiles.of_session(session.profile_id).for_session(session.system_prompt)
+    profile = await runtime.agent.session_profile(session)
     memory = await runtime.memory.get_summary(owner=session.owner)
     built = runtime.agent.model_view(profile, session.context, memory, owner=session.owner)
     return ContextView(
@@ -253,16 +243,27 @@ async def pin_session(session_id: str, body: Pin, runtime: RuntimeDep, user: Cur
 
 
 @router.patch(
-    "/{session_id}", response_model=SessionListItem, summary="Rename a session or change its profile"
+    "/{session_id}",
+    response_model=SessionListItem,
+    summary="Rename a session, change its profile or model, or give it its own instructions",
 )
 async def update_session(
     session_id: OwnedSessionId, body: Update, runtime: RuntimeDep, runs: RunsDep, user: CurrentUser
 ) -> SessionListItem:
+    options = {
+        k: (getattr(body, k) or "").strip() or None
+        for k in ("model", "system_prompt")
+        if getattr(body, k) is not None
+    }
     placing = "folder" in body.model_fields_set or body.archived is not None
-    if "name" not in body.model_fields_set and body.profile_id is None and not placing:
-        raise BadRequest("send `name`, `profile_id`, `folder` and/or `archived`")
-    if body.profile_id is not None and body.profile_id not in runtime.profiles:
-        raise UnknownProfile(body.profile_id, runtime.profiles.ids())
+    if "name" not in body.model_fields_set and body.profile_id is None and not options and not placing:
+        raise BadRequest("send `name`, `profile_id`, `model`, `system_prompt`, `folder` and/or `archived`")
+    if body.profile_id is not None:
+        runtime.profiles.usable(body.profile_id, user)
+    if options.get("model"):
+        check_model(runtime.backends, options["model"] or "")
+    if options and not await runtime.sessions.set_options(session_id, owner=user, **options):
+        raise SessionNotFound(session_id)
     if "name" in body.model_fields_set:
         name = (body.name or "").strip() or None
         if not await runtime.sessions.set_name(session_id, name, owner=user):
@@ -427,37 +428,6 @@ async def _import_export(
         ],
         skipped=len(report.skipped),
     )
-
-
-@router.post(
-    "/{session_id}/analysis",
-    response_model=Analysis,
-    summary="Generate archive analytics through the session's model, and keep them",
-)
-async def analyse_session(body: AnalysisRequest, session: SessionDep, runtime: RuntimeDep) -> Analysis:
-    """Waits for the model (each call bounded by LLM_MAX_TOKENS_ANALYSIS and the call timeouts).
-    A failure stores nothing: 502 with the model's error code, or `analysis_failed` when its answer
-    could not be used twice in a row."""
-    focus = " ".join((body.focus or "").split()) or None
-    if focus and not body.summary:
-        raise BadRequest("`focus` steers the summary: ask for `summary` too")
-    if body.criteria and not body.assessment:
-        raise BadRequest("`criteria` steer the assessment: ask for `assessment` too")
-    if not (body.summary or body.assessment or body.facts):
-        raise BadRequest("ask for at least one of `summary`, `assessment`, `facts`")
-    ask = AnalysisAsk(
-        summary=body.summary,
-        focus=focus,
-        assessment=body.assessment,
-        criteria=tuple(dict.fromkeys(body.criteria or ())),
-        facts=body.facts,
-    )
-    return Analysis(session_id=session.id, **await runtime.analyse(session, ask))
-
-
-@router.get("/{session_id}/analysis", response_model=Analysis, summary="A session's archive analytics")
-async def get_analysis(session: SessionDep) -> Analysis:
-    return Analysis(session_id=session.id, **session.analysis)
 
 
 @router.get("/{session_id}/messages", response_model=Window, summary="A window of the display history")

@@ -25,7 +25,7 @@ from navi.cli.chat.keys import TypeAhead, turn_keys
 from navi.cli.chat.question import Question
 from navi.cli.chat.sources import Source, sources_of
 from navi.cli.chat.sources import render as render_sources
-from navi.cli.chat.turn import NO_CONTEXT, Context, LiveTurn, context_of, gauge
+from navi.cli.chat.turn import NO_CONTEXT, Context, LiveTurn, context_of, gauge, gauge_short
 from navi.cli.remote import Remote, RemoteError
 from navi.protocol import FileRef
 
@@ -89,10 +89,27 @@ class Chat:
         return str(self.session.get("name") or "untitled conversation")
 
     def toolbar(self) -> str:
+        """The bar under the prompt. In a narrow terminal (80 columns) the gauge says its share only
+        and a long title is cut, so the bar still reads whole rather than cut mid-figure."""
+        width = shutil.get_terminal_size().columns
+        for g in (gauge(*self.context), gauge_short(*self.context)):
+            bar = " " + " · ".join(self._bar_parts(g))
+            if len(bar) < width:
+                break
+        if len(bar) >= width:
+            bar = bar[: max(1, width - 2)] + "…"
+        hint = "Esc Enter: new line · /help"
+        return (
+            bar + " " * max(3, width - len(bar) - len(hint) - 1) + hint
+            if len(bar) + len(hint) + 4 <= width
+            else bar
+        )
+
+    def _bar_parts(self, context_gauge: str) -> list[str]:
         profile = self.session["profile_id"] if self.session else self.profile_id
         parts = [p for p in (self.title(), self.profile_name(profile)) if p]
-        if g := gauge(*self.context):
-            parts.append(g)
+        if context_gauge:
+            parts.append(context_gauge)
         if self.images or self.files:
             parts.append(f"📎 {len(self.images) + len(self.files)} attached")
         if self.conn is not None and self.conn.state == "reconnecting":
@@ -101,14 +118,7 @@ class Chat:
             parts.append("a reply is running in another window")
         if self.scheduled:
             parts.append(self.scheduled)
-        bar = " " + " · ".join(parts)
-        hint = "Esc Enter: new line · /help"
-        width = shutil.get_terminal_size().columns
-        return (
-            bar + " " * max(3, width - len(bar) - len(hint) - 1) + hint
-            if len(bar) + len(hint) + 4 <= width
-            else bar
-        )
+        return parts
 
     # --- sessions -------------------------------------------------------------------------------
 

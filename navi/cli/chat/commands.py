@@ -9,6 +9,7 @@ import shlex
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from rich.style import Style
@@ -70,10 +71,14 @@ def _ago(stamp: str | None) -> str:
     return "just now"
 
 
-def describe(session: dict[str, object]) -> str:
+def said(session: dict[str, Any]) -> int:
+    """The messages a person wrote or read (no tool results); older servers count every message."""
+    return int(session.get("text_message_count", session.get("message_count", 0)) or 0)
+
+
+def describe(session: dict[str, Any]) -> str:
     name = session.get("name") or "untitled"
-    count = session.get("message_count", 0)
-    return f"“{name}” ({count} messages, {_ago(str(session.get('last_active') or ''))})"
+    return f"“{name}” ({said(session)} messages, {_ago(str(session.get('last_active') or ''))})"
 
 
 async def cmd_new(chat: Chat, arg: str) -> bool:
@@ -90,7 +95,7 @@ async def cmd_sessions(chat: Chat, arg: str) -> bool:
     for n, s in enumerate(listed[:30], 1):
         line = Text(f"{'*' if s['id'] == chat.session_id else ' '}{n:>3}  ", style="bold")
         line.append(f"{s['id'][:8]}  ", style="cyan")
-        line.append(f"{_ago(s.get('last_active')):>11}  {s.get('message_count', 0):>4} msgs  ", style="dim")
+        line.append(f"{_ago(s.get('last_active')):>11}  {said(s):>4} msgs  ", style="dim")
         line.append(f"{s.get('profile_id', ''):<13} {s.get('name') or 'untitled'}")
         if s.get("active"):
             line.append("  (answering)", style="yellow")

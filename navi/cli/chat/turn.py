@@ -80,6 +80,14 @@ def gauge(
     return text
 
 
+def gauge_short(tokens: int, limit: int, compress_at: int | None = None, turn: object = None) -> str:
+    """The gauge for a narrow terminal: how full the window is, and where compression starts."""
+    if not tokens or not limit:
+        return ""
+    text = f"context {min(1.0, tokens / limit):.0%}"
+    return text + (f" (summary at {min(1.0, compress_at / limit):.0%})" if compress_at else "")
+
+
 class Lines:
     """Rendered lines, as a renderable (the live region's crop, the stable part of a text)."""
 

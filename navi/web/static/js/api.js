@@ -65,6 +65,12 @@ export const api = {
   place: (id, changes) => request("PATCH", `/sessions/${id}`, changes),
   rename: (id, name) => request("PATCH", `/sessions/${id}`, { name }),
   setProfile: (id, profileId) => request("PATCH", `/sessions/${id}`, { profile_id: profileId }),
+  setOptions: (id, options) => request("PATCH", `/sessions/${id}`, options), // model, system_prompt
+  instructions: () => request("GET", "/agents/instructions"),
+  setInstructions: (body) => request("PUT", "/agents/instructions", body),
+  createProfile: (spec) => request("POST", "/agents/profiles", spec),
+  updateProfile: (id, spec) => request("PUT", `/agents/profiles/${encodeURIComponent(id)}`, spec),
+  deleteProfile: (id) => request("DELETE", `/agents/profiles/${encodeURIComponent(id)}`, undefined, { raw: true }),
   pin: (id, pinned) => request("PATCH", `/sessions/${id}/pin`, { pinned }),
   remove: (id) => request("DELETE", `/sessions/${id}`),
   rate: (id, messageId, rating) => request("PUT", `/sessions/${id}/messages/${encodeURIComponent(messageId)}/feedback`, { rating }),
@@ -103,7 +109,8 @@ export const api = {
   modelStatus: () => request("GET", "/models/status"),
   health: () => request("GET", "/health"),
   remembered: () => request("GET", "/approvals/remembered"),
-  models: () => request("GET", "/models"),
+  // The model list (each endpoint's state unless `check` is false) and `choices`, the models to pick.
+  models: ({ check = true } = {}) => request("GET", check ? "/models" : "/models?check=false"),
   forget: (tool, program) =>
     request("DELETE", `/approvals/remembered/${encodeURIComponent(tool)}${program ? `?program=${encodeURIComponent(program)}` : ""}`),
   logout: () => request("POST", "/logout", undefined, { raw: true }),

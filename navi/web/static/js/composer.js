@@ -50,6 +50,9 @@ export class Composer {
       }
     });
     stop.addEventListener("click", () => this.onStop());
+    // Steering without a keyboard (a phone has no Alt+Enter): the button beside Stop while a turn runs.
+    this.steer = form.querySelector("#steer");
+    this.steer.addEventListener("click", () => this.submit("steer"));
     document.addEventListener("keydown", (event) => {
       // Shift+Esc focuses the box. An Escape that closes something (the phone's list, a dialog)
       // only closes it: it never also stops the run.
@@ -88,8 +91,11 @@ export class Composer {
     this.running = running;
     // While a turn runs the box stays open: what is typed waits in the queue (Enter) or steers the
     // turn (Alt+Enter).
-    this.input.placeholder = running ? "Queue a message (Enter) · steer this answer (Alt+Enter)…" : "Message Navi…";
+    const touch = window.matchMedia("(pointer: coarse)").matches;
+    this.input.placeholder = !running ? "Message Navi…"
+      : touch ? "Queue a message, or Steer this answer…" : "Queue a message (Enter) · steer this answer (Alt+Enter)…";
     this.send.hidden = running;
+    this.steer.hidden = !running;
     this.stop.hidden = !running;
     this.fileInput.disabled = running;
     this.updateSend();
@@ -99,6 +105,7 @@ export class Composer {
   updateSend() {
     const empty = !this.input.value.trim() && !this.images.length && !this.files.length;
     this.send.disabled = this.running || this.uploads > 0 || empty;
+    this.steer.disabled = !this.running || this.uploads > 0 || empty;
   }
 
   async add(files) {

@@ -24,6 +24,7 @@ import { Notifier } from "/static/js/notify.js";
 import { ProfilePicker } from "/static/js/profile.js";
 import { SchedulesPanel } from "/static/js/schedules.js";
 import { SettingsPanel } from "/static/js/settings.js";
+import { ConversationOptions } from "/static/js/preferences.js";
 import { installShortcuts } from "/static/js/shortcuts.js";
 import { QueueView, steeredMessage } from "/static/js/queue.js";
 import { StatusLight } from "/static/js/status.js";
@@ -189,6 +190,16 @@ const settings = new SettingsPanel({
   dialog: $("settings"),
   openButton: $("open-settings"),
   closeButton: $("close-settings"),
+  onProfilesChanged: () => loadProfiles().catch(() => {}),
+});
+
+const conversationOptions = new ConversationOptions({
+  dialog: $("conversation-options"),
+  openButton: $("open-conversation-options"),
+  closeButton: $("close-conversation-options"),
+  currentSession: () => state.session,
+  defaultModel: () => picker.profileModel(),
+  onSaved: (fields) => { if (state.session) setHeader({ ...state.session, ...fields }); },
 });
 
 const composer = new Composer({
@@ -258,7 +269,8 @@ function setHeader(session) {
   $("session-title").textContent = title;
   $("temporary-badge").hidden = !session?.temporary;
   document.title = session ? `${title} · Navi` : "Navi";
-  picker.show(session?.profile_id); // a draft shows the profile it will be created with
+  picker.show(session?.profile_id, session); // a draft shows the profile it will be created with
+  conversationOptions.setSession(session);
   document.querySelector(".debug-link").href = session ? `/debug?session=${session.id}` : "/debug";
 }
 
@@ -403,6 +415,7 @@ async function openSession(id, { fresh = false } = {}) {
   $("empty-state").hidden = true;
   $("messages").hidden = false;
   turnsFrom(messages);
+  picker.answeredBy(messages.findLast((m) => m.role === "assistant" && m.metadata?.model)?.metadata.model);
   setMeter(session.context_token_count, session.max_context_tokens, session.compress_at_tokens);
   citations.setSession(id);
   if (session.active) {
@@ -798,6 +811,7 @@ function handleFrame(frame) {
       if (!state.continuing) conversation.answerActions(liveTurn(), frame.message_id); // a continued answer has them
       if (frame.finish_reason === "length") conversation.offerContinue(liveTurn(), frame.message_id);
       light.turnAnswered();
+      picker.answeredBy(frame.model);
       addTurn(frame.usage);
       setMeter(frame.context_tokens, frame.max_context_tokens, frame.compress_at_tokens);
       endTurn();
@@ -975,7 +989,7 @@ async function loadProfiles() {
   const profiles = await api.profiles();
   sidebar.setProfiles(profiles);
   picker.setProfiles(profiles);
-  picker.show(picker.shown); // the header names the profile and its model again
+  picker.show(state.session?.profile_id || picker.shown, state.session); // the header names the profile and its model again
 }
 
 // Navi back after being away (restarted, or not running when the page opened from the installed

@@ -34,16 +34,40 @@ export class ProfilePicker {
     return this.profiles.some((p) => p.id === kept) ? kept : this.profiles[0]?.id || "";
   }
 
-  show(profileId) {
+  // The header names the model: the one that wrote the conversation's latest answer (`answeredBy`),
+  // else the one picked for the conversation (`session.model`, "backend:model"), else the profile's.
+  show(profileId, session = null) {
     const id = profileId || this.draft;
     if (id && ![...this.select.options].some((o) => o.value === id)) {
       this.select.append(el("option", { value: id, text: id })); // a profile this page was not told of
     }
     this.select.value = id;
     this.shown = id;
-    const profile = this.profiles.find((p) => p.id === id);
-    this.modelName.textContent = profile?.model || "";
-    this.modelName.title = profile ? `The model that answers: ${profile.model} (${profile.llm_backend})` : "";
+    if ((session?.id || null) !== this.sessionId || (session?.model || null) !== this.picked) this.answered = "";
+    this.sessionId = session?.id || null;
+    this.picked = session?.model || null;
+    this.drawModel();
+  }
+
+  profileModel() {
+    return this.profiles.find((p) => p.id === this.shown)?.model || "";
+  }
+
+  answeredBy(model) {
+    this.answered = model || "";
+    this.drawModel();
+  }
+
+  drawModel() {
+    const profile = this.profiles.find((p) => p.id === this.shown);
+    const [backend, ...rest] = (this.picked || "").split(":");
+    const picked = rest.join(":");
+    const model = this.answered || picked || profile?.model || "";
+    this.modelName.textContent = model;
+    const via = picked ? backend : profile?.llm_backend;
+    this.modelName.title = !model ? ""
+      : this.answered ? `The model that wrote the latest answer: ${model}`
+      : `The model that answers: ${model}${via ? ` (${via})` : ""}${picked ? ", picked for this conversation" : ""}`;
   }
 
   async changed() {

@@ -1,11 +1,13 @@
 // The settings panel (a modal dialog): the theme (this browser's), which notifications Navi sends
 // and quiet hours (GET/PUT /push/settings, the user's on every device; saved on each change), the
 // remembered "Always" answers (GET /approvals/remembered, each forgotten with DELETE: those calls
-// ask again), the model list with each model's state (GET /models, read-only) and signing out
+// ask again), custom instructions and the user's own profiles (preferences.js), the model list
+// with each model's state (GET /models, read-only) and signing out
 // (POST /logout revokes this browser's sign-in).
 
 import { api } from "/static/js/api.js";
 import { el, relativeTime } from "/static/js/dom.js";
+import { InstructionsForm, ProfileEditor } from "/static/js/preferences.js";
 
 const THEME = "navi.theme";
 const KINDS = ["answers", "approvals", "reminders", "jobs", "notes"];
@@ -16,7 +18,7 @@ export function applyTheme(theme) {
 }
 
 export class SettingsPanel {
-  constructor({ dialog, openButton, closeButton }) {
+  constructor({ dialog, openButton, closeButton, onProfilesChanged }) {
     this.dialog = dialog;
     this.opener = openButton;
     this.list = dialog.querySelector("#remembered-list");
@@ -31,6 +33,9 @@ export class SettingsPanel {
     dialog.querySelector("#sign-out").addEventListener("click", () => this.signOut());
     this.notify = dialog.querySelector("#notify-settings");
     this.notify.addEventListener("change", () => this.saveNotify());
+    const say = (message, kind) => this.say(message, kind);
+    this.instructions = new InstructionsForm({ form: dialog.querySelector("#instructions-form"), say });
+    this.profiles = new ProfileEditor({ root: dialog, say, onChanged: onProfilesChanged });
     this.models = dialog.querySelector("#models-list");
     this.chains = dialog.querySelector("#models-chains");
   }
@@ -105,6 +110,8 @@ export class SettingsPanel {
 
   async load() {
     this.loadNotify();
+    this.instructions.load();
+    this.profiles.load();
     this.loadModels();
     let remembered;
     try {

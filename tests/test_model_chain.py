@@ -5,7 +5,7 @@ side calls, a prompt larger than a window, an image — against real HTTP on fak
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import pytest
@@ -27,23 +27,6 @@ from navi.testing.script import Reply
 BIG = "gemma4:26b-a4b-it-q4_K_M"
 SMALL = "gemma4:e2b-it-q8_0"
 TEXT_ONLY = "plain:1b"  # no vision, a window of 8,192
-
-
-@pytest.fixture(scope="module")
-def second_server() -> Iterator[FakeModelServer]:
-    """Another model server, for the endpoints after the first."""
-    server = FakeModelServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def other(second_server: FakeModelServer) -> Iterator[FakeModelServer]:
-    second_server.reset()
-    yield second_server
-    second_server.reset()
 
 
 class Clock:

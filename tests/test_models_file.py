@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,22 +40,6 @@ runner = CliRunner()
 
 BIG = "gemma4:26b-a4b-it-q4_K_M"
 SMALL = "gemma4:e2b-it-q8_0"
-
-
-@pytest.fixture(scope="module")
-def second_server() -> Iterator[FakeModelServer]:
-    server = FakeModelServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def other(second_server: FakeModelServer) -> Iterator[FakeModelServer]:
-    second_server.reset()
-    yield second_server
-    second_server.reset()
 
 
 def models_file(tmp_path: Path, first: FakeModelServer, second: FakeModelServer, extra: str = "") -> Path:

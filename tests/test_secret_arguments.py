@@ -76,21 +76,27 @@ class CarelessVault(Vault):
         return await super().secret_arguments(params)
 
 
-async def test_a_call_after_another_of_its_tool_in_one_reply_is_hidden_for_the_worst_case(
-    tmp_path: Path,
-) -> None:
+async def arm_then_enter(tmp_path: Path, vault: Vault, answer: str) -> tuple[Any, Any, list[Any]]:
+    """One turn in which the model arms `vault` and enters the PIN in the same reply, then says
+    `answer`: the runtime, the session and the turn's events."""
     rt, _backend, script = await scripted_runtime(tmp_path, planning_enabled=False)
-    vault = Vault()
     rt.tools.register(vault, builtin=True)
     arm, enter = (
         ScriptedCall("vault", {"action": "arm"}),
         ScriptedCall("vault", {"action": "enter", "pin": "8472"}),
     )
     script.turn(Reply(tool_calls=[arm, enter]))
-    script.turn("Opened.")
+    script.turn(answer)
     rt.profiles.register(VAULTED)
     session = await rt.sessions.create("vaulted")
-    events = await collect(rt.agent.run_stream(session.id, "open the vault"))
+    return rt, session, await collect(rt.agent.run_stream(session.id, "open the vault"))
+
+
+async def test_a_call_after_another_of_its_tool_in_one_reply_is_hidden_for_the_worst_case(
+    tmp_path: Path,
+) -> None:
+    vault = Vault()
+    rt, session, events = await arm_then_enter(tmp_path, vault, "Opened.")
     assert vault.entered == ["8472"]
     stored = await rt.sessions.get(session.id)
     assert stored is not None
@@ -101,18 +107,8 @@ async def test_a_call_after_another_of_its_tool_in_one_reply_is_hidden_for_the_w
 
 
 async def test_a_call_made_secret_by_an_earlier_call_of_its_batch_is_not_run(tmp_path: Path) -> None:
-    rt, _backend, script = await scripted_runtime(tmp_path, planning_enabled=False)
     vault = CarelessVault()
-    rt.tools.register(vault, builtin=True)
-    arm, enter = (
-        ScriptedCall("vault", {"action": "arm"}),
-        ScriptedCall("vault", {"action": "enter", "pin": "8472"}),
-    )
-    script.turn(Reply(tool_calls=[arm, enter]))
-    script.turn("It did not open.")
-    rt.profiles.register(VAULTED)
-    session = await rt.sessions.create("vaulted")
-    events = await collect(rt.agent.run_stream(session.id, "open the vault"))
+    rt, _session, events = await arm_then_enter(tmp_path, vault, "It did not open.")
     done = [e for e in events if isinstance(e, ToolEvent)]
     assert [d.success for d in done] == [True, False]
     assert done[1].result.startswith("Error: not run: pin would go into a secret field")

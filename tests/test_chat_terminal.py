@@ -81,7 +81,9 @@ def test_a_conversation_in_the_terminal(tmp_path: Path, fake_server: FakeModelSe
             assert "allowed" in screen
             assert re.search(r"✓ terminal +command=echo approved-run +→ approved-run", screen)
 
-            # Ctrl-C at the prompt: a hint, then quit.
+            # Ctrl-C at the prompt (once it is drawn: CI sent it as the reply's last words came, and
+            # the key went to the ending turn): a hint, then quit.
+            term.wait_for_prompt(after="The command printed approved-run.")
             term.send("C-c")
             term.wait_for("(Ctrl-C again, or Ctrl-D, quits)")
             term.send("C-c")

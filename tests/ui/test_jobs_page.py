@@ -6,6 +6,7 @@ sources read; the report comes back with its Markdown and PDF files, downloaded 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -85,11 +86,14 @@ def test_research_beside_send_its_progress_and_its_report_files(
 ) -> None:
     script = use_script(fake_server)
     played = research_responder(script)
+    writing = threading.Event()
 
     def respond(request: ScriptRequest) -> Reply | str:
         answer = played(request)
         if request.system_text.startswith("You write a research report") and isinstance(answer, str):
-            return Reply(text=answer, first_delay=2.0)  # long enough to see the panel say so
+            # Held after its first words until the panel was seen saying so (a fixed delay was
+            # too short on a loaded machine: CI saw the job done before the panel drew the phase).
+            return Reply(text=answer, chunk_chars=40, hold=writing, wait_after=1)
         return answer
 
     script.responder = respond
@@ -109,6 +113,7 @@ def test_research_beside_send_its_progress_and_its_report_files(
     expect(row.locator(".job-detail")).to_have_text(
         "researching: writing the report from 4 sources", timeout=30_000
     )
+    writing.set()
     expect(row.locator(".job-plan li")).to_have_text(["Kestrel 7 battery range", "Kestrel 7 weight"])
     expect(row.locator(".job-sources")).to_have_text("4 sources read")
     expect(row).to_have_attribute("data-state", "done", timeout=30_000)

@@ -32,13 +32,17 @@ export class JobsPanel {
   }
 
   async load() {
+    // Frames can come faster than the list answers: only the latest request's answer is drawn, so
+    // an older list never replaces a newer one.
+    const asked = (this.asked = (this.asked || 0) + 1);
     let jobs;
     try {
       jobs = await api.jobs();
     } catch (error) {
-      this.say(`Could not list your jobs: ${error.message}`);
+      if (asked === this.asked) this.say(`Could not list your jobs: ${error.message}`);
       return;
     }
+    if (asked !== this.asked) return;
     this.say("");
     this.empty.hidden = jobs.length > 0;
     this.list.replaceChildren(...jobs.map((job) => this.row(job)));

@@ -59,7 +59,9 @@ def with_runtime(work: Callable[[Any], Awaitable[T]], *, writes: bool = False) -
             for name in QUIET:
                 logging.getLogger(name).setLevel(logging.WARNING)
         try:
-            runtime = await build_runtime(settings, create_database=writes, seed_tools=False, start_mcp=False)
+            runtime = await build_runtime(
+                settings, create_database=writes, seed_tools=False, runs_agents=False
+            )
             try:
                 return await work(runtime)
             finally:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from navi.net.tls import ca_context
 from navi.voice.stt import RemoteVoiceError
 
 if TYPE_CHECKING:
@@ -158,7 +159,7 @@ class RemoteSpeech:
         }
         if speed != 1.0:
             body["speed"] = speed
-        async with httpx.AsyncClient(timeout=self.timeout) as http:
+        async with httpx.AsyncClient(timeout=self.timeout, verify=ca_context()) as http:
             resp = await http.post(f"{self.base_url}/audio/speech", json=body, headers=headers)
         if resp.status_code >= 400:
             raise RemoteVoiceError(f"the speech server answered {resp.status_code}: {resp.text[:300]}")

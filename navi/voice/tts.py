@@ -31,10 +31,18 @@ class PiperEngine:
 
     local = True
 
-    def __init__(self, model: Path | None = None, config: Path | None = None, *, threads: int = 2) -> None:
+    def __init__(
+        self,
+        model: Path | None = None,
+        config: Path | None = None,
+        *,
+        threads: int = 2,
+        spinning: bool = True,
+    ) -> None:
         self.model = model  # None: the built-in voice, checked by hash on first use
         self.config = config
         self.threads = threads
+        self.spinning = spinning  # onnxruntime's threads busy-wait for work between operators
         self.name = "piper"
         self._voice: Any = None
         self._lock = threading.Lock()
@@ -58,6 +66,7 @@ class PiperEngine:
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = self.threads
             options.inter_op_num_threads = 1
+            options.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spinning else "0")
             voice = PiperVoice(
                 config=PiperConfig.from_dict(json.loads(config.read_text(encoding="utf-8"))),
                 session=onnxruntime.InferenceSession(

@@ -266,10 +266,15 @@ class _SaidVoice:
     """A voice service that 'speaks' a sentence as its own bytes, at once (the order and the
     choice of sentences are what these tests look at, not the audio)."""
 
+    warmed = 0
+
     async def speak(self, text: str, *, fmt: str = "mp3", **_: Any) -> Any:
         from navi.voice import Speech
 
         return Speech(text.encode(), "audio/mpeg", fmt)
+
+    async def warm_speaker(self) -> None:
+        self.warmed += 1
 
 
 async def _drain(socket: Any, sent: list[dict[str, Any]], until: str = "speech_end") -> list[dict[str, Any]]:
@@ -323,7 +328,8 @@ async def test_barge_in_is_final_but_speaking_switched_off_and_on_reads_on() -> 
     from navi.protocol import SpeakFrame
 
     sent: list[dict[str, Any]] = []
-    socket = VoiceSocket(_SaidVoice(), sent.append)  # type: ignore[arg-type]
+    voice = _SaidVoice()
+    socket = VoiceSocket(voice, sent.append)  # type: ignore[arg-type]
     seq = 0
 
     def frame(run: str, kind: str, **fields: Any) -> None:
@@ -365,4 +371,32 @@ async def test_barge_in_is_final_but_speaking_switched_off_and_on_reads_on() -> 
     ends = [(f["run_id"], f["reason"]) for f in sent if f["type"] == "speech_end"]
     assert ends == [("a", "stopped"), ("a", "stopped"), ("b", "done")]
     assert socket._answers == {}  # nothing kept of answers that ended
+    assert voice.warmed == 1  # the voice was readied once, when speaking first went on
     await socket.close()
+
+
+async def test_the_voice_is_warmed_once_when_speech_is_first_asked_for() -> None:
+    """`speak` readies the local voice (loaded, one short run) off the loop, once per process."""
+    import numpy as np
+
+    from navi.voice import Voice
+    from navi.voice.tts import PiperEngine
+
+    class Counted(PiperEngine):
+        loads = runs = 0
+
+        def load(self) -> None:
+            self.loads += 1
+
+        def synthesize(self, text: str, speed: float = 1.0) -> Any:
+            self.runs += 1
+            return np.full(2205, 0.1, dtype=np.float32), 22050
+
+    engine = Counted()
+    voice = Voice(None, engine)
+    await asyncio.gather(voice.warm_speaker(), voice.warm_speaker())
+    await voice.warm_speaker()
+    assert (engine.loads, engine.runs) == (1, 1)
+    assert (await voice.speak("Now for real.", fmt="wav")).audio[:4] == b"RIFF"
+    assert engine.runs == 2
+    voice.close()

@@ -112,6 +112,7 @@ class VoiceSocket:
         self._hearing = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._speaker: asyncio.Task[None] | None = None
+        self._warming: asyncio.Task[None] | None = None
 
     def _unavailable(self) -> bool:
         if self.voice is None:
@@ -175,6 +176,8 @@ class VoiceSocket:
                 answer.join()
         self.format = frame.format if frame.on else None
         if frame.on and self._speaker is None:
+            assert self.voice is not None
+            self._warming = asyncio.create_task(self.voice.warm_speaker())  # the voice loads now
             self._speaker = asyncio.create_task(self._speak_all())
 
     def tap(self, frame: dict[str, Any]) -> None:
@@ -186,9 +189,9 @@ class VoiceSocket:
         if not isinstance(run_id, str) or "seq" not in frame:
             return  # not a turn's frame (this module's own `speech` frames among them)
         if kind == "stream_start":
-            self._answers[run_id] = answer = _Answer()
+            self._answers[run_id] = started = _Answer()
             if self.format is not None:
-                answer.join()
+                started.join()
             return
         answer = self._answers.get(run_id)
         if answer is None:
@@ -250,7 +253,7 @@ class VoiceSocket:
 
     async def close(self) -> None:
         """The connection is over: whatever is being heard or spoken for it stops."""
-        tasks = [*self._tasks, *([self._speaker] if self._speaker else [])]
+        tasks = [*self._tasks, *(t for t in (self._speaker, self._warming) if t is not None)]
         for task in tasks:
             task.cancel()
         for task in tasks:

@@ -208,7 +208,7 @@ def timed(fn: Any, rounds: int = 3) -> tuple[float, float]:
 async def latency_parts(folder: Path, threads: int, question: bytes) -> None:
     """`--latency`: the end of speech → first audio path alone, cold and warm, with the options
     that change it: Piper's threads and onnxruntime's busy-waiting, the first-clause cut."""
-    print("\ncold start (what `Voice.warm` at start-up takes off the first voice turn):")
+    print("\ncold start (what the first `speak` warms: loading, the slower first run):")
     whisper, piper = WhisperEngine(folder, threads=threads), PiperEngine(threads=threads, spinning=False)
     voice = Voice(whisper, piper, queue=4)
     steps: list[tuple[str, Any]] = [

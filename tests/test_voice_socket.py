@@ -400,3 +400,29 @@ async def test_the_voice_is_warmed_once_when_speech_is_first_asked_for() -> None
     assert (await voice.speak("Now for real.", fmt="wav")).audio[:4] == b"RIFF"
     assert engine.runs == 2
     voice.close()
+
+
+async def test_an_answer_spoken_from_its_start_begins_with_its_first_clause() -> None:
+    """The first audio is the first sentence's first clause, spoken before that sentence has
+    finished streaming; a mid-answer join does not cut (it starts at a sentence's start anyway)."""
+    from navi.api.voice_frames import VoiceSocket
+    from navi.protocol import SpeakFrame
+
+    sent: list[dict[str, Any]] = []
+    socket = VoiceSocket(_SaidVoice(), sent.append)  # type: ignore[arg-type]
+    socket.speak(SpeakFrame(on=True))
+    socket.tap({"type": "stream_start", "run_id": "r", "seq": 1})
+    socket.tap(
+        {"type": "stream_delta", "run_id": "r", "seq": 2, "delta": "Based on the forecast for Paris, exp"}
+    )
+    await _drain(socket, sent, "speech")
+    assert _spoken(sent) == [(0, "Based on the forecast for Paris,")]  # the sentence is not over yet
+    socket.tap({"type": "stream_delta", "run_id": "r", "seq": 3, "delta": "ect sun, all day. More, later."})
+    socket.tap({"type": "stream_end", "run_id": "r", "seq": 4})
+    await _drain(socket, sent)
+    assert _spoken(sent) == [
+        (0, "Based on the forecast for Paris,"),
+        (1, "expect sun, all day."),
+        (2, "More, later."),
+    ]
+    await socket.close()

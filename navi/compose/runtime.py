@@ -342,6 +342,7 @@ async def build_runtime(
             workers=[CompressionWorker(compressor), NamingWorker(sessions, settings.llm_max_tokens_naming)],
             memory_summary=lambda owner: memory.get_summary(owner=owner),
             instructions=instructions_of(preferences),
+            picked_model=picked_model_of(preferences, backends),
             user_tools=EnabledTools(settings.tools_dir),
             offered_tools=lambda profile_id: [*mcp.offered(profile_id), *SKILL_TOOLS],
             on_session_end=[state.forget, handles.ssh.pool.close_session, *_browser_end(handles.browser)],
@@ -426,6 +427,18 @@ def instructions_of(store: PreferenceStore) -> Callable[[str], Awaitable[str]]:
         return (await store.instructions(owner)).text()
 
     return text
+
+
+def picked_model_of(
+    store: PreferenceStore, backends: BackendRegistry
+) -> Callable[[str, str], Awaitable[str]]:
+    """The model an owner picked for a profile ("": none, or its backend is no longer configured)."""
+
+    async def picked(owner: str, profile_id: str) -> str:
+        choice = (await store.profile_models(owner)).get(profile_id, "")
+        return choice if choice.partition(":")[0] in backends else ""
+
+    return picked
 
 
 def report_sandbox(sandbox: Sandbox) -> None:

@@ -188,8 +188,7 @@ async def get_session(
         raise SessionNotFound(session_id)
     # The window the session's next turn gets: the same service the engine asks (stream_end).
     window = await runtime.agent.windows.for_profile(
-        runtime.profiles.of_session(session.profile_id).for_session(None, session.model),
-        wait=WINDOW_LOOKUP_SECONDS,
+        await runtime.agent.session_profile(session), wait=WINDOW_LOOKUP_SECONDS
     )
     return SessionDetail(
         **session.info().model_dump(exclude={"message_count"}),

@@ -149,7 +149,8 @@ class SessionStore(ABC):
 
     async def search(self, query: SearchQuery, *, owner: str) -> list[SearchHit]:
         """Messages of `owner`'s sessions that have every word of `query`, best first, at most
-        `query.limit` (see navi/sessions/search.py). Another owner's messages are never found."""
+        `query.limit` (see navi/sessions/search.py). Another owner's messages are never found, nor
+        those of a temporary chat (its own owner's either)."""
         if not query.terms:
             return []
         return await self._search(query, owner)

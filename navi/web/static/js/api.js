@@ -70,6 +70,7 @@ export const api = {
   setInstructions: (body) => request("PUT", "/agents/instructions", body),
   createProfile: (spec) => request("POST", "/agents/profiles", spec),
   updateProfile: (id, spec) => request("PUT", `/agents/profiles/${encodeURIComponent(id)}`, spec),
+  renameFolder: (folder, to) => request("POST", "/sessions/folders/rename", { folder, to }),
   pickModel: (id, model) => request("PUT", `/agents/profiles/${encodeURIComponent(id)}/model`, { model }),
   deleteProfile: (id) => request("DELETE", `/agents/profiles/${encodeURIComponent(id)}`, undefined, { raw: true }),
   pin: (id, pinned) => request("PATCH", `/sessions/${id}/pin`, { pinned }),

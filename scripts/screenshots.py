@@ -105,7 +105,9 @@ def take(out: Path) -> None:
                 page.goto("/")
                 ready(page)
 
-                page.locator("#input").fill("Write me a script that checks my backups every morning and alerts me")
+                # "and": a word of sequence, so the turn is planned (navi/agent/planning.py `needs_plan`)
+                ask = "Write me a script that checks my backups every morning and alerts me"
+                page.locator("#input").fill(ask)
                 page.locator("#input").press("Enter")
                 expect(
                     page.locator("article.turn .markdown.text h2, article.turn .markdown.text pre")
@@ -161,7 +163,7 @@ def take(out: Path) -> None:
                 ready(bright)
                 shoot(bright, out, "light")  # the empty page with its examples, in the light theme
                 bright.get_by_role("button", name="Settings").click()
-                expect(bright.locator("#builtin-models select")).to_have_count(3)  # each profile's model picker
+                expect(bright.locator("#builtin-models select")).to_have_count(3)  # each profile's picker
                 shoot(bright, out, "settings")
 
                 # Filed in a folder: the phone's list shows folders above the dated groups.

@@ -24,9 +24,11 @@ from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.storage.migrate import upgrade
 from navi.storage.preferences import SqlPreferenceStore
 from navi.testing.fake_server import FakeModelServer
-from navi.testing.script import Reply, ScriptRequest
+from navi.testing.script import Reply, ScriptedCall, ScriptRequest
 from tests.server_helpers import live_navi, use_script
 from tests.test_user_signins import add_user, bearer
+
+BIG = "gemma4:26b-a4b-it-q4_K_M"  # a model the fake server lists besides the default
 
 
 def turn_request(fake: FakeModelServer) -> ScriptRequest:
@@ -192,8 +194,11 @@ def test_a_model_picked_for_a_builtin_profile_is_that_users_alone(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
     script = use_script(fake_server)
-    for n in range(5):
+    for n in range(3):
         script.turn(f"Answer {n}.")
+    switch = ScriptedCall("switch_profile", {"profile_id": "server_admin", "reason": "ops"})
+    script.turn(Reply(tool_calls=[switch]), Reply(text="On the admin's model."))
+    script.turn("Answer 4.")
     with live_navi(tmp_path, fake_server, planning_enabled=False) as navi, navi.client() as http:
         secretary = {p["id"]: p for p in http.get("/agents/profiles").json()}["secretary"]
         assert (secretary["model"], secretary["model_choice"], secretary["default_model"]) == (
@@ -246,8 +251,21 @@ def test_a_model_picked_for_a_builtin_profile_is_that_users_alone(
         assert own_profile.status_code == 422 and "PUT /agents/profiles/" in own_profile.json()["detail"]
         assert {p["id"]: p for p in http.get("/agents/profiles").json()}["secretary"]["model"] == "plain:1b"
 
+        # A switch of profile mid-turn takes the model ana picked for the profile it switches to.
+        assert (
+            http.put("/agents/profiles/server_admin/model", json={"model": f"ollama:{BIG}"}).status_code
+            == 200
+        )
+        assert http.post(f"/sessions/{sid}/messages", json={"content": "Check the disk"}).status_code == 200
+        before, after = [
+            r for r in fake_server.requests if "a short title" not in (r.messages[0].content or "")
+        ][-2:]
+        assert (before.model, after.model) == ("plain:1b", BIG)
+        assert http.get(f"/sessions/{sid}").json()["profile_id"] == "server_admin"  # the switch is kept
+
         # Empty: the profile's own model again, from the next message on.
         cleared = http.put("/agents/profiles/secretary/model", json={"model": ""})
         assert (cleared.json()["model"], cleared.json()["model_choice"]) == ("gemma4:e2b-it-q8_0", "")
-        assert http.post(f"/sessions/{sid}/messages", json={"content": "Again"}).status_code == 200
+        again = navi.new_session("secretary")
+        assert http.post(f"/sessions/{again}/messages", json={"content": "Again"}).status_code == 200
         assert turn_request(fake_server).model == "gemma4:e2b-it-q8_0"

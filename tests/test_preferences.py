@@ -220,6 +220,8 @@ def test_a_model_picked_for_a_builtin_profile_is_that_users_alone(
         sid = navi.new_session("secretary")
         assert http.post(f"/sessions/{sid}/messages", json={"content": "Hi"}).status_code == 200
         assert turn_request(fake_server).model == "plain:1b"
+        exported = http.get(f"/sessions/{sid}/export").json()["session"]  # the archive names it too
+        assert (exported["provider"], exported["model"]) == ("ollama", "plain:1b")
         own = navi.new_session("secretary")
         assert (
             http.patch(f"/sessions/{own}", json={"model": "ollama:gemma4:26b-a4b-it-q4_K_M"}).status_code

@@ -245,7 +245,7 @@ def export(
             return None
         if ask.parts:
             await rt.analyse(session, ask)  # stored with the session, and in `session` for the export
-        return rt.export_archive(session)
+        return await rt.export_archive(session)
 
     try:
         data = with_runtime(work, writes=bool(ask.parts))

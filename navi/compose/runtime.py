@@ -173,13 +173,16 @@ class Runtime:
         session.analysis.update(parts)
         return parts
 
-    def export_archive(self, session: Session) -> dict[str, Any]:
-        """A `session-archive/v1` document with the session's profile, model and prompt filled in."""
+    async def export_archive(self, session: Session) -> dict[str, Any]:
+        """A `session-archive/v1` document with the session's profile, model (its own, else the one
+        its owner picked for the profile) and prompt filled in."""
         s = self.settings
         try:
-            profile = self.profiles.get(session.profile_id).for_session(session.system_prompt, session.model)
+            base = self.profiles.get(session.profile_id)
         except UnknownProfile:
             return export_session(session)
+        model = session.model or await self.agent.binder.owners_model(session.owner, base)
+        profile = base.for_session(session.system_prompt, model)
         return export_session(
             session,
             provider=self.profiles.backend_of(profile),

@@ -357,7 +357,7 @@ async def export_session(
     """Markdown and PDF hold the active branch's messages as a person saw them
     (navi/archive/markdown.py), each with who said it and when; the JSON archive holds everything."""
     if format == "json":
-        return runtime.export_archive(session)
+        return await runtime.export_archive(session)
     text = conversation_markdown(session)
     name = export_filename(session, "md" if format == "markdown" else "pdf")
     headers = {"Content-Disposition": f'attachment; filename="{name}"'}

@@ -292,6 +292,14 @@ def test_navi_sessions_move_archive_and_list(tmp_path: Path) -> None:
     moved = runner.invoke(app, ["sessions", "move", sid, " Trips "], env=env)
     assert moved.exit_code == 0 and moved.stdout.strip() == f"moved {sid} to Trips"
     assert "Packing list  [Trips]" in runner.invoke(app, ["sessions", "list"], env=env).stdout
+    renamed = runner.invoke(app, ["sessions", "rename-folder", "Trips", "  Far  away"], env=env)
+    assert renamed.exit_code == 0 and renamed.stdout.strip() == "renamed Trips to Far away: 1 session(s)"
+    assert "Packing list  [Far away]" in runner.invoke(app, ["sessions", "list"], env=env).stdout
+    none = runner.invoke(app, ["sessions", "rename-folder", "Trips", "X"], env=env)
+    assert none.exit_code == 1 and "no session is in a folder 'Trips'" in none.output
+    blank = runner.invoke(app, ["sessions", "rename-folder", "Far away", "  "], env=env)
+    assert blank.exit_code == 1 and "not only spaces" in blank.output
+    assert runner.invoke(app, ["sessions", "rename-folder", "Far away", "Trips"], env=env).exit_code == 0
     assert runner.invoke(app, ["sessions", "archive", sid], env=env).exit_code == 0
     names = [
         s["name"] for s in json.loads(runner.invoke(app, ["sessions", "list", "--json"], env=env).stdout)

@@ -174,13 +174,16 @@ class Runtime:
         session.analysis.update(parts)
         return parts
 
-    def export_archive(self, session: Session) -> dict[str, Any]:
-        """A `session-archive/v1` document with the session's profile, model and prompt filled in."""
+    async def export_archive(self, session: Session) -> dict[str, Any]:
+        """A `session-archive/v1` document with the session's profile, model (its own, else the one
+        its owner picked for the profile) and prompt filled in."""
         s = self.settings
         try:
-            profile = self.profiles.get(session.profile_id).for_session(session.system_prompt, session.model)
+            base = self.profiles.get(session.profile_id)
         except UnknownProfile:
             return export_session(session)
+        model = session.model or await self.agent.binder.owners_model(session.owner, base)
+        profile = base.for_session(session.system_prompt, model)
         return export_session(
             session,
             provider=self.profiles.backend_of(profile),
@@ -345,6 +348,7 @@ async def build_runtime(
             workers=[CompressionWorker(compressor), NamingWorker(sessions, settings.llm_max_tokens_naming)],
             memory_summary=lambda owner: memory.get_summary(owner=owner),
             instructions=instructions_of(preferences),
+            picked_model=picked_model_of(preferences, backends),
             user_tools=EnabledTools(settings.tools_dir),
             offered_tools=lambda profile_id: [*mcp.offered(profile_id), *SKILL_TOOLS],
             on_session_end=[state.forget, handles.ssh.pool.close_session, *_browser_end(handles.browser)],
@@ -429,6 +433,18 @@ def instructions_of(store: PreferenceStore) -> Callable[[str], Awaitable[str]]:
         return (await store.instructions(owner)).text()
 
     return text
+
+
+def picked_model_of(
+    store: PreferenceStore, backends: BackendRegistry
+) -> Callable[[str, str], Awaitable[str]]:
+    """The model an owner picked for a profile ("": none, or its backend is no longer configured)."""
+
+    async def picked(owner: str, profile_id: str) -> str:
+        choice = (await store.profile_models(owner)).get(profile_id, "")
+        return choice if choice.partition(":")[0] in backends else ""
+
+    return picked
 
 
 def report_sandbox(sandbox: Sandbox) -> None:

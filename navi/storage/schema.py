@@ -308,6 +308,20 @@ run_approvals = Table(
     Column("created_at", Float, nullable=False),
 )
 
+# MCP servers' questions runs wait on (`elicitation_required`), where workers share PostgreSQL:
+# any worker lists them and stores an answer once; the run's worker takes it (navi/runs/pg.py).
+run_elicitations = Table(
+    "run_elicitations",
+    metadata,
+    Column("session_id", String(36), primary_key=True),
+    Column("elicitation_id", String(200), primary_key=True),
+    Column("run_id", String(32), nullable=False, index=True),
+    Column("worker", String(300), nullable=False),
+    Column("view", Text, nullable=False),
+    Column("answer", Text, nullable=True),
+    Column("created_at", Float, nullable=False),
+)
+
 # Failed sign-ins per client (an address, an IPv6 /64), where workers share the database: the
 # throttle counts them whichever worker they reached (navi/storage/throttle.py).
 signin_failures = Table(

@@ -24,6 +24,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 metadata = MetaData()
@@ -320,6 +321,25 @@ run_elicitations = Table(
     Column("view", Text, nullable=False),
     Column("answer", Text, nullable=True),
     Column("created_at", Float, nullable=False),
+)
+
+# The tasks of Navi's own MCP server (navi/mcp/tasks.py): any worker answers `tasks/get` and takes
+# `tasks/cancel`; the running worker beats a working task and reads `cancel` (navi/storage/mcp_tasks.py).
+mcp_tasks = Table(
+    "mcp_tasks",
+    metadata,
+    Column("task_id", String(64), primary_key=True),
+    Column("owner", String(128), nullable=False, index=True),
+    Column("tool", String(200), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("message", Text, nullable=True),
+    Column("result", Text, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("created", String(40), nullable=False),
+    Column("updated", String(40), nullable=False),
+    Column("started", Float, nullable=False),
+    Column("beat", Float, nullable=False),
+    Column("cancel", Boolean, nullable=False, server_default=false()),
 )
 
 # Failed sign-ins per client (an address, an IPv6 /64), where workers share the database: the

@@ -3,8 +3,8 @@ PostgreSQL database, a question (`elicitation_required`) a run of one worker wai
 worker lists and answers — the answer is stored in the row once (the first answer counts) and the
 run's worker is told to take it, as approvals' answers are (`run_approvals`).
 
-Revision ID: 0036
-Revises: 0035
+Revision ID: 0037
+Revises: 0036
 Create Date: 2026-12-07
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0036"
-down_revision = "0035"
+revision = "0037"
+down_revision = "0036"
 branch_labels = None
 depends_on = None
 

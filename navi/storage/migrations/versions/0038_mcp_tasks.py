@@ -4,8 +4,8 @@ answers a client's `tasks/get` and takes its `tasks/cancel`, whichever worker ru
 `result` and `error` are JSON; `started` and `beat` seconds since the epoch (the running worker
 beats a working task; `cancel` is how another worker asks it to stop).
 
-Revision ID: 0037
-Revises: 0036
+Revision ID: 0038
+Revises: 0037
 Create Date: 2026-12-07
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0037"
-down_revision = "0036"
+revision = "0038"
+down_revision = "0037"
 branch_labels = None
 depends_on = None
 

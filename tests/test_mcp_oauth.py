@@ -67,3 +67,54 @@ async def test_sign_in_then_the_background_connection_gets_in(tmp_path: Path) ->
             await after.aclose()
         assert result.success and result.to_message_content() == "signed in"
         assert authority.authorized == 1  # the stored token, no second sign-in
+
+
+async def test_an_expired_token_is_refreshed_without_asking_anyone(tmp_path: Path) -> None:
+    """After the access token's lifetime (an hour later, as the token file says), the background
+    connection trades the refresh token for new tokens at the authorization server's `/token` —
+    the SDK's client, in the same process or after a restart — stores them, and gets in; nobody
+    is sent to sign in again. A refresh the server refuses is "not signed in", and again nobody
+    is asked."""
+    tokens_file = tmp_path / "navi_mcp_oauth.json"
+    with oauth_mcp_server() as (url, authority):
+        [config] = parse_servers({"mcpServers": {"remote": {"url": url, "oauth": True}}})
+
+        async def person_opens(address: str) -> None:
+            async with httpx.AsyncClient(follow_redirects=True, timeout=10) as browser:
+                await browser.get(address)
+
+        assert await sign_in(config, tokens_file, person_opens) == ["whoami"]
+        first = json.loads(tokens_file.read_text())["remote"]["tokens"]
+        assert first["expires_at"] > 0  # kept with it: the SDK learns it only when it gets one
+
+        def an_hour_later() -> None:  # the access token expires, at the server and in the file
+            data = json.loads(tokens_file.read_text())
+            token = data["remote"]["tokens"]
+            authority.tokens[token["access_token"]].expires_at = 1
+            token["expires_at"] = 1.0
+            tokens_file.write_text(json.dumps(data))
+
+        an_hour_later()
+        connection = ServerConnection(config, tokens_file=str(tokens_file))
+        connection.start()
+        try:
+            assert await connection.wait_started(20), connection.error
+            result = await connection.call("whoami", {}, shown_as="remote__whoami")
+        finally:
+            await connection.aclose()
+        assert result.success and result.to_message_content() == "signed in"
+        now = json.loads(tokens_file.read_text())["remote"]["tokens"]
+        assert now["access_token"] != first["access_token"] and now["access_token"] in authority.tokens
+        assert first["refresh_token"] not in authority.refresh  # traded in (rotated)
+        assert now["refresh_token"] in authority.refresh and now["expires_at"] > 1.0
+        assert authority.authorized == 1  # no second sign-in
+
+        # Refused (the refresh token was revoked): "not signed in", nobody asked.
+        an_hour_later()
+        authority.refresh.clear()
+        refused = ServerConnection(config, tokens_file=str(tokens_file))
+        refused.start()
+        assert not await refused.wait_started(20)
+        await refused.aclose()
+        assert "not signed in to the MCP server 'remote'" in refused.error
+        assert authority.authorized == 1

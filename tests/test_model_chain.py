@@ -14,7 +14,7 @@ from navi.llm.base import CallOptions, LLMBackend
 from navi.llm.breaker import MemoryBreaker, next_trip
 from navi.llm.calls import CallLimits, CallStopped
 from navi.llm.chain import ChainShared, ModelChain
-from navi.llm.chunks import Chunk, StreamFinal, TextDelta
+from navi.llm.chunks import Chunk, Fallback, StreamFinal, TextDelta
 from navi.llm.endpoints import ModelEndpoint, ModelList
 from navi.llm.errors import BackendHTTPError, StreamInterrupted
 from navi.llm.messages import Message
@@ -146,6 +146,14 @@ async def test_an_unreachable_server_and_a_missing_model_move_on_too(
     assert text(chunks) == "here" and end.endpoint == "ok"
     assert [s.split(":")[0] for s in end.switched] == ["down", "unpulled"]
     assert "missing:7b" in end.switched[1]
+    # Each switch is said as it happens, before the next endpoint's first chunk (the live line).
+    said = [c for c in chunks if isinstance(c, Fallback)]
+    assert [(f.endpoint, f.next_endpoint, f.cooling) for f in said] == [
+        ("down", "unpulled", False),
+        ("unpulled", "ok", False),
+    ]
+    assert "cannot reach" in said[0].reason and "missing:7b" in said[1].reason
+    assert chunks[:2] == said  # nothing of the answer came before them
 
 
 async def test_every_endpoint_failing_raises_the_last_error_naming_the_others(
@@ -198,6 +206,9 @@ async def test_a_failed_endpoint_is_skipped_for_its_cool_down_then_tried_again(
     assert end.endpoint == "second" and len(fake_server.requests) == 1
     assert len(end.switched) == 1 and end.switched[0].startswith("first: skipped, it failed recently")
     assert "down for a moment" in end.switched[0]
+    assert isinstance(chunks := (await chain.call()), list)  # and said first, marked cooling
+    assert isinstance(chunks[0], Fallback) and (chunks[0].endpoint, chunks[0].cooling) == ("first", True)
+    assert chunks[0].next_endpoint == "second" and "down for a moment" in chunks[0].reason
     clock.now += 31  # the cool-down is over: the first answers again, and its trip is cleared
     fake_server.enqueue("back")
     chunks = await chain.call()
@@ -225,6 +236,7 @@ async def test_when_every_endpoint_cools_down_they_are_still_tried_in_order(
     fake_server.enqueue("still here")
     chunks = await chain.call()
     assert final(chunks).endpoint == "first" and text(chunks) == "still here"
+    assert not any(isinstance(c, Fallback) for c in chunks)  # nothing was passed over
 
 
 # --- routing --------------------------------------------------------------------------------------

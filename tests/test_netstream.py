@@ -10,6 +10,9 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import socket
+import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -146,6 +149,46 @@ async def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
             await asyncio.sleep(0.05)  # the close has arrived
             assert (await client.get(f"http://127.0.0.1:{port}/")).text == "ok"
     assert connections == 3
+
+
+@pytest.mark.parametrize(
+    ("client_module", "transport"),
+    [(httpx, fast_transport), (httpx2, fast_transport_v2)],
+    ids=["httpx", "httpx2"],
+)
+async def test_a_close_the_loop_has_not_read_yet_is_seen_before_the_connection_is_reused(
+    client_module: Any, transport: Callable[..., Any]
+) -> None:
+    """The server closes each connection right after its response (llama-server did so after a
+    streamed completion) and the next request goes out before the event loop ran again: the
+    close is on the socket, not yet in the stream's reader. The pool must see it there and open
+    a new connection, not send on the closed one ("Server disconnected without sending a
+    response", which a model chain took for a dead server)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    connections: list[int] = []
+
+    def serve() -> None:  # in a thread of its own: it closes while the test's loop is blocked
+        for n in range(3):
+            conn, _ = listener.accept()
+            connections.append(n)
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(4096)
+                conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        async with client_module.AsyncClient(transport=transport()) as client:
+            for _ in range(3):
+                assert (await client.get(f"http://127.0.0.1:{port}/")).text == "ok"
+                time.sleep(0.05)  # noqa: ASYNC251  (on purpose: the close arrives, the loop does not run)
+    finally:
+        thread.join(5)
+        listener.close()
+    assert connections == [0, 1, 2]
 
 
 @pytest.mark.parametrize(

@@ -17,11 +17,19 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
-from navi.agent.events import AgentEvent, StreamStopped, TextDelta, ThinkingDelta, ThinkingEnd, TurnThinking
+from navi.agent.events import (
+    AgentEvent,
+    ModelFallback,
+    StreamStopped,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingEnd,
+    TurnThinking,
+)
 from navi.agent.run import RunState
 from navi.llm.base import CallOptions
 from navi.llm.calls import CallStopped
-from navi.llm.chunks import CompletionBuilder, StreamFinal
+from navi.llm.chunks import CompletionBuilder, Fallback, StreamFinal
 from navi.llm.chunks import TextDelta as TextChunk
 from navi.llm.chunks import ThinkingDelta as ThinkingChunk
 from navi.llm.messages import Message, ToolSpec
@@ -74,6 +82,9 @@ async def pump(
     thinking_open = False
     async with contextlib.aclosing(stream):  # type: ignore[type-var]
         async for chunk in stream:
+            if isinstance(chunk, Fallback):  # a model chain moved on: said now, no token yet
+                yield _fallback(chunk)
+                continue
             if not isinstance(chunk, StreamFinal):
                 times.token()
             builder.add(chunk)
@@ -90,6 +101,17 @@ async def pump(
     times.end()
     if not run.stream and builder.thinking:
         yield TurnThinking(thinking="".join(builder.thinking), is_subagent=run.is_subagent)
+
+
+def _fallback(chunk: Fallback) -> ModelFallback:
+    return ModelFallback(
+        endpoint=chunk.endpoint,
+        model=chunk.model,
+        reason=chunk.reason,
+        next_endpoint=chunk.next_endpoint,
+        next_model=chunk.next_model,
+        cooling=chunk.cooling,
+    )
 
 
 async def until_stopped(events: AsyncGenerator[AgentEvent, None]) -> AsyncIterator[AgentEvent]:

@@ -42,6 +42,7 @@ from navi.api.turns import Answer, new_session, wait_for
 from navi.compose import Runtime
 from navi.jobs.models import ACTIVE, JobLimit
 from navi.jobs.service import JobError
+from navi.mcp.task_store import TaskStore
 from navi.mcp.tasks import TasksServer
 from navi.profiles.registry import UnknownProfile
 from navi.runctx import Unattended
@@ -327,6 +328,14 @@ def _task_owner(ctx: Any) -> str:
     return user if isinstance(user, str) and user else "local"
 
 
+def _task_store(ctx: Any) -> TaskStore:
+    """Where the tasks are kept: the runtime's (the database, shared by every worker)."""
+    host = getattr(ctx, "lifespan_context", None)
+    if not isinstance(host, NaviHost):  # a server built without Navi's lifespan: a bug
+        raise ToolError("Navi is not running")
+    return host.runtime.mcp.tasks
+
+
 def build_server(lifespan: Lifespan) -> MCPServer[Any]:
     """The one definition of Navi's MCP tools; `lifespan` yields the `NaviHost` they act through."""
     root = logging.getLogger()
@@ -338,7 +347,7 @@ def build_server(lifespan: Lifespan) -> MCPServer[Any]:
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         # `ask` runs a whole turn: a 2026-07-28 client that declared Tasks gets a task to poll.
-        extensions=[TasksServer(LONG_TOOLS, _task_owner)],
+        extensions=[TasksServer(LONG_TOOLS, _task_owner, _task_store)],
     )
     # The SDK's constructor sets up the root logger when nothing has yet; Navi's commands own that.
     root.handlers[:], root.level = handlers, level

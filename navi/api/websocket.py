@@ -348,10 +348,10 @@ async def _still_let_in(recheck: Recheck, end: Callable[[int, str], None]) -> bo
     return False
 
 
-def _elicitation_answer(runtime: Runtime, session_id: str, frame: ElicitationFrame) -> dict[str, Any] | None:
-    """Deliver an answer to an MCP server's question; the `error` frame refusing it, or None."""
+async def _elicitation_answer(runs: RunManager, sid: str, frame: ElicitationFrame) -> dict[str, Any] | None:
+    """Deliver an answer to an MCP server's question, wherever its run waits; the refusal, or None."""
     try:
-        runtime.mcp.elicitations.answer(session_id, frame.elicitation_id, frame.action, frame.content)
+        await runs.controls.answer_question(sid, frame.elicitation_id, frame.action, frame.content)
     except ElicitationNotFound as exc:
         return ErrorEvent(
             message=str(exc), code="elicitation_not_found", elicitation_id=frame.elicitation_id
@@ -467,7 +467,7 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
                     outbox.put_nowait(refusal.frame())
                 continue
             if frame.elicitation is not None:  # the run's elicitation_resolved reaches every client
-                if refused := _elicitation_answer(runtime, session_id, frame.elicitation):
+                if refused := await _elicitation_answer(runs, session_id, frame.elicitation):
                     outbox.put_nowait(refused)
                 continue
             if frame.kind in branch_frames.KINDS:

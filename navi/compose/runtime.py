@@ -60,6 +60,7 @@ from navi.sessions.store import SessionNotFound, SessionStore
 from navi.skills import SkillLibrary
 from navi.storage.breaker import SqlBreaker
 from navi.storage.database import Database
+from navi.storage.mcp_tasks import SqlTaskStore
 from navi.storage.memory import SqlMemoryStore
 from navi.storage.stores import build_stores
 from navi.telemetry import Telemetry
@@ -323,6 +324,8 @@ async def build_runtime(
         # A server's question to the user waits as long as an approval does.
         asked = Elicitations(settings.navi_approval_timeout_seconds) if mcp_servers else None
         mcp = McpManager(mcp_servers, tools, asked, tokens_file=tokens_file(settings.db_path))
+        if db is not None:  # Navi's own MCP server's tasks, for every worker
+            mcp.tasks = SqlTaskStore(db)
         mcp.start()
         cleanup.push_async_callback(mcp.aclose)
         cleanup.pop_all()  # built: from here on the runtime's aclose() owns all of it

@@ -132,6 +132,7 @@ def build_services(
         # Messages sent while a turn runs wait in the database: every worker sees the same queue.
         queue=SqlQueue(db) if db is not None else None,
         keep_seconds=settings.run_events_keep_seconds,
+        elicitations=runtime.mcp.elicitations,  # answered through any worker
     )
     services = Services(runtime=runtime, runs=runs, owns_runtime=owns_runtime)
     configured = build_channels(settings) if (background if channels is None else channels) else []

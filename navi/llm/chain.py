@@ -32,7 +32,7 @@ from typing import Any
 from navi.llm.base import CallOptions, LLMBackend, ModelInfo, ServerStatus
 from navi.llm.breaker import Breaker, MemoryBreaker, Trip
 from navi.llm.calls import CallLimits, GuardedBackend
-from navi.llm.chunks import Chunk, StreamFinal
+from navi.llm.chunks import Chunk, Fallback, StreamFinal
 from navi.llm.endpoints import ModelEndpoint, ModelList
 from navi.llm.errors import (
     AuthenticationFailed,
@@ -169,9 +169,20 @@ class ModelChain(LLMBackend):
         now = self.shared.clock()
         # Endpoints cooling down come last: tried only when every other one failed.
         cooling = {e.id: trips[e.id] for e in order if e.id in trips and trips[e.id].open(now)}
+        for skipped in self._skipped(order[0], cooling):  # said now: the answer may be slow to come
+            yield skipped
         failed: list[str] = []
         last: LLMError | None = None
-        for endpoint in order:
+        for at, endpoint in enumerate(order):
+            if at and last is not None:  # said before the next endpoint is asked, not after it answers
+                before = order[at - 1]
+                yield Fallback(
+                    endpoint=before.id,
+                    model=before.model,
+                    reason=str(last),
+                    next_endpoint=endpoint.id,
+                    next_model=endpoint.model,
+                )
             stream = self.backend_of(endpoint.id).stream_complete(
                 messages, self._options(endpoint, options), tools
             )
@@ -212,6 +223,26 @@ class ModelChain(LLMBackend):
             return
         assert last is not None  # every endpoint was tried
         raise _exhausted(last, failed)
+
+    def _skipped(self, first: ModelEndpoint, cooling: dict[str, Trip]) -> list[Fallback]:
+        """The endpoints ahead of `first` in the chain that are passed over because they cool down
+        (none when `first` cools down too: then every endpoint is tried in the chain's order)."""
+        if first.id in cooling or first.id not in self.ids:
+            return []
+        ahead = self.ids[: self.ids.index(first.id)]
+        models = self.shared.models
+        return [
+            Fallback(
+                endpoint=i,
+                model=models.get(i).model,
+                reason=f"it failed recently ({trip.reason})",
+                next_endpoint=first.id,
+                next_model=first.model,
+                cooling=True,
+            )
+            for i, trip in cooling.items()
+            if i in ahead
+        ]
 
     async def _rest(
         self, stream: AsyncIterator[Chunk], first: Chunk | None, endpoint: ModelEndpoint, switched: list[str]

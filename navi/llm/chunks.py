@@ -57,7 +57,24 @@ class StreamFinal:
     type: Literal["final"] = "final"
 
 
-Chunk = ThinkingDelta | TextDelta | ToolCallsChunk | StreamFinal
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Fallback:
+    """Through a model chain, before any chunk of the answer: the call moves on from `endpoint`
+    (it failed just now, or it cools down after failing recently: `cooling`) to `next_endpoint`.
+    Yielded as it happens, so a page can say so while the next endpoint reads the prompt; the
+    final chunk's `switched` says the same for the record. Carries no text: consumers that fold a
+    stream into a completion skip it."""
+
+    endpoint: str
+    model: str
+    reason: str
+    next_endpoint: str
+    next_model: str
+    cooling: bool = False
+    type: Literal["fallback"] = "fallback"
+
+
+Chunk = ThinkingDelta | TextDelta | ToolCallsChunk | Fallback | StreamFinal
 
 
 @dataclass(kw_only=True, slots=True)
@@ -90,7 +107,7 @@ class CompletionBuilder:
             self.text.append(chunk.text)
         elif isinstance(chunk, ToolCallsChunk):
             self.tool_calls.extend(chunk.tool_calls)
-        else:
+        elif isinstance(chunk, StreamFinal):
             self.final = chunk
 
     def build(self) -> Completion:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import select
 import ssl
 from collections.abc import AsyncIterator, Iterable, Iterator
 from types import ModuleType
@@ -106,7 +107,11 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":  # an idle kept-alive connection the server closed, or wrote to
-            return self._reader.at_eof() or bool(self._reader._buffer)  # type: ignore[attr-defined]
+            if self._reader.at_eof() or self._reader._buffer:  # type: ignore[attr-defined]
+                return True
+            # The server's close may have arrived without the loop having run since to tell the
+            # reader (a request sent right after the last response was read): asked of the socket.
+            return _socket_readable(self._writer.get_extra_info("socket"))
         name = {"client_addr": "sockname", "server_addr": "peername"}.get(info, info)
         if name not in ("ssl_object", "socket", "sockname", "peername"):
             return None
@@ -114,6 +119,17 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             return self._writer.get_extra_info(name)
         except AttributeError:  # a TLS transport already closed
             return None
+
+
+def _socket_readable(sock: Any) -> bool:
+    """Whether a read of `sock` would return at once (data, or the end of the connection), asked
+    without reading. No socket (a transport already closed): readable, as a closed one is."""
+    fd = sock.fileno() if sock is not None else -1
+    if fd < 0:
+        return True
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 class AsyncioBackend(httpcore.AsyncNetworkBackend):

@@ -116,11 +116,9 @@ class Elicitations:
         question = self._pending.get((session_id, elicitation_id))
         if question is None or question.answer.done():
             raise ElicitationNotFound(session_id, elicitation_id)
-        if action == "accept" and question.mode == "form":
-            content = checked(question.requested_schema or {}, content or {})
-        else:
-            content = None  # a URL's consent, a refusal: nothing passes
-        question.answer.set_result((action, content))
+        question.answer.set_result(
+            (action, passed(question.mode, question.requested_schema, action, content))
+        )
 
     async def ask(
         self,
@@ -188,6 +186,18 @@ class Elicitations:
             return Answer(action, content)
         question.answer.cancel()  # a late answer finds nothing waiting
         return Answer("cancel", by="stop" if stop.is_set() else "timeout")
+
+
+def passed(
+    mode: str, schema: dict[str, Any] | None, action: ElicitationAction, content: Any
+) -> Content | None:
+    """What of an answer goes to the server: a form's accepted content, checked against its schema
+    (`ElicitationInvalid` when it does not fit); nothing for a URL's consent or a refusal. The
+    same check wherever the answer arrives (a worker other than the run's checks it against the
+    question's stored view before it passes it on)."""
+    if action == "accept" and mode == "form":
+        return checked(schema or {}, content if isinstance(content, dict) else {})
+    return None
 
 
 def unusable(schema: dict[str, Any] | None, url: str | None) -> str | None:

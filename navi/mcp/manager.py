@@ -17,6 +17,7 @@ from navi.agent.approvals import ExternalRule
 from navi.logging import get_logger
 from navi.mcp.config import ServerConfig
 from navi.mcp.elicitation import Elicitations
+from navi.mcp.task_store import MemoryTaskStore, TaskStore
 from navi.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ class McpManager:
         self.registry = registry
         # The questions servers ask the user during calls (the API answers them here).
         self.elicitations = elicitations or Elicitations()
+        # Where Navi's own MCP server keeps its tasks: the database when the runtime has one.
+        self.tasks: TaskStore = MemoryTaskStore()
         self.configs = list(servers)
         # The MCP types (a few hundred models, about 0.3 s) are imported only when a server is
         # configured: a `navi` command or a Navi without MCP servers never loads them.

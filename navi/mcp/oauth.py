@@ -5,10 +5,11 @@ authorization server. The SDK's `OAuthClientProvider` does the protocol: on a 40
 server's protected resource metadata (RFC 9728), then the authorization server's metadata,
 registers Navi as a client when the server offers that (a client metadata document or dynamic
 registration), and runs the authorization-code flow with PKCE, checking the issuer (RFC 9207);
-later it refreshes the token. What Navi adds:
+later it refreshes the token once it expired. What Navi adds:
 
 - **Where tokens live**: one file beside the database (`navi_mcp_oauth.json`, mode 600), like
-  Navi's access token and push keys, hidden from the file tools and the sandbox like them.
+  Navi's access token and push keys, hidden from the file tools and the sandbox like them; with
+  each token, when it expires, so a connection opened later (a restart) refreshes an expired one.
 - **Who signs in**: a person, once, with `navi mcp-login NAME`: it prints the authorization
   address to open, waits for the browser's redirect on a loopback port
   (`http://127.0.0.1:PORT/callback`), and stores the tokens. A background connection never
@@ -22,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import os
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,9 +50,10 @@ class SignInNeeded(RuntimeError):
 class FileTokens:
     """The SDK's `TokenStorage` for one server, in Navi's OAuth file (created with mode 600)."""
 
-    def __init__(self, path: str | Path, server: str) -> None:
+    def __init__(self, path: str | Path, server: str, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(path)
         self.server = server
+        self.clock = clock
 
     def _all(self) -> dict[str, Any]:
         try:
@@ -82,10 +85,23 @@ class FileTokens:
         from mcp.shared.auth import OAuthToken
 
         saved = self._mine().get("tokens")
-        return OAuthToken.model_validate(saved) if isinstance(saved, dict) else None
+        if not isinstance(saved, dict):
+            return None
+        return OAuthToken.model_validate({k: v for k, v in saved.items() if k != "expires_at"})
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        self._save("tokens", tokens.model_dump(mode="json", exclude_none=True))
+        """Kept with when the access token expires (`expires_at`, seconds since the epoch): the
+        SDK knows a token's expiry only when it receives it, not when it loads it again."""
+        saved = tokens.model_dump(mode="json", exclude_none=True)
+        if tokens.expires_in is not None:
+            saved["expires_at"] = self.clock() + int(tokens.expires_in)
+        self._save("tokens", saved)
+
+    def expires_at(self) -> float | None:
+        """When the stored access token expires (None: unknown, or no token)."""
+        saved = self._mine().get("tokens")
+        at = saved.get("expires_at") if isinstance(saved, dict) else None
+        return float(at) if isinstance(at, int | float) else None
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         from mcp.shared.auth import OAuthClientInformationFull
@@ -137,13 +153,19 @@ def provider(
         token_endpoint_auth_method="none",
         scope=config.oauth_scope,
     )
-    return OAuthClientProvider(
+    storage = FileTokens(tokens_file, config.name)
+    auth = OAuthClientProvider(
         server_url=config.url,
         client_metadata=metadata,
-        storage=FileTokens(tokens_file, config.name),
+        storage=storage,
         redirect_handler=redirect_handler or refuse,
         callback_handler=callback_handler or never,
     )
+    # The stored token's expiry, which the SDK does not read back with it: an expired one is then
+    # refreshed (the refresh token traded at the server's token endpoint) before a request, instead
+    # of being sent, refused with 401, and taken for a sign-in nobody is there to do.
+    auth.context.token_expiry_time = storage.expires_at()
+    return auth
 
 
 class LoopbackCallback:

@@ -12,7 +12,8 @@ when the client declared the extension in the request's capabilities; the client
   (`input_required`) is answered through the connection's own callbacks (elicitation) and
   `tasks/update`.
 - `TasksServer`: what Navi's own MCP server offers: the tools it names (`ask`) run as tasks for
-  clients that declared the extension, each task visible only to the user who started it.
+  clients that declared the extension, each task visible only to the user who started it, kept
+  where `store_of` says (the database: any worker answers `tasks/get` and `tasks/cancel`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import contextlib
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ConfigDict, Field
 
 from navi.logging import get_logger
+from navi.mcp.task_store import BEAT_SECONDS, STALE_SECONDS, MemoryTaskStore, TaskRecord, TaskStore
 
 log = get_logger(__name__)
 
@@ -159,48 +160,46 @@ class TasksClient(ClientExtension):
 
 
 # --- the server ----------------------------------------------------------------------------------
-@dataclass(eq=False)
-class _Task:
-    task_id: str
-    owner: str
-    tool: str
-    created: str = field(default_factory=_now)
-    updated: str = field(default_factory=_now)
-    status: Status = "working"
-    message: str | None = None
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    started: float = field(default_factory=time.monotonic)
-    runner: asyncio.Task[None] | None = None
-
-    def state(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "taskId": self.task_id,
-            "status": self.status,
-            "createdAt": self.created,
-            "lastUpdatedAt": self.updated,
-            "ttlMs": TTL_MS,
-            "pollIntervalMs": POLL_MS,
-        }
-        if self.message:
-            data["statusMessage"] = self.message
-        if self.status == "completed":
-            data["result"] = self.result or {"content": []}
-        if self.status == "failed":
-            data["error"] = self.error or {"code": -32603, "message": "the task failed"}
-        return data
+def _state(task: TaskRecord) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "taskId": task.task_id,
+        "status": task.status,
+        "createdAt": task.created,
+        "lastUpdatedAt": task.updated,
+        "ttlMs": TTL_MS,
+        "pollIntervalMs": POLL_MS,
+    }
+    if task.message:
+        data["statusMessage"] = task.message
+    if task.status == "completed":
+        data["result"] = task.result or {"content": []}
+    if task.status == "failed":
+        data["error"] = task.error or {"code": -32603, "message": "the task failed"}
+    return data
 
 
 class TasksServer(Extension):
     """Runs the named tools as tasks for clients that declared the extension. `owner_of(ctx)`
-    says whose task a request may see (another user's task is unknown to them)."""
+    says whose task a request may see (another user's task is unknown to them); `store_of(ctx)`
+    where the tasks are kept (navi/mcp/task_store.py: the database, so any worker answers
+    `tasks/get` and `tasks/cancel`; by default this process's memory). `clock`: seconds since the
+    epoch."""
 
     identifier = TASKS
 
-    def __init__(self, tools: Sequence[str], owner_of: Callable[[Any], str]) -> None:
+    def __init__(
+        self,
+        tools: Sequence[str],
+        owner_of: Callable[[Any], str],
+        store_of: Callable[[Any], TaskStore] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.long_tools = frozenset(tools)
         self.owner_of = owner_of
-        self.tasks: dict[str, _Task] = {}
+        self.memory = MemoryTaskStore()
+        self.store_of: Callable[[Any], TaskStore] = store_of or (lambda ctx: self.memory)
+        self.clock = clock
+        self.runners: dict[str, asyncio.Task[None]] = {}  # the tasks this process runs
 
     def methods(self) -> Sequence[MethodBinding]:
         return (
@@ -216,16 +215,23 @@ class TasksServer(Extension):
         declared = bool(caps is not None and caps.extensions and TASKS in caps.extensions)
         if params.name not in self.long_tools or not declared:
             return await call_next(ctx)
-        owner = self.owner_of(ctx)
-        self._forget_old()
-        if (
-            sum(1 for t in self.tasks.values() if t.owner == owner and t.status == "working")
-            >= MAX_TASKS_PER_OWNER
-        ):
+        owner, store, now = self.owner_of(ctx), self.store_of(ctx), self.clock()
+        await store.forget(now - TTL_MS / 1000)
+        if await store.working(owner) >= MAX_TASKS_PER_OWNER:
             raise MCPError(-32603, f"too many running tasks (at most {MAX_TASKS_PER_OWNER}); wait for some")
-        task = _Task(task_id=secrets.token_urlsafe(16), owner=owner, tool=params.name)
-        self.tasks[task.task_id] = task  # durably created (for this process) before the handle goes out
-        task.runner = asyncio.get_running_loop().create_task(self._run(task, ctx, call_next))
+        stamp = _now()
+        task = TaskRecord(
+            task_id=secrets.token_urlsafe(16),
+            owner=owner,
+            tool=params.name,
+            created=stamp,
+            updated=stamp,
+            started=now,
+            beat=now,
+        )
+        await store.create(task.row())  # stored before the handle goes out: any worker finds it
+        runner = asyncio.get_running_loop().create_task(self._run(task, store, ctx, call_next))
+        self.runners[task.task_id] = runner
         log.info("mcp_task_started", tool=params.name, task=task.task_id[:8])
         return TaskCreated(
             task_id=task.task_id,
@@ -235,45 +241,70 @@ class TasksServer(Extension):
             poll_interval_ms=POLL_MS,
         )
 
-    async def _run(self, task: _Task, ctx: Any, call_next: Any) -> None:
+    async def _run(self, task: TaskRecord, store: TaskStore, ctx: Any, call_next: Any) -> None:
+        runner = asyncio.current_task()
+        assert runner is not None
+        watcher = asyncio.get_running_loop().create_task(self._watch(task.task_id, store, runner))
+        ended: dict[str, Any]
         try:
             result = await call_next(ctx)
             dump = getattr(result, "model_dump", None)
-            task.result = dump(by_alias=True, mode="json", exclude_none=True) if dump else dict(result)
-            task.status = "completed"
+            out = dump(by_alias=True, mode="json", exclude_none=True) if dump else dict(result)
+            ended = {"status": "completed", "result": out}
         except asyncio.CancelledError:
-            task.status, task.message = "cancelled", "cancelled by the client"
+            ended = {"status": "cancelled", "message": "cancelled by the client"}
         except MCPError as exc:
-            task.status, task.error = "failed", {"code": exc.error.code, "message": exc.error.message}
+            ended = {"status": "failed", "error": {"code": exc.error.code, "message": exc.error.message}}
         except Exception as exc:
             log.warning("mcp_task_failed", tool=task.tool, error=str(exc)[:300])
-            task.status, task.error = (
-                "failed",
-                {"code": -32603, "message": str(exc)[:500] or type(exc).__name__},
-            )
-        task.updated = _now()
+            ended = {
+                "status": "failed",
+                "error": {"code": -32603, "message": str(exc)[:500] or type(exc).__name__},
+            }
+        finally:
+            watcher.cancel()
+            self.runners.pop(task.task_id, None)
+        try:
+            await store.finish(task.task_id, {**ended, "updated": _now()})
+        except Exception as exc:  # the database is gone: the task is reported failed once its beats stop
+            log.warning("mcp_task_unrecorded", task=task.task_id[:8], error=str(exc)[:300])
 
-    def _find(self, ctx: Any, task_id: str) -> _Task:
-        task = self.tasks.get(task_id)
-        if task is None or task.owner != self.owner_of(ctx):
+    async def _watch(self, task_id: str, store: TaskStore, runner: asyncio.Task[None]) -> None:
+        """Beat the task's row while it runs and stop it when a cancel was asked for (through any
+        worker)."""
+        while True:
+            await asyncio.sleep(BEAT_SECONDS)
+            try:
+                cancel = await store.beat(task_id, self.clock())
+            except Exception as exc:
+                log.warning("mcp_task_beat_failed", task=task_id[:8], error=str(exc)[:300])
+                continue
+            if cancel:
+                runner.cancel()
+                return
+
+    async def _find(self, ctx: Any, task_id: str) -> TaskRecord:
+        row = await self.store_of(ctx).get(task_id)
+        if row is None or row["owner"] != self.owner_of(ctx):
             raise MCPError(-32602, f"no task {task_id!r}")
+        task = TaskRecord.of(row)
+        if task.status == "working" and task.beat < self.clock() - STALE_SECONDS:
+            task.status = "failed"  # its worker is gone: nobody will finish it
+            task.error = {"code": -32603, "message": "the Navi process running the task stopped"}
         return task
 
     async def _get(self, ctx: Any, params: TaskIdParams) -> TaskState:
-        return TaskState.model_validate(self._find(ctx, params.task_id).state())
+        return TaskState.model_validate(_state(await self._find(ctx, params.task_id)))
 
     async def _cancel(self, ctx: Any, params: TaskIdParams) -> _Ack:
-        task = self._find(ctx, params.task_id)
-        if task.runner is not None and not task.runner.done():
-            task.runner.cancel()
+        task = await self._find(ctx, params.task_id)
+        runner = self.runners.get(task.task_id)
+        if runner is not None and not runner.done():
+            runner.cancel()  # it runs here
+        elif task.status == "working":
+            await self.store_of(ctx).ask_cancel(task.task_id)  # its worker stops it at its next beat
         return _Ack()
 
     async def _update(self, ctx: Any, params: UpdateParams) -> _Ack:
-        self._find(ctx, params.task_id)  # Navi's tasks ask nothing: responses are ignored
+        await self._find(ctx, params.task_id)  # Navi's tasks ask nothing: responses are ignored
         return _Ack()
-
-    def _forget_old(self) -> None:
-        limit = time.monotonic() - TTL_MS / 1000
-        for task_id, task in list(self.tasks.items()):
-            if task.status in TERMINAL and task.started < limit:
-                del self.tasks[task_id]

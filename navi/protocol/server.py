@@ -291,6 +291,28 @@ class Status(_RunFrame):
     sources: int | None = None
 
 
+class ModelFallback(_RunFrame):
+    """Additive: the turn's model call moved on along its model chain (`MODELS_FILE`,
+    docs/models.md) before any of the answer was written: `endpoint` failed just now (or, with
+    `cooling`, it is skipped because it failed recently) and `next_endpoint` is asked instead. Sent
+    as it happens, before the next endpoint answers; the answer's `metadata.fallback` keeps the
+    same reasons. Several follow each other when several endpoints fail."""
+
+    type: Literal["model_fallback"] = "model_fallback"
+    endpoint: str = Field(description="The endpoint passed over (its id in the model list).")
+    model: str = Field(description="That endpoint's model.")
+    reason: str = Field(description="Why: the error it gave, or why it cools down.")
+    next_endpoint: str = Field(description="The endpoint asked now.")
+    next_model: str = Field(description="That endpoint's model.")
+    cooling: bool = Field(default=False, description="Skipped without being asked: it failed recently.")
+
+    @field_validator("reason")
+    @classmethod
+    def _no_secrets(cls, value: str) -> str:
+        """A server's error can name its address with a password in it: masked."""
+        return redact.text(value)
+
+
 class Notice(_RunFrame):
     """Additive: something the user should know that did not end the turn."""
 
@@ -446,6 +468,7 @@ AGENT_EVENTS = (
     | ContextCompressed
     | ProfileSwitched
     | Status
+    | ModelFallback
     | Notice
     | Steered
     | ErrorEvent

@@ -8,8 +8,9 @@ carries what must cross processes:
   the processes share (`leases.py`).
 - `PgBus` (`pg.py`) appends every frame to the `run_events` table and announces it with NOTIFY,
   so a connection on any worker follows any run live and replays it after a reconnect; control
-  messages (stop, an approval's answer) go by NOTIFY to the worker that runs the turn; waiting
-  approvals are rows any worker can answer.
+  messages (stop, an approval's answer, "an answer to a question is stored") go by NOTIFY to the
+  worker that runs the turn; waiting approvals and MCP servers' questions are rows any worker can
+  answer.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class Handlers(Protocol):
 class Control:
     """A control message for the run of `session_id` with `run_id`, wherever it runs."""
 
-    kind: str  # "stop" or "approve"
+    kind: str  # "stop", "approve", or "elicit" (an answer to an MCP server's question is stored)
     session_id: str
     run_id: str = ""
     call_id: str = ""
@@ -96,6 +97,25 @@ class Bus(Protocol):
 
     async def claim(self, session_id: str, call_id: str) -> str | None:
         """Take the approval `call_id` of the session (once): the worker whose run waits for it."""
+        ...
+
+    async def questions(self, session_id: str) -> list[dict[str, Any]]:
+        """The MCP servers' questions a run of this session waits on, whichever worker runs it."""
+        ...
+
+    async def question(self, session_id: str, elicitation_id: str) -> dict[str, Any] | None:
+        """One of them, as `elicitation_required` describes it, while it waits for an answer."""
+        ...
+
+    async def answer_question(
+        self, session_id: str, elicitation_id: str, answer: dict[str, Any]
+    ) -> str | None:
+        """Store the answer to the question (once: the first answer counts): the worker whose run
+        waits on it, None when nothing waits."""
+        ...
+
+    async def take_answer(self, session_id: str, elicitation_id: str) -> dict[str, Any] | None:
+        """The answer stored for the question, taken (its row is gone after)."""
         ...
 
     async def lost(self, lease: Lease, frame: dict[str, Any] | None) -> None:
@@ -159,6 +179,20 @@ class LocalBus:
         return []
 
     async def claim(self, session_id: str, call_id: str) -> str | None:
+        return None
+
+    async def questions(self, session_id: str) -> list[dict[str, Any]]:
+        return []
+
+    async def question(self, session_id: str, elicitation_id: str) -> dict[str, Any] | None:
+        return None
+
+    async def answer_question(
+        self, session_id: str, elicitation_id: str, answer: dict[str, Any]
+    ) -> str | None:
+        return None
+
+    async def take_answer(self, session_id: str, elicitation_id: str) -> dict[str, Any] | None:
         return None
 
     async def lost(self, lease: Lease, frame: dict[str, Any] | None) -> None:

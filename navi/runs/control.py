@@ -1,5 +1,5 @@
-"""Acting on a session's run wherever it runs: stop, approvals, waiting for it to end, and the control
-messages other workers send this one.
+"""Acting on a session's run wherever it runs: stop, approvals, MCP servers' questions, waiting for
+it to end, and the control messages other workers send this one.
 
 `Controls` reads the slots (`slots.py`: this process's runs and the leases) and reaches a run of
 another worker through the bus (`Control` by NOTIFY; approvals as rows any worker answers). It
@@ -14,18 +14,28 @@ from typing import Any, cast
 
 from navi.agent.approvals import Decision
 from navi.agent.gate import ApprovalGate, ApprovalNotFound
+from navi.logging import get_logger
+from navi.mcp.elicitation import ElicitationInvalid, ElicitationNotFound, Elicitations, passed
+from navi.protocol import ElicitationAction
 from navi.runs.bus import Bus, Control
 from navi.runs.slots import Slots
+
+log = get_logger(__name__)
 
 
 class Controls:
     """`approvals`: the agent's gate, where runs of this process wait for an answer (None: no
-    tool ever waits)."""
+    tool ever waits). `elicitations`: where runs of this process wait for the user's answers to
+    MCP servers' questions (None: no MCP server is configured)."""
 
-    def __init__(self, slots: Slots, bus: Bus, approvals: ApprovalGate | None) -> None:
+    def __init__(
+        self, slots: Slots, bus: Bus, approvals: ApprovalGate | None, elicitations: Elicitations | None = None
+    ) -> None:
         self.slots = slots
         self.bus = bus
         self.approvals = approvals
+        self.elicitations = elicitations
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def received(self, message: dict[str, Any]) -> None:
         """A control message another worker sent this one (`Control.payload`)."""
@@ -38,6 +48,59 @@ class Controls:
             with contextlib.suppress(ApprovalNotFound):
                 decision = cast(Decision, message.get("d"))
                 self.approvals.answer(run.session_id, str(message.get("c")), decision)
+        elif message.get("k") == "elicit" and self.elicitations is not None:
+            task = asyncio.get_running_loop().create_task(
+                self._deliver(run.session_id, str(message.get("c")))
+            )
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _deliver(self, session_id: str, elicitation_id: str) -> None:
+        """An answer another worker stored for a question a run of this one waits on: taken from its
+        row and handed to the run (it was checked there against the question's form)."""
+        assert self.elicitations is not None
+        try:
+            answer = await self.bus.take_answer(session_id, elicitation_id)
+        except Exception as exc:  # the database is gone: the question waits for its timeout
+            log.warning("runs.elicitation_answer_unreadable", session_id=session_id, error=str(exc))
+            return
+        if answer is None:
+            return
+        with contextlib.suppress(ElicitationNotFound, ElicitationInvalid):  # answered here meanwhile
+            self.elicitations.answer(
+                session_id, elicitation_id, answer.get("action", "cancel"), answer.get("content")
+            )
+
+    async def answer_question(
+        self, session_id: str, elicitation_id: str, action: ElicitationAction, content: dict[str, Any] | None
+    ) -> None:
+        """Answer an MCP server's question a run of this session waits on, wherever it runs
+        (`elicitation_resolved` follows as a run frame). `ElicitationNotFound` when none waits or it
+        was answered already (the first answer counts); `ElicitationInvalid` when the content does
+        not fit the form (the question keeps waiting)."""
+        desk = self.elicitations
+        if desk is not None and any(q.elicitation_id == elicitation_id for q in desk.waiting(session_id)):
+            question = next(q for q in desk.waiting(session_id) if q.elicitation_id == elicitation_id)
+            kept = passed(question.mode, question.requested_schema, action, content)  # before it is taken
+            await self.bus.answer_question(session_id, elicitation_id, {"action": action, "content": kept})
+            desk.answer(session_id, elicitation_id, action, content)
+            return
+        view = await self.bus.question(session_id, elicitation_id)
+        if view is None:
+            raise ElicitationNotFound(session_id, elicitation_id)
+        kept = passed(str(view.get("mode")), view.get("requested_schema"), action, content)
+        worker = await self.bus.answer_question(
+            session_id, elicitation_id, {"action": action, "content": kept}
+        )
+        if worker is None or worker == self.slots.leases.worker:
+            raise ElicitationNotFound(session_id, elicitation_id)
+        await self.bus.send(worker, Control("elicit", session_id, call_id=elicitation_id))
+
+    async def questions(self, session_id: str) -> list[dict[str, Any]]:
+        """The MCP servers' questions a run of this session waits on, as `elicitation_required`
+        describes them."""
+        here = [] if self.elicitations is None else [q.view() for q in self.elicitations.waiting(session_id)]
+        return here or await self.bus.questions(session_id)
 
     async def approve(self, session_id: str, call_id: str, decision: Decision) -> None:
         """Answer the approval a run of this session waits on, wherever it runs (`approval_resolved`

@@ -33,6 +33,7 @@ from typing import Any
 from navi.agent.engine import Agent
 from navi.agent.turns import DEFAULT_OPTIONS, FromQueue, NewMessage, Turn, TurnOptions, as_turn
 from navi.llm.messages import Message
+from navi.mcp.elicitation import Elicitations
 from navi.runs import rows
 from navi.runs.bus import Bus, LocalBus
 from navi.runs.control import Controls
@@ -78,7 +79,8 @@ class RunManager:
     `PgBus`: PostgreSQL rows and NOTIFY). `telemetry`: where turns, frames and takeovers are
     counted and turns traced (by default an unexported one of its own). `queue`: where messages
     sent while a turn runs wait. `keep_seconds`: how long an ended run's frames are replayed to a
-    client that reconnects after the end of a turn it followed."""
+    client that reconnects after the end of a turn it followed. `elicitations`: where this
+    process's runs wait for answers to MCP servers' questions (answered through any worker)."""
 
     def __init__(
         self,
@@ -88,6 +90,7 @@ class RunManager:
         telemetry: Telemetry | None = None,
         queue: MessageQueue | None = None,
         keep_seconds: float = 300.0,
+        elicitations: Elicitations | None = None,
     ) -> None:
         self.agent = agent
         self.telemetry = telemetry or Telemetry()
@@ -97,7 +100,7 @@ class RunManager:
         self.feed = SessionFeed(agent.sessions, self.bus.feed if self.bus.shared else None)
         self.slots = Slots(leases or MemoryLeases(), self.bus, agent.sessions, self.telemetry, keep_seconds)
         self.followers = Followers(self.slots, self.bus)
-        self.controls = Controls(self.slots, self.bus, agent.approvals)
+        self.controls = Controls(self.slots, self.bus, agent.approvals, elicitations)
         self.queueing = Queueing(self.queue, self.feed, self.start, self._background)
         self.slots.freed = self.queueing.next
         # Told (session id, the run's purpose, event) of every event of the runs driven here.

@@ -17,7 +17,10 @@
 - **Control.** Stop and an approval's answer go by NOTIFY to the channel of the worker that runs
   the turn (`navi_w_…`, named after its lease). Waiting approvals are rows of `run_approvals`,
   written and deleted in order with the frames that ask and answer them; any worker answers one
-  by deleting its row (once: the first answer counts) and telling its worker.
+  by deleting its row (once: the first answer counts) and telling its worker. MCP servers'
+  questions (`elicitation_required`) are rows of `run_elicitations` the same way; an answer, which
+  can be larger than NOTIFY carries, is stored in the row (once) and the run's worker is told to
+  take it from there (`pg_batch.py`: the one statement that writes them with the frames).
 - **Pruning.** A run's rows are deleted `keep_seconds` after it ended.
 
 If the listening connection drops, it is opened again and every followed run re-reads its rows,
@@ -36,14 +39,15 @@ from typing import Any
 
 import asyncpg
 import structlog
-from sqlalchemy import Connection, and_, delete, func, select, text
+from sqlalchemy import Connection, and_, delete, func, select, text, update
 from sqlalchemy.engine import make_url
 
 from navi.runs.bus import Control, Handlers
 from navi.runs.leases import Lease
+from navi.runs.pg_batch import WRITE, Batch, Row
 from navi.runs.run import AgentRun
 from navi.storage.database import Database
-from navi.storage.schema import run_approvals, run_events
+from navi.storage.schema import run_approvals, run_elicitations, run_events
 
 log = structlog.stdlib.get_logger(__name__)
 
@@ -51,25 +55,6 @@ VIEW = ("call_id", "tool", "args", "reason", "always_scope", "is_subagent")  # a
 MAX_PAYLOAD = 7_900  # NOTIFY's limit is 8,000 bytes
 BATCH = 1_000  # at most this many queued items per statement
 FOREVER = 86_400.0  # rows of a run that never ended are deleted after a day at the latest
-
-WRITE = """
-WITH ev AS (
-    INSERT INTO run_events (run_id, seq, session_id, frame, at)
-    SELECT r, q, s, f, extract(epoch FROM clock_timestamp())::float8
-    FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) AS t(r, q, s, f)
-    ON CONFLICT DO NOTHING  -- a worker declared lost that comes back: its run was ended for it
-), asked AS (
-    INSERT INTO run_approvals (session_id, call_id, run_id, worker, view, created_at)
-    SELECT s, c, r, w, v, extract(epoch FROM clock_timestamp())::float8
-    FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) AS t(s, c, r, w, v)
-    ON CONFLICT DO NOTHING
-), answered AS (
-    DELETE FROM run_approvals a USING unnest($10::text[], $11::text[]) AS t(s, c)
-    WHERE a.session_id = t.s AND a.call_id = t.c
-)
-SELECT count(pg_notify(n.c, n.p)) FROM unnest($12::text[], $13::text[]) AS n(c, p)
-"""
-
 
 FEED = "navi_feed"  # session changes, owners' frames and revocations, for every worker
 
@@ -102,45 +87,6 @@ def asyncpg_dsn(db: Database) -> str:
     return make_url(db.url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-# A frame's row and announcement: (run_id, seq, session_id, frame JSON or None, channel, payload).
-_Row = tuple[str, int, str, str | None, str, str]
-
-
-class _Batch:
-    """What one statement writes and announces."""
-
-    def __init__(self) -> None:
-        self.events: tuple[list[str], list[int], list[str], list[str | None]] = ([], [], [], [])
-        self.asked: dict[tuple[str, str], tuple[str, str, str]] = {}  # (session, call) → (run, worker, view)
-        self.answered: set[tuple[str, str]] = set()
-        self.notes: tuple[list[str], list[str]] = ([], [])
-        self.done: list[asyncio.Future[None]] = []
-
-    def add_row(self, row: _Row) -> None:
-        run_id, seq, session_id, body, channel, payload = row
-        self.events[0].append(run_id)
-        self.events[1].append(seq)
-        self.events[2].append(session_id)
-        self.events[3].append(body)
-        self.notes[0].append(channel)
-        self.notes[1].append(payload)
-
-    def args(self) -> list[Any]:
-        asked = list(self.asked.items())
-        gone = [key for key in self.answered if key not in self.asked]
-        return [
-            *self.events,
-            [k[0] for k, _ in asked],
-            [k[1] for k, _ in asked],
-            [v[0] for _, v in asked],
-            [v[1] for _, v in asked],
-            [v[2] for _, v in asked],
-            [k[0] for k in gone],
-            [k[1] for k in gone],
-            *self.notes,
-        ]
-
-
 class PgBus:
     shared = True
 
@@ -161,7 +107,7 @@ class PgBus:
         self.channel = worker_channel(worker)
         self._dsn = asyncpg_dsn(db)
         self._handlers: Handlers | None = None
-        self._queue: list[_Row | Callable[[_Batch], None]] = []
+        self._queue: list[Row | Callable[[Batch], None]] = []
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._listener: asyncpg.Connection | None = None
@@ -198,7 +144,7 @@ class PgBus:
             self._listener = None
 
     # --- frames of this worker's runs --------------------------------------------------------------------
-    def _put(self, item: _Row | Callable[[_Batch], None]) -> None:
+    def _put(self, item: Row | Callable[[Batch], None]) -> None:
         self._queue.append(item)
         self._wake.set()
 
@@ -209,17 +155,19 @@ class PgBus:
             key = (run.session_id, str(frame.get("call_id", "")))
             view = {k: frame.get(k) for k in VIEW}
             text_view = json.dumps(view)
-            self._put(lambda b: b.asked.__setitem__(key, (run.run_id, self.worker, text_view)))
+            self._put(lambda b: b.ask(b.asked, key, (run.run_id, self.worker, text_view)))
         elif kind == "approval_resolved":
             key = (run.session_id, str(frame.get("call_id", "")))
+            self._put(lambda b: b.settle(b.asked, b.answered, key))
+        elif kind == "elicitation_required":
+            key = (run.session_id, str(frame.get("elicitation_id", "")))
+            shown = json.dumps({k: v for k, v in frame.items() if k not in ("type", "run_id", "seq")})
+            self._put(lambda b: b.ask(b.questions, key, (run.run_id, self.worker, shown)))
+        elif kind == "elicitation_resolved":
+            key = (run.session_id, str(frame.get("elicitation_id", "")))
+            self._put(lambda b: b.settle(b.questions, b.settled, key))
 
-            def answered(b: _Batch) -> None:
-                if b.asked.pop(key, None) is None:
-                    b.answered.add(key)
-
-            self._put(answered)
-
-    def _frame_item(self, session_id: str, run_id: str, seq: int, frame: dict[str, Any] | None) -> _Row:
+    def _frame_item(self, session_id: str, run_id: str, seq: int, frame: dict[str, Any] | None) -> Row:
         """A frame's row and announcement, as the writer queues them (a tuple: this is per frame)."""
         body = None if frame is None else json.dumps(frame)
         head = f'{{"r": {json.dumps(run_id)}, "q": {int(seq)}, "t": {self.clock():.6f}'
@@ -237,7 +185,7 @@ class PgBus:
             log.warning("runs.feed_too_large", size=len(payload))
             return
 
-        def add(b: _Batch) -> None:
+        def add(b: Batch) -> None:
             b.notes[0].append(FEED)
             b.notes[1].append(payload)
 
@@ -247,7 +195,7 @@ class PgBus:
         payload = json.dumps({"k": "start", "r": run.run_id, "w": self.worker})
         channel = session_channel(run.session_id)
 
-        def add(b: _Batch) -> None:
+        def add(b: Batch) -> None:
             b.notes[0].append(channel)
             b.notes[1].append(payload)
 
@@ -273,7 +221,7 @@ class PgBus:
                 await self._wake.wait()
                 continue
             items, self._queue = self._queue[:BATCH], self._queue[BATCH:]
-            batch = _Batch()
+            batch = Batch()
             for item in items:
                 if type(item) is tuple:
                     batch.add_row(item)
@@ -436,12 +384,62 @@ class PgBus:
         )
         return await self.db.write(lambda conn: conn.execute(statement).scalar())
 
+    # --- MCP servers' questions (elicitations) -----------------------------------------------------
+    async def questions(self, session_id: str) -> list[dict[str, Any]]:
+        table = run_elicitations.c
+        query = (
+            select(table.view)
+            .where(and_(table.session_id == session_id, table.answer.is_(None)))
+            .order_by(table.created_at)
+        )
+        rows = await self.db.read(lambda conn: list(conn.execute(query).scalars()))
+        return [json.loads(view) for view in rows]
+
+    async def question(self, session_id: str, elicitation_id: str) -> dict[str, Any] | None:
+        table = run_elicitations.c
+        query = select(table.view).where(
+            and_(
+                table.session_id == session_id, table.elicitation_id == elicitation_id, table.answer.is_(None)
+            )
+        )
+        view = await self.db.read(lambda conn: conn.execute(query).scalar_one_or_none())
+        return None if view is None else dict(json.loads(view))
+
+    async def answer_question(
+        self, session_id: str, elicitation_id: str, answer: dict[str, Any]
+    ) -> str | None:
+        table = run_elicitations.c
+        statement = (
+            update(run_elicitations)
+            .where(
+                and_(
+                    table.session_id == session_id,
+                    table.elicitation_id == elicitation_id,
+                    table.answer.is_(None),
+                )
+            )
+            .values(answer=json.dumps(answer))
+            .returning(table.worker)
+        )
+        return await self.db.write(lambda conn: conn.execute(statement).scalar())
+
+    async def take_answer(self, session_id: str, elicitation_id: str) -> dict[str, Any] | None:
+        table = run_elicitations.c
+        statement = (
+            delete(run_elicitations)
+            .where(and_(table.session_id == session_id, table.elicitation_id == elicitation_id))
+            .returning(table.answer)
+        )
+        answer = await self.db.write(lambda conn: conn.execute(statement).scalar())
+        return None if answer is None else dict(json.loads(answer))
+
     # --- a worker that is gone -------------------------------------------------------------------------
     async def lost(self, lease: Lease, frame: dict[str, Any] | None) -> None:
         table = run_events.c
 
         def last(conn: Connection) -> int:
             conn.execute(delete(run_approvals).where(run_approvals.c.run_id == lease.run_id))
+            conn.execute(delete(run_elicitations).where(run_elicitations.c.run_id == lease.run_id))
             found = conn.execute(select(func.max(table.seq)).where(table.run_id == lease.run_id)).scalar()
             return int(found or 0)
 

@@ -24,6 +24,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 metadata = MetaData()
@@ -306,6 +307,39 @@ run_approvals = Table(
     Column("worker", String(300), nullable=False),
     Column("view", Text, nullable=False),
     Column("created_at", Float, nullable=False),
+)
+
+# MCP servers' questions runs wait on (`elicitation_required`), where workers share PostgreSQL:
+# any worker lists them and stores an answer once; the run's worker takes it (navi/runs/pg.py).
+run_elicitations = Table(
+    "run_elicitations",
+    metadata,
+    Column("session_id", String(36), primary_key=True),
+    Column("elicitation_id", String(200), primary_key=True),
+    Column("run_id", String(32), nullable=False, index=True),
+    Column("worker", String(300), nullable=False),
+    Column("view", Text, nullable=False),
+    Column("answer", Text, nullable=True),
+    Column("created_at", Float, nullable=False),
+)
+
+# The tasks of Navi's own MCP server (navi/mcp/tasks.py): any worker answers `tasks/get` and takes
+# `tasks/cancel`; the running worker beats a working task and reads `cancel` (navi/storage/mcp_tasks.py).
+mcp_tasks = Table(
+    "mcp_tasks",
+    metadata,
+    Column("task_id", String(64), primary_key=True),
+    Column("owner", String(128), nullable=False, index=True),
+    Column("tool", String(200), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("message", Text, nullable=True),
+    Column("result", Text, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("created", String(40), nullable=False),
+    Column("updated", String(40), nullable=False),
+    Column("started", Float, nullable=False),
+    Column("beat", Float, nullable=False),
+    Column("cancel", Boolean, nullable=False, server_default=false()),
 )
 
 # Failed sign-ins per client (an address, an IPv6 /64), where workers share the database: the

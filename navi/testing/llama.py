@@ -224,6 +224,17 @@ class LlamaServer:
             self._log.close()
             self._log = None
 
+    def kill(self) -> None:
+        """End the process with SIGKILL, as a crash or the kernel's OOM killer would: no goodbye to
+        its clients, its port closed at once. (`stop()` asks it to end first.)"""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
     def __enter__(self) -> LlamaServer:
         return self.start()
 

@@ -80,8 +80,8 @@ class ElicitationAnswered(BaseModel):
     response_model=list[dict[str, Any]],
     summary="The questions MCP servers ask the user in this session's run",
 )
-async def questions(session: SessionDep, runtime: RuntimeDep) -> list[dict[str, Any]]:
-    return [q.view() for q in runtime.mcp.elicitations.waiting(session.id)]
+async def questions(session: SessionDep, runs: RunsDep) -> list[dict[str, Any]]:
+    return await runs.controls.questions(session.id)  # wherever the run waits
 
 
 @router.post(
@@ -93,10 +93,10 @@ async def answer_question(
     elicitation_id: Annotated[str, Path(max_length=200)],
     body: ElicitationAnswer,
     session: SessionDep,
-    runtime: RuntimeDep,
+    runs: RunsDep,
 ) -> ElicitationAnswered:
     # ElicitationNotFound → 404, ElicitationInvalid → 422 (the question keeps waiting)
-    runtime.mcp.elicitations.answer(session.id, elicitation_id, body.action, body.content)
+    await runs.controls.answer_question(session.id, elicitation_id, body.action, body.content)
     return ElicitationAnswered(elicitation_id=elicitation_id, action=body.action)
 
 

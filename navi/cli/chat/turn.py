@@ -88,6 +88,16 @@ def gauge_short(tokens: int, limit: int, compress_at: int | None = None, turn: o
     return text + (f" (summary at {min(1.0, compress_at / limit):.0%})" if compress_at else "")
 
 
+def fallback_line(frame: dict[str, Any]) -> str:
+    """A `model_fallback` frame as one line: which endpoint was passed over, why, and which is asked."""
+    reason = frame.get("reason", "")
+    why = f"skipped, {reason}" if frame.get("cooling") else f"failed: {reason}"
+    return (
+        f"↪ {frame.get('endpoint', '')} ({frame.get('model', '')}) {why} — asking "
+        f"{frame.get('next_endpoint', '')} ({frame.get('next_model', '')})"
+    )
+
+
 class Lines:
     """Rendered lines, as a renderable (the live region's crop, the stable part of a text)."""
 
@@ -296,6 +306,8 @@ class LiveTurn:
             self.phase, self.detail = "writing", ""
         elif kind == "notice":
             self.notice(f"ℹ {frame.get('message', '')}", "yellow")
+        elif kind == "model_fallback":
+            self.notice(fallback_line(frame), "yellow")
         elif kind == "context_compressed":
             self.notice(
                 f"⇣ context compressed: {frame.get('messages_before')} → {frame.get('messages_after')} "

@@ -80,6 +80,12 @@ export class Turn {
     this.add(notice(message, "info"));
   }
 
+  // The model chain moved on to its next endpoint before the answer began (a `model_fallback` frame).
+  fallback({ endpoint, model, reason, next_endpoint: next, next_model: nextModel, cooling }) {
+    const why = cooling ? `skipped, ${reason}` : `failed: ${reason}`;
+    this.add(notice(`${endpoint} (${model}) ${why} — asking ${next} (${nextModel})`, "info fallback"));
+  }
+
   // Where a subagent's blocks go: inside the running spawn_agent card when there is one.
   place(node, isSubagent) {
     const parent = isSubagent ? this.spawns[this.spawns.length - 1] : null;

@@ -836,6 +836,9 @@ function handleFrame(frame) {
     case "notice":
       liveTurn().info(frame.message);
       break;
+    case "model_fallback":
+      liveTurn().fallback(frame);
+      break;
     case "context_compressed":
       conversation.addCompression(frame.messages_before, frame.messages_after);
       break;

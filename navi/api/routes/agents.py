@@ -33,6 +33,9 @@ class ProfileOut(BaseModel):
     # A custom profile's instructions and model choice ("backend:model"; empty: the default), to edit.
     instructions: str | None = None
     model_choice: str | None = None
+    # The saved browser sign-in (`GET /browser/profiles`) the browser tool opens pages with in this
+    # profile's conversations, unless the model names another: the user's own of this name ("": none).
+    browser_profile: str = ""
 
 
 class ToolProblem(BaseModel):
@@ -70,6 +73,7 @@ def profile_out(runtime: Runtime, p: AgentProfile) -> ProfileOut:
         custom=custom,
         instructions=p.system_prompt if custom else None,
         model_choice=(f"{p.llm_backend}:{p.model}" if p.model else "") if custom else None,
+        browser_profile=p.browser_profile,
     )
 
 

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, cast
@@ -98,9 +98,8 @@ def default_models(backends: BackendRegistry) -> dict[str, str]:
 def build_profiles(settings: Settings, backends: BackendRegistry) -> ProfileRegistry:
     """The built-in profiles; an empty model or backend on a profile means the configured default."""
     registry = ProfileRegistry(settings.default_llm_backend, default_models(backends))
-    sign_ins = settings.agent_browser_profiles  # NAVI_AGENT_BROWSER_PROFILES: each user's own of that name
-    for profile in builtin_profiles():
-        registry.register(replace(profile, browser_profile=sign_ins.get(profile.id, profile.browser_profile)))
+    for profile in builtin_profiles(settings.agent_browser_profiles):  # NAVI_AGENT_BROWSER_PROFILES
+        registry.register(profile)
     with_chains(registry, backends)
     return registry
 

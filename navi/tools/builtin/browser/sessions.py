@@ -136,8 +136,8 @@ class BrowserPool:
         from its saved state when it has one (another worker's, or this one's before the context
         was closed), else from the user's named `profile` (its cookies and storage) when one is
         given, else empty. `ProfileError` for a missing profile, unless `create` (`navi browser
-        login`: it is made when the browser closes). A context older than the saved state (another
-        worker acted since) is replaced by one made from it."""
+        login`: it is made when the browser closes). A context whose version is not the saved
+        state's (another worker acted since, or closed it) is replaced by one made from it."""
         await self.reap()
         if self._browser is not None and not self._browser.is_connected():  # Chromium died
             log.warning("browser.lost", sessions=len(self.sessions))
@@ -146,9 +146,11 @@ class BrowserPool:
                 await gone.router.aclose()
             await self._stop_browser()
         existing = self.sessions.get(key)
-        if existing is not None and persist and await self.states.version(key, owner) > existing.version:
-            log.info("browser.newer_elsewhere", session=key)
-            await self.close_session(key, keep_profile=False)  # the newer state writes it back
+        if existing is not None and persist and await self.states.version(key, owner) != existing.version:
+            # Another worker acted since (a newer state, which writes the profile back itself) or
+            # closed the conversation's browser (none): this context is out of date.
+            log.info("browser.changed_elsewhere", session=key)
+            await self.close_session(key, keep_profile=False)
             existing = None
         if existing is not None:
             existing.last_used = self.clock()

@@ -149,7 +149,7 @@ class BrowserTool(Tool):
         profile = params.get("profile") if action == "open" else None
         note = ""
         if action == "open" and not profile and existing is None and not saved and ctx.browser_profile:
-            profile = await self._default_profile(ctx)  # the agent profile's sign-in, if it is saved
+            profile = await self._default_profile(ctx) or None  # the agent profile's sign-in, if it is saved
             if not profile:
                 note = (
                     f"(This profile opens pages signed in with the browser profile "

@@ -63,6 +63,7 @@ class BrowserSession:
     owner: str = "local"
     profile: str | None = None  # the named profile it started from, written back when it closes
     creating: bool = False  # `navi browser login` of a new profile (else one deleted meanwhile stays so)
+    explicit: bool = False  # a sign-in being made (login, the page's viewer): kept only by its Save
     tabs: list[Tab] = field(default_factory=list)
     current: int = 0
     sites: set[str] = field(default_factory=set)  # sites this session's pages have been on
@@ -184,7 +185,7 @@ class BrowserPool:
         made = BrowserSession(
             key, files_session, context, router, owner=owner, profile=profile, last_used=self.clock()
         )
-        made.creating = creating
+        made.creating, made.explicit = creating, create
         made.persist = persist
         if saved is not None:
             made.version, made.restored_url = saved.version, saved.url
@@ -296,12 +297,15 @@ class BrowserPool:
         await self.states.forget(key, owner)
         return closed
 
-    async def close_session(self, key: str, *, keep_profile: bool = True) -> bool:
+    async def close_session(self, key: str, *, keep_profile: bool | None = None) -> bool:
         """Close the session's browser (its saved state stays, for its next call); one started from
-        a profile writes what the sites changed back to it first (unless `keep_profile` is False)."""
+        a profile writes what the sites changed back to it first (`keep_profile` None: unless it is
+        a sign-in being made, which only its Save keeps)."""
         session = self.sessions.pop(key, None)
         if session is None:
             return False
+        if keep_profile is None:
+            keep_profile = not session.explicit
         if session.profile and keep_profile:
             try:
                 if not (session.creating or self.profiles.exists(session.owner, session.profile)):

@@ -44,7 +44,7 @@ export class SigninViewer {
     const ws = new WebSocket(`${scheme}://${location.host}/ws/browser/viewer`);
     this.ws = ws;
     this.say(`Opening ${url} in Navi's browser…`);
-    ws.addEventListener("open", () => ws.send(JSON.stringify({ type: "viewer_start", name, url })));
+    ws.addEventListener("open", () => this.send({ type: "viewer_start", name, url }));
     ws.addEventListener("message", (event) => this.frame(JSON.parse(event.data), name));
     ws.addEventListener("close", () => { if (this.ws === ws) this.stop(); });
   }

@@ -1,4 +1,6 @@
-"""A conversation's browser cookies follow it to another worker: two Navi runtimes (two app
+"""A conversation's browser cookies follow it to another worker: two real `navi serve` workers on one
+PostgreSQL database (the model signs in through A; asked through B, B's own Chromium opens the
+account page signed in), and two Navi runtimes (two app
 instances, each with its own Chromium) on one real PostgreSQL database, against the test's pages
 (tests/helpers/browser_pages.py).
 
@@ -15,17 +17,21 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy import select
 
 from navi.sandbox import probe
 from navi.sessions.archive import export_session
 from navi.storage.browser_states import browser_states
-from navi.testing.agent_script import AgentScript
-from navi.testing.script import Reply, ScriptedCall
+from navi.testing.agent_script import AgentScript, kind_of
+from navi.testing.fake_server import FakeModelServer
+from navi.testing.ports import free_port
+from navi.testing.script import Reply, Script, ScriptedCall, ScriptRequest
 from navi.tools.builtin.browser import BrowserSettings, BrowserTool
 from tests.agent_helpers import scripted_runtime
 from tests.helpers.browser_pages import PageServer, page_guard
+from tests.helpers.forked import forks
 from tests.test_approvals import results, run_answering
 
 pytestmark = [pytest.mark.postgres, pytest.mark.browser]
@@ -131,3 +137,73 @@ async def test_the_cookies_of_a_sign_in_on_one_worker_are_there_on_the_other(
     await a.sessions.delete(session.id)
     query = select(browser_states.c.session_id)
     assert await a.db.read(lambda conn: conn.execute(query).all()) == []
+
+
+# --- two `navi serve` workers -------------------------------------------------------------------
+
+TOKEN = "browser-workers-test-token-0123456789"
+HEADERS = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def browsing(pages: PageServer) -> Any:
+    """The model: "sign in" → the login, field by field, then the button; "balance" → the account."""
+    plans = {
+        "sign in": [
+            {"action": "open", "url": pages.local("/login")},
+            {"action": "type", "element": 1, "text": "alice"},
+            {"action": "type", "element": 2, "text": "s3cret"},
+            {"action": "click", "element": 3},
+        ],
+        "balance": [{"action": "open", "url": pages.local("/account")}],
+    }
+
+    def respond(request: ScriptRequest) -> Reply:
+        if kind_of(request) != "turn":
+            return Reply(text="A title")
+        said = request.last_user_text
+        last = max(i for i, m in enumerate(request.messages) if m.role == "user")
+        done = sum(1 for m in request.messages[last:] if m.role == "tool")
+        plan = next(steps for word, steps in plans.items() if word in said)
+        if done < len(plan):
+            return Reply(tool_calls=[ScriptedCall("browser", plan[done])])
+        return Reply(text="Done.")
+
+    return respond
+
+
+async def test_two_navi_serve_workers_share_a_conversations_sign_in(
+    tmp_path: Path, pg_url: str, pages: PageServer
+) -> None:
+    env = {
+        "DATABASE_URL": pg_url,
+        "NAVI_API_TOKEN": TOKEN,
+        "PLANNING_ENABLED": "false",
+        "NAVI_APPROVAL_MODE": "auto",
+        "NAVI_FETCH_ALLOWED_HOSTS": f"127.0.0.1:{pages.port}",
+        "LOG_LEVEL": "INFO",  # each worker's log says whose Chromium restored the conversation
+    }
+    with FakeModelServer(Script(responder=browsing(pages))) as model:
+        env["OLLAMA_HOST"] = model.url
+        with forks(tmp_path, env) as navi:
+            a, b = free_port(), free_port()
+            pids = [navi.serve(port, wait=False) for port in (a, b)]
+            for port, pid in zip((a, b), pids, strict=True):
+                navi.wait_up(port, pid)
+            async with (
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{a}", headers=HEADERS, timeout=120) as on_a,
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{b}", headers=HEADERS, timeout=120) as on_b,
+            ):
+                sid = (await on_a.post("/sessions")).json()["session_id"]
+                signed = await on_a.post(f"/sessions/{sid}/messages", json={"content": "sign in to the shop"})
+                assert signed.status_code == 200, signed.text
+                asked = await on_b.post(f"/sessions/{sid}/messages", json={"content": "my balance?"})
+                assert asked.status_code == 200, asked.text
+                shown = (await on_b.get(f"/sessions/{sid}")).json()["messages"]
+            results = [m["content"] for m in shown if m["role"] == "tool"]
+            assert len(results) == 5, results
+            assert "Welcome back, alice" in results[3]  # the sign-in, on A
+            assert "Welcome back, alice" in results[4] and "Balance: 42 coins" in results[4]  # on B
+            assert {"path": "/login", "user": "alice", "password": "s3cret"} in pages.posts
+            # B's own Chromium, started from the state A saved in the database.
+            assert "browser.restored" in navi.log(pids[1]) and "browser.restored" not in navi.log(pids[0])
+            assert "s3cret" not in navi.log(pids[0]) + navi.log(pids[1])

@@ -1,14 +1,15 @@
-"""A conversation's browser cookies follow it to another worker: two real `navi serve` workers on one
-PostgreSQL database (the model signs in through A; asked through B, B's own Chromium opens the
-account page signed in), and two Navi runtimes (two app
-instances, each with its own Chromium) on one real PostgreSQL database, against the test's pages
-(tests/helpers/browser_pages.py).
+"""A conversation's browser cookies follow it to another worker, against the test's pages
+(tests/helpers/browser_pages.py), on one real PostgreSQL database.
 
-The user signs in through A (the site sets a cookie); the next turn runs on B, whose Chromium has
-never seen the conversation, and the account page is open there signed in. B signs out; the turn
-after that is on A again, whose context is older than the saved state and is made again from it:
-signed out. The saved state is the user's alone, is not in the session's export, and goes with the
-session.
+Two real `navi serve` workers: the model signs in through A; asked through B, B's own Chromium
+opens the account page signed in (its log says it restored the conversation's state).
+
+Two Navi runtimes (two app instances, each with its own Chromium), turn by turn: the user signs in
+through A (the site sets a cookie); the next turn runs on B, whose Chromium has never seen the
+conversation, and the account page is open there signed in. B signs out; the turn after that is on
+A again, whose context is older than the saved state and is made again from it: signed out. The
+saved state is the user's alone, is not in the session's export, the model's `close` drops it (and
+a worker's context of it), and it goes with the session.
 """
 
 from __future__ import annotations

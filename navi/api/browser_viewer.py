@@ -1,9 +1,10 @@
 """The sign-in viewer's socket, `ws://host/ws/browser/viewer` (frames: navi/protocol/viewer.py).
 
 A person signs into a site from the page, in Navi's own headless Chromium: this socket sends
-pictures of the page (after each input, and every `REFRESH` seconds while it is open) and hands the
-person's clicks, text and keys to the `Viewer` (navi/tools/builtin/browser/viewer.py); `viewer_save`
-keeps the result as the user's named sign-in, the same file `navi browser login` writes.
+pictures of the page (after each input, and every `REFRESH` seconds while it is open, each only
+when it differs from the last one sent) and hands the person's clicks, text and keys to the
+`Viewer` (navi/tools/builtin/browser/viewer.py); `viewer_save` keeps the result as the user's
+named sign-in, the same file `navi browser login` writes.
 
 Who: the socket is let in like every other (the token, a signed-in browser, a user's token), and
 checks its credentials again before each frame; a sign-out or the user's removal closes it (4401).
@@ -60,6 +61,7 @@ class _Link:
         self.websocket = websocket
         self.lock = asyncio.Lock()
         self.ended = asyncio.Event()
+        self.shown = b""  # the last picture sent (the same one is not sent again)
 
     async def send(self, frame: dict[str, Any]) -> None:
         async with self.lock:
@@ -89,6 +91,9 @@ async def _picture(viewer: Viewer, link: _Link) -> None:
     except Exception as exc:  # the page went away mid-picture: the next one will do
         log.info("viewer.picture_failed", error=type(exc).__name__)
         return
+    if shot.jpeg == link.shown:
+        return
+    link.shown = shot.jpeg
     await link.send(ViewerFrame(image=shot.data_uri(), url=shot.url, title=shot.title).frame())
 
 

@@ -64,10 +64,11 @@ test-clock: $(DEV)
 llama: $(DEV)
 	$(BIN)/python -m navi.testing.llama serve $(or $(MODEL),smollm2) --port $(or $(PORT),8080) --ctx $(or $(CTX),4096)
 
-## Retake the README's screenshots (docs/screenshots/) from a live Navi on the fake model.
+## Retake the README's screenshots (docs/screenshots/) from a live Navi on the fake model: this
+## checkout's page (PYTHONPATH: not whichever checkout the venv's editable install points at).
 screenshots: $(DEV)
 	@./scripts/test-deps
-	$(BIN)/python scripts/screenshots.py --out docs/screenshots
+	PYTHONPATH=$(CURDIR) $(BIN)/python scripts/screenshots.py --out docs/screenshots
 
 CODE := navi tests $(wildcard bench) scripts/screenshots.py scripts/layers.py
 

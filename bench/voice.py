@@ -22,6 +22,7 @@ transcription of a typical question, then the first sentence of the answer synth
 (MP3, as the page asks for it). The page sends the first sentence as soon as it has streamed.
 
     .venv/bin/python bench/voice.py [--sentences 100] [--piper] [--threads 2]
+    .venv/bin/python bench/voice.py --latency     # only the end of speech → first audio path
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import tempfile
 import time
 import wave
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -66,6 +68,18 @@ TEMPLATES = [
 ]
 QUESTION = "What time does the train to Berlin leave tomorrow morning?"
 FIRST_SENTENCE = "The first train to Berlin leaves at seven fifteen tomorrow morning."
+# How answers open (written for this bench, the shapes a chat model's first sentences take): the
+# first piece spoken is the whole first sentence, or with the first-clause cut its first clause.
+OPENINGS = [
+    FIRST_SENTENCE,
+    "The first train to Berlin leaves at seven fifteen tomorrow morning, from platform four.",
+    "Sure, I have added the invoice to your list for Friday and set a reminder for the morning.",
+    "Based on the forecast for Paris, expect a sunny and mild afternoon with a light breeze.",
+    "I could not find an email from Alice about the report, but there is one from Bob.",
+    "Here is what I found about the heating in the kitchen: the thermostat is set to nineteen.",
+    "Your table for four near the station is booked for Saturday evening at eight.",
+    "To drive to the airport from here takes about forty minutes, depending on the traffic.",
+]
 
 
 def sentences(n: int, seed: int = 45) -> list[str]:
@@ -174,6 +188,94 @@ async def latency(voice: Voice, question: bytes, rounds: int = 5) -> dict[str, l
     return parts
 
 
+def first_piece(text: str, clause: bool) -> str:
+    from navi.voice.speakable import Sentences
+
+    found = Sentences(first_clause=clause)
+    return [*found.feed(text + " "), *found.finish()][0]
+
+
+def timed(fn: Any, rounds: int = 3) -> tuple[float, float]:
+    """Median (wall, CPU) seconds of `fn()` over `rounds` runs."""
+    runs = []
+    for _ in range(rounds):
+        t0, c0 = time.perf_counter(), cpu()
+        fn()
+        runs.append((time.perf_counter() - t0, cpu() - c0))
+    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
+
+
+async def latency_parts(folder: Path, threads: int, question: bytes) -> None:
+    """`--latency`: the end of speech → first audio path alone, cold and warm, with the options
+    that change it: Piper's threads and onnxruntime's busy-waiting, the first-clause cut."""
+    print("\ncold start (what the first `speak` warms: loading, the slower first run):")
+    whisper, piper = WhisperEngine(folder, threads=threads), PiperEngine(threads=threads, spinning=False)
+    voice = Voice(whisper, piper, queue=4)
+    steps: list[tuple[str, Any]] = [
+        ("load Whisper base", lambda: asyncio.to_thread(whisper.load)),
+        ("load Piper joe-medium", lambda: asyncio.to_thread(piper.load)),
+        ("first transcription", lambda: voice.transcribe(question, language="en")),
+        ("second transcription", lambda: voice.transcribe(question, language="en")),
+        ("first synthesis → MP3", lambda: voice.speak(FIRST_SENTENCE, fmt="mp3")),
+        ("second synthesis → MP3", lambda: voice.speak(FIRST_SENTENCE, fmt="mp3")),
+    ]
+    for name, step in steps:
+        t0, c0 = time.perf_counter(), cpu()
+        await step()
+        print(
+            f"    {name:<30} {1000 * (time.perf_counter() - t0):6.0f} ms wall, "
+            f"{1000 * (cpu() - c0):6.0f} ms CPU"
+        )
+    voice.close()
+
+    print("\nPiper, the first sentence → MP3 (median of 5, after a warm-up):")
+    for n, spin in ((2, True), (2, False), (1, False)):
+        engine = PiperEngine(threads=n, spinning=spin)
+        engine.synthesize("Warming up.")
+        w, c = timed(lambda e=engine: encode(*e.synthesize(FIRST_SENTENCE), "mp3"), 5)  # type: ignore[misc]
+        print(
+            f"    {n} thread{'s' if n > 1 else ' '}, busy-waiting {'on ' if spin else 'off'}   "
+            f"{1000 * w:6.0f} ms wall, {1000 * c:6.0f} ms CPU"
+        )
+
+    print(f"\nthe first piece spoken, {len(OPENINGS)} answer openings (median of 3 each, Piper → MP3):")
+    cut = PiperEngine(threads=threads, spinning=False)
+    cut.synthesize("Warming up.")
+    whole: list[tuple[float, float]] = []
+    clause: list[tuple[float, float]] = []
+    for text in OPENINGS:
+        piece = first_piece(text, clause=True)
+        whole.append(timed(lambda t=text: encode(*cut.synthesize(t), "mp3")))  # type: ignore[misc]
+        clause.append(
+            timed(lambda p=piece: encode(*cut.synthesize(p), "mp3")) if piece != text else whole[-1]
+        )  # type: ignore[misc]
+        print(f"    {len(piece.split()):2d}/{len(text.split()):2d} words  {piece}")
+    for label, parts in (("whole first sentence", whole), ("first clause cut", clause)):
+        w, c = statistics.median(p[0] for p in parts), statistics.median(p[1] for p in parts)
+        print(f"    {label:<22} median {1000 * w:6.0f} ms wall, {1000 * c:6.0f} ms CPU")
+    engine = Voice(WhisperEngine(folder, threads=threads), cut, queue=4)
+    await engine.transcribe(question, language="en")
+    heard = [await timed_async(lambda: engine.transcribe(question, language="en")) for _ in range(5)]
+    hw, hc = statistics.median(h[0] for h in heard), statistics.median(h[1] for h in heard)
+    print(
+        f"    transcription of the {wav_seconds(question):.1f} s question   median "
+        f"{1000 * hw:6.0f} ms wall, {1000 * hc:6.0f} ms CPU"
+    )
+    for label, parts in (("whole first sentence", whole), ("first clause cut", clause)):
+        w, c = statistics.median(p[0] for p in parts), statistics.median(p[1] for p in parts)
+        print(
+            f"    total, {label:<22} {1000 * (hw + w):6.0f} ms wall, "
+            f"{1000 * (hc + c):6.0f} ms CPU   target ≤ 1500 ms"
+        )
+    engine.close()
+
+
+async def timed_async(step: Any) -> tuple[float, float]:
+    t0, c0 = time.perf_counter(), cpu()
+    await step()
+    return time.perf_counter() - t0, cpu() - c0
+
+
 async def long_clips(voice: Voice, texts: list[str], n: int = 3) -> tuple[float, float, float]:
     """Whisper pads every clip to a 30 s window: dictation-length clips (8 sentences, ~25 s) show
     the real-time factor a long message gets. (audio seconds, wall, CPU)."""
@@ -198,9 +300,20 @@ async def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--no-full", action="store_true", help="skip the full-window run")
+    parser.add_argument(
+        "--latency", action="store_true", help="only end of speech → first audio: cold, options, first clause"
+    )
     args = parser.parse_args()
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "navi" / "voice"
     folder = whisper_base(cache)
+    if args.latency:
+        print(
+            f"voice latency: {os.cpu_count()} cores, {args.threads} threads a model; "
+            f"load average {os.getloadavg()[0]:.1f}"
+        )
+        await latency_parts(folder, args.threads, encode(*EspeakEngine().synthesize(QUESTION), "wav"))
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+        return 0
     piper = PiperEngine(threads=args.threads)
     texts = sentences(args.sentences)
     print(

@@ -1,8 +1,10 @@
 """Take the README's screenshots: a live Navi on the fake model, driven in Debian's Chromium.
 
-    .venv/bin/python scripts/screenshots.py [--out docs/screenshots]
+    PYTHONPATH=. .venv/bin/python scripts/screenshots.py [--out docs/screenshots]   (make screenshots)
 
-Each picture is a real state of the page reached by using it (typing, clicking), not a mock-up.
+Each picture is a real state of the page reached by using it (typing, clicking), not a mock-up. The
+page is the one of the checkout on PYTHONPATH: without it, Python finds `navi` where the venv's
+editable install points, which may be another checkout.
 """
 
 from __future__ import annotations
@@ -103,7 +105,9 @@ def take(out: Path) -> None:
                 page.goto("/")
                 ready(page)
 
-                page.locator("#input").fill("Write me a script that checks my backups every morning")
+                # "and": a word of sequence, so the turn is planned (navi/agent/planning.py `needs_plan`)
+                ask = "Write me a script that checks my backups every morning and alerts me"
+                page.locator("#input").fill(ask)
                 page.locator("#input").press("Enter")
                 expect(
                     page.locator("article.turn .markdown.text h2, article.turn .markdown.text pre")
@@ -159,8 +163,11 @@ def take(out: Path) -> None:
                 ready(bright)
                 shoot(bright, out, "light")  # the empty page with its examples, in the light theme
                 bright.get_by_role("button", name="Settings").click()
+                expect(bright.locator("#builtin-models select")).to_have_count(3)  # each profile's picker
                 shoot(bright, out, "settings")
 
+                # Filed in a folder: the phone's list shows folders above the dated groups.
+                assert page.request.patch(f"/sessions/{sid}", data={"folder": "Home server"}).ok
                 phone = browser.new_context(
                     base_url=server.url,
                     viewport={"width": 390, "height": 844},

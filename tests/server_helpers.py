@@ -14,6 +14,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from navi.api.app import create_app
 from navi.config import Settings, load_settings
+from navi.net.tls import ca_context
 from navi.testing.agent_script import AgentScript
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.threaded import ThreadedServer
@@ -55,6 +56,7 @@ class LiveNavi:
         """An HTTP client that signs in like a client of the same user (`anonymous`: without it)."""
         headers = {} if anonymous else dict(self.auth)
         headers.update(kw.pop("headers", None) or {})
+        kw.setdefault("verify", ca_context())  # not the certificate store loaded again each time
         return httpx.Client(base_url=self.url, timeout=30, headers=headers, **kw)
 
     def new_session(self, profile_id: str | None = None, **kw: Any) -> str:

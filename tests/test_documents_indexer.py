@@ -180,7 +180,7 @@ async def test_a_queued_document_is_indexed_by_the_next_runtime(tmp_path: Path) 
         log_level="WARNING",
         documents_indexing=False,  # the first process only queues
     )
-    rt = await build_runtime(settings, seed_tools=False, start_mcp=False)
+    rt = await build_runtime(settings, seed_tools=False, runs_agents=False)
     try:
         assert rt.documents is not None
         services = build_services(rt, schedules=False)
@@ -191,7 +191,7 @@ async def test_a_queued_document_is_indexed_by_the_next_runtime(tmp_path: Path) 
         await rt.aclose()
 
     again = settings.model_copy(update={"documents_indexing": True})
-    rt = await build_runtime(again, seed_tools=False, start_mcp=False)
+    rt = await build_runtime(again, seed_tools=False, runs_agents=False)
     services = build_services(rt, schedules=False, owns_runtime=True)
     assert services.indexer is not None
     await services.start()

@@ -157,7 +157,7 @@ def test_profiles_use_their_chain_and_doctor_checks_each_endpoint(
 async def test_a_chain_for_no_profile_is_refused(tmp_path: Path, fake_server: FakeModelServer) -> None:
     path = models_file(tmp_path, fake_server, fake_server, 'nobody = ["big"]')
     with pytest.raises(SetupError, match="chains of no profile: nobody"):
-        await build_runtime(settings_for(tmp_path, models_file=str(path)), start_mcp=False)
+        await build_runtime(settings_for(tmp_path, models_file=str(path)), runs_agents=False)
 
 
 # --- a turn through the chain -----------------------------------------------------------------------
@@ -167,7 +167,7 @@ async def test_a_turn_falls_back_and_its_answer_says_which_model_wrote_it_and_wh
     monkeypatch.setenv("SMALL_KEY", "sk-small")
     other.api_key = "sk-small"  # the key reaches the endpoint from the variable the file names
     path = models_file(tmp_path, fake_server, other)
-    rt = await build_runtime(settings_for(tmp_path, models_file=str(path)), start_mcp=False)
+    rt = await build_runtime(settings_for(tmp_path, models_file=str(path)), runs_agents=False)
     try:
         sid = (await rt.sessions.create("secretary")).id
         fake_server.enqueue(Reply(status=503, error="overloaded right now"))
@@ -215,7 +215,7 @@ async def test_a_stream_broken_mid_answer_keeps_its_text_and_says_so(
     tmp_path: Path, fake_server: FakeModelServer, other: FakeModelServer
 ) -> None:
     path = models_file(tmp_path, fake_server, other)
-    rt = await build_runtime(settings_for(tmp_path, models_file=str(path)), start_mcp=False)
+    rt = await build_runtime(settings_for(tmp_path, models_file=str(path)), runs_agents=False)
     try:
         sid = (await rt.sessions.create("secretary")).id
         fake_server.enqueue(Reply(text="a long answer that breaks", chunk_chars=4, error_after=3))
@@ -285,7 +285,7 @@ def test_get_models_lists_every_endpoint_with_its_state_for_signed_in_users(
 
     async def add_user() -> str:
         rt = await build_runtime(
-            settings_for(tmp_path, models_file=str(path)), seed_tools=False, start_mcp=False
+            settings_for(tmp_path, models_file=str(path)), seed_tools=False, runs_agents=False
         )
         try:
             return (await rt.users.add("alice"))[1]

@@ -24,9 +24,11 @@ from navi.storage.database import Database, postgres_url, sqlite_url
 from navi.storage.migrate import upgrade
 from navi.storage.preferences import SqlPreferenceStore
 from navi.testing.fake_server import FakeModelServer
-from navi.testing.script import Reply, ScriptRequest
+from navi.testing.script import Reply, ScriptedCall, ScriptRequest
 from tests.server_helpers import live_navi, use_script
 from tests.test_user_signins import add_user, bearer
+
+BIG = "gemma4:26b-a4b-it-q4_K_M"  # a model the fake server lists besides the default
 
 
 def turn_request(fake: FakeModelServer) -> ScriptRequest:
@@ -183,3 +185,101 @@ def test_instructions_models_and_profiles_reach_the_model(
         assert http.delete("/agents/profiles/secretary").status_code == 404  # not made on the page
         assert http.delete(f"/agents/profiles/{cook['id']}").status_code == 204
         assert cook["id"] not in [p["id"] for p in http.get("/agents/profiles").json()]
+
+
+async def test_the_stores_keep_each_users_model_for_a_builtin_profile(store: PreferenceStore) -> None:
+    assert await store.profile_models("ana") == {}
+    await store.set_profile_model("ana", "secretary", "ollama:plain:1b")
+    await store.set_profile_model("ana", "smart_home", "ollama:gemma4:e2b-it-q8_0")
+    await store.set_profile_model("ana", "secretary", "ollama:qwen3:8b")  # picked again: replaced
+    await store.set_profile_model("bob", "secretary", "ollama:plain:1b")
+    assert await store.profile_models("ana") == {
+        "secretary": "ollama:qwen3:8b",
+        "smart_home": "ollama:gemma4:e2b-it-q8_0",
+    }
+    await store.set_profile_model("ana", "smart_home", None)  # back to the profile's own
+    assert await store.profile_models("ana") == {"secretary": "ollama:qwen3:8b"}
+    assert await store.profile_models("bob") == {"secretary": "ollama:plain:1b"}
+
+
+def test_a_model_picked_for_a_builtin_profile_is_that_users_alone(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    script = use_script(fake_server)
+    for n in range(3):
+        script.turn(f"Answer {n}.")
+    switch = ScriptedCall("switch_profile", {"profile_id": "server_admin", "reason": "ops"})
+    script.turn(Reply(tool_calls=[switch]), Reply(text="On the admin's model."))
+    script.turn("Answer 4.")
+    with live_navi(tmp_path, fake_server, planning_enabled=False) as navi, navi.client() as http:
+        secretary = {p["id"]: p for p in http.get("/agents/profiles").json()}["secretary"]
+        assert (secretary["model"], secretary["model_choice"], secretary["default_model"]) == (
+            "gemma4:e2b-it-q8_0",
+            "",
+            "gemma4:e2b-it-q8_0",
+        )
+        picked = http.put("/agents/profiles/secretary/model", json={"model": "ollama:plain:1b"})
+        assert picked.status_code == 200, picked.text
+        assert (picked.json()["model"], picked.json()["model_choice"]) == ("plain:1b", "ollama:plain:1b")
+        listed = {p["id"]: p for p in http.get("/agents/profiles").json()}
+        assert (listed["secretary"]["model"], listed["secretary"]["default_model"]) == (
+            "plain:1b",
+            "gemma4:e2b-it-q8_0",
+        )
+        assert listed["smart_home"]["model"] == "gemma4:e2b-it-q8_0"  # only the profile picked for
+
+        # A conversation of ana's in the profile runs on her model; one with its own model keeps it.
+        sid = navi.new_session("secretary")
+        assert http.post(f"/sessions/{sid}/messages", json={"content": "Hi"}).status_code == 200
+        assert turn_request(fake_server).model == "plain:1b"
+        exported = http.get(f"/sessions/{sid}/export").json()["session"]  # the archive names it too
+        assert (exported["provider"], exported["model"]) == ("ollama", "plain:1b")
+        own = navi.new_session("secretary")
+        assert (
+            http.patch(f"/sessions/{own}", json={"model": "ollama:gemma4:26b-a4b-it-q4_K_M"}).status_code
+            == 200
+        )
+        assert http.post(f"/sessions/{own}/messages", json={"content": "Hi"}).status_code == 200
+        assert turn_request(fake_server).model == "gemma4:26b-a4b-it-q4_K_M"
+
+        # Bob is not affected: his list and his runs keep the profile's model.
+        with bearer(navi, add_user(navi, "bob")) as bob:
+            assert {p["id"]: p for p in bob.get("/agents/profiles").json()}["secretary"]["model"] == (
+                "gemma4:e2b-it-q8_0"
+            )
+            his = bob.post("/sessions", json={"profile_id": "secretary"}).json()["session_id"]
+            assert bob.post(f"/sessions/{his}/messages", json={"content": "Hi"}).status_code == 200
+            assert turn_request(fake_server).model == "gemma4:e2b-it-q8_0"
+            cook = http.post("/agents/profiles", json={"name": "Cook"}).json()["id"]
+            assert (
+                bob.put(f"/agents/profiles/{cook}/model", json={"model": "ollama:plain:1b"}).status_code
+                == 404
+            )
+
+        # Bad input is refused and changes nothing.
+        for bad in ({"model": "plain:1b"}, {"model": "nowhere:x"}, {"model": "ollama:"}):
+            refused = http.put("/agents/profiles/secretary/model", json=bad)
+            assert refused.status_code == 422 and "backend:model" in refused.json()["detail"], bad
+        assert http.put("/agents/profiles/no_such/model", json={"model": ""}).status_code == 404
+        own_profile = http.put(f"/agents/profiles/{cook}/model", json={"model": "ollama:plain:1b"})
+        assert own_profile.status_code == 422 and "PUT /agents/profiles/" in own_profile.json()["detail"]
+        assert {p["id"]: p for p in http.get("/agents/profiles").json()}["secretary"]["model"] == "plain:1b"
+
+        # A switch of profile mid-turn takes the model ana picked for the profile it switches to.
+        assert (
+            http.put("/agents/profiles/server_admin/model", json={"model": f"ollama:{BIG}"}).status_code
+            == 200
+        )
+        assert http.post(f"/sessions/{sid}/messages", json={"content": "Check the disk"}).status_code == 200
+        before, after = [
+            r for r in fake_server.requests if "a short title" not in (r.messages[0].content or "")
+        ][-2:]
+        assert (before.model, after.model) == ("plain:1b", BIG)
+        assert http.get(f"/sessions/{sid}").json()["profile_id"] == "server_admin"  # the switch is kept
+
+        # Empty: the profile's own model again, from the next message on.
+        cleared = http.put("/agents/profiles/secretary/model", json={"model": ""})
+        assert (cleared.json()["model"], cleared.json()["model_choice"]) == ("gemma4:e2b-it-q8_0", "")
+        again = navi.new_session("secretary")
+        assert http.post(f"/sessions/{again}/messages", json={"content": "Again"}).status_code == 200
+        assert turn_request(fake_server).model == "gemma4:e2b-it-q8_0"

@@ -24,13 +24,13 @@ SCHEMA = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
 SERVER, CLIENT = frame_types(SCHEMA, "server"), frame_types(SCHEMA, "client")
 
 # Server frames a client leaves alone on purpose, and why.
-# Voice frames come only to a connection that sent `voice` or `speak`; the page records and
-# plays through /v1/audio/transcriptions and /v1/audio/speech (navi/web/static/js/voice.js).
+# Voice frames come only to a connection that sent `voice` or `speak` (the page does:
+# navi/web/static/js/voice.js); navi chat has no voice.
 VOICE_FRAMES = {
-    kind: "sent only to a connection that sent voice or speak; this client uses /v1/audio instead"
+    kind: "sent only to a connection that sent voice or speak; navi chat sends neither"
     for kind in ("transcript", "speech", "speech_end")
 }
-PAGE_IGNORES: dict[str, str] = {**VOICE_FRAMES}
+PAGE_IGNORES: dict[str, str] = {}
 CHAT_IGNORES: dict[str, str] = {
     **VOICE_FRAMES,
     # navi chat sends no message while a turn runs (its input waits for the answer), so nothing of
@@ -102,7 +102,16 @@ def test_the_page_handles_every_server_frame_and_no_other() -> None:
 
 def test_the_page_sends_only_client_frames_of_the_schema() -> None:
     sent = page_sent()
-    assert sent == {"message", "retry", "approval", "elicitation", "queue_edit", "queue_cancel"}, sent
+    assert sent == {
+        "message",
+        "retry",
+        "approval",
+        "elicitation",
+        "queue_edit",
+        "queue_cancel",
+        "voice",
+        "speak",
+    }, sent
     assert sent <= CLIENT
 
 

@@ -21,7 +21,7 @@ from navi.sessions.models import Session
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.agent_helpers import collect, scripted_runtime
-from tests.server_helpers import LiveNavi, live_navi
+from tests.server_helpers import LiveNavi, live_navi, use_script
 
 _register()
 runner = CliRunner()
@@ -122,6 +122,34 @@ def test_search_over_http_is_per_user_ranked_and_filtered(navi: LiveNavi) -> Non
         assert found(to="9999-12-31") != []
     with navi.client(anonymous=True) as stranger:
         assert stranger.get("/search", params={"q": "lisbon"}).status_code == 401
+
+
+def test_a_temporary_chat_is_found_by_no_search(navi: LiveNavi, fake_server: FakeModelServer) -> None:
+    """`GET /search` (the page's search box asks it) and `navi sessions search` never find a message
+    of a temporary chat while it exists; the same words in a kept conversation are found."""
+    use_script(fake_server).turn("Got it.", "Noted: the vault and the gate.")
+    with navi.client() as http:
+        kept = http.post("/sessions", json={}).json()["session_id"]
+        passing = http.post("/sessions", json={"temporary": True}).json()["session_id"]
+        for sid, text in (
+            (kept, "The gate code is 4711"),
+            (passing, "The gate code is 9090 and the vault 1234"),
+        ):
+            assert http.post(f"/sessions/{sid}/messages", json={"content": text}).status_code == 200
+        for words in ("gate code", "gate", "vault", "9090", "noted"):
+            hits = http.get("/search", params={"q": words}).json()
+            assert all(h["session_id"] != passing for h in hits), (words, hits)
+        assert [h["snippet"] for h in http.get("/search", params={"q": "gate code"}).json()] == [
+            "The gate code is 4711"
+        ]
+        assert http.get("/search", params={"q": "vault"}).json() == []
+        assert http.get(f"/sessions/{passing}").status_code == 200  # it exists meanwhile
+    db = Path(navi.settings.db_path)
+    for words in ("vault", "9090"):
+        shown = cli_user(db, "sessions", "search", words)
+        assert shown.exit_code == 0 and shown.stdout.strip() == "No message has all of those words.", words
+    found = json.loads(cli_user(db, "sessions", "search", "gate", "--json").stdout)
+    assert [(h["session_id"], h["snippet"]) for h in found] == [(kept, "The gate code is 4711")]
 
 
 def test_navi_sessions_search(tmp_path: Path) -> None:

@@ -112,6 +112,28 @@ async def test_folders_archive_and_temporary_on_both_stores(store: SessionStore)
     assert [s.id for s in await store.list(owner="ana")] == [kept.id]
 
 
+async def test_a_folder_is_renamed_for_its_owner_alone_on_each_store(store: SessionStore) -> None:
+    trip = await store.create("secretary", owner="ana")
+    old = await store.create("secretary", owner="ana")
+    home = await store.create("secretary", owner="ana")
+    bobs = await store.create("secretary", owner="bob")
+    for sid, owner, folder in ((trip.id, "ana", "Trips"), (old.id, "ana", "Trips"), (home.id, "ana", "Home")):
+        assert await store.set_place(sid, owner=owner, folder=folder)
+    assert await store.set_place(old.id, owner="ana", archived=True)
+    assert await store.set_place(bobs.id, owner="bob", folder="Trips")
+    seen: list[str] = []
+    store.on_change(lambda change: seen.append(change.session_id))
+    assert sorted(await store.rename_folder("Trips", "Travel", owner="ana")) == sorted([trip.id, old.id])
+    assert sorted(seen) == sorted([trip.id, old.id])  # each move announced (open pages follow)
+    folders = {s.id: s.folder for s in await store.list()}
+    assert folders == {trip.id: "Travel", old.id: "Travel", home.id: "Home", bobs.id: "Trips"}
+    assert await store.rename_folder("Travel", "Home", owner="ana")  # into an existing one: merged
+    assert {s.folder for s in await store.list(owner="ana")} == {"Home"}
+    assert await store.rename_folder("Nowhere", "X", owner="ana") == []
+    assert await store.rename_folder("Home", "Mine", owner="bob") == []  # ana's folder, not bob's
+    assert {s.folder for s in await store.list(owner="ana")} == {"Home"}
+
+
 def test_markdown_of_a_conversation() -> None:
     from navi.sessions.models import Session
 
@@ -217,6 +239,50 @@ def test_import_export_and_places_over_rest(tmp_path: Path, fake_server: FakeMod
         assert anonymous.status_code == 401
 
 
+def test_a_folder_is_renamed_over_rest(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    with live_navi(tmp_path, fake_server) as navi, navi.client() as http:
+        trip, old, home = navi.new_session(), navi.new_session(), navi.new_session()
+        for sid, folder in ((trip, "Trips"), (old, "Trips"), (home, "Home")):
+            assert http.patch(f"/sessions/{sid}", json={"folder": folder}).status_code == 200
+        assert http.patch(f"/sessions/{old}", json={"archived": True}).status_code == 200
+        renamed = http.post("/sessions/folders/rename", json={"folder": "Trips", "to": "  Far   away "})
+        assert renamed.status_code == 200, renamed.text
+        assert renamed.json() == {"folder": "Far away", "moved": 2}
+        assert {s["id"]: s["folder"] for s in http.get("/sessions").json()} == {
+            trip: "Far away",
+            home: "Home",
+        }
+        assert http.get(f"/sessions/{old}").json()["folder"] == "Far away"  # archived ones too
+        same = http.post("/sessions/folders/rename", json={"folder": "Home", "to": "Home"})
+        assert same.json() == {"folder": "Home", "moved": 1}
+        for bad in (
+            {"folder": "Home", "to": ""},
+            {"folder": "Home", "to": "   "},
+            {"folder": "Home", "to": "x" * 101},
+            {"folder": "", "to": "Y"},
+            {"folder": "Home"},
+        ):
+            refused = http.post("/sessions/folders/rename", json=bad)
+            assert refused.status_code == 422, (bad, refused.text)
+        missing = http.post("/sessions/folders/rename", json={"folder": "Nowhere", "to": "Y"})
+        assert missing.status_code == 404 and "Nowhere" in missing.json()["detail"]
+
+        added = runner.invoke(
+            app, ["users", "add", "bob"], env={"DB_PATH": str(navi.settings.db_path), "LOG_LEVEL": "WARNING"}
+        )
+        bob = {"Authorization": f"Bearer {added.stdout.strip()}"}
+        with httpx.Client(base_url=navi.url, headers=bob, timeout=30) as as_bob:
+            taken = as_bob.post("/sessions/folders/rename", json={"folder": "Home", "to": "Bob's"})
+            assert taken.status_code == 404
+        assert http.get(f"/sessions/{home}").json()["folder"] == "Home"
+        # Into an existing folder: the two become one.
+        merged = http.post("/sessions/folders/rename", json={"folder": "Far away", "to": "Home"})
+        assert merged.json() == {"folder": "Home", "moved": 2}
+        assert {http.get(f"/sessions/{sid}").json()["folder"] for sid in (trip, old, home)} == {"Home"}
+        anonymous = httpx.post(f"{navi.url}/sessions/folders/rename", json={"folder": "Home", "to": "X"})
+        assert anonymous.status_code == 401
+
+
 def test_navi_sessions_move_archive_and_list(tmp_path: Path) -> None:
     env = {"DB_PATH": str(tmp_path / "navi.db"), "LOG_LEVEL": "WARNING"}
     (tmp_path / "export.zip").write_bytes(export_zip(CHATGPT))
@@ -226,6 +292,14 @@ def test_navi_sessions_move_archive_and_list(tmp_path: Path) -> None:
     moved = runner.invoke(app, ["sessions", "move", sid, " Trips "], env=env)
     assert moved.exit_code == 0 and moved.stdout.strip() == f"moved {sid} to Trips"
     assert "Packing list  [Trips]" in runner.invoke(app, ["sessions", "list"], env=env).stdout
+    renamed = runner.invoke(app, ["sessions", "rename-folder", "Trips", "  Far  away"], env=env)
+    assert renamed.exit_code == 0 and renamed.stdout.strip() == "renamed Trips to Far away: 1 session(s)"
+    assert "Packing list  [Far away]" in runner.invoke(app, ["sessions", "list"], env=env).stdout
+    none = runner.invoke(app, ["sessions", "rename-folder", "Trips", "X"], env=env)
+    assert none.exit_code == 1 and "no session is in a folder 'Trips'" in none.output
+    blank = runner.invoke(app, ["sessions", "rename-folder", "Far away", "  "], env=env)
+    assert blank.exit_code == 1 and "not only spaces" in blank.output
+    assert runner.invoke(app, ["sessions", "rename-folder", "Far away", "Trips"], env=env).exit_code == 0
     assert runner.invoke(app, ["sessions", "archive", sid], env=env).exit_code == 0
     names = [
         s["name"] for s in json.loads(runner.invoke(app, ["sessions", "list", "--json"], env=env).stdout)

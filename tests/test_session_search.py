@@ -211,6 +211,41 @@ async def test_a_user_never_finds_another_users_messages(store: SessionStore) ->
     assert await store.search(q("launch"), owner="carol") == []
 
 
+async def test_a_temporary_chats_messages_are_never_found(store: SessionStore) -> None:
+    kept = await store.create("secretary", owner="alice", name="Kept")
+    passing = await store.create("secretary", owner="alice", temporary=True)
+    await store.append(
+        kept.id, display=[Message.user("the spare key is under the blue pot", created_at=at(1))]
+    )
+    await store.append(
+        passing.id,
+        display=[
+            Message.user("the spare key is in the mailbox", created_at=at(2)),
+            Message.assistant("Noted: the spare key, mailbox.", created_at=at(2, 13)),
+        ],
+    )
+    for words in ("spare key", "spare", "mailbox", "ma"):
+        found = await store.search(q(words), owner="alice")
+        assert all(h.session_id == kept.id for h in found), words
+    assert [h.snippet for h in await store.search(q("spare key"), owner="alice")] == [
+        "the spare key is under the blue pot"
+    ]
+    assert (
+        await store.search(
+            q("mailbox"),
+            owner="alice",
+        )
+        == []
+    )
+    filtered = q("spare", profile="secretary", since=at(1, 0), limit=5)
+    assert [h.session_id for h in await store.search(filtered, owner="alice")] == [kept.id]
+    # Only the temporary chat holds the word: nothing, however many of its messages have it.
+    await store.append(passing.id, display=[Message.user(f"mailbox {n}", created_at=at(3)) for n in range(5)])
+    assert await store.search(q("mailbox"), owner="alice") == []
+    assert await store.delete(passing.id)
+    assert [h.session_id for h in await store.search(q("spare"), owner="alice")] == [kept.id]
+
+
 async def test_only_what_a_person_reads_is_searched(store: SessionStore) -> None:
     s = await store.create("secretary", owner="alice")
     await store.append(

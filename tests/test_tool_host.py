@@ -27,6 +27,7 @@ from navi.sandbox import Sandbox, SandboxPolicy
 from navi.tools.base import Tool, ToolResult
 from navi.tools.builtin.meta import ReloadToolsTool, WriteToolTool
 from navi.tools.host.client import ToolHost
+from navi.tools.host.listings import Listings
 from navi.tools.registry import ToolRegistry
 from navi.tools.seeding import ensure_tools_dir
 from tests.helpers.sandbox import make_sandbox
@@ -392,3 +393,44 @@ async def test_the_runtime_starts_sandboxed_quietly(tmp_path: Path) -> None:
     assert rt.sandbox.active
     assert [e["event"] for e in logs if e["event"].startswith("sandbox")] == ["sandbox_ready"]
     assert sys.modules.get("navi_user_tools.user_notes") is None
+
+
+async def test_a_folder_listed_before_starts_no_host_until_a_tool_is_called(tmp_path: Path) -> None:
+    """The same files loaded again in this process (another folder, another Navi) are listed
+    without a host; the first call starts one and runs the tool; an edited file is imported at
+    load again. Without the listings every load starts a host."""
+    listings = Listings()
+    hosts: list[ToolHost] = []
+
+    async def load(folder: Path) -> tuple[ToolHost, list[str]]:
+        host = ToolHost(make_sandbox(), import_timeout=30.0, listings=listings)
+        hosts.append(host)
+        return host, (await host.load(folder)).names
+
+    try:
+        first, second = tmp_path / "one", tmp_path / "two"
+        for folder in (first, second):
+            folder.mkdir()
+            (folder / "fine.py").write_text(tool_source("fine", "return 'ran ' + str(os.getpid())"))
+        host, names = await load(first)
+        assert names == ["fine"] and host.starts == 1
+
+        host, names = await load(second)
+        assert names == ["fine"] and host.starts == 0 and host._current is None
+        with capture_logs() as logs:
+            result = await host.call("fine", {}, time_limit=30.0)
+        assert result.success and result.output.startswith("ran ") and host.starts == 1
+        assert int(result.output.split()[1]) != os.getpid()  # in the host, not here
+        assert [e["event"] for e in logs if e["event"].startswith("tool_host")] == ["tool_host_started"]
+
+        (second / "fine.py").write_text(tool_source("fine", "return 'edited'"))
+        host, names = await load(second)
+        assert names == ["fine"] and host.starts == 1
+        assert (await host.call("fine", {}, time_limit=30.0)).output == "edited"
+
+        plain = ToolHost(make_sandbox(), import_timeout=30.0)
+        hosts.append(plain)
+        assert (await plain.load(first)).names == ["fine"] and plain.starts == 1
+    finally:
+        for each in hosts:
+            await each.aclose()

@@ -168,7 +168,7 @@ async def test_stderr_is_kept_in_the_tool_messages_metadata_and_archives(tmp_pat
         None,
     ]
     # And archives: exported beside status and duration, imported back.
-    archive = rt.export_archive(stored)
+    archive = await rt.export_archive(stored)
     out = [m["metadata"] for m in archive["messages"] if m["role"] == "tool"]
     assert [m["stderr"] for m in out] == [kept, "disk is full\n", None]
     assert all("stderr" not in m.get("extra", {}) for m in out)

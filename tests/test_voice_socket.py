@@ -260,3 +260,169 @@ async def test_a_flood_of_clips_is_refused_not_kept() -> None:
     assert heard == words_sent == [f"clip {n}" for n in range(MAX_WAITING)]
     assert [f["text"] for f in sent if f["type"] == "transcript"] == heard
     await socket.close()
+
+
+class _SaidVoice:
+    """A voice service that 'speaks' a sentence as its own bytes, at once (the order and the
+    choice of sentences are what these tests look at, not the audio)."""
+
+    warmed = 0
+
+    async def speak(self, text: str, *, fmt: str = "mp3", **_: Any) -> Any:
+        from navi.voice import Speech
+
+        return Speech(text.encode(), "audio/mpeg", fmt)
+
+    async def warm_speaker(self) -> None:
+        self.warmed += 1
+
+
+async def _drain(socket: Any, sent: list[dict[str, Any]], until: str = "speech_end") -> list[dict[str, Any]]:
+    for _ in range(200):
+        if any(f["type"] == until for f in sent):
+            break
+        await asyncio.sleep(0.01)
+    return sent
+
+
+def _spoken(sent: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    return [(f["index"], base64.b64decode(f["audio"]).decode()) for f in sent if f["type"] == "speech"]
+
+
+async def test_an_answer_streaming_when_speaking_goes_on_is_read_from_its_current_sentence() -> None:
+    """`speak` switched on in the middle of an answer: the sentence streaming then is the first
+    read (its place in the answer kept); on exactly after a sentence ended: the next one."""
+    from navi.api.voice_frames import VoiceSocket
+    from navi.protocol import SpeakFrame
+
+    for before, first in (
+        ("One is done. Two is half", "Two is halfway there."),  # mid-sentence: that sentence
+        ("One is done. Two is halfway there. ", "Three comes last."),  # at a boundary: the next
+    ):
+        sent: list[dict[str, Any]] = []
+        socket = VoiceSocket(_SaidVoice(), sent.append)  # type: ignore[arg-type]
+        rest = "One is done. Two is halfway there. Three comes last."[len(before) :]
+        seq = 0
+
+        def frame(kind: str, socket: Any = socket, **fields: Any) -> None:
+            nonlocal seq
+            seq += 1
+            socket.tap({"type": kind, "run_id": "r1", "seq": seq, **fields})
+
+        frame("stream_start")
+        for piece in (before[:9], before[9:]):
+            frame("stream_delta", delta=piece)
+        socket.speak(SpeakFrame(on=True))
+        frame("stream_delta", delta=rest)
+        frame("stream_end", content=before + rest)
+        await _drain(socket, sent)
+        spoken = _spoken(sent)
+        assert [text for _, text in spoken] == list(dict.fromkeys([first, "Three comes last."]))
+        assert spoken[0][0] == (1 if first.startswith("Two") else 2)  # its place in the whole answer
+        assert sent[-1] == {"type": "speech_end", "run_id": "r1", "sentences": len(spoken), "reason": "done"}
+        await socket.close()
+
+
+async def test_barge_in_is_final_but_speaking_switched_off_and_on_reads_on() -> None:
+    from navi.api.voice_frames import VoiceSocket
+    from navi.protocol import SpeakFrame
+
+    sent: list[dict[str, Any]] = []
+    voice = _SaidVoice()
+    socket = VoiceSocket(voice, sent.append)  # type: ignore[arg-type]
+    seq = 0
+
+    def frame(run: str, kind: str, **fields: Any) -> None:
+        nonlocal seq
+        seq += 1
+        socket.tap({"type": kind, "run_id": run, "seq": seq, **fields})
+
+    socket.speak(SpeakFrame(on=True))
+    frame("a", "stream_start")
+    frame("a", "stream_delta", delta="First of a. Second of a. Third")
+    await _drain(socket, sent, "speech")
+    socket.speak(SpeakFrame(on=False))  # off: stopped…
+    frame("a", "stream_delta", delta=" of a. Fourth")
+    socket.speak(SpeakFrame(on=True))  # …and on again: read on from the streaming sentence
+    frame("a", "stream_delta", delta=" of a. Fifth of a. ")
+    for _ in range(100):
+        if "Fifth of a." in [text for _, text in _spoken(sent)]:
+            break
+        await asyncio.sleep(0.01)
+    socket.speak(SpeakFrame(on=True))  # barge-in while on: that answer is over for this connection
+    frame("a", "stream_delta", delta=" Sixth of a.")
+    frame("a", "stream_end")
+    frame("b", "stream_start")  # the next answer is read whole
+    frame("b", "stream_delta", delta="All of b.")
+    frame("b", "stream_end")
+    for _ in range(200):
+        if [f for f in sent if f["type"] == "speech_end" and f["run_id"] == "b"]:
+            break
+        await asyncio.sleep(0.01)
+    spoken = [
+        (f["run_id"], f["index"], base64.b64decode(f["audio"]).decode())
+        for f in sent
+        if f["type"] == "speech"
+    ]
+    assert spoken[0] == ("a", 0, "First of a.")
+    assert ("a", 3, "Fourth of a.") in spoken and ("a", 4, "Fifth of a.") in spoken
+    assert all(text != "Sixth of a." for _, _, text in spoken)  # not after the barge-in
+    assert spoken[-1] == ("b", 0, "All of b.")
+    ends = [(f["run_id"], f["reason"]) for f in sent if f["type"] == "speech_end"]
+    assert ends == [("a", "stopped"), ("a", "stopped"), ("b", "done")]
+    assert socket._answers == {}  # nothing kept of answers that ended
+    assert voice.warmed == 1  # the voice was readied once, when speaking first went on
+    await socket.close()
+
+
+async def test_the_voice_is_warmed_once_when_speech_is_first_asked_for() -> None:
+    """`speak` readies the local voice (loaded, one short run) off the loop, once per process."""
+    import numpy as np
+
+    from navi.voice import Voice
+    from navi.voice.tts import PiperEngine
+
+    class Counted(PiperEngine):
+        loads = runs = 0
+
+        def load(self) -> None:
+            self.loads += 1
+
+        def synthesize(self, text: str, speed: float = 1.0) -> Any:
+            self.runs += 1
+            return np.full(2205, 0.1, dtype=np.float32), 22050
+
+    engine = Counted()
+    voice = Voice(None, engine)
+    await asyncio.gather(voice.warm_speaker(), voice.warm_speaker())
+    await voice.warm_speaker()
+    assert (engine.loads, engine.runs) == (1, 1)
+    assert (await voice.speak("Now for real.", fmt="wav")).audio[:4] == b"RIFF"
+    assert engine.runs == 2
+    voice.close()
+
+
+async def test_an_answer_spoken_from_its_start_begins_with_its_first_clause() -> None:
+    """The first audio is the first sentence's first clause, spoken before that sentence has
+    finished streaming; a mid-answer join does not cut (it starts at a sentence's start anyway)."""
+    from navi.api.voice_frames import VoiceSocket
+    from navi.protocol import SpeakFrame
+
+    sent: list[dict[str, Any]] = []
+    socket = VoiceSocket(_SaidVoice(), sent.append)  # type: ignore[arg-type]
+    socket.speak(SpeakFrame(on=True))
+    socket.tap({"type": "stream_start", "run_id": "r", "seq": 1})
+    socket.tap(
+        {"type": "stream_delta", "run_id": "r", "seq": 2, "delta": "Based on the forecast for Paris, exp"}
+    )
+    await _drain(socket, sent, "speech")
+    assert _spoken(sent) == [(0, "Based on the forecast for Paris,")]  # the sentence is not over yet
+    socket.tap({"type": "stream_delta", "run_id": "r", "seq": 3, "delta": "ect sun, all day. More, later."})
+    socket.tap({"type": "stream_end", "run_id": "r", "seq": 4})
+    await _drain(socket, sent)
+    assert _spoken(sent) == [
+        (0, "Based on the forecast for Paris,"),
+        (1, "expect sun, all day."),
+        (2, "More, later."),
+    ]
+    await socket.close()

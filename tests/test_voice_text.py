@@ -43,6 +43,44 @@ def test_a_code_block_holds_back_nothing_is_read_from_it() -> None:
     assert split_sentences("One. Two!") == ["One.", "Two!"]
 
 
+def _streamed(text: str, step: int = 4) -> list[tuple[int, str]]:
+    """(characters streamed when it came out, piece) for `text` fed `step` characters at a time."""
+    found = Sentences(first_clause=True)
+    out = []
+    for i in range(0, len(text), step):
+        out += [(i + step, piece) for piece in found.feed(text[i : i + step])]
+    return out + [(len(text), piece) for piece in found.finish()]
+
+
+def test_the_first_clause_of_an_answer_comes_out_before_its_sentence_ends() -> None:
+    text = "Based on the forecast for Paris, expect a sunny afternoon. Take a hat, it is bright."
+    got = _streamed(text)
+    # the clause as soon as its comma and a space have streamed, read as a pause (its comma kept)
+    assert got[0] == (36, "Based on the forecast for Paris,")
+    assert [piece for _, piece in got] == [
+        "Based on the forecast for Paris,",
+        "expect a sunny afternoon.",
+        "Take a hat, it is bright.",  # only the first sentence is cut
+    ]
+    assert split_sentences(text) == [
+        "Based on the forecast for Paris, expect a sunny afternoon.",
+        "Take a hat, it is bright.",
+    ]
+
+
+def test_no_clause_is_cut_where_it_would_hurt() -> None:
+    for text in (
+        "Sure, the train leaves at seven. More.",  # a clause under four words: not worth a piece
+        "Use `f(a, b)` for it, and then call it twice. More.",  # inline code before the comma
+        "See [the forecast, in full](https://x.example/a,b) for details, then decide. More.",
+        "## The plan for today, in short\n\nFirst this. More.",  # a heading
+        "- one item here, and another\n- second. More.",  # a list
+        "The first train to Berlin leaves at seven fifteen tomorrow morning. Then, later, more.",
+    ):
+        pieces = [piece for _, piece in _streamed(text)]
+        assert pieces == split_sentences(text), (text, pieces)
+
+
 def test_hostile_text_is_read_in_linear_time_and_nothing_breaks() -> None:
     """Thousands of brackets, stars, fences or blank lines: the regular expressions are bounded (a
     quadratic one took 13 s on 20 kB of "**a "); the test run's timeout catches a regression."""

@@ -79,6 +79,8 @@ class RunBinder:
         # An owner's skills listing (navi/skills/): none until the composition root sets the library's.
         self.skills: Callable[[str], str | None] = lambda _owner: None
         self.memory = memory  # the memory summary of an owner
+        # The model an owner picked for a built-in profile, by (owner, profile id): set by the agent.
+        self.picked_model: Callable[[str, str], Awaitable[str]] | None = None
         # Where stored sessions keep their memory snapshot (`MEMORY`): the memory summary their
         # system message carries, taken at their first turn and kept, so later turns send the same
         # prompt prefix, and how many memory-writing calls the session had made then.
@@ -111,8 +113,18 @@ class RunBinder:
         skills = self.skills(owner or DEFAULT_OWNER) if USE_SKILL in split.view else None
         return "\n\n".join(p for p in (split.index_text, skills) if p) or None
 
+    async def owners_model(self, owner: str, profile: AgentProfile) -> str:
+        """The model `owner` picked for a built-in `profile` ("backend:model"; "": none). A profile of
+        one's own has its model in itself."""
+        if self.picked_model is None or profile.owner is not None:
+            return ""
+        return await self.picked_model(owner or DEFAULT_OWNER, profile.id)
+
     async def rebind(self, run: RunState, profile_id: str) -> None:
-        await self.bind(run, self.profiles.get(profile_id).with_layers_of(run.profile))
+        """`run` switched to another profile: its model, the one the run's owner picked for it if any."""
+        profile = self.profiles.get(profile_id)
+        picked = profile.with_model(await self.owners_model(run.ctx.owner, profile))
+        await self.bind(run, picked.with_layers_of(run.profile))
 
     async def session_memory(
         self, ctx: runctx.RunContext, persistent: bool, context: list[Message]

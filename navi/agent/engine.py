@@ -142,6 +142,7 @@ class Agent:
             memory=self._memory,
             state=compressor.state.shared,  # the memory snapshots, where the compressor keeps its findings
         )
+        self.binder.picked_model = parts.picked_model
         self.loop = Loop(
             config,
             budget=self.budget,
@@ -162,10 +163,10 @@ class Agent:
 
     async def session_profile(self, session: Session) -> AgentProfile:
         """The profile a session's calls run in: its own, with its model and instructions if it has
-        them, and its owner's custom instructions."""
-        profile = self.profiles.of_session(session.profile_id).for_session(
-            session.system_prompt, session.model
-        )
+        them (else the model its owner picked for the profile), and its owner's custom instructions."""
+        base = self.profiles.of_session(session.profile_id)
+        model = session.model or await self.binder.owners_model(session.owner, base)
+        profile = base.for_session(session.system_prompt, model)
         return profile.for_user(await self.instructions(session.owner)) if self.instructions else profile
 
     def spawn_background(self, coro: Any) -> asyncio.Task[None]:

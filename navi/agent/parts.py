@@ -38,6 +38,9 @@ class AgentParts:
     memory_summary: Callable[[str], Awaitable[str | None]] | None = None
     # An owner's custom instructions, the system prompt's layer after the profile's (None: none).
     instructions: Callable[[str], Awaitable[str]] | None = None
+    # The model an owner picked for a built-in profile, "backend:model" ("": the profile's own), by
+    # (owner, profile id); a conversation's own model wins over it (None: no picks).
+    picked_model: Callable[[str, str], Awaitable[str]] | None = None
     user_tools: Callable[[], list[str]] | None = None
     offered_tools: Callable[[str], list[str]] | None = None
     on_session_end: Sequence[Callable[[str], Awaitable[None] | None]] = ()

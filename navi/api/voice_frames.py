@@ -6,10 +6,13 @@ voice service (navi/voice, off the event loop, through its bounded queue) and th
 `message` frame's would. The receive loop never waits for it: a connection's clips are heard one
 after the other on a task of their own, so approvals and stops still get through meanwhile.
 
-`speak`: while on, every answer this connection sees start (`stream_start`) is followed as its
-frames are written to the socket (`tap`), cut into sentences (navi/voice/speakable.py), each
-spoken as soon as it is complete and sent as a `speech` frame, then `speech_end`. Sent again, it
-drops what is left of the answer (barge-in). Speech goes to this connection only.
+`speak`: while on, every answer this connection sees is followed as its frames are written to
+the socket (`tap`), cut into sentences (navi/voice/speakable.py), each spoken as soon as it is
+complete and sent as a `speech` frame, then `speech_end`. An answer already streaming when speaking
+is switched on is read from the sentence that is streaming then (the connection keeps the text of
+the answers it is sending, so it knows where that sentence starts). Sent again while on, it drops
+what is left of the answers being spoken (barge-in); those are not read again. Speech goes to this
+connection only.
 
 A voice error is an `error` frame of no turn with the same code as the /v1/audio routes'.
 """
@@ -75,12 +78,24 @@ def _clip(frame: VoiceFrame) -> bytes:
 
 @dataclass
 class _Answer:
-    """One answer being spoken: its sentences so far, and how many were sent."""
+    """One answer this connection is sending: its text so far and, while it is being spoken, its
+    sentences (None: not spoken now) and how many were queued and sent."""
 
-    sentences: Sentences = field(default_factory=Sentences)
+    text: list[str] = field(default_factory=list)
+    sentences: Sentences | None = None
     queued: int = 0
     sent: int = 0
     failed: bool = False
+    silenced: bool = False  # a barge-in stopped it: never read again on this connection
+    ended: bool = False
+
+    def join(self) -> None:
+        """Spoken from here on: from the sentence streaming now (the ones complete are skipped).
+        From the start, the first sentence's first clause is a piece of its own: the first audio
+        comes sooner."""
+        self.sentences = Sentences(first_clause=not self.text)
+        self.queued = len(self.sentences.feed("".join(self.text)))
+        self.failed = False
 
 
 class VoiceSocket:
@@ -97,6 +112,7 @@ class VoiceSocket:
         self._hearing = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._speaker: asyncio.Task[None] | None = None
+        self._warming: asyncio.Task[None] | None = None
 
     def _unavailable(self) -> bool:
         if self.voice is None:
@@ -142,34 +158,54 @@ class VoiceSocket:
     # --- speak: answers read aloud --------------------------------------------------------------
 
     def speak(self, frame: SpeakFrame) -> None:
-        """Speaking on (in `frame.format`) or off; either way what is left of the answers being
-        spoken now is dropped."""
+        """Speaking on (in `frame.format`) or off. Either way what is left of the answers being
+        spoken is dropped; on while on is a barge-in: those answers are not read again. Switched on,
+        the answers streaming now are read from their current sentence."""
         if frame.on and self._unavailable():
             return
+        barge_in = frame.on and self.format is not None
         self._generation += 1
-        for run_id, answer in self._answers.items():
-            self.put(SpeechEnd(run_id=run_id, sentences=answer.sent, reason="stopped").frame())
-        self._answers.clear()
+        for run_id, answer in list(self._answers.items()):
+            if answer.sentences is not None:
+                self.put(SpeechEnd(run_id=run_id, sentences=answer.sent, reason="stopped").frame())
+                answer.sentences = None
+                answer.silenced = answer.silenced or barge_in
+            if answer.ended:
+                del self._answers[run_id]
+            elif frame.on and not answer.silenced:
+                answer.join()
         self.format = frame.format if frame.on else None
         if frame.on and self._speaker is None:
+            assert self.voice is not None
+            self._warming = asyncio.create_task(self.voice.warm_speaker())  # the voice loads now
             self._speaker = asyncio.create_task(self._speak_all())
 
     def tap(self, frame: dict[str, Any]) -> None:
-        """A frame about to be written to the socket: answers' text is followed into sentences."""
-        if self.format is None:
+        """A frame about to be written to the socket: answers' text is kept, and followed into
+        sentences while spoken."""
+        if self.voice is None:
             return
         run_id, kind = frame.get("run_id"), frame.get("type")
         if not isinstance(run_id, str) or "seq" not in frame:
             return  # not a turn's frame (this module's own `speech` frames among them)
         if kind == "stream_start":
-            self._answers[run_id] = _Answer()
+            self._answers[run_id] = started = _Answer()
+            if self.format is not None:
+                started.join()
             return
         answer = self._answers.get(run_id)
         if answer is None:
-            return  # an answer that started before speaking was on
+            return  # an answer that started before this connection saw it
         if kind == "stream_delta":
-            self._queue(run_id, answer, answer.sentences.feed(str(frame.get("delta", ""))))
+            delta = str(frame.get("delta", ""))
+            answer.text.append(delta)
+            if answer.sentences is not None:
+                self._queue(run_id, answer, answer.sentences.feed(delta))
         elif kind in ENDS:
+            answer.ended = True
+            if answer.sentences is None:
+                del self._answers[run_id]
+                return
             self._queue(run_id, answer, answer.sentences.finish() if kind == "stream_end" else [])
             self._jobs.put_nowait((run_id, None, None, self._generation))
 
@@ -183,7 +219,7 @@ class VoiceSocket:
         while True:
             run_id, index, text, generation = await self._jobs.get()
             answer = self._answers.get(run_id)
-            if generation != self._generation or answer is None or self.format is None:
+            if generation != self._generation or answer is None or answer.sentences is None:
                 continue  # stopped since (barge-in, speaking off)
             if index is None or text is None:  # the answer is over
                 del self._answers[run_id]
@@ -196,7 +232,7 @@ class VoiceSocket:
                 continue
             fmt = self.format
             try:
-                assert self.voice is not None
+                assert self.voice is not None and fmt is not None
                 spoken = await self.voice.speak(text, fmt=fmt)
             except ValueError:  # nothing in it can be spoken ("…"): the next one
                 continue
@@ -217,7 +253,7 @@ class VoiceSocket:
 
     async def close(self) -> None:
         """The connection is over: whatever is being heard or spoken for it stops."""
-        tasks = [*self._tasks, *([self._speaker] if self._speaker else [])]
+        tasks = [*self._tasks, *(t for t in (self._speaker, self._warming) if t is not None)]
         for task in tasks:
             task.cancel()
         for task in tasks:

@@ -19,6 +19,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from navi.config import Settings, is_loopback_host
+from navi.net.tls import ca_context
 
 T = TypeVar("T")
 START_FIX = "start it with `navi serve`, or point --url (or NAVI_URL) at it"
@@ -128,7 +129,9 @@ class Remote:
 
     def __init__(self, target: Target, *, timeout: float = 30.0) -> None:
         self.target = target
-        self.http = httpx.AsyncClient(base_url=target.url, headers=target.headers, timeout=timeout)
+        self.http = httpx.AsyncClient(
+            base_url=target.url, headers=target.headers, timeout=timeout, verify=ca_context()
+        )
 
     async def aclose(self) -> None:
         await self.http.aclose()

@@ -1,5 +1,5 @@
-"""`navi sessions list|search|export|import|rename|move|archive|unarchive|delete`, straight against
-the configured database.
+"""`navi sessions list|search|export|import|rename|move|rename-folder|archive|unarchive|delete`,
+straight against the configured database.
 
 They need no running Navi. A running one notices a rename or a deletion the next time it reads
 the session (an open page keeps showing it until it reloads); to delete a conversation that is
@@ -59,7 +59,9 @@ def with_runtime(work: Callable[[Any], Awaitable[T]], *, writes: bool = False) -
             for name in QUIET:
                 logging.getLogger(name).setLevel(logging.WARNING)
         try:
-            runtime = await build_runtime(settings, create_database=writes, seed_tools=False, start_mcp=False)
+            runtime = await build_runtime(
+                settings, create_database=writes, seed_tools=False, runs_agents=False
+            )
             try:
                 return await work(runtime)
             finally:
@@ -245,7 +247,7 @@ def export(
             return None
         if ask.parts:
             await rt.analyse(session, ask)  # stored with the session, and in `session` for the export
-        return rt.export_archive(session)
+        return await rt.export_archive(session)
 
     try:
         data = with_runtime(work, writes=bool(ask.parts))
@@ -437,6 +439,26 @@ def move(
         f"moved {session_id} to {name}" if name else f"{session_id} is in no folder",
         folder=name,
     )
+
+
+@app.command("rename-folder")
+def rename_folder(
+    folder: Annotated[str, typer.Argument(metavar="FOLDER", help="The folder's name now.")],
+    to: Annotated[str, typer.Argument(metavar="NEW", help="Its new name (an existing folder's: merged).")],
+    user: UserOption = "local",
+) -> None:
+    """Rename a folder: every session in it moves to the new name, archived ones too."""
+    old, new = " ".join(folder.split()), " ".join(to.split())[:100]
+    if not old or not new:
+        fail("FOLDER and NEW need a letter, a digit or a sign, not only spaces", 1)
+
+    async def work(rt: Any) -> int:
+        return len(await rt.sessions.rename_folder(old, new, owner=await known_user(rt, user)))
+
+    moved = with_runtime(work)
+    if not moved:
+        fail(f"no session is in a folder '{old}' — `navi sessions list` shows the folders", 1)
+    typer.echo(f"renamed {old} to {new}: {moved} session(s)")
 
 
 @app.command()

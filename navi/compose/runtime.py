@@ -70,6 +70,7 @@ from navi.tools.builtin.memory import ForgetTool, RememberTool
 from navi.tools.builtin.skills import SKILL_TOOLS, register_skill_tools
 from navi.tools.builtin.ssh import SshExecTool
 from navi.tools.host.client import ToolHost
+from navi.tools.host.listings import PROCESS_LISTINGS
 from navi.tools.registry import ToolRegistry
 from navi.tools.user_config import EnabledTools
 from navi.users import InMemoryUserStore, UserStore
@@ -173,13 +174,16 @@ class Runtime:
         session.analysis.update(parts)
         return parts
 
-    def export_archive(self, session: Session) -> dict[str, Any]:
-        """A `session-archive/v1` document with the session's profile, model and prompt filled in."""
+    async def export_archive(self, session: Session) -> dict[str, Any]:
+        """A `session-archive/v1` document with the session's profile, model (its own, else the one
+        its owner picked for the profile) and prompt filled in."""
         s = self.settings
         try:
-            profile = self.profiles.get(session.profile_id).for_session(session.system_prompt, session.model)
+            base = self.profiles.get(session.profile_id)
         except UnknownProfile:
             return export_session(session)
+        model = session.model or await self.agent.binder.owners_model(session.owner, base)
+        profile = base.for_session(session.system_prompt, model)
         return export_session(
             session,
             provider=self.profiles.backend_of(profile),
@@ -210,19 +214,20 @@ async def build_runtime(
     memory: MemoryStore | None = None,
     create_database: bool = True,
     seed_tools: bool = True,
-    start_mcp: bool = True,
+    runs_agents: bool = True,
     telemetry: Telemetry | None = None,
 ) -> Runtime:
     """Everything Navi runs on. Stores handed in are used as they are (and opened and closed here).
 
     `create_database=False` (read-only commands) makes no SQLite file: with none there yet, the
     stores are empty in-memory ones. `seed_tools=False` creates no tools (nor skills) folder.
-    `start_mcp=False` (commands that run no agent) starts no MCP server and imports no model SDK.
+    `runs_agents=False` (commands that run no agent) starts no MCP server, no tool host (the user's
+    tools are not loaded) and imports no model SDK.
     Configuration the runtime cannot use (a DB_PATH it cannot write, an unreachable DATABASE_URL,
     a TOOLS_DIR that is a file) is raised as `SetupError`, with nothing left open. `telemetry`
     handed in is used instead of the one the settings ask for (tests: spans kept in memory).
     """
-    mcp_servers = parts.mcp_servers(settings) if start_mcp else []  # a broken file stops us first
+    mcp_servers = parts.mcp_servers(settings) if runs_agents else []  # a broken file stops us first
     voice = build_voice(settings)  # a remote engine without its server stops us first too; loads nothing
     async with AsyncExitStack() as cleanup:
         if backends is None:
@@ -232,7 +237,7 @@ async def build_runtime(
         cleanup.callback(telemetry.shutdown)
         backends.observer = telemetry.calls  # every model call measured (and traced)
         profiles = parts.build_profiles(settings, backends)
-        for name in {profiles.backend_of(p) for p in profiles.all()} if start_mcp else ():
+        for name in {profiles.backend_of(p) for p in profiles.all()} if runs_agents else ():
             if name in backends:  # an agent will run: its SDK imported now, not during a first turn
                 backends.get(name)
         db = None
@@ -288,7 +293,7 @@ async def build_runtime(
             parts.ensure_skills_dir(settings)
         sandbox = parts.build_sandbox(settings)
         report_sandbox(sandbox)
-        tool_host = ToolHost(sandbox)
+        tool_host = ToolHost(sandbox, listings=PROCESS_LISTINGS)
         cleanup.push_async_callback(tool_host.aclose)
         tools = ToolRegistry(user_tools=tool_host)
         handles = register_builtins(
@@ -314,7 +319,8 @@ async def build_runtime(
             memory_mb=settings.code_exec_memory_mb,
             timeout=settings.skill_script_timeout_seconds,
         )
-        await parts.load_user_tools(settings, tools, seed=seed_tools)
+        if runs_agents:  # a user tool runs only in a turn: a command that runs none starts no host
+            await parts.load_user_tools(settings, tools, seed=seed_tools)
         # A server's question to the user waits as long as an approval does.
         asked = Elicitations(settings.navi_approval_timeout_seconds) if mcp_servers else None
         mcp = McpManager(mcp_servers, tools, asked, tokens_file=tokens_file(settings.db_path))
@@ -343,6 +349,7 @@ async def build_runtime(
             workers=[CompressionWorker(compressor), NamingWorker(sessions, settings.llm_max_tokens_naming)],
             memory_summary=lambda owner: memory.get_summary(owner=owner),
             instructions=instructions_of(preferences),
+            picked_model=picked_model_of(preferences, backends),
             user_tools=EnabledTools(settings.tools_dir),
             offered_tools=lambda profile_id: [*mcp.offered(profile_id), *SKILL_TOOLS],
             on_session_end=[state.forget, handles.ssh.pool.close_session, *_browser_end(handles.browser)],
@@ -427,6 +434,18 @@ def instructions_of(store: PreferenceStore) -> Callable[[str], Awaitable[str]]:
         return (await store.instructions(owner)).text()
 
     return text
+
+
+def picked_model_of(
+    store: PreferenceStore, backends: BackendRegistry
+) -> Callable[[str, str], Awaitable[str]]:
+    """The model an owner picked for a profile ("": none, or its backend is no longer configured)."""
+
+    async def picked(owner: str, profile_id: str) -> str:
+        choice = (await store.profile_models(owner)).get(profile_id, "")
+        return choice if choice.partition(":")[0] in backends else ""
+
+    return picked
 
 
 def report_sandbox(sandbox: Sandbox) -> None:

@@ -32,6 +32,7 @@ import httpx
 import httpx2
 
 from navi.llm.deadline import Deadline
+from navi.net.tls import ca_context
 
 
 @contextlib.contextmanager
@@ -152,7 +153,7 @@ def _tls(flavour: str) -> ssl.SSLContext:
     """The certificate store loaded once per process (httpx or httpx2's defaults, `SSL_CERT_FILE`
     honoured): loading it costs about 30 ms, and a backend has several transports — every runtime
     a CLI command or a worker builds paid it eight times over."""
-    return (httpx2 if flavour == "httpx2" else httpx).create_ssl_context()
+    return httpx2.create_ssl_context() if flavour == "httpx2" else ca_context()
 
 
 def fast_transport(**options: Any) -> httpx.AsyncHTTPTransport:

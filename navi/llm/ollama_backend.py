@@ -31,6 +31,7 @@ from navi.llm.failures import Failure, Translator, Wording
 from navi.llm.messages import Message, ToolCall, ToolSpec, strip_data_uri
 from navi.llm.netstream import fast_transport, ndjson_lines
 from navi.llm.tokens import estimate_messages_tokens, estimate_tokens
+from navi.net.tls import ca_context
 
 POOL_SHARDS = 8
 
@@ -305,7 +306,9 @@ class OllamaBackend(LLMBackend):
 
     async def status(self) -> ServerStatus:
         try:
-            async with httpx.AsyncClient(base_url=self.host, timeout=self._timeout) as http:
+            async with httpx.AsyncClient(
+                base_url=self.host, timeout=self._timeout, verify=ca_context()
+            ) as http:
                 resp = await http.get("/api/version")
                 resp.raise_for_status()
                 version = str(resp.json().get("version", ""))

@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from navi.net.guard import FetchRefused, NetGuard
+from navi.net.tls import ca_context
 
 MAX_REDIRECTS = 10
 
@@ -47,7 +48,8 @@ class GuardedTransport(httpx.AsyncBaseTransport):
             raise httpx.ConnectError(str(exc), request=request) from exc
         pool = self._pools.get(host)
         if pool is None:
-            pool = self._pools[host] = httpx.AsyncHTTPTransport(verify=self.verify, trust_env=False)
+            verify = ca_context() if self.verify is True else self.verify  # the store loaded once
+            pool = self._pools[host] = httpx.AsyncHTTPTransport(verify=verify, trust_env=False)
         extensions = dict(request.extensions)
         if url.scheme == "https":
             extensions["sni_hostname"] = host  # the certificate is checked against the name

@@ -67,9 +67,12 @@ class AgentProfile:
     def for_session(self, session_prompt: str | None, model: str | None = None) -> AgentProfile:
         """This profile in a session with its own layer of the system prompt (None: none) and the
         model picked for it ("backend:model"; None or empty: the profile's)."""
+        return replace(self.with_model(model), session_prompt=(session_prompt or "").strip())
+
+    def with_model(self, model: str | None) -> AgentProfile:
+        """This profile on the model picked for it ("backend:model"; None or empty: its own)."""
         backend, _, name = (model or "").partition(":")
-        picked = replace(self, llm_backend=backend, model=name) if name else self
-        return replace(picked, session_prompt=(session_prompt or "").strip())
+        return replace(self, llm_backend=backend, model=name) if name else self
 
     def for_user(self, user_prompt: str) -> AgentProfile:
         """This profile with its user's custom instructions (empty: none)."""

@@ -4,7 +4,9 @@
 the profile's prompt (navi/profiles/persona.py): the same text on every call, so a model server's
 prompt cache keeps its prefix. A `CustomProfile` is a profile one user made (name, instructions,
 tools, model); it is registered with the built-in ones under an id of its own, and only its owner
-sees or uses it. The stores: in memory here, SQL in navi/storage/preferences.py.
+sees or uses it. A user may also pick the model a built-in profile uses for them (`profile_models`:
+profile id → "backend:model"), kept per user; a conversation's own model still wins over it. The
+stores: in memory here, SQL in navi/storage/preferences.py.
 """
 
 from __future__ import annotations
@@ -98,11 +100,20 @@ class PreferenceStore(ABC):
     @abstractmethod
     async def delete_profile(self, profile_id: str, owner: str) -> bool: ...
 
+    @abstractmethod
+    async def profile_models(self, owner: str) -> dict[str, str]:
+        """The models `owner` picked for built-in profiles: profile id → "backend:model"."""
+
+    @abstractmethod
+    async def set_profile_model(self, owner: str, profile_id: str, model: str | None) -> None:
+        """Pick `model` ("backend:model") for `owner` in `profile_id`; None: the profile's own again."""
+
 
 class InMemoryPreferenceStore(PreferenceStore):
     def __init__(self) -> None:
         self._instructions: dict[str, Instructions] = {}
         self._profiles: dict[str, CustomProfile] = {}
+        self._models: dict[str, dict[str, str]] = {}
 
     async def instructions(self, owner: str) -> Instructions:
         return self._instructions.get(owner, Instructions())
@@ -122,3 +133,13 @@ class InMemoryPreferenceStore(PreferenceStore):
             return False
         del self._profiles[profile_id]
         return True
+
+    async def profile_models(self, owner: str) -> dict[str, str]:
+        return dict(self._models.get(owner, {}))
+
+    async def set_profile_model(self, owner: str, profile_id: str, model: str | None) -> None:
+        picks = self._models.setdefault(owner, {})
+        if model:
+            picks[profile_id] = model
+        else:
+            picks.pop(profile_id, None)

@@ -294,10 +294,12 @@ class VoiceFrame(_ClientFrame):
 
 class SpeakFrame(_ClientFrame):
     """Additive: read this session's answers aloud on this connection. While `on`, each answer
-    that starts streaming gets `speech` frames, a sentence each, the first while the answer still
-    streams (code, addresses and markup are not read), then `speech_end`. Sent again — on or off —
-    it stops what is left of the answer being spoken (`speech_end`, `stopped`): what a client sends
-    when the person talks over the answer (barge-in). Only this connection hears it."""
+    that streams gets `speech` frames, a sentence each, the first while the answer still streams
+    (code, addresses and markup are not read), then `speech_end`; an answer already streaming when
+    speaking goes on is read from the sentence streaming then. Sent again while on, it stops what is
+    left of the answer being spoken (`speech_end`, `stopped`) and that answer is not read again: what
+    a client sends when the person talks over the answer (barge-in). `on: false` stops it too. Only
+    this connection hears it."""
 
     type: Literal["speak"] = "speak"
     on: bool

@@ -33,21 +33,24 @@ SpeechFormat = Literal["mp3", "opus", "aac", "flac", "wav"]
 
 class SpeechChunk(_VoiceFrame):
     """Additive: one sentence of an answer, spoken, to a connection that asked (`speak`). Sent as
-    soon as the sentence is complete and synthesised, while the answer still streams. It names the
-    turn (`run_id`) but is not one of the run's frames: no `seq`, and `since` does not count it."""
+    soon as the sentence is complete and synthesised, while the answer still streams; an answer's
+    first sentence comes in two pieces where it has a clause to cut (`Navi has it,` then the rest),
+    so the first audio is short and comes sooner. It names the turn (`run_id`) but is not one of the
+    run's frames: no `seq`, and `since` does not count it."""
 
     type: Literal["speech"] = "speech"
     run_id: str
-    index: int = Field(description="The sentence's place in the answer, from 0.")
+    index: int = Field(description="The piece's place in the answer, from 0.")
     text: str = Field(description="The words spoken (code, addresses and markup left out).")
     format: SpeechFormat
     audio: str = Field(description="The audio, base64 (mp3: MPEG; opus: Ogg Opus; …).")
 
 
 class SpeechEnd(_VoiceFrame):
-    """Additive: nothing more of this answer will be spoken on this connection. `done`: every
-    sentence was sent; `stopped`: a `speak` frame stopped it (barge-in) or switched speech off;
-    `failed`: speech failed (an `error` frame with its code came before)."""
+    """Additive: nothing more of this answer will be spoken on this connection (unless speaking is
+    switched off and on again while it streams). `done`: every sentence was sent; `stopped`: a
+    `speak` frame stopped it (barge-in) or switched speech off; `failed`: speech failed (an `error`
+    frame with its code came before)."""
 
     type: Literal["speech_end"] = "speech_end"
     run_id: str

@@ -18,6 +18,7 @@ import httpx
 import structlog
 
 from navi import redact
+from navi.net.tls import ca_context
 
 log = structlog.stdlib.get_logger(__name__)
 BODY_LINES = 6
@@ -53,7 +54,9 @@ class WebhookNotifier:
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         try:
-            async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False) as client:
+            async with httpx.AsyncClient(
+                timeout=self.timeout, follow_redirects=False, verify=ca_context()
+            ) as client:
                 resp = await client.post(self.url, content=(body or title).encode(), headers=headers)
             if resp.status_code >= 400:
                 log.warning("notify.refused", url=redact.url(self.url), status=resp.status_code)

@@ -103,7 +103,9 @@ class InMemorySessionStore(SessionStore):
         """A scan of every owned message: enough for tests and small stores."""
         found: list[tuple[float, Session, Message, str]] = []
         for session in self._sessions.values():
-            if session.owner != owner or (query.profile and session.profile_id != query.profile):
+            if session.owner != owner or session.temporary:  # a temporary chat is never found
+                continue
+            if query.profile and session.profile_id != query.profile:
                 continue
             for msg in session.messages:
                 body = searchable_text(msg)

@@ -149,7 +149,8 @@ class SessionStore(ABC):
 
     async def search(self, query: SearchQuery, *, owner: str) -> list[SearchHit]:
         """Messages of `owner`'s sessions that have every word of `query`, best first, at most
-        `query.limit` (see navi/sessions/search.py). Another owner's messages are never found."""
+        `query.limit` (see navi/sessions/search.py). Another owner's messages are never found, nor
+        those of a temporary chat (its own owner's either)."""
         if not query.terms:
             return []
         return await self._search(query, owner)
@@ -264,6 +265,13 @@ class SessionStore(ABC):
 
     @abstractmethod
     async def _set_place(self, session_id: str, fields: dict[str, Any], owner: str | None) -> bool: ...
+
+    async def rename_folder(self, folder: str, to: str | None, *, owner: str) -> Sequence[str]:
+        """Rename `owner`'s folder `folder` to `to` (None: the folder is undone, its sessions in none;
+        a folder already named `to`: the two become one): every session of `owner` in it moves,
+        archived ones too, each announced like any move. The ids of those moved."""
+        inside = [i.id for i in await self.list(owner=owner) if i.folder == folder]
+        return [sid for sid in inside if await self.set_place(sid, owner=owner, folder=to)]
 
     def _after(self, session_id: str, changed: bool) -> bool:
         if changed:

@@ -1,5 +1,5 @@
 """Conversations' browser cookies and storage in the shared database (`browser_states`, migration
-0036): the `BrowserStates` of navi/tools/builtin/browser/states.py, one row a session, read and
+0037): the `BrowserStates` of navi/tools/builtin/browser/states.py, one row a session, read and
 written only by the browser pool, by the session's id and its user. The row goes with its session
 (a foreign key); it is a secret, like a named sign-in, and no export or API reads it."""
 

@@ -1,5 +1,6 @@
 """Each user's custom instructions (`user_instructions`) and the profiles people made on the page
-(`custom_profiles`), migration 0035: both as JSON documents of navi/profiles/custom.py's models."""
+(`custom_profiles`), migration 0035: both as JSON documents of navi/profiles/custom.py's models;
+the model each user picked for a built-in profile (`profile_models`, migration 0036)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ custom_profiles = Table(
     Column("owner", String(128), nullable=False, index=True),
     Column("data", Text, nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+profile_models = Table(
+    "profile_models",
+    metadata,
+    Column("owner", String(128), primary_key=True),
+    Column("profile_id", String(64), primary_key=True),
+    Column("model", String(300), nullable=False),
 )
 
 
@@ -69,3 +77,19 @@ class SqlPreferenceStore(PreferenceStore):
         c = custom_profiles.c
         statement = delete(custom_profiles).where(c.id == profile_id, c.owner == owner)
         return bool(await self.db.write(lambda conn: conn.execute(statement).rowcount))
+
+    async def profile_models(self, owner: str) -> dict[str, str]:
+        c = profile_models.c
+        query = select(c.profile_id, c.model).where(c.owner == owner)
+        rows = await self.db.read(lambda conn: conn.execute(query).all())
+        return {r.profile_id: r.model for r in rows}
+
+    async def set_profile_model(self, owner: str, profile_id: str, model: str | None) -> None:
+        c = profile_models.c
+
+        def write(conn: Connection) -> None:
+            conn.execute(delete(profile_models).where(c.owner == owner, c.profile_id == profile_id))
+            if model:
+                conn.execute(profile_models.insert().values(owner=owner, profile_id=profile_id, model=model))
+
+        await self.db.write(write)

@@ -17,6 +17,10 @@ is of 2 or 3 characters (the key's range, up to `PREFIX_WORDS` words), else as t
 prefix of 4 letters or more starts few other words). PostgreSQL's window was ranked by `ts_rank`
 before, which weighs a match by its message alone; it is now ranked the same way as SQLite's.
 
+A temporary chat's messages are indexed like any (the triggers do not know the session's kind) but
+never found: the owner's temporary sessions — few, mostly none — are read first and left out of the
+window by id, so the common search's statement and plan stay as they were.
+
 The words reach the database as bound parameters built from letters and digits only
 (`SearchQuery.fts5`, `.tsquery`), so nothing typed is ever read as query syntax. Snippets are cut in
 Python (navi/sessions/search.py), the same for every store.
@@ -26,11 +30,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, DateTime, Float, TextualSelect, bindparam, text
+from sqlalchemy import Connection, DateTime, Float, TextualSelect, bindparam, select, text
 
 from navi.sessions.models import as_utc
 from navi.sessions.search import SearchHit, SearchQuery, bm25_idf, bm25_order, snippet
 from navi.storage.counts import driver
+from navi.storage.schema import sessions
 
 # Matches ranked per search: the newest WINDOW of the user's matches (in the date range and
 # profile asked for), so a word in 100,000 of someone's messages costs what one in 100 does.
@@ -61,9 +66,12 @@ _DETAILS = (
 )
 
 
-def _filters(query: SearchQuery) -> tuple[str, str]:
-    """(joins, conditions) of the owner, date and profile filters, on `di` (message_search) and `si`."""
+def _filters(query: SearchQuery, hidden: bool) -> tuple[str, str]:
+    """(joins, conditions) of the owner, date and profile filters, on `di` (message_search) and `si`;
+    with `hidden`, the sessions in `:hidden` (temporary chats) left out."""
     parts = ["di.owner = :owner"]
+    if hidden:
+        parts.append("di.session_id NOT IN :hidden")
     if query.since is not None:
         parts.append("di.created_at >= :since")
     if query.until is not None:
@@ -74,34 +82,38 @@ def _filters(query: SearchQuery) -> tuple[str, str]:
     return joins, "".join(f" AND {p}" for p in parts)
 
 
-def _with_dates(sql: str, query: SearchQuery) -> TextualSelect:
+def _with_dates(sql: str, query: SearchQuery, hidden: bool) -> TextualSelect:
     dates = [bindparam(name, type_=DateTime(timezone=True)) for name in ("since", "until")]
     statement = text(sql).bindparams(*(d for d in dates if getattr(query, d.key) is not None))
+    if hidden:
+        statement = statement.bindparams(bindparam("hidden", expanding=True))
     return statement.columns(created_at=DateTime(timezone=True), rank=Float)
 
 
-def _sqlite_window(query: SearchQuery) -> TextualSelect:
+def _sqlite_window(query: SearchQuery, hidden: bool) -> TextualSelect:
     """The newest WINDOW matches of the owner in the filters: id and text."""
-    joins, conditions = _filters(query)
+    joins, conditions = _filters(query, hidden)
     return _with_dates(
         f"""SELECT di.id, di.body FROM message_search_fts
             CROSS JOIN message_search di ON di.id = message_search_fts.rowid{joins}
             WHERE message_search_fts MATCH :match{conditions}
             ORDER BY message_search_fts.rowid DESC LIMIT :window""",
         query,
+        hidden,
     )
 
 
-def _postgres_window(query: SearchQuery) -> TextualSelect:
+def _postgres_window(query: SearchQuery, hidden: bool) -> TextualSelect:
     # The owner is compared as an expression, so the choice is the GIN index (rare words) or
     # walking ids backwards (common ones), never every row of the owner (see `search`).
-    joins, conditions = _filters(query)
+    joins, conditions = _filters(query, hidden)
     conditions = conditions.replace("di.owner = :owner", "(di.owner || '') = :owner")
     return _with_dates(
         f"""SELECT di.id, di.body FROM message_search di{joins}
             WHERE di.search @@ to_tsquery('simple'::regconfig, :match){conditions}
             ORDER BY di.id DESC LIMIT :window""",
         query,
+        hidden,
     )
 
 
@@ -155,7 +167,11 @@ def search(conn: Connection, query: SearchQuery, owner: str) -> list[SearchHit]:
         # PostgreSQL prices a prefix match on a GIN index so high that it would rather test every
         # row's tsvector (30 ms at 10,000 messages); for this transaction it may not.
         conn.execute(text("SET LOCAL enable_seqscan = off"))
-    statement = _sqlite_window(query) if sqlite else _postgres_window(query)
+    temporary = select(sessions.c.id).where(sessions.c.owner == owner, sessions.c.temporary.is_(True))
+    hidden = list(conn.execute(temporary).scalars())  # temporary chats: never found
+    if hidden:
+        params["hidden"] = hidden
+    statement = _sqlite_window(query, bool(hidden)) if sqlite else _postgres_window(query, bool(hidden))
     window = [(r.id, r.body) for r in conn.execute(statement, params)]
     if not window:
         return []

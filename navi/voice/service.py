@@ -61,6 +61,7 @@ class Voice:
         self.off_reasons = off_reasons  # why speech to text / text to speech is off, when it is
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="navi-voice")
         self._jobs = 0
+        self._speaker_warmed = False
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -148,6 +149,16 @@ class Voice:
         for engine in (self.listener, self.speaker):
             if isinstance(engine, WhisperEngine | PiperEngine):
                 await self._run(engine.load)
+
+    async def warm_speaker(self) -> None:
+        """The local voice loaded and run once, in the pool, once per process: what a client asking
+        for speech (`speak`) starts, so its first answer's first sentence waits neither for the
+        voice to load nor for its slower first run. A failure is the first real request's to say."""
+        if self._speaker_warmed or not isinstance(self.speaker, PiperEngine | EspeakEngine):
+            return
+        self._speaker_warmed = True
+        with contextlib.suppress(Exception):
+            await self._run(self._local_speak, self.speaker, "Ready.", "mp3", 1.0)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

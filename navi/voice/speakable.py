@@ -5,8 +5,12 @@ read at all, links keep their text and lose their address, bare URLs are
 not read, emphasis marks, headings' hashes, list bullets, table pipes and HTML tags go.
 
 `Sentences` is fed an answer as it streams and hands back each sentence as soon as it is complete,
-so the first can be spoken while the model is still writing the rest. The page does the same in
-JavaScript (navi/web/static/js/voice.js); this one serves channels, the bench and the tests.
+so the first can be spoken while the model is still writing the rest. With `first_clause`, the
+answer's first sentence is handed back in two: its first clause (up to a comma, semicolon or colon
+after at least `CLAUSE_WORDS` words) as soon as that has streamed, then the rest: the first
+audio is a short piece, synthesised sooner, and the rest is synthesised while it plays. This one
+speaks answers on the socket (navi/api/voice_frames.py) and serves channels, the bench and the
+tests; the page has the same rules in JavaScript for its speaker button (navi/web/static/js/voice.js).
 """
 
 from __future__ import annotations
@@ -69,12 +73,31 @@ def split_sentences(text: str) -> list[str]:
     return [*found.feed(text), *found.finish()]
 
 
-class Sentences:
-    """Sentences out of streamed text, each as soon as the text after it shows it has ended."""
+CLAUSE_WORDS = 4  # a first clause shorter than this is not worth a piece of its own
+_CLAUSE = re.compile(r"(?<=\w)[,;:]\s+")
+_WORDS = re.compile(r"\w+")
 
-    def __init__(self) -> None:
+
+def _first_clause(text: str) -> int:
+    """Where the first clause of `text` (the start of a sentence) ends, or 0: a clause boundary
+    after `CLAUSE_WORDS` words or more, outside inline code, links and addresses."""
+    for match in _CLAUSE.finditer(text):
+        head = text[: match.start()]
+        if "\n" in head or "`" in head or "[" in head or "://" in head or "www." in head:
+            return 0  # markup, an address, a list: the whole sentence as it is
+        if len(_WORDS.findall(head)) >= CLAUSE_WORDS:
+            return match.end()
+    return 0
+
+
+class Sentences:
+    """Sentences out of streamed text, each as soon as the text after it shows it has ended
+    (`first_clause`: the first sentence's first clause before it, as soon as it has streamed)."""
+
+    def __init__(self, *, first_clause: bool = False) -> None:
         self._raw = ""
         self._done = 0  # characters of `_raw` already handed out
+        self._clause = first_clause  # the first clause is still to be looked for
 
     def feed(self, delta: str) -> list[str]:
         self._raw += delta
@@ -85,6 +108,10 @@ class Sentences:
 
     def _take(self, *, final: bool) -> list[str]:
         pending = self._raw[self._done :]
+        if self._clause and pending.strip():
+            self._clause = False if final else self._clause
+            if (clause := self._clause_cut(pending, final)) is not None:
+                return clause
         if not final:
             # inside an unclosed code fence nothing is ready: wait for the fence to close
             if pending.count("```") % 2 == 1:
@@ -104,6 +131,24 @@ class Sentences:
         else:
             ready, self._done = pending, len(self._raw)
         return [s for s in _pieces(speakable(ready)) if s]
+
+    def _clause_cut(self, pending: str, final: bool) -> list[str] | None:
+        """The first sentence's first clause and what follows it, or None: not (yet) found."""
+        if pending.count("```") % 2 == 1 or pending.lstrip().startswith(("#", "|", ">", "-", "*", "`")):
+            self._clause = False  # a heading, a list, a table, code: as it is
+            return None
+        end = next((m.start() for m in _END.finditer(pending) if not _abbreviated(pending, m.start())), -1)
+        first = pending if end < 0 else pending[:end]
+        cut = _first_clause(first)
+        if not cut:
+            if end >= 0 or final:
+                self._clause = False  # the first sentence is complete and has no clause to cut
+            return None
+        self._clause = False
+        self._done += cut
+        mark = pending[:cut].rstrip()[-1]  # read as a pause that goes on, not as a full stop
+        clause = [s[:-1] + mark if s.endswith(".") else s for s in _pieces(speakable(pending[:cut])) if s]
+        return clause + self._take(final=final)
 
 
 def _pieces(text: str) -> list[str]:

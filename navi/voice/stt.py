@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import httpx
 
+from navi.net.tls import ca_context
 from navi.voice.audio import AudioError, Clip
 
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ class RemoteTranscriber:
         if prompt:
             form["prompt"] = prompt
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        async with httpx.AsyncClient(timeout=self.timeout) as http:
+        async with httpx.AsyncClient(timeout=self.timeout, verify=ca_context()) as http:
             resp = await http.post(
                 f"{self.base_url}/audio/transcriptions",
                 data=form,

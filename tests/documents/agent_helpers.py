@@ -54,7 +54,7 @@ async def attached_contract(settings: dict[str, Any]) -> str:
     """Before Navi starts, in the database `settings` name: the contract indexed in the owner's
     "Work" (with vectors when they name an embedder), and a session of the owner that reads it.
     The session's id."""
-    runtime = await build_runtime(load_settings(**settings), seed_tools=False, start_mcp=False)
+    runtime = await build_runtime(load_settings(**settings), seed_tools=False, runs_agents=False)
     try:
         assert runtime.retrieval is not None
         store = runtime.retrieval.store

@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from navi.net.tls import ca_context
 from navi.testing.ports import free_port
 from navi.testing.threaded import ThreadedServer
 
@@ -287,6 +288,7 @@ _HOP_HEADERS = {"host", "content-length", "accept-encoding", "connection", "tran
 
 def _wait_ready(url: str, process: subprocess.Popen[bytes], base: Path, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
+    http = httpx.Client(timeout=2, verify=ca_context())  # one certificate store for the whole wait
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(
@@ -294,7 +296,8 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], base: Path, timeout:
                 + (base / "synapse.out").read_text(errors="replace")[-5000:]
             )
         try:
-            if httpx.get(f"{url}/_matrix/client/versions", timeout=2).status_code == 200:
+            if http.get(f"{url}/_matrix/client/versions").status_code == 200:
+                http.close()
                 return
         except httpx.HTTPError:
             pass

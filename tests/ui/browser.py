@@ -57,6 +57,10 @@ class Watched:
 def open_context(browser: Browser, navi: LiveNavi, **options: Any) -> tuple[BrowserContext, Watched]:
     options.setdefault("viewport", DESKTOP)
     signed_in = options.pop("signed_in", True)
+    # The service worker (the installable shell) only where a test is about it: installing it
+    # fetches the whole shell again and puts every later shell request through it, about a tenth
+    # of a browser test's processor time (tests/ui/test_app_install.py and the push tests keep it).
+    options.setdefault("service_workers", "block")
     context = browser.new_context(base_url=navi.url, accept_downloads=True, **options)
     context.set_default_timeout(15_000)
     if signed_in and navi.token:  # as after following the sign-in link `navi serve` prints

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -13,6 +14,7 @@ from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import ScriptRequest
 from navi.tools.builtin.browser.profiles import Profiles
 from tests.server_helpers import LiveNavi, use_script
+from tests.test_user_signins import add_user, bearer
 from tests.ui.browser import PHONE, open_app, open_context, reload, send, session_id, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -184,3 +186,53 @@ def test_instructions_a_profile_and_a_conversations_model_set_on_the_page(
     assert picker.evaluate("(s) => s.scrollWidth <= s.clientWidth + 1")
     context.close()
     assert watched.errors == [] and watched.foreign == []
+
+
+def test_a_builtin_profiles_model_picked_in_settings_is_used_for_this_user_alone(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    """Settings lists a model picker per built-in profile: the pick is stored for this user, named in
+    the header, used by the next run; another user's Secretary keeps the profile's model."""
+    use_script(fake_server).turn("On the small model.", "Back on the default.")
+    open_app(page)
+    model = page.locator("#model-name")
+    expect(model).to_have_text("gemma4:e2b-it-q8_0")
+    page.get_by_role("button", name="Settings").click()
+    dialog = page.get_by_role("dialog", name="Settings")
+    secretary = dialog.get_by_label("Personal Secretary", exact=True)
+    expect(secretary).to_have_value("")
+    expect(secretary.locator("option").first).to_have_text("Its own (gemma4:e2b-it-q8_0)")
+    secretary.select_option("ollama:plain:1b")
+    expect(dialog.locator("#settings-status")).to_have_text(
+        "Personal Secretary answers you with plain:1b from the next message on."
+    )
+    dialog.get_by_role("button", name="Close settings").click()
+    expect(model).to_have_text("plain:1b")  # the header names it at once
+    expect(model).to_have_attribute("title", re.compile("picked by you for Personal Secretary"))
+    with navi.client() as http:
+        listed = {p["id"]: p for p in http.get("/agents/profiles").json()}
+        assert listed["secretary"]["model_choice"] == "ollama:plain:1b"
+        with ThreadPoolExecutor(1) as pool:  # the CLI runs its own event loop, the page's test has one
+            bob_token = pool.submit(add_user, navi, "bob").result()
+        with bearer(navi, bob_token) as bob:  # another user: the profile's own
+            assert {p["id"]: p for p in bob.get("/agents/profiles").json()}["secretary"]["model"] == (
+                "gemma4:e2b-it-q8_0"
+            )
+
+    send(page, "Hello")
+    expect(page.locator("#messages")).to_contain_text("On the small model.")
+    wait_idle(page)
+    assert turn_request(fake_server).model == "plain:1b"
+
+    # Kept after a reload; "Its own" again puts the profile's model back.
+    reload(page)
+    expect(model).to_have_text("plain:1b")
+    page.get_by_role("button", name="Settings").click()
+    expect(secretary).to_have_value("ollama:plain:1b")
+    secretary.select_option("")
+    expect(dialog.locator("#settings-status")).to_contain_text("its own model (gemma4:e2b-it-q8_0) again")
+    dialog.get_by_role("button", name="Close settings").click()
+    send(page, "Again")
+    expect(page.locator("#messages")).to_contain_text("Back on the default.")
+    wait_idle(page)
+    assert turn_request(fake_server).model == "gemma4:e2b-it-q8_0"

@@ -2,7 +2,7 @@
 (another open page lists it without a reload), a conversation exported as Markdown and as PDF (its
 text read back with the documents' PDF reader), folders with drag and drop, the archive and its
 "Archived" view, and a temporary chat that leaves nothing behind — at 1280×800 and on a phone
-(390×844, touch: no dragging there, the row's menu moves a conversation instead)."""
+(390×844, touch: the row's menu moves a conversation; a finger drags it too, test_folders_touch.py)."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ CLICK = """async ([tag, action]) => {
 
 @pytest.fixture
 def granted(browser: Browser, navi: LiveNavi) -> Iterator[tuple[BrowserContext, Watched]]:
-    context, watched = open_context(browser, navi)
+    context, watched = open_context(browser, navi, service_workers="allow")  # the push arrives there
     context.grant_permissions(["notifications"], origin=navi.url)
     yield context, watched
     context.close()

@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, Route, expect
 
 from navi.testing.fake_server import FakeModelServer
 from tests.server_helpers import LiveNavi, talk, use_script
-from tests.ui.browser import PHONE, open_app, open_context, reload
+from tests.ui.browser import PHONE, open_app, open_context, reload, send, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -195,3 +195,33 @@ def test_hostile_text_stays_text_and_a_failed_search_is_quiet_on_a_phone(
     expect(page.locator("#toast")).to_be_hidden()
     context.close()
     assert dialogs == [] and watched.errors == [] and watched.foreign == []
+
+
+def test_the_search_box_never_finds_the_open_temporary_chat(
+    page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    """A temporary chat, open on the page, is found neither by its title nor its messages; the same
+    word in a kept conversation is."""
+    use_script(fake_server).turn("A good name for a dog.", "Noted: Rex and the cat Miso.")
+    talk(navi, "Pets", ["My dog is Rex"])
+    open_app(page)
+    page.locator("#temporary-toggle").check()
+    send(page, "My dog Rex and my cat Miso, keep it between us")
+    expect(page.locator("#messages")).to_contain_text("Noted: Rex and the cat Miso.")
+    wait_idle(page)
+    expect(page.locator("#temporary-badge")).to_be_visible()
+
+    search = page.get_by_role("searchbox", name="Search conversations")
+    hits = page.locator("#sessions .message-hits .search-hit")
+    with page.expect_response(re.compile(r"/search\?q=rex")) as asked:
+        search.fill("rex")
+    assert asked.value.ok
+    expect(hits).to_have_count(1)
+    expect(hits.locator(".hit-name")).to_have_text("Pets")
+    expect(hits.locator(".hit-snippet")).to_have_text("My dog is Rex")
+    with page.expect_response(re.compile(r"/search\?q=miso")) as asked:
+        search.fill("miso")
+    assert asked.value.json() == []
+    expect(hits).to_have_count(0)
+    expect(page.locator("#sessions .message-hits")).to_have_count(0)
+    expect(page.locator("#temporary-badge")).to_be_visible()  # still open: it exists meanwhile

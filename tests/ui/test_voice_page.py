@@ -11,6 +11,8 @@ Piper load once.
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -96,24 +98,48 @@ def _clean(watched: Watched) -> None:
 
 
 class Timeline:
-    """What the page asked Navi to speak and the answer frames it got, in the order they happened."""
+    """The page's voice traffic in the order it happened: the `voice` and `speak` frames it sent, the
+    `speech` frames (a sentence each) and answer frames it got, and any /v1/audio request."""
 
-    def __init__(self, page: Page) -> None:
+    def __init__(self, page: Page, first_speech: threading.Event | None = None) -> None:
         self.events: list[tuple[str, str]] = []
+        self.audio_requests: list[str] = []
+        self.said: list[str] = []  # sentences asked of /v1/audio/speech (the speaker button)
+        self.first_speech = first_speech
         page.on("request", self._request)
-        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+        page.on("websocket", self._socket)
+
+    def _socket(self, ws: Any) -> None:
+        ws.on("framereceived", self._frame)
+        ws.on("framesent", self._sent)
 
     def _request(self, request: Any) -> None:
-        if request.url.endswith("/v1/audio/speech"):
-            self.events.append(("speak", str(request.post_data_json["input"])))
-        elif request.url.endswith("/v1/audio/transcriptions"):
-            self.events.append(("transcribe", ""))
+        if "/v1/audio/" in request.url:
+            self.audio_requests.append(request.url)
+            if request.url.endswith("/v1/audio/speech"):
+                self.said.append(str(request.post_data_json["input"]))
+
+    @staticmethod
+    def _json(payload: str | bytes) -> dict[str, Any]:
+        frame = json.loads(payload if isinstance(payload, str) else payload.decode())
+        return frame if isinstance(frame, dict) else {}
+
+    def _sent(self, payload: str | bytes) -> None:
+        frame = self._json(payload)
+        if frame.get("type") in ("voice", "speak"):
+            self.events.append(("sent", f"{frame['type']}{'' if frame.get('on', True) else ' off'}"))
 
     def _frame(self, payload: str | bytes) -> None:
-        text = payload if isinstance(payload, str) else payload.decode()
-        for kind in ("stream_start", "stream_end", "stream_stopped"):
-            if f'"type":"{kind}"' in text.replace(" ", ""):
-                self.events.append(("frame", kind))
+        frame = self._json(payload)
+        kind = frame.get("type")
+        if kind == "speech":
+            self.events.append(("speak", str(frame["text"])))
+            if self.first_speech is not None:
+                self.first_speech.set()
+        elif kind == "speech_end":
+            self.events.append(("speech_end", str(frame["reason"])))
+        elif kind in ("stream_start", "stream_end", "stream_stopped", "transcript"):
+            self.events.append(("frame", str(kind)))
 
     def spoken(self) -> list[str]:
         return [text for kind, text in self.events if kind == "speak"]
@@ -123,6 +149,7 @@ class Timeline:
 
 
 def test_a_tap_records_and_the_transcript_lands_in_the_box(page: Page) -> None:
+    timeline = Timeline(page)
     open_app(page)
     mic = page.locator("#mic")
     mic.click()  # a tap: recording goes on until the next tap
@@ -134,6 +161,10 @@ def test_a_tap_records_and_the_transcript_lands_in_the_box(page: Page) -> None:
     expect(page.locator("#input")).to_have_value(_containing("paris"), timeout=60_000)
     heard = set(words(page.locator("#input").input_value()))
     assert {"paris", "today"} <= heard and wer(QUESTION, page.locator("#input").input_value()) <= 0.4, heard
+    # the clip went over the conversation's socket (a draft became one), its words came back on it
+    assert ("sent", "voice") in timeline.events and ("frame", "transcript") in timeline.events
+    assert timeline.audio_requests == []
+    assert ("frame", "stream_start") not in timeline.events  # only transcribed: nothing was sent
 
 
 def _containing(word: str) -> Any:
@@ -145,8 +176,9 @@ def _containing(word: str) -> Any:
 def test_answers_are_read_aloud_sentence_by_sentence_while_they_stream(
     page: Page, fake_server: FakeModelServer
 ) -> None:
-    use_script(fake_server).turn(Reply(text=ANSWER, chunk_chars=6, delay=0.12))
-    timeline = Timeline(page)
+    held = threading.Event()  # the answer stops in its second sentence until the first was spoken
+    use_script(fake_server).turn(Reply(text=ANSWER, chunk_chars=6, delay=0.05, hold=held, wait_after=8))
+    timeline = Timeline(page, first_speech=held)
     open_app(page)
     page.locator("#answer-aloud").click()
     expect(page.locator("#answer-aloud")).to_have_attribute("aria-pressed", "true")
@@ -154,19 +186,52 @@ def test_answers_are_read_aloud_sentence_by_sentence_while_they_stream(
     page.locator("#input").press("Enter")
     expect(page.locator("article.msg.turn .speak-answer")).to_have_count(1, timeout=60_000)
     wait_attr(page, "#voice-player", "data-played", lambda v: int(v) >= 2)
+    expect(page.locator("#voice-player")).to_have_attribute(
+        "data-sentence", "Have a lovely day!", timeout=60_000
+    )
     spoken = timeline.spoken()
-    assert spoken[:2] == [
+    assert spoken == [
         "The weather in Paris is sunny and mild.",
         "Expect a light breeze in the afternoon.",
+        "Here is how to check it yourself:",
+        "The forecast is at if you want the details.",
+        "Have a lovely day!",
     ]
-    assert "Have a lovely day!" in spoken
     said = " ".join(spoken)
     assert "curl" not in said and "wttr" not in said and "meteo.example" not in said and "https" not in said
-    # the first sentence was asked for while the answer was still streaming
+    # Navi spoke the first sentence on the socket while the answer was still streaming
     assert timeline.index(("speak", spoken[0])) < timeline.index(("frame", "stream_end")), timeline.events
+    assert ("speech_end", "done") in timeline.events
+    assert timeline.audio_requests == []  # nothing went through /v1/audio
     # the choice belongs to this conversation: it is still on after a reload
     page.reload()
     expect(page.locator("#answer-aloud")).to_have_attribute("aria-pressed", "true")
+
+
+def test_answer_aloud_switched_on_mid_answer_reads_from_the_streaming_sentence(
+    page: Page, fake_server: FakeModelServer
+) -> None:
+    held = threading.Event()  # the answer waits inside its second sentence ("… mild. Expect a")
+    use_script(fake_server).turn(Reply(text=ANSWER, chunk_chars=6, delay=0.12, hold=held, wait_after=8))
+    timeline = Timeline(page)
+    open_app(page)
+    page.locator("#input").fill("How is the weather?")
+    page.locator("#input").press("Enter")
+    expect(page.locator("article.msg.turn")).to_contain_text("mild. Expect a", timeout=60_000)
+    page.locator("#answer-aloud").click()
+    deadline = time.monotonic() + 15
+    while ("sent", "speak") not in timeline.events and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(300)  # Navi reads the frame at once; the rest of the sentence takes 0.6 s more
+    held.set()
+    wait_attr(page, "#voice-player", "data-played", lambda v: int(v) >= 1)
+    expect(page.locator("#voice-player")).to_have_attribute(
+        "data-sentence", "Have a lovely day!", timeout=60_000
+    )
+    spoken = timeline.spoken()
+    assert spoken[0] == "Expect a light breeze in the afternoon.", timeline.events  # not from the start
+    assert "The weather in Paris is sunny and mild." not in spoken
+    assert spoken[-1] == "Have a lovely day!" and timeline.audio_requests == []
 
 
 def test_the_speaker_button_reads_one_answer(page: Page, fake_server: FakeModelServer) -> None:
@@ -177,10 +242,11 @@ def test_the_speaker_button_reads_one_answer(page: Page, fake_server: FakeModelS
     page.locator("#input").press("Enter")
     button = page.locator("article.msg.turn .speak-answer")
     expect(button).to_have_count(1, timeout=60_000)
-    assert timeline.spoken() == []  # not read aloud unless asked
+    assert timeline.spoken() == timeline.said == []  # not read aloud unless asked
     button.click()
     wait_attr(page, "#voice-player", "data-played", lambda v: int(v) >= 1)
-    assert timeline.spoken() == ["Your train leaves at noon.", "Platform four."]
+    # a finished answer is read through /v1/audio/speech, a sentence a request
+    assert timeline.said == ["Your train leaves at noon.", "Platform four."]
 
 
 # The person says nothing for a while: the file-fed microphone's sound passes through a gain the
@@ -237,6 +303,15 @@ def test_hands_free_talk_and_barge_in(page: Page, fake_server: FakeModelServer) 
     wait_attr(page, "#voice-player", "data-stopped", lambda v: v == "barge-in", 30)
     expect(mic).to_have_attribute("aria-pressed", "true")
     assert len(timeline.spoken()) >= 1
+    # the clip went as a `voice` frame, the answer came as `speech` frames, and the barge-in told
+    # Navi to stop (`speak` again): it ended that answer's speech
+    assert timeline.events[:2] == [("sent", "speak"), ("sent", "voice")], timeline.events
+    assert timeline.events.count(("sent", "speak")) >= 2
+    deadline = time.monotonic() + 30
+    while ("speech_end", "stopped") not in timeline.events and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert ("speech_end", "stopped") in timeline.events, timeline.events
+    assert timeline.audio_requests == []
     played = int(page.locator("#voice-player").get_attribute("data-played") or "0")
     assert played < len(long_answer.split(". ")), "the whole answer played: nothing barged in"
     page.locator("#hands-free").click()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from navi.api.deps import ConfigDep, CurrentUser, OwnerDep, RuntimeDep
 from navi.api.errors import BadRequest, NotFound
@@ -30,12 +30,24 @@ class ProfileOut(BaseModel):
     scratchpad_sections: list[str]
     # A profile this user made on the page (editable; PUT and DELETE /agents/profiles/{id}).
     custom: bool = False
-    # A custom profile's instructions and model choice ("backend:model"; empty: the default), to edit.
+    # A custom profile's instructions, to edit.
     instructions: str | None = None
+    # The model picked ("backend:model"; empty: the default): a custom profile's own, or the one this
+    # user picked for a built-in profile (PUT /agents/profiles/{id}/model), which `model` then names.
     model_choice: str | None = None
     # The saved browser sign-in (`GET /browser/profiles`) the browser tool opens pages with in this
     # profile's conversations, unless the model names another: the user's own of this name ("": none).
     browser_profile: str = ""
+    # A built-in profile's model when this user picked none (null for custom profiles).
+    default_model: str | None = None
+
+
+class ModelPick(BaseModel):
+    model: str = Field(
+        default="",
+        max_length=300,
+        description='The model this profile uses for you, "backend:model" (GET /models); empty: its own',
+    )
 
 
 class ToolProblem(BaseModel):
@@ -57,14 +69,16 @@ class ToolOut(BaseModel):
     server: str | None = None
 
 
-def profile_out(runtime: Runtime, p: AgentProfile) -> ProfileOut:
+def profile_out(runtime: Runtime, p: AgentProfile, pick: str = "") -> ProfileOut:
+    """`p` as this user sees it: a built-in profile on the model they picked for it (`pick`)."""
     custom = p.owner is not None
+    shown = p if custom else p.with_model(pick)
     return ProfileOut(
         id=p.id,
         name=p.name,
         description=p.description,
-        model=runtime.profiles.model_of(p),
-        llm_backend=runtime.profiles.backend_of(p),
+        model=runtime.profiles.model_of(shown),
+        llm_backend=runtime.profiles.backend_of(shown),
         temperature=p.temperature,
         max_iterations=p.max_iterations,
         planning_enabled=p.planning_enabled,
@@ -72,15 +86,45 @@ def profile_out(runtime: Runtime, p: AgentProfile) -> ProfileOut:
         scratchpad_sections=list(p.scratchpad_sections),
         custom=custom,
         instructions=p.system_prompt if custom else None,
-        model_choice=(f"{p.llm_backend}:{p.model}" if p.model else "") if custom else None,
+        model_choice=(f"{p.llm_backend}:{p.model}" if p.model else "") if custom else pick,
+        default_model=None if custom else runtime.profiles.model_of(p),
         browser_profile=p.browser_profile,
     )
 
 
+async def picks_of(runtime: Runtime, user: str) -> dict[str, str]:
+    """The models `user` picked for built-in profiles, those whose backend Navi still has."""
+    picks = await runtime.preferences.profile_models(user)
+    return {k: v for k, v in picks.items() if v.partition(":")[0] in runtime.backends}
+
+
 @router.get("/profiles", response_model=list[ProfileOut], summary="The profiles this user may pick")
 async def profiles(runtime: RuntimeDep, user: CurrentUser) -> list[ProfileOut]:
-    """Everyone's profiles, then the ones this user made on the page (`custom`)."""
-    return [profile_out(runtime, p) for p in runtime.profiles.visible(user)]
+    """Everyone's profiles, then the ones this user made on the page (`custom`). A built-in profile
+    names the model it uses for this user: the one they picked (`model_choice`), else its own."""
+    picks = await picks_of(runtime, user)
+    return [profile_out(runtime, p, picks.get(p.id, "")) for p in runtime.profiles.visible(user)]
+
+
+@router.put(
+    "/profiles/{profile_id}/model",
+    response_model=ProfileOut,
+    summary="Pick the model a built-in profile uses for you",
+)
+async def pick_model(profile_id: str, body: ModelPick, runtime: RuntimeDep, user: CurrentUser) -> ProfileOut:
+    """For you alone: other users keep theirs. Your conversations in this profile use it from their
+    next message, except one with a model of its own (PATCH /sessions/{id} `model`). Empty: the
+    profile's own model again. A profile you made has its model in itself (PUT /agents/profiles/{id})."""
+    if profile_id not in runtime.profiles or not runtime.profiles.get(profile_id).visible_to(user):
+        raise NotFound(f"no profile {profile_id[:64]!r} (GET /agents/profiles lists yours)")
+    profile = runtime.profiles.get(profile_id)
+    if profile.owner is not None:
+        raise BadRequest("a profile you made has its model in itself: PUT /agents/profiles/{id} sets it")
+    choice = body.model.strip()
+    if choice:
+        check_model(runtime.backends, choice)
+    await runtime.preferences.set_profile_model(user, profile_id, choice or None)
+    return profile_out(runtime, profile, choice)
 
 
 def _checked(runtime: Runtime, spec: ProfileSpec) -> ProfileSpec:

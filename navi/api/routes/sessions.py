@@ -11,7 +11,7 @@ from fastapi import Body, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from navi.api.deps import ConfigDep, CurrentUser, OwnedSessionId, RunsDep, RuntimeDep, SessionDep
-from navi.api.errors import BadRequest
+from navi.api.errors import BadRequest, NotFound
 from navi.api.model_choice import check_model
 from navi.api.routing import api_router
 from navi.api.turns import new_session
@@ -105,6 +105,16 @@ class Ok(BaseModel):
     ok: bool = True
 
 
+class FolderRename(BaseModel):
+    folder: str = Field(min_length=1, max_length=100, description="The folder's name now")
+    to: str = Field(min_length=1, max_length=100, description="Its new name (an existing folder's: merged)")
+
+
+class FolderRenamed(BaseModel):
+    folder: str
+    moved: int  # the conversations now in it under its new name, archived ones too
+
+
 class Imported(BaseModel):
     session_id: str
     messages: int
@@ -170,6 +180,26 @@ async def list_sessions(
     ]
 
 
+def folder_name(name: str) -> str:
+    """A folder's name as kept: runs of white space made one space, none at the ends."""
+    return " ".join(name.split())
+
+
+@router.post("/folders/rename", response_model=FolderRenamed, summary="Rename one of your folders")
+async def rename_folder(body: FolderRename, runtime: RuntimeDep, user: CurrentUser) -> FolderRenamed:
+    """Every conversation of yours in `folder` (archived ones too) moves to `to`; open pages see each
+    move (`session_updated`). No conversation of yours in `folder`: 404, nothing changed."""
+    old, new = folder_name(body.folder), folder_name(body.to)
+    if not old or not new:
+        raise BadRequest("a folder's name needs a letter, a digit or a sign, not only spaces")
+    moved = await runtime.sessions.rename_folder(old, new, owner=user) if old != new else None
+    if moved is None:
+        moved = [i.id for i in await runtime.sessions.list(owner=user) if i.folder == old]
+    if not moved:
+        raise NotFound(f"no conversation of yours is in a folder {old!r}")
+    return FolderRenamed(folder=new, moved=len(moved))
+
+
 @router.get("/{session_id}", response_model=SessionDetail, summary="A session with its display history")
 async def get_session(
     session_id: str,
@@ -188,8 +218,7 @@ async def get_session(
         raise SessionNotFound(session_id)
     # The window the session's next turn gets: the same service the engine asks (stream_end).
     window = await runtime.agent.windows.for_profile(
-        runtime.profiles.of_session(session.profile_id).for_session(None, session.model),
-        wait=WINDOW_LOOKUP_SECONDS,
+        await runtime.agent.session_profile(session), wait=WINDOW_LOOKUP_SECONDS
     )
     return SessionDetail(
         **session.info().model_dump(exclude={"message_count"}),
@@ -271,7 +300,7 @@ async def update_session(
     if body.profile_id is not None and not await runtime.sessions.set_profile(session_id, body.profile_id):
         raise SessionNotFound(session_id)
     if placing:
-        folder = " ".join((body.folder or "").split()) or None
+        folder = folder_name(body.folder or "") or None
         where: dict[str, Any] = {"folder": folder} if "folder" in body.model_fields_set else {}
         if not await runtime.sessions.set_place(session_id, owner=user, archived=body.archived, **where):
             raise SessionNotFound(session_id)
@@ -328,7 +357,7 @@ async def export_session(
     """Markdown and PDF hold the active branch's messages as a person saw them
     (navi/archive/markdown.py), each with who said it and when; the JSON archive holds everything."""
     if format == "json":
-        return runtime.export_archive(session)
+        return await runtime.export_archive(session)
     text = conversation_markdown(session)
     name = export_filename(session, "md" if format == "markdown" else "pdf")
     headers = {"Content-Disposition": f'attachment; filename="{name}"'}

@@ -35,6 +35,7 @@ from navi import runctx
 from navi.logging import get_logger
 from navi.sandbox import Sandbox, SandboxRefused
 from navi.tools.base import Tool, ToolResult
+from navi.tools.host.listings import Listings, folder_key
 from navi.tools.host.process import HostError, HostProcess
 from navi.tools.loader import Format, LoadError, LoadResult, ToolListing, listing_problems, tool_files
 
@@ -96,8 +97,12 @@ class ToolHost:
         python: str = sys.executable,
         import_timeout: float = IMPORT_TIMEOUT,
         start_timeout: float = START_TIMEOUT,
+        listings: Listings | None = None,
     ) -> None:
+        """`listings` (the runtime passes its process's) lets a load over files listed before start
+        no host until a tool is called; without it every load starts one."""
         self.sandbox = sandbox
+        self.listings = listings
         self.python = python
         self.import_timeout = import_timeout
         self.start_timeout = start_timeout
@@ -128,7 +133,7 @@ class ToolHost:
                     errors=[LoadError(str(tools_dir), "Navi is shutting down: the tool host is closed")]
                 )
             self._tools_dir, self._reserved = str(tools_dir), frozenset(reserved)
-            result, proc = await self._load()
+            result, proc = await self._load(listed=True)
             self._replace(proc, {t.name for t in result.loaded})
         for error in result.errors:
             log.warning("user_tool_load_failed", file=error.file, error=error.message)
@@ -137,17 +142,30 @@ class ToolHost:
         )
         return result
 
-    async def _load(self) -> tuple[LoadResult, HostProcess | None]:
+    async def _load(self, *, listed: bool = False) -> tuple[LoadResult, HostProcess | None]:
+        """The folder's tools and the host that imported them. With `listed`, a folder whose files
+        were listed before in this process is listed from `listings` and no host is started yet."""
         assert self._tools_dir is not None
         files, errors = await asyncio.to_thread(tool_files, self._tools_dir)
         result = LoadResult(errors=errors)
         if not files:
             return result, None
-        try:
-            proc, replies, failed = await self._import_all(files)
-        except HostError as exc:
-            result.errors.extend(LoadError(path.name, f"cannot be loaded: {exc}") for path, _ in files)
-            return result, None
+        # What lists the folder: its files, the interpreter, and the sandbox they import under.
+        under = f"{self.python}\0{self.sandbox.policy!r}\0{self.sandbox.active}"
+        key = await asyncio.to_thread(folder_key, self._tools_dir, under) if self.listings else None
+        known = self.listings.get(key) if self.listings and listed else None
+        proc: HostProcess | None = None
+        failed: dict[Path, str] = {}
+        if known is not None and all(path.name in known for path, _ in files):
+            replies = {path: known[path.name] for path, _ in files}
+        else:
+            try:
+                proc, replies, failed = await self._import_all(files)
+            except HostError as exc:
+                result.errors.extend(LoadError(path.name, f"cannot be loaded: {exc}") for path, _ in files)
+                return result, None
+            if self.listings and not failed:
+                self.listings.put(key, {path.name: reply for path, reply in replies.items()})
         owners: dict[str, str] = {}
         for path, fmt in files:
             if path in failed:
@@ -279,7 +297,8 @@ class ToolHost:
 
     # --- calling ---------------------------------------------------------------------------------
     async def _ready(self) -> HostProcess:
-        """The current host, started again (with the same folder) when it has died."""
+        """The current host; started (with the folder loaded) when the load listed the tools from
+        `listings`, started again when it has died."""
         current = self._current
         if current is not None and current.alive:
             return current
@@ -290,12 +309,15 @@ class ToolHost:
                 raise HostError("Navi is shutting down: the tool host is closed")
             if self._tools_dir is None:
                 raise HostError("no user tools are loaded")
-            reason = self._current.ended if self._current is not None else "it was not running"
+            died = self._current  # None: the load listed the tools without starting a host
             result, proc = await self._load()
             if proc is None:
                 problems = "; ".join(str(e) for e in result.errors) or "the tools folder has no tools"
-                raise HostError(f"it could not be started again: {problems}")
-            log.warning("tool_host_restarted", reason=reason, loaded=result.names)
+                raise HostError(f"it could not be started{' again' if died else ''}: {problems}")
+            if died is not None:
+                log.warning("tool_host_restarted", reason=died.ended, loaded=result.names)
+            else:
+                log.info("tool_host_started", loaded=result.names)
             self._replace(proc, {t.name for t in result.loaded})
             return proc
 

@@ -4,6 +4,7 @@
 // (main.js) does the work: edit and regenerate go on the socket, switch and fork over REST.
 
 import { el } from "/static/js/dom.js";
+import { icon } from "/static/js/icons.js";
 
 // ‹ i/n ›: the message's place among its siblings; the arrows show the previous or next one.
 function switcher(siblings, index, onSwitch) {
@@ -83,8 +84,9 @@ export function answerActions(turnNode, first, last, handlers, rated = null) {
 // 👍 and 👎: the person's rating of the answer, kept with it; pressed again, taken back.
 function rating(rated, onRate) {
   let current = rated.feedback || null;
-  const buttons = [["up", "👍", "A good answer"], ["down", "👎", "A poor answer"]].map(([value, face, label]) =>
-    el("button", { type: "button", class: `msg-rate rate-${value}`, "aria-label": label, title: label, "aria-pressed": String(current === value) }, face));
+  // Drawn icons, not the emoji: a system without an emoji font would show empty boxes.
+  const buttons = [["up", "thumb-up", "A good answer"], ["down", "thumb-down", "A poor answer"]].map(([value, face, label]) =>
+    el("button", { type: "button", class: `msg-rate rate-${value}`, "aria-label": label, title: label, "aria-pressed": String(current === value) }, icon(face)));
   const show = () => buttons.forEach((b, i) => b.setAttribute("aria-pressed", String(current === ["up", "down"][i])));
   buttons.forEach((button, i) => button.addEventListener("click", async () => {
     const wanted = current === ["up", "down"][i] ? null : ["up", "down"][i];

@@ -26,6 +26,8 @@ const PATHS = {
   folder: "M3 6a1 1 0 0 1 1-1h5l2 2h9a1 1 0 0 1 1 1v10a1 1 0 0 1-1 1H4a1 1 0 0 1-1-1z",
   archive: "M3 4h18v4H3zM5 8v12h14V8M10 12h4",
   upload: "M12 20V9M7 14l5-5 5 5M5 4h14",
+  "thumb-up": "M4 11h3v9H4zM7 11l4-7a2 2 0 0 1 3 2l-1 4h5a2 2 0 0 1 2 2.3l-1.5 6.2A2 2 0 0 1 16.5 20H7",
+  "thumb-down": "M4 13h3V4H4zM7 13l4 7a2 2 0 0 0 3-2l-1-4h5a2 2 0 0 0 2-2.3l-1.5-6.2A2 2 0 0 0 16.5 4H7",
 };
 
 export function icon(name, label = "") {

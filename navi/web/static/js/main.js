@@ -222,6 +222,8 @@ const voice = new VoiceControls({
   row: document.querySelector("#composer .composer-row"),
   composer,
   conversation: $("messages"),
+  socket: () => state.socket,
+  ensureSession,
 });
 
 new KnowledgePanel({
@@ -438,7 +440,10 @@ async function openSession(id, { fresh = false } = {}) {
       handleFrame(frame);
       if (!state.pending) clearWaiting(); // its turn has started, or the message was refused
     },
-    onOpen: ({ reconnected }) => resync(id, reconnected),
+    onOpen: ({ reconnected }) => {
+      voice.socketOpened(); // a new connection: told again whether to speak
+      resync(id, reconnected);
+    },
     onStatus: (status) => {
       light.setSocket(status);
       watch.setSocketOpen(status === "open"); // while it reconnects, the poll keeps watching
@@ -763,7 +768,7 @@ function handleFrame(frame) {
         asked = conversation.addAnnouncedUser(frame.message); // another window of this session sent it
       }
       if (asked) conversation.liveActions(asked, frame.message);
-      if (!state.replaying) voice.turnStarted(); // an answer opened mid-run is not read aloud
+      if (!state.replaying) voice.turnStarted(frame.run_id); // one opened mid-run: Navi reads it on from its current sentence
       state.turn = conversation.startTurn(state.replaying ? state.replayFrom : Date.now());
       state.turn.userId = frame.message?.id;
       Object.assign(state, { replaying: false, retrying: false });
@@ -803,7 +808,6 @@ function handleFrame(frame) {
       break;
     case "stream_delta":
       liveTurn().textDelta(frame.delta);
-      voice.delta(frame.delta);
       break;
     case "stream_end":
       voice.turnEnded();
@@ -838,8 +842,13 @@ function handleFrame(frame) {
     case "profile_switched":
       if (state.session) setHeader({ ...state.session, profile_id: frame.profile_id });
       break;
+    case "transcript":
+    case "speech":
+    case "speech_end":
+      voice.frame(frame);
+      break;
     case "error":
-      handleError(frame);
+      if (!voice.error(frame)) handleError(frame);
       break;
     case "session_updated":
       sessionUpdated(frame);

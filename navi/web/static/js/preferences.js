@@ -1,5 +1,6 @@
-// What a person sets for themselves (issue 49, items 13 and 14): custom instructions and profiles
-// of their own in Settings (GET/PUT /agents/instructions, POST/PUT/DELETE /agents/profiles), and a
+// What a person sets for themselves (issue 49, items 13 and 14): custom instructions, the model each
+// built-in profile uses for them (PUT /agents/profiles/{id}/model) and profiles of their own in
+// Settings (GET/PUT /agents/instructions, POST/PUT/DELETE /agents/profiles), and a
 // conversation's own model and instructions (PATCH /sessions/{id}: `model`, `system_prompt`) in the
 // dialog opened beside the conversation's title. The models to pick from come from `modelChoices`
 // (GET /models?check=false: its `choices`, what the model servers list), read once per opening.
@@ -65,6 +66,48 @@ export class InstructionsForm {
       this.say("Instructions saved: they apply from the next message on.");
     } catch (error) {
       this.say(`Could not save them: ${error.message}`, "error");
+    }
+  }
+}
+
+// Settings: a model picker for each built-in profile, this user's pick selected ("" : its own model).
+export class BuiltinModels {
+  constructor({ list, say, onChanged }) {
+    this.list = list;
+    this.say = say;
+    this.onChanged = onChanged; // () → the page reads the profiles again (the header names the model)
+  }
+
+  async load() {
+    let profiles;
+    let choices;
+    try {
+      [profiles, choices] = await Promise.all([api.profiles(), modelChoices()]);
+    } catch (error) {
+      this.say(`Could not load the profiles: ${error.message}`, "error");
+      return;
+    }
+    this.list.replaceChildren(...profiles.filter((p) => !p.custom).map((p) => {
+      const id = `builtin-model-${p.id}`;
+      const select = el("select", { id, name: p.id, dataset: { profile: p.id } });
+      fillModels(select, choices, p.model_choice || "", `Its own (${p.default_model || "Navi's default"})`);
+      select.addEventListener("change", () => this.pick(p, select));
+      return el("li", {}, el("label", { for: id, text: p.name }), select);
+    }));
+  }
+
+  async pick(profile, select) {
+    select.disabled = true;
+    try {
+      const saved = await api.pickModel(profile.id, select.value);
+      this.say(select.value
+        ? `${profile.name} answers you with ${saved.model} from the next message on.`
+        : `${profile.name} answers you with its own model (${saved.model}) again.`);
+      this.onChanged();
+    } catch (error) {
+      this.say(`Could not pick the model: ${error.message}`, "error");
+    } finally {
+      select.disabled = false;
     }
   }
 }

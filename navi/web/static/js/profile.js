@@ -35,7 +35,8 @@ export class ProfilePicker {
   }
 
   // The header names the model: the one that wrote the conversation's latest answer (`answeredBy`),
-  // else the one picked for the conversation (`session.model`, "backend:model"), else the profile's.
+  // else the one picked for the conversation (`session.model`, "backend:model"), else the profile's
+  // for this user (the one they picked for a built-in profile in Settings, else its own).
   show(profileId, session = null) {
     const id = profileId || this.draft;
     if (id && ![...this.select.options].some((o) => o.value === id)) {
@@ -67,7 +68,8 @@ export class ProfilePicker {
     const via = picked ? backend : profile?.llm_backend;
     this.modelName.title = !model ? ""
       : this.answered ? `The model that wrote the latest answer: ${model}`
-      : `The model that answers: ${model}${via ? ` (${via})` : ""}${picked ? ", picked for this conversation" : ""}`;
+      : `The model that answers: ${model}${via ? ` (${via})` : ""}${picked ? ", picked for this conversation"
+        : profile?.model_choice && !profile.custom ? `, picked by you for ${profile.name}` : ""}`;
   }
 
   async changed() {

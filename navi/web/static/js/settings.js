@@ -7,7 +7,7 @@
 
 import { api } from "/static/js/api.js";
 import { el, relativeTime } from "/static/js/dom.js";
-import { InstructionsForm, ProfileEditor } from "/static/js/preferences.js";
+import { BuiltinModels, InstructionsForm, ProfileEditor } from "/static/js/preferences.js";
 
 const THEME = "navi.theme";
 const KINDS = ["answers", "approvals", "reminders", "jobs", "notes"];
@@ -36,6 +36,7 @@ export class SettingsPanel {
     const say = (message, kind) => this.say(message, kind);
     this.instructions = new InstructionsForm({ form: dialog.querySelector("#instructions-form"), say });
     this.profiles = new ProfileEditor({ root: dialog, say, onChanged: onProfilesChanged });
+    this.builtinModels = new BuiltinModels({ list: dialog.querySelector("#builtin-models"), say, onChanged: onProfilesChanged });
     this.models = dialog.querySelector("#models-list");
     this.chains = dialog.querySelector("#models-chains");
   }
@@ -112,6 +113,7 @@ export class SettingsPanel {
     this.loadNotify();
     this.instructions.load();
     this.profiles.load();
+    this.builtinModels.load();
     this.loadModels();
     let remembered;
     try {

@@ -4,7 +4,8 @@
 // matches). Each row opens its session; its "⋯" button opens a small menu: pin, rename (in place),
 // move to a folder, archive, export (Markdown, PDF, the JSON archive), delete (asked first in a
 // dialog of the page, never the browser's prompt or confirm). A row can be dragged onto a folder,
-// onto "New folder", or back onto the dated list (out of its folder). "Archived" shows the archived
+// onto "New folder", or back onto the dated list (out of its folder) — with a mouse, or on a touch
+// screen by holding it a moment, then moving the finger (touchdrag.js). A folder's "⋯" renames it. "Archived" shows the archived
 // conversations instead, to bring them back. Up and Down move between the rows and the hits.
 
 import { api } from "/static/js/api.js";
@@ -13,6 +14,7 @@ import { el, relativeTime, toast } from "/static/js/dom.js";
 import { icon } from "/static/js/icons.js";
 import { RowMenu } from "/static/js/rowmenu.js";
 import { MessageSearch } from "/static/js/search.js";
+import { touchDrag } from "/static/js/touchdrag.js";
 import { exportSession, FORMATS } from "/static/js/transfer.js";
 
 const DRAG_TYPE = "application/x-navi-session";
@@ -66,6 +68,12 @@ export class Sidebar {
     list.addEventListener("dragover", (event) => this.dragOver(event));
     list.addEventListener("dragleave", (event) => event.target.closest?.("[data-drop]")?.classList.remove("drop-here"));
     list.addEventListener("drop", (event) => this.drop(event));
+    touchDrag({
+      root: list,
+      rows: "li.session",
+      targetAt: (x, y) => document.elementFromPoint(x, y)?.closest?.("#sessions [data-drop], #new-folder") || null,
+      onDrop: (id, target) => this.dropOn(id, target),
+    });
     search.addEventListener("input", () => {
       this.messages.update(search.value);
       this.render();
@@ -253,8 +261,14 @@ export class Sidebar {
       const inside = shown.filter((s) => s.folder === name);
       if (searching && !inside.length) return [];
       const id = `folder-${[...name].map((c) => c.codePointAt(0).toString(36)).join("-")}`;
+      const more = el("button", { class: "icon-button folder-more", type: "button", title: "Folder",
+        "aria-label": `More: folder ${name}`, "aria-haspopup": "menu", "aria-expanded": "false",
+        onclick: (event) => {
+          event.stopPropagation();
+          this.menu.open(more, [{ label: "Rename folder", icon: "edit", run: () => this.renameFolder(name) }]);
+        } }, icon("more"));
       return [el("section", { class: "session-group folder", "aria-labelledby": id, dataset: { drop: name } },
-        el("h2", { class: "group-label folder-label", id }, icon("folder"), name),
+        el("div", { class: "folder-head" }, el("h2", { class: "group-label folder-label", id }, icon("folder"), name), more),
         inside.length
           ? el("ul", { class: "session-rows" }, inside.map((s) => this.item(s)))
           : el("p", { class: "folder-empty", text: "Drag a conversation here." }))];
@@ -321,9 +335,29 @@ export class Sidebar {
     if (!target || !id) return;
     event.preventDefault();
     target.classList.remove("drop-here");
+    this.dropOn(id, target);
+  }
+
+  // A row dropped on a folder, the dated list (out of its folder) or "New folder".
+  dropOn(id, target) {
+    if (target.id === "new-folder") return this.newFolder(id);
     const folder = target.dataset.drop || null;
     const session = this.sessions.find((s) => s.id === id);
     if (session && (session.folder || null) !== folder) this.fileIn(id, folder);
+  }
+
+  // A folder's new name: every conversation in it moves (POST /sessions/folders/rename); a folder
+  // made here that holds nothing yet is renamed here.
+  async renameFolder(name) {
+    const to = await askText({ title: "Rename folder", label: `New name for “${name}”`, value: name, confirm: "Rename" });
+    if (!to || to === name) return;
+    if (this.newFolders.has(name)) {
+      this.newFolders.delete(name);
+      this.newFolders.add(to);
+      this.render();
+      return;
+    }
+    await this.change("rename the folder", () => api.renameFolder(name, to));
   }
 
   item(session) {

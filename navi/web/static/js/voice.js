@@ -4,8 +4,12 @@
 // sentence while the answer streams (markdown, code and addresses are not read); and hands-free:
 // talk, hear the answer, talk again, where speaking over the answer stops it (barge-in).
 //
-// Speech goes to Navi's own /v1/audio/transcriptions and /v1/audio/speech: nothing leaves for
-// anywhere else. A browser without microphone permission gets a message saying how to allow it.
+// A voice turn goes over the conversation's WebSocket (docs/api.md#voice-on-the-socket): the clip as
+// a `voice` frame (its `transcript` comes back), and with "answer aloud" or hands-free on, a `speak`
+// frame: Navi sends each answer's sentences as `speech` frames while it streams, then `speech_end`;
+// talking over the answer sends `speak` again (barge-in). The speaker button under an answer reads a
+// finished answer through /v1/audio/speech. Nothing leaves for anywhere but Navi. A browser without
+// microphone permission gets a message saying how to allow it.
 
 import { el, toast } from "/static/js/dom.js";
 import { icon } from "/static/js/icons.js";
@@ -17,6 +21,9 @@ const SILENCE_MS = 1200; // hands-free: this much quiet after speech ends the cl
 const NO_MIC = "Navi cannot hear you: allow the microphone for this site in the browser's settings (the icon in the address bar), then try again.";
 const ABBREVIATIONS = ["e.g.", "i.e.", "etc.", "mr.", "mrs.", "ms.", "dr.", "vs.", "no.", "st."];
 const END = /(?<=[.!?…])["')\]]*\s+|\n[ \t]*\n/g;
+const VOICE_CODES = new Set(["unsupported_format", "corrupt_audio", "too_large", "too_long", "no_speech", "voice_busy", "voice_unavailable", "voice_server_failed"]);
+const NOTHING_HEARD = new Set(["unsupported_format", "corrupt_audio", "too_large", "too_long", "no_speech"]);
+const HEAR_MS = 120_000; // a clip's transcript that has not come by then is given up on
 
 // What of an answer is read aloud: the text of the markdown, without code, addresses or marks.
 export function speakable(markdown) {
@@ -91,13 +98,31 @@ async function voiceRequest(path, options) {
   return response;
 }
 
-// Plays sentences in order; each one's audio is asked for as soon as the sentence is known.
+function dataUrl(blob) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(reader.result);
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(blob);
+  });
+}
+
+function audioBlob(frame) {
+  const bytes = Uint8Array.from(atob(frame.audio), (c) => c.charCodeAt(0));
+  return new Blob([bytes], { type: frame.format === "opus" ? "audio/ogg" : `audio/${frame.format}` });
+}
+
+// Plays sentences in order: the socket's `speech` frames as they come, or (the speaker button) each
+// sentence's audio asked of /v1/audio/speech as soon as the sentence is known. `awaiting`: Navi is
+// still speaking an answer (its `speech_end` has not come), so the player counts as busy between
+// sentences too.
 class Player {
   constructor(audio, onIdle) {
-    Object.assign(this, { audio, onIdle, queue: [], current: null, controller: new AbortController() });
+    Object.assign(this, { audio, onIdle, queue: [], current: null, awaiting: false, controller: new AbortController() });
     audio.dataset.played = "0";
   }
-  get busy() { return Boolean(this.current) || this.queue.length > 0; }
+  get busy() { return this.awaiting || Boolean(this.current) || this.queue.length > 0; }
+  play(text, blob) { this.enqueue(text, Promise.resolve(blob)); }
   say(text) {
     const signal = this.controller.signal;
     const audio = voiceRequest("/v1/audio/speech", {
@@ -105,12 +130,15 @@ class Player {
       body: JSON.stringify({ model: "tts-1", voice: "alloy", input: text, response_format: "mp3" }),
     }).then((r) => r.blob());
     audio.catch(() => {}); // reported when its turn to play comes
+    this.enqueue(text, audio);
+  }
+  enqueue(text, audio) {
     this.queue.push({ text, audio });
     if (!this.current) this.next();
   }
   async next() {
     const job = this.queue.shift();
-    if (!job) { this.current = null; this.onIdle(); return; }
+    if (!job) { this.current = null; if (!this.awaiting) this.onIdle(); return; }
     this.current = job;
     try {
       const blob = await job.audio;
@@ -132,10 +160,15 @@ class Player {
     }
     if (this.current === job) this.next();
   }
+  spoken() { // Navi has nothing more of the answer to send
+    this.awaiting = false;
+    if (!this.current && !this.queue.length) this.onIdle();
+  }
   stop(reason = "stopped") {
     this.controller.abort();
     this.controller = new AbortController();
     this.queue = [];
+    this.awaiting = false;
     const was = this.current;
     this.current = null;
     if (was) { this.audio.dataset.stopped = reason; this.audio.pause(); }
@@ -143,12 +176,14 @@ class Player {
 }
 
 export class VoiceControls {
-  constructor({ input, row, composer, conversation }) {
-    Object.assign(this, { input, composer, conversation });
+  constructor({ input, row, composer, conversation, socket, ensureSession }) {
+    Object.assign(this, { input, composer, conversation, socket, ensureSession });
+    this.hearing = []; // clips sent on the socket, waiting for their transcript, in order
+    this.live = new Set(); // answers Navi may be speaking to this page (run ids)
+    this.muted = new Set(); // answers stopped here: their speech still on the way is dropped
     this.session = null;
     this.aloud = false;
     this.handsFree = false;
-    this.turn = null; // the streaming answer's sentences, when it is read aloud
     this.answering = false;
     this.mic = el("button", { type: "button", id: "mic", class: "icon-button mic", "aria-label": "Talk (hold, or tap to start and stop)", title: "Talk: hold, or tap to start and stop (Space held in an empty box)" }, icon("mic"));
     this.meter = el("span", { id: "mic-level", class: "mic-level", "aria-hidden": "true", dataset: { level: "0" } }, el("span"));
@@ -205,15 +240,50 @@ export class VoiceControls {
   }
 
   setAloud(on, remember = true) {
+    const was = this.speaking;
     this.aloud = on;
     this.aloudButton.setAttribute("aria-pressed", String(on));
     if (remember && this.session) localStorage.setItem(`navi.aloud.${this.session}`, on ? "1" : "0");
     if (!on && !this.handsFree) this.player.stop();
+    if (this.speaking !== was) this.tellSpeak();
+  }
+
+  get speaking() { return this.aloud || this.handsFree; }
+
+  // Navi is told whether to speak this connection's answers (an answer streaming now is read from
+  // its current sentence). Sent while speaking, it stops what is left of the answers (barge-in).
+  tellSpeak() {
+    const socket = this.socket();
+    if (!socket?.ready) return; // said when the socket opens (`socketOpened`)
+    if (this.speaking && this.answering) this.player.awaiting = true;
+    try { socket.send({ type: "speak", on: this.speaking, format: "mp3" }); } catch { /* closed meanwhile */ }
+  }
+
+  // The session's socket opened (first time, or again after a drop): a new connection speaks nothing
+  // until told, and what the old one was hearing or speaking is gone.
+  socketOpened() {
+    for (const waiter of this.hearing.splice(0)) waiter.reject(new Error("the connection to Navi was lost; try again"));
+    this.live.clear();
+    this.muted.clear();
+    this.player.awaiting = false;
+    if (this.speaking) this.tellSpeak();
+  }
+
+  // Stop what is playing and what Navi has left to say of it.
+  hush(reason) {
+    const busy = this.player.busy;
+    this.player.stop(reason);
+    if (!busy) return;
+    for (const run of this.live) this.muted.add(run);
+    this.live.clear();
+    if (this.speaking) this.tellSpeak(); // `speak` again: Navi drops the rest (barge-in)
   }
 
   async setHandsFree(on) {
+    const was = this.speaking;
     this.handsFree = on;
     this.handsButton.setAttribute("aria-pressed", String(on));
+    if (this.speaking !== was) this.tellSpeak();
     if (on) {
       if (!(await this.openMic())) { this.setHandsFree(false); return; }
       this.say("Hands-free: talk whenever you like.");
@@ -272,7 +342,8 @@ export class VoiceControls {
   async listen() {
     if (!(await this.openMic())) { this.mode = null; return; }
     if (this.recorder) return;
-    this.player.stop("listening");
+    this.hush("listening");
+    this.ensureSession().catch(() => {}); // a draft: its conversation (and socket) opens while you talk
     const type = ["audio/webm;codecs=opus", "audio/ogg;codecs=opus", "audio/mp4"].find((t) => MediaRecorder.isTypeSupported(t));
     const recorder = new MediaRecorder(this.stream, type ? { mimeType: type } : {});
     const chunks = [];
@@ -301,21 +372,72 @@ export class VoiceControls {
     if (!send && this.handsFree) return;
     this.say("Transcribing…");
     this.transcribing = true;
-    const form = new FormData();
-    form.append("file", blob, "speech.webm");
-    form.append("model", "whisper-1");
     try {
-      const { text } = await (await voiceRequest("/v1/audio/transcriptions", { method: "POST", body: form })).json();
+      const text = await this.hear(blob);
       this.input.value = this.input.value ? `${this.input.value.trimEnd()} ${text}` : text;
       this.input.dispatchEvent(new Event("input", { bubbles: true }));
       this.input.focus();
       this.say("");
       if (send) await this.composer.submit();
     } catch (error) {
-      this.say(error.status === 400 ? `Nothing to send: ${error.message}` : `Could not transcribe: ${error.message}`);
+      this.say(NOTHING_HEARD.has(error.code) ? `Nothing to send: ${error.message}` : `Could not transcribe: ${error.message}`);
     } finally {
       this.transcribing = false;
     }
+  }
+
+  // The clip as a `voice` frame on the conversation's socket (opened first in a draft); its words
+  // come back as `transcript` (only transcribed here: the page puts them in the box and sends them).
+  async hear(blob) {
+    await this.ensureSession();
+    const socket = this.socket();
+    await socket.whenOpen();
+    const audio = await dataUrl(blob);
+    return new Promise((resolve, reject) => {
+      const waiter = { resolve, reject };
+      waiter.timer = setTimeout(() => {
+        this.hearing = this.hearing.filter((w) => w !== waiter);
+        reject(new Error("Navi did not answer in time"));
+      }, HEAR_MS);
+      this.hearing.push(waiter);
+      try {
+        socket.send({ type: "voice", audio, send: false });
+      } catch (error) {
+        this.hearing = this.hearing.filter((w) => w !== waiter);
+        reject(error);
+      }
+    });
+  }
+
+  // The socket's voice frames (main.js's handleFrame): a clip's words, an answer's spoken sentences.
+  frame(frame) {
+    if (frame.type === "transcript") {
+      const waiter = this.hearing.shift();
+      clearTimeout(waiter?.timer);
+      waiter?.resolve(frame.text);
+    } else if (frame.type === "speech") {
+      if (this.muted.has(frame.run_id) || !this.speaking) return;
+      this.live.add(frame.run_id);
+      this.player.play(frame.text, audioBlob(frame));
+    } else if (frame.type === "speech_end") {
+      this.live.delete(frame.run_id);
+      if (this.muted.delete(frame.run_id)) return; // the end of an answer stopped here
+      if (!this.live.size) this.player.spoken();
+    }
+  }
+
+  // An `error` frame: true when it is about voice (a clip that could not be heard, speech that failed).
+  error(frame) {
+    if (!VOICE_CODES.has(frame.code) || frame.seq !== undefined) return false;
+    const waiter = this.hearing.shift();
+    if (waiter) {
+      clearTimeout(waiter.timer);
+      waiter.reject(Object.assign(new Error(frame.message), { code: frame.code }));
+    } else {
+      this.player.spoken();
+      toast(`Could not speak the answer: ${frame.message}`);
+    }
+    return true;
   }
 
   // Hands-free: start when someone talks, end after a pause, and barge in on a playing answer.
@@ -326,8 +448,7 @@ export class VoiceControls {
     if (this.player.busy) {
       this.loudSince = loud ? this.loudSince ?? now : null;
       if (this.loudSince !== null && now - this.loudSince >= BARGE_MS) {
-        this.player.stop("barge-in");
-        this.turn = null;
+        this.hush("barge-in");
         this.listen();
       }
       return;
@@ -343,19 +464,15 @@ export class VoiceControls {
 
   afterSpeaking() {} // hands-free listens again through `tick` once the answer is spoken
 
-  // The page's answer frames: read aloud while they stream, when asked to.
-  turnStarted() {
+  // The page's answer frames: Navi speaks the answer (`speech` frames) when asked to.
+  turnStarted(runId) {
     this.answering = true;
-    this.turn = this.aloud || this.handsFree ? new Sentences() : null;
-  }
-
-  delta(text) {
-    for (const sentence of this.turn?.feed(text) || []) this.player.say(sentence);
+    if (!this.speaking) return;
+    this.live.add(runId);
+    this.player.awaiting = true;
   }
 
   turnEnded() {
-    for (const sentence of this.turn?.finish() || []) this.player.say(sentence);
-    this.turn = null;
     this.answering = false;
   }
 
@@ -365,7 +482,7 @@ export class VoiceControls {
       if (turn.querySelector(":scope > .speak-answer")) return;
       const button = el("button", { type: "button", class: "icon-button speak-answer", "aria-label": "Read this answer aloud", title: "Read aloud" }, icon("speaker"));
       button.addEventListener("click", () => {
-        this.player.stop("replaced");
+        this.hush("replaced");
         const found = new Sentences();
         for (const sentence of [...found.feed(readable(turn)), ...found.finish()]) this.player.say(sentence);
       });

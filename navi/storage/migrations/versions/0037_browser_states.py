@@ -3,8 +3,8 @@
 - `browser_states`: one row a session — the browser context's storage state (JSON), its version,
   the named sign-in it started from and the page it was on; gone with its session.
 
-Revision ID: 0036
-Revises: 0035
+Revision ID: 0037
+Revises: 0036
 Create Date: 2026-12-07
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0036"
-down_revision = "0035"
+revision = "0037"
+down_revision = "0036"
 branch_labels = None
 depends_on = None
 

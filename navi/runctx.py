@@ -24,6 +24,8 @@ Unattended = Literal["deny", "allow"]
 class RunContext:
     session_id: str
     profile_id: str = ""
+    # The browser sign-in the run's agent profile names (`AgentProfile.browser_profile`; empty: none).
+    browser_profile: str = ""
     # The stored session a subagent works for (its own `session_id` is `subagent_…`): approvals
     # of its calls are asked, and answered, in that session.
     root_session_id: str = ""

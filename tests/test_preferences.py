@@ -157,9 +157,21 @@ def test_instructions_models_and_profiles_reach_the_model(
             asked.messages[0].content or ""
         )
         assert "todo" in asked.tools and "terminal" not in asked.tools
-        renamed = http.put(f"/agents/profiles/{cook['id']}", json={**spec, "name": "Chef", "model": ""})
+        assert cook["browser_profile"] == ""
+        renamed = http.put(
+            f"/agents/profiles/{cook['id']}",
+            json={**spec, "name": "Chef", "model": "", "browser_profile": "shop"},
+        )
         assert renamed.status_code == 200 and renamed.json()["name"] == "Chef"
-        for bad_spec in ({**spec, "tools": ["no_such_tool"]}, {**spec, "model": "x"}, {**spec, "name": ""}):
+        assert renamed.json()["browser_profile"] == "shop"  # the sign-in its browser opens with
+        mine = {p["id"]: p for p in http.get("/agents/profiles").json()}
+        assert mine[cook["id"]]["browser_profile"] == "shop" and mine["secretary"]["browser_profile"] == ""
+        for bad_spec in (
+            {**spec, "tools": ["no_such_tool"]},
+            {**spec, "model": "x"},
+            {**spec, "name": ""},
+            {**spec, "browser_profile": "../etc"},
+        ):
             assert http.post("/agents/profiles", json=bad_spec).status_code == 422, bad_spec
 
         # Another user sees none of it.

@@ -53,22 +53,39 @@ def page_handled() -> set[str]:
     return set(re.findall(r'\bcase "([a-z_]+)":', found.group(1)))
 
 
-def page_mentioned() -> set[str]:
+# The sign-in viewer's script talks on its own socket, /ws/browser/viewer, whose frames are
+# navi/protocol/viewer.py's (checked below), not the session socket's.
+VIEWER_JS = JS / "viewer.js"
+
+
+def page_mentioned(paths: list[Path] | None = None) -> set[str]:
     """Frame types the page's scripts compare a frame's `type` with, or build a frame of."""
     mentioned: set[str] = set()
-    for path in JS.glob("*.js"):
+    for path in paths if paths is not None else [p for p in JS.glob("*.js") if p != VIEWER_JS]:
         source = path.read_text(encoding="utf-8")
         mentioned |= set(re.findall(r'\bframe\.type\s*[!=]==\s*"([a-z_]+)"', source))
         mentioned |= set(re.findall(r'\bevent\(\{\s*type:\s*"([a-z_]+)"', source))
     return mentioned
 
 
-def page_sent() -> set[str]:
+def page_sent(paths: list[Path] | None = None) -> set[str]:
     """The `type` of every frame the page puts on its socket (`….send({ type: "…", … })`)."""
     sent: set[str] = set()
-    for path in JS.glob("*.js"):
+    for path in paths if paths is not None else [p for p in JS.glob("*.js") if p != VIEWER_JS]:
         sent |= set(re.findall(r'\.send\(\{\s*type:\s*"([a-z_]+)"', path.read_text(encoding="utf-8")))
     return sent
+
+
+def test_the_viewer_script_speaks_the_viewer_sockets_frames() -> None:
+    from navi.protocol import viewer
+
+    client = set(viewer.VIEWER_CLIENT_ADAPTER.json_schema()["discriminator"]["mapping"])
+    server = {
+        m.model_fields["type"].default for m in (viewer.ViewerFrame, viewer.ViewerSaved, viewer.ViewerError)
+    }
+    assert page_sent([VIEWER_JS]) == client
+    assert page_mentioned([VIEWER_JS]) == server
+    assert not (client | server) & (SERVER | CLIENT)  # no name shared with the session socket's
 
 
 def test_the_page_handles_every_server_frame_and_no_other() -> None:

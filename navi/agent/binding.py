@@ -104,6 +104,7 @@ class RunBinder:
         run.tools = run.disclosure.view
         run.skills = self.skills(run.ctx.owner) if USE_SKILL in view else None
         run.ctx.profile_id = profile.id
+        run.ctx.browser_profile = profile.browser_profile
         run.tool_costs = {}  # another backend or model may price tools differently
         run.refixed(self.budget.overhead(run))
 

@@ -250,6 +250,7 @@ class Agent:
             ctx = runctx.RunContext(
                 session_id=session_id,
                 profile_id=profile.id,
+                browser_profile=profile.browser_profile,
                 owner=session.owner,
                 stop_event=control.stop_event,
                 unattended=options.unattended,

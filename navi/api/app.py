@@ -21,6 +21,7 @@ from starlette.routing import Route
 
 from navi import __version__, web
 from navi.api import errors
+from navi.api.browser_viewer import router as viewer_router
 from navi.api.deps import require_owner
 from navi.api.identity import user_of
 from navi.api.limits import AUDIO_FORM_SLACK, InputLimits, RequestLimits
@@ -237,6 +238,7 @@ def mount(config: ServerConfig, services: ServicesFactory, *, tune_gc: bool = Fa
     mcp_route = McpRoute(mcp_host, config.max_request_bytes)  # built on its first request
     app.router.routes.append(Route(MCP_PATH, mcp_route, methods=["GET", "POST", "DELETE"]))
     mount_routes(app, websocket_router)
+    mount_routes(app, viewer_router)
     mount_routes(app, web.router)
     app.mount("/static", web.static_files(), name="static")
     return app

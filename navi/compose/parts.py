@@ -98,7 +98,7 @@ def default_models(backends: BackendRegistry) -> dict[str, str]:
 def build_profiles(settings: Settings, backends: BackendRegistry) -> ProfileRegistry:
     """The built-in profiles; an empty model or backend on a profile means the configured default."""
     registry = ProfileRegistry(settings.default_llm_backend, default_models(backends))
-    for profile in builtin_profiles():
+    for profile in builtin_profiles(settings.agent_browser_profiles):  # NAVI_AGENT_BROWSER_PROFILES
         registry.register(profile)
     with_chains(registry, backends)
     return registry

@@ -309,6 +309,7 @@ async def build_runtime(
                 schedules=schedules,
                 documents=retrieval,
                 jobs=jobs,
+                browser_states=stores.browser_states,
             ),
         )
         skills = parts.skill_library(settings)
@@ -478,6 +479,6 @@ def _browser_end(browser: BrowserTool | None) -> list[Callable[[str], Awaitable[
         return []
 
     async def close(session_id: str) -> None:
-        await browser.pool.close_session(session_id)
+        await browser.pool.forget(session_id)  # a deleted session's browser state goes with it
 
     return [close]

@@ -13,6 +13,7 @@ from pydantic import Field, ValidationError, computed_field, field_validator, mo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from navi import redact
+from navi.config.browser import BrowserConfig
 from navi.config.models import ModelSettings
 from navi.config.voice import VoiceSettings
 from navi.llm.settings import BackendSettings
@@ -68,7 +69,7 @@ def _headers(raw: str) -> dict[str, str]:
     return headers
 
 
-class Settings(BackendSettings, ModelSettings, VoiceSettings, BaseSettings):
+class Settings(BackendSettings, ModelSettings, VoiceSettings, BrowserConfig, BaseSettings):
     """Every setting; the model backends' (navi/llm/settings.py) and model list's (config/models.py) first."""
 
     model_config = SettingsConfigDict(
@@ -100,15 +101,7 @@ class Settings(BackendSettings, ModelSettings, VoiceSettings, BaseSettings):
     # Hosts the fetching tools may reach although they are local or private (names, IPs, CIDRs).
     navi_fetch_allowed_hosts: str = ""
     code_exec_memory_mb: int = Field(512, ge=64)
-    # The browser tool (Debian's Chromium under Playwright): where Chromium is, its confinement (auto:
-    # bubblewrap if it works, else Chromium's own sandbox when not root), each renderer's JS heap, tabs
-    # per conversation, an unused conversation's browser's life, named sign-ins (<dir>/<user>/<name>.json).
-    navi_browser_executable: str = "/usr/bin/chromium"
-    navi_browser_sandbox: Literal["auto", "bwrap", "chromium", "off"] = "auto"
-    navi_browser_memory_mb: int = Field(1024, ge=128)
-    navi_browser_max_pages: int = Field(4, ge=1, le=20)
-    navi_browser_idle_seconds: int = Field(600, ge=10)
-    navi_browser_profiles_dir: str = "browser_profiles"
+    # The browser tool's: navi/config/browser.py.
     code_exec_timeout_seconds: int = Field(30, ge=1, le=300)
     terminal_timeout_seconds: int = Field(60, ge=1, le=600)
     # Which tool calls wait for the user: auto (none), smart (programs, code, changes), always (all).

@@ -59,6 +59,10 @@ class AgentProfile:
     user_prompt: str = ""
     # Who made this profile on the page (None: a built-in or configured one, everyone's).
     owner: str | None = None
+    # The saved browser sign-in (`navi browser login NAME`) the `browser` tool opens pages with in
+    # this profile's conversations, unless the model names another: the name of one of the
+    # conversation's user's own sign-ins (empty: none).
+    browser_profile: str = ""
 
     def for_session(self, session_prompt: str | None, model: str | None = None) -> AgentProfile:
         """This profile in a session with its own layer of the system prompt (None: none) and the

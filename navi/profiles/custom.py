@@ -45,6 +45,8 @@ class ProfileSpec(BaseModel):
     instructions: str = Field(default="", max_length=MAX_PROFILE_PROMPT)
     tools: list[str] = Field(default_factory=list, max_length=200)
     model: str = Field(default="", max_length=300)
+    # A saved browser sign-in of this user the `browser` tool opens pages with (empty: none).
+    browser_profile: str = Field(default="", max_length=40, pattern=r"^(|[a-z0-9][a-z0-9_-]{0,39})$")
 
 
 class CustomProfile(BaseModel):
@@ -75,6 +77,7 @@ def as_profile(custom: CustomProfile) -> AgentProfile:
         model=model,
         llm_backend=backend,
         owner=custom.owner,
+        browser_profile=spec.browser_profile,
         # Every listed tool is sent with its schema: a person's own short list, no disclosure.
         core_tools=tuple(spec.tools),
     )

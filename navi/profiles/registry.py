@@ -79,7 +79,12 @@ def _prompt(name: str) -> str:
     )
 
 
-def builtin_profiles() -> list[AgentProfile]:
+def builtin_profiles(sign_ins: dict[str, str] | None = None) -> list[AgentProfile]:
+    """Navi's own profiles; `sign_ins` names the browser sign-in each opens pages with (by id)."""
+    return [dataclasses.replace(p, browser_profile=(sign_ins or {}).get(p.id, "")) for p in _builtin()]
+
+
+def _builtin() -> list[AgentProfile]:
     return [
         AgentProfile(
             id="secretary",

@@ -24,6 +24,7 @@ from navi.schedules.store import InMemoryScheduleStore, ScheduleStore
 from navi.sessions.memory_store import InMemorySessionStore
 from navi.sessions.state import InMemorySessionStateStore, SessionStateStore
 from navi.sessions.store import SessionStore
+from navi.storage.browser_states import SqlBrowserStates
 from navi.storage.database import Database
 from navi.storage.documents import SqlDocumentStore
 from navi.storage.grants import SqlGrantStore
@@ -36,6 +37,7 @@ from navi.storage.schedules import SqlScheduleStore
 from navi.storage.session_state import SqlExtractionClaims, SqlSessionStateStore
 from navi.storage.sessions import SqlSessionStore
 from navi.storage.users import SqlUserStore
+from navi.tools.builtin.browser.states import BrowserStates, InMemoryBrowserStates
 from navi.users.store import InMemoryUserStore, UserStore
 
 
@@ -62,6 +64,9 @@ class Stores:
     jobs: JobStore | None = None
     # Custom instructions and the profiles people made on the page (issue 49).
     preferences: PreferenceStore | None = None
+    # Conversations' browser cookies and storage (issue 46): in the database when the sessions
+    # are (their rows go with their session), so the worker of a conversation's next turn has them.
+    browser_states: BrowserStates | None = None
 
 
 def build_stores(
@@ -88,6 +93,7 @@ def build_stores(
             notify_settings=InMemoryNotifySettings(),
             jobs=InMemoryJobStore(),
             preferences=InMemoryPreferenceStore(),
+            browser_states=InMemoryBrowserStates(),
         )
     sessions = SqlSessionStore(db, files_dir) if sessions is None else sessions
     shared = isinstance(sessions, SqlSessionStore) and sessions.db is db
@@ -105,4 +111,5 @@ def build_stores(
         notify_settings=SqlNotifySettings(db),
         jobs=SqlJobStore(db),
         preferences=SqlPreferenceStore(db),
+        browser_states=SqlBrowserStates(db) if shared else InMemoryBrowserStates(),
     )

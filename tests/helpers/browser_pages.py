@@ -159,6 +159,11 @@ class PageServer:
                 return RedirectResponse("/login", status_code=303)
             return _html("Account", "<h1>Welcome back, alice</h1><p>Balance: 42 coins</p>")
 
+        async def logout(request: Request) -> Response:
+            answer = _html("Signed out", "<h1>Signed out</h1>")
+            answer.delete_cookie("sid")
+            return answer
+
         async def step1(request: Request) -> Response:
             return _html("Order", STEP1)
 
@@ -240,6 +245,7 @@ class PageServer:
             Route("/list", fruit),
             Route("/login", login, methods=["GET", "POST"]),
             Route("/account", account),
+            Route("/logout", logout),
             Route("/step1", step1),
             Route("/step2", step2, methods=["POST"]),
             Route("/done", done, methods=["POST"]),

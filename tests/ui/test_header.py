@@ -6,11 +6,13 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import ScriptRequest
+from navi.tools.builtin.browser.profiles import Profiles
 from tests.server_helpers import LiveNavi, use_script
 from tests.test_user_signins import add_user, bearer
 from tests.ui.browser import PHONE, open_app, open_context, reload, send, session_id, wait_idle
@@ -122,13 +124,20 @@ def test_instructions_a_profile_and_a_conversations_model_set_on_the_page(
     dialog.get_by_label("How to answer").fill("Metric units, short answers.")
     dialog.get_by_role("button", name="Save instructions").click()
     expect(dialog.locator("#settings-status")).to_contain_text("Instructions saved")
+    # A browser sign-in of this user's, which the profile will open pages with.
+    Profiles(Path(navi.settings.navi_browser_profiles_dir)).save(
+        "local", "shop", {"cookies": [], "origins": []}
+    )
     dialog.get_by_role("button", name="New profile").click()
     dialog.get_by_label("Name").fill("Cook")
     dialog.get_by_label("Instructions", exact=True).fill("You are a careful cook.")
     dialog.get_by_label("Model", exact=True).select_option(f"ollama:{BIG}")
     expect(dialog.get_by_role("checkbox", name="todo")).to_be_checked()
+    dialog.get_by_label("Browser sign-in").select_option("shop")
     dialog.get_by_role("button", name="Save profile").click()
     expect(dialog.locator("#custom-profile-list li")).to_have_count(1)
+    made = httpx.get(f"{navi.url}/agents/profiles", headers=navi.auth).json()
+    assert [p["browser_profile"] for p in made if p["name"] == "Cook"] == ["shop"]
     expect(dialog.locator("#custom-profile-list")).to_contain_text("Cook")
     page.screenshot(path=str(tmp_path / f"settings-{size}.png"))
     dialog.get_by_role("button", name="Close settings").click()

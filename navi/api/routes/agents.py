@@ -35,6 +35,9 @@ class ProfileOut(BaseModel):
     # The model picked ("backend:model"; empty: the default): a custom profile's own, or the one this
     # user picked for a built-in profile (PUT /agents/profiles/{id}/model), which `model` then names.
     model_choice: str | None = None
+    # The saved browser sign-in (`GET /browser/profiles`) the browser tool opens pages with in this
+    # profile's conversations, unless the model names another: the user's own of this name ("": none).
+    browser_profile: str = ""
     # A built-in profile's model when this user picked none (null for custom profiles).
     default_model: str | None = None
 
@@ -85,6 +88,7 @@ def profile_out(runtime: Runtime, p: AgentProfile, pick: str = "") -> ProfileOut
         instructions=p.system_prompt if custom else None,
         model_choice=(f"{p.llm_backend}:{p.model}" if p.model else "") if custom else pick,
         default_model=None if custom else runtime.profiles.model_of(p),
+        browser_profile=p.browser_profile,
     )
 
 

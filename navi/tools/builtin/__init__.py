@@ -14,6 +14,7 @@ from navi.schedules.service import ScheduleService
 from navi.sessions.state import SessionState
 from navi.sessions.store import SessionStore
 from navi.tools.builtin.browser.launch import BrowserSettings
+from navi.tools.builtin.browser.states import BrowserStates
 from navi.tools.paths import PathPolicy
 from navi.tools.registry import ToolRegistry
 
@@ -55,6 +56,8 @@ class BuiltinDeps:
     schedules: ScheduleService | None = None
     documents: Retrieval | None = None
     jobs: JobService | None = None
+    # Where conversations' browser cookies wait for their next turn (None: in this process only).
+    browser_states: BrowserStates | None = None
 
 
 @dataclass
@@ -140,7 +143,7 @@ def register_builtins(registry: ToolRegistry, config: BuiltinSettings, deps: Bui
     registry.alias(ForgetTool.former_name, ForgetTool.name)
     browser = None
     if config.browser is not None:  # Chromium starts on its first call, not here
-        browser = BrowserTool(config.browser, guard=config.fetch_guard)
+        browser = BrowserTool(config.browser, guard=config.fetch_guard, states=deps.browser_states)
         registry.register(browser, builtin=True)
     if deps.schedules is not None:
         registry.register(ScheduleTool(deps.schedules), builtin=True)

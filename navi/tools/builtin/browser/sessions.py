@@ -2,8 +2,10 @@
 
 `BrowserPool` starts Chromium on the first call that needs it (`launch.py`), never at import or at
 server start. Each session gets its own context: its own cookies and storage, kept while the session
-uses it, and closed after `idle_seconds` without a call (then its cookies are gone, unless it
-started from a named profile: `profiles.py`, written back as it closes). When the last
+uses it, and closed after `idle_seconds` without a call. A stored conversation's cookies and storage
+are saved after each call (`states.py`: in the database, for whichever worker runs its next turn)
+and a context made for it again starts from them; one started from a named profile (`profiles.py`)
+also writes it back as it closes. When the last
 context closes, Chromium and Playwright stop too. At most `max_sessions` contexts are open in the
 process (the least recently used idle one makes room). A session has at most `max_pages` tabs: a page
 that opens more (a popup, a `target=_blank` link) is closed at once and the tool says so.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -37,6 +40,7 @@ from navi.tools.builtin.browser.launch import BrowserSettings, BrowserUnavailabl
 from navi.tools.builtin.browser.profiles import Profiles
 from navi.tools.builtin.browser.routing import Router
 from navi.tools.builtin.browser.snapshot import Snapshot, site
+from navi.tools.builtin.browser.states import BrowserStates, InMemoryBrowserStates, SavedState
 from navi.tools.paths import upload_folder_name
 
 log = get_logger(__name__)
@@ -59,6 +63,7 @@ class BrowserSession:
     owner: str = "local"
     profile: str | None = None  # the named profile it started from, written back when it closes
     creating: bool = False  # `navi browser login` of a new profile (else one deleted meanwhile stays so)
+    explicit: bool = False  # a sign-in being made (login, the page's viewer): kept only by its Save
     tabs: list[Tab] = field(default_factory=list)
     current: int = 0
     sites: set[str] = field(default_factory=set)  # sites this session's pages have been on
@@ -66,6 +71,10 @@ class BrowserSession:
     notes: list[str] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)  # typed into password fields: never shown again
     awaited: int = 0  # downloads the routing handed over whose files are not saved yet
+    persist: bool = False  # a stored conversation's: its state is saved for its next turn (states.py)
+    version: int = 0  # the saved state's version this context has (a higher one: another worker acted)
+    saved: str = ""  # the state last saved, as JSON (an unchanged one is not written again)
+    restored_url: str = ""  # made again from a saved state: the page it was on
     last_used: float = 0.0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -89,11 +98,17 @@ def safe_name(raw: str) -> str:
 
 class BrowserPool:
     def __init__(
-        self, settings: BrowserSettings, guard: NetGuard, *, clock: Callable[[], float] = time.monotonic
+        self,
+        settings: BrowserSettings,
+        guard: NetGuard,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        states: BrowserStates | None = None,
     ) -> None:
         self.settings = settings
         self.guard = guard
         self.clock = clock
+        self.states = states if states is not None else InMemoryBrowserStates()
         self.sessions: dict[str, BrowserSession] = {}
         self.profiles = Profiles(Path(settings.profiles_dir))
         self.kind: SandboxKind | None = None
@@ -116,10 +131,14 @@ class BrowserPool:
         owner: str = "local",
         profile: str | None = None,
         create: bool = False,
+        persist: bool = False,
     ) -> BrowserSession:
-        """The session's browser, made on its first call: from the user's named `profile` (its
-        cookies and storage) when one is given, else empty. `ProfileError` for a missing one,
-        unless `create` (`navi browser login`: it is made when the browser closes)."""
+        """The session's browser, made on its first call: with `persist` (a stored conversation)
+        from its saved state when it has one (another worker's, or this one's before the context
+        was closed), else from the user's named `profile` (its cookies and storage) when one is
+        given, else empty. `ProfileError` for a missing profile, unless `create` (`navi browser
+        login`: it is made when the browser closes). A context whose version is not the saved
+        state's (another worker acted since, or closed it) is replaced by one made from it."""
         await self.reap()
         if self._browser is not None and not self._browser.is_connected():  # Chromium died
             log.warning("browser.lost", sessions=len(self.sessions))
@@ -128,15 +147,24 @@ class BrowserPool:
                 await gone.router.aclose()
             await self._stop_browser()
         existing = self.sessions.get(key)
+        if existing is not None and persist and await self.states.version(key, owner) != existing.version:
+            # Another worker acted since (a newer state, which writes the profile back itself) or
+            # closed the conversation's browser (none): this context is out of date.
+            log.info("browser.changed_elsewhere", session=key)
+            await self.close_session(key, keep_profile=False)
+            existing = None
         if existing is not None:
             existing.last_used = self.clock()
             return existing
         await self._make_room()
         state = None
+        saved = await self.states.load(key, owner) if persist else None
         creating = bool(
             profile and create and not await asyncio.to_thread(self.profiles.exists, owner, profile)
         )
-        if profile and not creating:
+        if saved is not None:
+            state, profile, creating = saved.state, saved.profile, False
+        elif profile and not creating:
             state = await asyncio.to_thread(self.profiles.load, owner, profile)
         browser = await self._browser_started()
         router = Router(
@@ -157,7 +185,12 @@ class BrowserPool:
         made = BrowserSession(
             key, files_session, context, router, owner=owner, profile=profile, last_used=self.clock()
         )
-        made.creating = creating
+        made.creating, made.explicit = creating, create
+        made.persist = persist
+        if saved is not None:
+            made.version, made.restored_url = saved.version, saved.url
+            made.saved = json.dumps(saved.state, sort_keys=True)
+            log.info("browser.restored", session=key, version=saved.version)
         router.secrets = made.secrets  # the same set: what is typed later is kept out of its log too
         router.on_request = lambda url, nav: made.sites.add(site(url)) if nav else None
         router.on_attachment = lambda: setattr(made, "awaited", made.awaited + 1)
@@ -241,12 +274,38 @@ class BrowserPool:
             await tab.page.close()
         session.current = min(session.current, len(session.tabs) - 1) if session.tabs else 0
 
-    async def close_session(self, key: str, *, keep_profile: bool = True) -> bool:
-        """Close the session's browser; one started from a profile writes what the sites changed
-        back to it first (unless `keep_profile` is False)."""
+    async def persist(self, session: BrowserSession) -> None:
+        """Save a stored conversation's cookies and storage for its next turn, on any worker (when
+        they changed); a failure is logged, the call's result stands."""
+        if not session.persist:
+            return
+        try:
+            state = await session.context.storage_state()
+            data = json.dumps(state, sort_keys=True)
+            if data == session.saved:
+                return
+            url = session.tab.page.url if session.tab is not None else session.restored_url
+            saved = SavedState(state, session.version + 1, session.profile, url)
+            await self.states.save(session.key, session.owner, saved)
+            session.version, session.saved = saved.version, data
+        except Exception as exc:
+            log.warning("browser.state_not_saved", session=session.key, error=str(exc)[:200])
+
+    async def forget(self, key: str, owner: str | None = None) -> bool:
+        """Close the session's browser and drop its saved state (its cookies are gone for good)."""
+        closed = await self.close_session(key)
+        await self.states.forget(key, owner)
+        return closed
+
+    async def close_session(self, key: str, *, keep_profile: bool | None = None) -> bool:
+        """Close the session's browser (its saved state stays, for its next call); one started from
+        a profile writes what the sites changed back to it first (`keep_profile` None: unless it is
+        a sign-in being made, which only its Save keeps)."""
         session = self.sessions.pop(key, None)
         if session is None:
             return False
+        if keep_profile is None:
+            keep_profile = not session.explicit
         if session.profile and keep_profile:
             try:
                 if not (session.creating or self.profiles.exists(session.owner, session.profile)):

@@ -35,6 +35,7 @@ from navi.tools.builtin.browser.snapshot import (
     same_element,
     site,
 )
+from navi.tools.builtin.browser.states import BrowserStates
 from navi.tools.builtin.http import check_url
 from navi.tools.builtin.image import NotAnImage, prepare_image
 
@@ -79,9 +80,11 @@ class BrowserTool(Tool):
     keywords = ("browser", "click", "log in", "login", "sign in", "form", "website", "javascript")
     timeout = 120.0
 
-    def __init__(self, settings: BrowserSettings, guard: NetGuard | None = None) -> None:
+    def __init__(
+        self, settings: BrowserSettings, guard: NetGuard | None = None, *, states: BrowserStates | None = None
+    ) -> None:
         self.settings = settings
-        self.pool = BrowserPool(settings, guard or NetGuard())
+        self.pool = BrowserPool(settings, guard or NetGuard(), states=states)
 
     async def aclose(self) -> None:
         await self.pool.aclose()
@@ -99,8 +102,10 @@ class BrowserTool(Tool):
         if args.get("action") == "open" and args.get("url"):
             target = site(str(args["url"]))
             facts.update(site=target, new_site=target not in visited)
-            if args.get("profile") and (session is None or session.profile != args["profile"]):
-                facts["profile"] = str(args["profile"])  # its first use in this conversation
+            fresh = session is None and not await self._saved(ctx)
+            named = args.get("profile") or (await self._default_profile(ctx) if fresh else "")
+            if named and (session is None or session.profile != named):
+                facts["profile"] = str(named)  # its first use in this conversation
         if args.get("element") is not None:
             element = snap.element(int(args["element"])) if snap is not None else None
             facts["element"] = element
@@ -130,14 +135,27 @@ class BrowserTool(Tool):
     async def execute(self, params: dict[str, Any]) -> ToolResult:
         ctx = runctx.require()
         action = params["action"]
+        persist = _persistent(ctx)
         if action == "close" and params.get("tab") is None:
-            closed = await self.pool.close_session(ctx.session_id)
+            saved = await self._saved(ctx)
+            closed = await self.pool.forget(ctx.session_id, ctx.owner) if persist else False
+            closed = await self.pool.close_session(ctx.session_id) or closed or saved
             said = "Closed this conversation's browser (its tabs and cookies)."
             return ToolResult.ok(said if closed else "No browser was open.")
         existing = self.pool.peek(ctx.session_id)
-        if action != "open" and existing is None:
+        saved = existing is None and await self._saved(ctx)  # its cookies, kept from an earlier turn
+        if action != "open" and existing is None and not saved:
             return ToolResult.fail("no page is open: call browser with action open and a url first")
         profile = params.get("profile") if action == "open" else None
+        note = ""
+        if action == "open" and not profile and existing is None and not saved and ctx.browser_profile:
+            profile = await self._default_profile(ctx) or None  # the agent profile's sign-in, if it is saved
+            if not profile:
+                note = (
+                    f"(This profile opens pages signed in with the browser profile "
+                    f"{ctx.browser_profile!r}, which you have not saved: opened signed out. "
+                    f"`navi browser login {ctx.browser_profile} URL` or the page's Sign in makes it.)"
+                )
         if profile and existing is not None and existing.profile != profile:
             now = f"profile {existing.profile!r}" if existing.profile else "no profile"
             return ToolResult.fail(
@@ -146,15 +164,41 @@ class BrowserTool(Tool):
             )
         try:
             session = await self.pool.session(
-                ctx.session_id, ctx.root_session, owner=ctx.owner, profile=profile
+                ctx.session_id, ctx.root_session, owner=ctx.owner, profile=profile, persist=persist
             )
         except (BrowserUnavailable, ProfileError) as exc:
             return ToolResult.fail(str(exc))
+        if profile and session.profile != profile:  # its cookies came back from an earlier turn
+            now = f"profile {session.profile!r}" if session.profile else "no profile"
+            return ToolResult.fail(
+                f"this conversation's browser is open with {now}: close it (action close) before "
+                f"opening with profile {profile!r}"
+            )
         async with session.lock:
             try:
-                return scrubbed(await self._act(session, action, params), session.secrets)
+                result = scrubbed(await self._act(session, action, params), session.secrets)
+                await self.pool.persist(session)
             finally:
                 session.last_used = self.pool.clock()
+        if note and result.success:
+            result.output = f"{result.output}\n\n{note}"
+        return result
+
+    async def _saved(self, ctx: runctx.RunContext | None) -> bool:
+        """Whether this conversation's browser state was saved by an earlier call (on any worker)."""
+        if ctx is None or not _persistent(ctx):
+            return False
+        return await self.pool.states.version(ctx.session_id, ctx.owner) > 0
+
+    async def _default_profile(self, ctx: runctx.RunContext | None) -> str:
+        """The browser profile the run's agent profile names, when its user has saved it ("" else)."""
+        if ctx is None or not ctx.browser_profile:
+            return ""
+        name = ctx.browser_profile
+        try:
+            return name if await asyncio.to_thread(self.pool.profiles.exists, ctx.owner, name) else ""
+        except ProfileError:
+            return ""
 
     async def _act(self, session: BrowserSession, action: str, params: dict[str, Any]) -> ToolResult:
         if action == "open":
@@ -169,6 +213,11 @@ class BrowserTool(Tool):
             return ToolResult.ok(f"Closed tab {params['tab']}; {len(session.tabs)} left.")
         tab = session.tab
         if tab is None:
+            if session.restored_url:  # made again from the saved state: cookies back, no page
+                return ToolResult.fail(
+                    "no page is open: this conversation's browser was closed since the last call "
+                    f"(its cookies are kept); open the page again, it was {session.restored_url}"
+                )
             return ToolResult.fail("no page is open: call browser with action open and a url first")
         if action == "read":
             return await self._page_result(session, tab, start=params.get("start", 0))
@@ -202,6 +251,7 @@ class BrowserTool(Tool):
             await self._goto(tab, url)
         except Exception as exc:
             return self._navigation_failed(session, url, exc)
+        session.restored_url = ""
         await self._settle(session, tab)
         return await self._page_result(session, tab)
 
@@ -345,6 +395,12 @@ class BrowserTool(Tool):
             mark = " (current)" if i - 1 == session.current else ""
             lines.append(f"{i}. {quoted(title) or '(untitled)'} — {tab.page.url}{mark}")
         return ToolResult.ok("\n".join(lines) or "No tabs are open.", tabs=len(session.tabs))
+
+
+def _persistent(ctx: runctx.RunContext) -> bool:
+    """A stored conversation's run, whose browser state is kept for its next turn (not a subagent's,
+    nor `navi browser login`'s)."""
+    return ctx.persistent and not ctx.is_subagent
 
 
 def scrubbed(result: ToolResult, secrets: set[str]) -> ToolResult:

@@ -154,8 +154,14 @@ export class ProfileEditor {
     f.name.value = profile?.name || "";
     f.instructions.value = profile?.instructions || "";
     showError(this.error, "");
-    const [choices, tools] = await Promise.all([modelChoices(), api.tools().catch(() => [])]);
+    const [choices, tools, signIns] = await Promise.all([modelChoices(), api.tools().catch(() => []),
+      api.browserProfiles().then((d) => d.profiles.map((p) => p.name)).catch(() => [])]);
     fillModels(f.model, choices, profile?.model_choice || "", "Navi's default model");
+    // The browser sign-in its conversations open pages with: one of this user's saved ones.
+    const chosen = profile?.browser_profile || "";
+    const names = chosen && !signIns.includes(chosen) ? [...signIns, chosen] : signIns;
+    f.browser_profile.replaceChildren(el("option", { value: "" }, "None (signed out)"),
+      ...names.map((n) => el("option", { value: n, selected: n === chosen }, n)));
     const ticked = new Set(profile ? profile.tools : STARTER_TOOLS);
     this.tools.replaceChildren(...tools.map((t) => el("label", { title: t.description },
       el("input", { type: "checkbox", name: "tool", value: t.name, checked: ticked.has(t.name) }), ` ${t.name}`)));
@@ -176,6 +182,7 @@ export class ProfileEditor {
       name: f.name.value.trim(),
       instructions: f.instructions.value,
       model: f.model.value,
+      browser_profile: f.browser_profile.value,
       tools: [...this.tools.querySelectorAll('input[name="tool"]:checked')].map((box) => box.value),
     };
     if (!spec.name) return showError(this.error, "Give the profile a name.");

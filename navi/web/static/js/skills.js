@@ -4,13 +4,15 @@
 // (DELETE /skills/{name}); a zip installs (POST /skills, the zip as the body), and the skills that
 // failed to load are listed with their file and line. Below them, the user's browser sign-ins
 // (GET /browser/profiles, made with `navi browser login`), each with the sites it keeps cookies
-// for, forgotten after a confirm (DELETE /browser/profiles/{name}). Names, descriptions, SKILL.md
+// for, forgotten after a confirm (DELETE /browser/profiles/{name}), and signing in to a new one in
+// Navi's own browser from here (viewer.js). Names, descriptions, SKILL.md
 // and sites are the server's text: set as text only.
 
 import { api } from "/static/js/api.js";
 import { confirmDialog } from "/static/js/confirm.js";
 import { el } from "/static/js/dom.js";
 import { icon } from "/static/js/icons.js";
+import { SigninViewer } from "/static/js/viewer.js";
 
 const plural = (n, one) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
@@ -29,6 +31,8 @@ export class SkillsPanel {
     this.input = $("skills-input");
     this.signins = $("signin-list");
     this.signinEmpty = $("signin-empty");
+    this.viewer = new SigninViewer({ root: dialog, say: (m, k) => this.say(m, k), onSaved: () => this.loadSignins() });
+    dialog.addEventListener("close", () => this.viewer.stop());
     this.skills = [];
     this.shown = null; // the name of the skill whose SKILL.md is shown
     openButton.addEventListener("click", () => this.open());

@@ -72,11 +72,7 @@ LONG_MODULES: dict[str, str] = {}
 # be a type. The entries below are the exceptions, each with the reason; remove one when it shrinks.
 MAX_PARAMS = 8
 MANY_PARAMS: dict[str, str] = {
-    # Typer reads a command's options off its signature, one parameter each, and has no way to take
-    # them as a record (fastapi/typer#154); the command turns them into a NewSchedule at once.
-    "navi/cli/schedules.py:add": "a Typer command: its 10 parameters are `navi schedules add`'s "
-    "argument and options (PROMPT, --cron, --every, --at, --title, --profile, --session, --missed, "
-    "--deliver, --user)",
+    # Empty: a command with many options takes them as a record (navi/cli/common.py takes_options).
 }
 # Where JSON frames and events come in or go out: dispatching on their "type" string belongs here.
 EDGES = ("navi.api", "navi.channels", "navi.cli", "navi.protocol", "navi.testing", "navi.runs.pg")

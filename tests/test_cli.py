@@ -8,9 +8,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Annotated
 
 import httpx
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from navi.cli.main import _register, app
@@ -258,3 +260,35 @@ def test_version() -> None:
 
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.stdout.strip() == f"navi {__version__}"
+
+
+Who = Annotated[str, typer.Option(help="Who.")]
+
+
+def test_a_command_takes_its_options_from_a_table() -> None:
+    """`takes_options`: the table's options reach the command in one record, in the table's order
+    in --help, before the command's own keyword options; a missing one is None."""
+    from navi.cli.common import takes_options
+
+    got: list[dict[str, object]] = []
+    demo = typer.Typer(rich_markup_mode=None)  # plain help, as `navi`'s
+
+    @demo.command()
+    @takes_options(
+        {
+            "colour": Annotated[str | None, typer.Option(help="A colour.")],
+            "size": Annotated[int | None, typer.Option(help="A size.")],
+        }
+    )
+    def paint(
+        wall: str, *, user: Annotated[str, typer.Option(help="Who.")] = "local", **options: object
+    ) -> None:
+        got.append({"wall": wall, "user": user, **options})
+
+    runner = CliRunner()
+    assert runner.invoke(demo, ["north", "--size", "3"]).exit_code == 0
+    assert got == [{"wall": "north", "user": "local", "colour": None, "size": 3}]
+    bad = runner.invoke(demo, ["north", "--size", "big"])
+    assert bad.exit_code == 2 and got[1:] == []
+    flags = [line.split()[0] for line in runner.invoke(demo, ["--help"]).output.splitlines() if "--" in line]
+    assert flags[:3] == ["--colour", "--size", "--user"]

@@ -63,3 +63,27 @@ def settings_or_exit(**overrides: object) -> Settings:
     # point (doctor) would print seven lines of that before its own.
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     return settings
+
+
+def takes_options(options: dict[str, Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a command the keyword options of a table (name → `Annotated[type, typer.Option(...)]`,
+    each defaulting to None), collected in its `**options`. Typer reads a command's options off its
+    signature; this signature is made from the table, so a command with many options takes them as
+    one record instead of one parameter each."""
+    import inspect
+    from typing import get_type_hints
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        own = inspect.signature(command, eval_str=True)
+        kinds = inspect.Parameter
+        kept = [p for p in own.parameters.values() if p.kind is not kinds.VAR_KEYWORD]
+        added = [
+            kinds(name, kinds.KEYWORD_ONLY, annotation=kind, default=None) for name, kind in options.items()
+        ]
+        first = [p for p in kept if p.kind is not kinds.KEYWORD_ONLY]  # then the table, then the rest
+        last = [p for p in kept if p.kind is kinds.KEYWORD_ONLY]
+        command.__signature__ = own.replace(parameters=[*first, *added, *last])  # type: ignore[attr-defined]
+        command.__annotations__ = {**get_type_hints(command, include_extras=True), **options}
+        return command
+
+    return decorate

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from navi.cli.common import PLAIN_HELP, echo_list, fail
+from navi.cli.common import PLAIN_HELP, echo_list, fail, takes_options
 from navi.cli.sessions import UserOption, known_user, with_runtime
 
 app = typer.Typer(
@@ -56,39 +56,46 @@ def list_schedules(
     )
 
 
-@app.command()
-def add(
-    prompt: Annotated[str, typer.Argument(metavar="PROMPT", help="What to ask when it runs.")],
-    cron: Annotated[str | None, typer.Option(help="Five cron fields, e.g. '0 7 * * 1-5' (in TZ).")] = None,
-    every: Annotated[
+# `navi schedules add`'s options, one field of the NewSchedule each (--deliver parsed first).
+ADD_OPTIONS: dict[str, Any] = {
+    "cron": Annotated[str | None, typer.Option(help="Five cron fields, e.g. '0 7 * * 1-5' (in TZ).")],
+    "every": Annotated[
         str | None,
         typer.Option(
             metavar="INTERVAL", help="Run every INTERVAL: 30m, 3h, 2h30m, 1d, or seconds (at least 5 s)."
         ),
-    ] = None,
-    at: Annotated[
-        str | None, typer.Option(help="One moment: 2026-11-26T09:00 or 'tomorrow 9am' (in TZ).")
-    ] = None,
-    title: Annotated[str | None, typer.Option(help="A short title (default: the prompt's start).")] = None,
-    profile: Annotated[str | None, typer.Option(help="The profile it runs in (default: the first).")] = None,
-    session: Annotated[
+    ],
+    "at": Annotated[str | None, typer.Option(help="One moment: 2026-11-26T09:00 or 'tomorrow 9am' (in TZ).")],
+    "title": Annotated[str | None, typer.Option(help="A short title (default: the prompt's start).")],
+    "profile": Annotated[str | None, typer.Option(help="The profile it runs in (default: the first).")],
+    "session": Annotated[
         str | None, typer.Option(help="Run in this session every time (default: a new session each run).")
-    ] = None,
-    missed: Annotated[str | None, typer.Option(help="Runs missed while Navi was down: skip or once.")] = None,
-    deliver: Annotated[
+    ],
+    "missed": Annotated[str | None, typer.Option(help="Runs missed while Navi was down: skip or once.")],
+    "deliver": Annotated[
         str | None,
         typer.Option(
             metavar="CHANNEL:TO",
             help="Also send each answer to a channel address on your allowlist: "
             "email:ana@example.org, matrix:!room:example.org.",
         ),
-    ] = None,
+    ],
+}
+
+
+@app.command()
+@takes_options(ADD_OPTIONS)
+def add(
+    prompt: Annotated[str, typer.Argument(metavar="PROMPT", help="What to ask when it runs.")],
+    *,
     user: UserOption = "local",
+    **options: str | None,
 ) -> None:
     """Add a schedule; give exactly one of --cron, --every, --at."""
     from navi.schedules.service import NewSchedule
     from navi.schedules.when import ScheduleError, parse_every
 
+    every, deliver = options["every"], options["deliver"]
     try:
         every_seconds = parse_every(every) if every is not None else None
     except ScheduleError as exc:
@@ -105,13 +112,13 @@ def add(
             await known_user(rt, user),
             NewSchedule(
                 prompt=prompt,
-                cron=cron,
+                cron=options["cron"],
                 every_seconds=every_seconds,
-                at=at,
-                title=title,
-                profile_id=profile,
-                session_id=session,
-                missed=missed,
+                at=options["at"],
+                title=options["title"],
+                profile_id=options["profile"],
+                session_id=options["session"],
+                missed=options["missed"],
                 deliver=delivery,
             ),
         )

@@ -434,3 +434,20 @@ async def test_a_folder_listed_before_starts_no_host_until_a_tool_is_called(tmp_
     finally:
         for each in hosts:
             await each.aclose()
+
+
+async def test_a_command_that_runs_no_agent_starts_no_tool_host(tmp_path: Path) -> None:
+    """`navi sessions list` and the other store commands build the runtime with `runs_agents=False`:
+    the user's tools are not loaded, so no tool host starts for them."""
+    settings = load_settings(db_path=str(tmp_path / "navi.db"), tools_dir=str(tmp_path / "tools"))
+    ensure_tools_dir(settings.tools_dir)  # the starter tools are there, as after a first `navi serve`
+    rt = await build_runtime(settings, seed_tools=False, runs_agents=False)
+    try:
+        assert rt.tool_host.starts == 0 and rt.tools.user_tools() == []
+    finally:
+        await rt.aclose()
+    rt = await build_runtime(settings, seed_tools=False)  # one that runs agents lists them
+    try:
+        assert {t.name for t in rt.tools.user_tools()} >= {"user_notes", "get_current_datetime"}
+    finally:
+        await rt.aclose()

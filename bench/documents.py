@@ -41,6 +41,7 @@ import statistics
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +89,9 @@ class Scores:
 
     ranks: list[int | None] = field(default_factory=list)  # of the first right hit (1-based), per answerable
     exact: list[bool] = field(default_factory=list)  # whether that question used the fact's words
+    # Whether the question is in the held-out half (by a hash of its text): settings are chosen on
+    # the other half, and both are reported.
+    held: list[bool] = field(default_factory=list)
     cited: int = 0  # hits holding a fact's answer whose place is right
     holding: int = 0  # hits holding a fact's answer
     top_answerable: list[float] = field(default_factory=list)
@@ -109,14 +113,19 @@ class Scores:
         )
         self.ranks.append(rank)
         self.exact.append(question.exact)
+        self.held.append(zlib.crc32(question.text.encode()) % 2 == 1)
         sentence = " ".join(fact.text.split())
         for name, place, text, _ in found[:5]:
             if sentence in " ".join(text.split()):
                 self.holding += 1
                 self.cited += name == doc.name and matches(place, target)
 
-    def recall(self, k: int = 5, exact: bool | None = None) -> float:
-        ranks = [r for r, e in zip(self.ranks, self.exact, strict=True) if exact is None or e == exact]
+    def recall(self, k: int = 5, exact: bool | None = None, held: bool | None = None) -> float:
+        ranks = [
+            r
+            for r, e, h in zip(self.ranks, self.exact, self.held, strict=True)
+            if (exact is None or e == exact) and (held is None or h == held)
+        ]
         return sum(1 for r in ranks if r is not None and r <= k) / max(1, len(ranks))
 
     def mrr(self) -> float:
@@ -506,6 +515,8 @@ def report(
         [
             "pipeline",
             "recall@5 (right page)",
+            "tuning half",
+            "held-out half",
             "fact's words",
             "paraphrased",
             "MRR@10",
@@ -519,6 +530,8 @@ def report(
             row(
                 label,
                 f"{s.recall():.3f}",
+                f"{s.recall(held=False):.3f}",
+                f"{s.recall(held=True):.3f}",
                 f"{s.recall(exact=True):.3f}",
                 f"{s.recall(exact=False):.3f}",
                 f"{s.mrr():.3f}",

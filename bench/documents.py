@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import documents_corpus as corpus_module
 from documents_corpus import Corpus, Question
 
-from navi.documents import isolate
+from navi.documents import chunking, isolate
 from navi.documents.base import Hit, Place
 from navi.documents.chunking import chunk
 from navi.documents.extract import extract
@@ -184,7 +184,7 @@ async def index(store: SqlDocumentStore, corpus: Corpus, embedder: Embedder, iso
     for doc in corpus.docs:
         t0 = time.process_time()
         extracted = extract(doc.data, doc.name)
-        chunks = chunk(extracted)
+        chunks = chunk(extracted, max_tokens=ARGS.chunk_tokens, overlap_tokens=ARGS.overlap_tokens)
         t1 = time.process_time()
         vectors = await embedder([c.text for c in chunks])
         t2 = time.process_time()
@@ -449,7 +449,7 @@ async def measure(name: str, url: str, corpus: Corpus, args: argparse.Namespace)
         recall_big: dict[int, float] = {}
         pad_seconds: dict[int, float] = {}
         rng = random.Random(7)
-        for size in (1000, args.big):
+        for size in () if args.no_latency else (1000, args.big):
             pad_seconds[size] = await pad(store, corpus, size, args.chunks_per_doc, embedder, rng)
             count = args.sample if size <= 1000 else args.big_sample
             sample = random.Random(11).sample(answerable, min(count, len(answerable)))
@@ -670,8 +670,11 @@ async def main() -> None:
         "--isolated", type=int, default=40, help="documents also extracted in a child process"
     )
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--no-latency", action="store_true", help="quality and indexing only")
     parser.add_argument("--embedder", choices=["minilm", "wordllama"], default="minilm")
     parser.add_argument("--seed", type=int, default=43)
+    parser.add_argument("--chunk-tokens", type=int, default=chunking.MAX_TOKENS, help="chunk size")
+    parser.add_argument("--overlap-tokens", type=int, default=chunking.OVERLAP_TOKENS)
     args = parser.parse_args(namespace=ARGS)
     start = time.perf_counter()
     corpus = corpus_module.build(args.seed, args.documents, args.questions)

@@ -62,6 +62,7 @@ from navi.documents.isolate import extract_isolated
 from navi.llm.messages import utcnow
 from navi.memory.embedders import BuiltinEmbedder, Embedder
 from navi.memory.minilm import MiniLMEmbedder
+from navi.storage import document_search
 from navi.storage.database import postgres_url, sqlite_url
 from navi.storage.documents import SqlDocumentStore
 from navi.storage.schema_documents import document_chunks, document_vectors, documents
@@ -671,11 +672,14 @@ async def main() -> None:
     )
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--no-latency", action="store_true", help="quality and indexing only")
+    parser.add_argument("--words-weight", type=float, help="the fusion's weight of the keyword ranking")
     parser.add_argument("--embedder", choices=["minilm", "wordllama"], default="minilm")
     parser.add_argument("--seed", type=int, default=43)
     parser.add_argument("--chunk-tokens", type=int, default=chunking.MAX_TOKENS, help="chunk size")
     parser.add_argument("--overlap-tokens", type=int, default=chunking.OVERLAP_TOKENS)
     args = parser.parse_args(namespace=ARGS)
+    if args.words_weight is not None:
+        document_search.WORDS_WEIGHT = args.words_weight
     start = time.perf_counter()
     corpus = corpus_module.build(args.seed, args.documents, args.questions)
     runs = []

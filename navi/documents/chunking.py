@@ -14,10 +14,10 @@ characters, and erring high only makes chunks a little smaller.
 
 A chunk is at most MAX_TOKENS (100) estimated tokens, OVERLAP_TOKENS (25) repeated from the one
 before: the sentence encoder reads 256 of its own tokens and drops the rest, and a short passage's
-vector is about one thing. On bench/documents.py these found the right page in the top 5 for
-0.953 of the questions against 0.860 for chunks of 300 (0.949 / 0.958 on the tuning / held-out
-halves; sizes 75-300 and overlaps 10-40 compared in docs/benchmarks.md) and cost less to embed;
-keywords alone lost a little (0.563 against 0.593).
+vector is about one thing. On bench/documents.py's reduced corpus these found the right page in
+the top 5 for 0.953 of the questions against 0.860 for chunks of 300 (0.949 / 0.958 on the tuning
+/ held-out halves; sizes 75-300 and overlaps 10-40 compared in docs/benchmarks.md; 0.864 on the
+full corpus) and cost less to embed; keywords alone lost a little (0.563 against 0.593).
 
 A chunk's text is the document's own text, whitespace-normalized: it is indexed for keyword
 search as it is and quoted as it is.

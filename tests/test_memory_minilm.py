@@ -185,3 +185,44 @@ def test_loading_the_model_leaves_no_onnxruntime_telemetry_behind(tmp_path: Path
     assert done.returncode == 0, done.stderr
     assert "(1, 384)" in done.stdout
     assert not list(tmp_path.rglob("*Microsoft*")) and not list(tmp_path.rglob("*onnxruntime*"))
+
+
+def test_the_integer_model_multiplies_in_int8_and_embeds_as_the_float_one_does() -> None:
+    import onnx
+
+    from navi.memory.minilm_int8 import integer_model
+
+    source = wheel_file(*minilm.MODEL_WHEEL, minilm.MODEL_SHA256)
+    ops = {node.op_type for node in onnx.load_from_string(integer_model(source)).graph.node}
+    assert "MatMulInteger" in ops  # the weights' products are integer ones now
+    texts = ["What is my partner's name?", "My wife is called Maria.", "The budget was approved in May."]
+    floating = minilm.Model(integer=False).embed(texts)
+    integer = minilm.shared_model().embed(texts)  # the default: integer
+    assert not np.array_equal(floating, integer)  # really another graph
+    assert np.all(np.sum(floating * integer, axis=1) > 0.98)
+
+
+async def test_a_question_asked_again_is_not_embedded_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = MiniLMEmbedder(cache=2)
+    model = await embedder.model()
+    calls: list[list[str]] = []
+    real = model.embed
+
+    def counted(texts: list[str]) -> Any:
+        calls.append(list(texts))
+        return real(texts)
+
+    monkeypatch.setattr(model, "embed", counted)
+    first = await embedder(["where do I live"])
+    first[0][0] = 99.0  # the caller's copy: the cache keeps its own
+    again = await embedder(["where do I live"])
+    assert calls == [["where do I live"]] and again[0][0] != 99.0
+    assert cos(again[0], (await embedder(["my home town"]))[0]) > 0.3
+    await embedder(["a third question"])  # the cache holds two: the first is dropped
+    await embedder(["where do I live"])
+    assert calls[-1] == ["where do I live"] and len(calls) == 4
+    embedder.forget()
+    await embedder(["a third question"])
+    await embedder(["a", "b"])  # batches (passages) are never cached
+    await embedder(["a", "b"])
+    assert len(calls) == 7

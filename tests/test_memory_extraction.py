@@ -184,7 +184,12 @@ def test_new_sessions_trigger_extraction(tmp_path: Path) -> None:
         assert [(f["category"], f["key"], f["value"]) for f in facts] == [("pets", "cat", "Miso")]
         assert [f["key"] for f in client.get("/memory/facts", params={"q": "miso"}).json()] == ["cat"]
         assert client.get("/memory/facts", params={"q": "bicycle"}).json() == []
-        assert "cat = Miso" in client.get("/memory/summary").json()["summary"]
+        for _ in range(250):  # the summary is written after the facts, in the background too
+            summary = client.get("/memory/summary").json()["summary"]
+            if summary is not None:
+                break
+            time.sleep(0.02)
+        assert "cat = Miso" in summary
         assert client.delete(f"/memory/facts/{facts[0]['id']}").json() == {"ok": True}
         assert client.delete(f"/memory/facts/{facts[0]['id']}").status_code == 404
         assert client.get("/memory/facts").json() == []

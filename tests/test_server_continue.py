@@ -121,7 +121,9 @@ async def test_a_stopped_answer_can_be_continued(navi: LiveNavi, fake_server: Fa
     sid = navi.new_session()
     async with navi.socket(sid) as ws:
         await ws.send(json.dumps({"type": "message", "content": "A poem?"}))
-        await frames_until(ws, "stream_delta")
+        said = ""
+        while not said.startswith("Roses are"):  # stopped once these words have streamed
+            said += str((await frames_until(ws, "stream_delta"))[-1]["delta"])
         with navi.client() as http:
             assert http.post(f"/sessions/{sid}/stop").json()["ok"] is True
         stopped = (await frames_until(ws, "stream_stopped"))[-1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, Playwright, expect
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect
 
 from navi.api.security import COOKIE
 from navi.testing.fake_server import FakeModelServer
@@ -19,6 +19,7 @@ from tests.ui.browser import (
     PHONE,
     Watched,
     open_app,
+    open_context,
     send,
     wait_idle,
     wait_ready,
@@ -69,17 +70,21 @@ def test_chromium_reports_the_page_installable(
         context.close()
 
 
-def test_the_page_opens_without_navi_and_says_so(page: Page, navi: LiveNavi) -> None:
-    open_app(page)
-    wait_for_worker(page)
-    navi.server.stop()  # Navi is not running any more; the browser still has the page's address
-    page.reload()
-    wait_ready(page)
-    expect(page.locator(".sidebar .brand")).to_have_text("Navi")
-    light = page.locator("#model-status")
-    expect(light).to_have_attribute("data-state", "offline")
-    expect(light).to_contain_text("Navi unreachable")
-    expect(page.locator("#input")).to_be_visible()
+def test_the_page_opens_without_navi_and_says_so(browser: Browser, navi: LiveNavi) -> None:
+    context, _ = open_context(browser, navi, service_workers="allow")  # the other tests block it
+    try:
+        page = open_app(context.new_page())
+        wait_for_worker(page)
+        navi.server.stop()  # Navi is not running any more; the browser still has the page's address
+        page.reload()
+        wait_ready(page)
+        expect(page.locator(".sidebar .brand")).to_have_text("Navi")
+        light = page.locator("#model-status")
+        expect(light).to_have_attribute("data-state", "offline")
+        expect(light).to_contain_text("Navi unreachable")
+        expect(page.locator("#input")).to_be_visible()
+    finally:
+        context.close()
 
 
 def on_screen(page: Page, selector: str) -> dict[str, float]:

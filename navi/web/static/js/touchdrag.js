@@ -2,7 +2,8 @@
 // pointer events instead: a press held still for LONG_PRESS ms lifts the row (a swipe before that
 // scrolls the list as usual), a copy of it follows the finger, the target under the finger is
 // marked, and lifting the finger drops the row there. While a row is lifted the page does not
-// scroll and the long press opens no menu; the click that ends a drag opens nothing.
+// scroll and the long press opens no menu; the click that ends a drag (where the finger lifted)
+// opens nothing, while a tap elsewhere right after it does what it says.
 
 import { el } from "/static/js/dom.js";
 
@@ -13,7 +14,7 @@ const SLOP = 10; // px the finger may drift during the press (more: it is a scro
 // the drop target under a point, or null; `onDrop(id, target)`: the row was dropped there.
 export function touchDrag({ root, rows, targetAt, onDrop }) {
   let press = null; // { row, id, x, y, pointerId, timer, lifted, ghost, over }
-  let swallowClick = false;
+  let swallowClick = null; // where the last drop was, for 400 ms
 
   const mark = (target) => {
     if (press.over === target) return;
@@ -74,8 +75,10 @@ export function touchDrag({ root, rows, targetAt, onDrop }) {
     if (press.lifted) {
       const { id } = press;
       const target = targetAt(event.clientX, event.clientY);
-      swallowClick = true;
-      setTimeout(() => { swallowClick = false; }, 400);
+      // The click the lifted finger makes lands where it was lifted: that one opens nothing. A tap
+      // elsewhere right after (the next control) is the user's own and goes through.
+      swallowClick = { x: event.clientX, y: event.clientY };
+      setTimeout(() => { swallowClick = null; }, 400);
       end();
       if (target) onDrop(id, target);
     } else {
@@ -87,8 +90,8 @@ export function touchDrag({ root, rows, targetAt, onDrop }) {
   root.addEventListener("touchmove", (event) => { if (press?.lifted) event.preventDefault(); }, { passive: false });
   root.addEventListener("contextmenu", (event) => { if (press) event.preventDefault(); });
   root.addEventListener("click", (event) => {
-    if (!swallowClick) return;
-    swallowClick = false;
+    if (!swallowClick || Math.hypot(event.clientX - swallowClick.x, event.clientY - swallowClick.y) > SLOP) return;
+    swallowClick = null;
     event.preventDefault();
     event.stopPropagation();
   }, true);

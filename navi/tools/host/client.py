@@ -150,8 +150,17 @@ class ToolHost:
         result = LoadResult(errors=errors)
         if not files:
             return result, None
-        # What lists the folder: its files, the interpreter, and the sandbox they import under.
-        under = f"{self.python}\0{self.sandbox.policy!r}\0{self.sandbox.active}"
+        # What lists the folder: its files, the interpreter, and what the sandbox lets an import
+        # reach (not the secrets it hides: a Navi's own database path differs from another's).
+        policy = self.sandbox.policy
+        reach = (
+            policy.mode,
+            policy.network,
+            policy.allowed_paths,
+            policy.protected_paths,
+            policy.runtime_paths,
+        )
+        under = f"{self.python}\0{reach!r}\0{self.sandbox.active}"
         key = await asyncio.to_thread(folder_key, self._tools_dir, under) if self.listings else None
         known = self.listings.get(key) if self.listings and listed else None
         proc: HostProcess | None = None

@@ -476,17 +476,32 @@ export class VoiceControls {
     this.answering = false;
   }
 
-  // A speaker button on every answer: reads that answer from the start.
+  // A speaker button on every answer, in its row of actions (before the time) once it has one:
+  // reads that answer from the start.
   watchAnswers(conversation) {
+    const place = (turn, button) => {
+      const actions = turn.querySelector(":scope > .msg-actions");
+      if (!actions) {
+        if (!button.isConnected) turn.append(button); // never moved again: that would observe itself
+      } else if (button.parentElement !== actions) {
+        const time = actions.querySelector(":scope > .msg-time");
+        if (time) time.before(button);
+        else actions.append(button);
+      }
+    };
     const add = (turn) => {
-      if (turn.querySelector(":scope > .speak-answer")) return;
+      const drawn = turn.querySelector(".speak-answer");
+      if (drawn) {
+        place(turn, drawn); // moved into the actions drawn after it
+        return;
+      }
       const button = el("button", { type: "button", class: "icon-button speak-answer", "aria-label": "Read this answer aloud", title: "Read aloud" }, icon("speaker"));
       button.addEventListener("click", () => {
         this.hush("replaced");
         const found = new Sentences();
         for (const sentence of [...found.feed(readable(turn)), ...found.finish()]) this.player.say(sentence);
       });
-      turn.append(button);
+      place(turn, button);
     };
     new MutationObserver(() => {
       for (const turn of conversation.querySelectorAll("article.msg.turn:not([aria-busy])")) add(turn);

@@ -17,6 +17,7 @@ from navi.storage.database import Database, postgres_url
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.postgres import PostgresCluster
 from tests.helpers import cli_cache, sqlite_template
+from tests.helpers.browser_pages import PageServer
 from tests.helpers.clock import CLOCK_IDS, CLOCK_SHIFTS, clock_module, shifted
 from tests.helpers.cpu import CpuReport
 from tests.helpers.programs import suite_guard
@@ -237,39 +238,41 @@ def make_settings(tmp_path: Path):
     return make
 
 
-@pytest.fixture(scope="session")
-def fake_server_session() -> Iterator[FakeModelServer]:
+def _serving() -> Iterator[FakeModelServer]:
     server = FakeModelServer().start()
     try:
         yield server
     finally:
         server.stop()
+
+
+def _fresh(server: FakeModelServer) -> Iterator[FakeModelServer]:
+    server.reset()
+    yield server
+    server.reset()
+
+
+@pytest.fixture(scope="session")
+def fake_server_session() -> Iterator[FakeModelServer]:
+    yield from _serving()
 
 
 @pytest.fixture
 def fake_server(fake_server_session: FakeModelServer) -> Iterator[FakeModelServer]:
     """The shared fake model server with a fresh script for this test."""
-    fake_server_session.reset()
-    yield fake_server_session
-    fake_server_session.reset()
+    yield from _fresh(fake_server_session)
 
 
 @pytest.fixture(scope="session")
 def other_server_session() -> Iterator[FakeModelServer]:
     """A second fake model server, for tests with more than one model endpoint."""
-    server = FakeModelServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _serving()
 
 
 @pytest.fixture
 def other(other_server_session: FakeModelServer) -> Iterator[FakeModelServer]:
     """The second fake model server with a fresh script for this test."""
-    other_server_session.reset()
-    yield other_server_session
-    other_server_session.reset()
+    yield from _fresh(other_server_session)
 
 
 @pytest.fixture(scope="session")
@@ -328,3 +331,11 @@ def pg_empty_url(pg_cluster: PostgresCluster) -> Iterator[str]:
         yield url
     finally:
         pg_cluster.drop_database(url)
+
+
+@pytest.fixture(scope="module")
+def pages() -> Iterator[PageServer]:
+    """The test site for a module's tests (tests/helpers/browser_pages.py); a module may define its own."""
+    server = PageServer().start()
+    yield server
+    server.stop()

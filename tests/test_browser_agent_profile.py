@@ -9,7 +9,7 @@ who has not saved that sign-in gets the page signed out, and is told why.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +25,6 @@ from tests.helpers.browser_pages import HOST, PageServer, page_guard
 from tests.test_approvals import asked, results, run_answering
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
-
-
-@pytest.fixture(scope="module")
-def pages() -> Iterator[PageServer]:
-    server = PageServer().start()
-    yield server
-    server.stop()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

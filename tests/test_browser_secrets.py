@@ -16,7 +16,7 @@ opened with that profile asks first and is signed in, another user has no such p
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +36,6 @@ from tests.test_approvals import asked, results, run_answering
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 SMART = ApprovalPolicy(mode="smart")
-
-
-@pytest.fixture(scope="module")
-def pages() -> Iterator[PageServer]:
-    server = PageServer().start()
-    yield server
-    server.stop()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -11,7 +11,7 @@ page's text marked as quoted.
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -33,13 +33,6 @@ from tests.test_approvals import asked, results, run_answering, tool_texts
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 SMART = ApprovalPolicy(mode="smart")
-
-
-@pytest.fixture(scope="module")
-def pages() -> Iterator[PageServer]:
-    server = PageServer().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module")

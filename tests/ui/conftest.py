@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 from navi.testing.fake_server import FakeModelServer
+from tests.helpers.browser_pages import PageServer
 from tests.server_helpers import LiveNavi, live_navi
 from tests.ui.browser import CHROMIUM, CHROMIUM_ARGS, PHONE, Watched, open_context
 
@@ -61,3 +62,18 @@ def phone(browser: Browser, navi: LiveNavi) -> Iterator[tuple[BrowserContext, Wa
     yield context, watched
     context.close()
     assert watched.errors == [] and watched.foreign == []
+
+
+@pytest.fixture
+def navi_page(
+    browser: Browser, pages: PageServer, tmp_path: Path, fake_server: FakeModelServer
+) -> Iterator[tuple[LiveNavi, Page]]:
+    """A live Navi whose guard allows exactly the test site (`pages`: its address and port) and a
+    watched page on it."""
+    allowed = f"127.0.0.1:{pages.port}"
+    with live_navi(tmp_path, fake_server, navi_fetch_allowed_hosts=allowed, planning_enabled=False) as navi:
+        context, watched = open_context(browser, navi)
+        yield navi, context.new_page()
+        context.close()
+        assert watched.foreign == [], f"the page contacted other hosts: {watched.foreign}"
+        assert watched.errors == [], f"the page threw: {watched.errors}"

@@ -4,40 +4,23 @@ page served by the test; its guard allows exactly that server's address and port
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
 from tests.helpers.browser_pages import PageServer
-from tests.server_helpers import LiveNavi, live_navi, use_script
-from tests.ui.browser import open_app, open_context, reload, send, session_id, wait_idle, wait_ready
+from tests.server_helpers import LiveNavi, use_script
+from tests.ui.browser import (
+    open_app,
+    reload,
+    send,
+    session_id,
+    wait_idle,
+    wait_ready,
+)
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def pages() -> Iterator[PageServer]:
-    server = PageServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def navi_page(
-    browser: Browser, pages: PageServer, tmp_path: Path, fake_server: FakeModelServer
-) -> Iterator[tuple[LiveNavi, Page]]:
-    # The one explicit rule the test needs: its own page server, by address and exact port.
-    allowed = f"127.0.0.1:{pages.port}"
-    with live_navi(tmp_path, fake_server, navi_fetch_allowed_hosts=allowed, planning_enabled=False) as navi:
-        context, watched = open_context(browser, navi)
-        yield navi, context.new_page()
-        context.close()
-        assert watched.foreign == [], f"the page contacted other hosts: {watched.foreign}"
-        assert watched.errors == [], f"the page threw: {watched.errors}"
 
 
 def test_the_tool_card_shows_the_page_and_the_debug_panel_its_elements(

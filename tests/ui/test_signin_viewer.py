@@ -10,38 +10,16 @@ viewer's size (1280 × 800), then scaled to the picture as the page shows it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from navi.testing.fake_server import FakeModelServer
 from tests.helpers.browser_pages import PageServer
-from tests.server_helpers import LiveNavi, live_navi
-from tests.ui.browser import open_app, open_context
+from tests.server_helpers import LiveNavi
+from tests.ui.browser import open_app
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def pages() -> Iterator[PageServer]:
-    server = PageServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def navi_page(
-    browser: Browser, pages: PageServer, tmp_path: Path, fake_server: FakeModelServer
-) -> Iterator[tuple[LiveNavi, Page]]:
-    allowed = f"127.0.0.1:{pages.port}"
-    with live_navi(tmp_path, fake_server, navi_fetch_allowed_hosts=allowed, planning_enabled=False) as navi:
-        context, watched = open_context(browser, navi)
-        yield navi, context.new_page()
-        context.close()
-        assert watched.foreign == [], f"the page contacted other hosts: {watched.foreign}"
-        assert watched.errors == [], f"the page threw: {watched.errors}"
 
 
 def centres(browser: Browser, url: str, *selectors: str) -> list[tuple[float, float]]:

@@ -17,9 +17,6 @@ from typing import Any
 import pytest
 
 from navi.mcp.elicitation import ElicitationInvalid, ElicitationNotFound
-from navi.runs import RunManager
-from navi.runs.leases import SqlLeases
-from navi.runs.pg import PgBus
 from navi.testing.agent_script import AgentScript
 from navi.testing.script import Reply, ScriptedCall
 from tests.agent_helpers import scripted_runtime
@@ -42,17 +39,12 @@ async def workers(tmp_path: Path, pg_url: str) -> AsyncIterator[tuple[Worker, Wo
         rt, _, _ = await scripted_runtime(
             tmp_path / name, script, sql=True, database_url=pg_url, planning_enabled=False, **extra
         )
-        assert rt.db is not None
-        leases = SqlLeases(rt.db)
-        runs = RunManager(rt.agent, leases, PgBus(rt.db, leases.worker), elicitations=rt.mcp.elicitations)
-        await runs.open()
-        made.append(Worker(rt, runs))
+        made.append(await Worker.start(rt, elicitations=rt.mcp.elicitations))
     try:
         yield made[0], made[1], script
     finally:
         for worker in made:
-            await worker.runs.shutdown()
-            await worker.runtime.aclose()
+            await worker.stop()
 
 
 async def test_a_question_asked_on_one_worker_is_answered_through_another(

@@ -36,6 +36,19 @@ class Worker:
     runtime: Runtime
     runs: RunManager
 
+    @classmethod
+    async def start(cls, rt: Runtime, leases: SqlLeases | None = None, **options: Any) -> Worker:
+        """A worker on `rt`'s PostgreSQL database: its leases (its own unless given), bus and runs."""
+        assert rt.db is not None
+        leases = leases or SqlLeases(rt.db)
+        runs = RunManager(rt.agent, leases, PgBus(rt.db, leases.worker), **options)
+        await runs.open()
+        return cls(rt, runs)
+
+    async def stop(self) -> None:
+        await self.runs.shutdown()
+        await self.runtime.aclose()
+
 
 @pytest.fixture
 async def workers(tmp_path: Path, pg_url: str) -> AsyncIterator[tuple[Worker, Worker, AgentScript]]:
@@ -50,17 +63,12 @@ async def workers(tmp_path: Path, pg_url: str) -> AsyncIterator[tuple[Worker, Wo
             planning_enabled=False,
             navi_approval_mode="smart",
         )
-        assert rt.db is not None
-        leases = SqlLeases(rt.db)
-        runs = RunManager(rt.agent, leases, PgBus(rt.db, leases.worker))
-        await runs.open()
-        made.append(Worker(rt, runs))
+        made.append(await Worker.start(rt))
     try:
         yield made[0], made[1], script
     finally:
         for worker in made:
-            await worker.runs.shutdown()
-            await worker.runtime.aclose()
+            await worker.stop()
 
 
 async def frames(sub: Subscriber, until: str, within: float = 10.0) -> list[dict[str, Any]]:
@@ -190,10 +198,7 @@ async def test_a_worker_that_stops_renewing_loses_its_turn_within_the_lease(
             tmp_path, script, sql=True, database_url=pg_url, planning_enabled=False
         )
         assert rt.db is not None
-        leases = SqlLeases(rt.db, worker=worker, seconds=LEASE)
-        runs = RunManager(rt.agent, leases, PgBus(rt.db, leases.worker))
-        await runs.open()
-        made.append(Worker(rt, runs))
+        made.append(await Worker.start(rt, SqlLeases(rt.db, worker=worker, seconds=LEASE)))
     a, b = made
     try:
         release = asyncio.Event()
@@ -218,9 +223,8 @@ async def test_a_worker_that_stops_renewing_loses_its_turn_within_the_lease(
         await asyncio.wait_for(run.finished.wait(), 5)
         assert run.frames[-1]["type"] == "stream_stopped"
     finally:
-        for worker in made:
-            await worker.runs.shutdown()
-            await worker.runtime.aclose()
+        for each in made:
+            await each.stop()
 
 
 async def test_many_sessions_watched_at_once_are_all_followed(

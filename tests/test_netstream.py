@@ -196,6 +196,44 @@ async def test_a_close_the_loop_has_not_read_yet_is_seen_before_the_connection_i
     [(httpx, fast_transport), (httpx2, fast_transport_v2)],
     ids=["httpx", "httpx2"],
 )
+async def test_a_request_a_reused_connection_ended_without_answering_is_sent_again(
+    client_module: Any, transport: Callable[..., Any]
+) -> None:
+    """The server answers the first request of each connection and closes the connection when the
+    second arrives, without a byte of answer: the close raced the request (a full run saw it
+    after a streamed Gemma 3 answer, and the model chain took a running server for a dead one).
+    The request goes again on a new connection; a new connection that ends that way is an error."""
+    requests: list[tuple[int, bytes]] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connection = len({n for n, _ in requests}) + 1
+        for turn in range(2):
+            request = await read_request(reader)
+            requests.append((connection, request.rsplit(b"\r\n\r\n", 1)[1]))
+            if turn == 1 or b"/fresh-close" in request.split(b"\r\n", 1)[0]:
+                return  # closed with the request unanswered
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+            await writer.drain()
+
+    async with serving(handler) as port, client_module.AsyncClient(transport=transport()) as client:
+        for n in range(3):
+            response = await client.post(f"http://127.0.0.1:{port}/", content=b"body %d" % n)
+            assert response.text == "ok"
+        assert requests == [(1, b"body 0"), (1, b"body 1"), (2, b"body 1"), (2, b"body 2"), (3, b"body 2")]
+        await client.aclose()
+
+    requests.clear()
+    async with serving(handler) as port, client_module.AsyncClient(transport=transport()) as client:
+        with pytest.raises(client_module.RemoteProtocolError, match="without sending a response"):
+            await client.post(f"http://127.0.0.1:{port}/fresh-close", content=b"once")
+    assert requests == [(1, b"once")]
+
+
+@pytest.mark.parametrize(
+    ("client_module", "transport"),
+    [(httpx, fast_transport), (httpx2, fast_transport_v2)],
+    ids=["httpx", "httpx2"],
+)
 async def test_errors_are_the_clients_own(client_module: Any, transport: Callable[..., Any]) -> None:
     """httpx's errors through httpx, httpx2's through httpx2 (what the `openai` SDK catches)."""
     x = client_module

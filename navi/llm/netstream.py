@@ -12,6 +12,12 @@ it as its `transport`. The `openai` and `anthropic` SDKs are built on the `httpx
 `httpcore2`, the same interface): `fast_transport_v2()` is the same thing for them. A backend holds
 the core module whose errors it raises, so each client still sees its own exceptions.
 
+A server may close a kept-alive connection just as the next request goes out on it (llama-server
+does after a streamed completion); the request then meets the end of the connection before any
+byte of a response. The pool checks the socket before reusing it, but the close can arrive after
+the check: such a request is sent once more on a new connection (`StaleConnection`), as browsers
+do. A new connection that ends that way is not tried again.
+
 `ndjson_lines()` and `sse_events()` read a streamed body's lines from its raw bytes.
 """
 
@@ -60,6 +66,11 @@ async def _within(
 LIMIT = 2**20  # a StreamReader's buffer before it pauses reading
 
 
+class StaleConnection(httpcore.ReadError, httpcore2.ReadError):
+    """A kept-alive connection ended before any byte of the response to a request sent on it
+    again: the server closed it as the request went out, so it never answered it."""
+
+
 class AsyncioStream(httpcore.AsyncNetworkStream):
     """One connection. `core`: httpcore or httpcore2, whose errors the calls raise (duck-typed: the
     pools only call these methods)."""
@@ -72,20 +83,37 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         self._core = core
         # A read that outlasts its timeout fails the reader; httpcore then drops the connection.
         self._deadline = Deadline(lambda: reader.set_exception(TimeoutError("the read timed out")))
+        self._answered = False  # bytes arrived since the last request went out
+        self._reused = False  # a request went out after an answer had arrived
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        with _mapped(self._core.ReadTimeout, self._core.ReadError):
-            if timeout is None or self._reader._buffer:  # type: ignore[attr-defined]  # no wait
-                return await self._reader.read(max_bytes)
-            self._deadline.start(timeout)
-            try:
-                return await self._reader.read(max_bytes)
-            finally:
-                self._deadline.clear()
+        try:
+            with _mapped(self._core.ReadTimeout, self._core.ReadError):
+                data = await self._read(max_bytes, timeout)
+        except self._core.ReadError as exc:
+            if self._reused and not self._answered and isinstance(exc.__cause__, ConnectionError):
+                raise StaleConnection(str(exc)) from exc
+            raise
+        if data:
+            self._answered = True
+        elif self._reused and not self._answered:
+            raise StaleConnection("the server closed a kept-alive connection before answering")
+        return data
+
+    async def _read(self, max_bytes: int, timeout: float | None) -> bytes:
+        if timeout is None or self._reader._buffer:  # type: ignore[attr-defined]  # no wait
+            return await self._reader.read(max_bytes)
+        self._deadline.start(timeout)
+        try:
+            return await self._reader.read(max_bytes)
+        finally:
+            self._deadline.clear()
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         if not buffer:
             return
+        if self._answered:  # a new request on a connection that has answered one
+            self._reused, self._answered = True, False
         with _mapped(self._core.WriteTimeout, self._core.WriteError):
             self._writer.write(buffer)
         if self._writer.transport.get_write_buffer_size():  # only a full buffer waits
@@ -172,10 +200,38 @@ def _tls(flavour: str) -> ssl.SSLContext:
     return httpx2.create_ssl_context() if flavour == "httpx2" else ca_context()
 
 
+def _stale(exc: Exception, request: httpx.Request | httpx2.Request) -> bool:
+    """Whether `exc` is a request the server never answered on a reused connection, whose body
+    can be sent again (bytes, not a stream already read)."""
+    return isinstance(exc.__cause__, StaleConnection) and isinstance(
+        request.stream, (httpx.ByteStream, httpx2.ByteStream)
+    )
+
+
+class _Transport(httpx.AsyncHTTPTransport):
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return await super().handle_async_request(request)
+        except httpx.ReadError as exc:
+            if not _stale(exc, request):
+                raise
+        return await super().handle_async_request(request)
+
+
+class _TransportV2(httpx2.AsyncHTTPTransport):
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            return await super().handle_async_request(request)
+        except httpx2.ReadError as exc:
+            if not _stale(exc, request):
+                raise
+        return await super().handle_async_request(request)
+
+
 def fast_transport(**options: Any) -> httpx.AsyncHTTPTransport:
     """An `httpx.AsyncHTTPTransport` (same options) whose connections are asyncio streams."""
     options.setdefault("verify", _tls("httpx"))
-    transport = httpx.AsyncHTTPTransport(**options)
+    transport = _Transport(**options)
     # httpx builds its httpcore pool itself and has no option for the backend; every connection the
     # pool opens takes this attribute (httpx and httpcore are pinned; tests/test_netstream.py checks).
     transport._pool._network_backend = AsyncioBackend()
@@ -191,7 +247,7 @@ def fast_transport_v2(**options: Any) -> httpx2.AsyncHTTPTransport:
     connection limits unless given others."""
     options.setdefault("limits", SDK_LIMITS)
     options.setdefault("verify", _tls("httpx2"))
-    transport = httpx2.AsyncHTTPTransport(**options)
+    transport = _TransportV2(**options)
     transport._pool._network_backend = AsyncioBackend(httpcore2)  # type: ignore[assignment]  # duck-typed
     return transport
 

@@ -1,10 +1,11 @@
 """Fallback with real model servers (issue 48). First, the chain's first endpoint is a port nothing
 listens on, the second SmolLM2 on the suite's llama-server, which answers; the answer says which
-endpoint and model wrote it, and why the first was passed over. Then two llama-server processes:
-the test starts its own SmolLM2 on its own port as the chain's first endpoint, which answers; it
-is killed (SIGKILL) mid-conversation and the next call moves on to the suite's server, saying so;
-the dead one is skipped for its cool-down, and once it is back on its port after the cool-down the
-chain goes back to it. The suite's shared servers are never stopped. Calls of eight tokens."""
+endpoint and model wrote it, and why the first was passed over. Then two llama-server processes
+with two models: the test starts its own SmolLM2 on its own port as the chain's first endpoint,
+which answers; it is killed (SIGKILL) mid-conversation and the next call moves on to the suite's
+Gemma 3 server, saying so; the dead one is skipped for its cool-down, and once it is back on its
+port after the cool-down the chain goes back to it. The suite's shared servers are never stopped.
+Calls of eight tokens."""
 
 from __future__ import annotations
 
@@ -83,12 +84,12 @@ def own_server(tmp_path: Path) -> Iterator[LlamaServer]:
 
 
 async def test_a_llama_server_killed_mid_conversation_falls_back_to_the_other_and_is_tried_again(
-    own_server: LlamaServer, smollm2_server: LlamaServer, tmp_path: Path
+    own_server: LlamaServer, gemma3_server: LlamaServer, tmp_path: Path
 ) -> None:
     endpoints = {
         "own": ModelEndpoint(id="own", backend="openai", url=own_server.base_url, model=own_server.model),
         "shared": ModelEndpoint(
-            id="shared", backend="openai", url=smollm2_server.base_url, model=smollm2_server.model
+            id="shared", backend="openai", url=gemma3_server.base_url, model=gemma3_server.model
         ),
     }
     backends = {e.id: OpenAIBackend(e.url, timeout=120, connect_timeout=2) for e in endpoints.values()}
@@ -118,7 +119,7 @@ async def test_a_llama_server_killed_mid_conversation_falls_back_to_the_other_an
         own_server.kill()
         assert not own_server.running
         chunks, end = await call("Say hello again.")
-        assert (end.endpoint, end.model) == ("shared", smollm2_server.model)
+        assert (end.endpoint, end.model) == ("shared", gemma3_server.model)
         assert len(end.switched) == 1 and end.switched[0].startswith("own: ")
         said = chunks[0]  # the live line, before any of the answer
         assert isinstance(said, Fallback) and (said.endpoint, said.next_endpoint) == ("own", "shared")

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import Connection, insert, text
 
 from navi.documents.base import Chunk, Place
+from navi.storage import document_search
 from navi.storage.documents import SqlDocumentStore
 from navi.storage.schema import sessions
 from tests.helpers.document_stores import store, url  # noqa: F401 - fixtures
@@ -498,12 +499,13 @@ async def test_hybrid_fuses_keyword_and_vector_ranks(store: SqlDocumentStore) ->
     assert [h.ordinal for h in words_only] == [0, 2]
     hybrid = await store.search("alice", "invoice due", query_vector=[1, 0], embedder="m", limit=4)
     # Vector ranks: 1 (cosine 1), 0 (0.8), 2 (0), 3 (-1); keyword ranks: 0 (both words), 2. Fused
-    # by score relative to each ranking's best, words 0.3 and meaning 0.7: 0 first (0.3 + 0.7 ×
-    # 0.8), then 1 (found by its meaning alone, 0.7) above 2 (one word, no meaning: under 0.3).
+    # by score relative to each ranking's best, words 0.2 and meaning 0.8: 0 first (0.2 + 0.8 ×
+    # 0.8), then 1 (found by its meaning alone, 0.8) above 2 (one word, no meaning: under 0.2).
+    assert document_search.WORDS_WEIGHT == 0.2
     assert [h.ordinal for h in hybrid] == [0, 1, 2, 3]
-    assert hybrid[0].score == pytest.approx(0.3 + 0.7 * 0.8, abs=0.01)  # int8 vectors in memory
-    assert hybrid[1].score == pytest.approx(0.7)
-    assert 0 < hybrid[2].score < 0.3 and hybrid[3].score == 0
+    assert hybrid[0].score == pytest.approx(0.2 + 0.8 * 0.8, abs=0.01)  # int8 vectors in memory
+    assert hybrid[1].score == pytest.approx(0.8)
+    assert 0 < hybrid[2].score < 0.2 and hybrid[3].score == 0
     # Without the embedder's name the vector is not compared.
     assert [h.ordinal for h in await store.search("alice", "invoice due", query_vector=[1, 0])] == [0, 2]
 

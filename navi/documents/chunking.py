@@ -12,12 +12,14 @@ character. Characters / 4 is the usual figure for English and code with BPE toke
 tokenizer is loaded (the embedder may not even be chosen yet), the estimate is cheap over 20 M
 characters, and erring high only makes chunks a little smaller.
 
-A chunk is at most MAX_TOKENS (100) estimated tokens, OVERLAP_TOKENS (25) repeated from the one
-before: the sentence encoder reads 256 of its own tokens and drops the rest, and a short passage's
-vector is about one thing. On bench/documents.py's reduced corpus these found the right page in
-the top 5 for 0.953 of the questions against 0.860 for chunks of 300 (0.949 / 0.958 on the tuning
-/ held-out halves; sizes 75-300 and overlaps 10-40 compared in docs/benchmarks.md; 0.864 on the
-full corpus) and cost less to embed; keywords alone lost a little (0.563 against 0.593).
+A chunk is at most MAX_TOKENS (75) estimated tokens, OVERLAP_TOKENS (25) repeated from the one
+before (in whole sentences: about one): the sentence encoder reads 256 of its own tokens and drops
+the rest, and a short passage's vector is about one thing. Chosen on bench/documents.py's full
+corpus (240 documents, 1,000 questions; docs/benchmarks.md compares sizes 75-300 and overlaps
+0-40): the right page in the top 5 for 0.891 of the questions (tuning / held-out halves 0.887 /
+0.895) against 0.875 for chunks of 100 / 25 with the same fusion. The overlap is worth its cost
+for the vectors: a sentence repeated in a second passage gets a second context (100 / 0: 0.828).
+Chunks of 300 found 0.771 and ran past what the encoder reads.
 
 A chunk's text is the document's own text, whitespace-normalized: it is indexed for keyword
 search as it is and quoted as it is.
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 
 from navi.documents.base import Chunk, Extracted
 
-MAX_TOKENS = 100  # a chunk's size in estimated tokens (`estimate_tokens`; bench/documents.py)
+MAX_TOKENS = 75  # a chunk's size in estimated tokens (`estimate_tokens`; bench/documents.py)
 OVERLAP_TOKENS = 25  # repeated from the chunk before
 _CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\u3040-\u30ff]")
 _WORD = re.compile(r"[^\s\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\u3040-\u30ff]+")

@@ -102,3 +102,18 @@ def test_chunks_of_a_real_document_keep_the_heading_path() -> None:
     assert termination.place.label() == "§ Termination"
     for c in chunks:  # usable for keyword search as they are: no markup, no runs of blanks
         assert "  " not in c.text and "<" not in c.text and "\x00" not in c.text
+
+
+def test_the_default_sizes_give_passages_of_a_few_sentences_each_repeated_once() -> None:
+    # The defaults (75 estimated tokens, 25 of overlap; bench/documents.py chose them): sentences
+    # of about 15 tokens make passages of three to five, each starting with the last sentence of
+    # the one before: every sentence is in one passage or two, never more.
+    text = " ".join(sentences("Default", 40))
+    chunks = chunk(Extracted("text", [Section(text)]))
+    assert all(estimate_tokens(c.text) <= 75 for c in chunks)
+    assert 8 <= len(chunks) <= 14
+    for before, after in itertools.pairwise(chunks):
+        first_sentence = re.split(r"(?<=\.) ", after.text)[0]
+        assert before.text.endswith(first_sentence)
+    counts = [sum(s in c.text for c in chunks) for s in sentences("Default", 40)]
+    assert min(counts) == 1 and max(counts) == 2

@@ -499,13 +499,20 @@ async def test_hybrid_fuses_keyword_and_vector_ranks(store: SqlDocumentStore) ->
     assert [h.ordinal for h in words_only] == [0, 2]
     hybrid = await store.search("alice", "invoice due", query_vector=[1, 0], embedder="m", limit=4)
     # Vector ranks: 1 (cosine 1), 0 (0.8), 2 (0), 3 (-1); keyword ranks: 0 (both words), 2. Fused
-    # by score relative to each ranking's best, words 0.2 and meaning 0.8: 0 first (0.2 + 0.8 ×
-    # 0.8), then 1 (found by its meaning alone, 0.8) above 2 (one word, no meaning: under 0.2).
-    assert document_search.WORDS_WEIGHT == 0.2
-    assert [h.ordinal for h in hybrid] == [0, 1, 2, 3]
-    assert hybrid[0].score == pytest.approx(0.2 + 0.8 * 0.8, abs=0.01)  # int8 vectors in memory
-    assert hybrid[1].score == pytest.approx(0.8)
-    assert 0 < hybrid[2].score < 0.2 and hybrid[3].score == 0
+    # by score relative to each ranking's best, words 0.1 and meaning 0.9: 1 first (found by its
+    # meaning alone, 0.9), then 0 (0.1 + 0.9 × 0.8), then 2 (one word, no meaning: under 0.1).
+    assert document_search.WORDS_WEIGHT == 0.1
+    assert [h.ordinal for h in hybrid] == [1, 0, 2, 3]
+    assert hybrid[0].score == pytest.approx(0.9)
+    assert hybrid[1].score == pytest.approx(0.1 + 0.9 * 0.8, abs=0.01)  # int8 vectors in memory
+    assert 0 < hybrid[2].score < 0.1 and hybrid[3].score == 0
+    # With words at 0.3 (the weight before) 0 comes first: 0.3 + 0.7 × 0.8 against 0.7.
+    document_search.WORDS_WEIGHT = 0.3
+    try:
+        heavier = await store.search("alice", "invoice due", query_vector=[1, 0], embedder="m", limit=4)
+    finally:
+        document_search.WORDS_WEIGHT = 0.1
+    assert [h.ordinal for h in heavier] == [0, 1, 2, 3]
     # Without the embedder's name the vector is not compared.
     assert [h.ordinal for h in await store.search("alice", "invoice due", query_vector=[1, 0])] == [0, 2]
 

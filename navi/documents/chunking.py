@@ -12,14 +12,17 @@ character. Characters / 4 is the usual figure for English and code with BPE toke
 tokenizer is loaded (the embedder may not even be chosen yet), the estimate is cheap over 20 M
 characters, and erring high only makes chunks a little smaller.
 
-A chunk is at most MAX_TOKENS (75) estimated tokens, OVERLAP_TOKENS (25) repeated from the one
+A chunk is at most MAX_TOKENS (60) estimated tokens, OVERLAP_TOKENS (20) repeated from the one
 before (in whole sentences: about one): the sentence encoder reads 256 of its own tokens and drops
 the rest, and a short passage's vector is about one thing. Chosen on bench/documents.py's full
-corpus (240 documents, 1,000 questions; docs/benchmarks.md compares sizes 75-300 and overlaps
-0-40): the right page in the top 5 for 0.891 of the questions (tuning / held-out halves 0.887 /
-0.895) against 0.875 for chunks of 100 / 25 with the same fusion. The overlap is worth its cost
-for the vectors: a sentence repeated in a second passage gets a second context (100 / 0: 0.828).
-Chunks of 300 found 0.771 and ran past what the encoder reads.
+corpus (240 documents, 1,000 questions; docs/benchmarks.md compares sizes 60-300 and overlaps
+0-40) with the fusion's weight of words (navi/storage/document_search.py): the right page in the
+top 5 for 0.906 of the questions (tuning / held-out halves 0.909 / 0.903) against 0.864 for chunks
+of 100 / 25 before, at about the same cost to embed (more, shorter passages). The overlap is worth
+its tokens for the vectors: a sentence repeated in a second passage gets a second context (100 / 0
+found 0.828, 100 / 25 0.875 with the same fusion). Chunks of 300 (the first default) found 0.771
+and ran past what the encoder reads. A passage of 60 is two to four sentences: an answer longer
+than that is in its neighbours, which `passage` returns with it.
 
 A chunk's text is the document's own text, whitespace-normalized: it is indexed for keyword
 search as it is and quoted as it is.
@@ -33,8 +36,8 @@ from dataclasses import dataclass
 
 from navi.documents.base import Chunk, Extracted
 
-MAX_TOKENS = 75  # a chunk's size in estimated tokens (`estimate_tokens`; bench/documents.py)
-OVERLAP_TOKENS = 25  # repeated from the chunk before
+MAX_TOKENS = 60  # a chunk's size in estimated tokens (`estimate_tokens`; bench/documents.py)
+OVERLAP_TOKENS = 20  # repeated from the chunk before
 _CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\u3040-\u30ff]")
 _WORD = re.compile(r"[^\s\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\u3040-\u30ff]+")
 _PARAGRAPHS = re.compile(r"\n\s*\n")

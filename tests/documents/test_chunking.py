@@ -105,13 +105,13 @@ def test_chunks_of_a_real_document_keep_the_heading_path() -> None:
 
 
 def test_the_default_sizes_give_passages_of_a_few_sentences_each_repeated_once() -> None:
-    # The defaults (75 estimated tokens, 25 of overlap; bench/documents.py chose them): sentences
-    # of about 15 tokens make passages of three to five, each starting with the last sentence of
-    # the one before: every sentence is in one passage or two, never more.
+    # The defaults (60 estimated tokens, 20 of overlap; bench/documents.py chose them): sentences
+    # of about 15 tokens make passages of four, each starting with the last sentence of the one
+    # before: every sentence is in one passage or two, never more.
     text = " ".join(sentences("Default", 40))
     chunks = chunk(Extracted("text", [Section(text)]))
-    assert all(estimate_tokens(c.text) <= 75 for c in chunks)
-    assert 8 <= len(chunks) <= 14
+    assert all(estimate_tokens(c.text) <= 60 for c in chunks)
+    assert 11 <= len(chunks) <= 15
     for before, after in itertools.pairwise(chunks):
         first_sentence = re.split(r"(?<=\.) ", after.text)[0]
         assert before.text.endswith(first_sentence)

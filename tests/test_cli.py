@@ -303,23 +303,24 @@ def test_a_command_imports_its_own_module_and_help_lists_every_command() -> None
     """`navi sessions list` registers (and imports) only the sessions commands; `navi --help`, a
     bare `navi` and an unknown name get every command, in the same order."""
     probe = (
-        "import importlib, sys, typer\n"
+        "import importlib, json, sys, typer\n"
         "main = importlib.import_module('navi.cli.main')\n"
         "main._register(sys.argv[1:])\n"
         "app = typer.main.get_command(main.app)\n"
-        "print(sorted(m for m in sys.modules if m.startswith('navi.cli.') and m.count('.') == 2))\n"
-        "print(list(app.commands))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('navi.cli.'))))\n"
+        "print(json.dumps(list(app.commands)))\n"
     )
 
     def run(*argv: str) -> tuple[list[str], list[str]]:
         out = subprocess.run(
             [sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True, timeout=60
         ).stdout.splitlines()
-        return eval(out[0]), eval(out[1])  # noqa: S307  (our own probe's two printed lists)
+        return json.loads(out[0]), json.loads(out[1])
 
     modules, commands = run("sessions", "list", "--user", "ann")
     assert commands == ["sessions"]
-    assert "navi.cli.sessions" in modules and not {"navi.cli.doctor", "navi.cli.serve", "navi.cli.chat"} & set(modules)
+    assert "navi.cli.sessions" in modules
+    assert not {"navi.cli.doctor", "navi.cli.serve", "navi.cli.chat"} & set(modules)
     assert run("--version", "mcp-login")[1] == ["mcp", "mcp-login"]
     every = run("--help")[1]
     assert every[:4] == ["serve", "token", "chat", "doctor"] and len(every) == 19

@@ -22,8 +22,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
+from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
 RECOUNT = 100  # searches of a user before their rows are counted whole again (deletions)
 KEPT = 10_000  # users and words whose counts a store keeps between searches
@@ -57,18 +58,27 @@ class Counts:
         self._lock = threading.Lock()
 
     def total(self, conn: Connection, owner: str) -> int:
-        """The owner's rows."""
-        raw = driver(conn)
+        """The owner's rows (on SQLite or PostgreSQL)."""
+        if conn.dialect.name == "sqlite":
+            raw = driver(conn)
+
+            def newer(after: int) -> Any:
+                return raw.execute(self._newer, {"owner": owner, "after": after}).fetchone()
+        else:
+
+            def newer(after: int) -> Any:
+                return conn.execute(text(self._newer), {"owner": owner, "after": after}).one()
+
         with self._lock:
             known = self._totals.get(owner)
         if known is not None and known[2] < RECOUNT:  # top it up
-            last, added = raw.execute(self._newer, {"owner": owner, "after": known[1]}).fetchone()
+            last, added = newer(known[1])
             if known[1] <= last:
                 count, uses = known[0] + added, known[2] + 1
             else:  # the newest rows were deleted since: count whole
                 known = None
         if known is None or known[2] >= RECOUNT:
-            last, count = raw.execute(self._newer, {"owner": owner, "after": -1}).fetchone()
+            last, count = newer(-1)
             uses = 0
         with self._lock:
             if len(self._totals) > KEPT:

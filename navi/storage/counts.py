@@ -14,7 +14,8 @@ since the last count (a few ids) are added — deletions count from the next who
 number is counted again once the user's number has moved by more than 1% since (a word's weight
 barely moves with a few more rows), so a word common in a search box's queries is counted once,
 not on every keystroke. Nothing kept is another user's: what a user's search weighs by depends
-on their own rows only.
+on their own rows only. The user's number (`total`) is kept on PostgreSQL too (document search
+weighs by it on both databases).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 **Keywords.** A query is words of letters and digits (as the conversation search reads it:
 quotes, `NEAR`, `*`, `-`, brackets are never query syntax), at most MAX_TERMS. Any word may
 match; chunks are ranked by BM25 in Python, each word weighed by the searching owner's own chunks
-only — how many they have (the sum of their documents' `chunks`) and how many hold the word,
+only — how many they have (kept between searches by `Counts`, topped up from the (owner, id)
+index; on both databases) and how many hold the word,
 counted up to COUNT_CAP — never by other users' documents, which FTS5's `bm25()` would count
 (navi/storage/search.py says why). Only candidates are ranked, each found by a statement with a
 LIMIT, so a search costs about the same at 1,000 chunks or 1,000,000:

@@ -297,3 +297,31 @@ def test_a_command_takes_its_options_from_a_table() -> None:
     assert bad.exit_code == 2 and got[1:] == []
     flags = [line.split()[0] for line in runner.invoke(demo, ["--help"]).output.splitlines() if "--" in line]
     assert flags[:3] == ["--colour", "--size", "--user"]
+
+
+def test_a_command_imports_its_own_module_and_help_lists_every_command() -> None:
+    """`navi sessions list` registers (and imports) only the sessions commands; `navi --help`, a
+    bare `navi` and an unknown name get every command, in the same order."""
+    probe = (
+        "import importlib, json, sys, typer\n"
+        "main = importlib.import_module('navi.cli.main')\n"
+        "main._register(sys.argv[1:])\n"
+        "app = typer.main.get_command(main.app)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('navi.cli.'))))\n"
+        "print(json.dumps(list(app.commands)))\n"
+    )
+
+    def run(*argv: str) -> tuple[list[str], list[str]]:
+        out = subprocess.run(
+            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True, timeout=60
+        ).stdout.splitlines()
+        return json.loads(out[0]), json.loads(out[1])
+
+    modules, commands = run("sessions", "list", "--user", "ann")
+    assert commands == ["sessions"]
+    assert "navi.cli.sessions" in modules
+    assert not {"navi.cli.doctor", "navi.cli.serve", "navi.cli.chat"} & set(modules)
+    assert run("--version", "mcp-login")[1] == ["mcp", "mcp-login"]
+    every = run("--help")[1]
+    assert every[:4] == ["serve", "token", "chat", "doctor"] and len(every) == 19
+    assert run()[1] == every and run("nosuch")[1] == every

@@ -547,3 +547,64 @@ async def test_common_words_weigh_little(store: SqlDocumentStore, monkeypatch: p
     assert [h.ordinal for h in await store.search("alice", "common rare", limit=3)] == [6, 7, 0]
     # A word in many chunks alone still finds them (its own window, the newest first).
     assert len(await store.search("alice", "common", limit=10)) == 7
+
+
+async def test_the_kept_chunk_count_follows_another_workers_writes(url: str) -> None:
+    """A word's weight depends on how many chunks the owner has, which each store keeps between
+    searches: another worker's new documents, and its deleting the newest, move it at once, so a
+    store that searched before ranks with the same scores as one that never did."""
+    first, second = SqlDocumentStore.at(url), SqlDocumentStore.at(url)
+    await first.open()
+    await second.open()
+
+    async def score(store: SqlDocumentStore) -> float:
+        (hit,) = await store.search("alice", "zephyr")
+        return hit.score
+
+    async def fresh_score() -> float:
+        fresh = SqlDocumentStore.at(url)
+        await fresh.open()
+        try:
+            return await score(fresh)
+        finally:
+            await fresh.aclose()
+
+    try:
+        mine = await first.create_collection("alice", "Mine")
+        await indexed(first, "alice", mine.id, "z.txt", ["the zephyr blew", "calm air", "still air"])
+        before = await score(first)
+        assert before == pytest.approx(await fresh_score())
+        added = [
+            await indexed(second, "alice", mine.id, f"f{n}.txt", [f"filler {n}", f"more filler {n}"])
+            for n in range(4)
+        ]
+        grown = await score(first)
+        assert grown > before  # a rarer word among more chunks weighs more
+        assert grown == pytest.approx(await fresh_score())
+        assert await second.delete_document("alice", added[-1])  # the newest chunks go
+        shrunk = await score(first)
+        assert shrunk == pytest.approx(await fresh_score()) and shrunk < grown
+        # Another owner's chunks never count.
+        theirs = await second.create_collection("bob", "Theirs")
+        await indexed(second, "bob", theirs.id, "b.txt", ["bob " + str(n) for n in range(20)])
+        assert await score(first) == pytest.approx(await fresh_score())
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Plain words, punctuation; and digits 3.5 / 42%",
+        "snake_case and kebab-case and CamelCase\tand\nnew lines\x00\x1f~`",
+        "",
+        "   ",
+        "__init__ a_b_c x--y (brackets) [more] {even} <tags>",
+    ],
+)
+def test_ascii_words_are_the_indexs_words(body: str) -> None:
+    from navi.sessions.search import words_of
+    from navi.storage.document_search import _ascii_words
+
+    assert _ascii_words(body) == [w.encode() for w in words_of(body)]

@@ -434,10 +434,28 @@ def test_the_probe_reports_what_bwrap_said(tmp_path: Path, monkeypatch: pytest.M
     )
 
 
+def test_the_probe_runs_a_bwrap_once_until_the_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from navi.sandbox.probe import probe
+
+    fake, calls = tmp_path / "bin", tmp_path / "calls"
+    fake.mkdir()
+    script = fake / "bwrap"
+    script.write_text(f'#!/bin/sh\necho "$1" >> {calls}\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")
+    assert probe().bwrap == str(script) and probe().bwrap == str(script)
+    assert calls.read_text().split() == ["--die-with-parent", "--version"]  # one sandbox, one version
+    script.write_text(f"#!/bin/sh\necho \"$1\" >> {calls}\necho 'bwrap: broken now' >&2\nexit 1\n")
+    assert probe().problem.endswith("cannot create a sandbox here: bwrap: broken now")
+    assert calls.read_text().split() == ["--die-with-parent", "--version", "--die-with-parent"]
+
+
 async def test_the_child_dies_with_bwrap(tmp_path: Path) -> None:
     """--die-with-parent: killing the process Navi started (bwrap) ends everything inside."""
     sandbox = make_sandbox()
-    marker = "61.777"
+    marker = f"61.{os.getpid()}"  # this run's own: another run of this test is not this one's child
     argv = sandbox.command(
         ["sleep", marker], workdir=str(tmp_path), cwd=str(tmp_path), env={"PATH": "/usr/bin:/bin"}
     )

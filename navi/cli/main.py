@@ -39,48 +39,43 @@ def _root(
     """Navi — a self-hosted personal AI agent."""
 
 
-def _register() -> None:
-    from navi.cli import (
-        browser,
-        channels,
-        chat,
-        config,
-        docs,
-        doctor,
-        fake,
-        mcp,
-        memory,
-        models,
-        schedules,
-        serve,
-        sessions,
-        skills,
-        tools,
-        usage,
-        users,
-    )
+# The command modules, in the order `navi --help` lists them, with the commands each adds.
+MODULES: dict[str, tuple[str, ...]] = {
+    "serve": ("serve", "token"),
+    "chat": ("chat",),
+    "doctor": ("doctor",),
+    "sessions": ("sessions",),
+    "memory": ("memory",),
+    "docs": ("docs",),
+    "tools": ("tools",),
+    "skills": ("skills",),
+    "browser": ("browser",),
+    "users": ("users",),
+    "usage": ("usage",),
+    "models": ("models",),
+    "schedules": ("schedules",),
+    "channels": ("channels",),
+    "config": ("config",),
+    "mcp": ("mcp", "mcp-login"),
+    "fake": ("fake-model",),
+}
 
-    serve.register(app)
-    chat.register(app)
-    doctor.register(app)
-    sessions.register(app)
-    memory.register(app)
-    docs.register(app)
-    tools.register(app)
-    skills.register(app)
-    browser.register(app)
-    users.register(app)
-    usage.register(app)
-    models.register(app)
-    schedules.register(app)
-    channels.register(app)
-    config.register(app)
-    mcp.register(app)
-    fake.register(app)
+
+def _register(argv: list[str] | None = None) -> None:
+    """Add the commands to `app`: only the module of the command `argv` names, when it names one
+    (a command then imports what it needs and not every other command's: a fifth of a `navi
+    sessions list` was importing the rest); all of them for help, a bare `navi`, an unknown name
+    or no `argv`."""
+    import importlib
+
+    named = next((arg for arg in argv or () if not arg.startswith("-")), None)
+    wanted = [m for m, commands in MODULES.items() if named in commands] or list(MODULES)
+    for module in wanted:
+        importlib.import_module(f"navi.cli.{module}").register(app)
 
 
 def main() -> None:
-    _register()
+    _register(sys.argv[1:])
     try:
         app()
     except KeyboardInterrupt:

@@ -7,6 +7,8 @@ of namespaces and mounts every sandboxed child gets, and reports what went wrong
 
 from __future__ import annotations
 
+import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -30,10 +32,23 @@ class Availability:
 
 
 def probe(executable: str = "bwrap") -> Availability:
-    """Find `executable` on PATH and start one throwaway sandbox with it."""
+    """Find `executable` on PATH and start one throwaway sandbox with it — once per process for
+    the same file (a process that builds Navi again, as the tests and `navi serve --workers` do,
+    spent two programs and a network namespace on each build); the file changed or another one
+    found on PATH is probed again."""
     path = shutil.which(executable)
     if path is None:
         return Availability(None, "bubblewrap (bwrap) is not installed")
+    try:
+        found = os.stat(path)
+    except OSError as exc:
+        return Availability(None, f"bubblewrap ({path}) does not run: {exc}")
+    return _probed(path, found.st_ino, found.st_mtime_ns, found.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _probed(path: str, _inode: int, _mtime_ns: int, _size: int) -> Availability:
+    """Run the bwrap at `path` once (the rest of the key is the file's identity)."""
     inner = shutil.which("true") or sys.executable
     argv = [
         path,

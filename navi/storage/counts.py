@@ -14,7 +14,8 @@ since the last count (a few ids) are added — deletions count from the next who
 number is counted again once the user's number has moved by more than 1% since (a word's weight
 barely moves with a few more rows), so a word common in a search box's queries is counted once,
 not on every keystroke. Nothing kept is another user's: what a user's search weighs by depends
-on their own rows only.
+on their own rows only. The user's number (`total`) is kept on PostgreSQL too (document search
+weighs by it on both databases).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
+from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
 RECOUNT = 100  # searches of a user before their rows are counted whole again (deletions)
 KEPT = 10_000  # users and words whose counts a store keeps between searches
@@ -57,18 +59,27 @@ class Counts:
         self._lock = threading.Lock()
 
     def total(self, conn: Connection, owner: str) -> int:
-        """The owner's rows."""
-        raw = driver(conn)
+        """The owner's rows (on SQLite or PostgreSQL)."""
+        if conn.dialect.name == "sqlite":
+            raw = driver(conn)
+
+            def newer(after: int) -> Any:
+                return raw.execute(self._newer, {"owner": owner, "after": after}).fetchone()
+        else:
+
+            def newer(after: int) -> Any:
+                return conn.execute(text(self._newer), {"owner": owner, "after": after}).one()
+
         with self._lock:
             known = self._totals.get(owner)
         if known is not None and known[2] < RECOUNT:  # top it up
-            last, added = raw.execute(self._newer, {"owner": owner, "after": known[1]}).fetchone()
+            last, added = newer(known[1])
             if known[1] <= last:
                 count, uses = known[0] + added, known[2] + 1
             else:  # the newest rows were deleted since: count whole
                 known = None
         if known is None or known[2] >= RECOUNT:
-            last, count = raw.execute(self._newer, {"owner": owner, "after": -1}).fetchone()
+            last, count = newer(-1)
             uses = 0
         with self._lock:
             if len(self._totals) > KEPT:

@@ -3,7 +3,8 @@
 **Keywords.** A query is words of letters and digits (as the conversation search reads it:
 quotes, `NEAR`, `*`, `-`, brackets are never query syntax), at most MAX_TERMS. Any word may
 match; chunks are ranked by BM25 in Python, each word weighed by the searching owner's own chunks
-only — how many they have (the sum of their documents' `chunks`) and how many hold the word,
+only — how many they have (kept between searches by `Counts`, topped up from the (owner, id)
+index; on both databases) and how many hold the word,
 counted up to COUNT_CAP — never by other users' documents, which FTS5's `bm25()` would count
 (navi/storage/search.py says why). Only candidates are ranked, each found by a statement with a
 LIMIT, so a search costs about the same at 1,000 chunks or 1,000,000:
@@ -181,10 +182,14 @@ def _count(conn: Connection, owner: str, word: str) -> int:
     return int(conn.execute(text(sql), {"owner": owner, "match": match, "cap": COUNT_CAP}).scalar() or 0)
 
 
-def _total(conn: Connection, owner: str) -> int:
-    """The owner's chunks, from their documents' rows (a few rows, not a count of chunks)."""
-    sql = "SELECT coalesce(sum(chunks), 0) FROM documents WHERE owner = :owner"
-    return int(conn.execute(text(sql), {"owner": owner}).scalar() or 0)
+# ASCII letters and digits lower-cased, every other byte a space: an ASCII text's words, split so,
+# are `words_of`'s (a regular expression's), five times faster.
+_ASCII_WORDS = bytes(b if b < 128 and chr(b).isalnum() else 32 for b in range(256)).lower()
+
+
+def _ascii_words(body: str) -> list[Any]:
+    """The words of an ASCII `body` as `words_of` finds them, as bytes."""
+    return body.encode("ascii").translate(_ASCII_WORDS).split()
 
 
 def keyword(conn: Connection, scope: Scope, query: Words, k: int, counts: Counts) -> list[tuple[int, float]]:
@@ -194,7 +199,9 @@ def keyword(conn: Connection, scope: Scope, query: Words, k: int, counts: Counts
     # Each index folds a word as it folded the text (FTS5's unicode61 lower-cases and drops
     # diacritics but keeps "ß"; PostgreSQL's 'simple' lower-cases only): the words go as typed.
     find = query.plain
-    total = _total(conn, scope.owner)
+    # The owner's chunks: kept by `counts` between searches, topped up from the (owner, id) index
+    # (summing the documents' `chunks` read every document's row: 24 ms at 100,000 documents).
+    total = counts.total(conn, scope.owner)
     held = {
         w: counts.holding(scope.owner, w, total, partial(_count, conn, scope.owner, f))
         for w, f in zip(query.folded, find, strict=True)
@@ -212,16 +219,15 @@ def keyword(conn: Connection, scope: Scope, query: Words, k: int, counts: Counts
         return []
     total = max(total, len(candidates))
     weights = {w: bm25_idf(total, max(1, n)) for w, n in held.items()}
-    split = {i: words_of(body) for i, body in candidates.items()}
+    ascii_weights = {w.encode(): weight for w, weight in weights.items() if w.isascii()}
+    split = {i: _ascii_words(body) if body.isascii() else words_of(body) for i, body in candidates.items()}
     average = sum(len(ws) for ws in split.values()) / len(split) or 1.0
     scored = []
     for i, ws in split.items():
         norm = bm25_norm(len(ws), average)
-        tf: dict[str, int] = {}
-        for w in ws:
-            if w in weights:
-                tf[w] = tf.get(w, 0) + 1
-        score = sum(weights[w] * bm25_tf(n, norm) for w, n in tf.items())
+        # Each query word counted by `list.count` (a loop in C), not every word of the chunk in Python.
+        mine: dict[Any, float] = ascii_weights if ws and isinstance(ws[0], bytes) else weights
+        score = sum(weight * bm25_tf(n, norm) for w, weight in mine.items() if (n := ws.count(w)))
         if score > 0:
             scored.append((score, i))
     scored.sort(key=lambda s: (-s[0], s[1]))

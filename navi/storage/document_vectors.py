@@ -31,7 +31,7 @@ from sqlalchemy import Connection, bindparam, text
 from navi.storage.vectors import closest_signs, signs, single_threaded_blas
 
 EXACT_MAX = 20_000  # up to this many vectors in scope, every one is scored
-RESCORE = 8_000  # beyond, this many closest by their signs are
+RESCORE = 3_000  # beyond, this many closest by their signs are (8,000 before: docs/benchmarks.md)
 CACHE_BYTES = 768 * 1024 * 1024  # all owners' copies in one process
 READ_BATCH = 2_000  # documents' vectors read at a time
 

@@ -13,6 +13,7 @@ from navi.testing.script import Reply
 from tests.helpers.terminal import NAVI, Terminal
 from tests.server_helpers import live_navi, talk, use_script
 from tests.test_chat_keys import env_for
+from tests.test_jobs import posted_back
 from tests.test_research import research_responder
 
 
@@ -37,7 +38,7 @@ def test_background_and_jobs(tmp_path: Path, fake_server: FakeModelServer) -> No
                     assert time.monotonic() < deadline
                     time.sleep(0.1)
                 [job] = http.get("/jobs").json()
-                last = http.get(f"/sessions/{home}").json()["messages"][-1]["content"]
+                last = posted_back(http, home, start="Background job “compare bikes A and B”")
             assert job["origin_session_id"] == home and job["result"] == "The comparison: B wins."
             # The terminal says it is in view: the job's end is not pushed elsewhere.
             notifier = navi.app.state.services.notifier
@@ -86,10 +87,10 @@ def test_background_and_jobs(tmp_path: Path, fake_server: FakeModelServer) -> No
                 while (research := http.get(f"/jobs/{research['id']}").json())["state"] != "done":
                     assert time.monotonic() < deadline and research["state"] in ("queued", "running")
                     time.sleep(0.1)
-                last = http.get(f"/sessions/{home}").json()["messages"][-1]
+                last = posted_back(http, home, start="Background job “the Kestrel 7 battery and weight”")
             assert research["origin_session_id"] == home and research["sources"] == 0
             assert research["plan"] == ["Kestrel 7 battery range", "Kestrel 7 weight"]
-            assert last["content"].startswith("Background job “the Kestrel 7 battery and weight” is done:")
-            assert "None of the sources read says anything about the question." in last["content"]
+            assert last.startswith("Background job “the Kestrel 7 battery and weight” is done:")
+            assert "None of the sources read says anything about the question." in last
         finally:
             term.close()

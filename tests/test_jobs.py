@@ -52,12 +52,13 @@ def texts(http: httpx.Client, session_id: str) -> list[str]:
     return [str(m.get("content") or "") for m in http.get(f"/sessions/{session_id}").json()["messages"]]
 
 
-def posted_back(http: httpx.Client, origin: str, within: float = 30.0) -> str:
-    """The job's report in the conversation that asked: it is posted just after the job's state."""
+def posted_back(http: httpx.Client, origin: str, within: float = 30.0, start: str = "Background job") -> str:
+    """The job's report in the conversation that asked (the last message, starting with `start`):
+    it is posted just after the job's state."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         said = texts(http, origin)
-        if said and said[-1].startswith("Background job"):
+        if said and said[-1].startswith(start):
             return said[-1]
         time.sleep(0.05)
     raise AssertionError(f"no report was posted back to {origin}: {texts(http, origin)}")

@@ -61,7 +61,9 @@ def test_add_edit_and_history_over_rest(tmp_path: Path) -> None:
         # A former value is not edited in place: the current one is.
         refused = client.patch(f"/memory/facts/{former[0]['id']}", json={"value": "Braga"})
         assert refused.status_code == 422 and str(fid) in refused.json()["detail"]
-    asyncio.run(rt.agent.settle())
+        # The summary is rewritten in the background on the client's event loop, which ends with
+        # the client: waited for there (a rewrite still running at the end was cancelled with it).
+        client.portal.call(rt.agent.settle)
     assert "Porto, Portugal" in (asyncio.run(rt.memory.get_summary()) or "")
     asyncio.run(rt.aclose())
 

@@ -208,24 +208,25 @@ def _stale(exc: Exception, request: httpx.Request | httpx2.Request) -> bool:
     )
 
 
-class _Transport(httpx.AsyncHTTPTransport):
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+class _SendsAgain:
+    """A transport (httpx's or httpx2's, the other base) that sends a request once more on a new
+    connection when a reused one ended without answering it (`_stale`)."""
+
+    async def handle_async_request(self, request: Any) -> Any:
         try:
-            return await super().handle_async_request(request)
-        except httpx.ReadError as exc:
+            return await super().handle_async_request(request)  # type: ignore[misc]
+        except (httpx.ReadError, httpx2.ReadError) as exc:
             if not _stale(exc, request):
                 raise
-        return await super().handle_async_request(request)
+        return await super().handle_async_request(request)  # type: ignore[misc]
 
 
-class _TransportV2(httpx2.AsyncHTTPTransport):
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        try:
-            return await super().handle_async_request(request)
-        except httpx2.ReadError as exc:
-            if not _stale(exc, request):
-                raise
-        return await super().handle_async_request(request)
+class _Transport(_SendsAgain, httpx.AsyncHTTPTransport):
+    pass
+
+
+class _TransportV2(_SendsAgain, httpx2.AsyncHTTPTransport):
+    pass
 
 
 def fast_transport(**options: Any) -> httpx.AsyncHTTPTransport:

@@ -5,6 +5,7 @@ configured, and `navi channels`."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import email
 import email.policy
@@ -426,3 +427,36 @@ def test_a_matrix_room_is_read_by_its_joined_and_invited_members_unless_it_is_op
             audience(navi, [*members, rule("m.room.join_rules", join_rule=join_rule)])
     with pytest.raises(NotPrivate, match="world_readable"):
         audience(navi, [*members, rule("m.room.history_visibility", history_visibility="world_readable")])
+
+
+async def test_a_dropped_matrix_login_ends_its_typing_notices() -> None:
+    """The typing notice of a turn keeps going through the client it started with; once that
+    client is dropped (a login the homeserver revoked), no notice may go through it again: a
+    request on a closed nio client opens an HTTP session on it that nobody closes (a full run
+    saw the unclosed aiohttp session). Scripted client: the case is the order of two calls."""
+    from navi.channels.base import Incoming
+    from navi.channels.matrix import MatrixChannel, MatrixSettings
+
+    class Client:
+        def __init__(self) -> None:
+            self.typing: list[bool] = []
+            self.closed = False
+
+        async def room_typing(self, room: str, typing_state: bool, **_: Any) -> None:
+            assert not self.closed, "a notice through a closed client"
+            self.typing.append(typing_state)
+
+        async def close(self) -> None:
+            self.closed = True
+
+    channel = MatrixChannel(MatrixSettings(homeserver="http://127.0.0.1:9", user="@navi:test"))
+    old = Client()
+    channel._client = old  # type: ignore[assignment]
+    message = Incoming(channel="matrix", sender="@ana:test", text="hi", key="$1", context={"room": "!r:test"})
+    await channel.working(message, True)
+    await asyncio.sleep(0.05)
+    assert old.typing == [True]
+    await channel._drop(old)  # type: ignore[arg-type]
+    assert old.closed and channel._typing == {}
+    await asyncio.sleep(0.05)
+    assert old.typing == [True]

@@ -124,9 +124,7 @@ class MatrixChannel(Channel):
     async def close(self, *, logout: bool = False) -> None:
         """Drop the connection; with `logout`, a password login's device is logged out too (an
         access token's is not: it is the user's to keep)."""
-        for task in self._typing.values():
-            task.cancel()
-        self._typing.clear()
+        self._stop_typing()
         client, self._client = self._client, None
         if client is None:
             return
@@ -140,7 +138,16 @@ class MatrixChannel(Channel):
         async with self._connecting:
             if self._client is client:
                 self._client = None
+        self._stop_typing()  # its notices went through this client: none may open it again
         await client.close()
+
+    def _current(self, client: nio.AsyncClient) -> bool:
+        return self._client is client
+
+    def _stop_typing(self) -> None:
+        for task in self._typing.values():
+            task.cancel()
+        self._typing.clear()
 
     async def check(self) -> list[str]:
         try:
@@ -342,8 +349,10 @@ class MatrixChannel(Channel):
             await client.room_typing(room, typing_state=False)
 
     async def _keep_typing(self, client: nio.AsyncClient, room: str) -> None:
+        # Only while `client` is the connection: a request on a closed nio client opens a new HTTP
+        # session on it that nobody closes (seen after a revoked login: an unclosed aiohttp session).
         with contextlib.suppress(Exception):
-            while True:
+            while self._current(client):
                 await client.room_typing(room, typing_state=True, timeout=TYPING_MS)
                 await asyncio.sleep(TYPING_MS / 1000 * 2 / 3)
 

@@ -60,15 +60,12 @@ class Counts:
 
     def total(self, conn: Connection, owner: str) -> int:
         """The owner's rows (on SQLite or PostgreSQL)."""
-        if conn.dialect.name == "sqlite":
-            raw = driver(conn)
 
-            def newer(after: int) -> Any:
-                return raw.execute(self._newer, {"owner": owner, "after": after}).fetchone()
-        else:
-
-            def newer(after: int) -> Any:
-                return conn.execute(text(self._newer), {"owner": owner, "after": after}).one()
+        def newer(after: int) -> Any:  # (the newest id, rows after `after`)
+            params = {"owner": owner, "after": after}
+            if conn.dialect.name == "sqlite":
+                return driver(conn).execute(self._newer, params).fetchone()
+            return conn.execute(text(self._newer), params).one()
 
         with self._lock:
             known = self._totals.get(owner)

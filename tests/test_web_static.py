@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
+import subprocess
 from pathlib import Path
 
 from fastapi.testclient import TestClient
@@ -30,7 +32,7 @@ def test_pages_are_served_with_a_strict_policy(make_settings) -> None:
             assert "frame-ancestors 'none'" in csp
             assert page.headers["x-content-type-options"] == "nosniff"
         assert (
-            http.get("/static/js/main.js")
+            http.get("/static/app.js")
             .headers["content-type"]
             .startswith(("text/javascript", "application/javascript"))
         )
@@ -44,10 +46,12 @@ def test_every_reference_is_local_and_resolves(make_settings) -> None:
         text = html.read_text()
         assert "<script>" not in text and not re.search(r"<[^>]*\son\w+=", text)  # no inline code
         refs.update(re.findall(r'(?:src|href)="([^"]+)"', text))
-    for module in (STATIC / "js").glob("*.js"):
-        refs.update(re.findall(r'from "([^"]+)"', module.read_text()))
+    for module in (STATIC / "js").glob("*.js"):  # imports name modules relative to /static/js/
+        imported = re.findall(r'from "([^"]+)"', module.read_text())
+        assert all(r.startswith(("./", "../vendor/")) for r in imported), (module.name, imported)
+        refs.update(posixpath.normpath(f"/static/js/{r}") for r in imported)
     links = {r for r in refs if r.startswith("/static/")}
-    assert {"/static/js/main.js", "/static/js/debug.js", "/static/vendor/marked.esm.js"} <= links
+    assert {"/static/app.js", "/static/js/debug.js", "/static/js/api.js", "/static/vendor/marked.esm.js"} <= links
     assert all(r.startswith(("/", "#", "data:")) for r in refs), sorted(refs)
     with client(make_settings()) as http:
         for link in sorted(links):
@@ -72,3 +76,18 @@ def test_the_file_chooser_offers_the_kinds_uploads_accept() -> None:
     found = re.search(r'<input type="file" id="file-input" multiple\s+accept="([^"]+)">', page)
     assert found is not None
     assert found.group(1).split(",") == [ext for kind in KINDS.values() for ext in kind]
+
+
+def test_the_page_loads_the_script_its_modules_build() -> None:
+    """index.html loads app.js, and app.js is exactly what scripts/bundle-page (the pinned esbuild)
+    builds from static/js/ now: a module changed without building again fails here, not in a
+    browser test that ran the old code."""
+    page = (STATIC / "index.html").read_text()
+    assert re.findall(r'<script type="module" src="([^"]+)"', page) == ["/static/app.js"]
+    checked = subprocess.run(
+        [str(ROOT / "scripts" / "bundle-page"), "--check"], capture_output=True, text=True, timeout=120
+    )
+    assert checked.returncode == 0, checked.stderr
+    for module in (STATIC / "js").glob("*.js"):
+        if module.name not in ("debug.js", "docs.js", "theme.js"):  # pages of their own, and the theme
+            assert f"// navi/web/static/js/{module.name}\n" in (STATIC / "app.js").read_text(), module.name

@@ -1,4 +1,10 @@
-"""The browser UI: static files shipped in the package, served by Navi itself (no build step, no CDN)."""
+"""The browser UI: static files shipped in the package, served by Navi itself (no CDN).
+
+The page's script is static/app.js: static/js/main.js and every module it imports, joined by
+scripts/bundle-page (esbuild) and committed, so running Navi needs no Node and a browser loads one
+script rather than forty modules one import level after another. The modules stay the source; a
+test fails when app.js is not what they build.
+"""
 
 from __future__ import annotations
 
@@ -62,7 +68,7 @@ async def redoc() -> Response:
 # The installable app (PWA): its manifest, and a service worker that keeps the page's shell for when
 # Navi is not reachable. Both are public, like the icons the manifest names: the browser fetches them
 # without the sign-in, and none of them holds anything but the page's own files.
-SHELL_VENDOR = ("highlight-github-dark.min.css", "highlight.min.js", "marked.esm.js", "purify.es.mjs")
+SHELL_VENDOR = ("highlight-github-dark.min.css",)  # the vendored scripts are inside app.js
 ICONS = ("navi-192.png", "navi-512.png", "navi-maskable-512.png", "apple-touch-icon.png", "favicon-32.png")
 PUBLIC_FILES = frozenset({"/manifest.webmanifest", "/sw.js", *(f"/static/icons/{name}" for name in ICONS)})
 
@@ -74,7 +80,8 @@ def shell() -> tuple[str, list[str]]:
     files = [
         STATIC / "index.html",
         STATIC / "app.css",
-        *sorted((STATIC / "js").glob("*.js")),
+        STATIC / "app.js",
+        STATIC / "js" / "theme.js",
         *(STATIC / "vendor" / name for name in SHELL_VENDOR),
         *(STATIC / "icons" / name for name in ICONS),
     ]

@@ -2,9 +2,9 @@
 // tool output is inserted as text everywhere here, except the Markdown of answers and plans, which
 // goes through markdown.js (sanitised).
 
-import { el, formatJson } from "/static/js/dom.js";
-import { icon } from "/static/js/icons.js";
-import { fillMarkdown } from "/static/js/markdown.js";
+import { el, formatJson } from "./dom.js";
+import { icon } from "./icons.js";
+import { fillMarkdown } from "./markdown.js";
 
 export function thinkingBlock(text, { open = false, label = "Thought" } = {}) {
   const body = el("div", { class: "thinking-text" }, text || "");

@@ -3,8 +3,8 @@
 // answer: Regenerate and Fork; and on a message that has siblings, a ‹ 2/3 › switcher. The caller
 // (main.js) does the work: edit and regenerate go on the socket, switch and fork over REST.
 
-import { el } from "/static/js/dom.js";
-import { icon } from "/static/js/icons.js";
+import { el } from "./dom.js";
+import { icon } from "./icons.js";
 
 // ‹ i/n ›: the message's place among its siblings; the arrows show the previous or next one.
 function switcher(siblings, index, onSwitch) {

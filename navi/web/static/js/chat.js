@@ -2,12 +2,12 @@
 // WebSocket frames. Both paths end in the same blocks (thinking, plan, tool cards, text), so a turn
 // looks the same while it streams, after a reload mid-run, and when read back later.
 
-import { ToolCard, TextSegment, notice, planCard, statusText, thinkingBlock } from "/static/js/blocks.js";
-import { answerActions, userActions } from "/static/js/branches.js";
-import { el, imageSrc } from "/static/js/dom.js";
-import { icon } from "/static/js/icons.js";
-import { QuestionCard } from "/static/js/elicit.js";
-import { Steps } from "/static/js/steps.js";
+import { ToolCard, TextSegment, notice, planCard, statusText, thinkingBlock } from "./blocks.js";
+import { answerActions, userActions } from "./branches.js";
+import { el, imageSrc } from "./dom.js";
+import { icon } from "./icons.js";
+import { QuestionCard } from "./elicit.js";
+import { Steps } from "./steps.js";
 
 const SPAWN = "spawn_agent";
 const REVEAL_MS = 4000; // how long a message opened from a search hit stays marked

@@ -6,9 +6,9 @@
 // that cites it, the hit at the cited place preferred, then /documents/chunks/{id} for the passage).
 // Everything is built with DOM calls on text already sanitised: document text is only ever text.
 
-import { api } from "/static/js/api.js";
-import { el, toast } from "/static/js/dom.js";
-import { icon } from "/static/js/icons.js";
+import { api } from "./api.js";
+import { el, toast } from "./dom.js";
+import { icon } from "./icons.js";
 
 // "(…)" or "[…]" on one line, short, with no brackets inside.
 const BRACKETED = /[([]([^()[\]\n]{3,240})[)\]]/g;

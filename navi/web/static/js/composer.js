@@ -3,10 +3,10 @@
 // travel inline with the message. A file Navi reads as a document (the upload's answer names its
 // `document_id`) shows its indexing state on its chip until it is ready (docstate.js).
 
-import { api } from "/static/js/api.js";
-import { droppedFiles, stateView } from "/static/js/docstate.js";
-import { el, refusal, toast } from "/static/js/dom.js";
-import { icon } from "/static/js/icons.js";
+import { api } from "./api.js";
+import { droppedFiles, stateView } from "./docstate.js";
+import { el, refusal, toast } from "./dom.js";
+import { icon } from "./icons.js";
 
 const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);

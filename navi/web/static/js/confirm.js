@@ -2,7 +2,7 @@
 // looks like a warning from the browser): a title, a sentence, and the action's button beside
 // Cancel. Escape, Cancel or a click outside answer no. Resolves true only for the action.
 
-import { el } from "/static/js/dom.js";
+import { el } from "./dom.js";
 
 export function confirmDialog({ title, message, confirm = "OK", danger = true }) {
   const opener = document.activeElement;

@@ -1,9 +1,9 @@
 // The debug panel: one session's display history beside the context the model sees (with the system
 // prompt and memory), its planning logs, and the profiles, tools and memory Navi has.
 
-import { api } from "/static/js/api.js";
-import { el, formatJson, toast } from "/static/js/dom.js";
-import { sessionTitle } from "/static/js/sidebar.js";
+import { api } from "./api.js";
+import { el, formatJson, toast } from "./dom.js";
+import { sessionTitle } from "./sidebar.js";
 
 const $ = (id) => document.getElementById(id);
 

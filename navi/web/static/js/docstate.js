@@ -4,8 +4,8 @@
 // ready (GET /documents/{id} about once a second), for the chips of files uploaded into a conversation.
 // Names and reasons are the server's text: only ever set as text.
 
-import { api } from "/static/js/api.js";
-import { el } from "/static/js/dom.js";
+import { api } from "./api.js";
+import { el } from "./dom.js";
 
 export const POLL_MS = 1000;
 export const BUSY = new Set(["queued", "indexing"]);

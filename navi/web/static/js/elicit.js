@@ -4,7 +4,7 @@
 // is filled in but the schema's own defaults. Text from the server is inserted as text, never
 // markup; the URL is shown whole, so the user sees where it leads before opening it.
 
-import { el } from "/static/js/dom.js";
+import { el } from "./dom.js";
 
 const OUTCOMES = {
   accept: "Answered.",

@@ -5,8 +5,8 @@
 // planned, and how many sources it has read. `job` frames on the socket keep an open panel current.
 // Titles, errors and sub-questions are the user's or the model's text: only ever set as text nodes.
 
-import { api } from "/static/js/api.js";
-import { el } from "/static/js/dom.js";
+import { api } from "./api.js";
+import { el } from "./dom.js";
 
 const STATES = { queued: "waiting", running: "running", done: "done", failed: "failed", stopped: "stopped" };
 

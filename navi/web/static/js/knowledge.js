@@ -6,12 +6,12 @@
 // its own collection, of the files uploaded into it, always). Files or a folder dropped on the panel
 // go into the chosen collection. Names, reasons and passages are the server's text: set as text only.
 
-import { api } from "/static/js/api.js";
-import { fileHref, isPdf, openHit } from "/static/js/citations.js";
-import { confirmDialog } from "/static/js/confirm.js";
-import { BUSY, POLL_MS, droppedFiles, stateView } from "/static/js/docstate.js";
-import { el } from "/static/js/dom.js";
-import { icon } from "/static/js/icons.js";
+import { api } from "./api.js";
+import { fileHref, isPdf, openHit } from "./citations.js";
+import { confirmDialog } from "./confirm.js";
+import { BUSY, POLL_MS, droppedFiles, stateView } from "./docstate.js";
+import { el } from "./dom.js";
+import { icon } from "./icons.js";
 
 const PAUSE_MS = 300;
 const SNIPPET = 280;

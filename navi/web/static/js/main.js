@@ -6,33 +6,33 @@
 // poll while no socket is open; either way they update the badges, the schedules panel and, when
 // allowed, show a browser notification.
 
-import { api } from "/static/js/api.js";
-import { statusText } from "/static/js/blocks.js";
-import { Conversation } from "/static/js/chat.js";
-import { Citations } from "/static/js/citations.js";
-import { Composer } from "/static/js/composer.js";
-import { DocumentTracker, stateView } from "/static/js/docstate.js";
-import { addTurn, setMeter, turnsFrom } from "/static/js/gauge.js";
-import { toast } from "/static/js/dom.js";
-import { fillIcons } from "/static/js/icons.js";
-import { KnowledgePanel } from "/static/js/knowledge.js";
-import { SkillsPanel } from "/static/js/skills.js";
-import { setAfterRender } from "/static/js/markdown.js";
-import { JobsPanel } from "/static/js/jobs.js";
-import { MemoryPanel } from "/static/js/memory.js";
-import { Notifier } from "/static/js/notify.js";
-import { ProfilePicker } from "/static/js/profile.js";
-import { SchedulesPanel } from "/static/js/schedules.js";
-import { SettingsPanel } from "/static/js/settings.js";
-import { ConversationOptions } from "/static/js/preferences.js";
-import { installShortcuts } from "/static/js/shortcuts.js";
-import { QueueView, steeredMessage } from "/static/js/queue.js";
-import { StatusLight } from "/static/js/status.js";
-import { Sidebar, sessionTitle } from "/static/js/sidebar.js";
-import { importFile } from "/static/js/transfer.js";
-import { SessionSocket } from "/static/js/socket.js";
-import { ScheduleWatch } from "/static/js/watch.js";
-import { VoiceControls } from "/static/js/voice.js";
+import { api } from "./api.js";
+import { statusText } from "./blocks.js";
+import { Conversation } from "./chat.js";
+import { Citations } from "./citations.js";
+import { Composer } from "./composer.js";
+import { DocumentTracker, stateView } from "./docstate.js";
+import { addTurn, setMeter, turnsFrom } from "./gauge.js";
+import { toast } from "./dom.js";
+import { fillIcons } from "./icons.js";
+import { KnowledgePanel } from "./knowledge.js";
+import { SkillsPanel } from "./skills.js";
+import { setAfterRender } from "./markdown.js";
+import { JobsPanel } from "./jobs.js";
+import { MemoryPanel } from "./memory.js";
+import { Notifier } from "./notify.js";
+import { ProfilePicker } from "./profile.js";
+import { SchedulesPanel } from "./schedules.js";
+import { SettingsPanel } from "./settings.js";
+import { ConversationOptions } from "./preferences.js";
+import { installShortcuts } from "./shortcuts.js";
+import { QueueView, steeredMessage } from "./queue.js";
+import { StatusLight } from "./status.js";
+import { Sidebar, sessionTitle } from "./sidebar.js";
+import { importFile } from "./transfer.js";
+import { SessionSocket } from "./socket.js";
+import { ScheduleWatch } from "./watch.js";
+import { VoiceControls } from "./voice.js";
 
 const $ = (id) => document.getElementById(id);
 

@@ -2,10 +2,10 @@
 // event handlers, javascript: links), highlight.js colours code, and each code block gets a copy
 // button (added after sanitising: model output itself can hold no buttons). The page's CSP is the second fence.
 
-import { Marked } from "/static/vendor/marked.esm.js";
-import DOMPurify from "/static/vendor/purify.es.mjs";
-import hljs from "/static/vendor/highlight.min.js";
-import { el, toast } from "/static/js/dom.js";
+import { Marked } from "../vendor/marked.esm.js";
+import DOMPurify from "../vendor/purify.es.mjs";
+import hljs from "../vendor/highlight.min.js";
+import { el, toast } from "./dom.js";
 
 const marked = new Marked({ gfm: true, breaks: true });
 

@@ -5,9 +5,9 @@
 // delete (DELETE, after a confirm) — and a form that adds one (POST). Values are the user's text:
 // only ever set as text nodes.
 
-import { api } from "/static/js/api.js";
-import { confirmDialog } from "/static/js/confirm.js";
-import { el } from "/static/js/dom.js";
+import { api } from "./api.js";
+import { confirmDialog } from "./confirm.js";
+import { el } from "./dom.js";
 
 const PAUSE_MS = 250;
 const SOURCES = {

@@ -6,8 +6,8 @@
 // approval waits — with the page closed too (sw.js shows them). Without Web Push, scheduled runs
 // are shown by this page while it is open.
 
-import { api } from "/static/js/api.js";
-import { plainText } from "/static/js/markdown.js";
+import { api } from "./api.js";
+import { plainText } from "./markdown.js";
 
 function keyBytes(base64url) {
   const text = atob(base64url.replace(/-/g, "+").replace(/_/g, "/"));

@@ -5,8 +5,8 @@
 // dialog opened beside the conversation's title. The models to pick from come from `modelChoices`
 // (GET /models?check=false: its `choices`, what the model servers list), read once per opening.
 
-import { api } from "/static/js/api.js";
-import { el } from "/static/js/dom.js";
+import { api } from "./api.js";
+import { el } from "./dom.js";
 
 // Tools a new profile starts with (each can be unticked).
 const STARTER_TOOLS = ["todo", "web_search", "web_view", "memory_search", "recall", "get_current_datetime"];

@@ -3,8 +3,8 @@
 // in a draft, the profile its first message creates it with. The draft's choice is remembered in
 // this browser (localStorage), so "New conversation" starts with the profile last picked for one.
 
-import { api } from "/static/js/api.js";
-import { el, toast } from "/static/js/dom.js";
+import { api } from "./api.js";
+import { el, toast } from "./dom.js";
 
 const KEY = "navi.draftProfile";
 

@@ -4,7 +4,7 @@
 // and worker sees the same one): this view draws its `queued` / `queue_cancelled` frames and the list
 // a reloaded page reads, and drops a message once its `stream_start` or `steered` frame says it left.
 
-import { el } from "/static/js/dom.js";
+import { el } from "./dom.js";
 
 export class QueueView {
   constructor(container, { onEdit, onCancel }) {

@@ -2,8 +2,8 @@
 // (click, Enter or Space), left with Escape, a click elsewhere or Tab; Up and Down move between the
 // items. One menu at a time; the focus goes back to the button when it closes without an action.
 
-import { el } from "/static/js/dom.js";
-import { icon } from "/static/js/icons.js";
+import { el } from "./dom.js";
+import { icon } from "./icons.js";
 
 export class RowMenu {
   constructor() {

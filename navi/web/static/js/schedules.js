@@ -4,11 +4,11 @@
 // to its conversation), and a form that creates one. A refused form (422) says why and keeps
 // everything typed.
 
-import { api } from "/static/js/api.js";
-import { confirmDialog } from "/static/js/confirm.js";
-import { el } from "/static/js/dom.js";
-import { plainText } from "/static/js/markdown.js";
-import { inZone, timingWords } from "/static/js/timing.js";
+import { api } from "./api.js";
+import { confirmDialog } from "./confirm.js";
+import { el } from "./dom.js";
+import { plainText } from "./markdown.js";
+import { inZone, timingWords } from "./timing.js";
 
 const STATUS = { running: "running", waiting_approval: "waiting for your approval", ok: "ok", error: "failed", skipped: "skipped" };
 

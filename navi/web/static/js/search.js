@@ -3,8 +3,8 @@
 // session's name, the message's date, the snippet with the matched words in <mark>. The snippet is
 // the user's text: it is only ever set as text nodes, never parsed as markup.
 
-import { api } from "/static/js/api.js";
-import { el } from "/static/js/dom.js";
+import { api } from "./api.js";
+import { el } from "./dom.js";
 
 export const MIN_CHARS = 2;
 const PAUSE_MS = 250;

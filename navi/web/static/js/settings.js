@@ -5,9 +5,9 @@
 // with each model's state (GET /models, read-only) and signing out
 // (POST /logout revokes this browser's sign-in).
 
-import { api } from "/static/js/api.js";
-import { el, relativeTime } from "/static/js/dom.js";
-import { BuiltinModels, InstructionsForm, ProfileEditor } from "/static/js/preferences.js";
+import { api } from "./api.js";
+import { el, relativeTime } from "./dom.js";
+import { BuiltinModels, InstructionsForm, ProfileEditor } from "./preferences.js";
 
 const THEME = "navi.theme";
 const KINDS = ["answers", "approvals", "reminders", "jobs", "notes"];

@@ -8,14 +8,14 @@
 // screen by holding it a moment, then moving the finger (touchdrag.js). A folder's "⋯" renames it. "Archived" shows the archived
 // conversations instead, to bring them back. Up and Down move between the rows and the hits.
 
-import { api } from "/static/js/api.js";
-import { askText, confirmDialog } from "/static/js/confirm.js";
-import { el, relativeTime, toast } from "/static/js/dom.js";
-import { icon } from "/static/js/icons.js";
-import { RowMenu } from "/static/js/rowmenu.js";
-import { MessageSearch } from "/static/js/search.js";
-import { touchDrag } from "/static/js/touchdrag.js";
-import { exportSession, FORMATS } from "/static/js/transfer.js";
+import { api } from "./api.js";
+import { askText, confirmDialog } from "./confirm.js";
+import { el, relativeTime, toast } from "./dom.js";
+import { icon } from "./icons.js";
+import { RowMenu } from "./rowmenu.js";
+import { MessageSearch } from "./search.js";
+import { touchDrag } from "./touchdrag.js";
+import { exportSession, FORMATS } from "./transfer.js";
 
 const DRAG_TYPE = "application/x-navi-session";
 

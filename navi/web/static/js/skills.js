@@ -8,11 +8,11 @@
 // Navi's own browser from here (viewer.js). Names, descriptions, SKILL.md
 // and sites are the server's text: set as text only.
 
-import { api } from "/static/js/api.js";
-import { confirmDialog } from "/static/js/confirm.js";
-import { el } from "/static/js/dom.js";
-import { icon } from "/static/js/icons.js";
-import { SigninViewer } from "/static/js/viewer.js";
+import { api } from "./api.js";
+import { confirmDialog } from "./confirm.js";
+import { el } from "./dom.js";
+import { icon } from "./icons.js";
+import { SigninViewer } from "./viewer.js";
 
 const plural = (n, one) => `${n} ${one}${n === 1 ? "" : "s"}`;
 

@@ -6,8 +6,8 @@
 // the conversation under it. While Navi is unreachable, /health is asked every few seconds, so the
 // page knows it is back even without a socket (the draft view).
 
-import { api, connectivity } from "/static/js/api.js";
-import { toast } from "/static/js/dom.js";
+import { api, connectivity } from "./api.js";
+import { toast } from "./dom.js";
 
 const POLL_MS = 30_000;
 const PROBE_MS = 3_000;

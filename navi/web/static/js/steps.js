@@ -3,7 +3,7 @@
 // thought for 3 s"); a click opens them. While the turn runs the line says what Navi is doing now.
 // A question waiting for the user's approval opens it, so the buttons are in view.
 
-import { el } from "/static/js/dom.js";
+import { el } from "./dom.js";
 
 const SPAWN = "spawn_agent";
 

@@ -5,7 +5,7 @@
 // scroll and the long press opens no menu; the click that ends a drag (where the finger lifted)
 // opens nothing, while a tap elsewhere right after it does what it says.
 
-import { el } from "/static/js/dom.js";
+import { el } from "./dom.js";
 
 const LONG_PRESS = 450; // ms the finger stays still to lift a row
 const SLOP = 10; // px the finger may drift during the press (more: it is a scroll)

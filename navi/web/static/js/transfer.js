@@ -2,8 +2,8 @@
 // service sends, or its conversations.json) or a Navi archive, whichever it is; a conversation's
 // menu exports it as Markdown, PDF or the JSON archive Navi imports again.
 
-import { api } from "/static/js/api.js";
-import { el, toast } from "/static/js/dom.js";
+import { api } from "./api.js";
+import { el, toast } from "./dom.js";
 
 export const FORMATS = [
   { format: "markdown", label: "Export as Markdown", extension: "md" },

@@ -11,8 +11,8 @@
 // finished answer through /v1/audio/speech. Nothing leaves for anywhere but Navi. A browser without
 // microphone permission gets a message saying how to allow it.
 
-import { el, toast } from "/static/js/dom.js";
-import { icon } from "/static/js/icons.js";
+import { el, toast } from "./dom.js";
+import { icon } from "./icons.js";
 
 const HOLD_MS = 350; // pressed longer than this: hold to talk; shorter: a tap that toggles
 const SPEECH_LEVEL = 0.04; // RMS above this is someone talking (barge-in, hands-free start)

@@ -194,3 +194,28 @@ async def test_a_full_queue_refuses_at_once_and_the_loop_keeps_running(sentence_
     assert [t.text for t in await asyncio.gather(first, second)] == ["held", "held"]
     assert ticks >= 5 and voice._jobs == 0
     voice.close()
+
+
+def test_engines_on_the_same_files_share_one_loaded_model(tmp_path: Path, whisper: WhisperEngine) -> None:
+    """Loading is done once per process for the same files and options (navi/voice/shared.py): a
+    second runtime's engines take the loaded model; other options or a changed file load again."""
+    again = WhisperEngine(whisper.folder, threads=2)
+    again.load()
+    assert again._model is whisper._model
+    other = WhisperEngine(whisper.folder, threads=1)
+    other.load()
+    assert other._model is not whisper._model
+
+    first, second = PiperEngine(), PiperEngine()
+    first.load()
+    second.load()
+    assert second._voice is first._voice
+    assert first.model is not None and first.config is not None
+    model, config = tmp_path / "voice.onnx", tmp_path / "voice.onnx.json"
+    model.write_bytes(Path(first.model).read_bytes())
+    config.write_bytes(Path(first.config).read_bytes())
+    copied = PiperEngine(model, config)
+    copied.load()
+    assert copied._voice is not first._voice
+    samples, rate = copied.synthesize("Hello there.")
+    assert rate == 22050 and len(samples) > rate // 4

@@ -22,6 +22,7 @@ import httpx
 
 from navi.net.tls import ca_context
 from navi.voice.audio import AudioError, Clip
+from navi.voice.shared import identity, shared
 
 if TYPE_CHECKING:
     import numpy as np
@@ -115,7 +116,10 @@ class WhisperEngine:
             if not (Path(folder) / "model.bin").is_file():
                 raise FileNotFoundError(f"{folder} holds no CTranslate2 Whisper model (model.bin)")
             model = _windowed(WhisperModel) if self.window == "short" else WhisperModel
-            self._model = model(str(folder), device="cpu", compute_type="int8", cpu_threads=self.threads)
+            key = ("whisper", identity(Path(folder) / "model.bin"), self.threads, self.window)
+            self._model = shared(
+                key, lambda: model(str(folder), device="cpu", compute_type="int8", cpu_threads=self.threads)
+            )
             self.folder = Path(folder)
 
     def transcribe(self, clip: Clip, *, language: str | None = None, prompt: str | None = None) -> Transcript:

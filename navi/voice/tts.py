@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from navi.net.tls import ca_context
+from navi.voice.shared import identity, shared
 from navi.voice.stt import RemoteVoiceError
 
 if TYPE_CHECKING:
@@ -54,31 +55,34 @@ class PiperEngine:
         with self._lock:
             if self._voice is not None:
                 return
-            import json
-
-            import onnxruntime
-            from piper import PiperVoice
-            from piper.config import PiperConfig
-            from piper.phonemize_espeak import ESPEAK_DATA_DIR
-
             from navi.voice.weights import piper_joe
 
             if self.model is None:
                 self.model, self.config = piper_joe()
-            config = Path(self.config or f"{self.model}.json")
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = self.threads
-            options.inter_op_num_threads = 1
-            options.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spinning else "0")
-            voice = PiperVoice(
-                config=PiperConfig.from_dict(json.loads(config.read_text(encoding="utf-8"))),
-                session=onnxruntime.InferenceSession(
-                    str(self.model), sess_options=options, providers=["CPUExecutionProvider"]
-                ),
-                espeak_data_dir=Path(ESPEAK_DATA_DIR),
-                download_dir=config.parent,  # never written: the voice's own folder
-            )
-            self._voice = voice
+            model, config = Path(self.model), Path(self.config or f"{self.model}.json")
+            key = ("piper", identity(model), identity(config), self.threads, self.spinning)
+            self._voice = shared(key, lambda: self._loaded(model, config))
+
+    def _loaded(self, model: Path, config: Path) -> Any:
+        import json
+
+        import onnxruntime
+        from piper import PiperVoice
+        from piper.config import PiperConfig
+        from piper.phonemize_espeak import ESPEAK_DATA_DIR
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spinning else "0")
+        return PiperVoice(
+            config=PiperConfig.from_dict(json.loads(config.read_text(encoding="utf-8"))),
+            session=onnxruntime.InferenceSession(
+                str(model), sess_options=options, providers=["CPUExecutionProvider"]
+            ),
+            espeak_data_dir=Path(ESPEAK_DATA_DIR),
+            download_dir=config.parent,  # never written: the voice's own folder
+        )
 
     def synthesize(self, text: str, speed: float = 1.0) -> tuple[Samples, int]:
         import numpy as np

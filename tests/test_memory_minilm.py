@@ -226,3 +226,29 @@ async def test_a_question_asked_again_is_not_embedded_again(monkeypatch: pytest.
     await embedder(["a", "b"])  # batches (passages) are never cached
     await embedder(["a", "b"])
     assert len(calls) == 7
+
+
+def test_the_int8_rewrite_is_kept_for_later_processes_and_done_again_when_damaged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from navi.memory import minilm_int8
+
+    rewrites: list[Path] = []
+
+    def rewrite(source: Path) -> bytes:
+        rewrites.append(source)
+        return b"int8 model of " + source.read_bytes()
+
+    monkeypatch.setattr(minilm_int8, "integer_model", rewrite)
+    source, cache = tmp_path / "model.onnx", tmp_path / "cache"
+    source.write_bytes(b"weights")
+    first = minilm_int8.cached_integer_model(source, "a" * 64, cache)
+    again = minilm_int8.cached_integer_model(source, "a" * 64, cache)
+    assert first == again == b"int8 model of weights" and len(rewrites) == 1
+    assert minilm_int8.cached_integer_model(source, "b" * 64, cache) and len(rewrites) == 2  # other weights
+    for kept in cache.glob("*.onnx"):
+        kept.write_bytes(b"damaged")
+    assert minilm_int8.cached_integer_model(source, "a" * 64, cache) == first and len(rewrites) == 3
+    assert not list(cache.glob("*.part"))
+    (tmp_path / "blocked").write_text("a file where the cache folder would be")
+    assert minilm_int8.cached_integer_model(source, "a" * 64, tmp_path / "blocked") == first  # not an error

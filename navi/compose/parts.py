@@ -113,7 +113,8 @@ def embedder(settings: Settings, backends: BackendRegistry) -> Embedder | None:
     if not name:
         return None
     if name in (BUILTIN, BUILTIN_MINILM):
-        return MiniLMEmbedder()
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "navi" / "models"
+        return MiniLMEmbedder(rewrites=cache)
     if name == BUILTIN_WORDLLAMA:
         return BuiltinEmbedder()
     backend = settings.default_llm_backend

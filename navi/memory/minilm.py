@@ -16,8 +16,8 @@ Both files are checked against the sha256 pinned here before they are used, so a
 damaged install fails loudly instead of embedding with other weights. The file multiplies in float32
 after all (its int8 weights are cast back at load); it is rewritten at load to multiply in int8
 (navi/memory/minilm_int8.py), which halves a question's cost (6.5 -> 3.0 ms of one core) and takes
-a third off a passage's (82 -> 52 ms for 200 tokens). Loading takes about 4 s of CPU (in a worker
-thread, on first use). The model runs on one thread: on a machine whose cores are busy, more
+a third off a passage's (82 -> 52 ms for 200 tokens). Loading takes about 4 s of CPU the first
+time (in a worker thread, on first use), a fraction of a second once the rewrite is cached. The model runs on one thread: on a machine whose cores are busy, more
 threads wait for each other; and one text per call, as batches were slower per text.
 The last CACHED_QUESTIONS questions' vectors are kept: a turn embeds the user's message for memory
 and again for its documents.
@@ -96,7 +96,7 @@ def available() -> bool:
 class Model:
     """The loaded tokenizer and ONNX session; `embed` is synchronous and thread-safe."""
 
-    def __init__(self, threads: int = 1, integer: bool = True) -> None:
+    def __init__(self, threads: int = 1, integer: bool = True, cache: Path | None = None) -> None:
         quiet_onnxruntime()
         import onnxruntime
         from tokenizers import Tokenizer
@@ -111,9 +111,9 @@ class Model:
         options.log_severity_level = 3  # warnings about the graph's shapes are not the user's concern
         source = wheel_file(*MODEL_WHEEL, MODEL_SHA256)
         if integer:  # int8 matrix products (navi/memory/minilm_int8.py): 2x faster a question
-            from navi.memory.minilm_int8 import integer_model
+            from navi.memory.minilm_int8 import cached_integer_model
 
-            model: str | bytes = integer_model(source)
+            model: str | bytes = cached_integer_model(source, MODEL_SHA256, cache)
         else:
             model = str(source)
         self.session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
@@ -152,11 +152,12 @@ _shared: dict[tuple[int, bool], Model] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_model(threads: int = 1, integer: bool = True) -> Model:
-    """One loaded model per process (memory and documents embed with the same one)."""
+def shared_model(threads: int = 1, integer: bool = True, cache: Path | None = None) -> Model:
+    """One loaded model per process (memory and documents embed with the same one); `cache`: where
+    the int8 rewrite is kept for later processes (navi/memory/minilm_int8.py)."""
     with _shared_lock:
         if (threads, integer) not in _shared:
-            _shared[threads, integer] = Model(threads, integer)
+            _shared[threads, integer] = Model(threads, integer, cache)
         return _shared[threads, integer]
 
 
@@ -172,8 +173,15 @@ class MiniLMEmbedder(Embedder):
     # A fact at least this alike the question passes the rescoring whatever its attribute's score.
     strong_similarity = 0.6
 
-    def __init__(self, threads: int = 1, cache: int = CACHED_QUESTIONS, integer: bool = True) -> None:
+    def __init__(
+        self,
+        threads: int = 1,
+        cache: int = CACHED_QUESTIONS,
+        integer: bool = True,
+        rewrites: Path | None = None,
+    ) -> None:
         self.threads = threads
+        self.rewrites = rewrites  # where the int8 rewrite is kept across processes; None: nowhere
         self.integer = integer  # False: the file's float32 products (slower, vectors ~0.01 closer)
         self._model: Model | None = None
         self._lock = asyncio.Lock()
@@ -188,7 +196,7 @@ class MiniLMEmbedder(Embedder):
         if self._model is None:
             async with self._lock:
                 if self._model is None:
-                    self._model = await asyncio.to_thread(shared_model, self.threads, self.integer)
+                    self._model = await asyncio.to_thread(shared_model, self.threads, self.integer, self.rewrites)
         return self._model
 
     def forget(self) -> None:

@@ -17,8 +17,9 @@ damaged install fails loudly instead of embedding with other weights. The file m
 after all (its int8 weights are cast back at load); it is rewritten at load to multiply in int8
 (navi/memory/minilm_int8.py), which halves a question's cost (6.5 -> 3.0 ms of one core) and takes
 a third off a passage's (82 -> 52 ms for 200 tokens). Loading takes about 4 s of CPU the first
-time (in a worker thread, on first use), a fraction of a second once the rewrite is cached. The model runs on one thread: on a machine whose cores are busy, more
-threads wait for each other; and one text per call, as batches were slower per text.
+time (in a worker thread, on first use), a fraction of a second once the rewrite is cached. The
+model runs on one thread: on a machine whose cores are busy, more threads wait for each other; and
+one text per call, as batches were slower per text.
 The last CACHED_QUESTIONS questions' vectors are kept: a turn embeds the user's message for memory
 and again for its documents.
 
@@ -196,7 +197,8 @@ class MiniLMEmbedder(Embedder):
         if self._model is None:
             async with self._lock:
                 if self._model is None:
-                    self._model = await asyncio.to_thread(shared_model, self.threads, self.integer, self.rewrites)
+                    load = (shared_model, self.threads, self.integer, self.rewrites)
+                    self._model = await asyncio.to_thread(*load)
         return self._model
 
     def forget(self) -> None:

@@ -197,8 +197,8 @@ class MiniLMEmbedder(Embedder):
         if self._model is None:
             async with self._lock:
                 if self._model is None:
-                    load = (shared_model, self.threads, self.integer, self.rewrites)
-                    self._model = await asyncio.to_thread(*load)
+                    options = (self.threads, self.integer, self.rewrites)
+                    self._model = await asyncio.to_thread(shared_model, *options)
         return self._model
 
     def forget(self) -> None:

@@ -26,7 +26,7 @@ from navi.agent.engine import AgentConfig
 from navi.agent.research import ResearchConfig
 from navi.compose.models import add_models, with_chains
 from navi.compose.problems import SetupError, file_problem, folder_problem, reason, which_of
-from navi.config import Settings
+from navi.config import Settings, cache_home
 from navi.documents.extract.common import Limits
 from navi.llm import backends as catalogue
 from navi.llm.calls import CallLimits
@@ -113,8 +113,7 @@ def embedder(settings: Settings, backends: BackendRegistry) -> Embedder | None:
     if not name:
         return None
     if name in (BUILTIN, BUILTIN_MINILM):
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "navi" / "models"
-        return MiniLMEmbedder(rewrites=cache)
+        return MiniLMEmbedder(rewrites=cache_home() / "models")
     if name == BUILTIN_WORDLLAMA:
         return BuiltinEmbedder()
     backend = settings.default_llm_backend

@@ -8,11 +8,10 @@ reason given to whoever asks for it and said once in the log.
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
 from navi.compose.problems import SetupError
-from navi.config import Settings
+from navi.config import Settings, cache_home
 from navi.logging import get_logger
 from navi.voice import Voice
 from navi.voice.audio import Limits
@@ -26,7 +25,7 @@ log = get_logger(__name__)
 def voice_cache(settings: Settings) -> Path:
     if settings.voice_cache_dir:
         return Path(settings.voice_cache_dir).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "navi" / "voice"
+    return cache_home() / "voice"
 
 
 def _listener(s: Settings) -> tuple[WhisperEngine | RemoteTranscriber | None, str]:

@@ -6,6 +6,7 @@ Built by `load_settings()` in the app factory or the CLI, never at import (tests
 from __future__ import annotations
 
 import ipaddress
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -491,3 +492,8 @@ def load_settings(**overrides: object) -> Settings:
             shown = f" (got {value!r})" if isinstance(value, str | int | float) and not secret else ""
             problems.append(redact.text(f"{name}: {msg}{shown}"))
         raise SettingsError("invalid configuration — " + "; ".join(problems)) from None
+
+
+def cache_home() -> Path:
+    """Where Navi keeps what it can make again (models assembled or rewritten): ~/.cache/navi."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "navi"

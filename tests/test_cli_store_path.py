@@ -58,37 +58,46 @@ with open(os.environ["MODULES_OUT"], "w") as out:
 """
 
 
-def navi(folder: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
-    """Run `navi ARGS` in `folder` (its database there); what it printed and the modules it imported."""
+def navi(
+    folder: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run `navi ARGS` in `folder` (its database there, unless `env` names another); what it printed
+    and the modules it imported."""
     out = folder / "modules.json"
-    env = {
+    environ = {
         **os.environ,
         "DB_PATH": str(folder / "navi.db"),
         "TOOLS_DIR": str(folder / "tools"),
         "SESSION_FILES_DIR": str(folder / "files"),
         "NAVI_ARGS": json.dumps(args),
         "MODULES_OUT": str(out),
+        **(env or {}),
     }
-    env.pop("MEMORY_EMBED_MODEL", None)
+    environ.pop("MEMORY_EMBED_MODEL", None)
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER], cwd=folder, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", DRIVER], cwd=folder, env=environ, capture_output=True, text=True, timeout=60
     )
     found = json.loads(out.read_text())
     assert found["code"] == done.returncode == 0, done.stderr
     return done, set(found["modules"])
 
 
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A database with one imported conversation (brought in through the store path too)."""
-    where = tmp_path_factory.mktemp("store-path")
+def groceries(where: Path, env: dict[str, str] | None = None) -> None:
+    """One conversation brought in from an archive, through the store path too."""
     said = [Message.user("Milk and eggs")]
     session = Session(
         id=new_session_id(), profile_id="secretary", name="Groceries", messages=said, context=said
     )
     (where / "a.json").write_text(json.dumps(export_session(session)))
-    _, modules = navi(where, "sessions", "import", "a.json")
+    _, modules = navi(where, "sessions", "import", "a.json", env=env)
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite database with one imported conversation."""
+    where = tmp_path_factory.mktemp("store-path")
+    groceries(where)
     return where
 
 
@@ -118,3 +127,14 @@ def test_export_still_builds_the_runtime(folder: Path) -> None:
     archive = json.loads(done.stdout)
     assert archive["session"]["name"] == "Groceries" and archive["session"]["tool_registry"]
     assert {"navi.compose.runtime", "navi.agent.engine", "navi.tools.registry"} <= modules
+
+
+@pytest.mark.postgres
+def test_on_postgresql_too(tmp_path: Path, pg_url: str) -> None:
+    on_pg = {"DATABASE_URL": pg_url}
+    groceries(tmp_path, on_pg)
+    assert not (tmp_path / "navi.db").exists()  # it went to PostgreSQL
+    for args, said in ((("sessions", "list"), "Groceries"), (("memory", "list"), "Nothing remembered.")):
+        done, modules = navi(tmp_path, *args, env=on_pg)
+        assert said in done.stdout, done.stdout
+        assert "asyncpg" in modules and not modules & set(HEAVY), sorted(modules & set(HEAVY))

@@ -239,22 +239,12 @@ async def build_runtime(
             memory=memory,
             telemetry=telemetry,
         )
-        backends, profiles, db, stores, embed = (
-            base.backends,
-            base.profiles,
-            base.db,
-            base.stores,
-            base.embedder,
-        )
+        backends, profiles, db, stores = base.backends, base.profiles, base.db, base.stores
+        sessions, memory, embed = stores.sessions, stores.memory, base.embedder
+        preferences, schedules = base.preferences, base.schedules
         for name in {profiles.backend_of(p) for p in profiles.all()} if runs_agents else ():
             if name in backends:  # an agent will run: its SDK imported now, not during a first turn
                 backends.get(name)
-        sessions, memory, preferences, schedules = (
-            stores.sessions,
-            stores.memory,
-            base.preferences,
-            base.schedules,
-        )
         schedule_settings = parts.schedule_settings(settings)
         state = SessionState(stores.state)
         retrieval = Retrieval(stores.documents, embed) if stores.documents is not None else None

@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.memory import fill, vocabulary, zipf_word
 from navi import runctx
-from navi.compose.parts import build_profiles
+from navi.compose.models import build_profiles
 from navi.config import load_settings
 from navi.llm.messages import Message
 from navi.llm.registry import BackendRegistry

@@ -35,7 +35,8 @@ import httpx
 
 from navi.agent.context import SystemParts, build_context
 from navi.agent.disclosure import disclose
-from navi.compose.parts import build_profiles, build_sandbox, builtin_settings
+from navi.compose.models import build_profiles
+from navi.compose.parts import build_sandbox, builtin_settings
 from navi.config import Settings, load_settings
 from navi.documents.retrieval import Retrieval
 from navi.jobs import InMemoryJobStore

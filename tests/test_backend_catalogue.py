@@ -10,7 +10,7 @@ import pytest
 
 from navi.api.routes import models
 from navi.cli.doctor import run_checks
-from navi.compose.parts import build_backends, build_profiles
+from navi.compose.models import build_backends, build_profiles
 from navi.config import Settings, SettingsError
 from navi.llm import backends
 from navi.llm.backends import BACKENDS, BackendKind

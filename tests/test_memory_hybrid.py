@@ -14,7 +14,7 @@ from sqlalchemy import select, update
 from structlog.testing import capture_logs
 
 from navi.cli.doctor import run_checks
-from navi.compose.parts import build_backends, embedder
+from navi.compose.models import build_backends, embedder
 from navi.config import Settings
 from navi.memory import minilm
 from navi.memory.embedders import BUILTIN_DIM, BUILTIN_NAME, BuiltinEmbedder

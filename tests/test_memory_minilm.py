@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from navi.compose.parts import build_backends, embedder
+from navi.compose.models import build_backends, embedder
 from navi.config import Settings
 from navi.memory import minilm
 from navi.memory.embedders import BuiltinEmbedder

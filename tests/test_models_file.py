@@ -18,8 +18,7 @@ from navi.api.routes import models as routes_models
 from navi.cli.doctor import _endpoints
 from navi.cli.main import _register, app
 from navi.compose import SetupError, build_runtime
-from navi.compose.models import model_list
-from navi.compose.parts import build_backends, build_profiles
+from navi.compose.models import build_backends, build_profiles, model_list
 from navi.config import load_settings
 from navi.llm.base import CallOptions
 from navi.llm.chain import ChainShared, ModelChain

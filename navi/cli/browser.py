@@ -21,7 +21,7 @@ from typing import Annotated, Any
 import typer
 
 from navi.cli.common import PLAIN_HELP, fail, settings_or_exit
-from navi.cli.sessions import UserOption, known_user, with_runtime
+from navi.cli.stores import UserOption, known_user, with_stores
 
 app = typer.Typer(
     help="Named browser sign-ins for the browser tool: login, profiles, forget.",
@@ -47,7 +47,7 @@ def _user(user: str) -> None:
         async def check(rt: Any) -> str:
             return await known_user(rt, user)
 
-        with_runtime(check)
+        with_stores(check)
 
 
 def _profiles() -> Any:

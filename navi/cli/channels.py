@@ -37,14 +37,15 @@ def with_channels(work: Callable[..., Awaitable[T]], *, writes: bool = False) ->
     """Run `work(channel store, user store)` against the configured database (None: a read found
     no database yet)."""
     from navi.channels.store import ChannelError
-    from navi.compose import SetupError, parts
+    from navi.compose import SetupError
     from navi.compose.channels import channel_store
+    from navi.compose.database import open_database
     from navi.storage.stores import build_stores
 
     settings = settings_or_exit()
 
     async def run() -> T | None:
-        db = await parts.open_database(settings, create=writes)
+        db = await open_database(settings, create=writes)
         if db is None:
             return None
         try:

@@ -27,7 +27,7 @@ import typer
 
 from navi.cli.common import PLAIN_HELP, echo_list, fail
 from navi.cli.docs_watch import watch
-from navi.cli.sessions import UserOption, known_user, with_runtime
+from navi.cli.stores import UserOption, known_user, with_stores
 
 app = typer.Typer(
     help="Your documents: add, list, search, remove.", no_args_is_help=True, rich_markup_mode=PLAIN_HELP
@@ -165,7 +165,7 @@ def add(
         typer.echo(f"Reading {len(added)} here ({why})…")
         return problems + await _index_here(rt, owner, {d.id for d in added})
 
-    failures = with_runtime(work, writes=True)
+    failures = with_stores(work, writes=True)
     if failures:
         raise typer.Exit(1)
 
@@ -226,7 +226,7 @@ def list_documents(
                 fail(f"no collection '{collection}' — `navi docs collections` shows them", 1)
         return await rt.documents.list_documents(owner, shelf.id if shelf else None), names
 
-    documents, names = with_runtime(work)
+    documents, names = with_stores(work)
 
     def line(d: Any) -> str:
         state = f"{d.state} {d.progress:.0%}" if d.state == "indexing" else d.state
@@ -273,7 +273,7 @@ def search(
             )
         )
 
-    hits = with_runtime(work)
+    hits = with_stores(work)
     if not hits:
         typer.echo(f"No passage matches '{query}'.")
         return
@@ -299,7 +299,7 @@ def rm(
             return document
         return None
 
-    gone = with_runtime(work)
+    gone = with_stores(work)
     if gone is None:
         fail(f"no document '{document_id}' — `navi docs list` shows them", 1)
     typer.echo(f"Removed {gone.name}.")
@@ -327,7 +327,7 @@ def collections(
 
         return CollectionOut.of(c)
 
-    echo_list(with_runtime(work), as_json=as_json, empty="No collections yet.", line=line, record=record)
+    echo_list(with_stores(work), as_json=as_json, empty="No collections yet.", line=line, record=record)
 
 
 ProfileOption = Annotated[
@@ -350,7 +350,7 @@ def _attach_profile(collection: str, profile: str, user: str, *, attach: bool) -
             return f"'{collection}' is not attached to profile '{profile}'"
         return None
 
-    problem = with_runtime(work)
+    problem = with_stores(work)
     if problem:
         fail(problem, 1)
     if attach:

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from navi.cli.common import fail
-from navi.cli.sessions import UserOption, known_user, with_runtime
+from navi.cli.stores import UserOption, known_user, with_stores
 
 
 def watch(
@@ -64,7 +64,7 @@ def watch(
         return None
 
     try:
-        problem = with_runtime(work, writes=True)
+        problem = with_stores(work, writes=True)
     except KeyboardInterrupt:
         return
     if problem:

@@ -118,7 +118,7 @@ async def model_checks(llm: LLMBackend, model: str, window: int) -> list[Check]:
 
 async def run_checks(settings: Settings) -> AsyncIterator[Check]:
     """Each check as soon as it is done, so a slow server shows where doctor is waiting."""
-    from navi.compose.parts import build_backends, build_profiles
+    from navi.compose.models import build_backends, build_profiles
 
     yield Check(True, "configuration loads")
     yield _host_check(settings)
@@ -304,7 +304,7 @@ def _token_check(settings: Settings) -> Check:
 
 async def _memory_check(settings: Settings, backends: BackendRegistry) -> Check:
     """Which memory search Navi will use; an embedding model is asked for one vector to prove it."""
-    from navi.compose.parts import describe_memory_search, embedder
+    from navi.compose.models import describe_memory_search, embedder
 
     embed = embedder(settings, backends)
     dialect = "postgresql" if settings.database_url else "sqlite"
@@ -326,7 +326,7 @@ async def _memory_check(settings: Settings, backends: BackendRegistry) -> Check:
 
 async def _database_check(settings: Settings) -> Check:
     from navi.compose import SetupError
-    from navi.compose.parts import probe_database
+    from navi.compose.database import probe_database
 
     try:
         return Check(True, await probe_database(settings, connect_timeout=NETWORK_TIMEOUT))

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from navi.cli.common import PLAIN_HELP
-from navi.cli.sessions import UserOption, known_user, with_runtime
+from navi.cli.stores import UserOption, known_user, with_stores
 
 app = typer.Typer(help="What Navi remembers about you.", no_args_is_help=True, rich_markup_mode=PLAIN_HELP)
 
@@ -36,7 +36,7 @@ def list_facts(
         owner = await known_user(rt, user)
         return await rt.memory.get_all_facts(owner=owner), await rt.memory.get_summary(owner=owner)
 
-    facts, text = with_runtime(work)
+    facts, text = with_stores(work)
     _print(facts)
     if summary:
         typer.echo(f"\nSummary:\n{text or '(none yet)'}")
@@ -53,7 +53,7 @@ def search(
     async def work(rt: Any) -> list[Any]:
         return list(await rt.memory.search_facts(query, owner=await known_user(rt, user), limit=limit))
 
-    _print(with_runtime(work), query)
+    _print(with_stores(work), query)
 
 
 async def _refresh(rt: Any, owner: str) -> str | None:
@@ -101,7 +101,7 @@ def add(
         failed = await _refresh(rt, owner) if outcome != "confirmed" else None
         return fact, outcome, failed
 
-    done = with_runtime(work, writes=True)  # a first fact creates the database
+    done = with_stores(work, writes=True)  # a first fact creates the database
     if isinstance(done, str):
         _refuse(done, 2)
         return
@@ -130,7 +130,7 @@ def edit(
         failed = await _refresh(rt, owner) if changed[1] != "confirmed" else None
         return changed[0], changed[1], failed
 
-    fact, outcome, failed = with_runtime(work, writes=True)
+    fact, outcome, failed = with_stores(work, writes=True)
     if isinstance(fact, int):
         _refuse(outcome, fact)
     said = "Unchanged" if outcome == "confirmed" else "Edited"
@@ -151,7 +151,7 @@ def history(
             fact_id, owner=owner
         )
 
-    fact, former = with_runtime(work)
+    fact, former = with_stores(work)
     if fact is None:
         _refuse(f"no fact {fact_id} — `navi memory list` shows them")
     typer.echo(f"{fact.id}  {fact.category}: {fact.key} = {fact.value}  (since {fact.created_at:%Y-%m-%d})")
@@ -183,7 +183,7 @@ def forget(
             count = await rt.memory.delete_fact(key, category, owner=owner)
         return int(count), await _refresh(rt, owner) if count > 0 else None
 
-    count, failed = with_runtime(work)
+    count, failed = with_stores(work)
     if count < 0:
         typer.echo(f"navi: --id needs a fact's number, not '{key}' — `navi memory list` shows them", err=True)
         raise typer.Exit(2)

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from navi.cli.common import fail
-from navi.cli.sessions import with_runtime
+from navi.cli.stores import with_stores
 
 models_app = typer.Typer(
     help="The model list (MODELS_FILE): endpoints, chains and their state.", no_args_is_help=True
@@ -25,7 +25,7 @@ def _report(check: bool) -> Any:
     async def work(rt: Any) -> Any:
         return await report(rt.profiles, rt.backends, owner=True, check=check)
 
-    return with_runtime(work)
+    return with_stores(work)
 
 
 def _yes(value: bool | None) -> str:

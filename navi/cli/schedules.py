@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from navi.cli.common import PLAIN_HELP, echo_list, fail, takes_options
-from navi.cli.sessions import UserOption, known_user, with_runtime
+from navi.cli.stores import UserOption, known_user, with_stores
 
 app = typer.Typer(
     help="Schedules and reminders: list, add, pause, resume, remove, run now.",
@@ -48,7 +48,7 @@ def list_schedules(
         return f"{schedule.id}  {state:<6}  {schedule.title} — {when}{sent}"
 
     echo_list(
-        with_runtime(work),
+        with_stores(work),
         as_json=as_json,
         empty="No schedules yet.",
         line=line,
@@ -125,7 +125,7 @@ def add(
         return made, _when(rt, made)
 
     try:
-        made, when = with_runtime(work, writes=True)
+        made, when = with_stores(work, writes=True)
     except ScheduleError as exc:
         fail(str(exc), 1)
     sent = f"; answers also go to {made.deliver.channel}:{made.deliver.to}" if made.deliver else ""
@@ -137,7 +137,7 @@ def _set_paused(schedule_id: str, paused: bool, user: str) -> None:
         changed = await rt.schedules.edit(schedule_id, await known_user(rt, user), {"paused": paused})
         return (changed, _when(rt, changed)) if changed is not None else None
 
-    done = with_runtime(work)
+    done = with_stores(work)
     if done is None:
         fail(f"no schedule '{schedule_id}' — `navi schedules list` shows them", 1)
     changed, when = done
@@ -170,7 +170,7 @@ def remove(
         owner = await known_user(rt, user)
         return [sid for sid in schedule_ids if not await rt.schedules.store.delete(sid, owner=owner)]
 
-    missing = with_runtime(work)
+    missing = with_stores(work)
     for sid in schedule_ids:
         if sid not in missing:
             typer.echo(f"removed {sid}")

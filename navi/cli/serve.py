@@ -188,7 +188,8 @@ def serve(
 
     from navi.api.app import create_app
     from navi.compose import SetupError
-    from navi.compose.parts import check_tools_dir, probe_database
+    from navi.compose.database import probe_database
+    from navi.compose.parts import check_tools_dir
     from navi.compose.token import access_token
 
     settings = settings_or_exit(navi_host=host, navi_port=port)

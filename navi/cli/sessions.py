@@ -12,14 +12,11 @@ user's session is "no session" here too, as it is over HTTP.
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import json
-import logging
 import os
 import sys
 import zlib
-from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -27,6 +24,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from navi.cli.common import PLAIN_HELP, echo_list, fail, settings_or_exit
+from navi.cli.stores import UserOption, known_user, with_runtime, with_stores
 
 T = TypeVar("T")
 app = typer.Typer(
@@ -34,77 +32,6 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=PLAIN_HELP,
 )
-
-
-# What a one-shot command's runtime says at INFO (migrations, the sandbox, the user tools loaded,
-# memory's decisions) is news for a server's log and noise around a command's answer.
-QUIET = ("alembic.runtime.migration", "navi")
-
-
-def with_runtime(work: Callable[[Any], Awaitable[T]], *, writes: bool = False) -> T:
-    """Run `work` against the configured stores.
-
-    Only a command that `writes` creates a missing database; the others read an empty one instead.
-    No command here creates the tools folder: that is `navi serve`'s first start.
-    """
-    from navi.compose import SetupError, build_runtime
-
-    settings = settings_or_exit()
-    # Only warnings and errors while the command runs; LOG_LEVEL=DEBUG still shows everything.
-    quiet = logging.getLogger().getEffectiveLevel() > logging.DEBUG
-    levels = {name: logging.getLogger(name).level for name in QUIET}
-
-    async def run() -> T:
-        if quiet:
-            for name in QUIET:
-                logging.getLogger(name).setLevel(logging.WARNING)
-        try:
-            runtime = await build_runtime(
-                settings, create_database=writes, seed_tools=False, runs_agents=False
-            )
-            try:
-                return await work(runtime)
-            finally:
-                await runtime.aclose()
-        finally:  # the rest of the process (tests run commands in-process) logs as before
-            for name, level in levels.items():
-                logging.getLogger(name).setLevel(level)
-
-    try:
-        return asyncio.run(run())
-    except SetupError as exc:
-        fail(str(exc))
-
-
-UserOption = Annotated[
-    str,
-    typer.Option(
-        "--user",
-        metavar="NAME",
-        help="Act on this user's sessions, memory or schedules (default: the owner, local).",
-    ),
-]
-
-
-async def known_user(rt: Any, name: str) -> str:
-    """`name` when it is the owner, a user of `navi users add`, or a name that owns sessions,
-    memory facts or document collections (a user a proxy forwarded for); otherwise stop with one
-    line (exit 2)."""
-    from navi.sessions.models import DEFAULT_OWNER
-    from navi.users.store import NAME_PATTERN
-
-    if name == DEFAULT_OWNER:
-        return name
-    if not NAME_PATTERN.fullmatch(name):
-        fail(f"'{name}' is not a user name — `navi users list` shows them")
-    if (
-        await rt.users.get(name) is not None
-        or await rt.sessions.list(owner=name)
-        or await rt.memory.get_all_facts(owner=name, limit=1)
-        or (rt.documents is not None and await rt.documents.list_collections(name))
-    ):
-        return name
-    fail(f"no user '{name}' — `navi users list` shows them")
 
 
 @app.command("list")
@@ -128,7 +55,7 @@ def list_sessions(
             + (f"  [{info.folder}]" if info.folder else "")
         )
 
-    echo_list(with_runtime(work), as_json=as_json, empty="No sessions yet.", line=line)
+    echo_list(with_stores(work), as_json=as_json, empty="No sessions yet.", line=line)
 
 
 def _day(value: str | None, option: str) -> Any:
@@ -188,7 +115,7 @@ def search(
         when = hit.created_at.strftime("%Y-%m-%d %H:%M")
         return f"{when}  {hit.session_name or '(untitled)'}  [{hit.session_id}]\n    {marked(hit)}"
 
-    echo_list(with_runtime(work), as_json=as_json, empty="No message has all of those words.", line=line)
+    echo_list(with_stores(work), as_json=as_json, empty="No message has all of those words.", line=line)
 
 
 @app.command("export")
@@ -349,7 +276,7 @@ def import_(
         settle_profile(session, rt.profiles.ids(), rt.profiles.default_id)
         await rt.sessions.insert(session)
 
-    with_runtime(work, writes=True)
+    with_stores(work, writes=True)
     typer.echo(f"imported {session.id} ({len(session.messages)} messages)")
 
 
@@ -384,7 +311,7 @@ def bring_in_export(source: str, origin: str, user: str) -> None:
         owner = await known_user(rt, user)
         return await bring_in(rt.sessions, conversations, owner=owner, profile_id=rt.profiles.default_id)
 
-    report = with_runtime(work, writes=True)
+    report = with_stores(work, writes=True)
     count = sum(len(s.messages) for s in report.imported)
     for session in report.imported:
         typer.echo(f"{session.id}  {len(session.messages):>5} msgs  {session.name or ''}")
@@ -409,7 +336,7 @@ def rename(
     async def work(rt: Any) -> bool:
         return bool(await rt.sessions.set_name(session_id, clean, owner=await known_user(rt, user)))
 
-    if not with_runtime(work):
+    if not with_stores(work):
         fail(f"no session '{session_id}' — `navi sessions list` shows them", 1)
     typer.echo(f"renamed {session_id}: {clean}" if clean else f"cleared the name of {session_id}")
 
@@ -418,7 +345,7 @@ def _place(session_id: str, user: str, done: str, **where: Any) -> None:
     async def work(rt: Any) -> bool:
         return bool(await rt.sessions.set_place(session_id, owner=await known_user(rt, user), **where))
 
-    if not with_runtime(work):
+    if not with_stores(work):
         fail(f"no session '{session_id}' — `navi sessions list` shows them", 1)
     typer.echo(done)
 
@@ -455,7 +382,7 @@ def rename_folder(
     async def work(rt: Any) -> int:
         return len(await rt.sessions.rename_folder(old, new, owner=await known_user(rt, user)))
 
-    moved = with_runtime(work)
+    moved = with_stores(work)
     if not moved:
         fail(f"no session is in a folder '{old}' — `navi sessions list` shows the folders", 1)
     typer.echo(f"renamed {old} to {new}: {moved} session(s)")
@@ -484,7 +411,7 @@ def delete(
         owner = await known_user(rt, user)
         return [sid for sid in session_ids if not await rt.sessions.delete(sid, owner=owner)]
 
-    missing = with_runtime(work)
+    missing = with_stores(work)
     for sid in session_ids:
         if sid not in missing:
             typer.echo(f"deleted {sid}")

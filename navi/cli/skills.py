@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from navi.cli.common import PLAIN_HELP, fail, settings_or_exit
-from navi.cli.sessions import UserOption, known_user, with_runtime
+from navi.cli.stores import UserOption, known_user, with_stores
 
 app = typer.Typer(
     help="Agent Skills: add, list, show, remove, enable, disable.",
@@ -34,7 +34,7 @@ def _library(user: str) -> Any:
         async def check(rt: Any) -> str:
             return await known_user(rt, user)
 
-        with_runtime(check)
+        with_stores(check)
     return parts.skill_library(settings)
 
 

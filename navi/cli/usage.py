@@ -9,7 +9,8 @@ from typing import Annotated, Any
 import typer
 
 from navi.cli.common import fail
-from navi.cli.sessions import UserOption, _day, known_user, with_runtime
+from navi.cli.sessions import _day
+from navi.cli.stores import UserOption, known_user, with_stores
 
 
 def _cost(cost: float | None) -> str:
@@ -52,7 +53,7 @@ def usage(
             else None,
         )
 
-    report = with_runtime(work)
+    report = with_stores(work)
     if as_json:
         typer.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
         return

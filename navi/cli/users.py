@@ -31,13 +31,14 @@ def with_users(
     """Run `work` against the configured database (None: a read found no database yet). With
     `revoking`, a user whose tokens `work` revoked when it returned true: on PostgreSQL every
     worker is told, and closes that user's sockets."""
-    from navi.compose import SetupError, parts
+    from navi.compose import SetupError
+    from navi.compose.database import open_database
     from navi.storage.stores import build_stores
 
     settings = settings_or_exit()
 
     async def run() -> T | None:
-        db = await parts.open_database(settings, create=writes)
+        db = await open_database(settings, create=writes)
         if db is None:
             return None
         try:

@@ -12,25 +12,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from navi.channels.base import Channel
-from navi.channels.email import EmailChannel, EmailSettings
 from navi.channels.store import ChannelStore, InMemoryChannelStore, check_entry
-from navi.channels.worker import ChannelWorker
 from navi.config import Settings
-from navi.profiles.registry import ProfileRegistry
-from navi.runs import RunManager
-from navi.sessions.store import SessionStore
-from navi.storage.database import Database
-from navi.voice import Voice
 
-if TYPE_CHECKING:  # matrix-nio (and aiohttp under it) is imported only when Matrix is used
+if TYPE_CHECKING:  # matrix-nio (and aiohttp under it) is imported only when Matrix is used; the
+    # worker (and the runs under it) and each channel only when served: `delivery_problem` and
+    # `normalize` are what commands that run no agent (`navi schedules`, `navi channels`) ask
+    from navi.channels.base import Channel
+    from navi.channels.email import EmailSettings
     from navi.channels.matrix import MatrixSettings
+    from navi.channels.worker import ChannelWorker
+    from navi.profiles.registry import ProfileRegistry
+    from navi.runs import RunManager
+    from navi.sessions.store import SessionStore
+    from navi.storage.database import Database
+    from navi.voice import Voice
 
 
 def email_settings(settings: Settings) -> EmailSettings | None:
     s = settings
     if not (s.navi_email_address and s.navi_email_imap_host and s.navi_email_smtp_host):
         return None
+    from navi.channels.email import EmailSettings
+
     return EmailSettings(
         address=s.navi_email_address,
         imap_host=s.navi_email_imap_host,
@@ -114,6 +118,8 @@ def build_channels(settings: Settings) -> list[Channel]:
     """Every channel the settings configure (none: no worker runs)."""
     channels: list[Channel] = []
     if (mail := email_settings(settings)) is not None:
+        from navi.channels.email import EmailChannel
+
         channels.append(EmailChannel(mail))
     if (matrix := matrix_settings(settings)) is not None:
         from navi.channels.matrix import MatrixChannel
@@ -140,6 +146,8 @@ def build_worker(
     profiles: ProfileRegistry,
     voice: Voice | None = None,
 ) -> ChannelWorker:
+    from navi.channels.worker import ChannelWorker
+
     profile = settings.navi_channel_profile or profiles.default_id
     profiles.get(profile)  # UnknownProfile now, not at the first mail
     return ChannelWorker(

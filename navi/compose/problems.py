@@ -22,6 +22,11 @@ class SetupError(Exception):
         self.fix = fix
 
 
+def absolute(path: str | os.PathLike[str]) -> Path:
+    """`path` as the messages name it: `~` expanded, made absolute."""
+    return Path(path).expanduser().absolute()
+
+
 def _writable(folder: Path) -> bool:
     return os.access(folder, os.W_OK | os.X_OK)
 

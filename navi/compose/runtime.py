@@ -26,9 +26,10 @@ from navi.agent.parts import AgentParts
 from navi.agent.workers import CompressionWorker, NamingWorker
 from navi.channels.store import ChannelStore, InMemoryChannelStore
 from navi.compose import parts
-from navi.compose.channels import channel_store, delivery_problem
+from navi.compose.channels import channel_store
 from navi.compose.models import prices as model_prices
 from navi.compose.notifications import push_sender
+from navi.compose.stores import DocumentSettings, memory_extractor, open_stores
 from navi.compose.telemetry import build_telemetry
 from navi.compose.voice import build_voice
 from navi.config import Settings
@@ -46,7 +47,7 @@ from navi.mcp.manager import McpManager
 from navi.memory.base import MemoryStore
 from navi.memory.embedders import Embedder
 from navi.memory.extractor import MemoryExtractor
-from navi.profiles.custom import InMemoryPreferenceStore, PreferenceStore, as_profile
+from navi.profiles.custom import InMemoryPreferenceStore, PreferenceStore
 from navi.profiles.registry import ProfileRegistry, UnknownProfile
 from navi.push.prefs import InMemoryNotifySettings, NotifySettingsStore
 from navi.push.presence import InMemoryPresence, Presence
@@ -58,11 +59,8 @@ from navi.sessions.models import Session
 from navi.sessions.state import SessionState
 from navi.sessions.store import SessionNotFound, SessionStore
 from navi.skills import SkillLibrary
-from navi.storage.breaker import SqlBreaker
 from navi.storage.database import Database
 from navi.storage.mcp_tasks import SqlTaskStore
-from navi.storage.memory import SqlMemoryStore
-from navi.storage.stores import build_stores
 from navi.telemetry import Telemetry
 from navi.tools.builtin import BuiltinDeps, register_builtins
 from navi.tools.builtin.agents import SpawnAgentTool
@@ -122,8 +120,8 @@ class Runtime:
     # Documents people gave Navi (issue 43; on the database only, None without one), how they are
     # read (DOCUMENTS_*), and the embedding model memory uses, which indexes and searches them too.
     documents: DocumentStore | None = None
-    document_settings: parts.DocumentSettings = field(
-        default_factory=lambda: parts.DocumentSettings(Limits(), indexing=True)
+    document_settings: DocumentSettings = field(
+        default_factory=lambda: DocumentSettings(Limits(), indexing=True)
     )
     embedder: Embedder | None = None
     # Search over the documents people gave Navi, with memory's embedder (None without a database).
@@ -231,54 +229,23 @@ async def build_runtime(
     mcp_servers = parts.mcp_servers(settings) if runs_agents else []  # a broken file stops us first
     voice = build_voice(settings)  # a remote engine without its server stops us first too; loads nothing
     async with AsyncExitStack() as cleanup:
-        if backends is None:
-            backends = parts.build_backends(settings)
-            cleanup.push_async_callback(backends.aclose)
         telemetry = telemetry or build_telemetry(settings)
-        cleanup.callback(telemetry.shutdown)
-        backends.observer = telemetry.calls  # every model call measured (and traced)
-        profiles = parts.build_profiles(settings, backends)
+        base = await open_stores(
+            settings,
+            cleanup,
+            create_database=create_database,
+            backends=backends,
+            sessions=sessions,
+            memory=memory,
+            telemetry=telemetry,
+        )
+        backends, profiles, db, stores = base.backends, base.profiles, base.db, base.stores
+        sessions, memory, embed = stores.sessions, stores.memory, base.embedder
+        preferences, schedules = base.preferences, base.schedules
         for name in {profiles.backend_of(p) for p in profiles.all()} if runs_agents else ():
             if name in backends:  # an agent will run: its SDK imported now, not during a first turn
                 backends.get(name)
-        db = None
-        if sessions is None or memory is None:
-            db = await parts.open_database(settings, create=create_database)
-            if db is not None:
-                cleanup.push_async_callback(db.dispose)
-        if db is not None and backends.models is not None:  # every worker skips the same failed models
-            backends.models.breaker = SqlBreaker(db)
-        embed = parts.embedder(settings, backends)
-        stores = build_stores(
-            db,
-            files_dir=settings.session_files_dir,
-            embed=embed,
-            sessions=sessions,
-            memory=memory,
-        )
-        sessions, memory = stores.sessions, stores.memory
-        preferences = stores.preferences or InMemoryPreferenceStore()
-        for custom in await preferences.profiles():  # the profiles people made on the page
-            profiles.register(as_profile(custom))
-        await sessions.open()
-        cleanup.push_async_callback(sessions.aclose)
-        await memory.open()
-        cleanup.push_async_callback(memory.aclose)
-        hybrid = isinstance(memory, SqlMemoryStore) and memory.embed is not None
-        log.info(
-            "memory_search",
-            mode="hybrid" if hybrid else "keyword-only",
-            detail=parts.describe_memory_search(embed if hybrid else None, db.dialect if db else None),
-        )
-        schedule_store = stores.schedules
         schedule_settings = parts.schedule_settings(settings)
-        schedules = ScheduleService(
-            schedule_store,
-            sessions=sessions,
-            profiles=profiles,
-            zone_name=schedule_settings.zone_name,
-            delivery_problem=delivery_problem(settings),
-        )
         state = SessionState(stores.state)
         retrieval = Retrieval(stores.documents, embed) if stores.documents is not None else None
         push = push_sender(settings, stores.push, create=create_database)
@@ -362,16 +329,8 @@ async def build_runtime(
     )
     handles.spawn.spawner = agent.run_ephemeral
     agent.binder.skills = skills.listing  # each owner's skills, listed in their system message
-    extractor = MemoryExtractor(
-        sessions=sessions,
-        memory=memory,
-        backends=backends,
-        profiles=profiles,
-        stale_minutes=settings.memory_stale_minutes,
-        is_running=agent.active.__contains__,  # a session mid-turn is read once its turn is over
-        claims=stores.claims,  # one worker reads a session, and never the same messages twice
-        max_tokens=settings.llm_max_tokens_extraction,
-    )
+    # A session mid-turn is read once its turn is over.
+    extractor = memory_extractor(base, is_running=agent.active.__contains__)
 
     def memory_changed(owner: str) -> None:  # `remember` / `memory_forget`: rewrite the summary
         agent.binder.rewriting(owner, agent.spawn_background(extractor.refresh_summary(owner)))
@@ -417,7 +376,7 @@ async def build_runtime(
         session_created_hooks=[extract_after_new_session],
         telemetry=telemetry,
         documents=stores.documents,
-        document_settings=parts.document_settings(settings),
+        document_settings=base.document_settings,
         embedder=embed,
         retrieval=retrieval,
         push=push,

@@ -3,7 +3,7 @@
 A backend is one module of this package: an `LLMBackend` over one API's official client, with its
 reading of that client's exceptions and its wording (`navi.llm.failures`). Adding one is that
 module, its entry below, and its settings in `navi/llm/settings.py` — nothing outside `llm/`. The
-composition root builds every entry from settings (`compose/parts.build_backends`);
+composition root builds every entry from settings (`compose/models.build_backends`);
 `DEFAULT_LLM_BACKEND` must name one; `navi doctor` and the page's status light take their fixes
 from here.
 

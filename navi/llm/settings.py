@@ -2,7 +2,7 @@
 
 They sit beside the backends so that a new backend adds its settings in `llm/` with its module and
 its entry in `backends.py`. `Settings` (navi/config.py) includes this class; as everywhere, only
-the composition root reads the values (`compose/parts.build_backends` hands each backend the ones
+the composition root reads the values (`compose/models.build_backends` hands each backend the ones
 its entry names).
 """
 

@@ -1,22 +1,26 @@
-"""Navi's built-in tools, registered through the same `ToolRegistry.register` a user tool uses."""
+"""Navi's built-in tools, registered through the same `ToolRegistry.register` a user tool uses.
+
+Importing the package loads no tool (a store below it, such as the browser states', is imported
+without them); `register_builtins` imports them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from navi.documents.retrieval import Retrieval
-from navi.jobs.service import JobService
-from navi.memory.base import MemoryStore
-from navi.net.guard import NetGuard
-from navi.profiles.registry import ProfileRegistry
-from navi.sandbox import Sandbox
-from navi.schedules.service import ScheduleService
-from navi.sessions.state import SessionState
-from navi.sessions.store import SessionStore
-from navi.tools.builtin.browser.launch import BrowserSettings
-from navi.tools.builtin.browser.states import BrowserStates
-from navi.tools.paths import PathPolicy
-from navi.tools.registry import ToolRegistry
+if TYPE_CHECKING:  # the tools themselves are imported by `register_builtins`, not with the package
+    from navi.documents.retrieval import Retrieval
+    from navi.jobs.service import JobService
+    from navi.memory.base import MemoryStore
+    from navi.net.guard import NetGuard
+    from navi.profiles.registry import ProfileRegistry
+    from navi.sandbox import Sandbox
+    from navi.schedules.service import ScheduleService
+    from navi.sessions.state import SessionState
+    from navi.sessions.store import SessionStore
+    from navi.tools.builtin.browser.launch import BrowserSettings
+    from navi.tools.builtin.browser.states import BrowserStates
+    from navi.tools.registry import ToolRegistry
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,6 +94,7 @@ def register_builtins(registry: ToolRegistry, config: BuiltinSettings, deps: Bui
     from navi.tools.builtin.terminal import TerminalTool
     from navi.tools.builtin.todo import TodoTool
     from navi.tools.builtin.web import WebSearchTool, WebViewTool
+    from navi.tools.paths import PathPolicy
 
     state, profiles, sessions, memory, sandbox = (
         deps.state,

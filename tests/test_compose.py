@@ -21,6 +21,8 @@ from navi.storage.sessions import SqlSessionStore
 async def test_one_database_migrated_once_shared_and_disposed_once(
     kind: str, make_settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
+    # The database first: the first PostgreSQL test of a run migrates the template it copies.
+    url = request.getfixturevalue("pg_url") if kind == "postgres" else ""
     upgrades: list[str] = []
     real = migrate.upgrade
 
@@ -29,7 +31,6 @@ async def test_one_database_migrated_once_shared_and_disposed_once(
         await real(db, revision)
 
     monkeypatch.setattr(migrate, "upgrade", counted)  # every caller goes through the module
-    url = request.getfixturevalue("pg_url") if kind == "postgres" else ""
     rt = await build_runtime(make_settings(tools_dir=str(tmp_path / "tools"), database_url=url))
     assert upgrades == ["head"]  # once for the runtime, not once per store
     assert await migrate.current_revision(rt.db) == migrate.HEAD  # type: ignore[arg-type]

@@ -8,11 +8,12 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from navi.testing.script import Reply, ScriptedCall
 from tests.helpers.matrix_world import World, joined, navi_messages, start_world
-from tests.helpers.synapse import Synapse
+from tests.helpers.synapse import Synapse, SyncProxy
 
 pytestmark = pytest.mark.slow
 
@@ -279,6 +280,43 @@ async def test_navi_logs_in_again_when_its_login_is_revoked(world: World) -> Non
     second = (await world.ana.messages(room, 2, sender=world.navi.user_id, within=60))[1]
     assert second["content"]["body"] == "After."
     assert [r.last_user_text for r in world.turns()] == ["Hello", "Still there?"]
+
+
+async def test_an_answer_whose_send_answer_was_lost_to_a_revoked_login_is_sent_once(
+    tmp_path: Path, synapse: Synapse
+) -> None:
+    """The answer reached the room, but Navi's login was revoked before it read the send's answer
+    (the proxy revokes it there and answers that the login is unknown): Navi logs in again, finds
+    its answer in the room by its own key and does not send it a second time."""
+    navi = synapse.register()
+    lost: list[str] = []
+
+    async def revoke_at_the_first_answer(path: str, token: str) -> bool:
+        if lost or "/send/m.room.message/" not in path:
+            return False
+        lost.append(path)
+        async with httpx.AsyncClient(timeout=30) as http:
+            revoked = await http.post(
+                f"{synapse.url}/_matrix/client/v3/logout/all",
+                headers={"Authorization": f"Bearer {token}"},
+                json={},
+            )
+        revoked.raise_for_status()
+        return True
+
+    with SyncProxy(synapse.url, lose_answer=revoke_at_the_first_answer) as proxy:
+        world = await start_world(tmp_path, synapse, navi=navi, homeserver=proxy.url)
+        try:
+            world.script.turn("Once.", "Next.")
+            room = await world.room_with_navi()
+            await world.ana.send(room, "Hello")
+            await world.ana.messages(room, 1, sender=navi.user_id, within=60)
+            await world.ana.send(room, "And now?")
+            answers = await world.ana.messages(room, 2, sender=navi.user_id, within=60)
+            assert [a["content"]["body"] for a in answers] == ["Once.", "Next."]
+            assert len(lost) == 1 and [r.last_user_text for r in world.turns()] == ["Hello", "And now?"]
+        finally:
+            await world.stop()
 
 
 async def test_messages_sent_while_navi_answers_wait_and_are_answered_in_order(world: World) -> None:

@@ -107,6 +107,11 @@ class Channel(ABC):
         where the channel has one. Default: nothing."""
         return None
 
+    async def stopped(self) -> None:
+        """The worker has stopped (its listening too, even while it waited to start it again after a
+        failure): let go of what the channel still holds open. Default: nothing."""
+        return None
+
     async def recipients(self, to: str) -> list[str]:
         """The addresses a message sent to `to` reaches (a schedule delivers only where each is
         listed for its owner): `to` itself by default; a Matrix room's joined and invited members.

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -39,6 +40,9 @@ MAX_MESSAGE_CHARS = 12_000  # a longer answer goes out as several events (an eve
 MAX_EVENT_BYTES = 60_000  # an event larger than this goes without its HTML
 MAX_DOWNLOAD_BYTES = 100 * 1024 * 1024  # files larger than this are not fetched
 TYPING_MS = 30_000  # one typing notice lasts this long; renewed while Navi works
+# A key of Navi's own in each answer's content: after logging in again, the answer sent with the
+# old login is found by it, and not sent twice (the answer to a send can be lost to a revoked login).
+SENT_KEY = "io.navi.key"
 PRIVATE_JOIN_RULES = ("invite", "knock", "private")  # joined only by an invite (a knock is let in by one)
 _markdown = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
@@ -120,6 +124,9 @@ class MatrixChannel(Channel):
             await client.close()
             raise
         return client
+
+    async def stopped(self) -> None:
+        await self.close(logout=True)
 
     async def close(self, *, logout: bool = False) -> None:
         """Drop the connection; with `logout`, a password login's device is logged out too (an
@@ -282,11 +289,13 @@ class MatrixChannel(Channel):
         room = self._room(message)
         client = await self._connect()
         keys: list[str] = []
-        sent = await client.room_send(room, "m.room.message", self.content(message))
+        content = {**self.content(message), SENT_KEY: uuid.uuid4().hex}
+        sent = await client.room_send(room, "m.room.message", content)
         if _logged_out(sent) and not self.settings.access_token:  # log in again, once
             await self._drop(client)
             client = await self._connect()
-            sent = await client.room_send(room, "m.room.message", self.content(message))
+            landed = await self._landed(client, room, content[SENT_KEY])
+            sent = landed or await client.room_send(room, "m.room.message", content)
         if not isinstance(sent, nio.RoomSendResponse):
             raise ConnectionError(f"sending to {room} failed: {_error(sent)}")
         keys.append(sent.event_id)
@@ -294,6 +303,14 @@ class MatrixChannel(Channel):
             keys.append(await self._send_file(client, room, attachment, message))
         log.info("channel.matrix.sent", room=room)
         return keys
+
+    async def _landed(self, client: nio.AsyncClient, room: str, key: str) -> nio.RoomSendResponse | None:
+        """The answer sent as `key` with a login since revoked, if it reached the room after all."""
+        recent = await client.room_messages(room, limit=20)
+        for event in recent.chunk if isinstance(recent, nio.RoomMessagesResponse) else []:
+            if event.sender == client.user_id and _dict(event.source.get("content")).get(SENT_KEY) == key:
+                return nio.RoomSendResponse(event.event_id, room)
+        return None
 
     async def _send_file(
         self, client: nio.AsyncClient, room: str, attachment: Attachment, out: Outgoing

@@ -111,6 +111,9 @@ class ChannelWorker:
                 task.cancel()
             if self._tasks:
                 await asyncio.wait(list(self._tasks), timeout=5)
+            for channel in self.channels:  # a login made by a send while listening waited to restart
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(channel.stopped(), 10)
 
     async def _listed(self, channel: str, address: str) -> bool:
         return await self.store.user_of(channel, address) is not None

@@ -76,7 +76,8 @@ class Child:
     `workdir` (the child's HOME and TMPDIR) and `writable` are read-write, `readable` read-only,
     `uploads` (the current session's upload folder, None for none) the only part of
     `policy.session_files_dir` shown, read-only; `cwd` must be one of the visible folders; `env`
-    is the whole environment the child gets.
+    is the whole environment the child gets. `info_fd`: a descriptor the child inherits, where
+    bwrap writes the host pid of the sandbox's first process (`{"child-pid": …}`) once it exists.
     """
 
     command: Sequence[str]
@@ -86,12 +87,15 @@ class Child:
     writable: Sequence[str] = ()
     readable: Sequence[str] = ()
     uploads: str | None = None
+    info_fd: int | None = None
 
 
 def bwrap_argv(bwrap: str, policy: SandboxPolicy, child: Child) -> list[str]:
     """`child.command` wrapped in bwrap under `policy` (see `Child` for what each of its folders is)."""
     workdir, writable, uploads = child.workdir, child.writable, child.uploads
     args = [bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if child.info_fd is not None:
+        args += ["--info-fd", str(child.info_fd)]
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not policy.network:
         args.append("--unshare-net")

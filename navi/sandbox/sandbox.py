@@ -63,12 +63,14 @@ class Sandbox:
         session_id: str | None = None,
         writable: Sequence[str] = (),
         readable: Sequence[str] = (),
+        info_fd: int | None = None,
     ) -> list[str]:
         """The argv that runs `argv` under this sandbox (`argv` itself when not confining).
 
         `workdir` is the child's own scratch folder; `session_id` shows that session's upload
-        folder, read-only, and no other session's (without one, none at all). Raises
-        `SandboxRefused` when confinement is required but unavailable.
+        folder, read-only, and no other session's (without one, none at all); `info_fd`, a
+        descriptor the child inherits, gets the host pid of the sandbox's first process (nothing
+        when not confining). Raises `SandboxRefused` when confinement is required but unavailable.
         """
         if not self.active:
             if self.policy.mode == "required":
@@ -84,6 +86,7 @@ class Sandbox:
             writable=writable,
             readable=readable,
             uploads=self.policy.session_folder(session_id),
+            info_fd=info_fd,
         )
         return bwrap_argv(self.availability.bwrap, self.policy, child)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import time
 from collections.abc import Mapping, Sequence
@@ -81,12 +82,58 @@ class _Capped:
         return self.data.decode("utf-8", errors="replace")
 
 
+class SandboxPid:
+    """bwrap's `--info-fd`: a pipe on which bwrap writes the host pid of the sandbox's first
+    process as soon as it has made it. Killing that process ends the sandbox's whole PID
+    namespace, which killing bwrap does not always do: that child, in a session of its own (out
+    of reach of the group's signals), asks to die with its parent a moment after it starts, so a
+    bwrap killed in its first milliseconds could leave the command running (killed 0–10 ms after
+    its start: 1 in 60)."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        self._data = b""
+        self._ended = False
+
+    def spawned(self) -> None:
+        """The child has its copy of the write end: close ours, so bwrap's exit is an end of file."""
+        os.close(self.write_fd)
+        self.write_fd = -1
+
+    async def pid(self, wait: float) -> int | None:
+        """The pid, once bwrap has written it (waiting at most `wait` s); None when bwrap ended or
+        wrote nothing in that time."""
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                while chunk := os.read(self.read_fd, 4096):
+                    self._data += chunk
+                self._ended = True
+            except BlockingIOError:
+                pass
+            if found := re.search(rb'"child-pid"\s*:\s*(\d+)', self._data):
+                return int(found[1])
+            if self._ended or time.monotonic() >= deadline:
+                return None
+            await asyncio.sleep(0.01)
+
+    def close(self) -> None:
+        for fd in (self.read_fd, self.write_fd):
+            if fd >= 0:
+                os.close(fd)
+        self.read_fd = self.write_fd = -1
+
+
 def _kill_group(pid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
 
 
-async def _terminate(proc: asyncio.subprocess.Process) -> None:
+async def _terminate(proc: asyncio.subprocess.Process, sandbox: SandboxPid | None = None) -> None:
+    if sandbox is not None and (inner := await sandbox.pid(wait=KILL_GRACE)) and proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # bwrap not reaped: still its child
+            os.kill(inner, signal.SIGKILL)
     _kill_group(proc.pid, signal.SIGTERM)
     try:
         await asyncio.wait_for(proc.wait(), KILL_GRACE)
@@ -106,7 +153,10 @@ async def run_process(
     env: Mapping[str, str] | None = None,
     stop_event: asyncio.Event | None = None,
     stdin: bytes | None = None,
+    sandbox: SandboxPid | None = None,
 ) -> ProcessResult:
+    """Run `argv` to its end, its time limit or the stop; `sandbox`: the pipe `argv`'s bwrap
+    writes its first process's pid to (`--info-fd`), killed with it."""
     started = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
         *argv,
@@ -116,7 +166,10 @@ async def run_process(
         cwd=cwd,
         env=dict(env) if env is not None else None,
         start_new_session=True,
+        pass_fds=(sandbox.write_fd,) if sandbox is not None else (),
     )
+    if sandbox is not None:
+        sandbox.spawned()
     out, err = _Capped(max_output), _Capped(max_output // 2)
     assert proc.stdout is not None and proc.stderr is not None
     readers = [asyncio.ensure_future(out.pump(proc.stdout)), asyncio.ensure_future(err.pump(proc.stderr))]
@@ -134,10 +187,10 @@ async def run_process(
         if waiter not in done:
             stopped = stopper is not None and stopper in done
             timed_out = not stopped
-            await _terminate(proc)
+            await _terminate(proc, sandbox)
         await asyncio.wait(readers, timeout=KILL_GRACE)
     except asyncio.CancelledError:
-        await _terminate(proc)
+        await _terminate(proc, sandbox)
         raise
     finally:
         for task in (*readers, waiter, *(t for t in [stopper] if t)):
@@ -176,6 +229,7 @@ async def run_confined(
     from navi import runctx
 
     ctx = runctx.current()
+    inner = SandboxPid() if sandbox.active else None
     try:
         confined = sandbox.command(
             program.argv,
@@ -184,16 +238,21 @@ async def run_confined(
             env=program.env,
             session_id=ctx.root_session if ctx else None,  # a subagent: the session it works for
             readable=program.readable,
+            info_fd=inner.write_fd if inner else None,
+        )
+        result = await run_process(
+            confined,
+            time_limit=time_limit,
+            max_output=max_output,
+            cwd=program.cwd,
+            env=program.env,
+            stop_event=ctx.stop_event if ctx else None,
+            stdin=program.stdin.encode("utf-8") if program.stdin is not None else None,
+            sandbox=inner,
         )
     except SandboxRefused as exc:
         return ToolResult.fail(str(exc))
-    result = await run_process(
-        confined,
-        time_limit=time_limit,
-        max_output=max_output,
-        cwd=program.cwd,
-        env=program.env,
-        stop_event=ctx.stop_event if ctx else None,
-        stdin=program.stdin.encode("utf-8") if program.stdin is not None else None,
-    )
+    finally:
+        if inner is not None:
+            inner.close()
     return result.to_tool_result(what, time_limit)

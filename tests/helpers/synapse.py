@@ -17,7 +17,7 @@ import json
 import secrets
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -249,9 +249,18 @@ class SyncProxy:
     passes it on, before the invite event it adds itself. One Synapse cannot make that up for its
     own users, so a test puts it in the /sync answer here."""
 
-    def __init__(self, upstream: str, rewrite: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        rewrite: Callable[[dict[str, Any]], None] = lambda answer: None,
+        *,
+        lose_answer: Callable[[str, str], Awaitable[bool]] | None = None,
+    ) -> None:
+        """`lose_answer(path, access_token)`, awaited after a message was sent (PUT …/send/…): when
+        it says so, the client is told its login is unknown instead of the send's answer."""
         self.upstream = upstream
         self.rewrite = rewrite
+        self.lose_answer = lose_answer
         self.rewritten = 0  # /sync answers handed to `rewrite`
         app = Starlette(routes=[Route("/{path:path}", self._pass, methods=_METHODS)])
         self._server = ThreadedServer(app, name="synapse-proxy")
@@ -273,6 +282,11 @@ class SyncProxy:
         async with httpx.AsyncClient(timeout=120) as client:
             got = await client.request(request.method, url, headers=headers, content=await request.body())
         body = got.content
+        token = request.headers.get("authorization", "").removeprefix("Bearer ")
+        sent = request.method == "PUT" and "/send/" in request.url.path and got.status_code == 200
+        if sent and self.lose_answer is not None and await self.lose_answer(request.url.path, token):
+            lost = {"errcode": "M_UNKNOWN_TOKEN", "error": "Invalid access token passed."}
+            return Response(json.dumps(lost).encode(), status_code=401, media_type="application/json")
         if request.url.path.endswith("/sync") and got.status_code == 200:
             answer = got.json()
             self.rewrite(answer)

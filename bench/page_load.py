@@ -30,30 +30,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from navi.testing.ports import free_port
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def tree_cpu(root: int) -> float:
-    """CPU-s of `root` and every process below it, with what their ended children used."""
-    children: dict[int, list[int]] = {}
-    own: dict[int, float] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
-        own[int(entry)] = sum(int(f) for f in fields[11:15]) / TICK
-    total, todo = own.get(root, 0.0), [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            total += own.get(child, 0.0)
-            todo.append(child)
-    return total
+from tests.helpers.cpu import tree_cpu
 
 
 def wait_up(url: str) -> None:

@@ -53,6 +53,11 @@ def _ticks(pid: int) -> int:
     return sum(int(field) for field in fields[11:15])
 
 
+def tree_cpu(root: int) -> float:
+    """CPU seconds of `root` and every process below it, with what their ended children used."""
+    return sum(_ticks(pid) for pid in [root, *_descendants(root)]) / TICK
+
+
 def cpu_seconds() -> float:
     """This process's CPU, its ended children's, and its running descendants', in seconds."""
     own = resource.getrusage(resource.RUSAGE_SELF)

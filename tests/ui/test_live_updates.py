@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, Route, WebSocketRoute, expect
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply
 from tests.server_helpers import LiveNavi, use_script
-from tests.ui.browser import open_app, open_context, reload, send, session_id, wait_idle
+from tests.ui.browser import open_app, open_context, reload, send, session_id, wait_idle, wait_run_over
 
 pytestmark = pytest.mark.browser
 
@@ -148,6 +148,9 @@ def test_a_message_sent_while_an_unseen_turn_runs_waits_in_the_queue(
     send(page, "Hi")
     wait_idle(page)
     sid = session_id(page)
+    # Its post-turn work over too: else "Something slow" waits in the queue, and the second window,
+    # which does not see its stream_start, would show it waiting for good (found by CI).
+    wait_run_over(page)
     other_context, watched = open_context(browser, navi)
     try:
         other = other_context.new_page()
@@ -208,3 +211,45 @@ def test_a_turn_that_ran_whole_while_the_page_opened_the_session_is_drawn(
     expect(page.locator("article.turn").last).to_contain_text("Stockholm is the capital of Sweden.")
     expect(page.locator("article.user")).to_have_count(2)
     assert opened == [sid]
+
+
+def test_a_message_queued_while_the_page_reads_the_queue_is_shown(
+    browser: Browser, page: Page, navi: LiveNavi, fake_server: FakeModelServer
+) -> None:
+    """The queue the page reads as it opens a conversation can reach it after a `queued` frame that
+    is newer (found by CI): the older list must not wipe the message out."""
+    script = use_script(fake_server)
+    script.turn(Reply(text="A slow answer.", first_delay=4.0), Reply(text="Now yours."))
+    open_app(page)
+    send(page, "Something slow")
+    expect(page.locator("#stop")).to_be_visible()
+    sid = session_id(page)
+    other_context, watched = open_context(browser, navi)
+    try:
+        other = other_context.new_page()
+        held: list[tuple[Route, object]] = []
+
+        def hold(route: Route) -> None:  # read by the server now (empty), answered later
+            if held:
+                route.continue_()
+            else:
+                held.append((route, route.fetch()))
+
+        other.route(re.compile(r".*/sessions/[\w-]+/queue$"), hold)
+        open_app(other, f"/#/s/{sid}")
+        deadline = time.monotonic() + 15
+        while not held and time.monotonic() < deadline:
+            other.wait_for_timeout(50)
+        assert held, "the page did not read the queue"
+        send(page, "Waits its turn")
+        waiting = ["Waits its turn"]
+        expect(other.locator("#queue .queued-msg .bubble")).to_have_text(waiting)
+        route, stale = held[0]
+        route.fulfill(response=stale)  # type: ignore[arg-type]
+        other.wait_for_timeout(300)
+        expect(other.locator("#queue .queued-msg .bubble")).to_have_text(waiting)
+        expect(other.locator("article.turn").nth(1)).to_contain_text("Now yours.", timeout=20_000)
+        expect(other.locator("#queue")).to_be_hidden()
+        assert watched.errors == []
+    finally:
+        other_context.close()

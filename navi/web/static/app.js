@@ -11346,22 +11346,42 @@ var QueueView = class {
   constructor(container, { onEdit, onCancel }) {
     Object.assign(this, { container, onEdit, onCancel });
     this.items = /* @__PURE__ */ new Map();
+    this.since = null;
   }
   set(list2) {
+    this.since = null;
     this.items = new Map(list2.map((m2) => [m2.message_id, m2]));
     this.render();
   }
   clear() {
     this.set([]);
   }
+  // The list read from the server is as it was at some moment of the request, and a frame that came
+  // meanwhile may be newer: `reading()` starts noting changes, `read(list)` takes the list and then
+  // the changes again, in order (each one only sets or deletes a row, so once more is harmless).
+  reading() {
+    this.since = [];
+  }
+  read(list2) {
+    const changes = this.since || [];
+    if (!list2) {
+      this.since = null;
+      return;
+    }
+    this.set(list2);
+    for (const [id, frame] of changes) frame ? this.items.set(id, frame) : this.items.delete(id);
+    this.render();
+  }
   has(id) {
     return this.items.has(id);
   }
   upsert(frame) {
+    this.since?.push([frame.message_id, frame]);
     this.items.set(frame.message_id, frame);
     this.render();
   }
   remove(id) {
+    this.since?.push([id, null]);
     if (!this.items.delete(id)) return false;
     this.render();
     return true;
@@ -13404,9 +13424,11 @@ async function openSession(id, { fresh = false } = {}) {
     conversation.renderHistory(messages);
     state.unanswered = messages.at(-1)?.role === "user" ? messages.length : 0;
   }
+  queueView.reading();
   api.queue(id).then((q3) => {
-    if (ticket === state.opening) queueView.set(q3.messages);
+    if (ticket === state.opening) queueView.read(q3.messages);
   }, () => {
+    if (ticket === state.opening) queueView.read(null);
   });
   state.socket = new SessionSocket(id, {
     onFrame: (frame) => {

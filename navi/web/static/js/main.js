@@ -434,7 +434,10 @@ async function openSession(id, { fresh = false } = {}) {
     // would come. The socket's first opening reads the history once more (`resync`).
     state.unanswered = messages.at(-1)?.role === "user" ? messages.length : 0;
   }
-  api.queue(id).then((q) => { if (ticket === state.opening) queueView.set(q.messages); }, () => {});
+  queueView.reading();
+  api.queue(id).then((q) => { if (ticket === state.opening) queueView.read(q.messages); }, () => {
+    if (ticket === state.opening) queueView.read(null);
+  });
   state.socket = new SessionSocket(id, {
     onFrame: (frame) => {
       handleFrame(frame);

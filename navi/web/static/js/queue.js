@@ -10,9 +10,11 @@ export class QueueView {
   constructor(container, { onEdit, onCancel }) {
     Object.assign(this, { container, onEdit, onCancel });
     this.items = new Map(); // message_id → {message_id, content, mode, position}
+    this.since = null; // while a list is being read: the changes frames made meanwhile, in order
   }
 
   set(list) {
+    this.since = null;
     this.items = new Map(list.map((m) => [m.message_id, m]));
     this.render();
   }
@@ -21,16 +23,36 @@ export class QueueView {
     this.set([]);
   }
 
+  // The list read from the server is as it was at some moment of the request, and a frame that came
+  // meanwhile may be newer: `reading()` starts noting changes, `read(list)` takes the list and then
+  // the changes again, in order (each one only sets or deletes a row, so once more is harmless).
+  reading() {
+    this.since = [];
+  }
+
+  read(list) { // null: it could not be read; the frames' changes stand
+    const changes = this.since || [];
+    if (!list) {
+      this.since = null;
+      return;
+    }
+    this.set(list);
+    for (const [id, frame] of changes) frame ? this.items.set(id, frame) : this.items.delete(id);
+    this.render();
+  }
+
   has(id) {
     return this.items.has(id);
   }
 
   upsert(frame) {
+    this.since?.push([frame.message_id, frame]);
     this.items.set(frame.message_id, frame);
     this.render();
   }
 
   remove(id) {
+    this.since?.push([id, null]);
     if (!this.items.delete(id)) return false;
     this.render();
     return true;

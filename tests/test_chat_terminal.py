@@ -159,7 +159,8 @@ def test_a_remote_navi_with_a_token_and_a_dropped_connection(
             assert proxy.accepted > before  # it came back through the proxy
             body = screen.split("Tell me a long story", 1)[1]
             for word in ("part0", "part9", "part10", "part80", "part149"):
-                assert len(re.findall(rf"\b{word}\b", body)) == 1, (word, body)
+                seen = len(re.findall(rf"\b{word}\b", body))
+                assert seen == 1, f"{word} shown {seen} times on the screen:\n{screen}"  # whole, untruncated
 
             # The slash commands, through the same proxy and token.
             exported = tmp_path / "story.json"

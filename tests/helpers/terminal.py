@@ -116,6 +116,7 @@ class CuttableProxy:
         self.listener.listen(16)
         self.port = self.listener.getsockname()[1]
         self.conns: list[socket.socket] = []
+        self.ending: set[socket.socket] = set()  # of a pair, the side whose first pump has stopped
         self.accepted = 0
         self.lock = threading.Lock()
         self.closed = False
@@ -142,8 +143,7 @@ class CuttableProxy:
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
-    @staticmethod
-    def _pump(src: socket.socket, dst: socket.socket) -> None:
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
         try:
             while data := src.recv(65536):
                 dst.sendall(data)
@@ -153,14 +153,22 @@ class CuttableProxy:
             for s in (src, dst):
                 with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
+            with self.lock:  # the second pump of a pair to end closes both
+                if src in self.ending:
+                    self.ending.discard(src)
+                    src.close()
+                    dst.close()
+                else:
+                    self.ending.add(dst)
 
     def cut(self) -> None:
+        """Shut every connection down; the pumps close them once both have stopped (closing here
+        would free a descriptor a pump may still write to, which a new connection can be given)."""
         with self.lock:
             conns, self.conns = self.conns, []
         for s in conns:
             with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            s.close()
 
     def close(self) -> None:
         self.closed = True

@@ -224,6 +224,10 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):
         if name.startswith(_NAVI_ENV_PREFIXES):
             monkeypatch.delenv(name, raising=False)
+    # Keyword-only memory and documents unless a test asks for a model (the shipped default, the
+    # built-in sentence encoder, is tested where a test sets it or removes this): every Navi a test
+    # starts would otherwise load it on its first memory search or document.
+    monkeypatch.setenv("MEMORY_EMBED_MODEL", "")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from navi.compose.models import build_backends, embedder
-from navi.config import Settings
+from navi.compose.models import build_backends, describe_memory_search, embedder
+from navi.config import Settings, load_settings
 from navi.memory import minilm
 from navi.memory.embedders import BuiltinEmbedder
 from navi.memory.minilm import MiniLMEmbedder, ModelMissing, wheel_file
@@ -76,6 +76,20 @@ def test_the_setting_chooses_the_built_in_model(make_settings: Any) -> None:
     assert isinstance(chosen("builtin:minilm"), MiniLMEmbedder)
     assert isinstance(chosen("builtin:wordllama"), BuiltinEmbedder)
     assert chosen("") is None
+
+
+def test_the_built_in_model_is_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing set, memory and documents are searched by meaning too, with the sentence encoder;
+    an empty MEMORY_EMBED_MODEL (in .env or the environment) keeps them keyword-only."""
+    monkeypatch.delenv("MEMORY_EMBED_MODEL")  # the suite's own keyword-only setting (conftest.py)
+    settings = load_settings(db_path=str(tmp_path / "navi.db"))
+    assert settings.memory_embed_model == "builtin"
+    made = embedder(settings, build_backends(settings))
+    assert isinstance(made, MiniLMEmbedder)
+    assert describe_memory_search(made, "sqlite").startswith("hybrid: full-text + embedding model")
+    (tmp_path / ".env").write_text("MEMORY_EMBED_MODEL=\n")
+    monkeypatch.chdir(tmp_path)
+    assert embedder(load_settings(), build_backends(settings)) is None
 
 
 @pytest.fixture

@@ -273,11 +273,11 @@ class Settings(BackendSettings, ModelSettings, VoiceSettings, BrowserConfig, Bas
     # --- Memory ----------------------------------------------------------------------------------
     memory_stale_minutes: int = Field(30, ge=1)
     memory_extract_interval_minutes: int = Field(5, ge=1)
-    # "builtin" (= "builtin:minilm"): all-MiniLM-L6-v2 on onnxruntime; "builtin:wordllama": WordLlama's
-    # word vectors (faster, less exact) — both shipped in wheels; another name: that model on the
-    # default backend's embedding endpoint (Ollama /api/embed, OpenAI-style /v1/embeddings); empty:
-    # keyword-only. Documents are embedded with the same model.
-    memory_embed_model: str = ""
+    # "builtin" (= "builtin:minilm", the default): all-MiniLM-L6-v2 on onnxruntime; "builtin:wordllama":
+    # WordLlama's word vectors (faster, less exact) — both shipped in wheels; another name: that model
+    # on the default backend's embedding endpoint (Ollama /api/embed, OpenAI-style /v1/embeddings);
+    # empty: keyword-only. Documents are embedded with the same model.
+    memory_embed_model: str = "builtin"
 
     # --- Documents (docs/documents.md) ----------------------------------------------------------------
     # The largest document Navi takes (413 beyond it) and reads, in bytes.

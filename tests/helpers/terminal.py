@@ -47,9 +47,21 @@ class Terminal:
         self.socket = f"navi-test-{uuid.uuid4().hex[:10]}"
         self.width, self.height = width, height
         assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        # The pane stays after the program ends, showing how it ended.
-        line = f'env -i {assignments} {shlex.join(command)}; echo; echo "[exited $?]"; sleep 600'
+        # Every byte the program writes is kept (`raw`, beside its HOME), for a failure's post-mortem:
+        # the program starts once tmux copies the pane's output there. The pane stays after the
+        # program ends, showing how it ended.
+        self.raw = Path(env.get("HOME") or f"/tmp/{self.socket}").parent / f"terminal-{self.socket}.raw"
+        go = shlex.quote(str(self.raw))
+        line = (
+            f"while [ ! -e {go} ]; do sleep 0.02; done; env -i {assignments} {shlex.join(command)}; "
+            'echo; echo "[exited $?]"; sleep 600'
+        )
         self._tmux("new-session", "-d", "-s", "chat", "-x", str(width), "-y", str(height), line)
+        self._tmux("pipe-pane", "-o", "-t", "chat", f"cat >> {go}")
+        deadline = time.monotonic() + 5
+        while not self.raw.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.raw.touch()
         self.socket_path = Path(self._tmux("display-message", "-p", "#{socket_path}").strip())
 
     def _tmux(self, *args: str) -> str:

@@ -202,3 +202,39 @@ def test_a_browser_call_read_back_from_the_history_shows_its_page() -> None:
     for block in blocks:
         con.print(block.final())
     assert "   ▭ Shop  https://shop.example/" in [line.rstrip() for line in out.getvalue().splitlines()]
+
+
+def test_what_is_printed_is_not_drawn_again_in_the_live_region_of_the_same_write() -> None:
+    """Printing a finished block (or the stable lines of a text) redraws the live region below it in
+    the same write; that region must not hold it any more, or it shows twice until the next redraw
+    — what a screen read at that moment saw (found by CI: a "💭 thinking…" left beside the folded
+    thought, a line of a streamed answer twice)."""
+    out = io.StringIO()
+    con = Console(file=out, width=80, height=30, color_system=None, force_terminal=True)
+    turn = LiveTurn(con)
+    with turn:
+        turn.handle({"type": "thinking_delta", "delta": "Let me think about the list first."})
+        turn.refresh()
+        turn.handle({"type": "thinking_end"})
+        out.seek(0)
+        out.truncate()
+        turn.flush()  # the thought is folded and printed for good: one write, the region after it
+        write = out.getvalue()
+        assert "💭 thought · 7 words" in write
+        assert "thinking…" not in write
+
+        words = " ".join(f"word{i:03d}" for i in range(120))  # about twelve lines of 80 columns
+        for start in range(0, len(words), 40):
+            turn.handle({"type": "stream_delta", "delta": words[start : start + 40]})
+        out.seek(0)
+        out.truncate()
+        turn.flush()  # all but the last lines are stable: printed, the rest drawn live below
+        write = out.getvalue()
+        assert "word000" in write and "word119" in write
+        for i in range(120):
+            assert write.count(f"word{i:03d}") == 1, f"word{i:03d} twice in one write:\n{write}"
+        turn.handle({"type": "stream_end", "content": words})
+        out.seek(0)
+        out.truncate()
+    write = out.getvalue()  # the end: the rest printed, the region gone
+    assert all(write.count(f"word{i:03d}") <= 1 for i in range(120))

@@ -163,24 +163,28 @@ class LiveTurn:
     def flush(self, *, final: bool = False) -> None:
         """Print, for good, every finished block at the head of the turn, and the stable lines of
         streaming text. `final`: everything, the turn is over."""
+        # What is printed is marked so first: printing redraws the live region below it (rich's
+        # render hook), which must no longer hold it, or it shows twice until the next redraw.
         while self.printed < len(self.blocks):
             block = self.blocks[self.printed]
-            if isinstance(block, TextBlock):
-                self._flush_text(block, final or block.done)
-                if not (final or block.done):
-                    return
-            elif block.done or final:
-                self.console.print(block.final())
-            else:
+            whole = final or block.done
+            if not (whole or isinstance(block, TextBlock)):
                 return
-            self.printed += 1
+            if whole:
+                self.printed += 1
+            if isinstance(block, TextBlock):
+                self._flush_text(block, whole)
+            else:
+                self.console.print(block.final())
+            if not whole:
+                return
 
     def _flush_text(self, block: TextBlock, whole: bool) -> None:
         lines = self.console.render_lines(block.final(), self.console.options, pad=False)
         upto = len(lines) if whole else max(block.committed, len(lines) - TEXT_LIVE_LINES)
         if upto > block.committed:
-            self.console.print(Lines(lines[block.committed : upto]), end="")
-            block.committed = upto
+            start, block.committed = block.committed, upto
+            self.console.print(Lines(lines[start:upto]), end="")
 
     def live_lines(self, console: Console, options: ConsoleOptions) -> list[list[Segment]]:
         out: list[list[Segment]] = []

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, CDPSession, Page, expect
+from playwright.sync_api import Browser, BrowserContext, CDPSession, Page, Route, expect
 
 from navi.testing.fake_server import FakeModelServer
 from navi.testing.script import Reply, ScriptedCall
@@ -220,3 +220,40 @@ def test_the_settings_choose_kinds_and_quiet_hours(page: Page, navi: LiveNavi) -
     expect(page.locator("#notify-settings input[name='answers']")).not_to_be_checked()
     expect(page.locator("#notify-settings input[name='quiet']")).to_be_checked()
     expect(page.locator("#quiet-start")).to_have_value("23:15")
+
+
+def test_a_setting_changed_while_they_load_again_is_kept(page: Page, navi: LiveNavi) -> None:
+    """The settings are read each time the dialog opens; a change made while that read is on its way
+    must not be undone by its answer, which is older (found by CI: the checkbox clicked back)."""
+    held: list[tuple[Route, object]] = []
+
+    def hold_the_second_read(route: Route) -> None:
+        if route.request.method != "GET":
+            route.continue_()
+            return
+        reads.append(1)
+        if len(reads) == 2:
+            held.append((route, route.fetch()))  # the server's answer now (answers on), sent later
+        else:
+            route.continue_()
+
+    reads: list[int] = []
+    page.route(re.compile(r".*/push/settings$"), hold_the_second_read)
+    open_app(page)
+    page.locator("#open-settings").click()
+    answers = page.locator('#notify-settings input[name="answers"]')
+    expect(answers).to_be_checked()
+    page.keyboard.press("Escape")
+    page.locator("#open-settings").click()
+    deadline = time.monotonic() + 10
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert held, "the dialog did not read the settings again"
+    answers.uncheck()
+    expect(page.locator("#settings-status")).to_have_text("Notification settings saved.")
+    route, stale = held[0]
+    route.fulfill(response=stale)  # type: ignore[arg-type]
+    page.wait_for_timeout(300)
+    expect(answers).not_to_be_checked()
+    with navi.client() as http:
+        assert http.get("/push/settings").json()["answers"] is False

@@ -11152,7 +11152,12 @@ var SettingsPanel = class {
     }
     dialog.querySelector("#sign-out").addEventListener("click", () => this.signOut());
     this.notify = dialog.querySelector("#notify-settings");
-    this.notify.addEventListener("change", () => this.saveNotify());
+    this.notifyEdits = 0;
+    this.enableNotify(false);
+    this.notify.addEventListener("change", () => {
+      this.notifyEdits += 1;
+      this.saveNotify();
+    });
     const say = (message, kind) => this.say(message, kind);
     this.instructions = new InstructionsForm({ form: dialog.querySelector("#instructions-form"), say });
     this.profiles = new ProfileEditor({ root: dialog, say, onChanged: onProfilesChanged });
@@ -11174,6 +11179,7 @@ var SettingsPanel = class {
     this.chains.textContent = body.from_file ? chains.join(" · ") : "One model, from the settings (no MODELS_FILE): no fallback.";
   }
   async loadNotify() {
+    const edits = this.notifyEdits;
     let chosen;
     try {
       chosen = await api.notifySettings();
@@ -11181,6 +11187,8 @@ var SettingsPanel = class {
       this.say(`Could not load the notification settings: ${error.message}`, "error");
       return;
     }
+    this.enableNotify(true);
+    if (edits !== this.notifyEdits) return;
     const form = this.notify.elements;
     for (const kind of KINDS) form[kind].checked = Boolean(chosen[kind]);
     form.quiet.checked = Boolean(chosen.quiet);
@@ -11188,6 +11196,9 @@ var SettingsPanel = class {
       form.start.value = chosen.quiet.start;
       form.end.value = chosen.quiet.end;
     }
+  }
+  enableNotify(on) {
+    for (const input of this.notify.elements) input.disabled = !on;
   }
   async saveNotify() {
     const form = this.notify.elements;

@@ -32,7 +32,12 @@ export class SettingsPanel {
     }
     dialog.querySelector("#sign-out").addEventListener("click", () => this.signOut());
     this.notify = dialog.querySelector("#notify-settings");
-    this.notify.addEventListener("change", () => this.saveNotify());
+    this.notifyEdits = 0; // changes made here, so a load that answers after one does not undo it
+    this.enableNotify(false); // until the person's settings are read: a change would save guesses
+    this.notify.addEventListener("change", () => {
+      this.notifyEdits += 1;
+      this.saveNotify();
+    });
     const say = (message, kind) => this.say(message, kind);
     this.instructions = new InstructionsForm({ form: dialog.querySelector("#instructions-form"), say });
     this.profiles = new ProfileEditor({ root: dialog, say, onChanged: onProfilesChanged });
@@ -56,6 +61,7 @@ export class SettingsPanel {
   }
 
   async loadNotify() {
+    const edits = this.notifyEdits;
     let chosen;
     try {
       chosen = await api.notifySettings();
@@ -63,6 +69,8 @@ export class SettingsPanel {
       this.say(`Could not load the notification settings: ${error.message}`, "error");
       return;
     }
+    this.enableNotify(true);
+    if (edits !== this.notifyEdits) return; // changed (and saved) while they loaded: the person's stand
     const form = this.notify.elements;
     for (const kind of KINDS) form[kind].checked = Boolean(chosen[kind]);
     form.quiet.checked = Boolean(chosen.quiet);
@@ -70,6 +78,10 @@ export class SettingsPanel {
       form.start.value = chosen.quiet.start;
       form.end.value = chosen.quiet.end;
     }
+  }
+
+  enableNotify(on) {
+    for (const input of this.notify.elements) input.disabled = !on;
   }
 
   async saveNotify() {

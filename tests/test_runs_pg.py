@@ -13,16 +13,21 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
+import asyncpg
 import pytest
 
 from navi.agent.gate import ApprovalNotFound
 from navi.compose import Runtime
 from navi.runs import RunManager, Subscriber
+from navi.runs.bus import Handlers
 from navi.runs.follow import Watch
 from navi.runs.leases import SqlLeases
-from navi.runs.pg import PgBus
+from navi.runs.pg import PgBus, asyncpg_dsn
+from navi.storage import migrate
+from navi.storage.database import Database, postgres_url
 from navi.testing.agent_script import AgentScript
 from navi.testing.script import Reply, ScriptedCall
 from tests.agent_helpers import scripted_runtime
@@ -244,3 +249,43 @@ async def test_many_sessions_watched_at_once_are_all_followed(
     assert sorted(e["content"] for e in ends) == sorted(f"answer {n}" for n in range(12))
     assert [e["run_id"] for e in ends] == [r.run_id for r in runs]
     assert not [r for r in caplog.records if "listen_failed" in r.getMessage()]
+
+
+async def test_a_bus_closed_while_its_write_hangs_leaves_no_connection_behind(pg_url: str) -> None:
+    """A close waits `close_wait` for what is queued, then cancels the writer: the connection it was
+    writing on is closed with it, not left open for the garbage collector to find (a
+    ResourceWarning in whatever runs then) and its server process waiting on for ever."""
+    db = Database(postgres_url(pg_url))
+    await migrate.upgrade(db)
+    # One connection holds a lock the writer's statement waits on; another watches the server's
+    # processes (a transaction sees the same snapshot of them throughout).
+    blocker, watcher = await asyncpg.connect(asyncpg_dsn(db)), await asyncpg.connect(asyncpg_dsn(db))
+    bus = PgBus(db, "w-hung")
+    bus.close_wait = 0.5
+    try:
+        await bus.open(cast(Handlers, SimpleNamespace(resync=lambda: None)))
+        holding = blocker.transaction()
+        await holding.start()
+        await blocker.execute("LOCK TABLE run_events IN ACCESS EXCLUSIVE MODE")
+        bus._put(bus._frame_item("s-hung", "r-hung", 1, {"type": "stream_start", "seq": 1}))
+        waiting = "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> $1"
+        pid = None
+        for _ in range(100):  # the writer connects, then waits on the lock
+            pid = await watcher.fetchval(waiting, blocker.get_server_pid())
+            if pid is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert pid is not None
+        await bus.close()
+        await holding.rollback()  # the write goes through, and its answer finds the socket closed
+        alive = "SELECT count(*) FROM pg_stat_activity WHERE pid = $1"
+        for _ in range(100):  # the server notices the closed socket
+            if await watcher.fetchval(alive, pid) == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert await watcher.fetchval(alive, pid) == 0
+    finally:
+        await blocker.close()
+        await watcher.close()
+        await bus.close()
+        await db.dispose()

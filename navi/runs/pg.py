@@ -111,6 +111,8 @@ class PgBus:
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._listener: asyncpg.Connection | None = None
+        self._writing: asyncpg.Connection | None = None  # the writer's connection
+        self.close_wait = 10.0  # seconds a close waits for what is queued to be written
         self._listening: dict[str, int] = {}  # channel → how many want it
         self._reconnect: asyncio.Task[None] | None = None
         self._closed = False
@@ -134,10 +136,15 @@ class PgBus:
         if self._writer is not None:
             self._wake.set()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(self._writer, 10)
+                await asyncio.wait_for(self._writer, self.close_wait)
             self._writer = None
         if self._reconnect is not None:
+            # Awaited, so that a connection it was making is closed below and not left to the
+            # garbage collector.
             self._reconnect.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reconnect
+            self._reconnect = None
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.close(timeout=5)
@@ -211,6 +218,14 @@ class PgBus:
         await done
 
     async def _write_loop(self) -> None:
+        try:
+            await self._write_batches()
+        finally:  # cancelled (a close that waited too long) or failed: its connection goes too
+            if self._writing is not None and not self._writing.is_closed():
+                self._writing.terminate()
+            self._writing = None
+
+    async def _write_batches(self) -> None:
         conn: asyncpg.Connection | None = None
         pause = 0.1
         while True:
@@ -230,7 +245,7 @@ class PgBus:
             while True:
                 try:
                     if conn is None or conn.is_closed():
-                        conn = await asyncpg.connect(self._dsn)
+                        conn = self._writing = await asyncpg.connect(self._dsn)
                         await conn.execute("SET synchronous_commit TO off")
                     await conn.fetchval(WRITE, *batch.args())
                     pause = 0.1

@@ -51,7 +51,6 @@ from navi.memory.base import Fact
 from navi.memory.embedders import BUILTIN_DIM, BuiltinEmbedder, Embedder
 from navi.memory.extractor import MemoryExtractor
 from navi.memory.minilm import MiniLMEmbedder
-from navi.sessions.models import DEFAULT_OWNER
 from navi.storage import migrate
 from navi.storage.database import Database, sqlite_url
 from navi.storage.memory import SqlMemoryStore
@@ -449,9 +448,6 @@ async def latency(sizes: list[int], queries: int, embedded: int | None = None) -
                 for store in (keyword, hybrid):
                     for q in words[:20]:  # warm caches (and load the vectors once)
                         await store.search_facts(q)
-                    vectors = store.vectors.get(DEFAULT_OWNER)
-                    if vectors is not None:  # past EXACT_MAX, a graph is built aside: searched once built
-                        await asyncio.to_thread(vectors.settled, 600)
                     times, cpu = [], []
                     for q in words:
                         uncached(embed)  # the question embedded every time, as a new one is

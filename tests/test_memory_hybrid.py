@@ -325,7 +325,7 @@ def test_past_exact_max_the_scan_compares_signs_first_and_scores_the_closest_exa
     from navi.storage import vectors as vectors_module
 
     rng = np.random.default_rng(3)
-    owner = vectors_module.OwnerVectors(128, use_graph=False)
+    owner = vectors_module.OwnerVectors(128)
     matrix = rng.standard_normal((3_000, 128)).astype(np.float32)
     for i, row in enumerate(matrix, start=1):
         owner.put(i, row)

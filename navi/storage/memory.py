@@ -156,9 +156,9 @@ class SqlMemoryStore(MemoryStore):
         raw = encode(self.embed_name, vector)
         stmt = update(memory_facts).where(memory_facts.c.id == fact.id).values(embedding=raw)
         await self.db.write(lambda conn: conn.execute(stmt))
-        decoded = self._decode(raw)
-        if decoded is not None:
-            self.vectors.put(fact.owner, fact.id, decoded)
+        mine, about = self._halves(raw)
+        if mine is not None:
+            self.vectors.put(fact.owner, fact.id, mine, about)
 
     async def _vectors(self, facts: list[Fact]) -> list[list[float]]:
         """What is stored for each fact: its vector, and with rescoring its attribute's after it."""
@@ -167,13 +167,13 @@ class SqlMemoryStore(MemoryStore):
             return await self.embed([embed_text(f) for f in facts])
         return await self.rescorer.with_attributes(facts, [embed_text(f) for f in facts])
 
-    def _decode(self, raw: str | None, half: int = 0) -> NDArray[np.float32] | None:
-        """A stored vector of this model: the fact's (`half` 0) or, with rescoring, its attribute's (1)."""
+    def _halves(self, raw: str | None) -> tuple[NDArray[np.float32] | None, NDArray[np.float32] | None]:
+        """A stored vector of this model: the fact's, and with rescoring its attribute's."""
         vector = decode(self.embed_name, raw)
         if vector is None or self.rescorer is None:
-            return vector
+            return vector, None
         size = vector.size // 2
-        return vector[half * size : (half + 1) * size] if size else None
+        return (vector[:size], vector[size:]) if size else (None, None)
 
     async def search_facts(
         self, query: str, *, owner: str = DEFAULT_OWNER, limit: int = 15, history: bool = False
@@ -197,7 +197,7 @@ class SqlMemoryStore(MemoryStore):
                 )
                 if self.rescorer is None:
                     return await self.db.read(hybrid)
-                found, about = await self.db.read(partial(self._with_attributes, hybrid))
+                found, about = await self.db.read(partial(self._with_attributes, hybrid, owner))
                 vectors = self.vectors.get(owner)
                 near = vectors.similarities([f.id for f in found], vector) if vectors is not None else {}
                 try:
@@ -208,14 +208,17 @@ class SqlMemoryStore(MemoryStore):
         return await self.db.read(partial(self._keyword, words, owner=owner, limit=limit, history=history))
 
     def _with_attributes(
-        self, hybrid: Callable[[Connection], list[Fact]], conn: Connection
+        self, hybrid: Callable[[Connection], list[Fact]], owner: str, conn: Connection
     ) -> tuple[list[Fact], dict[int, NDArray[np.float32]]]:
-        """The fused candidates and the attribute vectors stored with them, in one transaction."""
+        """The fused candidates and the attribute vectors stored with them: those in memory, and
+        any other read in the same transaction."""
         found = hybrid(conn)
-        about: dict[int, NDArray[np.float32]] = {}
-        if found:
-            for fact_id, raw in conn.execute(EMBEDDINGS_BY_ID, {"ids": [f.id for f in found]}):
-                vector = self._decode(raw, 1)
+        vectors = self.vectors.get(owner)
+        about = vectors.attributes([f.id for f in found]) if vectors is not None else {}
+        unread = [f.id for f in found if f.id not in about]
+        if unread:
+            for fact_id, raw in conn.execute(EMBEDDINGS_BY_ID, {"ids": unread}):
+                vector = self._halves(raw)[1]
                 if vector is not None:
                     about[fact_id] = vector
         return found, about
@@ -315,7 +318,7 @@ class SqlMemoryStore(MemoryStore):
         else:  # rows added since, by any process: a range of the primary key (not the owner index,
             # which would visit every fact of the owner), the owner checked here
             found = [r for r in conn.execute(_SINCE, {"after": after, "tag": tag}) if r.owner == owner]
-        decoded = [(r.id, v) for r in found if (v := self._decode(r.embedding)) is not None]
+        decoded = [(r.id, v, a) for r in found for v, a in (self._halves(r.embedding),) if v is not None]
         if fresh or decoded:
             if fresh:
                 self.vectors.owners.pop(owner, None)
@@ -368,9 +371,9 @@ class SqlMemoryStore(MemoryStore):
             )
             await self.db.write(partial(execute_many, store, values))
             for fact, raw in zip(facts, raws, strict=True):
-                decoded = self._decode(raw)
-                if decoded is not None:
-                    self.vectors.put(fact.owner, fact.id, decoded)
+                vector, about = self._halves(raw)
+                if vector is not None:
+                    self.vectors.put(fact.owner, fact.id, vector, about)
             done += len(facts)
             after = facts[-1].id
             log.info("memory.backfill", done=done, facts=total, model=name)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 MIGRATION_LOCK = 0x4E415649  # "NAVI": the advisory lock PostgreSQL migrations take
-HEAD = "0039"  # the newest revision in migrations/versions: update it with each new migration
+HEAD = "0040"  # the newest revision in migrations/versions: update it with each new migration
 
 
 PROGRESS_ROWS = 20_000  # a migration that works through more rows than this prints how far it is

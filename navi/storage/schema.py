@@ -126,13 +126,15 @@ memory_facts = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
     Column("confirmations", Integer, nullable=False, default=1),
-    Column("embedding", Text, nullable=True),
     # How the value came in: extracted, remembered, added, edited (see navi.memory.base.Source).
     Column("source", String(32), nullable=False, default="extracted"),
     # A retired row is history: replaced by a newer value (`replaced_by`, the current fact) or
     # forgotten. (owner, category, key) is unique among current rows only (migration 0014).
     Column("retired_at", DateTime(timezone=True), nullable=True),
     Column("replaced_by", Integer, nullable=True),
+    # Last, so that the columns before it stay on the row's page (migration 0040): with its
+    # attribute's, a vector is about 4 KB, more than SQLite keeps of a row there.
+    Column("embedding", Text, nullable=True),
 )
 
 memory_summary = Table(

@@ -9,7 +9,9 @@ process, multiplied by the query. The matrix is read from the database once per 
 to date by the store's own writes; rows another process added are read on the next search (by id);
 a vector that is gone or stale in the database is harmless, because every candidate is re-read
 from the database before it is returned. 100,000 facts of 128 dimensions are 51 MB, and a scan of
-a few milliseconds (more on a busy machine: docs/benchmarks.md).
+a few milliseconds (more on a busy machine: docs/benchmarks.md). Where the store rescores, each
+fact's attribute vector (the stored vector's second half) is kept beside it, so that a search reads
+no stored vector from the database.
 
 Past EXACT_MAX vectors the scan first compares signs: each vector's signs are kept as bits, the
 RESCORE vectors whose signs differ least from the query's (Hamming distance) are found, and only
@@ -90,7 +92,8 @@ def unit(vector: NDArray[np.float32]) -> NDArray[np.float32]:
 
 
 class OwnerVectors:
-    """One owner's vectors: ids and a matrix of unit rows (appended, replaced, scanned)."""
+    """One owner's vectors: ids and a matrix of unit rows (appended, replaced, scanned), and each
+    fact's attribute vector where the store rescores."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
@@ -98,15 +101,20 @@ class OwnerVectors:
         self.matrix = np.zeros((0, dim), dtype=np.float32)
         self.signs = signs(self.matrix)
         self.rows: dict[int, int] = {}
+        self.about: dict[int, NDArray[np.float32]] = {}  # attribute vectors, by fact id
         self.max_id = 0
         self._pending: list[tuple[int, NDArray[np.float32]]] = []
         # Writes come from the event loop's thread, scans from a database or scanning thread.
         self._lock = threading.Lock()
 
-    def put(self, fact_id: int, vector: NDArray[np.float32]) -> None:
+    def put(
+        self, fact_id: int, vector: NDArray[np.float32], about: NDArray[np.float32] | None = None
+    ) -> None:
         if vector.shape != (self.dim,):
             return
         with self._lock:
+            if about is not None and about.shape == (self.dim,):
+                self.about[fact_id] = about
             row = self.rows.get(fact_id)
             if row is not None:
                 self.matrix[row] = unit(vector)
@@ -160,6 +168,14 @@ class OwnerVectors:
         scores = matrix[[r for _, r in found]] @ unit(query)
         return {i: float(s) for (i, _), s in zip(found, scores.tolist(), strict=True)}
 
+    def attributes(self, fact_ids: list[int]) -> dict[int, NDArray[np.float32]]:
+        """The attribute vector of each of `fact_ids` that has one here (others left out)."""
+        with self._lock:
+            return {i: v for i in fact_ids if (v := self.about.get(i)) is not None}
+
+
+Row = tuple[int, NDArray[np.float32], NDArray[np.float32] | None]  # id, vector, attribute vector
+
 
 class VectorIndex:
     """Every owner's vectors in this process, loaded on an owner's first search."""
@@ -171,16 +187,18 @@ class VectorIndex:
     def get(self, owner: str) -> OwnerVectors | None:
         return self.owners.get(owner)
 
-    def put(self, owner: str, fact_id: int, vector: NDArray[np.float32]) -> None:
+    def put(
+        self, owner: str, fact_id: int, vector: NDArray[np.float32], about: NDArray[np.float32] | None = None
+    ) -> None:
         with self.lock:
             vectors = self.owners.get(owner)
             if vectors is not None:
-                vectors.put(fact_id, vector)
+                vectors.put(fact_id, vector, about)
 
-    def load(self, owner: str, rows: list[tuple[int, NDArray[np.float32]]], dim: int) -> OwnerVectors:
+    def load(self, owner: str, rows: list[Row], dim: int) -> OwnerVectors:
         with self.lock:
             vectors = self.owners.get(owner) or OwnerVectors(dim)
-            for fact_id, vector in rows:
-                vectors.put(fact_id, vector)
+            for fact_id, vector, about in rows:
+                vectors.put(fact_id, vector, about)
             self.owners[owner] = vectors
             return vectors

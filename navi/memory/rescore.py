@@ -16,8 +16,9 @@ before Porto" keeps Lisbon since it keeps Porto.
 
 The mean of the two cosines is the cosine with the mean of the two attribute vectors, so one
 vector per fact is enough: it is made when the fact's own vector is, and stored after it
-(`with_attributes`; navi/storage/memory.py reads it back for the candidates). A candidate stored
-without it (never embedded) has its attribute embedded at search time, kept in this process.
+(`with_attributes`; navi/storage/memory.py keeps it in memory beside the fact's own, read with it
+from the database once). A candidate stored without it (never embedded) has its attribute embedded
+at search time, kept in this process.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ import pytest
 from sqlalchemy import Connection, insert, inspect, select, text
 
 from navi.storage import migrate
-from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.database import Database, sqlite_url
 from navi.storage.schema import memory_facts
+from tests.helpers.session_stores import url_of
 
 
 def test_head_is_the_newest_migration() -> None:
@@ -38,12 +39,7 @@ async def test_a_facts_vector_moves_to_the_last_column_and_is_kept(
 ) -> None:
     """Migration 0040: the stored vector, about 4 KB, leaves the middle of the row (where SQLite put
     every column after it on overflow pages) for its end; each fact keeps its own."""
-    url = (
-        sqlite_url(tmp_path / "navi.db")
-        if kind == "sqlite"
-        else postgres_url(request.getfixturevalue("pg_url"))
-    )
-    db = Database(url)
+    db = Database(url_of(kind, tmp_path, request, empty=True))
     try:
         await migrate.upgrade(db, "0039")
         now = datetime(2026, 1, 2, tzinfo=UTC)

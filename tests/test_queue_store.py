@@ -14,8 +14,9 @@ from navi.llm.attached import AttachedFile
 from navi.protocol import Sender
 from navi.runs.queue import MAX_WAITING, MemoryQueue, MessageQueue, Queued, QueueFull, SqlQueue
 from navi.storage import migrate
-from navi.storage.database import Database, postgres_url, sqlite_url
+from navi.storage.database import Database
 from navi.storage.sessions import SqlSessionStore
+from tests.helpers.session_stores import url_of
 
 
 @pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -25,11 +26,7 @@ async def queue(
     if request.param == "memory":
         yield MemoryQueue(), ["s1", "s2"]
         return
-    if request.param == "postgres":
-        url = postgres_url(request.getfixturevalue("pg_url"))
-    else:
-        url = sqlite_url(tmp_path / "navi.db")
-    db = Database(url)
+    db = Database(url_of(request.param, tmp_path, request))
     await migrate.upgrade(db)
     store = SqlSessionStore(db)
     sessions = [(await store.create("secretary")).id for _ in range(2)]
@@ -101,12 +98,7 @@ async def test_migration_0021_keeps_rows_written_before_it(
 ) -> None:
     """A session and a waiting message stored at 0019 read as before: no system prompt of their
     own, nobody named; a message that waits after it keeps its sender."""
-    url = (
-        sqlite_url(tmp_path / "navi.db")
-        if kind == "sqlite"
-        else postgres_url(request.getfixturevalue("pg_empty_url"))
-    )
-    db = Database(url)
+    db = Database(url_of(kind, tmp_path, request, empty=True))
     try:
         await migrate.upgrade(db, "0020")
         now = datetime.now(UTC)

@@ -53,7 +53,7 @@ async def test_the_attribute_vectors_come_from_memory(
     await mine.upsert_fact("preferences", "coffee", "flat white")
     first = await mine.search_facts("what is my puppy called")  # loads the owner's vectors
     vectors = mine.vectors.get("local")
-    assert vectors is not None and len(vectors.about) == 3
+    assert vectors is not None and len(vectors.attributes([1, 2, 3])) == 3
     reads = stored_vector_reads(mine)
     assert [f.value for f in await mine.search_facts("what is my puppy called")] == [f.value for f in first]
     assert first[0].value == "Rex"
@@ -63,4 +63,4 @@ async def test_the_attribute_vectors_come_from_memory(
     assert "Mia" in [f.value for f in await mine.search_facts("what is my kitten called")]
     await other.upsert_fact("family", "sister_name", "Ana")  # by another: read with its vectors
     assert [f.value for f in await mine.search_facts("what is my sister's name")] == ["Ana"]
-    assert reads == [] and len(vectors.about) == 5
+    assert reads == [] and len(vectors.attributes([1, 2, 3, 4, 5])) == 5

@@ -173,9 +173,7 @@ class SqlMemoryStore(MemoryStore):
         if vector is None or self.rescorer is None:
             return vector, None
         size = vector.size // 2
-        # The attribute's half copied: a view would keep the whole decoded buffer alive beside the
-        # fact's row in the owner's matrix (150 MB more at 100,000 facts).
-        return (vector[:size], vector[size:].copy()) if size else (None, None)
+        return (vector[:size], vector[size:]) if size else (None, None)
 
     async def search_facts(
         self, query: str, *, owner: str = DEFAULT_OWNER, limit: int = 15, history: bool = False

@@ -101,9 +101,12 @@ class OwnerVectors:
         self.matrix = np.zeros((0, dim), dtype=np.float32)
         self.signs = signs(self.matrix)
         self.rows: dict[int, int] = {}
-        self.about: dict[int, NDArray[np.float32]] = {}  # attribute vectors, by fact id
+        # The attribute vectors, row by row as `matrix` (made with the first one; `known`: which
+        # rows have one): one array, not an object per fact.
+        self.abouts: NDArray[np.float32] | None = None
+        self.known = np.zeros(0, dtype=bool)
         self.max_id = 0
-        self._pending: list[tuple[int, NDArray[np.float32]]] = []
+        self._pending: list[tuple[int, NDArray[np.float32], NDArray[np.float32] | None]] = []
         # Writes come from the event loop's thread, scans from a database or scanning thread.
         self._lock = threading.Lock()
 
@@ -112,26 +115,40 @@ class OwnerVectors:
     ) -> None:
         if vector.shape != (self.dim,):
             return
+        if about is not None and about.shape != (self.dim,):
+            about = None
         with self._lock:
-            if about is not None and about.shape == (self.dim,):
-                self.about[fact_id] = about
             row = self.rows.get(fact_id)
             if row is not None:
                 self.matrix[row] = unit(vector)
                 self.signs[:, row] = signs(self.matrix[row : row + 1])[:, 0]
+                if about is not None:
+                    if self.abouts is None:
+                        self.abouts = np.zeros_like(self.matrix)
+                    self.abouts[row], self.known[row] = about, True
             else:
-                self._pending.append((fact_id, unit(vector)))
+                self._pending.append((fact_id, unit(vector), about))
             self.max_id = max(self.max_id, fact_id)
 
     def _flush(self) -> None:
         if not self._pending:
             return
         start = len(self.ids)
-        ids = np.array([i for i, _ in self._pending], dtype=np.int64)
+        ids = np.array([i for i, _, _ in self._pending], dtype=np.int64)
         self.ids = np.concatenate([self.ids, ids])
-        added = np.stack([v for _, v in self._pending])
-        self.matrix = np.vstack([self.matrix, added])
+        added = np.stack([v for _, v, _ in self._pending])
+        self.matrix = np.vstack([self.matrix, added]) if start else added  # (an owner's first load: no copy)
         self.signs = np.hstack([self.signs, signs(added)])
+        known = np.array([a is not None for _, _, a in self._pending], dtype=bool)
+        if self.abouts is not None or known.any():
+            none = np.zeros(self.dim, dtype=np.float32)
+            about = np.stack([none if a is None else a for _, _, a in self._pending])
+            if not start:
+                self.abouts = about
+            else:
+                before = self.abouts if self.abouts is not None else np.zeros((start, self.dim), np.float32)
+                self.abouts = np.vstack([before, about])
+        self.known = np.concatenate([self.known, known])
         for offset, fact_id in enumerate(ids.tolist()):
             self.rows[fact_id] = start + offset
         self._pending = []
@@ -171,7 +188,11 @@ class OwnerVectors:
     def attributes(self, fact_ids: list[int]) -> dict[int, NDArray[np.float32]]:
         """The attribute vector of each of `fact_ids` that has one here (others left out)."""
         with self._lock:
-            return {i: v for i in fact_ids if (v := self.about.get(i)) is not None}
+            self._flush()
+            abouts, rows, known = self.abouts, self.rows, self.known
+            if abouts is None:
+                return {}
+            return {i: abouts[r] for i in fact_ids if (r := rows.get(i)) is not None and known[r]}
 
 
 Row = tuple[int, NDArray[np.float32], NDArray[np.float32] | None]  # id, vector, attribute vector

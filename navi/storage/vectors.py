@@ -143,11 +143,10 @@ class OwnerVectors:
         if self.abouts is not None or known.any():
             none = np.zeros(self.dim, dtype=np.float32)
             about = np.stack([none if a is None else a for _, _, a in self._pending])
-            if not start:
-                self.abouts = about
-            else:
+            if start:  # after the rows before, which may have had none
                 before = self.abouts if self.abouts is not None else np.zeros((start, self.dim), np.float32)
-                self.abouts = np.vstack([before, about])
+                about = np.vstack([before, about])
+            self.abouts = about
         self.known = np.concatenate([self.known, known])
         for offset, fact_id in enumerate(ids.tolist()):
             self.rows[fact_id] = start + offset
